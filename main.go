@@ -1,0 +1,113 @@
+// Command profdeck is a terminal cockpit for profiling LLM serving
+// deployments. main only parses the subcommand and wires packages together.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/micro"
+	"github.com/profdeck/profdeck/phases/nccl"
+	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/remote/ssh"
+	"github.com/profdeck/profdeck/report"
+	"github.com/profdeck/profdeck/report/campaign"
+	"github.com/profdeck/profdeck/ui"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+type command struct {
+	run  func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	help string
+}
+
+var commands = map[string]command{
+	"demo":    {ui.DemoMain, "run the cockpit on the built-in simulated 8-GPU deployment (no GPU, no SSH)"},
+	"tui":     {ui.TUIMain, "run the cockpit for a campaign file: tui [-c profdeck.yaml]"},
+	"init":    {campaign.InitMain, "write a commented example campaign file: init [FILE]"},
+	"sweep":   {macro.SweepMain, "headless concurrency sweep against an OpenAI-compatible server"},
+	"load":    {load.LoadMain, "follow a server's weight loading until ready, failed or stalled"},
+	"micro":   {micro.Main, "time the model's decode-step GEMMs on the GPU host"},
+	"nccl":    {nccl.Main, "time a decode step's collectives on the GPU host"},
+	"profile": {profile.Main, "capture a torch profile of the serving engine and summarise it"},
+	"tail":    {ssh.TailMain, "follow a file on an SSH host across reconnects (like tail -F)"},
+	"report":  {report.ReportMain, "render the notebook from a journal: report JOURNAL [-o FILE]"},
+	"compare": {report.CompareMain, "compare two journals or sweep JSON files: compare A B"},
+	"parse":   {parseMain, "parse a file: parse vllm-log|nvidia-smi|metrics|profiler-table FILE"},
+	"version": {versionMain, "print the version"},
+}
+
+var parsers = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
+	"vllm-log":       load.ParseLogMain,
+	"nvidia-smi":     load.ParseSMIMain,
+	"metrics":        macro.ParseMetricsMain,
+	"profiler-table": profile.ParseTableMain,
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return ui.TUIMain(ctx, args, stdout, stderr)
+	}
+	name := args[0]
+	if name == "help" || name == "--help" || name == "-h" {
+		usage(stdout)
+		return 0
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "profdeck: unknown command %q (see profdeck help)\n", name)
+		return 2
+	}
+	return c.run(ctx, args[1:], stdout, stderr)
+}
+
+func parseMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: profdeck parse vllm-log|nvidia-smi|metrics|profiler-table FILE")
+		return 2
+	}
+	p, ok := parsers[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "profdeck parse: unknown format %q (vllm-log, nvidia-smi, metrics, profiler-table)\n", args[0])
+		return 2
+	}
+	return p(ctx, args[1:], stdout, stderr)
+}
+
+func versionMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fmt.Fprintln(stdout, "profdeck", version)
+	return 0
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "profdeck — a terminal cockpit for profiling LLM serving deployments")
+	fmt.Fprintln(w, "\nusage: profdeck [COMMAND] [FLAGS]   (no command: the cockpit for ./profdeck.yaml)")
+	fmt.Fprintln(w, "\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].help)
+	}
+	fmt.Fprintf(w, "  %-8s %s\n", "help", "this text")
+	fmt.Fprintln(w, "\nEach command takes -h for its flags.")
+}

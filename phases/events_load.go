@@ -1,0 +1,97 @@
+package phases
+
+// Load-phase event kinds: the server's weight loading, per GPU, and its lifecycle.
+const (
+	KindGPUSample   = "load.gpu"        // one nvidia-smi poll (ephemeral; a coarse copy is journalled)
+	KindGPUSnapshot = "load.gpu_coarse" // journalled every few seconds for the notebook timeline
+	KindLogLine     = "load.log"        // a relevant vLLM log line (ephemeral)
+	KindLoadState   = "load.state"      // the load's progress (ephemeral; milestones are journalled)
+	KindMilestone   = "load.milestone"  // weights → compile → KV cache → CUDA graphs → ready
+	KindStall       = "load.stall"
+	KindLoadFailure = "load.failure"
+	KindServer      = "load.server" // lifecycle: start, stop, restart, ready
+)
+
+// GPU is one GPU's reading. Pointers are nil when nvidia-smi said [N/A].
+type GPU struct {
+	Index          int      `json:"index"`
+	Name           string   `json:"name,omitempty"`
+	MemoryUsedMiB  *float64 `json:"memory_used_mib"`
+	MemoryTotalMiB *float64 `json:"memory_total_mib"`
+	UtilizationPct *float64 `json:"utilization_pct"`
+}
+
+// GPUSample is one poll of all GPUs on a host.
+type GPUSample struct {
+	Host string `json:"host"`
+	GPUs []GPU  `json:"gpus"`
+}
+
+// LogLine is one log line judged relevant (milestones, warnings, failures).
+type LogLine struct {
+	Rank  int    `json:"rank"` // -1 when unknown
+	Level string `json:"level,omitempty"`
+	Text  string `json:"text"`
+}
+
+// GPULoad is the load view of one GPU.
+type GPULoad struct {
+	Index       int     `json:"index"`
+	UsedGiB     float64 `json:"used_gib"`
+	ExpectedGiB float64 `json:"expected_gib,omitempty"`
+	RateGiBMin  float64 `json:"rate_gib_per_min"`
+	ETASeconds  float64 `json:"eta_s,omitempty"` // 0 when unknown
+	Known       bool    `json:"known"`
+}
+
+// LoadState is the whole load's progress.
+type LoadState struct {
+	Host        string    `json:"host"`
+	GPUs        []GPULoad `json:"gpus"`
+	ShardsDone  int       `json:"shards_done"`
+	ShardsTotal int       `json:"shards_total"`
+	ShardETA    float64   `json:"shard_eta_s,omitempty"`
+	Stage       string    `json:"stage"` // "starting","weights","compile","kv_cache","cuda_graphs","ready","failed","stopped"
+	VLLM        string    `json:"vllm_version,omitempty"`
+	ElapsedS    float64   `json:"elapsed_s"`
+}
+
+// Milestone marks a stage reached (with the evidence line when there is one).
+type Milestone struct {
+	Stage string  `json:"stage"`
+	AtS   float64 `json:"at_s"`
+	Line  string  `json:"line,omitempty"`
+	Value string  `json:"value,omitempty"` // e.g. "89.4 GiB", "1,234,567 tokens"
+}
+
+// Stall says loading stopped making progress.
+type Stall struct {
+	GPUs      []int     `json:"gpus"`
+	MemoryGiB []float64 `json:"memory_gib"`
+	ForS      float64   `json:"for_s"`
+	Line      string    `json:"line,omitempty"` // last log line seen
+}
+
+// LoadFailure is a failure named from the log.
+type LoadFailure struct {
+	Kind string `json:"kind"` // "oom","nccl","worker_died","engine_failed","timeout","exited"
+	Line string `json:"line"`
+	Rank int    `json:"rank"`
+}
+
+// ServerEvent is a lifecycle step of the serving process.
+type ServerEvent struct {
+	Action string `json:"action"` // "start","stop","restart","ready","stopped","exited"
+	Detail string `json:"detail,omitempty"`
+}
+
+func init() {
+	Register(KindGPUSample, Load, GPUSample{}, true)
+	Register(KindGPUSnapshot, Load, GPUSample{}, false)
+	Register(KindLogLine, Load, LogLine{}, true)
+	Register(KindLoadState, Load, LoadState{}, true)
+	Register(KindMilestone, Load, Milestone{}, false)
+	Register(KindStall, Load, Stall{}, false)
+	Register(KindLoadFailure, Load, LoadFailure{}, false)
+	Register(KindServer, Load, ServerEvent{}, false)
+}

@@ -1,0 +1,114 @@
+package phases
+
+// Macro-phase event kinds: the concurrency sweep.
+const (
+	KindMacroTick    = "macro.tick"    // one second of live figures (ephemeral)
+	KindMacroLevel   = "macro.level"   // one finished concurrency level
+	KindMacroPlateau = "macro.plateau" // where throughput stops growing
+	KindMacroLevelGo = "macro.level_started"
+	KindServerStats  = "macro.server" // one /metrics scrape turned into figures (ephemeral)
+	KindMacroAudit   = "macro.client_bound"
+)
+
+// MacroTick is one second of what the client saw, plus the level's progress.
+type MacroTick struct {
+	Concurrency   int     `json:"concurrency"`
+	InFlight      int     `json:"in_flight"`
+	TPOTp50ms     float64 `json:"tpot_p50_ms"`
+	TPOTp99ms     float64 `json:"tpot_p99_ms"`
+	TTFTp50ms     float64 `json:"ttft_p50_ms"`
+	OutputTokS    float64 `json:"output_tok_s"`
+	Completed     int     `json:"completed"`
+	Failed        int     `json:"failed"`
+	LevelProgress float64 `json:"level_progress"` // 0..1
+	LevelElapsedS float64 `json:"level_elapsed_s"`
+	Paused        bool    `json:"paused,omitempty"`
+}
+
+// ServerStats are figures from the server's /metrics, summed over engines.
+type ServerStats struct {
+	Available      bool     `json:"available"`
+	Running        float64  `json:"running"`
+	Waiting        float64  `json:"waiting"`
+	KVCacheUsage   float64  `json:"kv_cache_usage"` // 0..1
+	Preemptions    float64  `json:"preemptions_total"`
+	GenTokS        float64  `json:"generation_tok_s"`
+	SpecAcceptRate *float64 `json:"spec_accept_rate,omitempty"`
+	Note           string   `json:"note,omitempty"`
+}
+
+// LevelResult is one finished level; field names follow vLLM bench serve JSON.
+type LevelResult struct {
+	Concurrency       int            `json:"concurrency"`
+	Rate              float64        `json:"request_rate,omitempty"`
+	Completed         int            `json:"completed"`
+	Failed            int            `json:"failed"`
+	Failures          map[string]int `json:"failures"`
+	DurationS         float64        `json:"duration_s"`
+	TotalInputTokens  int64          `json:"total_input_tokens"`
+	TotalOutputTokens int64          `json:"total_output_tokens"`
+	RequestThroughput float64        `json:"request_throughput"`
+	OutputThroughput  float64        `json:"output_throughput"`
+	MeanTTFTms        float64        `json:"mean_ttft_ms"`
+	MedianTTFTms      float64        `json:"median_ttft_ms"`
+	P90TTFTms         float64        `json:"p90_ttft_ms"`
+	P99TTFTms         float64        `json:"p99_ttft_ms"`
+	MeanTPOTms        float64        `json:"mean_tpot_ms"`
+	MedianTPOTms      float64        `json:"median_tpot_ms"`
+	P90TPOTms         float64        `json:"p90_tpot_ms"`
+	P99TPOTms         float64        `json:"p99_tpot_ms"`
+	MeanITLms         float64        `json:"mean_itl_ms"`
+	MedianITLms       float64        `json:"median_itl_ms"`
+	P90ITLms          float64        `json:"p90_itl_ms"`
+	P99ITLms          float64        `json:"p99_itl_ms"`
+	MeanE2ELms        float64        `json:"mean_e2el_ms"`
+	MedianE2ELms      float64        `json:"median_e2el_ms"`
+	P90E2ELms         float64        `json:"p90_e2el_ms"`
+	P99E2ELms         float64        `json:"p99_e2el_ms"`
+	TokenSource       string         `json:"token_source"`
+	ClientCPUs        float64        `json:"client_cpu_s"`
+	MaxSendLagms      float64        `json:"max_send_lag_ms"`
+	P99SendLagms      float64        `json:"p99_send_lag_ms"`
+	ClientBound       bool           `json:"client_bound"`
+	Server            *ServerLevel   `json:"server,omitempty"`
+}
+
+// ServerLevel summarises /metrics over one level.
+type ServerLevel struct {
+	Available       bool     `json:"available"`
+	MeanRunning     float64  `json:"mean_running"`
+	MeanWaiting     float64  `json:"mean_waiting"`
+	MaxKVCacheUsage float64  `json:"max_kv_cache_usage"`
+	Preemptions     float64  `json:"preemptions"`
+	GenerationTokS  float64  `json:"generation_tok_s"`
+	SpecAcceptRate  *float64 `json:"spec_accept_rate,omitempty"`
+}
+
+// Plateau is the smallest C whose doubling adds less than 10% output throughput.
+type Plateau struct {
+	Concurrency      int     `json:"concurrency"`
+	OutputThroughput float64 `json:"output_throughput"`
+}
+
+// LevelStarted announces a level.
+type LevelStarted struct {
+	Concurrency int     `json:"concurrency"`
+	Rate        float64 `json:"request_rate,omitempty"`
+	Requests    int     `json:"requests,omitempty"`
+	DurationS   float64 `json:"duration_s,omitempty"`
+}
+
+// ClientBound says the client, not the server, limited a level.
+type ClientBound struct {
+	Concurrency int    `json:"concurrency"`
+	Reason      string `json:"reason"`
+}
+
+func init() {
+	Register(KindMacroTick, Macro, MacroTick{}, true)
+	Register(KindMacroLevel, Macro, LevelResult{}, false)
+	Register(KindMacroPlateau, Macro, Plateau{}, false)
+	Register(KindMacroLevelGo, Macro, LevelStarted{}, false)
+	Register(KindServerStats, Macro, ServerStats{}, true)
+	Register(KindMacroAudit, Macro, ClientBound{}, false)
+}

@@ -1,0 +1,96 @@
+package phases
+
+// Session-wide event kinds: the campaign's life, the connection to the host,
+// the operator's notes and markers, and the host's system metadata.
+const (
+	KindSessionStarted = "session.started"
+	KindConnState      = "session.conn"
+	KindSystemInfo     = "session.system"
+	KindNote           = "notes.note"
+	KindMarker         = "notes.marker"
+	KindNotebookSaved  = "notes.saved"
+	KindPhaseStarted   = "session.phase_started"
+	KindPhaseFinished  = "session.phase_finished"
+	KindError          = "session.error"
+)
+
+// SessionStarted opens a campaign's journal.
+type SessionStarted struct {
+	Campaign  string `json:"campaign"`
+	Host      string `json:"host"`
+	Simulated bool   `json:"simulated,omitempty"`
+	Notebook  string `json:"notebook,omitempty"`
+	Version   string `json:"version,omitempty"`
+}
+
+// ConnState is the state of the link to a host (connecting, up, backoff, failed).
+type ConnState struct {
+	Host  string  `json:"host"`
+	State string  `json:"state"` // "connecting", "up", "down", "backoff", "failed"
+	RTTms float64 `json:"rtt_ms,omitempty"`
+	Err   string  `json:"err,omitempty"`
+	Retry float64 `json:"retry_in_s,omitempty"`
+}
+
+// SystemInfo is gathered from the host once per campaign.
+type SystemInfo struct {
+	Host          string   `json:"host"`
+	GPUName       string   `json:"gpu_name,omitempty"`
+	GPUCount      int      `json:"gpu_count,omitempty"`
+	GPUMemoryMiB  int      `json:"gpu_memory_mib,omitempty"`
+	Driver        string   `json:"driver,omitempty"`
+	CUDA          string   `json:"cuda,omitempty"`
+	Torch         string   `json:"torch,omitempty"`
+	VLLM          string   `json:"vllm,omitempty"`
+	LaunchCommand string   `json:"launch_command,omitempty"`
+	Model         string   `json:"model,omitempty"`
+	ModelSummary  string   `json:"model_summary,omitempty"`
+	Extra         []string `json:"extra,omitempty"`
+}
+
+// Note is a timestamped line the operator typed.
+type Note struct {
+	Text string `json:"text"`
+	Pane string `json:"pane,omitempty"`
+}
+
+// Marker is a labelled point on a phase's timeline.
+type Marker struct {
+	Label string `json:"label"`
+	Pane  string `json:"pane,omitempty"`
+}
+
+// NotebookSaved says the notebook was written.
+type NotebookSaved struct {
+	Path string `json:"path"`
+}
+
+// PhaseStarted / PhaseFinished bracket one run of a phase.
+type PhaseStarted struct {
+	Name   string `json:"name"`
+	Params any    `json:"params,omitempty"`
+}
+
+// PhaseFinished ends one run of a phase; Err is empty on success.
+type PhaseFinished struct {
+	Name string `json:"name"`
+	Err  string `json:"err,omitempty"`
+}
+
+// ErrorEvent is a failure worth keeping that belongs to no phase result.
+type ErrorEvent struct {
+	Where string `json:"where"`
+	Err   string `json:"err"`
+}
+
+func init() {
+	Register(KindSessionStarted, Session, SessionStarted{}, false)
+	Register(KindConnState, Session, ConnState{}, false)
+	Register(KindSystemInfo, Session, SystemInfo{}, false)
+	Register(KindNote, Notes, Note{}, false)
+	Register(KindMarker, Notes, Marker{}, false)
+	Register(KindNotebookSaved, Notes, NotebookSaved{}, true)
+	Register(KindPhaseStarted, Session, PhaseStarted{}, false)
+	Register(KindPhaseFinished, Session, PhaseFinished{}, false)
+	Register(KindError, Session, ErrorEvent{}, false)
+}

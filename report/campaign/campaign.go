@@ -1,0 +1,191 @@
+// Package campaign reads and writes the campaign file (profdeck.yaml): what
+// is being profiled, where, and with which parameters for each phase.
+package campaign
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// DefaultPath is where profdeck looks for the campaign file.
+const DefaultPath = "profdeck.yaml"
+
+// Campaign is the whole campaign file.
+type Campaign struct {
+	Name     string  `yaml:"name"`
+	Notebook string  `yaml:"notebook"`
+	Journal  string  `yaml:"journal"`
+	Host     string  `yaml:"host"` // "sim", "local", or an SSH target ([user@]host[:port] or a ~/.ssh/config alias)
+	SSH      SSH     `yaml:"ssh"`
+	Server   Server  `yaml:"server"`
+	Model    Model   `yaml:"model"`
+	Load     Load    `yaml:"load"`
+	Macro    Macro   `yaml:"macro"`
+	Micro    Micro   `yaml:"micro"`
+	NCCL     NCCL    `yaml:"nccl"`
+	Profile  Profile `yaml:"profile"`
+
+	// Path is the file this campaign was read from (empty for defaults).
+	Path string `yaml:"-"`
+}
+
+// SSH options for an SSH host.
+type SSH struct {
+	Identity         string `yaml:"identity"`
+	KnownHosts       string `yaml:"known_hosts"`
+	Config           string `yaml:"config"`
+	AcceptNewHostKey bool   `yaml:"accept_new_host_key"`
+}
+
+// Server is the serving engine under test.
+type Server struct {
+	URL         string            `yaml:"url"`          // e.g. http://127.0.0.1:8000 as seen from the host
+	MetricsURL  string            `yaml:"metrics_url"`  // default: URL + /metrics
+	APIKeyEnv   string            `yaml:"api_key_env"`  // environment variable holding the API key (default OPENAI_API_KEY)
+	Launch      string            `yaml:"launch"`       // launch command (run detached on the host)
+	Log         string            `yaml:"log"`          // the server's log file on the host
+	Container   string            `yaml:"container"`    // docker container, when the server runs in one
+	Env         map[string]string `yaml:"env"`          // extra environment for the launch
+	ProfilerDir string            `yaml:"profiler_dir"` // where the torch profiler writes
+	Version     string            `yaml:"vllm_version"` // hint, e.g. "0.12"; otherwise read from the log
+}
+
+// Model describes the served model.
+type Model struct {
+	Name      string  `yaml:"name"`
+	Config    string  `yaml:"config"` // path to config.json (local, or on the host)
+	Preset    string  `yaml:"preset"` // kimi-k2.5, deepseek-v3, qwen3-235b-a22b, llama-3.1-405b
+	TP        int     `yaml:"tp"`
+	EP        bool    `yaml:"ep"`
+	ExpectGiB float64 `yaml:"expect_gib"` // expected weights per GPU
+}
+
+// Load phase parameters.
+type Load struct {
+	StallAfter   Duration `yaml:"stall_after"`
+	PollInterval Duration `yaml:"poll_interval"`
+}
+
+// Macro phase parameters.
+type Macro struct {
+	API           string   `yaml:"api"` // completions or chat
+	Concurrency   []int    `yaml:"concurrency"`
+	Requests      int      `yaml:"requests"`
+	Duration      Duration `yaml:"duration"`
+	Warmup        int      `yaml:"warmup"`
+	InputLen      int      `yaml:"input_len"`
+	OutputLen     int      `yaml:"output_len"`
+	Rate          float64  `yaml:"rate"`
+	StopAtPlateau bool     `yaml:"stop_at_plateau"`
+}
+
+// Micro phase parameters.
+type Micro struct {
+	Batch  []int  `yaml:"batch"`
+	Python string `yaml:"python"` // command prefix, e.g. "docker exec -i vllm python3"
+}
+
+// NCCL phase parameters.
+type NCCL struct {
+	NProc    int    `yaml:"nproc"`
+	Torchrun string `yaml:"torchrun"`
+	Batch    []int  `yaml:"batch"`
+}
+
+// Profile phase parameters.
+type Profile struct {
+	Requests int `yaml:"requests"`
+}
+
+// Duration is a time.Duration written as "5m", "90s".
+type Duration struct{ time.Duration }
+
+// UnmarshalYAML parses a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil || v < 0 {
+		return fmt.Errorf("line %d: %q is not a duration (e.g. 90s, 5m)", n.Line, n.Value)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalYAML writes the duration as a string.
+func (d Duration) MarshalYAML() (any, error) { return d.Duration.String(), nil }
+
+// Defaults returns a campaign with every default filled in.
+func Defaults() *Campaign {
+	return &Campaign{
+		Name:     "campaign",
+		Notebook: "campaign.md",
+		Host:     "local",
+		Server:   Server{URL: "http://127.0.0.1:8000", APIKeyEnv: "OPENAI_API_KEY"},
+		Model:    Model{TP: 8},
+		Load:     Load{StallAfter: Duration{5 * time.Minute}, PollInterval: Duration{time.Second}},
+		Macro: Macro{API: "completions", Concurrency: []int{1, 2, 4, 8, 16, 32, 64, 128, 256},
+			Requests: 64, Warmup: 4, InputLen: 256, OutputLen: 256},
+		Micro:   Micro{Batch: []int{1, 8, 64, 128}, Python: "python3"},
+		NCCL:    NCCL{NProc: 8, Torchrun: "torchrun", Batch: []int{1, 8, 64, 128}},
+		Profile: Profile{Requests: 8},
+	}
+}
+
+// LoadFile reads the campaign file at path over the defaults. Unknown keys and
+// bad values are errors naming the key and line.
+func LoadFile(path string) (*Campaign, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("campaign file: %w", err)
+	}
+	c, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	c.Path = path
+	return c, nil
+}
+
+// Parse reads a campaign from YAML text over the defaults.
+func Parse(b []byte) (*Campaign, error) {
+	c := Defaults()
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return nil, cleanYAMLError(err)
+	}
+	var root yaml.Node
+	_ = yaml.Unmarshal(b, &root)
+	if err := c.validate(&root); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func cleanYAMLError(err error) error {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:\n")
+	msg = strings.ReplaceAll(msg, "\n  ", "; ")
+	msg = strings.TrimSpace(strings.ReplaceAll(msg, "in type campaign.", "in section "))
+	return errors.New(msg)
+}
+
+// JournalPath is the journal file: the configured one, or the notebook's
+// name with .journal.jsonl.
+func (c *Campaign) JournalPath() string {
+	if c.Journal != "" {
+		return c.Journal
+	}
+	nb := c.Notebook
+	if nb == "" {
+		nb = "campaign.md"
+	}
+	return strings.TrimSuffix(nb, filepath.Ext(nb)) + ".journal.jsonl"
+}

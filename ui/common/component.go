@@ -1,0 +1,77 @@
+// Package common holds what every cockpit pane shares: the Component
+// contract, the dependencies a pane is given, the key map, the styles built
+// once from a theme of ANSI colours, and the messages the root routes.
+package common
+
+import (
+	"context"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/report"
+	"github.com/profdeck/profdeck/report/campaign"
+)
+
+// Component is one pane: it updates on messages, renders into the size it was
+// given, and lists its own keys for the help.
+type Component interface {
+	help.KeyMap
+	Init() tea.Cmd
+	Update(msg tea.Msg) (Component, tea.Cmd)
+	View() string
+	SetSize(width, height int)
+	// Title is the pane's name in the tab bar ("Macro").
+	Title() string
+	// Typing is true while a text input has focus: global letter keys
+	// (q, digits, w, n) then go to the pane.
+	Typing() bool
+	// Busy is true while the pane's phase is running (quit asks first).
+	Busy() bool
+}
+
+// Deps is what a pane is given to do its work.
+type Deps struct {
+	Ctx      context.Context // ends when the program quits
+	Host     remote.Host
+	Campaign *campaign.Campaign
+	Session  *report.Session
+	Styles   *Styles
+	Keys     *KeyMap
+	Now      func() time.Time
+	// APIKey is the server's API key (never journalled).
+	APIKey string
+}
+
+// Simulated reports whether the pane's host is the simulated deployment.
+func (d *Deps) Simulated() bool { return d.Host != nil && remote.IsSimulated(d.Host) }
+
+// EventsMsg is one batch of session events for a pane, delivered about
+// every 250 ms. The root sends each pane the events of its own phase (the
+// Notes pane gets every journalled event).
+type EventsMsg struct {
+	At     time.Time
+	Events []phases.Event
+}
+
+// TickMsg is the root's once-a-second clock, sent to every pane.
+type TickMsg struct{ At time.Time }
+
+// StatusMsg asks the root to show a transient message in the footer.
+type StatusMsg struct {
+	Text  string
+	Error bool
+}
+
+// Status returns a command that shows text in the footer.
+func Status(text string) tea.Cmd {
+	return func() tea.Msg { return StatusMsg{Text: text} }
+}
+
+// Errorf returns a command that shows an error in the footer.
+func Error(err error) tea.Cmd {
+	return func() tea.Msg { return StatusMsg{Text: err.Error(), Error: true} }
+}
