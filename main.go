@@ -14,6 +14,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/servermetrics"
 	"github.com/profdeck/profdeck/phases/micro"
 	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/phases/profile"
@@ -50,7 +51,7 @@ var commands = map[string]command{
 var parsers = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
 	"vllm-log":       load.ParseLogMain,
 	"nvidia-smi":     load.ParseSMIMain,
-	"metrics":        macro.ParseMetricsMain,
+	"metrics":        servermetrics.ParseMain,
 	"profiler-table": profile.ParseTableMain,
 }
 

@@ -12,9 +12,3 @@ func SweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fmt.Fprintln(stderr, "profdeck: this command is not built yet")
 	return 2
 }
-
-// ParseMetricsMain is a headless command (not built yet).
-func ParseMetricsMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "profdeck: this command is not built yet")
-	return 2
-}

@@ -12,7 +12,10 @@ import (
 // Options configure the simulated deployment.
 type Options struct{}
 
+// Deployment is the simulated host.
+type Deployment struct{ remote.Host }
+
 // Start starts the simulated deployment.
-func Start(ctx context.Context, opt Options) (remote.Host, error) {
+func Start(ctx context.Context, opt Options) (*Deployment, error) {
 	return nil, errors.New("sim: not built yet")
 }
