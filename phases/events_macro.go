@@ -1,5 +1,7 @@
 package phases
 
+import "time"
+
 // Macro-phase event kinds: the concurrency sweep.
 const (
 	KindMacroTick    = "macro.tick"    // one second of live figures (ephemeral)
@@ -35,6 +37,16 @@ type ServerStats struct {
 	GenTokS        float64  `json:"generation_tok_s"`
 	SpecAcceptRate *float64 `json:"spec_accept_rate,omitempty"`
 	Note           string   `json:"note,omitempty"`
+	// At is when the scrape was taken; IntervalS the seconds GenTokS and
+	// SpecAcceptRate cover (0 on the first scrape, which has no rate yet).
+	At        time.Time `json:"t,omitzero"`
+	IntervalS float64   `json:"interval_s,omitempty"`
+	// Counter totals as read, so a level's summary can take exact deltas.
+	GenTokensTotal    float64 `json:"generation_tokens_total,omitempty"`
+	SpecAcceptedTotal float64 `json:"spec_accepted_tokens_total,omitempty"`
+	SpecDraftTotal    float64 `json:"spec_draft_tokens_total,omitempty"`
+	HasSpec           bool    `json:"spec_decode,omitempty"`
+	Engines           int     `json:"engines,omitempty"`
 }
 
 // LevelResult is one finished level; field names follow vLLM bench serve JSON.
@@ -82,6 +94,11 @@ type ServerLevel struct {
 	Preemptions     float64  `json:"preemptions"`
 	GenerationTokS  float64  `json:"generation_tok_s"`
 	SpecAcceptRate  *float64 `json:"spec_accept_rate,omitempty"`
+	// Samples is how many scrapes the level had (available or not);
+	// MaxWaiting the longest queue seen.
+	Samples    int     `json:"samples,omitempty"`
+	MaxWaiting float64 `json:"max_waiting,omitempty"`
+	Note       string  `json:"note,omitempty"`
 }
 
 // Plateau is the smallest C whose doubling adds less than 10% output throughput.

@@ -1,15 +1,70 @@
-// Package servermetrics reads a vLLM server's Prometheus /metrics into the
-// figures the macro phase shows beside the client's own.
 package servermetrics
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
+	"os"
 )
 
-// ParseMain is a headless command (not built yet).
+// Figures is what `profdeck parse metrics` prints: the pane's server view of
+// one /metrics text. Rates need two scrapes, so one file gives totals.
+type Figures struct {
+	File      string `json:"file"`
+	Available bool   `json:"available"`
+	Snapshot
+	// SpecAcceptance is accepted over drafted tokens since the server
+	// started (the pane shows it per second).
+	SpecAcceptance *float64 `json:"spec_accept_rate_total,omitempty"`
+	Note           string   `json:"note,omitempty"`
+}
+
+// ParseMain is `profdeck parse metrics FILE`: it reads a saved /metrics text
+// (use - for standard input) and prints the figures profdeck takes from it as
+// JSON.
 func ParseMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "profdeck: this command is not built yet")
-	return 2
+	fs := flag.NewFlagSet("parse metrics", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: profdeck parse metrics FILE   (a saved /metrics text; - reads standard input)")
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	name := fs.Arg(0)
+	var r io.Reader = os.Stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "profdeck parse metrics: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		r = f
+	}
+	snap, err := Parse(r)
+	if err != nil {
+		fmt.Fprintf(stderr, "profdeck parse metrics: %s: %v\n", name, err)
+		return 1
+	}
+	out := Figures{File: name, Available: snap.Available(), Snapshot: snap, SpecAcceptance: snap.SpecAcceptance()}
+	if out.Found == nil {
+		out.Found = []string{}
+	}
+	if !out.Available {
+		out.Note = "no vLLM serving series found"
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintf(stderr, "profdeck parse metrics: %v\n", err)
+		return 1
+	}
+	return 0
 }

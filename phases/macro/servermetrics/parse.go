@@ -1,0 +1,235 @@
+// Package servermetrics reads a vLLM server's Prometheus /metrics into the
+// figures the macro phase shows beside the client's own: running and waiting
+// requests, KV-cache usage, preemptions, generation tokens and, when the
+// server drafts speculatively, the draft acceptance. Parsing is done by
+// github.com/prometheus/common/expfmt; this package only picks the vLLM
+// series out, sums them over engines (data-parallel ranks) and knows the
+// names each vLLM era used.
+package servermetrics
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// MaxBody is the largest /metrics text read (a real vLLM server sends a few
+// hundred KB at most).
+const MaxBody = 32 << 20
+
+// Metric names, newest first where vLLM renamed one.
+const (
+	nameRunning     = "vllm:num_requests_running"
+	nameWaiting     = "vllm:num_requests_waiting"
+	nameKVCache     = "vllm:kv_cache_usage_perc"  // v0.9.2 and later
+	nameKVCacheOld  = "vllm:gpu_cache_usage_perc" // until v0.11 (hidden), removed in v0.12
+	namePreemptions = "vllm:num_preemptions_total"
+	nameGenTokens   = "vllm:generation_tokens_total"
+	nameSpecAccept  = "vllm:spec_decode_num_accepted_tokens_total"
+	nameSpecDraft   = "vllm:spec_decode_num_draft_tokens_total"
+)
+
+// Snapshot is one /metrics text reduced to the figures profdeck shows.
+// Gauges are current values and counters are totals since the server
+// started; rates need two snapshots (see Scraper).
+type Snapshot struct {
+	// Running and Waiting are requests, summed over engines.
+	Running float64 `json:"running"`
+	Waiting float64 `json:"waiting"`
+	// KVCacheUsage is the fullest engine's KV-cache usage, 0..1 (a sum
+	// of fractions would mean nothing).
+	KVCacheUsage float64 `json:"kv_cache_usage"`
+	// KVCacheMetric names the series KVCacheUsage came from (the name
+	// changed in vLLM 0.9.2).
+	KVCacheMetric string `json:"kv_cache_metric,omitempty"`
+	// Preemptions and GenerationTokens are counter totals, summed.
+	Preemptions      float64 `json:"preemptions_total"`
+	GenerationTokens float64 `json:"generation_tokens_total"`
+	// SpecAccepted and SpecDraft are the speculative-decoding token
+	// counters; HasSpec says the server exposes them.
+	SpecAccepted float64 `json:"spec_accepted_tokens_total,omitempty"`
+	SpecDraft    float64 `json:"spec_draft_tokens_total,omitempty"`
+	HasSpec      bool    `json:"spec_decode,omitempty"`
+	// Engines is the number of distinct engine labels seen (1 when the
+	// server labels none).
+	Engines int `json:"engines"`
+	// Found lists the vLLM series that were present, sorted.
+	Found []string `json:"found"`
+	// Skipped counts lines that were not valid exposition text and were
+	// left out (a clean /metrics has none).
+	Skipped int `json:"skipped_lines,omitempty"`
+}
+
+// Available reports whether any vLLM serving figure was found.
+func (s Snapshot) Available() bool { return len(s.Found) > 0 }
+
+// SpecAcceptance is accepted over drafted tokens since the server started,
+// or nil without speculative decoding or drafts.
+func (s Snapshot) SpecAcceptance() *float64 {
+	if !s.HasSpec || s.SpecDraft <= 0 {
+		return nil
+	}
+	v := s.SpecAccepted / s.SpecDraft
+	return &v
+}
+
+// Parse reads Prometheus text exposition and reduces it to a Snapshot.
+// Lines that are not valid exposition text are skipped and counted, so a
+// copy with shell prompts or elisions still yields what it holds. The only
+// errors are a failing reader and a body over MaxBody.
+func Parse(r io.Reader) (Snapshot, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxBody+1))
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("reading metrics: %w", err)
+	}
+	if len(data) > MaxBody {
+		return Snapshot{}, fmt.Errorf("metrics text is over %d MiB", MaxBody>>20)
+	}
+	fams, skipped := parseTolerant(data)
+	s := reduce(fams)
+	s.Skipped = skipped
+	return s, nil
+}
+
+// parseTolerant parses data with expfmt; on a syntax error it keeps what was
+// parsed, skips the offending line and carries on from the next one.
+func parseTolerant(data []byte) ([]map[string]*dto.MetricFamily, int) {
+	var out []map[string]*dto.MetricFamily
+	skipped := 0
+	for len(data) > 0 {
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		fams, err := p.TextToMetricFamilies(bytes.NewReader(data))
+		if len(fams) > 0 {
+			out = append(out, fams)
+		}
+		var pe expfmt.ParseError
+		if err == nil || !errors.As(err, &pe) || pe.Line < 1 {
+			break
+		}
+		skipped++
+		data = afterLine(data, pe.Line)
+	}
+	return out, skipped
+}
+
+// afterLine returns data after its n-th line (1-based).
+func afterLine(data []byte, n int) []byte {
+	for i := 0; i < n; i++ {
+		j := bytes.IndexByte(data, '\n')
+		if j < 0 {
+			return nil
+		}
+		data = data[j+1:]
+	}
+	return data
+}
+
+// reduce picks the vLLM figures out of the parsed families.
+func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
+	var s Snapshot
+	engines := map[string]bool{}
+	found := map[string]bool{}
+	kvNew, kvOld := math.NaN(), math.NaN()
+	for _, fams := range chunks {
+		for name, mf := range fams {
+			key := canonical(name, mf)
+			for _, m := range mf.GetMetric() {
+				v, ok := value(m)
+				if !ok {
+					continue
+				}
+				switch key {
+				case nameRunning:
+					s.Running += v
+				case nameWaiting:
+					s.Waiting += v
+				case nameKVCache:
+					kvNew = nanMax(kvNew, v)
+				case nameKVCacheOld:
+					kvOld = nanMax(kvOld, v)
+				case namePreemptions:
+					s.Preemptions += v
+				case nameGenTokens:
+					s.GenerationTokens += v
+				case nameSpecAccept:
+					s.SpecAccepted += v
+				case nameSpecDraft:
+					s.SpecDraft += v
+				default:
+					continue
+				}
+				found[key] = true
+				engines[engineOf(m)] = true
+			}
+		}
+	}
+	switch {
+	case !math.IsNaN(kvNew):
+		s.KVCacheUsage, s.KVCacheMetric = kvNew, nameKVCache
+	case !math.IsNaN(kvOld):
+		s.KVCacheUsage, s.KVCacheMetric = kvOld, nameKVCacheOld
+	}
+	s.HasSpec = found[nameSpecDraft]
+	for k := range found {
+		s.Found = append(s.Found, k)
+	}
+	sort.Strings(s.Found)
+	if len(found) > 0 {
+		s.Engines = len(engines)
+	}
+	return s
+}
+
+// canonical maps a family name to the names above: counters may come
+// without their _total suffix (OpenMetrics style).
+func canonical(name string, mf *dto.MetricFamily) string {
+	if mf.GetType() == dto.MetricType_COUNTER && len(name) > 0 && !hasSuffix(name, "_total") {
+		return name + "_total"
+	}
+	return name
+}
+
+func hasSuffix(s, suf string) bool { return len(s) >= len(suf) && s[len(s)-len(suf):] == suf }
+
+// value returns a sample's value; false when the line that created it was
+// cut short, or the value is not a finite number.
+func value(m *dto.Metric) (float64, bool) {
+	var v float64
+	switch {
+	case m.GetGauge() != nil:
+		v = m.GetGauge().GetValue()
+	case m.GetCounter() != nil:
+		v = m.GetCounter().GetValue()
+	case m.GetUntyped() != nil:
+		v = m.GetUntyped().GetValue()
+	default:
+		return 0, false
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, false
+	}
+	return v, true
+}
+
+func engineOf(m *dto.Metric) string {
+	for _, lp := range m.GetLabel() {
+		if lp.GetName() == "engine" {
+			return lp.GetValue()
+		}
+	}
+	return ""
+}
+
+func nanMax(a, b float64) float64 {
+	if math.IsNaN(a) || b > a {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,152 @@
+package servermetrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// Unavailable is the note shown when the server has no /metrics to read.
+const Unavailable = "server metrics unavailable"
+
+// DefaultTimeout bounds one scrape when the caller's context has no sooner
+// deadline; the engine scrapes once a second.
+const DefaultTimeout = 2 * time.Second
+
+// Scraper reads a server's /metrics and turns consecutive reads into rates.
+// It is safe for use by one goroutine at a time; a mutex guards it anyway.
+type Scraper struct {
+	url     string
+	client  *http.Client
+	Timeout time.Duration
+
+	mu     sync.Mutex
+	prev   *Snapshot
+	prevAt time.Time
+}
+
+// NewScraper returns a scraper of url (the full /metrics URL). A nil client
+// uses http.DefaultClient; pass one whose transport dials through the GPU
+// host to reach a server bound to its localhost.
+func NewScraper(url string, client *http.Client) *Scraper {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	return &Scraper{url: url, client: client, Timeout: DefaultTimeout}
+}
+
+// URL is the address scraped.
+func (s *Scraper) URL() string { return s.url }
+
+// Scrape reads /metrics once. A server with no /metrics (404, connection
+// refused: normal while it loads) gives Available false with the note
+// "server metrics unavailable" and a nil error. Other failures (a 5xx, a
+// timeout, a body with no vLLM series) also give Available false with a
+// note that says why, and an error; the stats are fit to show either way.
+func (s *Scraper) Scrape(ctx context.Context, now time.Time) (phases.ServerStats, error) {
+	snap, err := s.fetch(ctx)
+	if err != nil {
+		if isAbsent(err) {
+			return phases.ServerStats{At: now, Note: Unavailable}, nil
+		}
+		return phases.ServerStats{At: now, Note: Unavailable + ": " + err.Error()}, fmt.Errorf("scraping %s: %w", s.url, err)
+	}
+	if !snap.Available() {
+		return phases.ServerStats{At: now, Note: Unavailable + ": no vLLM series"},
+			fmt.Errorf("scraping %s: no vLLM series in the response", s.url)
+	}
+	s.mu.Lock()
+	prev, prevAt := s.prev, s.prevAt
+	s.prev, s.prevAt = &snap, now
+	s.mu.Unlock()
+	return Stats(snap, prev, now.Sub(prevAt), now), nil
+}
+
+// Stats turns a snapshot (and the previous one, taken dt earlier, or nil)
+// into the figures shown for one second.
+func Stats(cur Snapshot, prev *Snapshot, dt time.Duration, now time.Time) phases.ServerStats {
+	st := phases.ServerStats{
+		Available:         true,
+		At:                now,
+		Running:           cur.Running,
+		Waiting:           cur.Waiting,
+		KVCacheUsage:      cur.KVCacheUsage,
+		Preemptions:       cur.Preemptions,
+		GenTokensTotal:    cur.GenerationTokens,
+		SpecAcceptedTotal: cur.SpecAccepted,
+		SpecDraftTotal:    cur.SpecDraft,
+		HasSpec:           cur.HasSpec,
+		Engines:           cur.Engines,
+	}
+	if prev == nil || dt <= 0 {
+		return st
+	}
+	sec := dt.Seconds()
+	st.IntervalS = sec
+	st.GenTokS = delta(prev.GenerationTokens, cur.GenerationTokens) / sec
+	if cur.HasSpec {
+		if d := delta(prev.SpecDraft, cur.SpecDraft); d > 0 {
+			r := delta(prev.SpecAccepted, cur.SpecAccepted) / d
+			st.SpecAcceptRate = &r
+		}
+	}
+	return st
+}
+
+// delta is a counter's increase; a counter that went down was reset (the
+// server restarted), so its increase is its new value.
+func delta(prev, cur float64) float64 {
+	if cur < prev {
+		return cur
+	}
+	return cur - prev
+}
+
+type statusError struct{ code int }
+
+func (e statusError) Error() string { return fmt.Sprintf("HTTP %d", e.code) }
+
+func (s *Scraper) fetch(ctx context.Context) (Snapshot, error) {
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	// Ask for the classic text format: it is what expfmt's text parser reads.
+	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,*/*;q=0.1")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return Snapshot{}, statusError{resp.StatusCode}
+	}
+	return Parse(resp.Body)
+}
+
+// isAbsent reports whether err means "there is no /metrics here (yet)".
+func isAbsent(err error) bool {
+	var se statusError
+	if errors.As(err, &se) {
+		return se.code == http.StatusNotFound
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	// Through an SSH tunnel a refused connection arrives as a channel
+	// rejection rather than ECONNREFUSED.
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "connect failed")
+}
