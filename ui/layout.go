@@ -1,0 +1,191 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Rows taken by the root around the pane: header, tabs, status bar, help line.
+const chromeRows = 4
+
+// layout gives every pane its content area.
+func (m *Model) layout() {
+	w, h := m.w, m.h-chromeRows
+	if h < 1 {
+		h = 1
+	}
+	for _, p := range m.panes {
+		p.SetSize(w, h)
+	}
+	m.help.SetWidth(w)
+	m.note.SetWidth(w - 10)
+}
+
+// View draws header, tabs, the focused pane (or the help) and the status bar.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.WindowTitle = "profdeck"
+	return v
+}
+
+func (m *Model) render() string {
+	if m.quitting {
+		return ""
+	}
+	if m.w == 0 || m.h == 0 {
+		return "starting…"
+	}
+	if m.w < MinWidth || m.h < MinHeight {
+		return m.tooSmall()
+	}
+	s := m.d.Styles
+	bodyH := m.h - chromeRows
+	var body string
+	switch {
+	case m.confirmQuit:
+		body = s.BannerWarn.Render("A phase is still running. Quit anyway? y = quit, any other key = stay")
+	case m.showHelp:
+		body = s.Title.Render("Help — "+m.focused().Title()) + "\n\n" +
+			m.help.FullHelpView(keyMap{global: m.globalKeys(), pane: m.focused()}.FullHelp()) +
+			"\n\n" + s.Subtle.Render("? or esc closes the help. In tmux, `set -sg escape-time 10` makes esc quick.")
+	default:
+		body = m.focused().View()
+	}
+	out := []string{m.header(), m.tabs(), fit(body, m.w, bodyH), m.statusBar(), m.helpLine()}
+	return strings.Join(out, "\n")
+}
+
+func (m *Model) tooSmall() string {
+	msg := fmt.Sprintf("too small: have %d×%d, need %d×%d", m.w, m.h, MinWidth, MinHeight)
+	return m.d.Styles.Bad.Render(ansi.Truncate(msg, m.w, "…")) + "\n" +
+		m.d.Styles.Subtle.Render(ansi.Truncate("enlarge the window (q quits)", m.w, "…"))
+}
+
+func (m *Model) header() string {
+	s := m.d.Styles
+	c := m.d.Campaign
+	name, host := "campaign", "?"
+	if c != nil {
+		name, host = c.Name, c.Host
+	}
+	if m.d.Host != nil {
+		host = m.d.Host.Name()
+	}
+	parts := []string{s.Header.Render("profdeck"), name, "host " + host}
+	if m.d.Simulated() {
+		parts = append(parts, s.HeaderSim.Render("SIMULATED"))
+	}
+	parts = append(parts, m.connText(), "elapsed "+clock(m.now.Sub(m.start)))
+	return ansi.Truncate(strings.Join(parts, "  │  "), m.w, "…")
+}
+
+func (m *Model) connText() string {
+	s := m.d.Styles
+	if !m.hasConn {
+		if m.d.Host != nil && (m.d.Host.Name() == "local" || m.d.Simulated()) {
+			return s.Good.Render("● up")
+		}
+		return s.Subtle.Render("○ connecting")
+	}
+	c := m.conn
+	switch c.State {
+	case "up":
+		t := "● up"
+		if c.RTTms > 0 {
+			t += fmt.Sprintf(" %.0f ms", c.RTTms)
+		}
+		return s.Good.Render(t)
+	case "backoff", "down":
+		t := "○ " + c.State
+		if c.Retry > 0 {
+			t += fmt.Sprintf(" (retry in %.0fs)", c.Retry)
+		}
+		return s.Warn.Render(t)
+	case "failed":
+		return s.Bad.Render("✗ failed")
+	}
+	return s.Subtle.Render("○ " + c.State)
+}
+
+func (m *Model) tabs() string {
+	s := m.d.Styles
+	var b strings.Builder
+	for i, p := range m.panes {
+		label := fmt.Sprintf(" %d %s ", i+1, p.Title())
+		if p.Busy() {
+			label = fmt.Sprintf(" %d %s* ", i+1, p.Title())
+		}
+		if i == m.active {
+			b.WriteString(s.TabActive.Render(label))
+		} else {
+			b.WriteString(s.TabInactive.Render(label))
+		}
+	}
+	return ansi.Truncate(b.String(), m.w, "…")
+}
+
+func (m *Model) statusBar() string {
+	s := m.d.Styles
+	if m.noting {
+		return ansi.Truncate(m.note.View(), m.w, "…")
+	}
+	if m.status != "" {
+		st := s.Footer
+		if m.statusErr {
+			st = s.FooterError
+		}
+		return st.Render(ansi.Truncate(m.status, m.w, "…"))
+	}
+	var parts []string
+	parts = append(parts, "pane "+m.focused().Title())
+	var run []string
+	for _, ph := range panePhases {
+		if m.running[ph] {
+			run = append(run, ph)
+		}
+	}
+	if len(run) > 0 {
+		parts = append(parts, "running: "+strings.Join(run, ","))
+	}
+	if m.d.Campaign != nil {
+		nb := "notebook " + m.d.Campaign.Notebook
+		if !m.lastSave.IsZero() {
+			nb += " (written " + m.lastSave.Format("15:04:05") + ")"
+		}
+		parts = append(parts, nb)
+	}
+	parts = append(parts, "? help")
+	return s.Footer.Render(ansi.Truncate(strings.Join(parts, " │ "), m.w, "…"))
+}
+
+func (m *Model) helpLine() string {
+	return ansi.Truncate(m.help.ShortHelpView(keyMap{global: m.globalKeys(), pane: m.focused()}.ShortHelp()), m.w, "…")
+}
+
+// fit cuts or pads s to exactly h lines of at most w cells.
+func fit(s string, w, h int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for i, l := range lines {
+		if lipgloss.Width(l) > w {
+			lines[i] = ansi.Truncate(l, w, "")
+		}
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func clock(d time.Duration) string {
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%02d:%02d:%02d", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60)
+}

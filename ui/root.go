@@ -1,0 +1,288 @@
+package ui
+
+import (
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/ui/common"
+	"github.com/profdeck/profdeck/ui/panes/loadpane"
+	"github.com/profdeck/profdeck/ui/panes/macropane"
+	"github.com/profdeck/profdeck/ui/panes/micropane"
+	"github.com/profdeck/profdeck/ui/panes/ncclppane"
+	"github.com/profdeck/profdeck/ui/panes/notespane"
+	"github.com/profdeck/profdeck/ui/panes/profilepane"
+)
+
+// MinWidth and MinHeight are the smallest screen the cockpit draws on.
+const (
+	MinWidth  = 80
+	MinHeight = 24
+)
+
+// Pane order: the number keys 1–6 follow it.
+var panePhases = []string{phases.Load, phases.Macro, phases.Micro, phases.NCCL, phases.Profile, phases.Notes}
+
+// Saver writes the notebook (report.Autosave satisfies it).
+type Saver interface {
+	Kick()
+	WriteNow() (string, time.Time, error)
+}
+
+// Model is the cockpit's root: it routes messages to the panes and lays
+// them out between a header and a status bar.
+type Model struct {
+	d      *common.Deps
+	panes  []common.Component
+	active int
+	w, h   int
+
+	help     help.Model
+	showHelp bool
+
+	status    string
+	statusErr bool
+	statusSeq int
+
+	start   time.Time
+	now     time.Time
+	conn    phases.ConnState
+	hasConn bool
+	running map[string]bool // phase name → running
+
+	noting      bool
+	note        textinput.Model
+	confirmQuit bool
+	quitting    bool
+
+	saver   Saver
+	updates <-chan phases.Event
+	// lastSave is the notebook's last write, for the status bar.
+	lastSave     time.Time
+	lastSavePath string
+}
+
+// New builds the root with one pane per phase.
+func New(d *common.Deps, saver Saver) *Model {
+	panes := []common.Component{
+		loadpane.New(d), macropane.New(d), micropane.New(d),
+		ncclppane.New(d), profilepane.New(d), notespane.New(d),
+	}
+	ti := textinput.New()
+	ti.Placeholder = "what did you see? (enter saves, esc cancels)"
+	ti.Prompt = "note> "
+	ti.CharLimit = 500
+	h := help.New()
+	now := d.Now()
+	m := &Model{
+		d: d, panes: panes, help: h, note: ti, saver: saver,
+		start: now, now: now, running: map[string]bool{},
+	}
+	if d.Session != nil {
+		m.updates = d.Session.Updates()
+	}
+	return m
+}
+
+// Init starts every pane, the event stream and the clock.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.tick(), waitEvents(m.updates)}
+	for _, p := range m.panes {
+		cmds = append(cmds, p.Init())
+	}
+	return tea.Batch(cmds...)
+}
+
+type tickMsg time.Time
+
+type clearStatusMsg struct{ seq int }
+
+type savedMsg struct {
+	path string
+	at   time.Time
+	err  error
+}
+
+type noteSavedMsg struct {
+	text string
+	err  error
+}
+
+func (m *Model) tick() tea.Cmd {
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// Update routes: window size to every pane, keys to the focused pane after
+// the global keys, data to the pane that owns it.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.w, m.h = msg.Width, msg.Height
+		m.layout()
+		return m, nil
+	case tickMsg:
+		m.now = time.Time(msg)
+		return m, tea.Batch(m.tick(), m.broadcast(common.TickMsg{At: m.now}))
+	case batchMsg:
+		return m, tea.Batch(m.route(msg), waitEvents(m.updates))
+	case common.StatusMsg:
+		return m, m.setStatus(msg.Text, msg.Error)
+	case clearStatusMsg:
+		if msg.seq == m.statusSeq {
+			m.status = ""
+		}
+		return m, nil
+	case savedMsg:
+		if msg.err != nil {
+			return m, m.setStatus("notebook not written: "+msg.err.Error(), true)
+		}
+		m.lastSave, m.lastSavePath = msg.at, msg.path
+		return m, m.setStatus("notebook written to "+msg.path+" at "+msg.at.Format("15:04:05"), false)
+	case noteSavedMsg:
+		if msg.err != nil {
+			m.note.SetValue(msg.text)
+			m.noting = true
+			return m, tea.Batch(m.note.Focus(), m.setStatus("note NOT saved: "+msg.err.Error(), true))
+		}
+		if m.saver != nil {
+			m.saver.Kick()
+		}
+		return m, m.setStatus("note saved to the journal", false)
+	case tea.KeyPressMsg:
+		return m.handleKey(msg)
+	}
+	// Anything else (pane-internal messages from commands) goes to every
+	// pane; each ignores what is not its own.
+	return m, m.broadcast(msg)
+}
+
+func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
+	var cmds []tea.Cmd
+	for i, p := range m.panes {
+		np, cmd := p.Update(msg)
+		m.panes[i] = np
+		cmds = append(cmds, cmd)
+	}
+	return tea.Batch(cmds...)
+}
+
+// route hands each pane the events of its phase; the Notes pane gets every
+// journalled event. Phase boundaries and connection state stay with the root.
+func (m *Model) route(b batchMsg) tea.Cmd {
+	per := make([][]phases.Event, len(m.panes))
+	notes := len(m.panes) - 1
+	kick := false
+	for _, ev := range b.events {
+		switch ev.Kind {
+		case phases.KindConnState:
+			if cs, ok := ev.Data.(phases.ConnState); ok {
+				m.conn, m.hasConn = cs, true
+			}
+		case phases.KindPhaseStarted:
+			if ps, ok := ev.Data.(phases.PhaseStarted); ok {
+				m.running[ps.Name] = true
+			}
+		case phases.KindPhaseFinished:
+			if pf, ok := ev.Data.(phases.PhaseFinished); ok {
+				m.running[pf.Name] = false
+			}
+		case phases.KindNotebookSaved:
+			if ns, ok := ev.Data.(phases.NotebookSaved); ok {
+				m.lastSave, m.lastSavePath = ev.Time, ns.Path
+			}
+		}
+		for i, ph := range panePhases[:notes] {
+			if ev.Phase == ph {
+				per[i] = append(per[i], ev)
+			}
+		}
+		if !phases.Ephemeral(ev.Kind) {
+			per[notes] = append(per[notes], ev)
+			if ev.Kind != phases.KindNotebookSaved && ev.Kind != phases.KindConnState {
+				kick = true
+			}
+		}
+	}
+	if kick && m.saver != nil {
+		m.saver.Kick()
+	}
+	var cmds []tea.Cmd
+	for i, evs := range per {
+		if len(evs) == 0 {
+			continue
+		}
+		np, cmd := m.panes[i].Update(common.EventsMsg{At: b.at, Events: evs})
+		m.panes[i] = np
+		cmds = append(cmds, cmd)
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) setStatus(text string, isErr bool) tea.Cmd {
+	m.statusSeq++
+	m.status, m.statusErr = text, isErr
+	seq := m.statusSeq
+	wait := 4 * time.Second
+	if isErr {
+		wait = 10 * time.Second
+	}
+	return tea.Tick(wait, func(time.Time) tea.Msg { return clearStatusMsg{seq: seq} })
+}
+
+func (m *Model) busy() bool {
+	for _, p := range m.panes {
+		if p.Busy() {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Model) focused() common.Component { return m.panes[m.active] }
+
+// keyMap is the help's view of the root's and the focused pane's keys.
+type keyMap struct {
+	global []key.Binding
+	pane   common.Component
+}
+
+func (k keyMap) ShortHelp() []key.Binding {
+	return append(append([]key.Binding{}, k.pane.ShortHelp()...), k.global...)
+}
+
+func (k keyMap) FullHelp() [][]key.Binding {
+	return append(k.pane.FullHelp(), k.global)
+}
+
+func (m *Model) globalKeys() []key.Binding {
+	k := m.d.Keys
+	return []key.Binding{k.Pane, k.NextPane, k.Write, k.Note, k.Help, k.Quit, k.ForceQuit, k.Suspend}
+}
+
+func (m *Model) saveNow() tea.Cmd {
+	if m.saver == nil {
+		return common.Error(errNoNotebook)
+	}
+	s := m.saver
+	return func() tea.Msg {
+		p, at, err := s.WriteNow()
+		return savedMsg{path: p, at: at, err: err}
+	}
+}
+
+func (m *Model) recordNote(text string) tea.Cmd {
+	s := m.d.Session
+	pane := m.focused().Title()
+	now := m.d.Now()
+	return func() tea.Msg {
+		if s == nil {
+			return noteSavedMsg{text: text, err: errNoNotebook}
+		}
+		err := s.Record(phases.New(now, phases.KindNote, phases.Note{Text: text, Pane: pane}))
+		return noteSavedMsg{text: text, err: err}
+	}
+}
