@@ -1,0 +1,219 @@
+package ui
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote/local"
+	"github.com/profdeck/profdeck/report"
+	"github.com/profdeck/profdeck/report/campaign"
+	"github.com/profdeck/profdeck/ui/common"
+)
+
+type fakeSaver struct {
+	kicks, writes int
+}
+
+func (f *fakeSaver) Kick() { f.kicks++ }
+func (f *fakeSaver) WriteNow() (string, time.Time, error) {
+	f.writes++
+	return "nb.md", time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), nil
+}
+
+func newTestRoot(t *testing.T) (*Model, *fakeSaver, *report.Session) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	sess := report.NewSession(ctx, nil)
+	c := campaign.Defaults()
+	c.Name = "unit"
+	fixed := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	d := &common.Deps{Ctx: ctx, Host: local.New(), Campaign: c, Session: sess,
+		Styles: common.NewStyles(common.DefaultTheme()), Keys: common.DefaultKeyMap(),
+		Now: func() time.Time { return fixed }}
+	fs := &fakeSaver{}
+	m := New(d, fs)
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	return m, fs, sess
+}
+
+func press(m *Model, keys ...string) tea.Cmd {
+	var last tea.Cmd
+	for _, k := range keys {
+		var msg tea.KeyPressMsg
+		switch k {
+		case "tab":
+			msg = tea.KeyPressMsg{Code: tea.KeyTab}
+		case "shift+tab":
+			msg = tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+		case "enter":
+			msg = tea.KeyPressMsg{Code: tea.KeyEnter}
+		case "esc":
+			msg = tea.KeyPressMsg{Code: tea.KeyEscape}
+		case "ctrl+c":
+			msg = tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+		default:
+			r := []rune(k)[0]
+			msg = tea.KeyPressMsg{Code: r, Text: k}
+		}
+		_, last = m.Update(msg)
+	}
+	return last
+}
+
+// run executes a command and feeds its message back, as the program would.
+func run(m *Model, cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	msg := cmd()
+	if b, ok := msg.(tea.BatchMsg); ok {
+		for _, c := range b {
+			run(m, c)
+		}
+		return
+	}
+	if msg != nil {
+		m.Update(msg)
+	}
+}
+
+func TestPaneSwitching(t *testing.T) {
+	m, _, _ := newTestRoot(t)
+	press(m, "3")
+	if m.active != 2 {
+		t.Fatalf("key 3: active pane %d, want 2", m.active)
+	}
+	press(m, "tab", "tab")
+	if m.active != 4 {
+		t.Fatalf("tab twice from 3: active %d, want 4", m.active)
+	}
+	press(m, "shift+tab")
+	if m.active != 3 {
+		t.Fatalf("shift+tab: active %d, want 3", m.active)
+	}
+	press(m, "tab", "tab", "tab")
+	if m.active != 0 {
+		t.Fatalf("tab wraps: active %d, want 0", m.active)
+	}
+}
+
+func TestQDoesNotQuitWhileTypingANote(t *testing.T) {
+	m, fs, sess := newTestRoot(t)
+	press(m, "n")
+	if !m.noting {
+		t.Fatal("n did not open the note input")
+	}
+	if cmd := press(m, "q"); cmd != nil {
+		if _, isQuit := cmd().(tea.QuitMsg); isQuit {
+			t.Fatal("q quit while typing a note")
+		}
+	}
+	press(m, "u", "p")
+	if got := m.note.Value(); got != "qup" {
+		t.Fatalf("note text %q, want qup", got)
+	}
+	run(m, press(m, "enter"))
+	if m.noting {
+		t.Fatal("enter did not close the note input")
+	}
+	evs := sess.Events()
+	if len(evs) != 1 || evs[0].Kind != phases.KindNote || evs[0].Data.(phases.Note).Text != "qup" {
+		t.Fatalf("journalled events %+v, want one note 'qup'", evs)
+	}
+	if fs.kicks == 0 {
+		t.Error("a saved note did not trigger the autosave")
+	}
+	if !strings.Contains(m.status, "note saved") {
+		t.Errorf("status %q does not acknowledge the note", m.status)
+	}
+}
+
+func TestWriteKeyShowsWhereAndWhen(t *testing.T) {
+	m, fs, _ := newTestRoot(t)
+	run(m, press(m, "w"))
+	if fs.writes != 1 {
+		t.Fatalf("w wrote %d times, want 1", fs.writes)
+	}
+	if !strings.Contains(m.status, "nb.md") || !strings.Contains(m.status, "12:00:00") {
+		t.Fatalf("status %q lacks the path and time", m.status)
+	}
+}
+
+func TestQuitKeys(t *testing.T) {
+	m, _, _ := newTestRoot(t)
+	cmd := press(m, "q")
+	if cmd == nil {
+		t.Fatal("q returned no command")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("q did not quit when nothing runs")
+	}
+	m2, _, _ := newTestRoot(t)
+	cmd = press(m2, "ctrl+c")
+	if cmd == nil {
+		t.Fatal("ctrl+c returned no command")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("ctrl+c did not quit")
+	}
+}
+
+func TestTooSmallScreen(t *testing.T) {
+	m, _, _ := newTestRoot(t)
+	m.Update(tea.WindowSizeMsg{Width: 79, Height: 30})
+	if got := m.render(); !strings.Contains(got, "too small: have 79×30, need 80×24") {
+		t.Fatalf("79 columns: %q", got)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	got := m.render()
+	if strings.Contains(got, "too small") {
+		t.Fatalf("80×24 is big enough: %q", got)
+	}
+	if n := strings.Count(got, "\n") + 1; n != 24 {
+		t.Fatalf("80×24 screen has %d lines, want 24", n)
+	}
+}
+
+func TestHelpTogglesAndShowsPaneKeys(t *testing.T) {
+	m, _, _ := newTestRoot(t)
+	press(m, "?")
+	if !m.showHelp {
+		t.Fatal("? did not open the help")
+	}
+	if got := m.render(); !strings.Contains(got, "write notebook") || !strings.Contains(got, "add note") {
+		t.Fatalf("help lacks the global keys:\n%s", got)
+	}
+	press(m, "esc")
+	if m.showHelp {
+		t.Fatal("esc did not close the help")
+	}
+}
+
+func TestEventsAreRoutedToTheirPane(t *testing.T) {
+	m, fs, _ := newTestRoot(t)
+	now := time.Date(2026, 11, 29, 12, 0, 1, 0, time.UTC)
+	b := batchMsg{at: now, events: []phases.Event{
+		phases.New(now, phases.KindConnState, phases.ConnState{Host: "gpu1", State: "up", RTTms: 3}),
+		phases.New(now, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, Completed: 4}),
+		phases.New(now, phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro}),
+	}}
+	m.Update(b)
+	if !m.hasConn || m.conn.State != "up" {
+		t.Fatalf("connection state not taken: %+v", m.conn)
+	}
+	if !m.running[phases.Macro] {
+		t.Fatal("phase start not tracked")
+	}
+	if fs.kicks == 0 {
+		t.Fatal("a level result did not kick the autosave")
+	}
+	if !strings.Contains(m.header(), "up 3 ms") {
+		t.Fatalf("header lacks the round-trip time: %q", m.header())
+	}
+}
