@@ -77,11 +77,17 @@ type LevelResult struct {
 	MedianE2ELms      float64        `json:"median_e2el_ms"`
 	P90E2ELms         float64        `json:"p90_e2el_ms"`
 	P99E2ELms         float64        `json:"p99_e2el_ms"`
-	TokenSource       string         `json:"token_source"`
+	MedianTTFBms      float64        `json:"median_ttfb_ms"`  // first byte (headers)
+	MedianTTFATms     float64        `json:"median_ttfat_ms"` // first non-reasoning token
+	TokenSource       string         `json:"token_source"`    // the least exact source any request used
+	TokenSources      map[string]int `json:"token_sources,omitempty"`
+	MeanInFlight      float64        `json:"mean_in_flight"` // time-weighted over the measured window
 	ClientCPUs        float64        `json:"client_cpu_s"`
 	MaxSendLagms      float64        `json:"max_send_lag_ms"`
 	P99SendLagms      float64        `json:"p99_send_lag_ms"`
 	ClientBound       bool           `json:"client_bound"`
+	ClientBoundReason string         `json:"client_bound_reason,omitempty"`
+	Notes             []string       `json:"notes,omitempty"`
 	Server            *ServerLevel   `json:"server,omitempty"`
 }
 

@@ -1,0 +1,137 @@
+package macro
+
+import (
+	"sort"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// Histograms hold microseconds from 1 µs to 1 hour at 3 significant digits:
+// a fixed few tens of KiB each, whatever the number of requests.
+const (
+	histMin = 1
+	histMax = int64(time.Hour / time.Microsecond)
+	histSig = 3
+)
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histSig) }
+
+func recordDur(h *hdrhistogram.Histogram, d time.Duration, n int64) {
+	us := int64(d / time.Microsecond)
+	if us < histMin {
+		us = histMin
+	}
+	if us > histMax {
+		us = histMax
+	}
+	_ = h.RecordValues(us, n)
+}
+
+// stats4 is mean/median/p90/p99 in milliseconds.
+func stats4(h *hdrhistogram.Histogram) (mean, p50, p90, p99 float64) {
+	if h.TotalCount() == 0 {
+		return 0, 0, 0, 0
+	}
+	return h.Mean() / 1e3, float64(h.ValueAtQuantile(50)) / 1e3,
+		float64(h.ValueAtQuantile(90)) / 1e3, float64(h.ValueAtQuantile(99)) / 1e3
+}
+
+// levelAgg accumulates one level's measured requests in bounded memory.
+type levelAgg struct {
+	ttft, tpot, itl, e2el, lag *hdrhistogram.Histogram
+	completed, failed          int
+	failures                   map[string]int
+	sources                    map[string]int
+	inTok, outTok              int64
+	first, last                time.Duration // measured window, since sweep start
+	haveFirst                  bool
+	maxLag                     time.Duration
+}
+
+func newLevelAgg() *levelAgg {
+	return &levelAgg{ttft: newHist(), tpot: newHist(), itl: newHist(), e2el: newHist(), lag: newHist(),
+		failures: map[string]int{}, sources: map[string]int{}}
+}
+
+// start marks the send of a measured request (the window opens at the first).
+func (a *levelAgg) start(sent time.Duration) {
+	if !a.haveFirst || sent < a.first {
+		a.first, a.haveFirst = sent, true
+	}
+}
+
+// add takes one finished measured request.
+func (a *levelAgg) add(r *Record) {
+	recordDur(a.lag, r.sendLag, 1)
+	if r.sendLag > a.maxLag {
+		a.maxLag = r.sendLag
+	}
+	if r.end > a.last {
+		a.last = r.end
+	}
+	if r.Failure == FailCancelled {
+		return
+	}
+	if !r.Completed() {
+		a.failed++
+		a.failures[r.Failure]++
+		return
+	}
+	a.completed++
+	a.sources[r.TokenSource]++
+	a.inTok += int64(r.InputTokens)
+	a.outTok += int64(r.OutputTokens)
+	recordDur(a.ttft, r.ttft, 1)
+	recordDur(a.e2el, r.e2el, 1)
+	if r.OutputTokens > 1 {
+		recordDur(a.tpot, r.tpot, 1)
+	}
+	for _, s := range r.itl {
+		recordDur(a.itl, s.perToken, int64(s.tokens))
+	}
+}
+
+// result renders the level's figures.
+func (a *levelAgg) result(concurrency int, rate float64) phases.LevelResult {
+	lr := phases.LevelResult{Concurrency: concurrency, Rate: rate, Completed: a.completed, Failed: a.failed,
+		Failures: map[string]int{}, TotalInputTokens: a.inTok, TotalOutputTokens: a.outTok}
+	for k, v := range a.failures {
+		lr.Failures[k] = v
+	}
+	if a.haveFirst && a.last > a.first {
+		lr.DurationS = (a.last - a.first).Seconds()
+		lr.RequestThroughput = float64(a.completed) / lr.DurationS
+		lr.OutputThroughput = float64(a.outTok) / lr.DurationS
+	}
+	lr.MeanTTFTms, lr.MedianTTFTms, lr.P90TTFTms, lr.P99TTFTms = stats4(a.ttft)
+	lr.MeanTPOTms, lr.MedianTPOTms, lr.P90TPOTms, lr.P99TPOTms = stats4(a.tpot)
+	lr.MeanITLms, lr.MedianITLms, lr.P90ITLms, lr.P99ITLms = stats4(a.itl)
+	lr.MeanE2ELms, lr.MedianE2ELms, lr.P90E2ELms, lr.P99E2ELms = stats4(a.e2el)
+	lr.TokenSource = worstSource(a.sources)
+	lr.TokenSources = map[string]int{}
+	for k, v := range a.sources {
+		lr.TokenSources[k] = v
+	}
+	if a.lag.TotalCount() > 0 {
+		lr.P99SendLagms = float64(a.lag.ValueAtQuantile(99)) / 1e3
+		lr.MaxSendLagms = ms(a.maxLag)
+	}
+	return lr
+}
+
+// worstSource is the least exact token source any request used, so the
+// level never claims more precision than its weakest request had.
+func worstSource(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return sourceRank(keys[i]) > sourceRank(keys[j]) })
+	if len(keys) == 0 {
+		return ""
+	}
+	return keys[0]
+}

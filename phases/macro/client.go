@@ -1,0 +1,297 @@
+package macro
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// client sends streaming completion requests and times them.
+type client struct {
+	cfg        Config
+	hc         *http.Client
+	path       string // /v1/completions or /v1/chat/completions
+	continuous atomic.Bool
+	noCont     sync.Once
+	pool       sync.Pool // *reqState
+}
+
+// reqState is the per-request scratch space, reused across requests.
+type reqState struct {
+	tl   timeline
+	w    wireChunk
+	c    chunk
+	body bytes.Buffer
+}
+
+func newClient(cfg Config, maxConns int) *client {
+	dial := cfg.Dial
+	if dial == nil {
+		d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+		dial = d.DialContext
+	}
+	tr := &http.Transport{
+		DialContext:         dial,
+		MaxIdleConns:        maxConns + 16,
+		MaxIdleConnsPerHost: maxConns + 16,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		ReadBufferSize:      64 << 10,
+		WriteBufferSize:     16 << 10,
+		ForceAttemptHTTP2:   false,
+	}
+	c := &client{cfg: cfg, hc: &http.Client{Transport: tr}}
+	c.path = "/v1/completions"
+	if cfg.API == APIChat {
+		c.path = "/v1/chat/completions"
+	}
+	c.continuous.Store(true)
+	c.pool.New = func() any { return new(reqState) }
+	return c
+}
+
+func (c *client) close() {
+	c.hc.CloseIdleConnections()
+}
+
+func (c *client) logf(format string, args ...any) {
+	if c.cfg.Log != nil {
+		c.cfg.Log(fmt.Sprintf(format, args...))
+	}
+}
+
+func (c *client) header(req *http.Request) {
+	req.Header.Set("Content-Type", "application/json")
+	if c.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+}
+
+// writeBody renders the request body into buf.
+func (c *client) writeBody(buf *bytes.Buffer, prompt string, continuous bool) {
+	buf.Reset()
+	q, _ := json.Marshal(c.cfg.Model)
+	p, _ := json.Marshal(prompt)
+	buf.WriteString(`{"model":`)
+	buf.Write(q)
+	if c.cfg.API == APIChat {
+		buf.WriteString(`,"messages":[{"role":"user","content":`)
+		buf.Write(p)
+		fmt.Fprintf(buf, `}],"max_completion_tokens":%d`, c.cfg.OutputLen)
+	} else {
+		buf.WriteString(`,"prompt":`)
+		buf.Write(p)
+		fmt.Fprintf(buf, `,"max_tokens":%d`, c.cfg.OutputLen)
+	}
+	fmt.Fprintf(buf, `,"min_tokens":%d,"ignore_eos":true,"temperature":0,"stream":true,"stream_options":{"include_usage":true`, c.cfg.OutputLen)
+	if continuous {
+		buf.WriteString(`,"continuous_usage_stats":true`)
+	}
+	buf.WriteString(`}}`)
+}
+
+// live receives what a request sees as it happens, for the per-second tick.
+type live interface {
+	tokens(n int)
+	firstToken(ttft time.Duration)
+}
+
+// send runs one request to its end and fills rec. sent is when it was
+// handed to the transport.
+func (c *client) send(ctx context.Context, rec *Record, prompt string, lv live) {
+	st := c.pool.Get().(*reqState)
+	defer c.pool.Put(st)
+	retried := false
+	for {
+		cont := c.continuous.Load()
+		c.writeBody(&st.body, prompt, cont)
+		retry := c.once(ctx, rec, st, cont, lv)
+		if !retry || retried {
+			return
+		}
+		retried = true
+	}
+}
+
+// once sends the request one time. It returns true when the server refused
+// continuous_usage_stats and the request should go again without it.
+func (c *client) once(ctx context.Context, rec *Record, st *reqState, cont bool, lv live) bool {
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.cfg.URL+c.path, bytes.NewReader(st.body.Bytes()))
+	if err != nil {
+		rec.Failure, rec.Error = FailConnect, err.Error()
+		return false
+	}
+	c.header(req)
+	sent := time.Now()
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		rec.Failure, rec.Error = failReason(ctx, rctx, err, FailConnect), err.Error()
+		return false
+	}
+	defer resp.Body.Close()
+	rec.TTFBms = ms(time.Since(sent))
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		if resp.StatusCode == http.StatusBadRequest && cont {
+			c.noCont.Do(func() {
+				c.continuous.Store(false)
+				c.logf("server refused continuous_usage_stats (HTTP 400: %s); sending without it, so per-chunk token counts are estimated from the final usage",
+					oneLine(string(msg)))
+			})
+			return true
+		}
+		rec.Failure = fmt.Sprintf("http_%d", resp.StatusCode)
+		rec.Error = oneLine(string(msg))
+		return false
+	}
+	tl := &st.tl
+	tl.reset()
+	sr := newSSEReader(resp.Body)
+read:
+	for {
+		data, err := sr.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				rec.Failure, rec.Error = FailCutStream, errCutStream.Error()
+			} else {
+				rec.Failure, rec.Error = failReason(ctx, rctx, err, FailCutStream), err.Error()
+			}
+			break
+		}
+		at := time.Since(sent)
+		ch := &st.c
+		if err := parseChunk(data, &st.w, ch); err != nil {
+			rec.Failure, rec.Error = FailBadEvent, fmt.Sprintf("event is not JSON: %v: %.80q", err, data)
+			break
+		}
+		switch {
+		case ch.Done:
+			break read
+		case ch.Err != "":
+			rec.Failure, rec.Error = FailErrorEvent, oneLine(ch.Err)
+			break read
+		}
+		first := len(tl.at) == 0
+		if n, tok := tl.add(ch, at); tok {
+			if lv != nil {
+				lv.tokens(n)
+				if first {
+					lv.firstToken(at)
+				}
+			}
+			if ch.Content && rec.TTFATms == 0 {
+				rec.TTFATms = ms(at)
+			}
+		}
+	}
+	if rec.Failure == "" {
+		// Read the end of the response so the connection is reused.
+		_, _ = io.Copy(io.Discard, io.LimitReader(sr.br, 64<<10))
+	}
+	tl.finish(rec)
+	if rec.TTFTms = ms(rec.ttft); rec.Failure == "" {
+		rec.E2ELms, rec.TPOTms = ms(rec.e2el), ms(rec.tpot)
+		if rec.OutputTokens == 0 {
+			rec.Failure, rec.Error = FailNoTokens, "the stream ended with no token"
+		}
+	}
+	return false
+}
+
+// failReason names why a request ended early: the sweep's own cancellation,
+// the request's timeout, or otherwise def.
+func failReason(parent, rctx context.Context, err error, def string) string {
+	switch {
+	case parent.Err() != nil:
+		return FailCancelled
+	case rctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+		return FailTimeout
+	}
+	return def
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// models returns the ids the server lists at /v1/models.
+func (c *client) models(ctx context.Context) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.cfg.URL+"/v1/models", nil)
+	if err != nil {
+		return nil, err
+	}
+	c.header(req)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s/v1/models: %w", c.cfg.URL, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s/v1/models: HTTP %d: %s", c.cfg.URL, resp.StatusCode, oneLine(string(body)))
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, fmt.Errorf("%s/v1/models: not a model list: %v", c.cfg.URL, err)
+	}
+	var ids []string
+	for _, m := range list.Data {
+		if m.ID != "" {
+			ids = append(ids, m.ID)
+		}
+	}
+	return ids, nil
+}
+
+// tokenCount asks the server's /tokenize how many tokens prompt is. ok is
+// false when the server has no such endpoint.
+func (c *client) tokenCount(ctx context.Context, prompt string) (n int, ok bool) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	body, _ := json.Marshal(map[string]any{"model": c.cfg.Model, "prompt": prompt})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.URL+"/tokenize", bytes.NewReader(body))
+	if err != nil {
+		return 0, false
+	}
+	c.header(req)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, false
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, false
+	}
+	var out struct {
+		Count  int   `json:"count"`
+		Tokens []int `json:"tokens"`
+	}
+	if json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&out) != nil {
+		return 0, false
+	}
+	if out.Count == 0 {
+		out.Count = len(out.Tokens)
+	}
+	return out.Count, out.Count > 0
+}

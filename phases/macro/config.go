@@ -1,0 +1,144 @@
+package macro
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// The two APIs the client can drive.
+const (
+	APICompletions = "completions"
+	APIChat        = "chat"
+)
+
+// DefaultConcurrency is the sweep used when Config.Concurrency is empty.
+var DefaultConcurrency = []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
+
+// Config is what one sweep does. The zero value of every field but URL means
+// its default.
+type Config struct {
+	URL         string        // server base URL, e.g. http://127.0.0.1:8000
+	Model       string        // default: the first id from /v1/models
+	API         string        // "completions" (default) or "chat"
+	Concurrency []int         // levels, default DefaultConcurrency
+	Requests    int           // measured requests per level (default 64 unless Duration is set)
+	Duration    time.Duration // measured time per level; when set, Requests only caps it
+	Warmup      int           // requests per level sent before the measured ones, not counted
+	InputLen    int           // prompt tokens (default 256)
+	OutputLen   int           // output tokens, fixed with ignore_eos and min_tokens (default 256)
+	Rate        float64       // >0: one open-loop level with Poisson arrivals at Rate req/s
+	// StopAtPlateau ends the sweep at the plateau level.
+	StopAtPlateau bool
+	// APIKey is sent as "Authorization: Bearer". It never reaches events.
+	APIKey string
+	// Dial, when set, opens the client's connections (e.g. through a
+	// remote.Host's DialContext, so a server bound to a GPU host's localhost
+	// is reachable).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// JSONL, when set, gets one JSON line per finished request, written as
+	// each request ends.
+	JSONL io.Writer
+	// Scraper, when set, is polled once a second for the server's own figures.
+	Scraper Scraper
+	// Timeout bounds one request from send to its last byte (default 10m).
+	Timeout time.Duration
+	// ClientBoundLag is the p99 send lag above which a level is flagged
+	// client_bound (default 10ms).
+	ClientBoundLag time.Duration
+	// Seed makes prompts and arrival times repeatable (default: time based).
+	Seed int64
+	// Log, when set, receives one line per notable decision (retry without
+	// continuous usage, prompt calibration).
+	Log func(msg string)
+}
+
+// Scraper reads the server's own figures (its Prometheus /metrics).
+type Scraper interface {
+	Scrape(ctx context.Context, now time.Time) (phases.ServerStats, error)
+}
+
+// withDefaults checks cfg and fills its defaults; errors name the input.
+func (cfg Config) withDefaults() (Config, error) {
+	if strings.TrimSpace(cfg.URL) == "" {
+		return cfg, errors.New("--url: the server URL is required (e.g. http://127.0.0.1:8000)")
+	}
+	u, err := url.Parse(strings.TrimRight(cfg.URL, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return cfg, fmt.Errorf("--url %q: want http://host:port or https://host:port", cfg.URL)
+	}
+	// A base URL given with the /v1 suffix still works.
+	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1")
+	cfg.URL = u.String()
+	switch cfg.API {
+	case "":
+		cfg.API = APICompletions
+	case APICompletions, APIChat:
+	default:
+		return cfg, fmt.Errorf("--api %q: want completions or chat", cfg.API)
+	}
+	if cfg.Rate < 0 {
+		return cfg, fmt.Errorf("--rate %g: must be positive", cfg.Rate)
+	}
+	if len(cfg.Concurrency) == 0 {
+		cfg.Concurrency = append([]int(nil), DefaultConcurrency...)
+	} else {
+		cfg.Concurrency = append([]int(nil), cfg.Concurrency...)
+	}
+	for _, c := range cfg.Concurrency {
+		if c < 1 {
+			return cfg, fmt.Errorf("--concurrency: level %d must be at least 1", c)
+		}
+	}
+	sort.Ints(cfg.Concurrency)
+	if cfg.Requests < 0 || cfg.Warmup < 0 || cfg.InputLen < 0 || cfg.OutputLen < 0 || cfg.Duration < 0 {
+		return cfg, errors.New("--requests, --warmup, --input-len, --output-len and --duration must not be negative")
+	}
+	if cfg.Requests == 0 && cfg.Duration == 0 {
+		cfg.Requests = 64
+	}
+	if cfg.InputLen == 0 {
+		cfg.InputLen = 256
+	}
+	if cfg.OutputLen == 0 {
+		cfg.OutputLen = 256
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Minute
+	}
+	if cfg.ClientBoundLag == 0 {
+		cfg.ClientBoundLag = 10 * time.Millisecond
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = time.Now().UnixNano()
+	}
+	return cfg, nil
+}
+
+// ParseConcurrency reads a list like "1,2,4,8".
+func ParseConcurrency(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		var n int
+		if _, err := fmt.Sscanf(f, "%d", &n); err != nil || n < 1 || fmt.Sprint(n) != f {
+			return nil, fmt.Errorf("--concurrency %q: %q is not a positive whole number", s, f)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--concurrency %q: no levels", s)
+	}
+	return out, nil
+}

@@ -1,0 +1,214 @@
+// Package macro is the macro phase: a load generator that sweeps concurrency
+// against an OpenAI-compatible server's streaming API and measures TTFT,
+// TPOT, ITL, E2EL and throughput per level the way vLLM defines them, with
+// token counts taken from the server's usage and their source recorded.
+package macro
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// Result is the whole sweep; it is the document `sweep --json` writes.
+type Result struct {
+	URL        string               `json:"url"`
+	Model      string               `json:"model"`
+	API        string               `json:"api"`
+	Started    string               `json:"started"` // RFC3339
+	InputLen   int                  `json:"input_len"`
+	OutputLen  int                  `json:"output_len"`
+	Requests   int                  `json:"requests,omitempty"`
+	DurationS  float64              `json:"duration_s,omitempty"`
+	Warmup     int                  `json:"warmup"`
+	Rate       float64              `json:"request_rate,omitempty"`
+	Levels     []phases.LevelResult `json:"levels"`
+	Plateau    *phases.Plateau      `json:"plateau"`
+	Stopped    string               `json:"stopped,omitempty"` // why the sweep ended early
+	Notes      []string             `json:"notes,omitempty"`
+	PromptCal  string               `json:"prompt_calibration"` // "tokenize" or "estimate"
+	Continuous bool                 `json:"continuous_usage_stats"`
+}
+
+// Sweep runs the levels of one Config. Its steering methods are safe to call
+// from another goroutine while Run runs.
+type Sweep struct {
+	cfg Config
+
+	mu       sync.Mutex
+	paused   bool
+	target   int
+	stopping bool
+	wake     chan struct{}
+}
+
+// NewSweep checks cfg and prepares a sweep.
+func NewSweep(cfg Config) (*Sweep, error) {
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Sweep{cfg: c, wake: make(chan struct{}, 1)}, nil
+}
+
+// Config returns the sweep's configuration with its defaults filled in.
+func (s *Sweep) Config() Config { return s.cfg }
+
+func (s *Sweep) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Pause stops sending new requests; those in flight finish.
+func (s *Sweep) Pause() { s.mu.Lock(); s.paused = true; s.mu.Unlock(); s.poke() }
+
+// Resume sends again after Pause.
+func (s *Sweep) Resume() { s.mu.Lock(); s.paused = false; s.mu.Unlock(); s.poke() }
+
+// Paused reports whether the sweep is paused.
+func (s *Sweep) Paused() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.paused }
+
+// SetConcurrency changes how many requests the current level keeps in
+// flight, live. Raising it sends more at once; lowering it lets the extra
+// requests finish and sends no new one until fewer are in flight (nothing
+// is dropped). The level's result notes the change. Later levels keep their
+// configured concurrency.
+func (s *Sweep) SetConcurrency(n int) {
+	if n < 1 {
+		n = 1
+	}
+	s.mu.Lock()
+	s.target = n
+	s.mu.Unlock()
+	s.poke()
+}
+
+// Concurrency is the current level's in-flight target (0 before the first
+// level, and in rate mode).
+func (s *Sweep) Concurrency() int { s.mu.Lock(); defer s.mu.Unlock(); return s.target }
+
+// Stop ends the sweep gracefully: no new request is sent, the requests in
+// flight run to their end and are counted, the current level is reported
+// with what it has, and Run returns. Cancel Run's context instead to cut the
+// in-flight requests short (they are recorded as cancelled, not failed).
+func (s *Sweep) Stop() { s.mu.Lock(); s.stopping = true; s.mu.Unlock(); s.poke() }
+
+func (s *Sweep) state() (paused, stopping bool, target int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.paused, s.stopping, s.target
+}
+
+// Run runs the sweep, emitting events on em (which may be nil), and returns
+// what it measured. An error means the sweep could not start (no server, no
+// model); failed requests are data in the result, not errors. When ctx is
+// cancelled mid-sweep, Run returns the levels finished so far and ctx's
+// error.
+func (s *Sweep) Run(ctx context.Context, em *phases.Emitter) (*Result, error) {
+	cfg := s.cfg
+	maxC := cfg.Concurrency[len(cfg.Concurrency)-1]
+	c := newClient(cfg, maxC)
+	defer c.close()
+	res := &Result{URL: cfg.URL, API: cfg.API, Started: time.Now().UTC().Format(time.RFC3339),
+		InputLen: cfg.InputLen, OutputLen: cfg.OutputLen, Requests: cfg.Requests,
+		DurationS: cfg.Duration.Seconds(), Warmup: cfg.Warmup, Rate: cfg.Rate, Levels: []phases.LevelResult{}}
+	if cfg.Model == "" {
+		ids, err := c.models(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("cannot find the model: %w", err)
+		}
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("%s/v1/models lists no model; give --model", cfg.URL)
+		}
+		cfg.Model = ids[0]
+		c.cfg.Model = ids[0]
+	}
+	res.Model = cfg.Model
+	pg := newPromptGen(cfg.Seed)
+	if tpw, ok := pg.calibrate(ctx, c, cfg.InputLen); ok {
+		res.PromptCal = "tokenize"
+		c.logf("prompt length calibrated with /tokenize: %.3f tokens per word", tpw)
+	} else {
+		res.PromptCal = "estimate"
+		res.Notes = append(res.Notes, "server has no /tokenize: prompt length estimated at one token per word; total_input_tokens comes from usage")
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+
+	r := &runner{s: s, cfg: cfg, c: c, pg: pg, em: em, t0: time.Now()}
+	var scrapeWG sync.WaitGroup
+	sctx, stopScrape := context.WithCancel(ctx)
+	if cfg.Scraper != nil {
+		scrapeWG.Add(1)
+		go func() { defer scrapeWG.Done(); r.scrapeLoop(sctx) }()
+	}
+	defer func() { stopScrape(); scrapeWG.Wait() }()
+
+	type lvl struct {
+		c    int
+		rate float64
+	}
+	var levels []lvl
+	if cfg.Rate > 0 {
+		levels = []lvl{{0, cfg.Rate}}
+	} else {
+		for _, n := range cfg.Concurrency {
+			levels = append(levels, lvl{n, 0})
+		}
+	}
+	for i, l := range levels {
+		lr, err := r.runLevel(ctx, l.c, l.rate)
+		if lr != nil {
+			res.Levels = append(res.Levels, *lr)
+			em.Emit(ctx, phases.KindMacroLevel, lr)
+			if lr.ClientBound {
+				em.Emit(ctx, phases.KindMacroAudit, &phases.ClientBound{Concurrency: lr.Concurrency, Reason: lr.ClientBoundReason})
+			}
+		}
+		if err != nil {
+			res.Stopped = "cancelled"
+			res.Continuous = c.continuous.Load()
+			return res, err
+		}
+		if res.Plateau == nil && i > 0 && l.rate == 0 {
+			if p := findPlateau(res.Levels); p != nil {
+				res.Plateau = p
+				em.Emit(ctx, phases.KindMacroPlateau, p)
+				if cfg.StopAtPlateau {
+					res.Stopped = "plateau"
+					break
+				}
+			}
+		}
+		if _, stopping, _ := s.state(); stopping {
+			res.Stopped = "stopped by the operator"
+			break
+		}
+	}
+	res.Continuous = c.continuous.Load()
+	if !res.Continuous {
+		res.Notes = append(res.Notes, "server refused continuous_usage_stats: tokens per chunk estimated from the final usage")
+	}
+	return res, nil
+}
+
+// findPlateau returns the smallest level C whose next level (normally 2C)
+// adds less than 10% output throughput, or nil.
+func findPlateau(levels []phases.LevelResult) *phases.Plateau {
+	for i := 0; i+1 < len(levels); i++ {
+		a, b := levels[i], levels[i+1]
+		if a.Completed == 0 || b.Completed == 0 || a.OutputThroughput <= 0 || b.Concurrency <= a.Concurrency {
+			continue
+		}
+		if b.OutputThroughput < 1.10*a.OutputThroughput {
+			return &phases.Plateau{Concurrency: a.Concurrency, OutputThroughput: a.OutputThroughput}
+		}
+	}
+	return nil
+}
