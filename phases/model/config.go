@@ -1,0 +1,269 @@
+// Package model describes a served LLM for the GPU phases: it reads a Hugging
+// Face config.json (or a built-in preset) and plans one decode step per GPU,
+// every GEMM with its (M, N, K) and how often it runs, and the step's
+// all-reduces, for a tensor-parallel size with or without expert parallelism.
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/profdeck/profdeck/remote"
+)
+
+// Attention kinds.
+const (
+	AttnMLA = "mla" // DeepSeek-V2/V3-style multi-head latent attention
+	AttnGQA = "gqa" // grouped-query (or plain multi-head) attention
+)
+
+// Config is what the plan needs from a model's config.json.
+type Config struct {
+	Name      string `json:"name"`
+	ModelType string `json:"model_type"`
+	Attention string `json:"attention"` // AttnMLA or AttnGQA
+
+	Hidden  int `json:"hidden_size"`
+	Layers  int `json:"num_hidden_layers"`
+	Heads   int `json:"num_attention_heads"`
+	KVHeads int `json:"num_key_value_heads"`
+	HeadDim int `json:"head_dim"`
+	Vocab   int `json:"vocab_size"`
+
+	// MLA.
+	QLoraRank  int `json:"q_lora_rank,omitempty"`
+	KVLoraRank int `json:"kv_lora_rank,omitempty"`
+	QKNope     int `json:"qk_nope_head_dim,omitempty"`
+	QKRope     int `json:"qk_rope_head_dim,omitempty"`
+	VHeadDim   int `json:"v_head_dim,omitempty"`
+
+	// MLP: dense layers use Intermediate; MoE layers use the expert fields.
+	Intermediate    int `json:"intermediate_size"`
+	MoEIntermediate int `json:"moe_intermediate_size,omitempty"`
+	Experts         int `json:"experts,omitempty"`
+	TopK            int `json:"experts_per_token,omitempty"`
+	SharedExperts   int `json:"shared_experts,omitempty"`
+	// SharedIntermediate is the shared expert's width when the config gives
+	// it directly (Qwen2-MoE); otherwise SharedExperts × MoEIntermediate.
+	SharedIntermediate int `json:"shared_intermediate_size,omitempty"`
+	DenseLayers        int `json:"dense_layers"` // layers with a dense MLP
+	MoELayers          int `json:"moe_layers"`   // layers with an MoE MLP
+
+	Quant Quant `json:"quant"`
+}
+
+// IsMoE reports whether the model has routed experts.
+func (c Config) IsMoE() bool { return c.Experts > 0 && c.MoELayers > 0 }
+
+// hfConfig is the subset of config.json fields read, as pointers so a
+// missing field can be told from a zero.
+type hfConfig struct {
+	ModelType     string   `json:"model_type"`
+	Architectures []string `json:"architectures"`
+
+	Hidden  *int `json:"hidden_size"`
+	Layers  *int `json:"num_hidden_layers"`
+	Heads   *int `json:"num_attention_heads"`
+	KVHeads *int `json:"num_key_value_heads"`
+	HeadDim *int `json:"head_dim"`
+	Vocab   *int `json:"vocab_size"`
+
+	QLoraRank  *int `json:"q_lora_rank"`
+	KVLoraRank *int `json:"kv_lora_rank"`
+	QKNope     *int `json:"qk_nope_head_dim"`
+	QKRope     *int `json:"qk_rope_head_dim"`
+	VHeadDim   *int `json:"v_head_dim"`
+
+	Intermediate    *int `json:"intermediate_size"`
+	MoEIntermediate *int `json:"moe_intermediate_size"`
+
+	NRoutedExperts  *int `json:"n_routed_experts"`  // DeepSeek
+	NumExperts      *int `json:"num_experts"`       // Qwen-MoE
+	NumLocalExperts *int `json:"num_local_experts"` // Mixtral
+	TopK            *int `json:"num_experts_per_tok"`
+	NSharedExperts  *int `json:"n_shared_experts"`
+	SharedInter     *int `json:"shared_expert_intermediate_size"`
+
+	FirstKDense   *int  `json:"first_k_dense_replace"`
+	MoELayerFreq  *int  `json:"moe_layer_freq"`
+	SparseStep    *int  `json:"decoder_sparse_step"`
+	MLPOnlyLayers []int `json:"mlp_only_layers"`
+
+	Quantization json.RawMessage `json:"quantization_config"`
+	TextConfig   json.RawMessage `json:"text_config"`
+}
+
+// Parse reads a config.json. name labels the model in plans and errors.
+// A config that nests its language model under text_config (multimodal
+// wrappers such as Kimi-K2.5) is read from there; a quantization_config at
+// either level applies.
+func Parse(name string, data []byte) (Config, error) {
+	var top hfConfig
+	if err := json.Unmarshal(data, &top); err != nil {
+		return Config{}, fmt.Errorf("model config %s: not a JSON config.json: %w", name, err)
+	}
+	hf := top
+	if len(top.TextConfig) > 0 && string(top.TextConfig) != "null" {
+		var inner hfConfig
+		if err := json.Unmarshal(top.TextConfig, &inner); err != nil {
+			return Config{}, fmt.Errorf("model config %s: text_config: %w", name, err)
+		}
+		if len(inner.Quantization) == 0 {
+			inner.Quantization = top.Quantization
+		}
+		hf = inner
+	}
+	c, err := fromHF(hf)
+	if err != nil {
+		return Config{}, fmt.Errorf("model config %s: %w", name, err)
+	}
+	c.Name = name
+	return c, nil
+}
+
+func val(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func fromHF(hf hfConfig) (Config, error) {
+	var missing []string
+	need := func(p *int, field string) int {
+		if p == nil || *p <= 0 {
+			missing = append(missing, field)
+			return 0
+		}
+		return *p
+	}
+	c := Config{ModelType: hf.ModelType}
+	c.Hidden = need(hf.Hidden, "hidden_size")
+	c.Layers = need(hf.Layers, "num_hidden_layers")
+	c.Heads = need(hf.Heads, "num_attention_heads")
+	c.Vocab = need(hf.Vocab, "vocab_size")
+
+	if val(hf.KVLoraRank) > 0 {
+		c.Attention = AttnMLA
+		c.KVLoraRank = val(hf.KVLoraRank)
+		c.QLoraRank = val(hf.QLoraRank) // null or 0: q_proj straight from hidden
+		c.QKNope = need(hf.QKNope, "qk_nope_head_dim")
+		c.QKRope = need(hf.QKRope, "qk_rope_head_dim")
+		c.VHeadDim = need(hf.VHeadDim, "v_head_dim")
+		c.KVHeads = c.Heads
+	} else {
+		c.Attention = AttnGQA
+		c.KVHeads = val(hf.KVHeads)
+		if c.KVHeads == 0 {
+			c.KVHeads = c.Heads
+		}
+		c.HeadDim = val(hf.HeadDim)
+		if c.HeadDim == 0 && c.Heads > 0 {
+			c.HeadDim = c.Hidden / c.Heads
+		}
+	}
+
+	c.Experts = val(hf.NRoutedExperts)
+	if c.Experts == 0 {
+		c.Experts = val(hf.NumExperts)
+	}
+	if c.Experts == 0 {
+		c.Experts = val(hf.NumLocalExperts)
+	}
+	if c.Experts > 0 {
+		c.TopK = need(hf.TopK, "num_experts_per_tok")
+		c.MoEIntermediate = val(hf.MoEIntermediate)
+		if c.MoEIntermediate == 0 { // Mixtral: the experts use intermediate_size
+			c.MoEIntermediate = need(hf.Intermediate, "moe_intermediate_size")
+		}
+		c.SharedExperts = val(hf.NSharedExperts)
+		c.SharedIntermediate = val(hf.SharedInter)
+		c.DenseLayers, c.MoELayers = layerSplit(hf, c.Layers)
+	} else {
+		c.DenseLayers = c.Layers
+	}
+	if c.DenseLayers > 0 {
+		c.Intermediate = need(hf.Intermediate, "intermediate_size")
+	} else {
+		c.Intermediate = val(hf.Intermediate)
+	}
+	if len(missing) > 0 {
+		arch := hf.ModelType
+		if len(hf.Architectures) > 0 {
+			arch = strings.Join(hf.Architectures, ",")
+		}
+		if arch == "" {
+			arch = "unknown architecture"
+		}
+		return Config{}, fmt.Errorf("unsupported architecture (%s): missing %s", arch, strings.Join(missing, ", "))
+	}
+	q, err := parseQuant(hf.Quantization)
+	if err != nil {
+		return Config{}, err
+	}
+	c.Quant = q
+	return c, nil
+}
+
+// layerSplit counts dense and MoE layers from the config's layout fields:
+// first_k_dense_replace and moe_layer_freq (DeepSeek), decoder_sparse_step and
+// mlp_only_layers (Qwen-MoE); with none of them every layer is MoE.
+func layerSplit(hf hfConfig, layers int) (dense, moe int) {
+	first := val(hf.FirstKDense)
+	freq := val(hf.MoELayerFreq)
+	if freq <= 0 {
+		freq = 1
+	}
+	step := val(hf.SparseStep)
+	if step <= 0 {
+		step = 1
+	}
+	only := map[int]bool{}
+	for _, l := range hf.MLPOnlyLayers {
+		only[l] = true
+	}
+	for i := 0; i < layers; i++ {
+		isMoE := i >= first && i%freq == 0 && (i+1)%step == 0 && !only[i]
+		if isMoE {
+			moe++
+		} else {
+			dense++
+		}
+	}
+	return dense, moe
+}
+
+// LoadFile reads a local config.json.
+func LoadFile(path string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("model config: %w", err)
+	}
+	return Parse(path, b)
+}
+
+// Resolve turns spec into a Config: a preset name, a local file, or (when h
+// is not nil and no local file has that path) a file on the host.
+func Resolve(ctx context.Context, h remote.Host, spec string) (Config, error) {
+	if spec == "" {
+		return Config{}, errors.New("no model given: name a preset (" + strings.Join(PresetNames(), ", ") + ") or a config.json")
+	}
+	if c, ok := Preset(spec); ok {
+		return c, nil
+	}
+	if _, err := os.Stat(spec); err == nil {
+		return LoadFile(spec)
+	}
+	if h != nil && strings.ContainsAny(spec, "/.") {
+		b, err := h.ReadFile(ctx, spec)
+		if err != nil {
+			return Config{}, fmt.Errorf("model config %s on %s: %w", spec, h.Name(), err)
+		}
+		return Parse(h.Name()+":"+spec, b)
+	}
+	return Config{}, fmt.Errorf("model %q is neither a preset (%s) nor a config.json file", spec, strings.Join(PresetNames(), ", "))
+}

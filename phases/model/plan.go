@@ -1,0 +1,274 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// GEMM is one matrix product of a decode step on one GPU:
+// y[M,N] = x[M,K] · W[N,K]ᵀ, or Batch such products side by side (a batched
+// GEMM: the MLA absorbed projections, or the routed experts a batch touches,
+// each with its own weight), run PerStep times per decode step.
+type GEMM struct {
+	Name    string `json:"name"`
+	Step    int    `json:"step_m"` // the decode batch size this GEMM belongs to
+	M       int    `json:"m"`
+	N       int    `json:"n"`
+	K       int    `json:"k"`
+	Batch   int    `json:"batch,omitempty"` // >1: that many independent products in one batched GEMM
+	Dtype   string `json:"dtype"`           // what the micro script times
+	Served  string `json:"served,omitempty"`
+	PerStep int    `json:"per_step"`
+}
+
+// Count is how many products one call does (Batch, at least 1).
+func (g GEMM) Count() int {
+	if g.Batch > 1 {
+		return g.Batch
+	}
+	return 1
+}
+
+// FLOPs of one call.
+func (g GEMM) FLOPs() float64 {
+	return 2 * float64(g.M) * float64(g.N) * float64(g.K) * float64(g.Count())
+}
+
+// Bytes one call moves at BF16: weights, input and output once each.
+func (g GEMM) Bytes() float64 {
+	return 2 * float64(g.Count()) * (float64(g.N)*float64(g.K) + float64(g.M)*float64(g.K) + float64(g.M)*float64(g.N))
+}
+
+// AllReduce is the step's tensor-parallel all-reduces: PerLayer per layer
+// plus Embedding (vLLM's vocab-parallel embedding does one), each
+// [M, hidden] BF16.
+type AllReduce struct {
+	PerStep       int `json:"per_step"`
+	PerLayer      int `json:"per_layer"`
+	Embedding     int `json:"embedding"`
+	BytesPerToken int `json:"bytes_per_token"`
+}
+
+// AllToAll is the expert-parallel dispatch: each token goes to TopK experts,
+// Hidden BF16 values each (no per-rank de-duplication).
+type AllToAll struct {
+	TopK          int `json:"topk"`
+	Hidden        int `json:"hidden"`
+	BytesPerToken int `json:"bytes_per_token"`
+}
+
+// Plan is one decode step on one GPU for each batch size M.
+type Plan struct {
+	Model     string    `json:"model"`
+	TP        int       `json:"tp"`
+	EP        bool      `json:"ep"`
+	Batch     []int     `json:"batch"`
+	Hidden    int       `json:"hidden"`
+	Layers    int       `json:"layers"`
+	GEMMs     []GEMM    `json:"gemms"`
+	AllReduce AllReduce `json:"allreduce"`
+	AllToAll  *AllToAll `json:"alltoall,omitempty"`
+	Notes     []string  `json:"notes,omitempty"`
+}
+
+// At returns the plan's GEMMs for batch size m, in step order.
+func (p Plan) At(m int) []GEMM {
+	var out []GEMM
+	for _, g := range p.GEMMs {
+		if g.Step == m {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// Options choose the parallelism and batch sizes of a plan.
+type Options struct {
+	TP    int
+	EP    bool // vLLM --enable-expert-parallel: whole experts, E/TP per GPU
+	Batch []int
+	// NoEmbeddingAllReduce leaves out the vocab-parallel embedding's
+	// all-reduce (servers that replicate the embedding).
+	NoEmbeddingAllReduce bool
+}
+
+// DefaultBatch is the batch sizes planned when none are given.
+var DefaultBatch = []int{1, 8, 64, 128}
+
+// vocabPad is vLLM's padding of the vocabulary before it is split over ranks.
+const vocabPad = 64
+
+// Build plans one decode step of c under o.
+func Build(c Config, o Options) (Plan, error) {
+	if o.TP < 1 {
+		return Plan{}, fmt.Errorf("tensor-parallel size %d: must be at least 1", o.TP)
+	}
+	batch := o.Batch
+	if len(batch) == 0 {
+		batch = DefaultBatch
+	}
+	for _, m := range batch {
+		if m < 1 {
+			return Plan{}, fmt.Errorf("batch size %d: must be at least 1", m)
+		}
+	}
+	tp := o.TP
+	var errs []error
+	div := func(v int, field string) int {
+		if v%tp != 0 {
+			errs = append(errs, fmt.Errorf("%s %d is not divisible by tp %d", field, v, tp))
+			return 0
+		}
+		return v / tp
+	}
+	p := Plan{Model: c.Name, TP: tp, EP: o.EP && c.IsMoE(), Batch: append([]int(nil), batch...), Hidden: c.Hidden, Layers: c.Layers}
+	if o.EP && !c.IsMoE() {
+		p.Notes = append(p.Notes, "expert parallelism asked for, but the model has no routed experts")
+	}
+	heads := div(c.Heads, "num_attention_heads")
+	dense := c.Intermediate
+	if c.DenseLayers > 0 {
+		dense = div(c.Intermediate, "intermediate_size")
+	}
+	shared := c.SharedIntermediate
+	if shared == 0 {
+		shared = c.SharedExperts * c.MoEIntermediate
+	}
+	if shared > 0 {
+		shared = div(shared, "shared expert width")
+	}
+	expertsLocal, moeI := c.Experts, c.MoEIntermediate
+	if c.IsMoE() {
+		if p.EP {
+			expertsLocal = div(c.Experts, "n_routed_experts")
+		} else {
+			moeI = div(c.MoEIntermediate, "moe_intermediate_size")
+		}
+	}
+	kvHeads := 0
+	if c.Attention == AttnGQA {
+		switch {
+		case c.KVHeads >= tp && c.KVHeads%tp == 0:
+			kvHeads = c.KVHeads / tp
+		case c.KVHeads < tp && tp%c.KVHeads == 0:
+			kvHeads = 1 // vLLM replicates the KV heads
+		default:
+			errs = append(errs, fmt.Errorf("num_key_value_heads %d does not fit tp %d", c.KVHeads, tp))
+		}
+	}
+	if len(errs) > 0 {
+		return Plan{}, fmt.Errorf("model %s at tp %d: %w", c.Name, tp, errors.Join(errs...))
+	}
+	vocab := (c.Vocab + vocabPad - 1) / vocabPad * vocabPad
+	vocab = (vocab + tp - 1) / tp
+
+	// Module paths for the served dtype: a layer that has the MLP kind.
+	attnLayer, moeLayer := 0, c.DenseLayers
+	mod := func(l int, s string) string { return fmt.Sprintf("model.layers.%d.%s", l, s) }
+	served := func(module string) string { return c.Quant.Served(module) }
+
+	for _, m := range batch {
+		add := func(name string, n, k, b, per int, module string) {
+			p.GEMMs = append(p.GEMMs, GEMM{Name: name, Step: m, M: m, N: n, K: k, Batch: b, Dtype: "bf16", Served: served(module), PerStep: per})
+		}
+		L := c.Layers
+		switch c.Attention {
+		case AttnMLA:
+			qk := c.QKNope + c.QKRope
+			if c.QLoraRank > 0 {
+				// q_a and kv_a (with the rope key) fused, replicated on every rank.
+				add("q_a+kv_a", c.QLoraRank+c.KVLoraRank+c.QKRope, c.Hidden, 0, L, mod(attnLayer, "self_attn.fused_qkv_a_proj"))
+				add("q_b", heads*qk, c.QLoraRank, 0, L, mod(attnLayer, "self_attn.q_b_proj"))
+			} else {
+				add("q", heads*qk, c.Hidden, 0, L, mod(attnLayer, "self_attn.q_proj"))
+				add("kv_a", c.KVLoraRank+c.QKRope, c.Hidden, 0, L, mod(attnLayer, "self_attn.kv_a_proj_with_mqa"))
+			}
+			// Absorbed MLA at decode: per head, q_nope into the latent and
+			// the latent output back to v_head_dim.
+			add("w_uk", c.KVLoraRank, c.QKNope, heads, L, mod(attnLayer, "self_attn.kv_b_proj"))
+			add("w_uv", c.VHeadDim, c.KVLoraRank, heads, L, mod(attnLayer, "self_attn.kv_b_proj"))
+			add("o_proj", c.Hidden, heads*c.VHeadDim, 0, L, mod(attnLayer, "self_attn.o_proj"))
+		default:
+			add("qkv", (heads+2*kvHeads)*c.HeadDim, c.Hidden, 0, L, mod(attnLayer, "self_attn.qkv_proj"))
+			add("o_proj", c.Hidden, heads*c.HeadDim, 0, L, mod(attnLayer, "self_attn.o_proj"))
+		}
+		if c.DenseLayers > 0 {
+			add("dense.gate_up", 2*dense, c.Hidden, 0, c.DenseLayers, mod(0, "mlp.gate_proj"))
+			add("dense.down", c.Hidden, dense, 0, c.DenseLayers, mod(0, "mlp.down_proj"))
+		}
+		if c.IsMoE() {
+			add("router", c.Experts, c.Hidden, 0, c.MoELayers, mod(moeLayer, "mlp.gate"))
+			for _, grp := range expertGroups(c, m, tp, p.EP, expertsLocal) {
+				w13 := GEMM{Name: "experts.w13", Step: m, M: grp.tokens, N: 2 * moeI, K: c.Hidden, Batch: grp.experts,
+					Dtype: "bf16", Served: served(mod(moeLayer, "mlp.experts.0.gate_proj")), PerStep: c.MoELayers}
+				w2 := GEMM{Name: "experts.w2", Step: m, M: grp.tokens, N: c.Hidden, K: moeI, Batch: grp.experts,
+					Dtype: "bf16", Served: served(mod(moeLayer, "mlp.experts.0.down_proj")), PerStep: c.MoELayers}
+				p.GEMMs = append(p.GEMMs, w13, w2)
+			}
+			if shared > 0 {
+				add("shared.gate_up", 2*shared, c.Hidden, 0, c.MoELayers, mod(moeLayer, "mlp.shared_experts.gate_proj"))
+				add("shared.down", c.Hidden, shared, 0, c.MoELayers, mod(moeLayer, "mlp.shared_experts.down_proj"))
+			}
+		}
+		add("lm_head", vocab, c.Hidden, 0, 1, "lm_head")
+	}
+	if tp > 1 {
+		p.AllReduce = AllReduce{PerLayer: 2, Embedding: 1, BytesPerToken: 2 * c.Hidden}
+		if o.NoEmbeddingAllReduce {
+			p.AllReduce.Embedding = 0
+		}
+		p.AllReduce.PerStep = 2*c.Layers + p.AllReduce.Embedding
+	}
+	if c.IsMoE() {
+		p.AllToAll = &AllToAll{TopK: c.TopK, Hidden: c.Hidden, BytesPerToken: c.TopK * c.Hidden * 2}
+		p.Notes = append(p.Notes, fmt.Sprintf("routed experts: the experts a batch touches under uniform top-%d routing, timed as one batched BF16 GEMM", c.TopK))
+	}
+	if c.Quant.Weight != "" {
+		p.Notes = append(p.Notes, fmt.Sprintf("weights served as %s are timed in BF16: an upper bound on their time", c.Quant.Weight))
+	}
+	p.Notes = append(p.Notes, "attention over the KV cache (QKᵀ, PV) is not a weight GEMM and is not planned")
+	return p, nil
+}
+
+type expertGroup struct{ experts, tokens int }
+
+// ActiveExperts is how many of n experts (of E in all, top-k routing,
+// uniform) a batch of m tokens touches: n·(1 − (1 − k/E)^m), rounded, at
+// least 1 and at most min(n, tokens).
+func ActiveExperts(n, e, k, m, tokens int) int {
+	a := int(math.Round(float64(n) * (1 - math.Pow(1-float64(k)/float64(e), float64(m)))))
+	a = max(a, 1)
+	return min(a, n, tokens)
+}
+
+// expertGroups splits the routed tokens of a batch of m over the experts on
+// one GPU: without EP every GPU holds a slice of every expert and sees all
+// k·m routed tokens; with EP a GPU holds E/tp whole experts and gets k·m/tp
+// of the tokens. Tokens spread evenly, so at most two sizes of group.
+func expertGroups(c Config, m, tp int, ep bool, local int) []expertGroup {
+	tokens := c.TopK * m
+	n := c.Experts
+	if ep {
+		tokens = max(1, int(math.Round(float64(tokens)/float64(tp))))
+		n = local
+	}
+	act := ActiveExperts(n, c.Experts, c.TopK, m, tokens)
+	base, extra := tokens/act, tokens%act
+	var out []expertGroup
+	if extra > 0 {
+		out = append(out, expertGroup{experts: extra, tokens: base + 1})
+	}
+	if act-extra > 0 {
+		out = append(out, expertGroup{experts: act - extra, tokens: base})
+	}
+	return out
+}
+
+// Ms returns the plan's batch sizes, sorted.
+func (p Plan) Ms() []int {
+	out := append([]int(nil), p.Batch...)
+	sort.Ints(out)
+	return out
+}

@@ -1,0 +1,100 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Quant is the weight quantization a config declares. The plan labels each
+// GEMM with the dtype its weight is served in; the micro script still times
+// BF16 GEMMs, which for a quantized weight is an upper bound on its time.
+type Quant struct {
+	Method    string   `json:"method,omitempty"` // compressed-tensors, fp8, awq, gptq, ...
+	Weight    string   `json:"weight,omitempty"` // int4, int8, fp8 ("" when unknown)
+	GroupSize int      `json:"group_size,omitempty"`
+	Ignore    []string `json:"ignore,omitempty"` // module names or "re:" patterns left unquantized
+}
+
+type hfQuant struct {
+	Method       string   `json:"quant_method"`
+	Bits         int      `json:"bits"`
+	GroupSize    int      `json:"group_size"`
+	Ignore       []string `json:"ignore"`
+	NotConvert   []string `json:"modules_to_not_convert"`
+	ConfigGroups map[string]struct {
+		Weights struct {
+			NumBits   int    `json:"num_bits"`
+			Type      string `json:"type"`
+			GroupSize int    `json:"group_size"`
+		} `json:"weights"`
+	} `json:"config_groups"`
+}
+
+func parseQuant(raw json.RawMessage) (Quant, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return Quant{}, nil
+	}
+	var h hfQuant
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return Quant{}, fmt.Errorf("quantization_config: %w", err)
+	}
+	q := Quant{Method: h.Method, GroupSize: h.GroupSize}
+	q.Ignore = append(append(q.Ignore, h.Ignore...), h.NotConvert...)
+	switch strings.ToLower(h.Method) {
+	case "fp8":
+		q.Weight = "fp8"
+	case "awq", "gptq", "marlin", "awq_marlin", "gptq_marlin":
+		q.Weight = intType(h.Bits)
+	case "compressed-tensors":
+		for _, g := range h.ConfigGroups {
+			w := g.Weights
+			if w.Type == "float" && w.NumBits == 8 {
+				q.Weight = "fp8"
+			} else if w.NumBits > 0 {
+				q.Weight = intType(w.NumBits)
+			}
+			if w.GroupSize > 0 {
+				q.GroupSize = w.GroupSize
+			}
+		}
+	}
+	for _, e := range q.Ignore {
+		if p, ok := strings.CutPrefix(e, "re:"); ok {
+			if _, err := regexp.Compile(p); err != nil {
+				return Quant{}, fmt.Errorf("quantization_config: ignore pattern %q: %w", e, err)
+			}
+		}
+	}
+	return q, nil
+}
+
+func intType(bits int) string {
+	if bits <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("int%d", bits)
+}
+
+// Served returns the dtype module's weight is served in when it differs from
+// BF16 ("" for BF16). module is the Hugging Face parameter path without
+// ".weight", e.g. "model.layers.1.mlp.experts.0.down_proj". Routers and
+// lm_head stay BF16 under every method the plan knows, as they do in vLLM.
+func (q Quant) Served(module string) string {
+	if q.Weight == "" || module == "lm_head" || strings.HasSuffix(module, ".mlp.gate") {
+		return ""
+	}
+	for _, e := range q.Ignore {
+		if p, ok := strings.CutPrefix(e, "re:"); ok {
+			if re, err := regexp.Compile("^(?:" + p + ")"); err == nil && re.MatchString(module) {
+				return ""
+			}
+			continue
+		}
+		if module == e || strings.HasSuffix(module, "."+e) {
+			return ""
+		}
+	}
+	return q.Weight
+}
