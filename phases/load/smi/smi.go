@@ -1,0 +1,146 @@
+// Package smi reads nvidia-smi output: the --query-gpu CSV (with or without
+// header and units, looped with -l/-lms), the default table, `dmon` and
+// `-L`. Values nvidia-smi cannot give ([N/A], [Not Supported], "-") are
+// unknown (nil), never zero. The parsers never fail on unknown lines.
+package smi
+
+import (
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// QueryCommand is the poll the load phase runs once a second.
+const QueryCommand = "nvidia-smi --query-gpu=index,name,memory.used,memory.total,utilization.gpu --format=csv,noheader,nounits"
+
+// QueryFields are the columns of QueryCommand, in order.
+var QueryFields = []string{"index", "name", "memory.used", "memory.total", "utilization.gpu"}
+
+// GPU is one GPU's reading.
+type GPU struct {
+	Index          int      `json:"index"`
+	Name           string   `json:"name"`
+	MemoryUsedMiB  *float64 `json:"memory_used_mib"`
+	MemoryTotalMiB *float64 `json:"memory_total_mib"`
+	UtilizationPct *float64 `json:"utilization_pct"`
+}
+
+// ParseQuery parses the noheader,nounits CSV of QueryCommand. Lines that do
+// not have the five fields are skipped.
+func ParseQuery(text string) []GPU {
+	var out []GPU
+	for _, line := range strings.Split(text, "\n") {
+		f := splitCSV(line)
+		if len(f) != len(QueryFields) {
+			continue
+		}
+		if g, ok := fromFields(QueryFields, f, -1); ok {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// splitCSV splits an nvidia-smi CSV line on ", " (names contain spaces but
+// no commas).
+func splitCSV(line string) []string {
+	line = strings.TrimRight(strings.TrimSpace(line), ",")
+	if line == "" {
+		return nil
+	}
+	parts := strings.Split(line, ",")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
+}
+
+var numRe = regexp.MustCompile(`^(-?[\d.]+)\s*(MiB|MB|GiB|%|W)?$`)
+
+// number parses "78942", "78942 MiB", "100 %"; unknown markers give nil.
+func number(s string) *float64 {
+	s = strings.TrimSpace(s)
+	m := numRe.FindStringSubmatch(s)
+	if m == nil {
+		return nil
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return nil
+	}
+	if m[2] == "GiB" {
+		v *= 1024
+	}
+	return &v
+}
+
+// fromFields builds a GPU from named CSV fields; order is the row's position
+// when there is no index column.
+func fromFields(names, vals []string, order int) (GPU, bool) {
+	g := GPU{Index: order}
+	hasIndex := false
+	for i, n := range names {
+		if i >= len(vals) {
+			break
+		}
+		v := vals[i]
+		switch n {
+		case "index":
+			idx, err := strconv.Atoi(v)
+			if err != nil {
+				return g, false
+			}
+			g.Index, hasIndex = idx, true
+		case "name", "gpu_name":
+			g.Name = v
+		case "memory.used":
+			g.MemoryUsedMiB = number(v)
+		case "memory.total":
+			g.MemoryTotalMiB = number(v)
+		case "utilization.gpu":
+			g.UtilizationPct = number(v)
+		}
+	}
+	return g, hasIndex || order >= 0
+}
+
+// merge folds readings into a set keyed by index: a later reading replaces
+// an earlier one, but an unknown value does not erase a known one from the
+// same file (a `-L` line after a CSV row).
+type set struct {
+	byIndex map[int]*GPU
+}
+
+func (s *set) add(g GPU) {
+	if s.byIndex == nil {
+		s.byIndex = map[int]*GPU{}
+	}
+	old := s.byIndex[g.Index]
+	if old == nil {
+		c := g
+		s.byIndex[g.Index] = &c
+		return
+	}
+	if g.Name != "" {
+		old.Name = g.Name
+	}
+	if g.MemoryUsedMiB != nil {
+		old.MemoryUsedMiB = g.MemoryUsedMiB
+	}
+	if g.MemoryTotalMiB != nil {
+		old.MemoryTotalMiB = g.MemoryTotalMiB
+	}
+	if g.UtilizationPct != nil {
+		old.UtilizationPct = g.UtilizationPct
+	}
+}
+
+func (s *set) list() []GPU {
+	out := make([]GPU, 0, len(s.byIndex))
+	for _, g := range s.byIndex {
+		out = append(out, *g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	return out
+}

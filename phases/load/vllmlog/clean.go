@@ -1,0 +1,165 @@
+// Package vllmlog reads vLLM's startup log, every era from v0.5 to current,
+// as it arrives: it cleans each physical line (transport wrappers, ANSI
+// colour in its three encodings, tqdm carriage returns, glued lines), reads
+// the process prefix and logger header, and classifies the message into
+// records (shard progress, weights loaded, KV cache, compile, CUDA graphs,
+// readiness, failures). It is pure: no I/O, no clock. Unknown lines are
+// normal and are returned as KindOther, never as an error.
+package vllmlog
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+var (
+	// ANSI SGR and friends, raw ESC, rsyslog octal "#033", caret "^[".
+	ansiRe = regexp.MustCompile(`(?:\x1b|\^\[|#033)\[[0-9;?]*[A-Za-z]`)
+	// Transport wrappers that come before everything else.
+	dockerTSRe = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z `)
+	djlRe      = regexp.MustCompile(`^\[?INFO \] PyProcess - W-\d+-model-std(?:out|err): `)
+	torchsRe   = regexp.MustCompile(`^.*? MODEL_LOG - `)
+	ansibleRe  = regexp.MustCompile(`^\S+ \| [A-Z]+ \| rc=\d+ \| \((?:stdout|stderr)\) `)
+	rayDupRe   = regexp.MustCompile(` \[repeated \d+x across cluster\]$`)
+	// Process prefix: (Name[ rank=R] pid=N[, ip=A.B.C.D]).
+	prefixRe = regexp.MustCompile(`^\(([A-Za-z][\w]*)(?: rank=(\d+))? pid=(\d+)(?:, ip=[\d.:a-fA-F]+)?\)\s?`)
+	// Where a glued line starts: a process prefix or a torch C++ "[rankN]:[" warning.
+	glueRe = regexp.MustCompile(`\((?:VllmWorkerProcess|VllmWorker|Worker|EngineCore|APIServer|RayWorkerWrapper)[^)]*pid=\d+|\[rank\d+\]:\[`)
+	// Logger header; V0 has no opening bracket before the file name.
+	headerRe = regexp.MustCompile(`^(DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.\d+)? \[?([\w./-]+\.py):(\d+)\] ?`)
+	// Ranks carried in a process name: Worker_DP0_TP2_EP2, Worker_TP3, Worker_PP0, EngineCore_DP1, EngineCore_3.
+	nameRankRe = regexp.MustCompile(`(?:^|_)(DP|PP|TP|EP)(\d+)`)
+)
+
+// cleanLine removes transport wrappers, ANSI codes, stray control bytes and
+// Ray's dedup suffix from one physical line segment.
+func cleanLine(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	s = ansiRe.ReplaceAllString(s, "")
+	s = strings.Map(func(r rune) rune {
+		if r == '\t' {
+			return ' '
+		}
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+	s = strings.ReplaceAll(s, "^O", "")
+	for _, re := range []*regexp.Regexp{dockerTSRe, djlRe, ansibleRe, torchsRe} {
+		if loc := re.FindStringIndex(s); loc != nil {
+			s = s[loc[1]:]
+		}
+	}
+	s = rayDupRe.ReplaceAllString(strings.TrimRight(s, " "), "")
+	// Pasted logs are sometimes indented by four spaces.
+	if strings.HasPrefix(s, "    (") || strings.HasPrefix(s, "    INFO ") || strings.HasPrefix(s, "    Loading ") {
+		s = strings.TrimLeft(s, " ")
+	}
+	return s
+}
+
+// splitSegments splits one received line into the segments vLLM actually
+// wrote: tqdm's carriage returns (raw or caret "^M"), and lines glued to the
+// end of a progress bar with no newline.
+func splitSegments(line string) []string {
+	line = strings.ReplaceAll(line, "^M", "\r")
+	var out []string
+	for _, part := range strings.Split(line, "\r") {
+		out = append(out, splitGlued(part)...)
+	}
+	return out
+}
+
+func splitGlued(s string) []string {
+	var out []string
+	for {
+		locs := glueRe.FindAllStringIndex(s, -1)
+		cut := -1
+		for _, l := range locs {
+			if l[0] > 0 && gluedAfter(s[:l[0]]) {
+				cut = l[0]
+				break
+			}
+		}
+		if cut < 0 {
+			return append(out, s)
+		}
+		out = append(out, s[:cut])
+		s = s[cut:]
+	}
+}
+
+// gluedAfter reports whether head ends like a progress bar (or download bar)
+// tail, after which a new line may have been glued without a newline.
+func gluedAfter(head string) bool {
+	h := ansiRe.ReplaceAllString(head, "")
+	h = strings.TrimRight(h, " ")
+	return strings.HasSuffix(h, "]")
+}
+
+// proc is a parsed process prefix.
+type proc struct {
+	name string
+	pid  int
+	rank int // -1 when the prefix names no rank
+}
+
+// parsePrefix reads a process prefix at the start of s.
+func parsePrefix(s string) (proc, string, bool) {
+	m := prefixRe.FindStringSubmatchIndex(s)
+	if m == nil {
+		return proc{rank: -1}, s, false
+	}
+	p := proc{name: s[m[2]:m[3]], rank: -1}
+	if m[4] >= 0 {
+		p.rank, _ = strconv.Atoi(s[m[4]:m[5]])
+	}
+	p.pid, _ = strconv.Atoi(s[m[6]:m[7]])
+	if p.rank < 0 {
+		p.rank = rankFromName(p.name)
+	}
+	return p, s[m[1]:], true
+}
+
+// rankFromName derives a worker's rank from names like Worker_TP3,
+// Worker_DP0_TP2_EP2 or Worker_PP1. The TP rank is used when present, then
+// the PP rank; it is the rank within its data-parallel group, which is what
+// a GPU bar needs on a single host. Names without ranks give -1.
+func rankFromName(name string) int {
+	if !strings.HasPrefix(name, "Worker") {
+		return -1
+	}
+	tp, pp := -1, -1
+	for _, m := range nameRankRe.FindAllStringSubmatch(name, -1) {
+		n, _ := strconv.Atoi(m[2])
+		switch m[1] {
+		case "TP":
+			tp = n
+		case "PP":
+			pp = n
+		}
+	}
+	if tp >= 0 {
+		return tp
+	}
+	return pp
+}
+
+// header is a parsed logger header.
+type header struct {
+	level string
+	file  string
+}
+
+func parseHeader(s string) (header, string, bool) {
+	m := headerRe.FindStringSubmatchIndex(s)
+	if m == nil {
+		return header{}, s, false
+	}
+	return header{level: s[m[2]:m[3]], file: s[m[8]:m[9]]}, s[m[1]:], true
+}

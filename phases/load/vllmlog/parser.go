@@ -1,0 +1,123 @@
+package vllmlog
+
+import (
+	"bytes"
+	"strings"
+)
+
+// maxLine caps one physical line kept while waiting for its end, so a
+// runaway line without newlines cannot grow memory without bound.
+const maxLine = 64 << 10
+
+// Parser turns log text into records as it arrives. Feed it either raw bytes
+// (Write) or lines already split on "\n" (Line); it splits on "\r" itself.
+// The zero value is not ready: use New.
+type Parser struct {
+	partial []byte
+	// pending is a bare process prefix waiting for the bar printed after it.
+	pending *proc
+	// ranks maps a pid to its rank once known.
+	ranks map[int]int
+}
+
+// New returns a parser.
+func New() *Parser { return &Parser{ranks: map[int]int{}} }
+
+// Reset forgets everything (the log file was truncated or replaced).
+func (p *Parser) Reset() {
+	p.partial = p.partial[:0]
+	p.pending = nil
+	p.ranks = map[int]int{}
+}
+
+// Write parses raw bytes; an incomplete last line is kept for the next call.
+func (p *Parser) Write(b []byte) []Record {
+	var out []Record
+	for len(b) > 0 {
+		i := bytes.IndexAny(b, "\r\n")
+		if i < 0 {
+			p.partial = append(p.partial, b...)
+			if len(p.partial) > maxLine {
+				out = append(out, p.Line(string(p.partial))...)
+				p.partial = p.partial[:0]
+			}
+			break
+		}
+		p.partial = append(p.partial, b[:i]...)
+		out = append(out, p.Line(string(p.partial))...)
+		p.partial = p.partial[:0]
+		b = b[i+1:]
+	}
+	return out
+}
+
+// Flush parses whatever partial line is left.
+func (p *Parser) Flush() []Record {
+	if len(p.partial) == 0 {
+		return nil
+	}
+	out := p.Line(string(p.partial))
+	p.partial = p.partial[:0]
+	return out
+}
+
+// Line parses one received line (without its "\n"). It can hold several
+// segments (tqdm's "\r" updates, glued lines), so it returns any number of
+// records; empty segments give none.
+func (p *Parser) Line(line string) []Record {
+	var out []Record
+	for _, seg := range splitSegments(line) {
+		if r, ok := p.segment(seg); ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (p *Parser) segment(raw string) (Record, bool) {
+	text := cleanLine(raw)
+	if strings.TrimSpace(text) == "" || strings.HasPrefix(text, "# ") {
+		// Blank, or a comment line of an annotated log (our fixtures).
+		return Record{}, false
+	}
+	r := Record{Text: text, Rank: -1}
+	pr, rest, hasPrefix := parsePrefix(text)
+	if hasPrefix && strings.TrimSpace(rest) == "" {
+		// A bare prefix: the worker's prefixer wrote it and tqdm's bar
+		// follows on the next line.
+		p.pending = &pr
+		return Record{}, false
+	}
+	if !hasPrefix && p.pending != nil {
+		pr, hasPrefix = *p.pending, true
+	}
+	p.pending = nil
+	if hasPrefix {
+		r.Proc, r.PID, r.Rank = pr.name, pr.pid, pr.rank
+		if r.Rank < 0 {
+			if rk, ok := p.ranks[pr.pid]; ok {
+				r.Rank = rk
+			}
+		} else {
+			p.ranks[pr.pid] = r.Rank
+		}
+	}
+	h, msg, _ := parseHeader(rest)
+	r.Level = h.level
+	r.Msg = strings.TrimSpace(msg)
+	classify(&r)
+	switch r.Kind {
+	case KindRankInfo:
+		rank := int(r.Value)
+		if r.PID != 0 {
+			p.ranks[r.PID] = rank
+		}
+		r.Rank = rank
+	case KindShardBar:
+		// Only global rank 0 draws the weight-loading bar.
+		if r.Rank < 0 {
+			r.Rank = 0
+		}
+	}
+	return r, true
+}

@@ -1,0 +1,145 @@
+package vllmlog
+
+// Kind classifies one log record.
+type Kind int
+
+// Record kinds. KindOther is every line that is not recognised (third-party
+// banners, garbled concurrent output, access logs): normal, never an error.
+const (
+	KindOther       Kind = iota
+	KindVersion          // Version holds the vLLM version
+	KindRankInfo         // a "rank R in world size W" or "world_size=W rank=R" line
+	KindLoadStart        // "Starting to load model X..."
+	KindShardBar         // Bar holds the weight-loading bar (rank 0 only)
+	KindWeightsRead      // "Loading weights took S seconds" (Seconds)
+	KindModelLoaded      // "Model loading took X GiB and S seconds" (GiB, Seconds)
+	KindCompile          // a torch.compile step
+	KindCompileDone      // "torch.compile takes S s in total" (Seconds)
+	KindKVMemory         // KV cache memory in GiB (GiB; negative means no room)
+	KindKVCache          // "GPU KV cache size: N tokens" (Tokens)
+	KindKVBlocks         // V0 "# GPU blocks: N" (Blocks)
+	KindConcurrency      // "Maximum concurrency for T tokens per request: Cx" (Tokens=T, Value=C)
+	KindGraphs           // CUDA-graph capture started or progressing (Bar when a bar)
+	KindGraphsDone       // "Graph capturing finished in S secs, took X GiB"
+	KindEngineInit       // "init engine (profile, create kv cache, warmup model) took S seconds"
+	KindReady            // the API server says it is serving (a hint; /health is the proof)
+	KindFailure          // Failure names the kind
+	KindWatchdog         // "No available shared memory broadcast block found in 60 seconds"
+	KindProfiler         // profiler enabled / started / stopped
+	KindWarning          // a WARNING/ERROR/CRITICAL line with no better class
+)
+
+var kindNames = [...]string{"other", "version", "rank", "load_start", "shard_bar", "weights_read",
+	"model_loaded", "compile", "compile_done", "kv_memory", "kv_cache", "kv_blocks", "concurrency",
+	"graphs", "graphs_done", "engine_init", "ready", "failure", "watchdog", "profiler", "warning"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// Failure kinds, as the parse command and the journal name them.
+const (
+	FailOOM          = "oom"
+	FailNCCL         = "nccl"
+	FailWorkerDied   = "worker_died"
+	FailEngineFailed = "engine_failed"
+	FailTimeout      = "timeout"
+)
+
+// Stages of a load, in order. StageOf maps a record to the stage it proves.
+const (
+	StageStarting   = "starting"
+	StageWeights    = "weights"
+	StageCompile    = "compile"
+	StageKVCache    = "kv_cache"
+	StageCUDAGraphs = "cuda_graphs"
+	StageReady      = "ready"
+)
+
+// StageOrder lists the stages in the order a load goes through them.
+var StageOrder = []string{StageStarting, StageWeights, StageCompile, StageKVCache, StageCUDAGraphs, StageReady}
+
+// StageIndex is the position of stage in StageOrder, -1 when unknown.
+func StageIndex(stage string) int {
+	for i, s := range StageOrder {
+		if s == stage {
+			return i
+		}
+	}
+	return -1
+}
+
+// Bar is one tqdm progress update.
+type Bar struct {
+	Desc       string  `json:"desc"`
+	Done       int     `json:"done"`
+	Total      int     `json:"total"`
+	Pct        int     `json:"pct"`
+	ElapsedS   float64 `json:"elapsed_s"`   // -1 when "?"
+	RemainingS float64 `json:"remaining_s"` // -1 when "?"
+	SecPerIt   float64 `json:"s_per_it"`    // 0 when unknown
+}
+
+// Record is one recognised (or not) log line.
+type Record struct {
+	Kind    Kind
+	Text    string // the cleaned line: prefix and header kept, wrappers and colour removed
+	Msg     string // the message after prefix and header
+	Proc    string // process name from the prefix, "" when none
+	PID     int    // 0 when none
+	Rank    int    // -1 when unknown
+	Level   string // INFO, WARNING, ... ("" when no header)
+	Bar     *Bar
+	GiB     float64
+	Seconds float64
+	Tokens  int64
+	Blocks  int64
+	Value   float64
+	Version string
+	Failure string // FailOOM, ... for KindFailure
+	// Strong is true for a failure that names its root cause (OOM, NCCL,
+	// an explicit timeout) rather than its consequence (a worker died).
+	Strong bool
+}
+
+// Stage is the load stage this record proves was reached, "" when none.
+func (r Record) Stage() string {
+	switch r.Kind {
+	case KindLoadStart, KindShardBar, KindWeightsRead:
+		return StageWeights
+	case KindModelLoaded:
+		return StageWeights
+	case KindCompile, KindCompileDone:
+		return StageCompile
+	case KindKVMemory, KindKVCache, KindKVBlocks, KindConcurrency:
+		return StageKVCache
+	case KindGraphs, KindGraphsDone:
+		return StageCUDAGraphs
+	}
+	return ""
+}
+
+// Progress reports whether the record shows the load moving forward (for
+// stall detection): noise, watchdog notices and warnings do not count.
+func (r Record) Progress() bool {
+	switch r.Kind {
+	case KindOther, KindWatchdog, KindWarning, KindFailure, KindProfiler:
+		return false
+	}
+	return true
+}
+
+// Relevant reports whether the line is worth showing to the operator among
+// the last log lines (milestones, warnings, failures; not bars or noise).
+func (r Record) Relevant() bool {
+	switch r.Kind {
+	case KindOther, KindShardBar, KindRankInfo:
+		return false
+	case KindGraphs:
+		return r.Bar == nil
+	}
+	return true
+}

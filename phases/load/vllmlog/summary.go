@@ -1,0 +1,255 @@
+package vllmlog
+
+import (
+	"math"
+	"sort"
+	"strings"
+)
+
+// States of a load as the log tells it.
+const (
+	StateLoading = "loading"
+	StateLoaded  = "loaded" // weights on the GPUs, not serving yet
+	StateReady   = "ready"  // the log says the API server started
+	StateFailed  = "failed"
+)
+
+// Shards is the weight-loading bar's count.
+type Shards struct {
+	Done  int `json:"done"`
+	Total int `json:"total"`
+}
+
+// Rank is what the log tells about one worker rank.
+type Rank struct {
+	Rank       int      `json:"rank"`
+	PID        *int     `json:"pid"`
+	WeightsGiB *float64 `json:"weights_gib"`
+	// Inferred is true when the rank was not printed but deduced (a V0
+	// driver without a prefix is rank 0; unnamed workers take the remaining
+	// ranks in pid order, the order vLLM starts them in).
+	Inferred bool `json:"rank_inferred,omitempty"`
+}
+
+// Failure is the failure the log shows, with its evidence line.
+type Failure struct {
+	Kind string `json:"kind"`
+	Line string `json:"line"`
+	Rank int    `json:"-"`
+}
+
+// Summary is the whole log's story so far; it is what `profdeck parse
+// vllm-log` prints.
+type Summary struct {
+	Version       *string  `json:"vllm_version"`
+	State         string   `json:"state"`
+	Stage         string   `json:"stage"`
+	Shards        *Shards  `json:"shards"`
+	WeightsGiB    *float64 `json:"weights_gib"`
+	LoadSeconds   *float64 `json:"load_seconds"`
+	KVCacheTokens *int64   `json:"kv_cache_tokens"`
+	KVCacheGiB    *float64 `json:"kv_cache_gib"`
+	Ranks         []Rank   `json:"ranks"`
+	Failure       *Failure `json:"failure"`
+
+	failStrong  bool
+	loaded      bool
+	ready       bool
+	stage       int
+	weightsRead float64
+	blocks      int64
+	kvTokens    int64
+	concTokens  int64
+	concX       float64
+	procs       map[procKey]*procInfo
+	driver      *procInfo // the unprefixed V0 driver, rank 0
+}
+
+type procKey struct {
+	pid  int
+	name string
+}
+
+type procInfo struct {
+	pid     int
+	rank    int
+	weights *float64
+}
+
+// NewSummary returns an empty summary.
+func NewSummary() *Summary {
+	return &Summary{State: StateLoading, Stage: StageStarting, procs: map[procKey]*procInfo{}}
+}
+
+// Add folds one record into the summary.
+func (s *Summary) Add(r Record) {
+	if r.Version != "" && s.Version == nil {
+		v := r.Version
+		s.Version = &v
+	}
+	if st := r.Stage(); st != "" && StageIndex(st) > s.stage {
+		s.stage = StageIndex(st)
+	}
+	switch r.Kind {
+	case KindRankInfo:
+		if r.PID != 0 {
+			s.proc(r).rank = r.Rank
+		}
+	case KindShardBar:
+		s.Shards = &Shards{Done: r.Bar.Done, Total: r.Bar.Total}
+	case KindWeightsRead:
+		s.weightsRead = math.Max(s.weightsRead, r.Seconds)
+		s.loaded = true
+	case KindModelLoaded:
+		s.loaded = true
+		g := r.GiB
+		s.proc(r).weights = &g
+		if s.WeightsGiB == nil || g > *s.WeightsGiB {
+			s.WeightsGiB = &g
+		}
+		if r.Seconds > 0 && (s.LoadSeconds == nil || r.Seconds > *s.LoadSeconds) {
+			sec := r.Seconds
+			s.LoadSeconds = &sec
+		}
+	case KindKVCache:
+		s.kvTokens = r.Tokens
+		s.loaded = true
+	case KindKVBlocks:
+		s.blocks = r.Blocks
+		s.loaded = true
+	case KindConcurrency:
+		s.concTokens, s.concX = r.Tokens, r.Value
+	case KindKVMemory:
+		g := r.GiB
+		s.KVCacheGiB = &g
+	case KindCompile, KindCompileDone, KindGraphs, KindGraphsDone, KindEngineInit:
+		s.loaded = true
+	case KindReady:
+		s.ready = true
+	case KindFailure:
+		if s.Failure == nil || (r.Strong && !s.failStrong) {
+			s.Failure = &Failure{Kind: r.Failure, Line: strings.TrimSpace(r.Text), Rank: r.Rank}
+			s.failStrong = r.Strong
+		}
+	}
+	if r.PID != 0 && r.Rank >= 0 && r.Proc != "" && isWorker(r.Proc) {
+		s.proc(r).rank = r.Rank
+	}
+	s.finish()
+}
+
+func isWorker(name string) bool {
+	return len(name) >= 6 && (name[:6] == "Worker" || name == "VllmWorkerProcess" || name == "VllmWorker" || name == "RayWorkerWrapper")
+}
+
+func (s *Summary) proc(r Record) *procInfo {
+	if r.PID == 0 {
+		if s.driver == nil {
+			s.driver = &procInfo{rank: 0}
+		}
+		return s.driver
+	}
+	k := procKey{pid: r.PID, name: r.Proc}
+	p := s.procs[k]
+	if p == nil {
+		p = &procInfo{pid: r.PID, rank: r.Rank}
+		s.procs[k] = p
+	}
+	return p
+}
+
+// finish derives the exported fields from what was seen.
+func (s *Summary) finish() {
+	s.Stage = StageOrder[s.stage]
+	switch {
+	case s.Failure != nil:
+		s.State = StateFailed
+	case s.ready:
+		s.State = StateReady
+		s.Stage = StageReady
+	case s.loaded:
+		s.State = StateLoaded
+	default:
+		s.State = StateLoading
+	}
+	if s.LoadSeconds == nil && s.weightsRead > 0 {
+		w := s.weightsRead
+		s.LoadSeconds = &w
+	}
+	switch {
+	case s.kvTokens > 0:
+		t := s.kvTokens
+		s.KVCacheTokens = &t
+	case s.blocks > 0:
+		t := s.blocks * int64(s.blockSize())
+		s.KVCacheTokens = &t
+	}
+	s.Ranks = s.ranks()
+}
+
+// blockSize is V0's KV block size: read back from the concurrency line when
+// there is one (tokens × concurrency ÷ blocks, a power of two), else vLLM's
+// CUDA default of 16.
+func (s *Summary) blockSize() int {
+	if s.concTokens > 0 && s.concX > 0 && s.blocks > 0 {
+		est := float64(s.concTokens) * s.concX / float64(s.blocks)
+		best, bestErr := 16, math.Inf(1)
+		for b := 1; b <= 1024; b *= 2 {
+			if e := math.Abs(math.Log(est / float64(b))); e < bestErr {
+				best, bestErr = b, e
+			}
+		}
+		return best
+	}
+	return 16
+}
+
+// ranks lists the worker ranks seen, inferring the missing ones.
+func (s *Summary) ranks() []Rank {
+	var known, unknown []*procInfo
+	for _, p := range s.procs {
+		if p.rank >= 0 {
+			known = append(known, p)
+		} else if p.weights != nil {
+			unknown = append(unknown, p)
+		}
+	}
+	used := map[int]bool{}
+	var out []Rank
+	for _, p := range known {
+		used[p.rank] = true
+		pid := p.pid
+		out = append(out, Rank{Rank: p.rank, PID: &pid, WeightsGiB: p.weights})
+	}
+	if s.driver != nil && !used[0] && s.driver.weights != nil {
+		used[0] = true
+		out = append(out, Rank{Rank: 0, WeightsGiB: s.driver.weights, Inferred: true})
+	}
+	sort.Slice(unknown, func(i, j int) bool { return unknown[i].pid < unknown[j].pid })
+	next := 0
+	for _, p := range unknown {
+		for used[next] {
+			next++
+		}
+		used[next] = true
+		pid := p.pid
+		out = append(out, Rank{Rank: next, PID: &pid, WeightsGiB: p.weights, Inferred: true})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Rank != out[j].Rank {
+			return out[i].Rank < out[j].Rank
+		}
+		return pidOf(out[i]) < pidOf(out[j])
+	})
+	if out == nil {
+		out = []Rank{}
+	}
+	return out
+}
+
+func pidOf(r Rank) int {
+	if r.PID == nil {
+		return -1
+	}
+	return *r.PID
+}
