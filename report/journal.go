@@ -1,6 +1,7 @@
 // Package report holds a campaign's session: the append-only journal of
-// events and notes (JSON lines, fsynced before an event counts as recorded)
-// and the markdown notebook rendered from it.
+// events and notes (JSON lines, fsynced before an event counts as recorded),
+// the markdown notebook rendered from it with its charts, the decode-time
+// budget, autosave, and the headless report and compare commands.
 package report
 
 import (
@@ -24,17 +25,62 @@ type Journal struct {
 }
 
 // OpenJournal opens (creating if needed) the journal at path for appending.
+// A journal left by a crash may end in half a line: a newline is written
+// first so that the next event starts on a line of its own and the broken
+// line stays a single, skipped line.
 func OpenJournal(path string) (*Journal, error) {
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("journal %s: %w", path, err)
-		}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	_, statErr := os.Stat(path)
+	created := os.IsNotExist(statErr)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
+	if err := repairTail(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	if created {
+		// Make the new file's directory entry durable too.
+		syncDir(dir)
+	}
 	return &Journal{f: f, path: path}, nil
+}
+
+// repairTail appends a newline when the file's last byte is not one.
+func repairTail(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() == 0 {
+		return nil
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, st.Size()-1); err != nil {
+		return err
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	if _, err := f.Write([]byte{'\n'}); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// syncDir fsyncs a directory so that a file created or renamed in it
+// survives a power cut. Errors are ignored: not every filesystem allows it.
+func syncDir(dir string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	_ = d.Sync()
+	d.Close()
 }
 
 // Path is the journal's file name.
@@ -50,6 +96,9 @@ func (j *Journal) Append(ev phases.Event) error {
 	b = append(b, '\n')
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.f == nil {
+		return fmt.Errorf("journal %s: closed", j.path)
+	}
 	if _, err := j.f.Write(b); err != nil {
 		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
@@ -59,11 +108,16 @@ func (j *Journal) Append(ev phases.Event) error {
 	return nil
 }
 
-// Close closes the file.
+// Close closes the file. Appending afterwards is an error.
 func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.f.Close()
+	if j.f == nil {
+		return nil
+	}
+	err := j.f.Close()
+	j.f = nil
+	return err
 }
 
 // ReadResult is a journal read back: its events, and what could not be read.

@@ -2,13 +2,17 @@ package report
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
 )
 
+// Redacted is what a secret is replaced with.
+const Redacted = "[redacted]"
+
 // redactEvent returns ev with every secret replaced, by a JSON round trip of
-// its payload when the payload mentions one.
+// its payload when the payload mentions one (in plain or JSON-escaped form).
 func redactEvent(ev phases.Event, secrets []string) phases.Event {
 	b, err := json.Marshal(ev)
 	if err != nil {
@@ -17,21 +21,57 @@ func redactEvent(ev phases.Event, secrets []string) phases.Event {
 	s := string(b)
 	hit := false
 	for _, sec := range secrets {
-		if strings.Contains(s, sec) {
+		if sec == "" {
+			continue
+		}
+		q := jsonEscaped(sec)
+		if strings.Contains(s, q) {
+			s = strings.ReplaceAll(s, q, Redacted)
 			hit = true
 		}
 	}
 	if !hit {
 		return ev
 	}
-	// Secrets are matched in their JSON-escaped form too.
-	for _, sec := range secrets {
-		q, _ := json.Marshal(sec)
-		s = strings.ReplaceAll(s, string(q[1:len(q)-1]), "[redacted]")
-	}
 	out, err := phases.Decode([]byte(s))
 	if err != nil {
-		return ev
+		// The payload cannot be decoded back: keep its text, redacted,
+		// rather than the secret.
+		return phases.Event{Time: ev.Time, Phase: ev.Phase, Kind: ev.Kind, Data: map[string]any{"redacted": s}}
 	}
 	return out
+}
+
+func jsonEscaped(s string) string {
+	q, _ := json.Marshal(s)
+	return string(q[1 : len(q)-1])
+}
+
+// scrubText replaces every secret in s.
+func scrubText(s string, secrets []string) string {
+	for _, sec := range secrets {
+		if len(sec) >= 4 {
+			s = strings.ReplaceAll(s, sec, Redacted)
+		}
+	}
+	return s
+}
+
+var (
+	// --api-key X, --api-key=X, --hf-token X, --password X ...
+	secretFlag = regexp.MustCompile(`(?i)(--?[a-z0-9_-]*(?:api[-_]?key|token|password|passwd|secret))(=|\s+)('[^']*'|"[^"]*"|\S+)`)
+	// HF_TOKEN=x, OPENAI_API_KEY=x, VLLM_API_KEY=x ...
+	secretEnv = regexp.MustCompile(`(?i)\b([A-Z0-9_]*(?:API_KEY|TOKEN|PASSWORD|PASSWD|SECRET))=('[^']*'|"[^"]*"|\S+)`)
+	// Authorization: Bearer x
+	bearer = regexp.MustCompile(`(?i)(bearer\s+)\S+`)
+)
+
+// ScrubCommandLine hides the values of secret-looking flags and environment
+// assignments in a command line (a server's launch command may carry
+// --api-key or HF_TOKEN), so it can go into the journal and the notebook.
+func ScrubCommandLine(cmd string) string {
+	cmd = secretFlag.ReplaceAllString(cmd, "${1}${2}"+Redacted)
+	cmd = secretEnv.ReplaceAllString(cmd, "${1}="+Redacted)
+	cmd = bearer.ReplaceAllString(cmd, "${1}"+Redacted)
+	return cmd
 }

@@ -8,23 +8,32 @@ import (
 	"github.com/profdeck/profdeck/phases"
 )
 
+// maxEphemeralBacklog is how many undelivered events may wait before new
+// ephemeral samples are dropped (journalled events are never dropped).
+const maxEphemeralBacklog = 4096
+
 // Session is one campaign's live record. Phases send events into Sink; the
 // session journals each (unless ephemeral) and then hands it to the
-// subscriber (the UI) in order. Nothing recorded is lost: when the
-// subscriber is slow, the session waits rather than drop a journalled event;
-// only ephemeral samples are dropped under back-pressure.
+// subscriber (the UI) in journal order. Nothing recorded is lost: journalled
+// events wait in an unbounded queue when the subscriber is slow, so Record
+// never blocks on the subscriber; only ephemeral samples are dropped under
+// back-pressure.
 type Session struct {
 	journal *Journal
 	in      chan phases.Event
 	out     chan phases.Event
-	secrets []string
+
+	recMu sync.Mutex // orders journal appends with the delivery queue
 
 	mu      sync.Mutex
+	secrets []string
 	events  []phases.Event // journalled events, for the notebook
+	queue   []phases.Event // recorded, not yet delivered on Updates
+	wake    chan struct{}
 	dropped int
 	errs    []error
 	done    chan struct{}
-	now     func() time.Time
+	nb      NotebookStatus
 }
 
 // NewSession starts a session writing to journal (nil keeps events in memory
@@ -33,11 +42,12 @@ func NewSession(ctx context.Context, journal *Journal) *Session {
 	s := &Session{
 		journal: journal,
 		in:      make(chan phases.Event, 1024),
-		out:     make(chan phases.Event, 4096),
+		out:     make(chan phases.Event, 256),
+		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
-		now:     time.Now,
 	}
 	go s.pump(ctx)
+	go s.forward(ctx)
 	return s
 }
 
@@ -53,28 +63,53 @@ func (s *Session) Redact(secret string) {
 	s.mu.Unlock()
 }
 
+// Secrets returns the registered secrets (for scrubbing rendered output).
+func (s *Session) Secrets() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.secrets...)
+}
+
 // Sink is where phases send their events.
 func (s *Session) Sink() chan<- phases.Event { return s.in }
 
 // Updates delivers every event, in order, after it was journalled.
 func (s *Session) Updates() <-chan phases.Event { return s.out }
 
-// Record journals ev synchronously and reports whether it was recorded (for
-// notes, which the UI acknowledges only once they are on disk). It is then
-// delivered on Updates like any other event.
+// Record journals ev synchronously (written and fsynced) and reports whether
+// it was recorded: notes are acknowledged only once this returns nil. It is
+// then delivered on Updates like any other event. Record never waits for the
+// subscriber.
 func (s *Session) Record(ev phases.Event) error {
-	ev = s.redact(ev)
-	if !phases.Ephemeral(ev.Kind) {
-		if s.journal != nil {
-			if err := s.journal.Append(ev); err != nil {
-				return err
-			}
-		}
-		s.mu.Lock()
-		s.events = append(s.events, ev)
-		s.mu.Unlock()
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
 	}
-	s.deliver(ev)
+	ev = s.redact(ev)
+	eph := phases.Ephemeral(ev.Kind)
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	if !eph && s.journal != nil {
+		if err := s.journal.Append(ev); err != nil {
+			s.mu.Lock()
+			s.errs = append(s.errs, err)
+			s.mu.Unlock()
+			return err
+		}
+	}
+	s.mu.Lock()
+	if !eph {
+		s.events = append(s.events, ev)
+	}
+	if eph && len(s.queue) >= maxEphemeralBacklog {
+		s.dropped++
+	} else {
+		s.queue = append(s.queue, ev)
+	}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 	return nil
 }
 
@@ -92,21 +127,42 @@ func (s *Session) Errors() []error {
 	return append([]error(nil), s.errs...)
 }
 
+// Dropped is how many ephemeral samples were dropped under back-pressure.
+func (s *Session) Dropped() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropped
+}
+
 // Journal returns the session's journal (nil when in memory only).
 func (s *Session) Journal() *Journal { return s.journal }
 
-func (s *Session) deliver(ev phases.Event) {
-	if phases.Ephemeral(ev.Kind) {
-		select {
-		case s.out <- ev:
-		default:
-			s.mu.Lock()
-			s.dropped++
-			s.mu.Unlock()
+// Done is closed when the session has stopped (its context ended).
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// forward moves recorded events from the queue to Updates, in order.
+func (s *Session) forward(ctx context.Context) {
+	for {
+		s.mu.Lock()
+		batch := s.queue
+		s.queue = nil
+		s.mu.Unlock()
+		for _, ev := range batch {
+			select {
+			case s.out <- ev:
+			case <-ctx.Done():
+				return
+			}
 		}
-		return
+		if len(batch) > 0 {
+			continue
+		}
+		select {
+		case <-s.wake:
+		case <-ctx.Done():
+			return
+		}
 	}
-	s.out <- ev
 }
 
 func (s *Session) pump(ctx context.Context) {
@@ -114,13 +170,17 @@ func (s *Session) pump(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			return
-		case ev := <-s.in:
-			if err := s.Record(ev); err != nil {
-				s.mu.Lock()
-				s.errs = append(s.errs, err)
-				s.mu.Unlock()
+			// Journal what phases already handed over before stopping.
+			for {
+				select {
+				case ev := <-s.in:
+					_ = s.Record(ev)
+				default:
+					return
+				}
 			}
+		case ev := <-s.in:
+			_ = s.Record(ev) // errors are kept in s.errs
 		}
 	}
 }
@@ -133,4 +193,25 @@ func (s *Session) redact(ev phases.Event) phases.Event {
 		return ev
 	}
 	return redactEvent(ev, secrets)
+}
+
+// NotebookStatus is the notebook's last write, as autosave reports it.
+type NotebookStatus struct {
+	Path string    // where the notebook is (also before the first write)
+	At   time.Time // zero until the first write
+	Err  error     // the last write's error, nil when it succeeded
+}
+
+// SetNotebookStatus records the notebook's last write (autosave calls it).
+func (s *Session) SetNotebookStatus(st NotebookStatus) {
+	s.mu.Lock()
+	s.nb = st
+	s.mu.Unlock()
+}
+
+// NotebookStatus returns the notebook's last write (for the Notes pane).
+func (s *Session) NotebookStatus() NotebookStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nb
 }

@@ -1,0 +1,177 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// BudgetSplit is one decode step's time split into all-reduce, GEMM and the
+// rest, at one concurrency. TPOT comes from the macro sweep (the level's
+// median TPOT), the all-reduce time from the NCCL burst at M = concurrency
+// (every decode step all-reduces M tokens), the GEMM time from the micro
+// phase's per-step sum at the same M. A missing input is named in Missing and
+// the figures that depend on it are left out (Has* false).
+type BudgetSplit struct {
+	Label       string // "single stream (C=1)" or "plateau (C=128)"
+	Concurrency int
+	TPOTms      float64
+	AllReduceMs float64
+	GEMMms      float64
+	HasTPOT     bool
+	HasAR       bool
+	HasGEMM     bool
+	// Sources says where each figure came from, in words.
+	Sources []string
+	// Missing names each input that was not measured, in words.
+	Missing []string
+	// Warnings flag figures that do not add up (e.g. measured parts larger
+	// than the TPOT they split).
+	Warnings []string
+}
+
+// BudgetResult is the decode-time budget at single stream and, when a
+// plateau was found, at the plateau's concurrency.
+type BudgetResult struct {
+	Single  BudgetSplit
+	Plateau *BudgetSplit // nil when the sweep has named no plateau
+}
+
+// Complete reports whether TPOT and both parts are known.
+func (b BudgetSplit) Complete() bool { return b.HasTPOT && b.HasAR && b.HasGEMM }
+
+// RestMs is TPOT minus the known parts; ok is false without a TPOT.
+func (b BudgetSplit) RestMs() (ms float64, ok bool) {
+	if !b.HasTPOT {
+		return 0, false
+	}
+	r := b.TPOTms
+	if b.HasAR {
+		r -= b.AllReduceMs
+	}
+	if b.HasGEMM {
+		r -= b.GEMMms
+	}
+	return r, true
+}
+
+// Pct is part as a percentage of TPOT (0 without a TPOT).
+func (b BudgetSplit) Pct(partMs float64) float64 {
+	if !b.HasTPOT || b.TPOTms <= 0 {
+		return 0
+	}
+	return 100 * partMs / b.TPOTms
+}
+
+// Any reports whether at least one input is known.
+func (b BudgetSplit) Any() bool { return b.HasTPOT || b.HasAR || b.HasGEMM }
+
+// budgetInputs are the latest measurements of each kind, by concurrency/M.
+type budgetInputs struct {
+	levels  map[int]phases.LevelResult
+	bursts  map[int]phases.NCCLBurst
+	steps   map[int]phases.GEMMStep
+	gemms   map[int]map[string]phases.GEMMResult // M → name → latest
+	plateau *phases.Plateau
+}
+
+func collectBudgetInputs(events []phases.Event) budgetInputs {
+	in := budgetInputs{
+		levels: map[int]phases.LevelResult{},
+		bursts: map[int]phases.NCCLBurst{},
+		steps:  map[int]phases.GEMMStep{},
+		gemms:  map[int]map[string]phases.GEMMResult{},
+	}
+	for _, ev := range events {
+		switch d := ev.Data.(type) {
+		case phases.LevelResult:
+			if d.Rate == 0 { // closed-loop levels only: C is the batch
+				in.levels[d.Concurrency] = d
+			}
+		case phases.Plateau:
+			p := d
+			in.plateau = &p
+		case phases.NCCLBurst:
+			in.bursts[d.M] = d
+		case phases.GEMMStep:
+			in.steps[d.M] = d
+		case phases.GEMMResult:
+			if in.gemms[d.M] == nil {
+				in.gemms[d.M] = map[string]phases.GEMMResult{}
+			}
+			in.gemms[d.M][d.Name] = d
+		}
+	}
+	return in
+}
+
+// Budget computes the decode-time budget from journalled events. It is pure:
+// the same events give the same result. Later measurements replace earlier
+// ones of the same level or M.
+func Budget(events []phases.Event) BudgetResult {
+	in := collectBudgetInputs(events)
+	res := BudgetResult{Single: in.split("single stream", 1)}
+	if in.plateau != nil && in.plateau.Concurrency > 0 {
+		p := in.split("plateau", in.plateau.Concurrency)
+		res.Plateau = &p
+	}
+	return res
+}
+
+func (in budgetInputs) split(name string, c int) BudgetSplit {
+	b := BudgetSplit{Label: fmt.Sprintf("%s (C=%d)", name, c), Concurrency: c}
+	if lv, ok := in.levels[c]; ok && lv.MedianTPOTms > 0 {
+		b.TPOTms, b.HasTPOT = lv.MedianTPOTms, true
+		b.Sources = append(b.Sources, fmt.Sprintf("TPOT: median of macro level C=%d (%d requests)", c, lv.Completed))
+	} else {
+		b.Missing = append(b.Missing, fmt.Sprintf("TPOT at C=%d (run the macro sweep with concurrency %d)", c, c))
+	}
+	if br, ok := in.bursts[c]; ok && br.TotalMs > 0 {
+		b.AllReduceMs, b.HasAR = br.TotalMs, true
+		b.Sources = append(b.Sources, fmt.Sprintf("all-reduce: NCCL burst at M=%d (%d × %s)", c, br.Count, fmtBytes(br.Bytes)))
+	} else {
+		b.Missing = append(b.Missing, fmt.Sprintf("all-reduce burst at M=%d (run the NCCL phase with M=%d)", c, c))
+	}
+	if st, ok := in.steps[c]; ok && st.SumUs > 0 {
+		b.GEMMms, b.HasGEMM = st.SumUs/1000, true
+		b.Sources = append(b.Sources, fmt.Sprintf("GEMM: micro per-step sum at M=%d", c))
+	} else if g := in.gemms[c]; len(g) > 0 {
+		names := make([]string, 0, len(g))
+		for n := range g {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		sum := 0.0
+		for _, n := range names {
+			r := g[n]
+			if r.StepUs > 0 {
+				sum += r.StepUs
+			} else {
+				sum += r.Us * float64(max(r.PerStep, 1))
+			}
+		}
+		b.GEMMms, b.HasGEMM = sum/1000, true
+		b.Sources = append(b.Sources, fmt.Sprintf("GEMM: sum of %d timed GEMMs at M=%d (no per-step total recorded)", len(g), c))
+	} else {
+		b.Missing = append(b.Missing, fmt.Sprintf("GEMM step sum at M=%d (run the micro phase with M=%d)", c, c))
+	}
+	if rest, ok := b.RestMs(); ok && rest < 0 {
+		b.Warnings = append(b.Warnings, fmt.Sprintf("measured parts exceed TPOT by %.2f ms: the isolated benchmarks overlap or over-state the step", -rest))
+	}
+	return b
+}
+
+// fmtBytes prints a byte count in binary units.
+func fmtBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	default:
+		return fmt.Sprintf("%d B", n)
+	}
+}

@@ -1,0 +1,135 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// macroChart draws output throughput (top) and TPOT p50/p99 (bottom)
+// against concurrency, on a log2 axis, as one SVG.
+func macroChart(levels []phases.LevelResult) ([]byte, error) {
+	var thr, p50, p99 plotter.XYs
+	for _, l := range levels {
+		if l.Concurrency <= 0 {
+			continue
+		}
+		x := float64(l.Concurrency)
+		thr = append(thr, plotter.XY{X: x, Y: l.OutputThroughput})
+		p50 = append(p50, plotter.XY{X: x, Y: l.MedianTPOTms})
+		p99 = append(p99, plotter.XY{X: x, Y: l.P99TPOTms})
+	}
+	if len(thr) < 2 {
+		return nil, fmt.Errorf("macro chart: need two levels, have %d", len(thr))
+	}
+	top := plot.New()
+	top.Title.Text = "Output throughput vs concurrency"
+	top.Y.Label.Text = "output tok/s"
+	top.Y.Min = 0
+	bottom := plot.New()
+	bottom.Title.Text = "TPOT vs concurrency"
+	bottom.Y.Label.Text = "TPOT (ms)"
+	bottom.X.Label.Text = "concurrency"
+	bottom.Y.Min = 0
+	for _, p := range []*plot.Plot{top, bottom} {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = pow2Ticks{}
+		p.Add(plotter.NewGrid())
+	}
+	if err := plotutil.AddLinePoints(top, "output tok/s", thr); err != nil {
+		return nil, err
+	}
+	if err := plotutil.AddLinePoints(bottom, "TPOT p50", p50, "TPOT p99", p99); err != nil {
+		return nil, err
+	}
+	bottom.Legend.Top = true
+	bottom.Legend.Left = true
+	return svgTiles([]*plot.Plot{top, bottom}, 16*vg.Centimeter, 16*vg.Centimeter)
+}
+
+// loadChart draws each GPU's memory use over the load, in minutes.
+func loadChart(snaps []snapshot) ([]byte, error) {
+	if len(snaps) < 2 {
+		return nil, fmt.Errorf("load chart: need two samples, have %d", len(snaps))
+	}
+	idx, series := gpuSeries(snaps)
+	p := plot.New()
+	p.Title.Text = "GPU memory during the load"
+	p.X.Label.Text = "minutes"
+	p.Y.Label.Text = "memory used (GiB)"
+	p.Y.Min = 0
+	p.Add(plotter.NewGrid())
+	t0 := snaps[0].at
+	for i, g := range idx {
+		var xy plotter.XYs
+		for j, v := range series[g] {
+			if v < 0 || math.IsNaN(v) {
+				continue
+			}
+			xy = append(xy, plotter.XY{X: snaps[j].at.Sub(t0).Minutes(), Y: v})
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return nil, err
+		}
+		l.Color = plotutil.Color(i)
+		l.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("GPU %d", g), l)
+	}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	return svgTiles([]*plot.Plot{p}, 16*vg.Centimeter, 10*vg.Centimeter)
+}
+
+// svgTiles draws plots stacked vertically into one SVG.
+func svgTiles(plots []*plot.Plot, w, h vg.Length) ([]byte, error) {
+	c := vgsvg.New(w, h)
+	dc := draw.New(c)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	rows := make([][]*plot.Plot, len(plots))
+	for i, p := range plots {
+		rows[i] = []*plot.Plot{p}
+	}
+	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadY: vg.Centimeter / 2,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
+	canvases := plot.Align(rows, tiles, dc)
+	for i, p := range plots {
+		p.Draw(canvases[i][0])
+	}
+	var b bytes.Buffer
+	if _, err := c.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// pow2Ticks marks powers of two (1, 2, 4 … 256) on a log axis.
+type pow2Ticks struct{}
+
+func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for v := 1.0; v <= hi*1.0001; v *= 2 {
+		if v >= lo*0.9999 {
+			ts = append(ts, plot.Tick{Value: v, Label: fmt.Sprint(v)})
+		}
+	}
+	if len(ts) < 2 {
+		return plot.LogTicks{Prec: -1}.Ticks(lo, hi)
+	}
+	return ts
+}

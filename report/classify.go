@@ -1,0 +1,135 @@
+package report
+
+import (
+	"strings"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// The phases that get a notebook section, in order.
+var phaseOrder = []string{phases.Load, phases.Macro, phases.Micro, phases.NCCL, phases.Profile}
+
+var phaseTitle = map[string]string{
+	phases.Load:    "Load — weight loading",
+	phases.Macro:   "Macro — concurrency sweep",
+	phases.Micro:   "Micro — decode-step GEMMs",
+	phases.NCCL:    "NCCL — collectives",
+	phases.Profile: "Profile — torch profiler",
+}
+
+// phaseRun is one run of a phase: the events between its start and finish
+// (or, for events sent without brackets, since the phase's first event).
+type phaseRun struct {
+	start, end time.Time
+	finished   bool
+	err        string
+	params     any
+	events     []phases.Event
+}
+
+// classified is a journal sorted into what the notebook shows.
+type classified struct {
+	sessions []phases.SessionStarted
+	system   *phases.SystemInfo
+	hosts    []string
+	first    time.Time
+	last     time.Time
+	runs     map[string][]*phaseRun
+	notes    map[string][]phases.Event // phase ("" when none) → notes and markers
+	session  []phases.Event            // connection changes and errors
+}
+
+// normPhase maps a pane title or phase name to a phase ("" when none).
+func normPhase(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	for _, p := range phaseOrder {
+		if s == p {
+			return p
+		}
+	}
+	return ""
+}
+
+func classify(events []phases.Event) *classified {
+	c := &classified{runs: map[string][]*phaseRun{}, notes: map[string][]phases.Event{}}
+	open := map[string]*phaseRun{}
+	addHost := func(h string) {
+		if h == "" {
+			return
+		}
+		for _, x := range c.hosts {
+			if x == h {
+				return
+			}
+		}
+		c.hosts = append(c.hosts, h)
+	}
+	for _, ev := range events {
+		if c.first.IsZero() || ev.Time.Before(c.first) {
+			c.first = ev.Time
+		}
+		if ev.Time.After(c.last) {
+			c.last = ev.Time
+		}
+		switch d := ev.Data.(type) {
+		case phases.SessionStarted:
+			c.sessions = append(c.sessions, d)
+			addHost(d.Host)
+			continue
+		case phases.SystemInfo:
+			s := d
+			c.system = &s
+			addHost(d.Host)
+			continue
+		case phases.PhaseStarted:
+			if p := normPhase(d.Name); p != "" {
+				r := &phaseRun{start: ev.Time, params: d.Params}
+				c.runs[p] = append(c.runs[p], r)
+				open[p] = r
+				continue
+			}
+		case phases.PhaseFinished:
+			if p := normPhase(d.Name); p != "" {
+				r := open[p]
+				if r == nil {
+					r = lastRun(c, p, ev.Time)
+				}
+				r.end, r.finished, r.err = ev.Time, true, d.Err
+				open[p] = nil
+				continue
+			}
+		case phases.Note:
+			c.notes[normPhase(d.Pane)] = append(c.notes[normPhase(d.Pane)], ev)
+			continue
+		case phases.Marker:
+			c.notes[normPhase(d.Pane)] = append(c.notes[normPhase(d.Pane)], ev)
+			continue
+		case phases.ConnState, phases.ErrorEvent:
+			c.session = append(c.session, ev)
+			continue
+		case phases.GPUSample:
+			addHost(d.Host)
+		}
+		p := normPhase(ev.Phase)
+		if p == "" {
+			continue
+		}
+		r := open[p]
+		if r == nil {
+			r = lastRun(c, p, ev.Time)
+		}
+		r.events = append(r.events, ev)
+	}
+	return c
+}
+
+// lastRun is the phase's latest run, or a new one starting at t.
+func lastRun(c *classified, p string, t time.Time) *phaseRun {
+	if rs := c.runs[p]; len(rs) > 0 {
+		return rs[len(rs)-1]
+	}
+	r := &phaseRun{start: t}
+	c.runs[p] = append(c.runs[p], r)
+	return r
+}

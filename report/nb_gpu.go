@@ -1,0 +1,165 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+func (n *nb) gpuEnv(e phases.GPUEnv) {
+	s := fmt.Sprintf("Ran on %s, torch %s, CUDA %s", orUnknown(e.GPU), orUnknown(e.Torch), orUnknown(e.CUDA))
+	if e.NProc > 0 {
+		s += fmt.Sprintf(", %d processes", e.NProc)
+	}
+	n.ln(s + ".\n")
+}
+
+func (n *nb) microRun(r *phaseRun) {
+	var gemms []phases.GEMMResult
+	var steps []phases.GEMMStep
+	for _, ev := range r.events {
+		switch d := ev.Data.(type) {
+		case phases.GPUEnv:
+			n.gpuEnv(d)
+		case phases.GEMMResult:
+			gemms = append(gemms, d)
+		case phases.GEMMStep:
+			steps = append(steps, d)
+		}
+	}
+	if len(gemms) == 0 && len(steps) == 0 {
+		n.ln("No GEMM timed.\n")
+		return
+	}
+	if len(gemms) > 0 {
+		sort.SliceStable(gemms, func(i, j int) bool { return gemms[i].M < gemms[j].M })
+		n.ln("| GEMM | M | N | K | dtype | per step | µs | TFLOP/s | GB/s | BW % | µs per step |")
+		n.ln("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+		for _, g := range gemms {
+			n.p("| %s | %d | %d | %d | %s | %d | %.1f | %.1f | %.0f | %.0f%% | %.1f |\n",
+				mdCell(g.Name), g.M, g.N, g.K, mdCell(g.Dtype), g.PerStep, g.Us, g.TFLOPs, g.GBs, g.BWPct, g.StepUs)
+		}
+		n.ln("")
+	}
+	if len(steps) > 0 {
+		sort.SliceStable(steps, func(i, j int) bool { return steps[i].M < steps[j].M })
+		n.ln("Per decode step:\n")
+		n.ln("| M | Σ GEMMs (ms) | back-to-back (ms) |")
+		n.ln("|---:|---:|---:|")
+		for _, s := range steps {
+			b2b := "—"
+			if s.BackToBackUs > 0 {
+				b2b = fmt.Sprintf("%.3f", s.BackToBackUs/1000)
+			}
+			n.p("| %d | %.3f | %s |\n", s.M, s.SumUs/1000, b2b)
+		}
+		n.ln("")
+	}
+}
+
+func (n *nb) ncclRun(r *phaseRun) {
+	var bursts []phases.NCCLBurst
+	var a2a []phases.NCCLAllToAll
+	var cliff *phases.NCCLCliff
+	for _, ev := range r.events {
+		switch d := ev.Data.(type) {
+		case phases.GPUEnv:
+			n.gpuEnv(d)
+		case phases.NCCLBurst:
+			bursts = append(bursts, d)
+		case phases.NCCLAllToAll:
+			a2a = append(a2a, d)
+		case phases.NCCLCliff:
+			c := d
+			cliff = &c
+		}
+	}
+	if len(bursts) == 0 && len(a2a) == 0 {
+		n.ln("No collective timed.\n")
+		return
+	}
+	if len(bursts) > 0 {
+		n.ln("All-reduce burst of one decode step:\n")
+		n.ln("| M | all-reduces | bytes each | total ms | µs each | ranks |")
+		n.ln("|---:|---:|---:|---:|---:|---:|")
+		for _, b := range bursts {
+			n.p("| %d | %d | %s | %.3f | %.1f | %d |\n", b.M, b.Count, fmtBytes(b.Bytes), b.TotalMs, b.PerOpUs, b.NProc)
+		}
+		n.ln("")
+	}
+	if len(a2a) > 0 {
+		n.ln("All-to-All:\n")
+		n.ln("| tokens/GPU | bytes | µs | algbw GB/s | busbw GB/s | |")
+		n.ln("|---:|---:|---:|---:|---:|---|")
+		for _, a := range a2a {
+			mark := ""
+			if cliff != nil && a.Tokens == cliff.Tokens {
+				mark = "**cliff**"
+			}
+			n.p("| %d | %s | %.1f | %.2f | %.2f | %s |\n", a.Tokens, fmtBytes(a.Bytes), a.Us, a.AlgBW, a.BusBW, mark)
+		}
+		n.ln("")
+		if cliff != nil {
+			ratio := 0.0
+			if cliff.FromUs > 0 {
+				ratio = cliff.ToUs / cliff.FromUs
+			}
+			n.p("**Cliff:** at %d tokens per GPU latency grows %.1f× (%.1f → %.1f µs).\n\n", cliff.Tokens, ratio, cliff.FromUs, cliff.ToUs)
+		} else {
+			n.ln("No cliff: All-to-All latency never more than doubled between sizes.\n")
+		}
+	}
+}
+
+func (n *nb) profileRun(r *phaseRun) {
+	found := false
+	for _, ev := range r.events {
+		s, ok := ev.Data.(phases.ProfileSummary)
+		if !ok {
+			continue
+		}
+		found = true
+		n.p("From `%s`: %.1f ms of device time", noTicks(s.Source), s.TotalCUDAUs/1000)
+		if s.DecodeSteps > 0 {
+			n.p(" over %d decode steps", s.DecodeSteps)
+		}
+		n.p("; communication %.1f%%.\n\n", 100*s.CommunicationShare)
+		if len(s.Categories) > 0 {
+			cats := make([]string, 0, len(s.Categories))
+			for k := range s.Categories {
+				cats = append(cats, k)
+			}
+			sort.Slice(cats, func(i, j int) bool {
+				if s.Categories[cats[i]] != s.Categories[cats[j]] {
+					return s.Categories[cats[i]] > s.Categories[cats[j]]
+				}
+				return cats[i] < cats[j]
+			})
+			n.ln("| category | ms | share |")
+			n.ln("|---|---:|---:|")
+			for _, k := range cats {
+				share := 0.0
+				if s.TotalCUDAUs > 0 {
+					share = 100 * s.Categories[k] / s.TotalCUDAUs
+				}
+				n.p("| %s | %.2f | %.1f%% |\n", mdCell(k), s.Categories[k]/1000, share)
+			}
+			n.ln("")
+		}
+		if len(s.Top) > 0 {
+			n.ln("| top kernels | category | self CUDA ms | calls |")
+			n.ln("|---|---|---:|---:|")
+			for i, k := range s.Top {
+				if i == 15 {
+					break
+				}
+				n.p("| `%s` | %s | %.2f | %d |\n", noTicks(mdCell(k.Name)), mdCell(k.Category), k.SelfCUDAUs/1000, k.Calls)
+			}
+			n.ln("")
+		}
+	}
+	if !found {
+		n.ln("No profile summarised.\n")
+	}
+}

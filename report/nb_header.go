@@ -1,0 +1,217 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// mdCell makes s safe inside a markdown table cell.
+func mdCell(s string) string {
+	s = strings.ReplaceAll(s, "\r", "")
+	s = strings.ReplaceAll(s, "\n", " ")
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+// fence returns a code fence longer than any backtick run in s.
+func fence(s string) string {
+	f := "```"
+	for strings.Contains(s, f) {
+		f += "`"
+	}
+	return f
+}
+
+func (n *nb) header(c *classified, events []phases.Event) {
+	name := n.opts.Campaign
+	if name == "" {
+		for _, s := range c.sessions {
+			if s.Campaign != "" {
+				name = s.Campaign
+			}
+		}
+	}
+	if name == "" {
+		name = "profdeck campaign"
+	}
+	n.p("# %s\n\n", name)
+	sim := false
+	for _, s := range c.sessions {
+		sim = sim || s.Simulated
+	}
+	if sim {
+		n.ln("> **SIMULATED** — these figures come from profdeck's built-in simulated deployment, not a real server.\n")
+	}
+	n.ln("| | |")
+	n.ln("|---|---|")
+	n.p("| Campaign | %s |\n", mdCell(name))
+	if !c.first.IsZero() {
+		loc := n.opts.loc()
+		from, to := c.first.In(loc), c.last.In(loc)
+		span := from.Format("2006-01-02 15:04") + " – " + to.Format("15:04 MST")
+		if from.Format("20060102") != to.Format("20060102") {
+			span = from.Format("2006-01-02 15:04") + " – " + to.Format("2006-01-02 15:04 MST")
+		}
+		n.p("| Date | %s |\n", span)
+	}
+	if len(c.hosts) > 0 {
+		n.p("| Host(s) | %s |\n", mdCell(strings.Join(c.hosts, ", ")))
+	}
+	if si := c.system; si != nil {
+		n.systemRows(si)
+	} else {
+		n.ln("| System | not gathered |")
+	}
+	if n.opts.Journal != "" {
+		n.p("| Journal | `%s` (%d events) |\n", mdCell(n.opts.Journal), len(events))
+	}
+	n.p("| Written | %s |\n\n", n.stamp(n.opts.now()))
+	if si := c.system; si != nil && si.LaunchCommand != "" {
+		cmd := ScrubCommandLine(si.LaunchCommand)
+		f := fence(cmd)
+		n.p("Server launch command:\n\n%ssh\n%s\n%s\n\n", f, cmd, f)
+	}
+}
+
+func (n *nb) systemRows(si *phases.SystemInfo) {
+	gpu := si.GPUName
+	if gpu == "" {
+		gpu = "unknown"
+	}
+	if si.GPUCount > 0 {
+		gpu = fmt.Sprintf("%d × %s", si.GPUCount, gpu)
+	}
+	if si.GPUMemoryMiB > 0 {
+		gpu += fmt.Sprintf(" (%d MiB each)", si.GPUMemoryMiB)
+	}
+	n.p("| GPUs | %s |\n", mdCell(gpu))
+	n.p("| Driver / CUDA | %s / %s |\n", orUnknown(si.Driver), orUnknown(si.CUDA))
+	n.p("| torch / vLLM | %s / %s |\n", orUnknown(si.Torch), orUnknown(si.VLLM))
+	if si.Model != "" || si.ModelSummary != "" {
+		m := si.Model
+		if si.ModelSummary != "" {
+			if m != "" {
+				m += " — "
+			}
+			m += si.ModelSummary
+		}
+		n.p("| Model | %s |\n", mdCell(m))
+	}
+	for _, x := range si.Extra {
+		n.p("| Note | %s |\n", mdCell(x))
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return mdCell(s)
+}
+
+func (n *nb) budget(b BudgetResult) {
+	n.ln("## Decode-time budget\n")
+	n.ln("How one decode step (TPOT) splits between the all-reduces, the GEMMs and the rest " +
+		"(attention kernels, norms, routing, sampling, launch gaps), from the isolated measurements.\n")
+	n.budgetSplit(b.Single)
+	if b.Plateau != nil {
+		n.budgetSplit(*b.Plateau)
+	} else {
+		n.ln("_At the plateau: no plateau named by a sweep yet._\n")
+	}
+}
+
+func (n *nb) budgetSplit(b BudgetSplit) {
+	n.p("### %s\n\n", strings.ToUpper(b.Label[:1])+b.Label[1:])
+	if !b.Any() {
+		n.ln("_No inputs measured yet._\n")
+	} else {
+		if b.HasTPOT {
+			n.p("`%s` %s\n\n", TextBar(b.Parts(), 40), "█ all-reduce ▓ GEMM ░ rest")
+		}
+		n.ln("| part | ms | % of TPOT |")
+		n.ln("|---|---:|---:|")
+		if b.HasTPOT {
+			for _, p := range b.Parts() {
+				n.p("| %s | %.2f | %.1f%% |\n", p.Name, p.Ms, p.Pct)
+			}
+			n.p("| **TPOT** | **%.2f** | 100%% |\n\n", b.TPOTms)
+		} else {
+			if b.HasAR {
+				n.p("| all-reduce | %.2f | — |\n", b.AllReduceMs)
+			}
+			if b.HasGEMM {
+				n.p("| GEMM | %.2f | — |\n", b.GEMMms)
+			}
+			n.ln("| TPOT | not measured | |\n")
+		}
+	}
+	for _, s := range b.Sources {
+		n.p("- %s\n", s)
+	}
+	for _, m := range b.Missing {
+		n.p("- missing: %s\n", m)
+	}
+	for _, w := range b.Warnings {
+		n.p("- **warning:** %s\n", w)
+	}
+	n.ln("")
+}
+
+// notes lists notes and markers in time order.
+func (n *nb) notes(evs []phases.Event, title string) {
+	if len(evs) == 0 {
+		return
+	}
+	if title != "" {
+		n.p("### %s\n\n", title)
+	}
+	for _, ev := range evs {
+		switch d := ev.Data.(type) {
+		case phases.Note:
+			n.p("- %s **note**%s: %s\n", n.clock(ev.Time), paneTag(d.Pane), indentCont(d.Text))
+		case phases.Marker:
+			n.p("- %s **marker**%s: %s\n", n.clock(ev.Time), paneTag(d.Pane), indentCont(d.Label))
+		}
+	}
+	n.ln("")
+}
+
+func paneTag(p string) string {
+	if p == "" {
+		return ""
+	}
+	return " (" + p + ")"
+}
+
+// indentCont keeps a multi-line text inside its list item.
+func indentCont(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}
+
+func (n *nb) sessionLog(evs []phases.Event) {
+	if len(evs) == 0 {
+		return
+	}
+	n.ln("## Connection and errors\n")
+	for _, ev := range evs {
+		switch d := ev.Data.(type) {
+		case phases.ConnState:
+			s := fmt.Sprintf("- %s %s: %s", n.clock(ev.Time), d.Host, d.State)
+			if d.RTTms > 0 {
+				s += fmt.Sprintf(" (RTT %.1f ms)", d.RTTms)
+			}
+			if d.Err != "" {
+				s += " — " + d.Err
+			}
+			if d.Retry > 0 {
+				s += fmt.Sprintf(", retry in %.0f s", d.Retry)
+			}
+			n.ln(s)
+		case phases.ErrorEvent:
+			n.p("- %s **error** in %s: %s\n", n.clock(ev.Time), d.Where, d.Err)
+		}
+	}
+	n.ln("")
+}

@@ -1,0 +1,260 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// run writes one run of a phase: when it ran, then the phase's tables.
+func (n *nb) run(ph string, i, total int, r *phaseRun) {
+	if total > 1 {
+		n.p("### Run %d of %d\n\n", i+1, total)
+	}
+	line := "Started " + n.clock(r.start)
+	switch {
+	case r.finished && r.err != "":
+		line += fmt.Sprintf(", failed at %s after %s: %s", n.clock(r.end), dur(r.end.Sub(r.start)), r.err)
+	case r.finished:
+		line += fmt.Sprintf(", finished %s (%s)", n.clock(r.end), dur(r.end.Sub(r.start)))
+	default:
+		last := r.start
+		if len(r.events) > 0 {
+			last = r.events[len(r.events)-1].Time
+		}
+		line += fmt.Sprintf(", not finished (last result %s)", n.clock(last))
+	}
+	n.ln(line + ".\n")
+	if r.params != nil {
+		if b, err := json.Marshal(r.params); err == nil && string(b) != "null" && string(b) != "{}" {
+			n.p("Parameters: `%s`\n\n", strings.ReplaceAll(string(b), "`", "'"))
+		}
+	}
+	tag := fmt.Sprintf("%s-%d", ph, i+1)
+	switch ph {
+	case phases.Load:
+		n.loadRun(r, tag)
+	case phases.Macro:
+		n.macroRun(r, tag)
+	case phases.Micro:
+		n.microRun(r)
+	case phases.NCCL:
+		n.ncclRun(r)
+	case phases.Profile:
+		n.profileRun(r)
+	}
+}
+
+func dur(d time.Duration) string {
+	d = d.Round(time.Second)
+	if d < time.Minute {
+		return d.String()
+	}
+	h, m, s := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
+	if h > 0 {
+		return fmt.Sprintf("%dh%02dm%02ds", h, m, s)
+	}
+	return fmt.Sprintf("%dm%02ds", m, s)
+}
+
+func (n *nb) loadRun(r *phaseRun, tag string) {
+	var ms []phases.Milestone
+	var snaps []snapshot
+	var log []string
+	for _, ev := range r.events {
+		switch d := ev.Data.(type) {
+		case phases.Milestone:
+			ms = append(ms, d)
+		case phases.GPUSample:
+			snaps = append(snaps, snapshot{ev.Time, d})
+		case phases.ServerEvent:
+			s := fmt.Sprintf("- %s server **%s**", n.clock(ev.Time), d.Action)
+			if d.Detail != "" {
+				s += ": " + d.Detail
+			}
+			log = append(log, s)
+		case phases.LoadFailure:
+			log = append(log, fmt.Sprintf("- %s **failure (%s)**, rank %d: `%s`", n.clock(ev.Time), d.Kind, d.Rank, noTicks(d.Line)))
+		case phases.Stall:
+			s := fmt.Sprintf("- %s **stall**: %s, no progress for %s", n.clock(ev.Time), gpuList(d.GPUs, d.MemoryGiB), dur(time.Duration(d.ForS*float64(time.Second))))
+			if d.Line != "" {
+				s += fmt.Sprintf("; last log line: `%s`", noTicks(d.Line))
+			}
+			log = append(log, s)
+		}
+	}
+	if len(log) > 0 {
+		n.ln(strings.Join(log, "\n") + "\n")
+	}
+	if len(ms) > 0 {
+		n.ln("| stage | at | value | evidence |")
+		n.ln("|---|---:|---|---|")
+		for _, m := range ms {
+			n.p("| %s | %s | %s | %s |\n", mdCell(m.Stage), dur(time.Duration(m.AtS*float64(time.Second))), mdCell(m.Value), mdCell(m.Line))
+		}
+		n.ln("")
+	}
+	if len(snaps) > 0 {
+		n.gpuTimeline(snaps, tag)
+	}
+}
+
+func gpuList(gpus []int, mem []float64) string {
+	if len(gpus) == 0 {
+		return "GPUs"
+	}
+	parts := make([]string, len(gpus))
+	for i, g := range gpus {
+		parts[i] = fmt.Sprintf("GPU %d", g)
+		if i < len(mem) {
+			parts[i] += fmt.Sprintf(" at %.1f GiB", mem[i])
+		}
+	}
+	if len(parts) > 4 {
+		return fmt.Sprintf("%d GPUs (%s, …)", len(parts), strings.Join(parts[:2], ", "))
+	}
+	return strings.Join(parts, ", ")
+}
+
+type snapshot struct {
+	at time.Time
+	s  phases.GPUSample
+}
+
+// gpuSeries turns snapshots into one memory series (GiB) per GPU index.
+func gpuSeries(snaps []snapshot) (idx []int, series map[int][]float64) {
+	series = map[int][]float64{}
+	for i, sn := range snaps {
+		for _, g := range sn.s.GPUs {
+			if _, ok := series[g.Index]; !ok {
+				series[g.Index] = make([]float64, len(snaps))
+				for j := range series[g.Index] {
+					series[g.Index][j] = -1
+				}
+				idx = append(idx, g.Index)
+			}
+			if g.MemoryUsedMiB != nil {
+				series[g.Index][i] = *g.MemoryUsedMiB / 1024
+			}
+		}
+	}
+	sort.Ints(idx)
+	return idx, series
+}
+
+func (n *nb) gpuTimeline(snaps []snapshot, tag string) {
+	idx, series := gpuSeries(snaps)
+	span := snaps[len(snaps)-1].at.Sub(snaps[0].at)
+	n.p("GPU memory from %s to %s (%d samples over %s):\n\n", n.clock(snaps[0].at), n.clock(snaps[len(snaps)-1].at), len(snaps), dur(span))
+	n.ln("| GPU | first GiB | last GiB | max GiB | timeline |")
+	n.ln("|---:|---:|---:|---:|---|")
+	for _, g := range idx {
+		s := series[g]
+		first, last, top := -1.0, -1.0, -1.0
+		for _, v := range s {
+			if v < 0 {
+				continue
+			}
+			if first < 0 {
+				first = v
+			}
+			last = v
+			top = max(top, v)
+		}
+		n.p("| %d | %s | %s | %s | `%s` |\n", g, gib(first), gib(last), gib(top), Sparkline(s, 40))
+	}
+	n.ln("")
+	if len(snaps) > 1 {
+		if link := n.addChart(tag+"-memory.svg", "GPU memory during the load", func() ([]byte, error) { return loadChart(snaps) }); link != "" {
+			n.ln(link + "\n")
+		}
+	}
+}
+
+func gib(v float64) string {
+	if v < 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func (n *nb) macroRun(r *phaseRun, tag string) {
+	var levels []phases.LevelResult
+	var plateau *phases.Plateau
+	sources := map[string]bool{}
+	for _, ev := range r.events {
+		switch d := ev.Data.(type) {
+		case phases.LevelResult:
+			levels = append(levels, d)
+			if d.TokenSource != "" {
+				sources[d.TokenSource] = true
+			}
+		case phases.Plateau:
+			p := d
+			plateau = &p
+		case phases.ClientBound:
+			n.p("- %s level C=%d limited by the client: %s\n", n.clock(ev.Time), d.Concurrency, d.Reason)
+		}
+	}
+	if len(levels) == 0 {
+		n.ln("No level finished.\n")
+		return
+	}
+	n.ln("| C | done | failed | out tok/s | req/s | TTFT p50 | TTFT p99 | TPOT p50 | TPOT p99 | ITL p50 | E2EL p50 | KV max | |")
+	n.ln("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	for _, l := range levels {
+		mark := ""
+		if plateau != nil && l.Concurrency == plateau.Concurrency {
+			mark = "**plateau**"
+		}
+		if l.ClientBound {
+			mark = strings.TrimSpace(mark + " client-bound")
+		}
+		kv := "—"
+		if l.Server != nil && l.Server.Available {
+			kv = fmt.Sprintf("%.0f%%", 100*l.Server.MaxKVCacheUsage)
+		}
+		c := fmt.Sprint(l.Concurrency)
+		if l.Rate > 0 {
+			c += fmt.Sprintf(" @%.3g/s", l.Rate)
+		}
+		n.p("| %s | %d | %d | %.1f | %.2f | %.1f | %.1f | %.2f | %.2f | %.2f | %.0f | %s | %s |\n",
+			c, l.Completed, l.Failed, l.OutputThroughput, l.RequestThroughput, l.MedianTTFTms, l.P99TTFTms,
+			l.MedianTPOTms, l.P99TPOTms, l.MedianITLms, l.MedianE2ELms, kv, mark)
+	}
+	n.ln("")
+	n.ln("Times in ms. TPOT = (E2E − TTFT) / (output tokens − 1) per request, as vLLM defines it.")
+	if len(sources) > 0 {
+		var s []string
+		for k := range sources {
+			s = append(s, k)
+		}
+		sort.Strings(s)
+		n.p("Token counts from: %s.\n", strings.Join(s, ", "))
+	}
+	n.ln("")
+	if plateau != nil {
+		n.p("**Plateau:** %.0f tok/s from C=%d (doubling concurrency adds less than 10%% output throughput).\n\n", plateau.OutputThroughput, plateau.Concurrency)
+	} else {
+		n.ln("No plateau named: throughput was still growing at the last level.\n")
+	}
+	var thr, tpot []float64
+	for _, l := range levels {
+		thr = append(thr, l.OutputThroughput)
+		tpot = append(tpot, l.MedianTPOTms)
+	}
+	n.p("- output tok/s by level: `%s` (%.0f → %.0f)\n", Sparkline(thr, 40), thr[0], thr[len(thr)-1])
+	n.p("- TPOT p50 by level: `%s` (%.2f → %.2f ms)\n\n", Sparkline(tpot, 40), tpot[0], tpot[len(tpot)-1])
+	if len(levels) > 1 {
+		if link := n.addChart(tag+"-throughput-tpot.svg", "Output throughput and TPOT vs concurrency", func() ([]byte, error) { return macroChart(levels) }); link != "" {
+			n.ln(link + "\n")
+		}
+	}
+}
+
+// noTicks keeps s inside an inline code span.
+func noTicks(s string) string { return strings.ReplaceAll(s, "`", "'") }

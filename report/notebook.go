@@ -1,0 +1,224 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// NotebookEndMarker is the notebook's last line: a file that ends with it
+// was written completely.
+const NotebookEndMarker = "<!-- end of profdeck notebook -->"
+
+// NotebookOptions shape a rendered notebook.
+type NotebookOptions struct {
+	// Campaign names the campaign in the title (else the session's).
+	Campaign string
+	// Now stamps the "written" line (time.Now when nil).
+	Now func() time.Time
+	// Location is the time zone of the timestamps (time.Local when nil).
+	Location *time.Location
+	// Journal names the journal the notebook was rendered from.
+	Journal string
+	// ChartsDir, relative to the notebook, is where the charts are linked
+	// from; empty renders no chart links. WriteNotebook fills it in.
+	ChartsDir string
+	// NoCharts makes WriteNotebook draw no charts.
+	NoCharts bool
+	// Secrets are replaced by [redacted] wherever they appear.
+	Secrets []string
+	// Skipped lists journal lines that could not be read, for the footer.
+	Skipped []string
+}
+
+func (o NotebookOptions) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+func (o NotebookOptions) loc() *time.Location {
+	if o.Location != nil {
+		return o.Location
+	}
+	return time.Local
+}
+
+// RenderNotebook renders the notebook's markdown from journalled events.
+func RenderNotebook(events []phases.Event, opts NotebookOptions) ([]byte, error) {
+	md, _ := buildNotebook(events, opts)
+	return md, nil
+}
+
+// WriteNotebook renders the notebook and writes it to path atomically (a
+// temporary file renamed over the old one, so a crash leaves the previous
+// version), after drawing its charts into "<base>.charts/" beside it.
+func WriteNotebook(path string, events []phases.Event, opts NotebookOptions) error {
+	if !opts.NoCharts && opts.ChartsDir == "" {
+		opts.ChartsDir = chartsDirFor(path)
+	}
+	if opts.NoCharts {
+		opts.ChartsDir = ""
+	}
+	md, charts := buildNotebook(events, opts)
+	var chartErrs []string
+	if len(charts) > 0 {
+		dir := filepath.Join(filepath.Dir(path), opts.ChartsDir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("notebook %s: charts: %w", path, err)
+		}
+		for _, c := range charts {
+			b, err := c.draw()
+			if err == nil {
+				err = writeFileAtomic(filepath.Join(dir, c.name), b, 0o644)
+			}
+			if err != nil {
+				chartErrs = append(chartErrs, fmt.Sprintf("%s: %v", c.name, err))
+			}
+		}
+	}
+	if err := writeFileAtomic(path, md, 0o644); err != nil {
+		return fmt.Errorf("notebook %s: %w", path, err)
+	}
+	if len(chartErrs) > 0 {
+		return fmt.Errorf("notebook %s written, but charts failed: %s", path, strings.Join(chartErrs, "; "))
+	}
+	return nil
+}
+
+func chartsDirFor(path string) string {
+	base := filepath.Base(path)
+	return strings.TrimSuffix(base, filepath.Ext(base)) + ".charts"
+}
+
+// writeFileAtomic writes data to a temporary file in path's directory,
+// fsyncs it, renames it over path and fsyncs the directory.
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Chmod(mode); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	ok = true
+	syncDir(dir)
+	return nil
+}
+
+// removeStaleTemps deletes temporary files a crash left beside path.
+func removeStaleTemps(path string) {
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*"))
+	for _, m := range matches {
+		os.Remove(m)
+	}
+}
+
+// chart is one chart file to draw beside the notebook.
+type chart struct {
+	name string
+	draw func() ([]byte, error)
+}
+
+// nb is a notebook being built.
+type nb struct {
+	opts   NotebookOptions
+	b      bytes.Buffer
+	charts []chart
+}
+
+func (n *nb) p(format string, a ...any) { fmt.Fprintf(&n.b, format, a...) }
+func (n *nb) ln(s string)               { n.b.WriteString(s); n.b.WriteByte('\n') }
+
+func (n *nb) clock(t time.Time) string { return t.In(n.opts.loc()).Format("15:04:05") }
+func (n *nb) stamp(t time.Time) string {
+	return t.In(n.opts.loc()).Format("2006-01-02 15:04:05 MST")
+}
+
+// addChart registers a chart and returns its markdown link ("" when the
+// notebook links no charts).
+func (n *nb) addChart(name, alt string, draw func() ([]byte, error)) string {
+	if n.opts.ChartsDir == "" {
+		return ""
+	}
+	n.charts = append(n.charts, chart{name: name, draw: draw})
+	return fmt.Sprintf("![%s](%s/%s)", alt, filepath.ToSlash(n.opts.ChartsDir), name)
+}
+
+func buildNotebook(events []phases.Event, opts NotebookOptions) ([]byte, []chart) {
+	events = append([]phases.Event(nil), events...)
+	sort.SliceStable(events, func(i, j int) bool { return events[i].Time.Before(events[j].Time) })
+	n := &nb{opts: opts}
+	c := classify(events)
+	n.header(c, events)
+	n.budget(Budget(events))
+	for _, ph := range phaseOrder {
+		runs := c.runs[ph]
+		notes := c.notes[ph]
+		if len(runs) == 0 && len(notes) == 0 {
+			continue
+		}
+		n.p("## %s\n\n", phaseTitle[ph])
+		for i, r := range runs {
+			n.run(ph, i, len(runs), r)
+		}
+		n.notes(notes, "Notes and markers")
+	}
+	if len(c.notes[""]) > 0 {
+		n.ln("## Notes\n")
+		n.notes(c.notes[""], "")
+	}
+	n.sessionLog(c.session)
+	n.footer(events)
+	out := n.b.Bytes()
+	if len(opts.Secrets) > 0 {
+		out = []byte(scrubText(string(out), opts.Secrets))
+	}
+	return out, n.charts
+}
+
+func (n *nb) footer(events []phases.Event) {
+	n.ln("---")
+	n.ln("")
+	src := ""
+	if n.opts.Journal != "" {
+		src = " from `" + n.opts.Journal + "`"
+	}
+	n.p("_Written by profdeck%s (%d events) at %s._\n", src, len(events), n.stamp(n.opts.now()))
+	if len(n.opts.Skipped) > 0 {
+		n.p("\n_Journal lines skipped (%d):_\n\n", len(n.opts.Skipped))
+		for _, s := range n.opts.Skipped {
+			n.p("- %s\n", s)
+		}
+	}
+	n.ln("")
+	n.ln(NotebookEndMarker)
+}
