@@ -2,15 +2,17 @@ package phases
 
 // Profile-phase event kinds.
 const (
-	KindProfileStep    = "profile.step" // capture progress: "start_profile", "load", "stop_profile", "collect" (ephemeral)
+	KindProfileStep    = "profile.step" // capture progress: "check", "start_profile", "load", "stop_profile", "collect", "summarise" (ephemeral)
 	KindProfileSummary = "profile.summary"
+	KindProfileFailed  = "profile.failed" // a capture that did not produce a summary, and why
 )
 
 // ProfileStep is one step of a capture, with elapsed time.
 type ProfileStep struct {
 	Step     string  `json:"step"`
-	ElapsedS float64 `json:"elapsed_s"`
+	ElapsedS float64 `json:"elapsed_s"` // since the step began
 	Detail   string  `json:"detail,omitempty"`
+	Done     bool    `json:"done,omitempty"` // the step finished
 }
 
 // Kernel is one device kernel in a profile summary.
@@ -22,16 +24,41 @@ type Kernel struct {
 }
 
 // ProfileSummary is the parsed profile: category split and top kernels.
+// Only device kernels (and memory copies) count: CPU-side operators such as
+// aten::mm, whose device time is the time of the kernels they launch, and
+// GPU-side user annotations are left out so nothing is counted twice.
 type ProfileSummary struct {
-	Source             string             `json:"source"`
+	Source             string             `json:"source"` // the file the figures come from, and how it was read
 	TotalCUDAUs        float64            `json:"total_cuda_us"`
-	Categories         map[string]float64 `json:"categories"`
+	Categories         map[string]float64 `json:"categories"` // gemm, attention, moe, communication, other (µs)
 	CommunicationShare float64            `json:"communication_share"`
 	Top                []Kernel           `json:"top"`
+	KernelCount        int                `json:"kernel_count,omitempty"` // distinct kernels listed
+	UnlistedUs         float64            `json:"unlisted_us,omitempty"`  // device time of rows the table cut, counted as other
 	DecodeSteps        int                `json:"decode_steps,omitempty"`
+	DecodeStepsSource  string             `json:"decode_steps_source,omitempty"`
+	CommPerStepUs      float64            `json:"comm_per_step_us,omitempty"` // communication µs per decode step
+	GPUPerStepUs       float64            `json:"gpu_per_step_us,omitempty"`  // device µs per decode step
+	Requests           int                `json:"requests,omitempty"`         // per concurrency level of the driven load
+	Concurrency        []int              `json:"concurrency,omitempty"`
+	OutputTokens       int64              `json:"output_tokens,omitempty"` // from the server's usage
+	StopS              float64            `json:"stop_s,omitempty"`        // how long stop_profile took (trace flush)
+	ProfilerDir        string             `json:"profiler_dir,omitempty"`
+	Files              []string           `json:"files,omitempty"` // new files in the profiler directory
+	Notes              []string           `json:"notes,omitempty"`
+}
+
+// ProfileFailed says why a capture ended without a summary.
+type ProfileFailed struct {
+	Step  string `json:"step"`
+	Error string `json:"error"`
+	// ProfilerDisabled is true when the server answered 404: it was not
+	// started with the torch profiler.
+	ProfilerDisabled bool `json:"profiler_disabled,omitempty"`
 }
 
 func init() {
 	Register(KindProfileStep, Profile, ProfileStep{}, true)
 	Register(KindProfileSummary, Profile, ProfileSummary{}, false)
+	Register(KindProfileFailed, Profile, ProfileFailed{}, false)
 }

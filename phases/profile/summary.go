@@ -1,0 +1,96 @@
+package profile
+
+import (
+	"math"
+	"sort"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// TopN is how many kernels a summary lists.
+const TopN = 15
+
+// kernelAgg accumulates device time per kernel name.
+type kernelAgg struct {
+	order []string
+	byKey map[string]*phases.Kernel
+}
+
+func newKernelAgg() *kernelAgg { return &kernelAgg{byKey: map[string]*phases.Kernel{}} }
+
+func (a *kernelAgg) add(name string, us float64, calls int) {
+	k := a.byKey[name]
+	if k == nil {
+		k = &phases.Kernel{Name: name, Category: Category(name)}
+		a.byKey[name] = k
+		a.order = append(a.order, name)
+	}
+	k.SelfCUDAUs += us
+	k.Calls += calls
+}
+
+func (a *kernelAgg) drop(name string) {
+	if _, ok := a.byKey[name]; !ok {
+		return
+	}
+	delete(a.byKey, name)
+	for i, n := range a.order {
+		if n == name {
+			a.order = append(a.order[:i], a.order[i+1:]...)
+			break
+		}
+	}
+}
+
+func (a *kernelAgg) sum() float64 {
+	s := 0.0
+	for _, k := range a.byKey {
+		s += k.SelfCUDAUs
+	}
+	return s
+}
+
+// summary builds the profile summary from the kernels. total is the device
+// time total the profiler reported (0 when it reported none); time it counts
+// beyond the listed kernels (rows a table cut) goes to "other". top is how
+// many kernels to list (<= 0: TopN).
+func (a *kernelAgg) summary(source string, total float64, top int) *phases.ProfileSummary {
+	if top <= 0 {
+		top = TopN
+	}
+	s := &phases.ProfileSummary{Source: source, Categories: map[string]float64{}}
+	for _, c := range Categories {
+		s.Categories[c] = 0
+	}
+	all := make([]phases.Kernel, 0, len(a.order))
+	listed := 0.0
+	for _, n := range a.order {
+		k := *a.byKey[n]
+		k.SelfCUDAUs = round3(k.SelfCUDAUs)
+		all = append(all, k)
+		s.Categories[k.Category] += k.SelfCUDAUs
+		listed += k.SelfCUDAUs
+	}
+	s.KernelCount = len(all)
+	if total > listed*(1+1e-6) {
+		s.UnlistedUs = round3(total - listed)
+		s.Categories[CatOther] += s.UnlistedUs
+	} else {
+		total = listed
+	}
+	s.TotalCUDAUs = round3(total)
+	for c, v := range s.Categories {
+		s.Categories[c] = round3(v)
+	}
+	if total > 0 {
+		s.CommunicationShare = s.Categories[CatCommunication] / total
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].SelfCUDAUs > all[j].SelfCUDAUs })
+	if len(all) > top {
+		all = all[:top]
+	}
+	s.Top = all
+	return s
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
