@@ -6,11 +6,14 @@ const (
 	KindMicroResult   = "micro.gemm"
 	KindMicroStep     = "micro.step"
 	KindMicroProgress = "micro.progress" // ephemeral
+	KindMicroCalib    = "micro.calib"
+	KindMicroError    = "micro.error"
 	KindNCCLEnv       = "nccl.env"
 	KindNCCLBurst     = "nccl.burst"
 	KindNCCLAllToAll  = "nccl.alltoall"
 	KindNCCLCliff     = "nccl.cliff"
 	KindNCCLProgress  = "nccl.progress" // ephemeral
+	KindNCCLError     = "nccl.error"
 )
 
 // GPUEnv is what a benchmark script reports about where it ran.
@@ -19,17 +22,31 @@ type GPUEnv struct {
 	Torch string `json:"torch"`
 	CUDA  string `json:"cuda"`
 	NProc int    `json:"nproc,omitempty"`
+
+	SMs        int               `json:"sms,omitempty"`
+	MemGiB     float64           `json:"mem_gib,omitempty"`
+	PeakGBs    float64           `json:"peak_gbs,omitempty"`    // datasheet HBM bandwidth
+	PeakTFLOPs float64           `json:"peak_tflops,omitempty"` // datasheet dense BF16
+	CopyGBs    float64           `json:"copy_gbs,omitempty"`    // measured device-to-device copy (read + write)
+	NCCL       string            `json:"nccl,omitempty"`
+	NCCLEnv    map[string]string `json:"nccl_env,omitempty"`
 }
 
 // GEMMResult is one timed GEMM.
 type GEMMResult struct {
 	Name    string  `json:"name"`
+	Step    int     `json:"step_m"` // the decode batch size
 	M       int     `json:"m"`
 	N       int     `json:"n"`
 	K       int     `json:"k"`
 	Dtype   string  `json:"dtype"`
+	Batch   int     `json:"batch,omitempty"`  // products in one batched GEMM
+	Served  string  `json:"served,omitempty"` // the weight's dtype when served, if not BF16
 	PerStep int     `json:"per_step"`
-	Us      float64 `json:"us"`
+	Us      float64 `json:"us"` // median
+	P20Us   float64 `json:"p20_us,omitempty"`
+	P80Us   float64 `json:"p80_us,omitempty"`
+	Reps    int     `json:"reps,omitempty"`
 	TFLOPs  float64 `json:"tflops"`
 	GBs     float64 `json:"gbs"`
 	BWPct   float64 `json:"bw_pct"`
@@ -41,6 +58,30 @@ type GEMMStep struct {
 	M            int     `json:"m"`
 	SumUs        float64 `json:"sum_us"`          // Σ us×per_step of individually timed GEMMs
 	BackToBackUs float64 `json:"back_to_back_us"` // the step's GEMMs run back-to-back, measured
+	Graph        bool    `json:"graph,omitempty"` // back-to-back was a CUDA graph replay
+}
+
+// Calib is the script's timing checked against triton.testing.do_bench on
+// one large GEMM.
+type Calib struct {
+	Name          string  `json:"name"`
+	Us            float64 `json:"us"`
+	TFLOPs        float64 `json:"tflops"`
+	Reps          int     `json:"reps,omitempty"`
+	PeakPct       float64 `json:"peak_pct,omitempty"`
+	DoBenchUs     float64 `json:"do_bench_us,omitempty"`
+	DoBenchTFLOPs float64 `json:"do_bench_tflops,omitempty"`
+	DoBenchError  string  `json:"do_bench_error,omitempty"`
+}
+
+// ScriptError is a failure a benchmark script reported (one GEMM that did not
+// run, a dead script); results before it are kept.
+type ScriptError struct {
+	Name  string `json:"name,omitempty"`   // the GEMM or step part that failed
+	What  string `json:"what,omitempty"`   // what was being done
+	Step  int    `json:"step_m,omitempty"` // the decode batch size, when known
+	Err   string `json:"error"`
+	Fatal bool   `json:"fatal,omitempty"` // the script stopped
 }
 
 // Progress is a running script's progress line.
@@ -58,6 +99,9 @@ type NCCLBurst struct {
 	TotalMs float64 `json:"total_ms"`
 	PerOpUs float64 `json:"per_op_us"`
 	NProc   int     `json:"nproc"`
+	// The same burst captured in a CUDA graph and replayed (as vLLM decodes).
+	GraphMs      float64 `json:"graph_ms,omitempty"`
+	GraphPerOpUs float64 `json:"graph_per_op_us,omitempty"`
 }
 
 // NCCLAllToAll is one All-to-All size.
@@ -82,9 +126,12 @@ func init() {
 	Register(KindMicroResult, Micro, GEMMResult{}, false)
 	Register(KindMicroStep, Micro, GEMMStep{}, false)
 	Register(KindMicroProgress, Micro, Progress{}, true)
+	Register(KindMicroCalib, Micro, Calib{}, false)
+	Register(KindMicroError, Micro, ScriptError{}, false)
 	Register(KindNCCLEnv, NCCL, GPUEnv{}, false)
 	Register(KindNCCLBurst, NCCL, NCCLBurst{}, false)
 	Register(KindNCCLAllToAll, NCCL, NCCLAllToAll{}, false)
 	Register(KindNCCLCliff, NCCL, NCCLCliff{}, false)
 	Register(KindNCCLProgress, NCCL, Progress{}, true)
+	Register(KindNCCLError, NCCL, ScriptError{}, false)
 }
