@@ -176,13 +176,21 @@ func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 	case !math.IsNaN(kvOld):
 		s.KVCacheUsage, s.KVCacheMetric = kvOld, nameKVCacheOld
 	}
+	// Sums of absurd values can overflow; a figure that is not finite is
+	// not shown at all.
+	for _, f := range []*float64{&s.Running, &s.Waiting, &s.Preemptions, &s.GenerationTokens, &s.SpecAccepted, &s.SpecDraft} {
+		if math.IsInf(*f, 0) {
+			*f = 0
+		}
+	}
 	s.HasSpec = found[nameSpecDraft]
 	for k := range found {
 		s.Found = append(s.Found, k)
 	}
 	sort.Strings(s.Found)
+	delete(engines, "") // series without an engine label belong to the one engine there is
 	if len(found) > 0 {
-		s.Engines = len(engines)
+		s.Engines = max(1, len(engines))
 	}
 	return s
 }

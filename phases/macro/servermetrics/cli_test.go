@@ -1,0 +1,46 @@
+package servermetrics
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestParseMain(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := ParseMain(context.Background(), []string{"testdata/constructed-v0.11-dp2-specdecode.txt"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var f map[string]any
+	if err := json.Unmarshal(out.Bytes(), &f); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out.String())
+	}
+	if f["available"] != true || f["running"] != 125.0 || f["kv_cache_usage"] != 0.5 || f["engines"] != 2.0 {
+		t.Fatalf("got %s", out.String())
+	}
+	if v, _ := f["spec_accept_rate_total"].(float64); v < 0.599 || v > 0.601 {
+		t.Fatalf("spec acceptance %v", f["spec_accept_rate_total"])
+	}
+}
+
+func TestParseMainNoVLLMSeries(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := ParseMain(context.Background(), []string{"testdata/vllm-metrics-06-v1-source-definitions-renames.txt"}, &out, &errb)
+	if code != 0 || !strings.Contains(out.String(), `"available": false`) || !strings.Contains(out.String(), "no vLLM serving series") {
+		t.Fatalf("exit %d: %s %s", code, out.String(), errb.String())
+	}
+}
+
+func TestParseMainBadInput(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := ParseMain(context.Background(), []string{"testdata/missing.txt"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "missing.txt") {
+		t.Fatalf("exit %d, stderr %q: want the file named", code, errb.String())
+	}
+	errb.Reset()
+	if code := ParseMain(context.Background(), nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "usage") {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+}
