@@ -41,7 +41,15 @@ type GPULoad struct {
 	ExpectedGiB float64 `json:"expected_gib,omitempty"`
 	RateGiBMin  float64 `json:"rate_gib_per_min"`
 	ETASeconds  float64 `json:"eta_s,omitempty"` // 0 when unknown
-	Known       bool    `json:"known"`
+	Known       bool    `json:"known"`           // false when nvidia-smi said [N/A]
+	TotalGiB    float64 `json:"total_gib,omitempty"`
+	Name        string  `json:"name,omitempty"`
+	UtilPct     float64 `json:"util_pct,omitempty"`
+	UtilKnown   bool    `json:"util_known,omitempty"`
+	// ExpectFrom says where ExpectedGiB came from: "campaign" (model or
+	// --expect-gib), "log" (Model loading took), "plateau" (memory stopped
+	// growing); empty when unknown.
+	ExpectFrom string `json:"expect_from,omitempty"`
 }
 
 // LoadState is the whole load's progress.
@@ -54,6 +62,16 @@ type LoadState struct {
 	Stage       string    `json:"stage"` // "starting","weights","compile","kv_cache","cuda_graphs","ready","failed","stopped"
 	VLLM        string    `json:"vllm_version,omitempty"`
 	ElapsedS    float64   `json:"elapsed_s"`
+	// ShardSecPerIt is the bar's current seconds per shard (0 when unknown).
+	ShardSecPerIt float64 `json:"shard_s_per_it,omitempty"`
+	// WeightsGiB is the largest per-rank "Model loading took" (0 until known).
+	WeightsGiB    float64 `json:"weights_gib,omitempty"`
+	KVCacheTokens int64   `json:"kv_cache_tokens,omitempty"`
+	// IdleS is how long nothing moved (no memory growth, no log progress).
+	IdleS   float64      `json:"idle_s"`
+	Stall   *Stall       `json:"stall,omitempty"`
+	Failure *LoadFailure `json:"failure,omitempty"`
+	Ready   bool         `json:"ready"` // GET /health answered 200
 }
 
 // Milestone marks a stage reached (with the evidence line when there is one).

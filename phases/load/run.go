@@ -1,0 +1,219 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load/smi"
+	"github.com/profdeck/profdeck/phases/load/vllmlog"
+	"github.com/profdeck/profdeck/remote"
+)
+
+// failGrace is how long a failure waits for its root cause (an OOM
+// traceback follows "Worker died" by milliseconds) before Until ends.
+const failGrace = 2 * time.Second
+
+// run is one Watcher loop's state; only the loop goroutine touches it.
+type run struct {
+	w      *Watcher
+	em     *phases.Emitter
+	ctx    context.Context
+	tr     *Tracker
+	parser *vllmlog.Parser
+
+	lastSnap  time.Time
+	resetAt   time.Time
+	failAt    time.Time
+	smiErr    string
+	healthErr string
+	ready     bool
+	stalled   bool
+	version   string
+}
+
+func (s *run) now() time.Time { return s.w.cfg.Now() }
+
+func (s *run) emit(kind string, data any) { s.em.Emit(s.ctx, kind, data) }
+
+func (s *run) logLine(rank int, level, text string) {
+	s.emit(phases.KindLogLine, phases.LogLine{Rank: rank, Level: level, Text: text})
+}
+
+func (s *run) control(c control) {
+	now := s.now()
+	switch c {
+	case ctlStopped:
+		s.tr.SetStopped(now, true)
+		s.ready, s.stalled = false, false
+		s.emitState(now)
+	case ctlStarted:
+		if now.Sub(s.resetAt) > 10*time.Second {
+			// The log was not replaced (an appending launch): start over
+			// from here.
+			s.newLoad(now)
+		}
+		s.tr.SetStopped(now, false)
+		s.emitState(now)
+	}
+}
+
+func (s *run) newLoad(now time.Time) {
+	s.parser.Reset()
+	s.tr.Reset(now)
+	s.resetAt, s.failAt = now, time.Time{}
+	s.ready, s.stalled, s.version = false, false, ""
+}
+
+func (s *run) line(ev remote.FollowEvent) {
+	now := s.now()
+	if ev.Reset {
+		s.newLoad(now)
+		note := "the log was truncated or replaced: following a new load"
+		if ev.Note != "" {
+			note += " (" + ev.Note + ")"
+		}
+		s.logLine(-1, "NOTE", note)
+		return
+	}
+	for _, r := range s.parser.Line(ev.Line) {
+		ms, fail := s.tr.Record(now, r)
+		if r.Kind == vllmlog.KindVersion && s.version == "" {
+			s.version = r.Version
+		}
+		if r.Relevant() {
+			s.logLine(r.Rank, r.Level, r.Text)
+		}
+		if ms != nil {
+			s.emit(phases.KindMilestone, *ms)
+		}
+		if m := detailMilestone(r, now.Sub(s.tr.start).Seconds()); m != nil {
+			s.emit(phases.KindMilestone, *m)
+		}
+		if fail != nil {
+			if s.failAt.IsZero() {
+				s.failAt = now
+			}
+			s.emit(phases.KindLoadFailure, *fail)
+		}
+	}
+}
+
+// detailMilestone is a journalled fact with a value (weights size, KV cache
+// size, graph capture time) that does not start a new stage.
+func detailMilestone(r vllmlog.Record, at float64) *phases.Milestone {
+	m := &phases.Milestone{AtS: at, Line: r.Text}
+	switch r.Kind {
+	case vllmlog.KindModelLoaded:
+		m.Stage, m.Value = "weights_loaded", fmt.Sprintf("%.2f GiB", r.GiB)
+		if r.Seconds > 0 {
+			m.Value += fmt.Sprintf(" in %.0f s", r.Seconds)
+		}
+		if r.Rank > 0 {
+			return nil // one per load is enough for the story; rank 0 (or unknown) tells it
+		}
+	case vllmlog.KindKVCache:
+		m.Stage, m.Value = "kv_cache_size", fmt.Sprintf("%s tokens", groupDigits(r.Tokens))
+	case vllmlog.KindCompileDone:
+		m.Stage, m.Value = "compile_done", fmt.Sprintf("%.1f s", r.Seconds)
+	case vllmlog.KindGraphsDone:
+		m.Stage, m.Value = "cuda_graphs_done", fmt.Sprintf("%.0f s", r.Seconds)
+		if r.Rank > 0 {
+			return nil
+		}
+	case vllmlog.KindVersion:
+		m.Stage, m.Value = "vllm_version", r.Version
+	default:
+		return nil
+	}
+	return m
+}
+
+func groupDigits(n int64) string {
+	s := fmt.Sprintf("%d", n)
+	out := ""
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out += ","
+		}
+		out += string(c)
+	}
+	return out
+}
+
+func (s *run) poll(p pollResult) {
+	now := p.at
+	if p.err != nil {
+		if msg := p.err.Error(); msg != s.smiErr {
+			s.smiErr = msg
+			s.emit(phases.KindError, phases.ErrorEvent{Where: "load: nvidia-smi on " + s.w.cfg.Host.Name(), Err: msg})
+		}
+	} else {
+		s.smiErr = ""
+		s.tr.Sample(now, p.gpus)
+		sample := phases.GPUSample{Host: s.w.cfg.Host.Name(), GPUs: toPhaseGPUs(p.gpus)}
+		s.emit(phases.KindGPUSample, sample)
+		if now.Sub(s.lastSnap) >= s.w.cfg.SnapshotEvery {
+			s.lastSnap = now
+			s.emit(phases.KindGPUSnapshot, sample)
+		}
+	}
+	switch {
+	case p.health.ok:
+		s.healthErr = ""
+		if ms := s.tr.SetReady(now); ms != nil {
+			s.ready = true
+			s.emit(phases.KindMilestone, *ms)
+			s.emit(phases.KindServer, phases.ServerEvent{Action: "ready",
+				Detail: fmt.Sprintf("GET %s answered 200 after %s", s.w.cfg.HealthURL, FormatDuration(ms.AtS))})
+		}
+	case s.ready && (p.health.err != nil || p.health.status != 0):
+		// It was serving and no longer answers.
+		s.ready = false
+		s.tr.ready = false
+		detail := fmt.Sprintf("GET %s: status %d", s.w.cfg.HealthURL, p.health.status)
+		if p.health.err != nil {
+			detail = fmt.Sprintf("GET %s: %v", s.w.cfg.HealthURL, p.health.err)
+		}
+		s.emit(phases.KindServer, phases.ServerEvent{Action: "unhealthy", Detail: detail})
+	}
+	s.emitState(now)
+}
+
+func (s *run) emitState(now time.Time) {
+	s.emit(phases.KindLoadState, s.tr.State(now))
+}
+
+func (s *run) tick() {
+	now := s.now()
+	if st := s.tr.CheckStall(now); st != nil {
+		s.stalled = true
+		s.emit(phases.KindStall, *st)
+	} else if s.tr.stall == nil {
+		s.stalled = false
+	}
+}
+
+// ending says whether Until should stop.
+func (s *run) ending() (Ending, bool) {
+	switch {
+	case s.tr.Ready():
+		return Ending{Kind: EndReady, Reason: "GET " + s.w.cfg.HealthURL + " answered 200"}, true
+	case s.tr.Failure() != nil && !s.failAt.IsZero() && s.now().Sub(s.failAt) >= failGrace:
+		f := s.tr.Failure()
+		return Ending{Kind: EndFailed, Reason: fmt.Sprintf("%s: %s", f.Kind, f.Line)}, true
+	case s.stalled && s.tr.stall != nil:
+		return Ending{Kind: EndStalled, Reason: StallText(s.tr.stall)}, true
+	}
+	return Ending{}, false
+}
+
+func toPhaseGPUs(gs []smi.GPU) []phases.GPU {
+	out := make([]phases.GPU, len(gs))
+	for i, g := range gs {
+		out[i] = phases.GPU{Index: g.Index, Name: g.Name, MemoryUsedMiB: g.MemoryUsedMiB,
+			MemoryTotalMiB: g.MemoryTotalMiB, UtilizationPct: g.UtilizationPct}
+	}
+	return out
+}

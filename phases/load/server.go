@@ -1,0 +1,343 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load/smi"
+	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/report/campaign"
+)
+
+// Server starts, stops and restarts the serving process from the campaign's
+// server settings. Start runs the launch command detached in its own
+// session (setsid + nohup, output to the log file), so it outlives the SSH
+// connection; its pid (= process group) is kept in PIDFile on the host so a
+// later profdeck can stop it. With Settings.Container set, Stop uses
+// `docker stop`.
+type Server struct {
+	Host     remote.Host
+	Settings campaign.Server
+	// PIDFile on the host (default: the log path + ".pid").
+	PIDFile string
+	// ReleasedBelowGiB: Stop waits until every GPU uses less than this
+	// (default 2 GiB).
+	ReleasedBelowGiB float64
+	// StopTimeout bounds the wait for the process to exit and for the GPU
+	// memory to be released (default 3 min).
+	StopTimeout time.Duration
+	// Emitter, when set, receives KindServer events for each step.
+	Emitter *phases.Emitter
+
+	pid int
+}
+
+// LogPath is the server's log on the host.
+func (s *Server) LogPath() string {
+	if s.Settings.Log != "" {
+		return s.Settings.Log
+	}
+	return DefaultLogPath
+}
+
+func (s *Server) pidFile() string {
+	if s.PIDFile != "" {
+		return s.PIDFile
+	}
+	return s.LogPath() + ".pid"
+}
+
+func (s *Server) emit(ctx context.Context, action, detail string) {
+	if s.Emitter != nil {
+		s.Emitter.Emit(ctx, phases.KindServer, phases.ServerEvent{Action: action, Detail: detail})
+	}
+}
+
+// LaunchCommand is the shell command Start runs: the campaign's launch with
+// the extra flags appended and the extra environment set, every added word
+// shell-quoted.
+func (s *Server) LaunchCommand(extraFlags []string, extraEnv map[string]string) (string, error) {
+	launch := strings.TrimSpace(s.Settings.Launch)
+	if launch == "" {
+		return "", errors.New("no launch command: set server.launch in the campaign file")
+	}
+	env := map[string]string{}
+	for k, v := range s.Settings.Env {
+		env[k] = v
+	}
+	for k, v := range extraEnv {
+		env[k] = v
+	}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		if !validEnvName(k) {
+			return "", fmt.Errorf("environment variable name %q is not valid", k)
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	cmd := launch
+	if len(extraFlags) > 0 {
+		cmd += " " + remote.QuoteArgs(extraFlags...)
+	}
+	if len(keys) == 0 {
+		return cmd, nil
+	}
+	if rest, ok := strings.CutPrefix(cmd, "docker run "); ok {
+		// The environment belongs inside the container.
+		var flags []string
+		for _, k := range keys {
+			flags = append(flags, "-e", k+"="+env[k])
+		}
+		return "docker run " + remote.QuoteArgs(flags...) + " " + rest, nil
+	}
+	var assigns []string
+	for _, k := range keys {
+		assigns = append(assigns, k+"="+remote.Quote(env[k]))
+	}
+	return "env " + strings.Join(assigns, " ") + " " + cmd, nil
+}
+
+func validEnvName(k string) bool {
+	if k == "" || (k[0] >= '0' && k[0] <= '9') {
+		return false
+	}
+	for _, r := range k {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// Start launches the server detached and returns its pid (its process
+// group). It refuses when a server it started is still running.
+func (s *Server) Start(ctx context.Context, extraFlags []string, extraEnv map[string]string) (int, error) {
+	if pid, alive := s.Running(ctx); alive {
+		return pid, fmt.Errorf("a server is already running (pid %d): stop it first", pid)
+	}
+	inner, err := s.LaunchCommand(extraFlags, extraEnv)
+	if err != nil {
+		return 0, err
+	}
+	log := s.LogPath()
+	if dir := path.Dir(log); dir != "." && dir != "/" {
+		_, _ = remote.Output(ctx, s.Host, "mkdir -p "+remote.Quote(dir))
+	}
+	if c := s.Settings.Container; c != "" {
+		// A stopped container of the same name would block `docker run --name`.
+		_, _ = remote.Output(ctx, s.Host, "docker rm "+remote.Quote(c)+" >/dev/null 2>&1 || true")
+	}
+	cmd := fmt.Sprintf("nohup setsid sh -c %s > %s 2>&1 < /dev/null & echo $!", remote.Quote(inner), remote.Quote(log))
+	out, err := remote.Output(ctx, s.Host, cmd)
+	if err != nil {
+		return 0, fmt.Errorf("starting the server: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("starting the server: expected a pid, got %q", strings.TrimSpace(out))
+	}
+	s.pid = pid
+	if err := s.Host.WriteFile(ctx, s.pidFile(), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		s.emit(ctx, "start", fmt.Sprintf("pid %d (could not write %s: %v)", pid, s.pidFile(), err))
+	} else {
+		s.emit(ctx, "start", fmt.Sprintf("pid %d: %s", pid, inner))
+	}
+	return pid, nil
+}
+
+// PID is the server's pid as last known (from Start or the pid file), 0
+// when none.
+func (s *Server) PID(ctx context.Context) int {
+	if s.pid > 0 {
+		return s.pid
+	}
+	b, err := s.Host.ReadFile(ctx, s.pidFile())
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	s.pid = pid
+	return pid
+}
+
+// Running reports the known pid and whether it is alive (kill -0).
+func (s *Server) Running(ctx context.Context) (int, bool) {
+	pid := s.PID(ctx)
+	if pid <= 0 {
+		return 0, false
+	}
+	return pid, s.alive(ctx, pid)
+}
+
+func (s *Server) alive(ctx context.Context, pid int) bool {
+	_, err := remote.Output(ctx, s.Host, fmt.Sprintf("kill -0 %d", pid))
+	return err == nil
+}
+
+func (s *Server) stopTimeout() time.Duration {
+	if s.StopTimeout > 0 {
+		return s.StopTimeout
+	}
+	return 3 * time.Minute
+}
+
+// Stop ends the server (its whole process group, or its container) and
+// waits until the GPUs' memory is released.
+func (s *Server) Stop(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.stopTimeout())
+	defer cancel()
+	if c := s.Settings.Container; c != "" {
+		s.emit(ctx, "stop", "docker stop "+c)
+		if _, err := remote.Output(ctx, s.Host, "docker stop "+remote.Quote(c)); err != nil {
+			return fmt.Errorf("docker stop %s: %w", c, err)
+		}
+	} else {
+		pid, alive := s.Running(ctx)
+		if pid <= 0 {
+			return fmt.Errorf("no server started by profdeck to stop (no pid in %s); stop it on the host, or set server.container", s.pidFile())
+		}
+		if alive {
+			s.emit(ctx, "stop", fmt.Sprintf("kill -TERM process group %d", pid))
+			if _, err := remote.Output(ctx, s.Host, fmt.Sprintf("kill -TERM -- -%d", pid)); err != nil && s.alive(ctx, pid) {
+				return fmt.Errorf("stopping process group %d: %w", pid, err)
+			}
+			if err := s.waitExit(ctx, pid); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.waitReleased(ctx); err != nil {
+		return err
+	}
+	s.emit(ctx, "stopped", "GPU memory released")
+	return nil
+}
+
+// waitExit waits for pid to exit, escalating to SIGKILL after 30 s.
+func (s *Server) waitExit(ctx context.Context, pid int) error {
+	killAt := time.Now().Add(30 * time.Second)
+	killed := false
+	for s.alive(ctx, pid) {
+		if !killed && time.Now().After(killAt) {
+			killed = true
+			s.emit(ctx, "stop", fmt.Sprintf("still running after 30 s: kill -KILL process group %d", pid))
+			_, _ = remote.Output(ctx, s.Host, fmt.Sprintf("kill -KILL -- -%d", pid))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("server pid %d did not exit: %w", pid, ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// waitReleased polls nvidia-smi until every GPU is below ReleasedBelowGiB.
+func (s *Server) waitReleased(ctx context.Context) error {
+	limit := s.ReleasedBelowGiB
+	if limit <= 0 {
+		limit = 2
+	}
+	for {
+		out, err := remote.Output(ctx, s.Host, smi.QueryCommand)
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("waiting for GPU memory to be released: %w", ctx.Err())
+			}
+			// No nvidia-smi: nothing to wait for.
+			return nil
+		}
+		var busy []string
+		for _, g := range smi.ParseQuery(out) {
+			if g.MemoryUsedMiB != nil && *g.MemoryUsedMiB/1024 >= limit {
+				busy = append(busy, fmt.Sprintf("GPU%d %.1f GiB", g.Index, *g.MemoryUsedMiB/1024))
+			}
+		}
+		if len(busy) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("GPU memory still in use after stopping: %s", strings.Join(busy, ", "))
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// Restart stops the server (when one is running) and starts it again with
+// the extra flags and environment.
+func (s *Server) Restart(ctx context.Context, extraFlags []string, extraEnv map[string]string) (int, error) {
+	s.emit(ctx, "restart", strings.TrimSpace(strings.Join(extraFlags, " ")+" "+envString(extraEnv)))
+	if _, alive := s.Running(ctx); alive || s.Settings.Container != "" {
+		if err := s.Stop(ctx); err != nil {
+			return 0, err
+		}
+	}
+	return s.Start(ctx, extraFlags, extraEnv)
+}
+
+func envString(env map[string]string) string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k+"="+env[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// ProfilerArgs are the flags or environment that enable the torch profiler
+// for a vLLM version: --profiler-config from v0.13 on, the
+// VLLM_TORCH_PROFILER_DIR environment variable before. An unknown version
+// is taken as current.
+func ProfilerArgs(version, dir string) (flags []string, env map[string]string) {
+	if dir == "" {
+		dir = "/tmp/vllm-profile"
+	}
+	if v, ok := parseVersion(version); ok && v.less(0, 13) {
+		return nil, map[string]string{"VLLM_TORCH_PROFILER_DIR": dir}
+	}
+	cfg := fmt.Sprintf(`{"profiler":"torch","torch_profiler_dir":%q}`, dir)
+	return []string{"--profiler-config", cfg}, nil
+}
+
+type version struct{ major, minor int }
+
+func (v version) less(major, minor int) bool {
+	return v.major < major || v.major == major && v.minor < minor
+}
+
+func parseVersion(s string) (version, bool) {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "v")
+	parts := strings.SplitN(s, ".", 3)
+	if len(parts) < 2 {
+		return version{}, false
+	}
+	maj, err1 := strconv.Atoi(parts[0])
+	minStr := parts[1]
+	for i, c := range minStr {
+		if c < '0' || c > '9' {
+			minStr = minStr[:i]
+			break
+		}
+	}
+	mnr, err2 := strconv.Atoi(minStr)
+	if err1 != nil || err2 != nil {
+		return version{}, false
+	}
+	return version{maj, mnr}, true
+}

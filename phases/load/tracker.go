@@ -1,0 +1,394 @@
+package load
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load/smi"
+	"github.com/profdeck/profdeck/phases/load/vllmlog"
+)
+
+const (
+	// growthGiB is the least memory growth that counts as progress
+	// (nvidia-smi readings wobble by a few MiB).
+	growthGiB = 0.05
+	// rateWindow is how far back the per-GPU rate looks.
+	rateWindow = 30 * time.Second
+	// plateauAfter is how long memory must stay flat to call it a plateau.
+	plateauAfter = 60 * time.Second
+	// DefaultStallAfter is the stall threshold when none is configured.
+	DefaultStallAfter = 5 * time.Minute
+)
+
+// Tracker is the load's state, fed by GPU samples and log records with
+// their times. It is pure (the caller supplies the clock), so stall
+// detection is tested with a fake clock.
+type Tracker struct {
+	host       string
+	expect     float64
+	stallAfter time.Duration
+
+	start        time.Time
+	gpus         map[int]*gpuTrack
+	sum          *vllmlog.Summary
+	stage        int
+	lastProgress time.Time
+	armed        bool
+	lastBar      vllmlog.Bar
+	barSeen      bool
+	lastLine     string
+	ready        bool
+	stopped      bool
+	failure      *phases.LoadFailure
+	failStrong   bool
+	stall        *phases.Stall
+}
+
+type gpuTrack struct {
+	name        string
+	known       bool
+	used, total float64
+	util        float64
+	utilKnown   bool
+	ref         float64 // memory at the last growth
+	lastGrowth  time.Time
+	peak        float64
+	hist        []memPoint
+}
+
+type memPoint struct {
+	t   time.Time
+	gib float64
+}
+
+// NewTracker starts tracking a load on host at now. expectGiB is the
+// expected weights per GPU (0: from the log, else the plateau); stallAfter
+// the minimum silence before a stall (0: DefaultStallAfter).
+func NewTracker(host string, expectGiB float64, stallAfter time.Duration, now time.Time) *Tracker {
+	if stallAfter <= 0 {
+		stallAfter = DefaultStallAfter
+	}
+	t := &Tracker{host: host, expect: expectGiB, stallAfter: stallAfter}
+	t.Reset(now)
+	return t
+}
+
+// Reset starts a new load (the server restarted or the log was replaced).
+func (t *Tracker) Reset(now time.Time) {
+	t.start, t.lastProgress = now, now
+	t.sum = vllmlog.NewSummary()
+	t.stage, t.armed, t.barSeen, t.ready, t.stopped = 0, false, false, false, false
+	t.failure, t.failStrong, t.stall, t.lastLine = nil, false, nil, ""
+	if t.gpus == nil {
+		t.gpus = map[int]*gpuTrack{}
+	}
+	for _, g := range t.gpus {
+		g.ref, g.peak, g.hist, g.lastGrowth = g.used, g.used, nil, now
+	}
+}
+
+// SetStopped marks the server as stopped on purpose: no stall while stopped.
+func (t *Tracker) SetStopped(now time.Time, stopped bool) {
+	t.stopped = stopped
+	t.lastProgress = now
+	t.stall = nil
+}
+
+// Sample folds one nvidia-smi poll in.
+func (t *Tracker) Sample(now time.Time, gpus []smi.GPU) {
+	for _, s := range gpus {
+		g := t.gpus[s.Index]
+		if g == nil {
+			g = &gpuTrack{lastGrowth: now}
+			t.gpus[s.Index] = g
+			if s.MemoryUsedMiB != nil {
+				g.ref = *s.MemoryUsedMiB / 1024
+			}
+		}
+		g.name = s.Name
+		g.known = s.MemoryUsedMiB != nil
+		if s.MemoryTotalMiB != nil {
+			g.total = *s.MemoryTotalMiB / 1024
+		}
+		g.utilKnown = s.UtilizationPct != nil
+		if g.utilKnown {
+			g.util = *s.UtilizationPct
+		}
+		if !g.known {
+			continue
+		}
+		g.used = *s.MemoryUsedMiB / 1024
+		g.hist = append(g.hist, memPoint{now, g.used})
+		for len(g.hist) > 2 && now.Sub(g.hist[0].t) > rateWindow {
+			g.hist = g.hist[1:]
+		}
+		switch {
+		case g.used >= g.ref+growthGiB:
+			g.ref, g.lastGrowth = g.used, now
+			t.progress(now)
+		case g.used < g.ref-growthGiB:
+			g.ref = g.used // memory freed: not progress, but growth counts again from here
+		}
+		if g.used > g.peak {
+			g.peak = g.used
+		}
+	}
+}
+
+// progress notes that the load moved.
+func (t *Tracker) progress(now time.Time) {
+	t.lastProgress = now
+	t.armed = true
+	t.stall = nil
+}
+
+// Record folds one log record in. It returns the milestone reached (stage
+// entered) and the failure when the record names a new or more specific one.
+func (t *Tracker) Record(now time.Time, r vllmlog.Record) (ms *phases.Milestone, fail *phases.LoadFailure) {
+	t.sum.Add(r)
+	if r.Proc != "" || r.Level != "" {
+		t.armed = true
+	}
+	if r.Relevant() {
+		t.lastLine = r.Text
+	}
+	moved := r.Progress()
+	if r.Bar != nil {
+		moved = !t.barSeen || r.Bar.Done != t.lastBar.Done || r.Bar.Desc != t.lastBar.Desc
+		if r.Kind == vllmlog.KindShardBar {
+			t.lastBar, t.barSeen = *r.Bar, true
+		}
+	}
+	if moved {
+		t.progress(now)
+	}
+	if st := r.Stage(); st != "" {
+		if i := vllmlog.StageIndex(st); i > t.stage {
+			t.stage = i
+			ms = &phases.Milestone{Stage: st, AtS: now.Sub(t.start).Seconds(), Line: r.Text}
+		}
+	}
+	if r.Kind == vllmlog.KindFailure && (t.failure == nil || (r.Strong && !t.failStrong)) {
+		t.failure = &phases.LoadFailure{Kind: r.Failure, Line: r.Text, Rank: r.Rank}
+		t.failStrong = r.Strong
+		fail = t.failure
+	}
+	return ms, fail
+}
+
+// Summary is what the log told so far.
+func (t *Tracker) Summary() *vllmlog.Summary { return t.sum }
+
+// SetReady records that /health answered 200; it returns the ready
+// milestone the first time.
+func (t *Tracker) SetReady(now time.Time) *phases.Milestone {
+	if t.ready {
+		return nil
+	}
+	t.ready, t.stall = true, nil
+	t.stage = vllmlog.StageIndex(vllmlog.StageReady)
+	return &phases.Milestone{Stage: vllmlog.StageReady, AtS: now.Sub(t.start).Seconds(), Value: "GET /health 200"}
+}
+
+// Ready reports whether /health answered 200.
+func (t *Tracker) Ready() bool { return t.ready }
+
+// Failure is the failure the log showed, nil when none.
+func (t *Tracker) Failure() *phases.LoadFailure { return t.failure }
+
+// threshold is the silence that counts as a stall: the configured time, or
+// 5× the bar's current seconds per shard when that is longer.
+func (t *Tracker) threshold() time.Duration {
+	th := t.stallAfter
+	if t.barSeen && t.lastBar.Done < t.lastBar.Total {
+		if b := time.Duration(5 * t.lastBar.SecPerIt * float64(time.Second)); b > th {
+			th = b
+		}
+	}
+	return th
+}
+
+// CheckStall returns a stall the first time the load has been silent for
+// the threshold (nil otherwise). The current stall, if any, stays in State.
+func (t *Tracker) CheckStall(now time.Time) *phases.Stall {
+	if t.ready || t.stopped || t.failure != nil || !t.armed {
+		return nil
+	}
+	idle := now.Sub(t.lastProgress)
+	if idle < t.threshold() {
+		return nil
+	}
+	fresh := t.stall == nil
+	st := &phases.Stall{ForS: idle.Seconds(), Line: t.lastLine}
+	for _, i := range t.order() {
+		g := t.gpus[i]
+		if !g.known {
+			continue
+		}
+		if exp := t.expected(g); exp.gib > 0 && g.used >= exp.gib*0.995 && !t.allDone() {
+			continue // this one finished; name the GPUs that did not
+		}
+		st.GPUs = append(st.GPUs, i)
+		st.MemoryGiB = append(st.MemoryGiB, round1(g.used))
+	}
+	t.stall = st
+	if fresh {
+		return st
+	}
+	return nil
+}
+
+// allDone reports whether every GPU reached its expected memory.
+func (t *Tracker) allDone() bool {
+	for _, g := range t.gpus {
+		if e := t.expected(g); g.known && (e.gib == 0 || g.used < e.gib*0.995) {
+			return false
+		}
+	}
+	return true
+}
+
+type expectation struct {
+	gib  float64
+	from string
+}
+
+func (t *Tracker) expected(g *gpuTrack) expectation {
+	switch {
+	case t.expect > 0:
+		return expectation{t.expect, "campaign"}
+	case t.sum.WeightsGiB != nil:
+		return expectation{*t.sum.WeightsGiB, "log"}
+	case g.peak > 1 && !g.lastGrowth.IsZero() && len(g.hist) > 0 && g.hist[len(g.hist)-1].t.Sub(g.lastGrowth) >= plateauAfter:
+		return expectation{g.peak, "plateau"}
+	}
+	return expectation{}
+}
+
+func (t *Tracker) order() []int {
+	idx := make([]int, 0, len(t.gpus))
+	for i := range t.gpus {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	return idx
+}
+
+// State is the load's progress at now.
+func (t *Tracker) State(now time.Time) phases.LoadState {
+	st := phases.LoadState{Host: t.host, Stage: vllmlog.StageOrder[t.stage], ElapsedS: now.Sub(t.start).Seconds(),
+		IdleS: now.Sub(t.lastProgress).Seconds(), Ready: t.ready, Failure: t.failure, Stall: t.stall}
+	switch {
+	case t.failure != nil:
+		st.Stage = "failed"
+	case t.stopped:
+		st.Stage = "stopped"
+	}
+	if t.sum.Version != nil {
+		st.VLLM = *t.sum.Version
+	}
+	if t.sum.WeightsGiB != nil {
+		st.WeightsGiB = *t.sum.WeightsGiB
+	}
+	if t.sum.KVCacheTokens != nil {
+		st.KVCacheTokens = *t.sum.KVCacheTokens
+	}
+	if t.barSeen {
+		st.ShardsDone, st.ShardsTotal = t.lastBar.Done, t.lastBar.Total
+		st.ShardSecPerIt = t.lastBar.SecPerIt
+		if t.lastBar.RemainingS >= 0 && t.lastBar.Done < t.lastBar.Total {
+			st.ShardETA = t.lastBar.RemainingS
+		}
+	}
+	weightsPhase := t.stage <= vllmlog.StageIndex(vllmlog.StageWeights) && !t.ready
+	for _, i := range t.order() {
+		g := t.gpus[i]
+		gl := phases.GPULoad{Index: i, Known: g.known, Name: g.name, TotalGiB: round2(g.total),
+			UtilPct: g.util, UtilKnown: g.utilKnown}
+		if g.known {
+			gl.UsedGiB = round2(g.used)
+			gl.RateGiBMin = round2(rate(g.hist))
+			exp := t.expected(g)
+			gl.ExpectedGiB, gl.ExpectFrom = round2(exp.gib), exp.from
+			if weightsPhase && exp.gib > g.used && gl.RateGiBMin > 0.01 {
+				gl.ETASeconds = (exp.gib - g.used) / gl.RateGiBMin * 60
+			}
+		}
+		st.GPUs = append(st.GPUs, gl)
+	}
+	return st
+}
+
+// rate is the memory growth over the window, in GiB per minute.
+func rate(h []memPoint) float64 {
+	if len(h) < 2 {
+		return 0
+	}
+	a, b := h[0], h[len(h)-1]
+	dt := b.t.Sub(a.t).Minutes()
+	if dt < 3.0/60 {
+		return 0
+	}
+	r := (b.gib - a.gib) / dt
+	if r < 0 {
+		return 0
+	}
+	return r
+}
+
+func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
+func round2(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }
+
+// StallText is the one-line story of a stall, e.g.
+// "STALLED at 75.8 GiB on GPUs 0-7 for 12 min".
+func StallText(s *phases.Stall) string {
+	dur := FormatDuration(s.ForS)
+	if len(s.GPUs) == 0 {
+		return fmt.Sprintf("STALLED: no progress for %s (no GPU memory readings)", dur)
+	}
+	lo, hi := s.MemoryGiB[0], s.MemoryGiB[0]
+	for _, m := range s.MemoryGiB {
+		lo, hi = min(lo, m), max(hi, m)
+	}
+	if hi-lo <= 0.15 {
+		return fmt.Sprintf("STALLED at %.1f GiB on %s for %s", hi, GPUList(s.GPUs), dur)
+	}
+	return fmt.Sprintf("STALLED at %.1f–%.1f GiB on %s for %s", lo, hi, GPUList(s.GPUs), dur)
+}
+
+// GPUList writes GPU indices compactly: "GPU 3", "GPUs 0-7", "GPUs 0-2,5".
+func GPUList(idx []int) string {
+	if len(idx) == 1 {
+		return fmt.Sprintf("GPU %d", idx[0])
+	}
+	out := "GPUs "
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
+			j++
+		}
+		if i > 0 {
+			out += ","
+		}
+		if j > i {
+			out += fmt.Sprintf("%d-%d", idx[i], idx[j])
+		} else {
+			out += fmt.Sprintf("%d", idx[i])
+		}
+		i = j + 1
+	}
+	return out
+}
+
+// FormatDuration writes seconds as "45 s", "12 min", "1 h 05 min".
+func FormatDuration(s float64) string {
+	switch {
+	case s < 90:
+		return fmt.Sprintf("%.0f s", s)
+	case s < 3600:
+		return fmt.Sprintf("%.0f min", s/60)
+	}
+	return fmt.Sprintf("%d h %02d min", int(s)/3600, (int(s)%3600)/60)
+}

@@ -1,0 +1,290 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load/smi"
+	"github.com/profdeck/profdeck/phases/load/vllmlog"
+	"github.com/profdeck/profdeck/remote"
+)
+
+// DefaultLogPath is where the server's log goes when the campaign names none.
+const DefaultLogPath = "/var/log/vllm/server.log"
+
+// Config configures a Watcher.
+type Config struct {
+	Host       remote.Host
+	LogPath    string        // the server's log on the host (default DefaultLogPath)
+	HealthURL  string        // e.g. http://127.0.0.1:8000/health, as seen from the host
+	ExpectGiB  float64       // expected weights per GPU; 0: from the log, else the plateau
+	StallAfter time.Duration // least silence that is a stall (default 5 min)
+	Poll       time.Duration // nvidia-smi and /health period (default 1 s)
+	// SnapshotEvery is how often a journalled GPU snapshot is emitted
+	// (default 10 s).
+	SnapshotEvery time.Duration
+	Now           func() time.Time
+}
+
+// Watcher follows one server's load: its log (from the start of the file),
+// nvidia-smi once per Poll, and GET /health through the host. It emits
+// KindGPUSample (each poll, ephemeral), KindGPUSnapshot (journalled, every
+// SnapshotEvery), KindLoadState (each poll), KindMilestone, KindStall,
+// KindLoadFailure, KindLogLine (relevant lines) and KindServer (ready).
+type Watcher struct {
+	cfg     Config
+	control chan control
+	client  *http.Client
+}
+
+// NewWatcher builds a watcher; Run starts it.
+func NewWatcher(cfg Config) *Watcher {
+	if cfg.LogPath == "" {
+		cfg.LogPath = DefaultLogPath
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = time.Second
+	}
+	if cfg.StallAfter <= 0 {
+		cfg.StallAfter = DefaultStallAfter
+	}
+	if cfg.SnapshotEvery <= 0 {
+		cfg.SnapshotEvery = 10 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	w := &Watcher{cfg: cfg, control: make(chan control, 8)}
+	h := cfg.Host
+	w.client = &http.Client{
+		Timeout: 3 * time.Second,
+		Transport: &http.Transport{
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				return h.DialContext(ctx, network, addr)
+			},
+			DisableKeepAlives: true,
+		},
+	}
+	return w
+}
+
+// Ending is how a load ended for Until.
+type Ending struct {
+	Kind   string // "ready", "failed", "stalled"
+	Reason string
+}
+
+// Ending kinds.
+const (
+	EndReady   = "ready"
+	EndFailed  = "failed"
+	EndStalled = "stalled"
+)
+
+// Run follows the load until ctx ends (the cockpit's way); it returns nil
+// then, or an error when the watcher cannot run at all.
+func (w *Watcher) Run(ctx context.Context, em *phases.Emitter) error {
+	_, err := w.loop(ctx, em, false)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	return err
+}
+
+// Until follows the load until it is ready, failed or stalled (the headless
+// command's way).
+func (w *Watcher) Until(ctx context.Context, em *phases.Emitter) (Ending, error) {
+	return w.loop(ctx, em, true)
+}
+
+// MarkStopped tells the watcher the server was stopped on purpose (no stall
+// is reported while stopped).
+func (w *Watcher) MarkStopped() { w.send(ctlStopped) }
+
+// MarkStarted tells the watcher a new server start began: a new load.
+func (w *Watcher) MarkStarted() { w.send(ctlStarted) }
+
+type control int
+
+const (
+	ctlStopped control = iota
+	ctlStarted
+)
+
+func (w *Watcher) send(c control) {
+	select {
+	case w.control <- c:
+	default:
+	}
+}
+
+type healthResult struct {
+	ok     bool
+	status int
+	err    error
+}
+
+type pollResult struct {
+	at     time.Time
+	gpus   []smi.GPU
+	err    error
+	health healthResult
+}
+
+func (w *Watcher) loop(ctx context.Context, em *phases.Emitter, until bool) (Ending, error) {
+	if w.cfg.Host == nil {
+		return Ending{}, errors.New("load: no host to watch")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lines := make(chan remote.FollowEvent, 256)
+	polls := make(chan pollResult, 4)
+	notes := make(chan string, 8)
+	go w.follow(ctx, lines, notes)
+	go w.poll(ctx, polls)
+
+	now := w.cfg.Now()
+	s := &run{w: w, em: em, ctx: ctx, tr: NewTracker(w.cfg.Host.Name(), w.cfg.ExpectGiB, w.cfg.StallAfter, now),
+		parser: vllmlog.New(), lastSnap: time.Time{}}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return Ending{}, ctx.Err()
+		case f := <-w.control:
+			s.control(f)
+		case n := <-notes:
+			s.logLine(-1, "NOTE", n)
+		case ev := <-lines:
+			s.line(ev)
+		case p := <-polls:
+			s.poll(p)
+		case <-tick.C:
+			s.tick()
+		}
+		if until {
+			if end, ok := s.ending(); ok {
+				return end, nil
+			}
+		}
+	}
+}
+
+// follow tails the log, retrying when following fails.
+func (w *Watcher) follow(ctx context.Context, lines chan<- remote.FollowEvent, notes chan<- string) {
+	var offset int64
+	lastErr := ""
+	for ctx.Err() == nil {
+		err := w.cfg.Host.Follow(ctx, w.cfg.LogPath, offset, func(ev remote.FollowEvent) {
+			if ev.Offset > 0 || ev.Reset {
+				offset = ev.Offset
+			}
+			select {
+			case lines <- ev:
+			case <-ctx.Done():
+			}
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil && err.Error() != lastErr {
+			lastErr = err.Error()
+			select {
+			case notes <- fmt.Sprintf("following %s: %v (retrying)", w.cfg.LogPath, err):
+			case <-ctx.Done():
+				return
+			}
+		}
+		select {
+		case <-time.After(2 * time.Second):
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// poll runs nvidia-smi and GET /health once per Poll.
+func (w *Watcher) poll(ctx context.Context, out chan<- pollResult) {
+	t := time.NewTicker(w.cfg.Poll)
+	defer t.Stop()
+	for {
+		p := pollResult{}
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		text, err := remote.Output(sctx, w.cfg.Host, smi.QueryCommand)
+		cancel()
+		p.at = w.cfg.Now()
+		if err != nil {
+			p.err = err
+		} else {
+			p.gpus = smi.ParseQuery(text)
+			if len(p.gpus) == 0 && strings.TrimSpace(text) != "" {
+				p.err = fmt.Errorf("nvidia-smi printed nothing readable: %q", firstLine(text))
+			}
+		}
+		p.health = w.health(ctx)
+		select {
+		case out <- p:
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 120 {
+		s = s[:120]
+	}
+	return s
+}
+
+// health asks GET HealthURL through the host.
+func (w *Watcher) health(ctx context.Context) healthResult {
+	if w.cfg.HealthURL == "" {
+		return healthResult{}
+	}
+	u, err := url.Parse(w.cfg.HealthURL)
+	if err != nil {
+		return healthResult{err: fmt.Errorf("health URL %q: %w", w.cfg.HealthURL, err)}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return healthResult{err: err}
+	}
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return healthResult{err: err}
+	}
+	resp.Body.Close()
+	return healthResult{ok: resp.StatusCode == http.StatusOK, status: resp.StatusCode}
+}
+
+// HealthURL turns a server URL ("http://127.0.0.1:8000" or ".../v1") into
+// its /health address.
+func HealthURL(serverURL string) string {
+	if serverURL == "" {
+		return ""
+	}
+	u, err := url.Parse(serverURL)
+	if err != nil || u.Host == "" {
+		return strings.TrimRight(serverURL, "/") + "/health"
+	}
+	u.Path, u.RawQuery = "/health", ""
+	return u.String()
+}
