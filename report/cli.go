@@ -2,18 +2,150 @@ package report
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 )
 
-// ReportMain is a headless command (not built yet).
-func ReportMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "profdeck: this command is not built yet")
-	return 2
+// parseInterleaved parses flags that may come before or after the
+// positional arguments ("report J -o F" as well as "report -o F J").
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
 }
 
-// CompareMain is a headless command (not built yet).
+// defaultNotebookPath is the journal's path with a .md extension.
+func defaultNotebookPath(journal string) string {
+	ext := filepath.Ext(journal)
+	if ext == ".md" {
+		return journal + ".md"
+	}
+	return strings.TrimSuffix(journal, ext) + ".md"
+}
+
+// ReportMain renders a notebook from a journal:
+// report JOURNAL [-o FILE] [--campaign NAME] [--no-charts].
+func ReportMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("o", "", "notebook to write (default: the journal's name with .md; - for stdout, without charts)")
+	name := fs.String("campaign", "", "campaign name for the title (default: the one in the journal)")
+	noCharts := fs.Bool("no-charts", false, "do not draw the SVG charts beside the notebook")
+	utc := fs.Bool("utc", false, "print times in UTC instead of the local time zone")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: profdeck report JOURNAL [-o FILE] [--campaign NAME] [--no-charts] [--utc]")
+		fmt.Fprintln(stderr, "Renders the markdown notebook (and its charts) from a campaign journal.")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return 2
+	}
+	journal := pos[0]
+	rr, err := ReadJournalFile(journal)
+	if err != nil {
+		fmt.Fprintf(stderr, "profdeck report: %v\n", err)
+		return 1
+	}
+	if note := skippedNote(journal, rr.Skipped); note != "" {
+		fmt.Fprintln(stderr, "profdeck report: "+note)
+	}
+	if len(rr.Events) == 0 {
+		fmt.Fprintf(stderr, "profdeck report: %s: no events could be read; not a profdeck journal?\n", journal)
+		return 1
+	}
+	opts := NotebookOptions{Campaign: *name, Journal: journal, NoCharts: *noCharts, Skipped: rr.Skipped}
+	if *utc {
+		opts.Location = time.UTC
+	}
+	if *out == "-" {
+		md, _ := RenderNotebook(rr.Events, opts)
+		if _, err := stdout.Write(md); err != nil {
+			fmt.Fprintf(stderr, "profdeck report: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	path := *out
+	if path == "" {
+		path = defaultNotebookPath(journal)
+	}
+	if err := WriteNotebook(path, rr.Events, opts); err != nil {
+		var ce *ChartsError
+		if !errors.As(err, &ce) {
+			fmt.Fprintf(stderr, "profdeck report: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "profdeck report: %v\n", err)
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d events", path, len(rr.Events))
+	if len(rr.Skipped) > 0 {
+		fmt.Fprintf(stdout, ", %d lines skipped", len(rr.Skipped))
+	}
+	fmt.Fprintln(stdout, ")")
+	if !*noCharts {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(path), chartsDirFor(path))); err == nil {
+			fmt.Fprintf(stdout, "charts in %s\n", filepath.Join(filepath.Dir(path), chartsDirFor(path)))
+		}
+	}
+	return 0
+}
+
+// CompareMain prints B's per-level change relative to A: compare A B, each
+// a journal or a `sweep --json` document.
 func CompareMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "profdeck: this command is not built yet")
-	return 2
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: profdeck compare A B")
+		fmt.Fprintln(stderr, "A and B are campaign journals or `profdeck sweep --json` files (one of each is fine).")
+		fmt.Fprintln(stderr, "Prints each level's metrics in A and B and B's change relative to A.")
+	}
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 2 {
+		fs.Usage()
+		return 2
+	}
+	var sw [2]Sweep
+	for i, p := range pos {
+		s, err := LoadSweep(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "profdeck compare: %v\n", err)
+			return 1
+		}
+		if note := skippedNote(p, s.Skipped); note != "" {
+			fmt.Fprintln(stderr, "profdeck compare: "+note)
+		}
+		sw[i] = s
+	}
+	WriteComparison(stdout, sw[0], sw[1])
+	return 0
 }

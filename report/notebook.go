@@ -88,9 +88,19 @@ func WriteNotebook(path string, events []phases.Event, opts NotebookOptions) err
 		return fmt.Errorf("notebook %s: %w", path, err)
 	}
 	if len(chartErrs) > 0 {
-		return fmt.Errorf("notebook %s written, but charts failed: %s", path, strings.Join(chartErrs, "; "))
+		return &ChartsError{Path: path, Failed: chartErrs}
 	}
 	return nil
+}
+
+// ChartsError says the notebook was written but some of its charts were not.
+type ChartsError struct {
+	Path   string
+	Failed []string
+}
+
+func (e *ChartsError) Error() string {
+	return fmt.Sprintf("notebook %s written, but charts failed: %s", e.Path, strings.Join(e.Failed, "; "))
 }
 
 func chartsDirFor(path string) string {

@@ -63,7 +63,7 @@ var (
 	// HF_TOKEN=x, OPENAI_API_KEY=x, VLLM_API_KEY=x ...
 	secretEnv = regexp.MustCompile(`(?i)\b([A-Z0-9_]*(?:API_KEY|TOKEN|PASSWORD|PASSWD|SECRET))=('[^']*'|"[^"]*"|\S+)`)
 	// Authorization: Bearer x
-	bearer = regexp.MustCompile(`(?i)(bearer\s+)\S+`)
+	bearer = regexp.MustCompile(`(?i)(bearer\s+)[^\s'"]+`)
 )
 
 // ScrubCommandLine hides the values of secret-looking flags and environment

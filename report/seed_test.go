@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
@@ -107,4 +108,9 @@ func seedEvents() []phases.Event {
 	add(3010, phases.KindNote, phases.Note{Text: "AllReduce is about half of decode time | try the FlashInfer PCIe all-reduce next", Pane: "Notes"})
 	add(3020, phases.KindError, phases.ErrorEvent{Where: "notebook", Err: "charts: disk full (example)"})
 	return evs
+}
+
+func jsonLine(ev phases.Event) ([]byte, error) {
+	b, err := json.Marshal(ev)
+	return append(b, '\n'), err
 }

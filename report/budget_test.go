@@ -1,0 +1,151 @@
+package report
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func budgetEvents(kv ...any) []phases.Event {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var evs []phases.Event
+	for i := 0; i < len(kv); i += 2 {
+		evs = append(evs, phases.New(t0.Add(time.Duration(i)*time.Second), kv[i].(string), kv[i+1]))
+	}
+	return evs
+}
+
+func TestBudgetSeedCampaign(t *testing.T) {
+	b := Budget(seedEvents())
+	s := b.Single
+	if !s.Complete() || len(s.Missing) != 0 || len(s.Warnings) != 0 {
+		t.Fatalf("single stream: %+v", s)
+	}
+	// 6.386 / 12.40 = 51.5%, 3.5 / 12.40 = 28.2%, rest 2.514 ms = 20.3%.
+	rest, _ := s.RestMs()
+	if !near(s.TPOTms, 12.40) || !near(s.AllReduceMs, 6.386) || !near(s.GEMMms, 3.5) || !near(rest, 12.40-6.386-3.5) {
+		t.Fatalf("split %+v rest %v", s, rest)
+	}
+	if got := s.Summary(); got != "TPOT 12.40 ms = all-reduce 6.39 ms (51.5%) + GEMM 3.50 ms (28.2%) + rest 2.51 ms (20.3%)" {
+		t.Fatalf("summary %q", got)
+	}
+	if b.Plateau == nil || b.Plateau.Concurrency != 128 || !b.Plateau.Complete() {
+		t.Fatalf("plateau %+v", b.Plateau)
+	}
+	if got := b.Plateau.Summary(); got != "TPOT 80.90 ms = all-reduce 15.99 ms (19.8%) + GEMM 41.20 ms (50.9%) + rest 23.71 ms (29.3%)" {
+		t.Fatalf("plateau summary %q", got)
+	}
+}
+
+func TestBudgetMissingInputs(t *testing.T) {
+	b := Budget(nil)
+	if b.Single.Any() || len(b.Single.Missing) != 3 || b.Plateau != nil {
+		t.Fatalf("empty: %+v", b)
+	}
+	if b.Single.Summary() != "no inputs measured yet" {
+		t.Fatalf("empty summary %q", b.Single.Summary())
+	}
+
+	// TPOT only: everything is "unsplit".
+	b = Budget(budgetEvents(phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 10}))
+	s := b.Single
+	if !s.HasTPOT || s.HasAR || s.HasGEMM || len(s.Missing) != 2 {
+		t.Fatalf("tpot only: %+v", s)
+	}
+	if !strings.Contains(s.Missing[0], "all-reduce burst at M=1") || !strings.Contains(s.Missing[1], "GEMM step sum at M=1") {
+		t.Fatalf("missing named wrongly: %v", s.Missing)
+	}
+	ps := s.Parts()
+	if len(ps) != 1 || !near(ps[0].Ms, 10) || !near(ps[0].Pct, 100) || !strings.Contains(ps[0].Name, "not measured") {
+		t.Fatalf("parts %+v", ps)
+	}
+
+	// TPOT and all-reduce, GEMM missing: the rest includes the GEMMs.
+	b = Budget(budgetEvents(
+		phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 10},
+		phases.KindNCCLBurst, phases.NCCLBurst{M: 1, Count: 123, TotalMs: 4}))
+	s = b.Single
+	rest, _ := s.RestMs()
+	if !near(rest, 6) || !near(s.Pct(s.AllReduceMs), 40) || s.Parts()[1].Name != "rest (incl. GEMMs, not measured)" {
+		t.Fatalf("tpot+ar: %+v rest %v parts %+v", s, rest, s.Parts())
+	}
+
+	// No TPOT: the parts are shown, no percentages.
+	b = Budget(budgetEvents(
+		phases.KindNCCLBurst, phases.NCCLBurst{M: 1, Count: 123, TotalMs: 4},
+		phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 2500}))
+	s = b.Single
+	if s.HasTPOT || s.Parts() != nil || s.Pct(4) != 0 || len(s.Missing) != 1 {
+		t.Fatalf("no tpot: %+v", s)
+	}
+	if got := s.Summary(); got != "all-reduce 4.00 ms, GEMM 2.50 ms per step; TPOT not measured, so no split" {
+		t.Fatalf("no-tpot summary %q", got)
+	}
+
+	// A plateau whose M was not benchmarked names what is missing there.
+	b = Budget(budgetEvents(
+		phases.KindMacroLevel, phases.LevelResult{Concurrency: 64, MedianTPOTms: 40},
+		phases.KindMacroPlateau, phases.Plateau{Concurrency: 64, OutputThroughput: 1000},
+		phases.KindNCCLBurst, phases.NCCLBurst{M: 1, Count: 123, TotalMs: 4}))
+	if b.Plateau == nil || !b.Plateau.HasTPOT || b.Plateau.HasAR || len(b.Plateau.Missing) != 2 ||
+		!strings.Contains(b.Plateau.Missing[0], "M=64") {
+		t.Fatalf("plateau %+v", b.Plateau)
+	}
+}
+
+func TestBudgetRulesOfSelection(t *testing.T) {
+	b := Budget(budgetEvents(
+		// An open-loop level at C=1 is not single stream.
+		phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, Rate: 2, MedianTPOTms: 99},
+		phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 20},
+		// A later measurement replaces an earlier one.
+		phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 10},
+		phases.KindNCCLBurst, phases.NCCLBurst{M: 1, TotalMs: 9},
+		phases.KindNCCLBurst, phases.NCCLBurst{M: 1, TotalMs: 5},
+		// Without a per-step total, the GEMMs' step times are summed.
+		phases.KindMicroResult, phases.GEMMResult{Name: "a", M: 1, PerStep: 61, Us: 10, StepUs: 610},
+		phases.KindMicroResult, phases.GEMMResult{Name: "b", M: 1, PerStep: 2, Us: 100},
+		phases.KindMicroResult, phases.GEMMResult{Name: "c", M: 8, PerStep: 1, Us: 1000, StepUs: 1000},
+	))
+	s := b.Single
+	if !near(s.TPOTms, 10) || !near(s.AllReduceMs, 5) || !near(s.GEMMms, 0.81) {
+		t.Fatalf("%+v", s)
+	}
+	if !strings.Contains(strings.Join(s.Sources, ";"), "sum of 2 timed GEMMs") {
+		t.Fatalf("sources %v", s.Sources)
+	}
+}
+
+func TestBudgetPartsExceedingTPOTAreFlagged(t *testing.T) {
+	b := Budget(budgetEvents(
+		phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 10},
+		phases.KindNCCLBurst, phases.NCCLBurst{M: 1, TotalMs: 7},
+		phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 5000}))
+	s := b.Single
+	rest, _ := s.RestMs()
+	if !near(rest, -2) || len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "exceed TPOT by 2.00 ms") {
+		t.Fatalf("%+v", s)
+	}
+	// The bar gives the negative rest no room and still fills its width.
+	if w := BarWidths(s.Parts(), 24); w[0]+w[1] != 24 || w[2] != 0 || w[0] != 14 {
+		t.Fatalf("widths %v", w)
+	}
+}
+
+func TestBarWidthsAddUp(t *testing.T) {
+	parts := []BudgetPart{{Ms: 6.386}, {Ms: 3.5}, {Ms: 2.514}}
+	for width := 1; width < 120; width++ {
+		w := BarWidths(parts, width)
+		if w[0]+w[1]+w[2] != width {
+			t.Fatalf("width %d: %v", width, w)
+		}
+	}
+	if got := TextBar([]BudgetPart{{Ms: 1, Rune: 'a'}, {Ms: 3, Rune: 'b'}}, 8); got != "aabbbbbb" {
+		t.Fatalf("bar %q", got)
+	}
+}

@@ -1,0 +1,231 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// Sweep is one concurrency sweep's levels, read from a journal or from a
+// `sweep --json` result document.
+type Sweep struct {
+	Path    string
+	Source  string // "sweep JSON" or "journal, sweep 2 of 2 (started …)"
+	Model   string
+	Levels  []phases.LevelResult
+	Plateau *phases.Plateau
+	// Skipped lists journal lines that could not be read.
+	Skipped []string
+}
+
+// sweepJSON is the part of the `sweep --json` document compare reads.
+type sweepJSON struct {
+	URL     string               `json:"url"`
+	Model   string               `json:"model"`
+	Started string               `json:"started"`
+	Levels  []phases.LevelResult `json:"levels"`
+	Plateau *phases.Plateau      `json:"plateau"`
+}
+
+// LoadSweep reads a sweep from path: a `sweep --json` document, or a
+// journal (its last sweep that finished at least one level).
+func LoadSweep(path string) (Sweep, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Sweep{}, err
+	}
+	return ParseSweep(path, b)
+}
+
+// ParseSweep reads a sweep from the bytes of a sweep JSON document or a
+// journal; path names it in messages.
+func ParseSweep(path string, b []byte) (Sweep, error) {
+	trim := bytes.TrimSpace(b)
+	if len(trim) > 0 && trim[0] == '{' {
+		var probe map[string]json.RawMessage
+		if json.Unmarshal(trim, &probe) == nil {
+			if _, ok := probe["levels"]; ok {
+				var doc sweepJSON
+				if err := json.Unmarshal(trim, &doc); err != nil {
+					return Sweep{}, fmt.Errorf("%s: sweep JSON: %w", path, err)
+				}
+				if len(doc.Levels) == 0 {
+					return Sweep{}, fmt.Errorf("%s: sweep JSON has no levels", path)
+				}
+				src := "sweep JSON"
+				if doc.Started != "" {
+					src += ", started " + doc.Started
+				}
+				return Sweep{Path: path, Source: src, Model: doc.Model, Levels: doc.Levels, Plateau: doc.Plateau}, nil
+			}
+		}
+	}
+	rr, err := ReadJournal(bytes.NewReader(b))
+	if err != nil {
+		return Sweep{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(rr.Events) == 0 {
+		return Sweep{}, fmt.Errorf("%s: neither a sweep JSON document (no \"levels\") nor a journal (no event could be read; %d lines skipped)", path, len(rr.Skipped))
+	}
+	c := classify(rr.Events)
+	runs := c.runs[phases.Macro]
+	for i := len(runs) - 1; i >= 0; i-- {
+		sw := Sweep{Path: path, Skipped: rr.Skipped}
+		for _, ev := range runs[i].events {
+			switch d := ev.Data.(type) {
+			case phases.LevelResult:
+				sw.Levels = append(sw.Levels, d)
+			case phases.Plateau:
+				p := d
+				sw.Plateau = &p
+			}
+		}
+		if len(sw.Levels) == 0 {
+			continue
+		}
+		sw.Source = fmt.Sprintf("journal, sweep %d of %d (started %s)", i+1, len(runs), runs[i].start.Format("2006-01-02 15:04:05"))
+		if c.system != nil {
+			sw.Model = c.system.Model
+		}
+		return sw, nil
+	}
+	return Sweep{}, fmt.Errorf("%s: the journal holds no finished sweep level (%d events)", path, len(rr.Events))
+}
+
+// metric is one compared figure of a level.
+type metric struct {
+	name, unit string
+	get        func(l phases.LevelResult) float64
+	prec       int
+}
+
+var compareMetrics = []metric{
+	{"output tok/s", "tok/s", func(l phases.LevelResult) float64 { return l.OutputThroughput }, 1},
+	{"requests/s", "req/s", func(l phases.LevelResult) float64 { return l.RequestThroughput }, 2},
+	{"TTFT p50", "ms", func(l phases.LevelResult) float64 { return l.MedianTTFTms }, 2},
+	{"TTFT p99", "ms", func(l phases.LevelResult) float64 { return l.P99TTFTms }, 2},
+	{"TPOT p50", "ms", func(l phases.LevelResult) float64 { return l.MedianTPOTms }, 2},
+	{"TPOT p99", "ms", func(l phases.LevelResult) float64 { return l.P99TPOTms }, 2},
+	{"ITL p50", "ms", func(l phases.LevelResult) float64 { return l.MedianITLms }, 2},
+	{"E2EL p50", "ms", func(l phases.LevelResult) float64 { return l.MedianE2ELms }, 1},
+	{"failed", "", func(l phases.LevelResult) float64 { return float64(l.Failed) }, 0},
+}
+
+// levelKey matches levels across sweeps: concurrency, and rate when set.
+type levelKey struct {
+	c    int
+	rate float64
+}
+
+func (k levelKey) String() string {
+	if k.rate > 0 {
+		return fmt.Sprintf("C=%d @%.3g req/s", k.c, k.rate)
+	}
+	return fmt.Sprintf("C=%d", k.c)
+}
+
+// DeltaPct is the change from a to b in percent of a; ok is false when a
+// is zero (no percentage can be given).
+func DeltaPct(a, b float64) (pct float64, ok bool) {
+	if a == 0 || math.IsNaN(a) || math.IsNaN(b) {
+		return 0, false
+	}
+	return 100 * (b - a) / math.Abs(a), true
+}
+
+// WriteComparison prints B's per-level, per-metric change relative to A.
+func WriteComparison(w io.Writer, a, b Sweep) {
+	fmt.Fprintf(w, "A: %s (%s, %d levels)\n", a.Path, a.Source, len(a.Levels))
+	fmt.Fprintf(w, "B: %s (%s, %d levels)\n", b.Path, b.Source, len(b.Levels))
+	if a.Model != "" && b.Model != "" && a.Model != b.Model {
+		fmt.Fprintf(w, "note: different models: %s vs %s\n", a.Model, b.Model)
+	}
+	fmt.Fprintln(w)
+	am, bm := levelMap(a.Levels), levelMap(b.Levels)
+	keys := make([]levelKey, 0, len(am)+len(bm))
+	seen := map[levelKey]bool{}
+	for _, l := range append(append([]phases.LevelResult(nil), a.Levels...), b.Levels...) {
+		k := levelKey{l.Concurrency, l.Rate}
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].c != keys[j].c {
+			return keys[i].c < keys[j].c
+		}
+		return keys[i].rate < keys[j].rate
+	})
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "level\tmetric\tA\t\tB\tunit\tchange\t")
+	for _, k := range keys {
+		la, okA := am[k]
+		lb, okB := bm[k]
+		switch {
+		case !okA:
+			fmt.Fprintf(tw, "%s\t(only in B)\t\t\t\t\t\t\n", k)
+			continue
+		case !okB:
+			fmt.Fprintf(tw, "%s\t(only in A)\t\t\t\t\t\t\n", k)
+			continue
+		}
+		for i, m := range compareMetrics {
+			va, vb := m.get(la), m.get(lb)
+			if m.name == "failed" && va == 0 && vb == 0 {
+				continue
+			}
+			lvl := ""
+			if i == 0 {
+				lvl = k.String()
+			}
+			ch := "n/a"
+			if p, ok := DeltaPct(va, vb); ok {
+				ch = fmt.Sprintf("%+.1f%%", p)
+			} else if va == vb {
+				ch = "0.0%"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.*f\t→\t%.*f\t%s\t%s\t\n", lvl, m.name, m.prec, va, m.prec, vb, m.unit, ch)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "plateau: %s → %s\n", plateauText(a.Plateau), plateauText(b.Plateau))
+	if a.Plateau != nil && b.Plateau != nil {
+		if p, ok := DeltaPct(a.Plateau.OutputThroughput, b.Plateau.OutputThroughput); ok {
+			fmt.Fprintf(w, "plateau throughput change: %+.1f%%\n", p)
+		}
+	}
+	fmt.Fprintln(w, "change = (B − A) / A; for times lower is better, for tok/s and req/s higher is better.")
+}
+
+func levelMap(ls []phases.LevelResult) map[levelKey]phases.LevelResult {
+	m := map[levelKey]phases.LevelResult{}
+	for _, l := range ls {
+		m[levelKey{l.Concurrency, l.Rate}] = l // a repeated level: the later one
+	}
+	return m
+}
+
+func plateauText(p *phases.Plateau) string {
+	if p == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%.0f tok/s from C=%d", p.OutputThroughput, p.Concurrency)
+}
+
+// skippedNote summarises unread journal lines for stderr.
+func skippedNote(path string, skipped []string) string {
+	if len(skipped) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %d line(s) skipped:\n  %s", path, len(skipped), strings.Join(skipped, "\n  "))
+}

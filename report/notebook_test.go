@@ -1,0 +1,186 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/seed.jsonl and the golden notebook")
+
+var fixedNow = func() time.Time { return time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC) }
+
+func goldenOpts() NotebookOptions {
+	return NotebookOptions{Now: fixedNow, Location: time.UTC, Journal: "seed.jsonl", ChartsDir: "seed.charts"}
+}
+
+// TestGoldenNotebook renders the recorded journal testdata/seed.jsonl with a
+// fixed clock and compares it with testdata/seed.golden.md.
+func TestGoldenNotebook(t *testing.T) {
+	jpath := filepath.Join("testdata", "seed.jsonl")
+	gpath := filepath.Join("testdata", "seed.golden.md")
+	if *update {
+		os.Remove(jpath)
+		j, err := OpenJournal(jpath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range seedEvents() {
+			if err := j.Append(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		j.Close()
+		os.Chmod(jpath, 0o644)
+	}
+	rr, err := ReadJournalFile(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rr.Skipped) != 0 {
+		t.Fatalf("recorded journal has bad lines: %v", rr.Skipped)
+	}
+	md, err := RenderNotebook(rr.Events, goldenOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		os.WriteFile(gpath, md, 0o644)
+	}
+	want, err := os.ReadFile(gpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(md, want) {
+		t.Fatalf("notebook differs from %s (run go test ./report -run TestGoldenNotebook -update after checking):\n%s", gpath, firstDiff(string(want), string(md)))
+	}
+}
+
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) || i < len(bl); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return "line " + strconv.Itoa(i+1) + ":\nwant " + x + "\n got " + y
+		}
+	}
+	return ""
+}
+
+func TestNotebookContents(t *testing.T) {
+	md, _ := RenderNotebook(seedEvents(), goldenOpts())
+	s := string(md)
+	for _, want := range []string{
+		"# k25b6000bench1",
+		"| GPUs | 8 × NVIDIA RTX PRO 6000 Blackwell Server Edition (97887 MiB each) |",
+		"| all-reduce | 6.39 | 51.5% |",
+		"**Plateau:** 1536 tok/s from C=128",
+		"| 128 | 512 | 0 | 1536.2 |",
+		"**Cliff:** at 16 tokens per GPU latency grows 2.7×",
+		// notes verbatim, in their phase's section, in time order
+		"- 09:13:25 **note** (Load): stalled at 75.8 GB per GPU with the torch profiler on; restarting without it",
+		"AllReduce is about half of decode time | try the FlashInfer PCIe all-reduce next",
+		"![Output throughput and TPOT vs concurrency](seed.charts/macro-1-throughput-tpot.svg)",
+		"09:46:40 gpu1: down — read tcp: connection reset by peer",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("notebook lacks %q", want)
+		}
+	}
+	if strings.Contains(s, "sk-live-1234") {
+		t.Error("the launch command's API key reached the notebook")
+	}
+	if !strings.HasSuffix(s, NotebookEndMarker+"\n") {
+		t.Error("notebook does not end with the end marker")
+	}
+	// Sections in phase order.
+	last := -1
+	for _, h := range []string{"## Decode-time budget", "## Load", "## Macro", "## Micro", "## NCCL", "## Profile", "\n## Notes\n", "## Connection"} {
+		i := strings.Index(s, h)
+		if i < last {
+			t.Errorf("section %q out of order", h)
+		}
+		last = i
+	}
+}
+
+func TestNotebookOfNothingAndOfUnbracketedEvents(t *testing.T) {
+	md, _ := RenderNotebook(nil, NotebookOptions{Now: fixedNow, Location: time.UTC})
+	if !strings.Contains(string(md), "_No inputs measured yet._") || !strings.HasSuffix(string(md), NotebookEndMarker+"\n") {
+		t.Fatalf("empty notebook:\n%s", md)
+	}
+	// Headless engines may send results with no PhaseStarted.
+	md, _ = RenderNotebook(budgetEvents(phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 10}), NotebookOptions{Location: time.UTC})
+	if !strings.Contains(string(md), "## Macro") || !strings.Contains(string(md), "not finished") {
+		t.Fatalf("unbracketed:\n%s", md)
+	}
+}
+
+func TestWriteNotebookAtomicWithCharts(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "k25.md")
+	if err := WriteNotebook(p, seedEvents(), NotebookOptions{Now: fixedNow}); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(p)
+	for _, c := range []string{"load-1-memory.svg", "macro-1-throughput-tpot.svg"} {
+		if !strings.Contains(string(md), "(k25.charts/"+c+")") {
+			t.Errorf("notebook does not link %s", c)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "k25.charts", c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := xml.Unmarshal(b, new(struct{})); err != nil || !bytes.Contains(b, []byte("<svg")) {
+			t.Errorf("%s is not SVG: %v", c, err)
+		}
+	}
+	if !bytes.Contains(mustRead(t, filepath.Join(dir, "k25.charts", "macro-1-throughput-tpot.svg")), []byte("TPOT vs concurrency")) {
+		t.Error("macro chart lacks its title")
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
+	}
+	// A notebook in a directory that cannot be written fails with its name.
+	if err := WriteNotebook(filepath.Join(dir, "missing", "x.md"), nil, NotebookOptions{NoCharts: true}); err == nil || !strings.Contains(err.Error(), "x.md") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestSparkline(t *testing.T) {
+	if got := Sparkline([]float64{0, 1, 2, 3, 4, 5, 6, 7}, 8); got != "▁▂▃▄▅▆▇█" {
+		t.Fatalf("got %q", got)
+	}
+	if got := Sparkline([]float64{1, 8, 1, 1}, 2); got != "█▂" {
+		t.Fatalf("bucketed %q", got)
+	}
+	if got := Sparkline([]float64{-1, 0, 0}, 5); got != " ▁▁" {
+		t.Fatalf("unknown %q", got)
+	}
+}

@@ -1,0 +1,153 @@
+package report
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+func newTestSession(t *testing.T) (*Session, string) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "c.jsonl")
+	j, err := OpenJournal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); j.Close() })
+	return NewSession(ctx, j), p
+}
+
+func TestRecordIsOnDiskWhenItReturns(t *testing.T) {
+	s, p := newTestSession(t)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 5; i++ {
+		text := "note " + strings.Repeat("x", i)
+		if err := s.Record(note(t0, text)); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(p)
+		if !strings.Contains(string(b), `"`+text+`"`) {
+			t.Fatalf("note %q not in the journal when Record returned", text)
+		}
+	}
+	// Ephemeral events are delivered but not journalled.
+	if err := s.Record(phases.New(t0, phases.KindMacroTick, phases.MacroTick{Concurrency: 7})); err != nil {
+		t.Fatal(err)
+	}
+	rr, _ := ReadJournalFile(p)
+	if len(rr.Events) != 5 || len(s.Events()) != 5 {
+		t.Fatalf("journal %d events, session %d; want 5", len(rr.Events), len(s.Events()))
+	}
+}
+
+func TestRecordNeverWaitsForTheSubscriber(t *testing.T) {
+	s := NewSession(t.Context(), nil)
+	done := make(chan struct{})
+	go func() {
+		for i := 0; i < 20000; i++ {
+			s.Record(note(time.Now(), "n"))
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Record blocked with nobody reading Updates")
+	}
+	// Every journalled event is still delivered, in order.
+	for i := 0; i < 20000; i++ {
+		select {
+		case <-s.Updates():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("only %d of 20000 events delivered", i)
+		}
+	}
+}
+
+func TestUpdatesFollowJournalOrder(t *testing.T) {
+	s, p := newTestSession(t)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { // a phase
+		defer wg.Done()
+		for i := 0; i < 100; i++ {
+			s.Sink() <- phases.New(time.Now(), phases.KindMacroLevelGo, phases.LevelStarted{Concurrency: i})
+		}
+	}()
+	go func() { // the operator
+		defer wg.Done()
+		for i := 0; i < 100; i++ {
+			if err := s.Record(note(time.Now(), "n")); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	var got []phases.Event
+	for len(got) < 200 {
+		select {
+		case ev := <-s.Updates():
+			got = append(got, ev)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("only %d events delivered", len(got))
+		}
+	}
+	wg.Wait()
+	rr, _ := ReadJournalFile(p)
+	if len(rr.Events) != 200 {
+		t.Fatalf("journal has %d events", len(rr.Events))
+	}
+	for i := range got {
+		if got[i].Kind != rr.Events[i].Kind || !got[i].Time.Equal(rr.Events[i].Time) {
+			t.Fatalf("event %d: delivered %s, journalled %s", i, got[i].Kind, rr.Events[i].Kind)
+		}
+	}
+}
+
+func TestSecretsNeverReachJournalOrNotebook(t *testing.T) {
+	s, p := newTestSession(t)
+	const key = `sk-"very"-secret-4242`
+	s.Redact(key)
+	t0 := time.Now()
+	s.Record(note(t0, "the key is "+key))
+	s.Record(phases.New(t0, phases.KindSystemInfo, phases.SystemInfo{Host: "h", LaunchCommand: "vllm serve m --api-key " + key}))
+	s.Record(phases.New(t0, phases.KindError, phases.ErrorEvent{Where: "x", Err: "401 for key " + key}))
+	b, _ := os.ReadFile(p)
+	if strings.Contains(string(b), "very") {
+		t.Fatalf("journal holds the key:\n%s", b)
+	}
+	if !strings.Contains(string(b), Redacted) {
+		t.Fatalf("journal lacks the redaction mark:\n%s", b)
+	}
+	nb := filepath.Join(filepath.Dir(p), "c.md")
+	a := NewAutosave(s, nb, NotebookOptions{}, time.Hour)
+	if _, _, err := a.WriteNow(); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	md, _ := os.ReadFile(nb)
+	if strings.Contains(string(md), "very") || !strings.Contains(string(md), "the key is "+Redacted) {
+		t.Fatalf("notebook:\n%s", md)
+	}
+}
+
+func TestScrubCommandLine(t *testing.T) {
+	cases := map[string]string{
+		"vllm serve m --api-key abc123 --max-num-batched-tokens 8192": "vllm serve m --api-key [redacted] --max-num-batched-tokens 8192",
+		"HF_TOKEN=hf_xyz vllm serve m --tokenizer t":                   "HF_TOKEN=[redacted] vllm serve m --tokenizer t",
+		"vllm serve m --api-key='a b' --port 8000":                     "vllm serve m --api-key=[redacted] --port 8000",
+		"curl -H 'Authorization: Bearer tok123' x":                     "curl -H 'Authorization: Bearer [redacted]' x",
+		"VLLM_API_KEY=k OPENAI_API_KEY=\"q\" MAX_TOKENS=5 run":         "VLLM_API_KEY=[redacted] OPENAI_API_KEY=[redacted] MAX_TOKENS=5 run",
+	}
+	for in, want := range cases {
+		if got := ScrubCommandLine(in); got != want {
+			t.Errorf("ScrubCommandLine(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
+}
