@@ -64,8 +64,8 @@ type lazySigner struct {
 	k      *keyring
 	prompt promptFunc
 	path   string
-	pem  []byte
-	pub  gossh.PublicKey
+	pem    []byte
+	pub    gossh.PublicKey
 }
 
 func (s *lazySigner) PublicKey() gossh.PublicKey { return s.pub }

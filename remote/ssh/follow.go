@@ -222,4 +222,3 @@ func (h *Host) followOnce(ctx context.Context, c *conn, path string, st *followS
 	}
 	return read, h.exitError("tail -F "+path, p.err, "")
 }
-

@@ -1,0 +1,133 @@
+package ssh
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/remote/ssh/sshtest"
+)
+
+func TestRunStreamsLines(t *testing.T) {
+	_, cfg := isolate(t)
+	srv := sshtest.Start(t, sshtest.Options{})
+	h := dialTest(t, srv, fastOpts(srv, cfg))
+	ctx := testCtx(t, 5*time.Second)
+	var got []remote.Line
+	start := time.Now()
+	err := h.Run(ctx, "echo one; echo err >&2; printf 'two\\r\\nthree'; exit 3", nil, func(l remote.Line) { got = append(got, l) })
+	t.Logf("run took %v", time.Since(start))
+	var ee *remote.ExitError
+	if !errors.As(err, &ee) || ee.Status != 3 {
+		t.Fatalf("want exit status 3, got %v", err)
+	}
+	var out, errs []string
+	for _, l := range got {
+		if l.Stream == remote.Stdout {
+			out = append(out, l.Text)
+		} else {
+			errs = append(errs, l.Text)
+		}
+	}
+	if strings.Join(out, "|") != "one|two|three" || strings.Join(errs, "|") != "err" {
+		t.Fatalf("stdout %q stderr %q", out, errs)
+	}
+	if ee.Stderr != "err" {
+		t.Errorf("ExitError.Stderr = %q", ee.Stderr)
+	}
+}
+
+// psMatches lists processes on the host whose command line has marker
+// (zombies aside).
+func psMatches(t *testing.T, h *Host, marker string) []string {
+	t.Helper()
+	out, err := remote.Output(testCtx(t, 5*time.Second), h, "ps -eo pid=,stat=,args=")
+	if err != nil {
+		t.Fatalf("ps: %v", err)
+	}
+	var hits []string
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || strings.HasPrefix(f[1], "Z") || !strings.Contains(line, marker) || strings.Contains(line, "ps -eo") {
+			continue
+		}
+		hits = append(hits, line)
+	}
+	return hits
+}
+
+func TestRunCancelLeavesNothing(t *testing.T) {
+	_, cfg := isolate(t)
+	srv := sshtest.Start(t, sshtest.Options{})
+	h := dialTest(t, srv, fastOpts(srv, cfg))
+	marker := "9876" + strings.ReplaceAll(time.Now().Format("150405.000"), ".", "")
+	// A child in the background, a grandchild, and one that ignores TERM
+	// (so only KILL after the grace period ends it).
+	cmd := "sleep " + marker + "1 & sh -c 'sleep " + marker + "2; :' & sh -c 'trap \"\" TERM; sleep " + marker + "3; :' & echo started; wait"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	started := make(chan struct{})
+	go func() {
+		errc <- h.Run(ctx, cmd, nil, func(l remote.Line) {
+			if l.Text == "started" {
+				close(started)
+			}
+		})
+	}()
+	select {
+	case <-started:
+	case err := <-errc:
+		t.Fatalf("command ended early: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("command did not start")
+	}
+	if n := len(psMatches(t, h, marker)); n < 3 {
+		t.Fatalf("expected the sleeps to be running, found %d", n)
+	}
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run after cancel: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	if left := psMatches(t, h, marker); len(left) > 0 {
+		t.Fatalf("processes left on the host after cancel:\n%s", strings.Join(left, "\n"))
+	}
+}
+
+func TestRunQuotedPath(t *testing.T) {
+	_, cfg := isolate(t)
+	srv := sshtest.Start(t, sshtest.Options{})
+	h := dialTest(t, srv, fastOpts(srv, cfg))
+	ctx := testCtx(t, 5*time.Second)
+	dir := t.TempDir()
+	// A name that breaks naive quoting: spaces, both quotes, $(...), `...`, ;.
+	name := dir + "/it's a \"log\" $(touch " + dir + "/pwned) `id`; x.txt"
+	if err := h.WriteFile(ctx, name, []byte("hello\nworld\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	out, err := remote.Output(ctx, h, "cat -- "+remote.Quote(name)+" && stat -c %a -- "+remote.Quote(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != "hello\nworld\n640\n" {
+		t.Fatalf("got %q", out)
+	}
+	b, err := h.ReadFile(ctx, name)
+	if err != nil || string(b) != "hello\nworld\n" {
+		t.Fatalf("ReadFile: %q %v", b, err)
+	}
+	if _, err := remote.Output(ctx, h, "test ! -e "+remote.Quote(dir+"/pwned")); err != nil {
+		t.Fatalf("the $(...) in the name was run by the shell: %v", err)
+	}
+	if _, err := h.ReadFile(ctx, dir+"/missing file"); err == nil || !strings.Contains(err.Error(), "No such file") {
+		t.Fatalf("ReadFile of a missing file: %v", err)
+	}
+}
