@@ -5,6 +5,7 @@ package hosts
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/local"
@@ -23,15 +24,27 @@ type Options struct {
 	Sim sim.Options
 }
 
-// Open returns the host named by spec.
+// Open returns the host named by spec: "sim" (the built-in simulated
+// deployment, started here and stopped by its Close), "local" (this
+// machine), or an SSH target ([user@]host[:port] or a ~/.ssh/config alias).
 func Open(ctx context.Context, spec string, opt Options) (remote.Host, error) {
+	spec = strings.TrimSpace(spec)
 	switch spec {
 	case "":
 		return nil, fmt.Errorf("no host given: use sim, local or an SSH target")
 	case "local", "localhost":
 		return local.New(), nil
 	case "sim":
-		return sim.Start(ctx, opt.Sim)
+		d, err := sim.Start(ctx, opt.Sim)
+		if err != nil {
+			// Never a typed nil inside the interface.
+			return nil, fmt.Errorf("host sim: %w", err)
+		}
+		return d, nil
 	}
-	return openSSH(ctx, spec, opt)
+	h, err := openSSH(ctx, spec, opt)
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
 }

@@ -1,19 +1,30 @@
-// Package local is remote.Host for this machine: commands run under sh, files
-// are local files, and dialing is plain TCP.
+// Package local is remote.Host for this machine: commands run under sh in
+// their own process group (so cancelling one stops every child), files are
+// local files written atomically, Follow is tail -F, and dialing is plain TCP.
 package local
 
 import (
 	"context"
-	"errors"
-	"io"
+	"fmt"
 	"net"
 	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/profdeck/profdeck/remote"
 )
 
+// Host implements remote.Host.
+var _ remote.Host = (*Host)(nil)
+
 // Host is this machine.
-type Host struct{}
+type Host struct {
+	// Grace is how long a cancelled command gets between SIGTERM and
+	// SIGKILL (default 2 s).
+	Grace time.Duration
+	// PollInterval is how often Follow looks at the file (default 150 ms).
+	PollInterval time.Duration
+}
 
 // New returns the local host.
 func New() *Host { return &Host{} }
@@ -21,29 +32,84 @@ func New() *Host { return &Host{} }
 // Name is "local".
 func (h *Host) Name() string { return "local" }
 
-// Run is not built yet.
-func (h *Host) Run(ctx context.Context, cmd string, stdin io.Reader, out func(remote.Line)) error {
-	return errors.New("local: not built yet")
+func (h *Host) grace() time.Duration {
+	if h.Grace > 0 {
+		return h.Grace
+	}
+	return 2 * time.Second
+}
+
+func (h *Host) poll() time.Duration {
+	if h.PollInterval > 0 {
+		return h.PollInterval
+	}
+	return 150 * time.Millisecond
 }
 
 // ReadFile reads a local file.
-func (h *Host) ReadFile(ctx context.Context, path string) ([]byte, error) { return os.ReadFile(path) }
-
-// WriteFile writes a local file.
-func (h *Host) WriteFile(ctx context.Context, path string, data []byte, mode os.FileMode) error {
-	return os.WriteFile(path, data, mode)
+func (h *Host) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
 }
 
-// Follow is not built yet.
-func (h *Host) Follow(ctx context.Context, path string, from int64, out func(remote.FollowEvent)) error {
-	return errors.New("local: not built yet")
+// WriteFile writes a local file atomically: parent directories are created,
+// the data goes to a temporary file in the same directory, which is synced
+// and renamed over path, so a reader never sees half a file.
+func (h *Host) WriteFile(ctx context.Context, path string, data []byte, mode os.FileMode) (err error) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if mode == 0 {
+		mode = 0o644
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(f.Name())
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = f.Chmod(mode); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
-// DialContext dials TCP.
+// DialContext dials TCP from this machine.
 func (h *Host) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	var d net.Dialer
 	return d.DialContext(ctx, network, addr)
 }
 
-// Close does nothing.
+// Close does nothing: the local host holds no resources.
 func (h *Host) Close() error { return nil }
+
+// ctxErr wraps the context's error with what was cancelled.
+func ctxErr(ctx context.Context, what string) error {
+	err := ctx.Err()
+	if err == nil {
+		err = context.Canceled
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

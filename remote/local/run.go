@@ -1,0 +1,192 @@
+package local
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/profdeck/profdeck/remote"
+)
+
+// MaxLine is the longest line Run and Follow deliver in one piece; longer
+// lines are split into pieces of this size.
+const MaxLine = 1 << 20
+
+// drainAfterExit is how long Run keeps reading output after the shell
+// exits, for background children that still hold its stdout.
+const drainAfterExit = 2 * time.Second
+
+// Run runs cmd with sh -c in a new process group and streams its output
+// line by line. Cancelling ctx sends SIGTERM to the whole group, then
+// SIGKILL after the grace period, so no child is left behind.
+func (h *Host) Run(ctx context.Context, cmd string, stdin io.Reader, out func(remote.Line)) error {
+	if err := ctx.Err(); err != nil {
+		return ctxErr(ctx, "run "+cmd)
+	}
+	c := exec.Command("sh", "-c", cmd)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if stdin != nil {
+		c.Stdin = stdin
+		c.WaitDelay = time.Second // do not hang on a stdin that never ends
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return err
+	}
+	c.Stdout, c.Stderr = outW, errW
+	if err := c.Start(); err != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		return fmt.Errorf("run %s: %w", cmd, err)
+	}
+	outW.Close()
+	errW.Close()
+	pgid := c.Process.Pid
+
+	var mu sync.Mutex
+	emit := func(s remote.Stream, text string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if out != nil {
+			out(remote.Line{Stream: s, Text: text, At: time.Now()})
+		}
+	}
+	tail := &lastLines{n: 8}
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() {
+		defer readers.Done()
+		readLines(outR, func(t string) { emit(remote.Stdout, t) })
+	}()
+	go func() {
+		defer readers.Done()
+		readLines(errR, func(t string) { tail.add(t); emit(remote.Stderr, t) })
+	}()
+
+	// Stop the whole group when ctx ends.
+	exited := make(chan struct{})
+	killed := make(chan struct{})
+	go func() {
+		select {
+		case <-exited:
+			return
+		case <-ctx.Done():
+		}
+		close(killed)
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		t := time.NewTimer(h.grace())
+		defer t.Stop()
+		select {
+		case <-exited:
+			// The leader is gone; make sure its children are too.
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		case <-t.C:
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	}()
+
+	waitErr := c.Wait()
+	close(exited)
+	done := make(chan struct{})
+	go func() { readers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(drainAfterExit):
+		// A background child keeps the pipes open: stop reading them.
+		outR.Close()
+		errR.Close()
+		<-done
+	}
+	outR.Close()
+	errR.Close()
+
+	select {
+	case <-killed:
+		return ctxErr(ctx, "run "+cmd)
+	default:
+	}
+	if waitErr == nil {
+		return nil
+	}
+	var ee *exec.ExitError
+	if errors.As(waitErr, &ee) {
+		status := ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			status = 128 + int(ws.Signal())
+		}
+		return &remote.ExitError{Cmd: cmd, Status: status, Stderr: tail.String()}
+	}
+	if errors.Is(waitErr, exec.ErrWaitDelay) {
+		return nil
+	}
+	return fmt.Errorf("run %s: %w", cmd, waitErr)
+}
+
+// readLines calls fn for every line of r (without its newline, and without
+// a trailing \r), splitting lines longer than MaxLine.
+func readLines(r io.Reader, fn func(string)) {
+	br := bufio.NewReaderSize(r, 64*1024)
+	var long []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		switch {
+		case err == nil:
+			long = append(long, chunk[:len(chunk)-1]...)
+			fn(strings.TrimSuffix(string(long), "\r"))
+			long = long[:0]
+		case errors.Is(err, bufio.ErrBufferFull):
+			long = append(long, chunk...)
+			for len(long) >= MaxLine {
+				fn(string(long[:MaxLine]))
+				long = append(long[:0], long[MaxLine:]...)
+			}
+		default:
+			long = append(long, chunk...)
+			if len(long) > 0 {
+				fn(strings.TrimSuffix(string(long), "\r"))
+			}
+			return
+		}
+	}
+}
+
+// lastLines keeps the last n lines given to it.
+type lastLines struct {
+	mu    sync.Mutex
+	n     int
+	lines []string
+}
+
+func (l *lastLines) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(s) > 500 {
+		s = s[:500] + "…"
+	}
+	l.lines = append(l.lines, s)
+	if len(l.lines) > l.n {
+		l.lines = l.lines[1:]
+	}
+}
+
+func (l *lastLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
