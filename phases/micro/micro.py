@@ -1,0 +1,271 @@
+"""profdeck micro: time one decode step's GEMMs at a model's exact shapes.
+
+Run by profdeck as `PYTHON -c "$(cat this-file)" --plan "$(cat plan.json)"`.
+The plan is profdeck's decode-step plan (model.Plan). Output is one JSON object
+per line on stdout, each with a "type": start, env, calib, progress, gemm,
+step, error, fatal, done. Timing follows triton.testing.do_bench: CUDA events
+around each call, L2 flushed (a 256 MB buffer zeroed) before each, warm-up and
+repetitions by time, median (p20/p80 too) of the per-call times.
+"""
+import argparse
+import json
+import os
+import sys
+import traceback
+
+
+def emit(kind, **kw):
+    kw = dict(type=kind, **kw)
+    sys.stdout.write(json.dumps(kw, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+# Datasheet peaks: (substring of the device name, HBM GB/s, dense BF16 TFLOP/s).
+# First match wins, so longer names come before their prefixes.
+PEAKS = [
+    ("GH200", 4000, 989), ("H200", 4800, 989), ("H100 NVL", 3900, 835),
+    ("H100 PCIe", 2000, 756), ("H100", 3350, 989), ("H800", 3350, 989),
+    ("H20", 4000, 148), ("B200", 8000, 2250), ("B300", 8000, 2250),
+    ("RTX PRO 6000", 1792, 500), ("A100-SXM4-80GB", 2039, 312),
+    ("A100 80GB PCIe", 1935, 312), ("A100", 1555, 312), ("L40S", 864, 362),
+    ("RTX 5090", 1792, 209), ("RTX 4090", 1008, 165), ("L4", 300, 121),
+    ("A10", 600, 125),
+]
+
+
+def peaks(name, args):
+    gbs, tflops = 0.0, 0.0
+    for sub, g, t in PEAKS:
+        if sub in name:
+            gbs, tflops = float(g), float(t)
+            break
+    if args.peak_gbs > 0:
+        gbs = args.peak_gbs
+    if args.peak_tflops > 0:
+        tflops = args.peak_tflops
+    return gbs, tflops
+
+
+class Bencher:
+    def __init__(self, torch, warmup_ms, rep_ms):
+        self.torch = torch
+        self.warmup_ms = warmup_ms
+        self.rep_ms = rep_ms
+        # do_bench's L2 flush: zero a 256 MB buffer before every timed call.
+        self.cache = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
+
+    def run(self, fn, warmup_ms=None, rep_ms=None, min_rep=10, max_rep=400):
+        torch = self.torch
+        warmup_ms = self.warmup_ms if warmup_ms is None else warmup_ms
+        rep_ms = self.rep_ms if rep_ms is None else rep_ms
+        fn()
+        torch.cuda.synchronize()
+        s = torch.cuda.Event(enable_timing=True)
+        e = torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(5):
+            self.cache.zero_()
+            fn()
+        e.record()
+        torch.cuda.synchronize()
+        est = max(s.elapsed_time(e) / 5, 1e-3)
+        n_warm = max(1, int(warmup_ms / est))
+        n_rep = max(min_rep, min(max_rep, int(rep_ms / est)))
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_rep)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n_rep)]
+        for _ in range(n_warm):
+            fn()
+        for i in range(n_rep):
+            self.cache.zero_()
+            starts[i].record()
+            fn()
+            ends[i].record()
+        torch.cuda.synchronize()
+        t = sorted(a.elapsed_time(b) for a, b in zip(starts, ends))
+        q = lambda f: t[min(len(t) - 1, int(f * (len(t) - 1) + 0.5))]
+        return q(0.5) * 1e3, q(0.2) * 1e3, q(0.8) * 1e3, n_rep  # microseconds
+
+
+def make_gemm(torch, g):
+    """Allocate random inputs for one plan GEMM and return a closure running it."""
+    F = torch.nn.functional
+    m, n, k, b = g["m"], g["n"], g["k"], max(1, g.get("batch") or 1)
+    dt = torch.bfloat16
+    if b > 1:
+        x = torch.randn(b, m, k, device="cuda", dtype=dt)
+        w = torch.randn(b, n, k, device="cuda", dtype=dt)
+        wt = w.transpose(1, 2)
+        return lambda: torch.bmm(x, wt)
+    x = torch.randn(m, k, device="cuda", dtype=dt)
+    w = torch.randn(n, k, device="cuda", dtype=dt)
+    return lambda: F.linear(x, w)
+
+
+def gemm_metrics(g, us, peak_gbs):
+    b = max(1, g.get("batch") or 1)
+    m, n, k = g["m"], g["n"], g["k"]
+    flops = 2.0 * b * m * n * k
+    nbytes = 2.0 * b * (n * k + m * k + m * n)
+    sec = us / 1e6
+    gbs = nbytes / sec / 1e9
+    return flops / sec / 1e12, gbs, (100.0 * gbs / peak_gbs if peak_gbs else 0.0)
+
+
+def calibrate(torch, bench, peak_tflops):
+    """The 8192^3 BF16 GEMM, timed by this script and by triton's do_bench."""
+    n = 8192
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    fn = lambda: torch.matmul(a, b)
+    flops = 2.0 * n * n * n
+    ours, _, _, reps = bench.run(fn, warmup_ms=25, rep_ms=100)
+    out = dict(name="gemm 8192x8192x8192 bf16", us=ours, tflops=flops / (ours / 1e6) / 1e12, reps=reps)
+    try:
+        import triton.testing
+        db = triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
+        out.update(do_bench_us=db * 1e3, do_bench_tflops=flops / (db / 1e3) / 1e12)
+    except Exception as e:  # triton missing or too old: our figure alone
+        out.update(do_bench_error=str(e).splitlines()[0] if str(e) else type(e).__name__)
+    if peak_tflops:
+        out["peak_pct"] = 100.0 * out["tflops"] / peak_tflops
+    emit("calib", **out)
+    del a, b
+
+
+def copy_bandwidth(torch):
+    """Device-to-device copy of 1 GiB, bytes read plus written over time."""
+    n = 1 << 29  # bf16 elements: 1 GiB
+    src = torch.empty(n, dtype=torch.bfloat16, device="cuda").normal_()
+    dst = torch.empty_like(src)
+    for _ in range(3):
+        dst.copy_(src)
+    torch.cuda.synchronize()
+    s = torch.cuda.Event(enable_timing=True)
+    e = torch.cuda.Event(enable_timing=True)
+    s.record()
+    for _ in range(10):
+        dst.copy_(src)
+    e.record()
+    torch.cuda.synchronize()
+    sec = s.elapsed_time(e) / 10 / 1e3
+    del src, dst
+    return 2.0 * n * 2 / sec / 1e9
+
+
+def step_sequence(fns):
+    """Every GEMM of the step, each run per_step times, layer by layer."""
+    layers = max(p for _, p in fns)
+    seq = []
+    for i in range(layers):
+        for fn, per in fns:
+            if i < per:
+                seq.append(fn)
+    return seq
+
+
+def back_to_back(torch, bench, fns):
+    seq = step_sequence(fns)
+
+    def run_all():
+        for f in seq:
+            f()
+
+    try:  # decode runs under CUDA graphs: capture the step and time replays
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            run_all()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            run_all()
+        us, _, _, _ = bench.run(graph.replay, min_rep=5, max_rep=50)
+        del graph
+        return us, True
+    except Exception:
+        us, _, _, _ = bench.run(run_all, min_rep=5, max_rep=50)
+        return us, False
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="profdeck-micro")
+    ap.add_argument("--plan", required=True, help="the decode-step plan, as JSON")
+    ap.add_argument("--warmup-ms", type=float, default=10)
+    ap.add_argument("--rep-ms", type=float, default=40)
+    ap.add_argument("--peak-gbs", type=float, default=0)
+    ap.add_argument("--peak-tflops", type=float, default=0)
+    ap.add_argument("--no-calib", action="store_true")
+    ap.add_argument("--no-step", action="store_true")
+    args = ap.parse_args()
+    emit("start", pid=os.getpid(), ppid=os.getppid())
+    plan = json.loads(args.plan)
+    try:
+        import torch
+    except Exception as e:
+        emit("fatal", error="PyTorch is not importable by this Python: %s" % e)
+        return 3
+    if not torch.cuda.is_available():
+        emit("fatal", error="PyTorch sees no CUDA GPU (torch %s)" % torch.__version__)
+        return 3
+    torch.backends.cuda.matmul.allow_tf32 = False
+    props = torch.cuda.get_device_properties(0)
+    name = torch.cuda.get_device_name(0)
+    peak_gbs, peak_tflops = peaks(name, args)
+    bench = Bencher(torch, args.warmup_ms, args.rep_ms)
+    emit("env", gpu=name, torch=torch.__version__, cuda=torch.version.cuda or "",
+         sms=props.multi_processor_count, mem_gib=round(props.total_memory / 2**30, 1),
+         peak_gbs=peak_gbs, peak_tflops=peak_tflops, copy_gbs=round(copy_bandwidth(torch), 1))
+
+    gemms = plan.get("gemms") or []
+    batches = sorted({g.get("step_m", g["m"]) for g in gemms})
+    total = len(gemms) + (0 if args.no_step else len(batches)) + (0 if args.no_calib else 1)
+    done = 0
+    if not args.no_calib:
+        emit("progress", done=done, total=total, text="calibration: 8192^3 GEMM")
+        calibrate(torch, bench, peak_tflops)
+        done += 1
+    for m in batches:
+        fns = []
+        sum_us = 0.0
+        for g in (g for g in gemms if g.get("step_m", g["m"]) == m):
+            emit("progress", done=done, total=total, text="M=%d %s" % (m, g["name"]))
+            try:
+                fn = make_gemm(torch, g)
+                us, p20, p80, reps = bench.run(fn)
+            except Exception as e:
+                emit("error", name=g["name"], step_m=m, error=(str(e).splitlines() or [type(e).__name__])[0])
+                torch.cuda.empty_cache()
+                done += 1
+                continue
+            tflops, gbs, pct = gemm_metrics(g, us, peak_gbs)
+            per = int(g.get("per_step", 1))
+            emit("gemm", name=g["name"], step_m=m, m=g["m"], n=g["n"], k=g["k"], batch=max(1, g.get("batch") or 1),
+                 dtype=g.get("dtype", "bf16"), served=g.get("served", ""), per_step=per,
+                 us=us, p20_us=p20, p80_us=p80, tflops=tflops, gbs=gbs, bw_pct=pct, step_us=us * per, reps=reps)
+            fns.append((fn, per))
+            sum_us += us * per
+            done += 1
+        if not args.no_step and fns:
+            emit("progress", done=done, total=total, text="M=%d whole step back-to-back" % m)
+            try:
+                b2b, graph = back_to_back(torch, bench, fns)
+                emit("step", m=m, sum_us=sum_us, back_to_back_us=b2b, graph=graph)
+            except Exception as e:
+                emit("step", m=m, sum_us=sum_us, back_to_back_us=0, graph=False)
+                emit("error", name="back-to-back", step_m=m, error=(str(e).splitlines() or [type(e).__name__])[0])
+            done += 1
+        del fns
+        torch.cuda.empty_cache()
+    emit("done", done=done, total=total)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except SystemExit:
+        raise
+    except BaseException as e:
+        emit("fatal", error="%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""),
+             trace=traceback.format_exc()[-2000:])
+        sys.exit(1)

@@ -1,0 +1,202 @@
+package nccl
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/micro/gpuflags"
+	"github.com/profdeck/profdeck/phases/micro/pyrun"
+	"github.com/profdeck/profdeck/phases/model"
+	"github.com/profdeck/profdeck/remote"
+)
+
+// Script is the torchrun program that times the collectives (see nccl.py).
+//
+//go:embed nccl.py
+var Script []byte
+
+// DefaultTokens are the All-to-All sizes, in tokens per GPU.
+var DefaultTokens = []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
+
+// Config is one NCCL run.
+type Config struct {
+	Host remote.Host
+	// Torchrun is the launcher prefix, e.g. "torchrun" or
+	// "docker exec -i vllm torchrun".
+	Torchrun string
+	// Python is the interpreter torchrun starts for each rank (default python3).
+	Python  string
+	NProc   int
+	Plan    model.Plan // hidden size, the step's all-reduce count, the EP dispatch size
+	Batch   []int      // batch sizes M of the all-reduce burst (default: the plan's)
+	Tokens  []int      // All-to-All tokens per GPU (default 1…256)
+	WorkDir string
+	Force   bool
+	Repeats int  // bursts timed per M (default 10)
+	Iters   int  // all-to-alls per timed loop (default 20)
+	NoGraph bool // skip the CUDA-graph burst
+	OnText  func(remote.Line)
+}
+
+func (cfg Config) batch() []int {
+	if len(cfg.Batch) > 0 {
+		return cfg.Batch
+	}
+	if len(cfg.Plan.Batch) > 0 {
+		return cfg.Plan.Batch
+	}
+	return model.DefaultBatch
+}
+
+func (cfg Config) tokens() []int {
+	if len(cfg.Tokens) > 0 {
+		return cfg.Tokens
+	}
+	return DefaultTokens
+}
+
+func join(v []int) string {
+	l := gpuflags.IntList(v)
+	return l.String()
+}
+
+// Command is the torchrun command line that runs the uploaded script. The
+// script reaches the ranks as an argument (python -c), so a launcher inside
+// a container needs no access to the host's work dir.
+func Command(cfg Config, scriptPath string) string {
+	tr := strings.TrimSpace(cfg.Torchrun)
+	if tr == "" {
+		tr = "torchrun"
+	}
+	py := strings.TrimSpace(cfg.Python)
+	if py == "" {
+		py = "python3"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s --standalone --nproc-per-node %d --no-python %s -c \"$(cat %s)\"", tr, max(cfg.NProc, 1), py, remote.Quote(scriptPath))
+	fmt.Fprintf(&b, " --hidden %d --count %d --batch %s", cfg.Plan.Hidden, cfg.Plan.AllReduce.PerStep, join(cfg.batch()))
+	if a := cfg.Plan.AllToAll; a != nil && a.BytesPerToken > 0 {
+		fmt.Fprintf(&b, " --a2a-bytes-per-token %d --tokens %s", a.BytesPerToken, join(cfg.tokens()))
+	}
+	if cfg.Repeats > 0 {
+		fmt.Fprintf(&b, " --repeats %d", cfg.Repeats)
+	}
+	if cfg.Iters > 0 {
+		fmt.Fprintf(&b, " --iters %d", cfg.Iters)
+	}
+	if cfg.NoGraph {
+		b.WriteString(" --no-graph")
+	}
+	return b.String()
+}
+
+// Run uploads and runs the script and emits KindNCCLEnv, KindNCCLBurst per
+// M, KindNCCLAllToAll per T, KindNCCLCliff once the latency cliff shows,
+// KindNCCLProgress while running and KindNCCLError on failures (results
+// before a failure are already emitted). Busy GPUs give a *pyrun.BusyError
+// before anything runs, unless cfg.Force.
+func Run(ctx context.Context, cfg Config, em *phases.Emitter) error {
+	if cfg.Host == nil {
+		return errors.New("nccl: no host")
+	}
+	if cfg.Plan.Hidden <= 0 {
+		return errors.New("nccl: the plan has no hidden size")
+	}
+	if cfg.Plan.AllReduce.PerStep == 0 && cfg.Plan.AllToAll == nil {
+		return fmt.Errorf("nccl: at tp %d the model's decode step does no collective", cfg.Plan.TP)
+	}
+	if !cfg.Force {
+		var busy *pyrun.BusyError
+		if err := pyrun.CheckGPUs(ctx, cfg.Host); errors.As(err, &busy) {
+			return busy
+		}
+	}
+	script, err := pyrun.Upload(ctx, cfg.Host, cfg.WorkDir, "nccl", Script, ".py")
+	if err != nil {
+		return err
+	}
+	py := cfg.Python
+	if py == "" {
+		py = "python3"
+	}
+	var a2a []phases.NCCLAllToAll
+	cliff := false
+	fatal := false
+	err = pyrun.Run(ctx, pyrun.Spec{
+		Host:       cfg.Host,
+		Cmd:        Command(cfg, script),
+		KillPrefix: pyrun.ExecPrefix(strings.ReplaceAll(" "+cfg.Torchrun+" ", " -i ", " "), py),
+		KillParent: true,
+		OnText:     cfg.OnText,
+		OnLine: func(l pyrun.Line) {
+			if l.Type == "fatal" {
+				fatal = true
+			}
+			ev, ok := lineEvent(l)
+			if !ok {
+				return
+			}
+			em.Emit(ctx, ev.kind, ev.data)
+			if r, ok := ev.data.(*phases.NCCLAllToAll); ok {
+				a2a = append(a2a, *r)
+				if c, found := FindCliff(a2a); found && !cliff {
+					cliff = true
+					em.Emit(ctx, phases.KindNCCLCliff, c)
+				}
+			}
+		},
+	})
+	if err != nil && ctx.Err() == nil && !fatal {
+		em.Emit(ctx, phases.KindNCCLError, phases.ScriptError{What: "nccl script", Err: err.Error(), Fatal: true})
+	}
+	return err
+}
+
+// FindCliff names the first tokens-per-GPU size whose All-to-All latency is
+// more than twice the previous size's (rows in the order run, T ascending).
+func FindCliff(rows []phases.NCCLAllToAll) (phases.NCCLCliff, bool) {
+	for i := 1; i < len(rows); i++ {
+		prev, cur := rows[i-1], rows[i]
+		if prev.Us > 0 && cur.Us > 2*prev.Us && cur.Tokens > prev.Tokens {
+			return phases.NCCLCliff{Tokens: cur.Tokens, FromUs: prev.Us, ToUs: cur.Us}, true
+		}
+	}
+	return phases.NCCLCliff{}, false
+}
+
+type event struct {
+	kind string
+	data any
+}
+
+func lineEvent(l pyrun.Line) (event, bool) {
+	decode := func(kind string, v any) (event, bool) {
+		if l.Decode(v) != nil {
+			return event{}, false
+		}
+		return event{kind, v}, true
+	}
+	switch l.Type {
+	case "env":
+		return decode(phases.KindNCCLEnv, &phases.GPUEnv{})
+	case "progress":
+		return decode(phases.KindNCCLProgress, &phases.Progress{})
+	case "burst":
+		return decode(phases.KindNCCLBurst, &phases.NCCLBurst{})
+	case "alltoall":
+		return decode(phases.KindNCCLAllToAll, &phases.NCCLAllToAll{})
+	case "error":
+		return decode(phases.KindNCCLError, &phases.ScriptError{})
+	case "fatal":
+		var f pyrun.Fatal
+		if l.Decode(&f) != nil {
+			return event{}, false
+		}
+		return event{phases.KindNCCLError, &phases.ScriptError{What: "nccl script", Err: f.Err, Fatal: true}}, true
+	}
+	return event{}, false
+}

@@ -1,0 +1,114 @@
+package nccl
+
+import (
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// Result is everything one NCCL run reported, gathered from its events.
+type Result struct {
+	Env      *phases.GPUEnv        `json:"env,omitempty"`
+	Bursts   []phases.NCCLBurst    `json:"bursts"`
+	AllToAll []phases.NCCLAllToAll `json:"alltoall"`
+	Cliff    *phases.NCCLCliff     `json:"cliff,omitempty"`
+	Errors   []phases.ScriptError  `json:"errors,omitempty"`
+	Progress phases.Progress       `json:"-"`
+}
+
+// Add folds one event into the result; events of other kinds are ignored.
+func (r *Result) Add(ev phases.Event) {
+	switch d := ev.Data.(type) {
+	case phases.GPUEnv:
+		if ev.Kind == phases.KindNCCLEnv {
+			r.Env = &d
+		}
+	case phases.NCCLBurst:
+		r.Bursts = append(r.Bursts, d)
+		sort.SliceStable(r.Bursts, func(i, j int) bool { return r.Bursts[i].M < r.Bursts[j].M })
+	case phases.NCCLAllToAll:
+		r.AllToAll = append(r.AllToAll, d)
+		sort.SliceStable(r.AllToAll, func(i, j int) bool { return r.AllToAll[i].Tokens < r.AllToAll[j].Tokens })
+	case phases.NCCLCliff:
+		r.Cliff = &d
+	case phases.ScriptError:
+		if ev.Kind == phases.KindNCCLError {
+			r.Errors = append(r.Errors, d)
+		}
+	case phases.Progress:
+		if ev.Kind == phases.KindNCCLProgress {
+			r.Progress = d
+		}
+	}
+}
+
+// Bytes formats a byte count in binary units.
+func Bytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// WriteTables writes the burst and All-to-All tables as plain text.
+func (r *Result) WriteTables(w io.Writer) {
+	if e := r.Env; e != nil {
+		fmt.Fprintf(w, "GPU %s ×%d (torch %s, CUDA %s, NCCL %s)", e.GPU, e.NProc, e.Torch, e.CUDA, e.NCCL)
+		if len(e.NCCLEnv) > 0 {
+			keys := make([]string, 0, len(e.NCCLEnv))
+			for k := range e.NCCLEnv {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				fmt.Fprintf(w, " %s=%s", k, e.NCCLEnv[k])
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	if len(r.Bursts) > 0 {
+		fmt.Fprintln(w, "\nAll-reduce burst of one decode step ([M, hidden] BF16, max over ranks)")
+		fmt.Fprintf(w, "%-5s %10s %6s %10s %9s %10s %9s\n", "M", "bytes/op", "count", "eager ms", "µs/op", "graph ms", "µs/op")
+		for _, b := range r.Bursts {
+			g1, g2 := "-", "-"
+			if b.GraphMs > 0 {
+				g1, g2 = fmt.Sprintf("%.3f", b.GraphMs), fmt.Sprintf("%.1f", b.GraphPerOpUs)
+			}
+			fmt.Fprintf(w, "%-5d %10s %6d %10.3f %9.1f %10s %9s\n", b.M, Bytes(b.Bytes), b.Count, b.TotalMs, b.PerOpUs, g1, g2)
+		}
+	}
+	if len(r.AllToAll) > 0 {
+		fmt.Fprintln(w, "\nAll-to-All, EP dispatch (BF16, per rank; busbw = algbw×(n−1)/n)")
+		fmt.Fprintf(w, "%-6s %11s %10s %11s %11s\n", "T/GPU", "bytes", "µs", "algbw GB/s", "busbw GB/s")
+		for _, a := range r.AllToAll {
+			mark := ""
+			if r.Cliff != nil && r.Cliff.Tokens == a.Tokens {
+				mark = "  ◀ cliff"
+			}
+			fmt.Fprintf(w, "%-6d %11s %10.1f %11.2f %11.2f%s\n", a.Tokens, Bytes(a.Bytes), a.Us, a.AlgBW, a.BusBW, mark)
+		}
+		if r.Cliff != nil {
+			fmt.Fprintf(w, "latency cliff at T=%d: %.1f → %.1f µs (%.1f×)\n", r.Cliff.Tokens, r.Cliff.FromUs, r.Cliff.ToUs, r.Cliff.ToUs/r.Cliff.FromUs)
+		} else {
+			fmt.Fprintln(w, "no latency cliff (no step more than doubles the latency)")
+		}
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintln(w, "error:", errorText(e))
+	}
+}
+
+func errorText(e phases.ScriptError) string {
+	s := e.Err
+	if e.What != "" {
+		s = e.What + ": " + s
+	}
+	return s
+}
