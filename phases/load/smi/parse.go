@@ -95,16 +95,18 @@ func (p *parser) tableLine(t string) {
 	if p.table == nil {
 		return
 	}
+	// The row under a GPU row: memory "used / total" (either may read
+	// N/A or "Not Supported") and utilisation.
+	g := *p.table
 	if m := tableMemRe.FindStringSubmatch(cells[1]); m != nil && strings.Contains(cells[1], "/") {
-		g := *p.table
 		g.MemoryUsedMiB = number(m[1])
 		g.MemoryTotalMiB = number(m[2])
-		if u := tableUtilRe.FindStringSubmatch(cells[2] + " "); u != nil {
-			g.UtilizationPct = number(u[1])
-		}
-		p.out.add(g)
-		p.table = nil
 	}
+	if u := tableUtilRe.FindStringSubmatch(strings.TrimSpace(cells[2]) + " "); u != nil {
+		g.UtilizationPct = number(u[1])
+	}
+	p.out.add(g)
+	p.table = nil
 }
 
 func (p *parser) csvLine(t string) {

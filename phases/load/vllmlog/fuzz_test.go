@@ -1,0 +1,42 @@
+package vllmlog
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzParser feeds arbitrary bytes in two chunks: the parser must not panic,
+// and every record must carry a valid kind and a rank of -1 or more.
+func FuzzParser(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.txt")
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err == nil {
+			f.Add(b, len(b)/2)
+		}
+	}
+	f.Add([]byte("(Worker_TP0 pid=1) \r\n\rLoading safetensors checkpoint shards: 1% Completed | 1/2 [00:01<?, ?s/it]"), 5)
+	f.Add([]byte("#033[1;36m(VllmWorker rank=0 pid=1)#033[0;0m ^[[0m\x1b[0m"), 3)
+	f.Fuzz(func(t *testing.T, b []byte, cut int) {
+		if cut < 0 || cut > len(b) {
+			cut = len(b) / 2
+		}
+		p := New()
+		s := NewSummary()
+		recs := append(p.Write(b[:cut]), p.Write(b[cut:])...)
+		recs = append(recs, p.Flush()...)
+		for _, r := range recs {
+			if r.Kind < KindOther || r.Kind > KindWarning || r.Rank < -1 {
+				t.Fatalf("bad record %+v", r)
+			}
+			if r.Bar != nil && (r.Bar.Done < 0 || r.Bar.Total < 0) {
+				t.Fatalf("bad bar %+v", r.Bar)
+			}
+			s.Add(r)
+		}
+		if s.State == "" || StageIndex(s.Stage) < 0 {
+			t.Fatalf("bad summary state %q stage %q", s.State, s.Stage)
+		}
+	})
+}
