@@ -19,13 +19,15 @@ import (
 
 // Journal is an append-only JSON-lines file of events.
 type Journal struct {
-	mu   sync.Mutex
-	f    *os.File
-	path string
+	mu    sync.Mutex
+	f     *os.File
+	path  string
+	prior ReadResult
 }
 
 // OpenJournal opens (creating if needed) the journal at path for appending.
-// A journal left by a crash may end in half a line: a newline is written
+// The events already in it are read first (see Prior), so that a campaign
+// resumed after a quit or a crash keeps its whole notebook. A journal left by a crash may end in half a line: a newline is written
 // first so that the next event starts on a line of its own and the broken
 // line stays a single, skipped line.
 func OpenJournal(path string) (*Journal, error) {
@@ -39,6 +41,13 @@ func OpenJournal(path string) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
+	var prior ReadResult
+	if !created {
+		if prior, err = ReadJournal(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("journal %s: %w", path, err)
+		}
+	}
 	if err := repairTail(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("journal %s: %w", path, err)
@@ -47,8 +56,12 @@ func OpenJournal(path string) (*Journal, error) {
 		// Make the new file's directory entry durable too.
 		syncDir(dir)
 	}
-	return &Journal{f: f, path: path}, nil
+	return &Journal{f: f, path: path, prior: prior}, nil
 }
+
+// Prior is what the journal held when it was opened: its events, and the
+// lines that could not be read (such as a line cut off by a crash).
+func (j *Journal) Prior() ReadResult { return j.prior }
 
 // repairTail appends a newline when the file's last byte is not one.
 func repairTail(f *os.File) error {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -114,7 +115,11 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return err
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the random name would make every retry's message differ
+		}
+		return fmt.Errorf("create a temporary file in %s: %w", dir, err)
 	}
 	tmp := f.Name()
 	ok := false

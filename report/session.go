@@ -37,7 +37,8 @@ type Session struct {
 }
 
 // NewSession starts a session writing to journal (nil keeps events in memory
-// only). The returned session runs until ctx ends.
+// only); the events the journal already held count as recorded. The returned
+// session runs until ctx ends.
 func NewSession(ctx context.Context, journal *Journal) *Session {
 	s := &Session{
 		journal: journal,
@@ -45,6 +46,10 @@ func NewSession(ctx context.Context, journal *Journal) *Session {
 		out:     make(chan phases.Event, 256),
 		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
+	}
+	if journal != nil {
+		// A resumed campaign: earlier events feed the notebook, not Updates.
+		s.events = append(s.events, journal.Prior().Events...)
 	}
 	go s.pump(ctx)
 	go s.forward(ctx)

@@ -1,0 +1,115 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+func TestAutosaveWriteNowAndClose(t *testing.T) {
+	s, jp := newTestSession(t)
+	nbPath := filepath.Join(filepath.Dir(jp), "camp.md")
+	// A temporary file left by an earlier crash is cleaned up.
+	stale := filepath.Join(filepath.Dir(jp), ".camp.md.tmp-123")
+	os.WriteFile(stale, []byte("half"), 0o644)
+	a := NewAutosave(s, nbPath, NotebookOptions{Campaign: "camp", Now: fixedNow}, time.Hour)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatal("stale temporary file kept")
+	}
+	if st := s.NotebookStatus(); st.Path != nbPath || !st.At.IsZero() {
+		t.Fatalf("status before a write: %+v", st)
+	}
+	s.Record(note(time.Now(), "first observation"))
+	p, at, err := a.WriteNow()
+	if err != nil || p != nbPath || !at.Equal(fixedNow()) {
+		t.Fatalf("WriteNow = %q %v %v", p, at, err)
+	}
+	md := string(mustRead(t, nbPath))
+	if !strings.Contains(md, "first observation") || !strings.Contains(md, "# camp") {
+		t.Fatalf("notebook:\n%s", md)
+	}
+	if st := s.NotebookStatus(); !st.At.Equal(fixedNow()) || st.Err != nil {
+		t.Fatalf("status after write: %+v", st)
+	}
+	// The write is announced on Updates (not journalled).
+	saw := false
+	deadline := time.After(5 * time.Second)
+	for !saw {
+		select {
+		case ev := <-s.Updates():
+			saw = ev.Kind == phases.KindNotebookSaved && ev.Data.(phases.NotebookSaved).Path == nbPath
+		case <-deadline:
+			t.Fatal("no notebook-saved event")
+		}
+	}
+	s.Record(note(time.Now(), "last words"))
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mustRead(t, nbPath)), "last words") {
+		t.Fatal("Close did not write the last note")
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal("second Close:", err)
+	}
+	rr, _ := ReadJournalFile(jp)
+	for _, ev := range rr.Events {
+		if ev.Kind == phases.KindNotebookSaved {
+			t.Fatal("notebook-saved event journalled")
+		}
+	}
+}
+
+func TestAutosaveKicksAreRateLimited(t *testing.T) {
+	s, jp := newTestSession(t)
+	nbPath := filepath.Join(filepath.Dir(jp), "camp.md")
+	var writes atomic.Int32
+	opts := NotebookOptions{NoCharts: true, Now: func() time.Time { writes.Add(1); return time.Now() }}
+	a := NewAutosave(s, nbPath, opts, 300*time.Millisecond)
+	defer a.Close()
+	start := time.Now()
+	for time.Since(start) < time.Second {
+		s.Record(note(time.Now(), "n"))
+		a.Kick() // never blocks
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(400 * time.Millisecond)
+	n := writes.Load()
+	// ~150 kicks over 1 s at one write per 300 ms: 3 to 5 writes.
+	if n < 2 || n > 6 {
+		t.Fatalf("%d writes for a second of kicks at a 300 ms interval", n)
+	}
+	md := string(mustRead(t, nbPath))
+	if got := strings.Count(md, "**note**"); got != len(s.Events()) {
+		t.Fatalf("notebook after the last kick has %d notes, session %d", got, len(s.Events()))
+	}
+}
+
+func TestAutosaveReportsAFailingWriteOnce(t *testing.T) {
+	s, jp := newTestSession(t)
+	dir := filepath.Join(filepath.Dir(jp), "gone")
+	a := NewAutosave(s, filepath.Join(dir, "x.md"), NotebookOptions{NoCharts: true}, time.Hour)
+	for i := 0; i < 3; i++ {
+		if _, _, err := a.WriteNow(); err == nil {
+			t.Fatal("write into a missing directory succeeded")
+		}
+	}
+	if st := s.NotebookStatus(); st.Err == nil || !strings.Contains(st.Err.Error(), "x.md") {
+		t.Fatalf("status %+v", st)
+	}
+	n := 0
+	for _, ev := range s.Events() {
+		if ev.Kind == phases.KindError {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d error events for three identical failures", n)
+	}
+	a.Close()
+}
