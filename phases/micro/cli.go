@@ -39,6 +39,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	warm := fs.Float64("warmup-ms", 0, "warm-up per GEMM in ms (default 10)")
 	rep := fs.Float64("rep-ms", 0, "timed repetitions per GEMM in ms (default 40)")
 	noCalib := fs.Bool("no-calib", false, "skip the 8192³ GEMM check against triton's do_bench")
+	rawPath := fs.String("lines", "", "also write the script's raw JSON lines to FILE")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: profdeck micro [-c FILE | --host HOST] --model-config FILE|PRESET --tp N [--ep] [--batch 1,8,64,128] [--python CMD] [--dry-run] [--json FILE|-]")
 		fs.PrintDefaults()
@@ -88,6 +89,14 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 
 	rep2 := Report{Host: h.Name(), Python: *python, Plan: plan}
+	var raw *os.File
+	if *rawPath != "" {
+		if raw, err = os.Create(*rawPath); err != nil {
+			fmt.Fprintln(stderr, "--lines:", err)
+			return 1
+		}
+		defer raw.Close()
+	}
 	ch := make(chan phases.Event, 64)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -105,7 +114,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}()
 	runErr := Run(ctx, Config{Host: h, Python: *python, Plan: plan, WorkDir: c.WorkDir, Force: c.Force,
 		WarmupMs: *warm, RepMs: *rep, NoCalib: *noCalib,
-		OnText: func(l remote.Line) { fmt.Fprintln(stderr, "  |", l.Text) }},
+		OnText: func(l remote.Line) { fmt.Fprintln(stderr, "  |", l.Text) }, OnRaw: rawWriter(raw)},
 		&phases.Emitter{Out: ch})
 	close(ch)
 	wg.Wait()
@@ -144,4 +153,12 @@ func needsHost(spec string) bool {
 	}
 	_, err := os.Stat(spec)
 	return err != nil
+}
+
+// rawWriter returns a callback that appends lines to f (nil when f is nil).
+func rawWriter(f *os.File) func(string) {
+	if f == nil {
+		return nil
+	}
+	return func(s string) { fmt.Fprintln(f, s) }
 }

@@ -31,6 +31,8 @@ type Config struct {
 	NoCalib         bool // skip the 8192³ check against triton's do_bench
 	// OnText receives output lines that are not results (warnings, stderr).
 	OnText func(remote.Line)
+	// OnRaw receives every JSON line the script printed, unparsed.
+	OnRaw func(string)
 }
 
 // Command is the command line that runs the uploaded script with the
@@ -94,6 +96,9 @@ func Run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 		KillPrefix: killPrefix(cfg.Python),
 		OnText:     cfg.OnText,
 		OnLine: func(l pyrun.Line) {
+			if cfg.OnRaw != nil {
+				cfg.OnRaw(string(l.Raw))
+			}
 			if l.Type == "fatal" {
 				fatal = true
 			}

@@ -44,6 +44,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&tokens, "tokens", "All-to-All tokens per GPU (default 1,2,4,…,256)")
 	repeats := fs.Int("repeats", 0, "bursts timed per batch size (default 10)")
 	noGraph := fs.Bool("no-graph", false, "skip the CUDA-graph burst")
+	rawPath := fs.String("lines", "", "also write the script's raw JSON lines to FILE")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: profdeck nccl [-c FILE | --host HOST] --model-config FILE|PRESET --tp N [--ep] [--batch 1,8,64,128] --nproc N [--torchrun CMD] [--dry-run] [--json FILE|-]")
 		fs.PrintDefaults()
@@ -100,6 +101,17 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "profdeck nccl: SIMULATED host: the timings are modelled, not measured")
 	}
 	rep := Report{Host: h.Name(), Torchrun: *torchrun, NProc: *nproc, Plan: plan}
+	var raw *os.File
+	if *rawPath != "" {
+		if raw, err = os.Create(*rawPath); err != nil {
+			fmt.Fprintln(stderr, "--lines:", err)
+			return 1
+		}
+		defer raw.Close()
+	}
+	if raw != nil {
+		cfg.OnRaw = func(s string) { fmt.Fprintln(raw, s) }
+	}
 	ch := make(chan phases.Event, 64)
 	var wg sync.WaitGroup
 	wg.Add(1)

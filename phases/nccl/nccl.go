@@ -40,6 +40,8 @@ type Config struct {
 	Iters   int  // all-to-alls per timed loop (default 20)
 	NoGraph bool // skip the CUDA-graph burst
 	OnText  func(remote.Line)
+	// OnRaw receives every JSON line the script printed, unparsed.
+	OnRaw func(string)
 }
 
 func (cfg Config) batch() []int {
@@ -133,6 +135,9 @@ func Run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 		KillParent: true,
 		OnText:     cfg.OnText,
 		OnLine: func(l pyrun.Line) {
+			if cfg.OnRaw != nil {
+				cfg.OnRaw(string(l.Raw))
+			}
 			if l.Type == "fatal" {
 				fatal = true
 			}
