@@ -245,7 +245,7 @@ func (c *client) models(ctx context.Context) ([]string, error) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s/v1/models: HTTP %d: %s", c.cfg.URL, resp.StatusCode, oneLine(string(body)))
+		return nil, &statusError{url: c.cfg.URL + "/v1/models", code: resp.StatusCode, body: oneLine(string(body))}
 	}
 	var list struct {
 		Data []struct {
@@ -294,4 +294,22 @@ func (c *client) tokenCount(ctx context.Context, prompt string) (n int, ok bool)
 		out.Count = len(out.Tokens)
 	}
 	return out.Count, out.Count > 0
+}
+
+// statusError is an HTTP error answer.
+type statusError struct {
+	url  string
+	code int
+	body string
+}
+
+func (e *statusError) Error() string {
+	msg := fmt.Sprintf("%s: HTTP %d", e.url, e.code)
+	if e.code == http.StatusUnauthorized || e.code == http.StatusForbidden {
+		msg += " (check --api-key or OPENAI_API_KEY)"
+	}
+	if e.body != "" {
+		msg += ": " + e.body
+	}
+	return msg
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro/servermetrics"
 )
 
 // scrapeLoop polls the scraper once a second until ctx ends, emitting each
@@ -25,13 +26,20 @@ func (r *runner) scrapeLoop(ctx context.Context) {
 
 func (r *runner) scrapeOnce(ctx context.Context) {
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	st, err := r.cfg.Scraper.Scrape(sctx, time.Now())
+	now := time.Now()
+	st, err := r.cfg.Scraper.Scrape(sctx, now)
 	cancel()
 	if ctx.Err() != nil {
 		return
 	}
 	if err != nil {
-		st = phases.ServerStats{Available: false, Note: oneLine(err.Error())}
+		st.Available = false
+		if st.Note == "" {
+			st.Note = oneLine(err.Error())
+		}
+	}
+	if st.At.IsZero() {
+		st.At = now
 	}
 	r.srvMu.Lock()
 	r.srvSamples = append(r.srvSamples, st)
@@ -39,49 +47,22 @@ func (r *runner) scrapeOnce(ctx context.Context) {
 	r.em.Emit(ctx, phases.KindServerStats, &st)
 }
 
-// serverLevel summarises the level's scrapes (nil without a scraper).
+// serverLevel summarises the level's scrapes (nil without a scraper). It
+// takes one more scrape first, so a level shorter than a second still has
+// the server's side.
 func (r *runner) serverLevel(ctx context.Context) *phases.ServerLevel {
 	if r.cfg.Scraper == nil {
 		return nil
 	}
+	if ctx.Err() == nil {
+		r.scrapeOnce(ctx)
+	}
 	r.srvMu.Lock()
 	samples := append([]phases.ServerStats(nil), r.srvSamples...)
 	r.srvMu.Unlock()
-	sl := &phases.ServerLevel{}
-	var n, nSpec int
-	var firstPre, lastPre float64
-	var spec float64
-	for _, st := range samples {
-		if !st.Available {
-			continue
-		}
-		if n == 0 {
-			firstPre = st.Preemptions
-		}
-		lastPre = st.Preemptions
-		n++
-		sl.MeanRunning += st.Running
-		sl.MeanWaiting += st.Waiting
-		sl.GenerationTokS += st.GenTokS
-		if st.KVCacheUsage > sl.MaxKVCacheUsage {
-			sl.MaxKVCacheUsage = st.KVCacheUsage
-		}
-		if st.SpecAcceptRate != nil {
-			spec += *st.SpecAcceptRate
-			nSpec++
-		}
-	}
-	if n == 0 {
-		return sl
-	}
-	sl.Available = true
-	sl.MeanRunning /= float64(n)
-	sl.MeanWaiting /= float64(n)
-	sl.GenerationTokS /= float64(n)
-	sl.Preemptions = lastPre - firstPre
-	if nSpec > 0 {
-		v := spec / float64(nSpec)
-		sl.SpecAcceptRate = &v
+	sl := servermetrics.Summarize(samples)
+	if sl == nil {
+		sl = &phases.ServerLevel{Note: servermetrics.Unavailable}
 	}
 	return sl
 }

@@ -6,7 +6,11 @@ package macro
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -117,16 +121,20 @@ func (s *Sweep) Run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 	res := &Result{URL: cfg.URL, API: cfg.API, Started: time.Now().UTC().Format(time.RFC3339),
 		InputLen: cfg.InputLen, OutputLen: cfg.OutputLen, Requests: cfg.Requests,
 		DurationS: cfg.Duration.Seconds(), Warmup: cfg.Warmup, Rate: cfg.Rate, Levels: []phases.LevelResult{}}
-	if cfg.Model == "" {
-		ids, err := c.models(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("cannot find the model: %w", err)
-		}
-		if len(ids) == 0 {
-			return nil, fmt.Errorf("%s/v1/models lists no model; give --model", cfg.URL)
-		}
+	// Preflight: the server must answer, and serve the model asked for.
+	ids, err := c.models(ctx)
+	switch {
+	case err != nil && (cfg.Model == "" || isConnectError(err) || isAuthError(err)):
+		return nil, fmt.Errorf("cannot reach the server: %w", err)
+	case err != nil:
+		res.Notes = append(res.Notes, "no model list ("+oneLine(err.Error())+"); using --model as given")
+	case cfg.Model == "" && len(ids) == 0:
+		return nil, fmt.Errorf("%s/v1/models lists no model; give --model", cfg.URL)
+	case cfg.Model == "":
 		cfg.Model = ids[0]
 		c.cfg.Model = ids[0]
+	case !contains(ids, cfg.Model):
+		return nil, fmt.Errorf("--model %q is not served by %s (it serves: %s)", cfg.Model, cfg.URL, strings.Join(ids, ", "))
 	}
 	res.Model = cfg.Model
 	pg := newPromptGen(cfg.Seed)
@@ -211,4 +219,19 @@ func findPlateau(levels []phases.LevelResult) *phases.Plateau {
 		}
 	}
 	return nil
+}
+
+func contains(list []string, s string) bool { return slices.Contains(list, s) }
+
+// isConnectError reports whether err is a failure to reach the server at
+// all (refused, unresolvable, unroutable), as opposed to an HTTP error.
+func isConnectError(err error) bool {
+	var op *net.OpError
+	var dns *net.DNSError
+	return errors.As(err, &op) || errors.As(err, &dns)
+}
+
+func isAuthError(err error) bool {
+	var se *statusError
+	return errors.As(err, &se) && (se.code == 401 || se.code == 403)
 }

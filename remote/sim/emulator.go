@@ -1,0 +1,261 @@
+package sim
+
+import (
+	"encoding/json"
+	"math/rand"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// EmulatorConfig configures the OpenAI-compatible emulator. The zero value
+// of every field means its default; the defaults give a single-stream TPOT
+// of 12.5 ms and an output throughput that stops growing near 1,500 tok/s
+// at 128 concurrent requests, like an 8×H200 deployment of a large MoE model.
+type EmulatorConfig struct {
+	Model string // served model id, default moonshotai/Kimi-K2.5
+	// StepTime is one engine step (one token to every running request) with
+	// one request running, default 12.5ms.
+	StepTime time.Duration
+	// StepPerSeq is what each further running request adds to a step,
+	// default 573µs (so step(128) ≈ 85 ms: 128 tokens per 85 ms ≈ 1,500 tok/s).
+	StepPerSeq time.Duration
+	// PrefillPerToken is what each prompt token being prefilled adds to the
+	// step that admits its request, default 10µs.
+	PrefillPerToken time.Duration
+	MaxNumSeqs      int // most requests running at once, default 256; the rest wait
+	// TokensPerStep > 1 simulates speculative decoding: each decode step
+	// emits up to this many tokens per request (1 + accepted drafts).
+	TokensPerStep int
+	// SpecAcceptRate is the chance each draft token is accepted when
+	// TokensPerStep > 1; 0 means every draft is accepted.
+	SpecAcceptRate float64
+	MaxModelLen    int // default 262144
+	KVCacheTokens  int // KV cache capacity in tokens, default 1,048,576; running requests are preempted past it
+	// Fault injection, each a probability per completion request:
+	FailureRate       float64 // HTTP 500 before any byte of the stream
+	CutRate           float64 // the connection is cut mid-stream (no [DONE])
+	ErrorAfter200Rate float64 // data: {"error": ...} mid-stream after HTTP 200
+	Seed              int64   // for faults and acceptance, default 1
+	// APIKey, when set, is required as "Authorization: Bearer <key>".
+	APIKey string
+	// RejectContinuousUsage answers 400 to stream_options.continuous_usage_stats,
+	// as servers without it do.
+	RejectContinuousUsage bool
+	// ReasoningTokens makes the first N tokens of a chat answer
+	// reasoning_content deltas, as a reasoning model's are.
+	ReasoningTokens int
+	// NoUsage ignores stream_options.include_usage (no usage in the stream).
+	NoUsage bool
+	// NoTokenize turns off /tokenize, as servers without it lack it.
+	NoTokenize bool
+	// NotReady makes a new emulator start not ready (503 on /health and the
+	// completion routes) until SetReady(true). By default a new emulator is
+	// ready, so tests can use it directly; the simulated deployment marks it
+	// not ready while its server loads.
+	NotReady bool
+	// CoarseTiming lets steps end up to a millisecond late instead of
+	// waiting out each step's last 1.2 ms actively (which costs CPU but
+	// makes the emulator's timing exact to a few microseconds).
+	CoarseTiming bool
+}
+
+// The emulator's defaults.
+const (
+	defaultEmuModel        = "moonshotai/Kimi-K2.5"
+	DefaultStepTime        = 12500 * time.Microsecond
+	DefaultStepPerSeq      = 573 * time.Microsecond
+	DefaultPrefillPerToken = 10 * time.Microsecond
+	DefaultMaxNumSeqs      = 256
+	DefaultMaxModelLen     = 262144
+	DefaultKVCacheTokens   = 1 << 20
+)
+
+func (c EmulatorConfig) withDefaults() EmulatorConfig {
+	if c.Model == "" {
+		c.Model = defaultEmuModel
+	}
+	if c.StepTime <= 0 {
+		c.StepTime = DefaultStepTime
+	}
+	if c.StepPerSeq <= 0 {
+		c.StepPerSeq = DefaultStepPerSeq
+	}
+	if c.PrefillPerToken <= 0 {
+		c.PrefillPerToken = DefaultPrefillPerToken
+	}
+	if c.MaxNumSeqs <= 0 {
+		c.MaxNumSeqs = DefaultMaxNumSeqs
+	}
+	if c.TokensPerStep <= 0 {
+		c.TokensPerStep = 1
+	}
+	if c.MaxModelLen <= 0 {
+		c.MaxModelLen = DefaultMaxModelLen
+	}
+	if c.KVCacheTokens <= 0 {
+		c.KVCacheTokens = DefaultKVCacheTokens
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	return c
+}
+
+// Emulator is a vLLM-compatible HTTP server driven by a continuous-batching
+// model: each engine step emits one token (or several, with speculative
+// decoding) to every running request, a step takes longer the more
+// requests run, at most MaxNumSeqs run and the rest wait. Its /metrics
+// moves with its load, under vLLM's metric names.
+type Emulator struct {
+	cfg    EmulatorConfig
+	ready  atomic.Bool
+	arrive chan *emuReq
+	quit   chan struct{}
+	done   chan struct{}
+	once   sync.Once
+
+	rngMu sync.Mutex
+	rng   *rand.Rand
+
+	mu sync.Mutex // guards the figures below (written by the scheduler)
+	st emuStats
+}
+
+// EmulatorState is the emulator's live state, for the simulated log's stats
+// lines and for tests.
+type EmulatorState struct {
+	Running, Waiting int
+	KVCacheUsage     float64 // 0..1
+	PromptTokens     int64   // totals since start
+	GenerationTokens int64
+	Preemptions      int64
+	Succeeded        int64
+	Steps            int64
+	// Faults injected so far, by kind.
+	Injected500, InjectedCuts, InjectedErrors int64
+}
+
+// NewEmulator starts an emulator's scheduler. Close stops it.
+func NewEmulator(cfg EmulatorConfig) *Emulator {
+	cfg = cfg.withDefaults()
+	e := &Emulator{cfg: cfg, arrive: make(chan *emuReq, 1024), quit: make(chan struct{}), done: make(chan struct{}),
+		rng: rand.New(rand.NewSource(cfg.Seed))}
+	e.st.init()
+	e.ready.Store(!cfg.NotReady)
+	go e.schedule()
+	return e
+}
+
+// Config returns the configuration in effect (defaults filled in).
+func (e *Emulator) Config() EmulatorConfig { return e.cfg }
+
+// SetReady marks the server ready (it serves) or not (503, as while
+// loading). Going not ready cuts every request in flight, as a server that
+// stops does.
+func (e *Emulator) SetReady(ready bool) {
+	if e.ready.Swap(ready) && !ready {
+		select {
+		case e.arrive <- &emuReq{resetAll: true}:
+		case <-e.done:
+		}
+	}
+}
+
+// Ready reports whether the emulator serves requests.
+func (e *Emulator) Ready() bool { return e.ready.Load() }
+
+// Close stops the scheduler; requests in flight are cut.
+func (e *Emulator) Close() {
+	e.once.Do(func() { close(e.quit) })
+	<-e.done
+}
+
+// State returns the live state.
+func (e *Emulator) State() EmulatorState {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.st.state
+}
+
+func (e *Emulator) roll() float64 {
+	e.rngMu.Lock()
+	defer e.rngMu.Unlock()
+	return e.rng.Float64()
+}
+
+func (e *Emulator) rollInt(n int) int {
+	e.rngMu.Lock()
+	defer e.rngMu.Unlock()
+	return e.rng.Intn(n)
+}
+
+// ServeHTTP routes the vLLM API.
+func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/health":
+		if !e.ready.Load() {
+			http.Error(w, "", http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	case "/metrics":
+		e.serveMetrics(w)
+	case "/version":
+		writeJSON(w, http.StatusOK, map[string]string{"version": "0.11.0"})
+	case "/v1/models":
+		if !e.auth(w, r) {
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{
+			"id": e.cfg.Model, "object": "model", "created": 1727154331, "owned_by": "vllm",
+			"root": e.cfg.Model, "max_model_len": e.cfg.MaxModelLen}}})
+	case "/tokenize":
+		if e.cfg.NoTokenize {
+			http.NotFound(w, r)
+			return
+		}
+		e.serveTokenize(w, r)
+	case "/v1/completions":
+		e.serveCompletion(w, r, false)
+	case "/v1/chat/completions":
+		e.serveCompletion(w, r, true)
+	default:
+		writeError(w, http.StatusNotFound, "NotFoundError", "Not Found: "+r.URL.Path)
+	}
+}
+
+func (e *Emulator) auth(w http.ResponseWriter, r *http.Request) bool {
+	if e.cfg.APIKey == "" || r.Header.Get("Authorization") == "Bearer "+e.cfg.APIKey {
+		return true
+	}
+	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "Unauthorized"})
+	return false
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
+}
+
+// writeError writes vLLM's error body.
+func writeError(w http.ResponseWriter, code int, typ, msg string) {
+	writeJSON(w, code, map[string]any{"object": "error", "message": msg, "type": typ, "param": nil, "code": code})
+}
+
+// countTokens is the emulator's tokenizer: one token per word, two for
+// words longer than seven bytes.
+func countTokens(s string) int {
+	n := 0
+	for _, f := range strings.Fields(s) {
+		n++
+		if len(f) > 7 {
+			n++
+		}
+	}
+	return n
+}

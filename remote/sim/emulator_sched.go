@@ -1,0 +1,289 @@
+package sim
+
+import (
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// spinWindow is how long before a step's end the scheduler stops sleeping
+// and waits actively: Go's timers fire up to about a millisecond late.
+const spinWindow = 1200 * time.Microsecond
+
+// emuReq is one completion request inside the scheduler.
+type emuReq struct {
+	prompt    int // prompt tokens
+	maxTokens int
+	out       chan emuEvent // to the handler; large enough never to block
+	gone      atomic.Bool   // the handler left (client gone, fault injected)
+
+	generated int
+	prefilled bool
+	admitted  bool
+	arrived   time.Time
+	firstTok  time.Time
+	lastTok   time.Time
+
+	resetAll bool // a control message: cut everything (server not ready)
+}
+
+// emuEvent is what the scheduler tells a request's handler.
+type emuEvent struct {
+	admitted bool // the request was scheduled (its prefill started)
+	tokens   int  // tokens produced by this step
+	abort    bool // the server went away
+}
+
+func newEmuReq(prompt, maxTokens int, arrived time.Time) *emuReq {
+	return &emuReq{prompt: prompt, maxTokens: maxTokens, out: make(chan emuEvent, maxTokens+4), arrived: arrived}
+}
+
+// submit hands r to the scheduler; false when the emulator is closed.
+func (e *Emulator) submit(r *emuReq) bool {
+	select {
+	case e.arrive <- r:
+		return true
+	case <-e.done:
+		return false
+	}
+}
+
+// schedule is the engine loop: admit, run one step, emit its tokens, repeat.
+// Steps are timed against absolute deadlines, so a late wake-up shortens
+// the next wait instead of stretching every later step.
+func (e *Emulator) schedule() {
+	defer close(e.done)
+	var waiting, running []*emuReq
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var stepStart time.Time
+	abortAll := func() {
+		for _, r := range running {
+			r.out <- emuEvent{abort: true}
+		}
+		for _, r := range waiting {
+			r.out <- emuEvent{abort: true}
+		}
+		running, waiting = running[:0], waiting[:0]
+		e.publish(running, waiting, 0)
+	}
+	accept := func(r *emuReq) {
+		if r.resetAll {
+			abortAll()
+			return
+		}
+		waiting = append(waiting, r)
+	}
+	cfg := e.cfg
+	spin := spinWindow
+	if cfg.CoarseTiming {
+		spin = 0
+	}
+	for {
+		if len(running) == 0 && len(waiting) == 0 {
+			select {
+			case r := <-e.arrive:
+				accept(r)
+				// An idle engine starts at once: the step counts from when
+				// the request reached the server.
+				stepStart = r.arrived
+				if now := time.Now(); r.resetAll || stepStart.After(now) {
+					stepStart = now
+				}
+			case <-e.quit:
+				return
+			}
+			continue
+		}
+	drain:
+		for {
+			select {
+			case r := <-e.arrive:
+				accept(r)
+			default:
+				break drain
+			}
+		}
+		running = dropGone(running)
+		waiting = dropGone(waiting)
+		// Admit waiting requests, oldest first, while seats and KV cache last.
+		kv := 0
+		for _, r := range running {
+			kv += r.prompt + r.generated
+		}
+		prefill := 0
+		var newPrompt int64
+		for len(waiting) > 0 && len(running) < cfg.MaxNumSeqs {
+			r := waiting[0]
+			need := r.prompt + r.generated
+			if kv+need > cfg.KVCacheTokens && len(running) > 0 {
+				break
+			}
+			waiting = waiting[1:]
+			running = append(running, r)
+			kv += need
+			prefill += need
+			if !r.admitted {
+				r.admitted = true
+				newPrompt += int64(r.prompt)
+				r.out <- emuEvent{admitted: true}
+			}
+		}
+		if newPrompt > 0 {
+			e.mu.Lock()
+			e.st.state.PromptTokens += newPrompt
+			e.mu.Unlock()
+		}
+		e.publish(running, waiting, kv)
+		if len(running) == 0 {
+			continue
+		}
+		n := len(running)
+		dur := cfg.StepTime + time.Duration(n-1)*cfg.StepPerSeq + time.Duration(prefill)*cfg.PrefillPerToken
+		stepEnd := stepStart.Add(dur)
+		timer.Reset(time.Until(stepEnd) - spin)
+	wait:
+		for {
+			select {
+			case <-timer.C:
+				break wait
+			case r := <-e.arrive:
+				accept(r)
+				if r.resetAll {
+					timer.Stop()
+					break wait
+				}
+			case <-e.quit:
+				timer.Stop()
+				abortAll()
+				return
+			}
+		}
+		if len(running) == 0 {
+			continue // reset while stepping
+		}
+		// Go's timers wake up to a millisecond late; the last stretch of the
+		// step is waited out precisely.
+		for spin > 0 && time.Now().Before(stepEnd) {
+			runtime.Gosched()
+		}
+		now := time.Now()
+		running, kv = e.step(running, now, kv)
+		// Preempt the newest requests when the KV cache overflows (vLLM V1
+		// recomputes them later).
+		for kv > cfg.KVCacheTokens && len(running) > 1 {
+			r := running[len(running)-1]
+			running = running[:len(running)-1]
+			kv -= r.prompt + r.generated
+			r.prefilled = false
+			waiting = append([]*emuReq{r}, waiting...)
+			e.mu.Lock()
+			e.st.state.Preemptions++
+			e.mu.Unlock()
+		}
+		e.publish(running, waiting, kv)
+		// The next step starts where this one was due to end, unless the
+		// scheduler fell more than a step behind.
+		stepStart = stepEnd
+		if now.Sub(stepEnd) > dur {
+			stepStart = now
+		}
+	}
+}
+
+func dropGone(rs []*emuReq) []*emuReq {
+	out := rs[:0]
+	for _, r := range rs {
+		if !r.gone.Load() {
+			out = append(out, r)
+		}
+	}
+	for i := len(out); i < len(rs); i++ {
+		rs[i] = nil
+	}
+	return out
+}
+
+// step emits one step's tokens to every running request and retires the
+// finished ones. It returns the requests still running and their KV use.
+func (e *Emulator) step(running []*emuReq, now time.Time, kv int) ([]*emuReq, int) {
+	cfg := e.cfg
+	var gen, drafts, draftTok, accepted int64
+	var finished []*emuReq
+	var itl []float64
+	out := running[:0]
+	for _, r := range running {
+		k := 1
+		if r.prefilled && cfg.TokensPerStep > 1 {
+			drafts++
+			draftTok += int64(cfg.TokensPerStep - 1)
+			a := cfg.TokensPerStep - 1
+			if cfg.SpecAcceptRate > 0 {
+				a = 0
+				for a < cfg.TokensPerStep-1 && e.roll() < cfg.SpecAcceptRate {
+					a++
+				}
+			}
+			accepted += int64(a)
+			k += a
+		}
+		if left := r.maxTokens - r.generated; k > left {
+			k = left
+		}
+		if r.prefilled {
+			itl = append(itl, now.Sub(r.lastTok).Seconds())
+		} else if r.firstTok.IsZero() {
+			r.firstTok = now
+		}
+		r.prefilled = true
+		r.generated += k
+		r.lastTok = now
+		kv += k
+		gen += int64(k)
+		if !r.gone.Load() {
+			r.out <- emuEvent{tokens: k}
+		}
+		if r.generated >= r.maxTokens {
+			finished = append(finished, r)
+			kv -= r.prompt + r.generated
+			continue
+		}
+		out = append(out, r)
+	}
+	for i := len(out); i < len(running); i++ {
+		running[i] = nil
+	}
+	e.mu.Lock()
+	s := &e.st
+	s.state.Steps++
+	s.state.GenerationTokens += gen
+	s.specDrafts += drafts
+	s.specDraftTokens += draftTok
+	s.specAccepted += accepted
+	for _, v := range itl {
+		s.itl.observe(v)
+	}
+	s.iterTokens.observe(float64(gen))
+	for _, r := range finished {
+		s.state.Succeeded++
+		s.ttft.observe(r.firstTok.Sub(r.arrived).Seconds())
+		s.e2e.observe(r.lastTok.Sub(r.arrived).Seconds())
+		if r.generated > 1 {
+			s.tpot.observe(r.lastTok.Sub(r.firstTok).Seconds() / float64(r.generated-1))
+		}
+	}
+	e.mu.Unlock()
+	return out, kv
+}
+
+// publish updates the gauges.
+func (e *Emulator) publish(running, waiting []*emuReq, kv int) {
+	e.mu.Lock()
+	e.st.state.Running = len(running)
+	e.st.state.Waiting = len(waiting)
+	e.st.state.KVCacheUsage = float64(kv) / float64(e.cfg.KVCacheTokens)
+	if e.st.state.KVCacheUsage > 1 {
+		e.st.state.KVCacheUsage = 1
+	}
+	e.mu.Unlock()
+}

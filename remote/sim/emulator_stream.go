@@ -1,0 +1,395 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// emuBody is the part of a completion request the emulator reads.
+type emuBody struct {
+	Model               string          `json:"model"`
+	Prompt              json.RawMessage `json:"prompt"`
+	Messages            []emuMessage    `json:"messages"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage         bool `json:"include_usage"`
+		ContinuousUsageStats bool `json:"continuous_usage_stats"`
+	} `json:"stream_options"`
+}
+
+type emuMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// promptTokens counts a completions prompt (a string, strings, or token ids).
+func promptTokens(raw json.RawMessage) int {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return countTokens(s)
+	}
+	var ss []string
+	if json.Unmarshal(raw, &ss) == nil {
+		n := 0
+		for _, p := range ss {
+			n += countTokens(p)
+		}
+		return n
+	}
+	var ids []int
+	if json.Unmarshal(raw, &ids) == nil {
+		return len(ids)
+	}
+	return 0
+}
+
+// messageTokens counts chat messages, with a few tokens of chat template
+// per message.
+func messageTokens(ms []emuMessage) int {
+	n := 0
+	for _, m := range ms {
+		n += 4
+		var s string
+		if json.Unmarshal(m.Content, &s) == nil {
+			n += countTokens(s)
+			continue
+		}
+		var parts []struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(m.Content, &parts) == nil {
+			for _, p := range parts {
+				n += countTokens(p.Text)
+			}
+		}
+	}
+	return n
+}
+
+func (e *Emulator) serveTokenize(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		writeError(w, http.StatusMethodNotAllowed, "BadRequestError", "use POST")
+		return
+	}
+	var b emuBody
+	if err := json.NewDecoder(io.LimitReader(r.Body, 64<<20)).Decode(&b); err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON: "+err.Error())
+		return
+	}
+	n := promptTokens(b.Prompt)
+	if len(b.Messages) > 0 {
+		n = messageTokens(b.Messages)
+	}
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = 1000 + i%30000
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"count": n, "max_model_len": e.cfg.MaxModelLen, "tokens": ids})
+}
+
+// fault is what goes wrong with one request, decided when it arrives.
+type fault struct {
+	cutAt, errorAt int // tokens delivered before the cut / the error event; 0 = none
+}
+
+func (e *Emulator) serveCompletion(w http.ResponseWriter, r *http.Request, chat bool) {
+	arrived := time.Now()
+	if r.Method != http.MethodPost {
+		writeError(w, http.StatusMethodNotAllowed, "BadRequestError", "use POST")
+		return
+	}
+	if !e.auth(w, r) {
+		return
+	}
+	if !e.ready.Load() {
+		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "the server is not ready")
+		return
+	}
+	var b emuBody
+	if err := json.NewDecoder(io.LimitReader(r.Body, 64<<20)).Decode(&b); err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON: "+err.Error())
+		return
+	}
+	if b.Model != e.cfg.Model {
+		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", b.Model))
+		return
+	}
+	prompt := promptTokens(b.Prompt)
+	if chat {
+		prompt = messageTokens(b.Messages)
+	}
+	maxTok := 16
+	if chat {
+		maxTok = e.cfg.MaxModelLen - prompt
+	}
+	if b.MaxTokens != nil {
+		maxTok = *b.MaxTokens
+	}
+	if chat && b.MaxCompletionTokens != nil {
+		maxTok = *b.MaxCompletionTokens
+	}
+	if maxTok < 1 || prompt+maxTok > e.cfg.MaxModelLen {
+		writeError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
+			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion).",
+			e.cfg.MaxModelLen, prompt+maxTok, prompt, maxTok))
+		return
+	}
+	usage, continuous := false, false
+	if so := b.StreamOptions; so != nil && b.Stream && !e.cfg.NoUsage {
+		usage, continuous = so.IncludeUsage, so.IncludeUsage && so.ContinuousUsageStats
+	}
+	if e.cfg.RejectContinuousUsage && b.StreamOptions != nil && b.StreamOptions.ContinuousUsageStats {
+		writeError(w, http.StatusBadRequest, "BadRequestError", "stream_options.continuous_usage_stats is not supported")
+		return
+	}
+	var f fault
+	u := e.roll()
+	switch {
+	case u < e.cfg.FailureRate:
+		e.mu.Lock()
+		e.st.state.Injected500++
+		e.mu.Unlock()
+		writeError(w, http.StatusInternalServerError, "InternalServerError", "simulated engine failure")
+		return
+	case u < e.cfg.FailureRate+e.cfg.CutRate:
+		f.cutAt = 1 + e.rollInt(max(1, maxTok-1))
+	case u < e.cfg.FailureRate+e.cfg.CutRate+e.cfg.ErrorAfter200Rate:
+		f.errorAt = 1 + e.rollInt(max(1, maxTok-1))
+	}
+	req := newEmuReq(prompt, maxTok, arrived)
+	defer req.gone.Store(true)
+	if !e.submit(req) {
+		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "the server is shutting down")
+		return
+	}
+	if !b.Stream {
+		e.serveWhole(w, r, req, chat, f)
+		return
+	}
+	sw := &sseWriter{w: w, chat: chat, prompt: prompt, continuous: continuous, reasoning: e.cfg.ReasoningTokens}
+	if chat {
+		sw.head = fmt.Sprintf(`{"id":"chatcmpl-%x","object":"chat.completion.chunk","created":%d,"model":%q,"choices":`,
+			time.Now().UnixNano(), time.Now().Unix(), e.cfg.Model)
+	} else {
+		sw.head = fmt.Sprintf(`{"id":"cmpl-%x","object":"text_completion","created":%d,"model":%q,"choices":`,
+			time.Now().UnixNano(), time.Now().Unix(), e.cfg.Model)
+	}
+	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	for {
+		var ev emuEvent
+		select {
+		case ev = <-req.out:
+		case <-r.Context().Done():
+			return
+		}
+		switch {
+		case ev.abort:
+			e.cut(req)
+		case ev.admitted:
+			if chat {
+				sw.role()
+			}
+		case ev.tokens > 0:
+			k := ev.tokens
+			stop := 0
+			if f.cutAt > 0 && sw.sent+k >= f.cutAt {
+				stop = f.cutAt
+			} else if f.errorAt > 0 && sw.sent+k >= f.errorAt {
+				stop = f.errorAt
+			}
+			if stop > 0 {
+				k = stop - sw.sent
+			}
+			if k > 0 {
+				sw.tokens(k, sw.sent+k >= maxTok)
+			}
+			switch {
+			case f.cutAt > 0 && stop > 0:
+				if fl != nil {
+					fl.Flush()
+				}
+				e.mu.Lock()
+				e.st.state.InjectedCuts++
+				e.mu.Unlock()
+				e.cut(req)
+			case f.errorAt > 0 && stop > 0:
+				e.mu.Lock()
+				e.st.state.InjectedErrors++
+				e.mu.Unlock()
+				req.gone.Store(true)
+				sw.raw(`{"error":{"object":"error","message":"simulated error after the stream started","type":"InternalServerError","param":null,"code":500}}`)
+				sw.raw("[DONE]")
+				sw.flush(fl)
+				return
+			}
+			if sw.sent >= maxTok {
+				if usage {
+					sw.final()
+				}
+				sw.raw("[DONE]")
+				sw.flush(fl)
+				return
+			}
+		}
+		sw.flush(fl)
+	}
+}
+
+// cut ends the connection without finishing the response, as a crashed
+// server or a dropped link does.
+func (e *Emulator) cut(req *emuReq) {
+	req.gone.Store(true)
+	panic(http.ErrAbortHandler)
+}
+
+// serveWhole answers a non-streaming request once every token is out.
+func (e *Emulator) serveWhole(w http.ResponseWriter, r *http.Request, req *emuReq, chat bool, f fault) {
+	n := 0
+	for n < req.maxTokens {
+		select {
+		case ev := <-req.out:
+			if ev.abort || (f.cutAt > 0 && n+ev.tokens >= f.cutAt) {
+				e.cut(req)
+			}
+			if f.errorAt > 0 && n+ev.tokens >= f.errorAt {
+				writeError(w, http.StatusInternalServerError, "InternalServerError", "simulated engine failure")
+				return
+			}
+			n += ev.tokens
+		case <-r.Context().Done():
+			return
+		}
+	}
+	text := tokenText(nil, 0, n)
+	usage := map[string]int{"prompt_tokens": req.prompt, "completion_tokens": n, "total_tokens": req.prompt + n}
+	choice := map[string]any{"index": 0, "finish_reason": "length", "logprobs": nil}
+	obj := "text_completion"
+	if chat {
+		obj = "chat.completion"
+		choice["message"] = map[string]any{"role": "assistant", "content": string(text)}
+	} else {
+		choice["text"] = string(text)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": fmt.Sprintf("cmpl-%x", time.Now().UnixNano()), "object": obj,
+		"created": time.Now().Unix(), "model": e.cfg.Model, "choices": []any{choice}, "usage": usage})
+}
+
+// emuWords are the emulator's output tokens.
+var emuWords = strings.Fields("the model keeps writing tokens at a steady pace while the batch grows and the step time stretches")
+
+// tokenText appends n tokens of text, starting at token index from.
+func tokenText(b []byte, from, n int) []byte {
+	for i := from; i < from+n; i++ {
+		b = append(b, ' ')
+		b = append(b, emuWords[i%len(emuWords)]...)
+	}
+	return b
+}
+
+// sseWriter writes one response's SSE events.
+type sseWriter struct {
+	w          io.Writer
+	buf        []byte
+	head       string
+	chat       bool
+	prompt     int
+	sent       int
+	continuous bool
+	reasoning  int
+}
+
+func (s *sseWriter) usage(b []byte) []byte {
+	b = append(b, `,"usage":{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(s.prompt), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(s.prompt+s.sent), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(s.sent), 10)
+	return append(b, '}')
+}
+
+func (s *sseWriter) event(body func(b []byte) []byte) {
+	s.buf = append(s.buf, "data: "...)
+	s.buf = body(s.buf)
+	s.buf = append(s.buf, "\n\n"...)
+}
+
+func (s *sseWriter) raw(data string) {
+	s.event(func(b []byte) []byte { return append(b, data...) })
+}
+
+func (s *sseWriter) role() {
+	s.event(func(b []byte) []byte {
+		b = append(b, s.head...)
+		b = append(b, `[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]`...)
+		if s.continuous {
+			b = s.usage(b)
+		}
+		return append(b, '}')
+	})
+}
+
+func (s *sseWriter) tokens(k int, last bool) {
+	from := s.sent
+	s.sent += k
+	s.event(func(b []byte) []byte {
+		b = append(b, s.head...)
+		switch {
+		case !s.chat:
+			b = append(b, `[{"index":0,"text":"`...)
+		case from < s.reasoning:
+			b = append(b, `[{"index":0,"delta":{"reasoning_content":"`...)
+		default:
+			b = append(b, `[{"index":0,"delta":{"content":"`...)
+		}
+		b = tokenText(b, from, k)
+		b = append(b, '"')
+		if s.chat {
+			b = append(b, '}')
+		}
+		b = append(b, `,"logprobs":null,"finish_reason":`...)
+		if last {
+			b = append(b, `"length"`...)
+		} else {
+			b = append(b, "null"...)
+		}
+		if !s.chat {
+			b = append(b, `,"stop_reason":null`...)
+		}
+		b = append(b, "}]"...)
+		if s.continuous {
+			b = s.usage(b)
+		}
+		return append(b, '}')
+	})
+}
+
+func (s *sseWriter) final() {
+	s.event(func(b []byte) []byte {
+		b = append(b, s.head...)
+		b = append(b, "[]"...)
+		b = s.usage(b)
+		return append(b, '}')
+	})
+}
+
+func (s *sseWriter) flush(fl http.Flusher) {
+	if len(s.buf) == 0 {
+		return
+	}
+	_, _ = s.w.Write(s.buf)
+	s.buf = s.buf[:0]
+	if fl != nil {
+		fl.Flush()
+	}
+}
