@@ -1,0 +1,369 @@
+package profile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote"
+)
+
+// DefaultProfilerDir is where profdeck expects the torch profiler's output
+// when the campaign names no directory.
+const DefaultProfilerDir = "/tmp/vllm_profile"
+
+// Config is one capture.
+type Config struct {
+	Host        remote.Host
+	URL         string // the server as seen from the host, e.g. http://127.0.0.1:8000
+	Model       string // "" asks /v1/models
+	API         string // "completions" (default) or "chat"
+	APIKey      string // never journalled
+	ProfilerDir string // default DefaultProfilerDir
+	Requests    int    // requests per concurrency level, default 8
+	Concurrency []int  // default [1]; the pane adds the sweep's plateau
+	InputLen    int    // prompt tokens, default 256
+	OutputLen   int    // output tokens per request, default 128
+	// StopTimeout bounds stop_profile, which blocks while traces flush
+	// (minutes on a large model), default 30 minutes.
+	StopTimeout time.Duration
+	// RemoteOver is the trace size above which the trace is summarised on
+	// the host by a Python script rather than read over the connection,
+	// default 32 MiB. Python is the interpreter to use there (default python3).
+	RemoteOver int64
+	Python     string
+	// Top is how many kernels the summary lists, default TopN.
+	Top int
+}
+
+func (c Config) withDefaults() Config {
+	if c.ProfilerDir == "" {
+		c.ProfilerDir = DefaultProfilerDir
+	}
+	if c.API == "" {
+		c.API = "completions"
+	}
+	if c.Requests <= 0 {
+		c.Requests = 8
+	}
+	if len(c.Concurrency) == 0 {
+		c.Concurrency = []int{1}
+	}
+	if c.InputLen <= 0 {
+		c.InputLen = 256
+	}
+	if c.OutputLen <= 0 {
+		c.OutputLen = 128
+	}
+	if c.StopTimeout <= 0 {
+		c.StopTimeout = 30 * time.Minute
+	}
+	if c.RemoteOver <= 0 {
+		c.RemoteOver = 32 << 20
+	}
+	if c.Python == "" {
+		c.Python = "python3"
+	}
+	if c.Top <= 0 {
+		c.Top = TopN
+	}
+	return c
+}
+
+// ErrProfilerDisabled is returned when the server has no profiler
+// endpoints: it was started without the torch profiler.
+var ErrProfilerDisabled = errors.New("the server was not started with the torch profiler: POST /start_profile answers 404. " +
+	"Restart it with the profiler (--profiler-config '{\"profiler\":\"torch\",\"torch_profiler_dir\":\"DIR\"}' on vLLM 0.13+, " +
+	"VLLM_TORCH_PROFILER_DIR=DIR before); the restart reloads the model weights")
+
+// Capture takes one profile: start_profile, a short fixed load, stop_profile
+// (waiting while the traces flush), then it reads the newest output in the
+// profiler directory and summarises it. Progress goes out as
+// KindProfileStep events, the result as KindProfileSummary (or
+// KindProfileFailed). Cancelling ctx after start_profile still sends
+// stop_profile, so the server does not keep recording.
+func Capture(ctx context.Context, cfg Config, em *phases.Emitter) (*phases.ProfileSummary, error) {
+	cfg = cfg.withDefaults()
+	if cfg.Host == nil {
+		return nil, errors.New("profile: no host")
+	}
+	if cfg.URL == "" {
+		return nil, errors.New("profile: no server URL")
+	}
+	c := newClient(cfg.Host, cfg.URL, cfg.APIKey)
+	defer c.close()
+	r := &run{cfg: cfg, c: c, em: em}
+	s, err := r.capture(ctx)
+	if err != nil {
+		em.Emit(context.WithoutCancel(ctx), phases.KindProfileFailed, phases.ProfileFailed{
+			Step: r.step, Error: err.Error(), ProfilerDisabled: errors.Is(err, ErrProfilerDisabled)})
+		return nil, err
+	}
+	em.Emit(ctx, phases.KindProfileSummary, s)
+	return s, nil
+}
+
+type run struct {
+	cfg       Config
+	c         *client
+	em        *phases.Emitter
+	step      string
+	stepStart time.Time
+}
+
+func (r *run) begin(ctx context.Context, step, detail string) {
+	r.step, r.stepStart = step, time.Now()
+	r.em.Emit(ctx, phases.KindProfileStep, phases.ProfileStep{Step: step, Detail: detail})
+}
+
+func (r *run) progress(ctx context.Context, detail string) {
+	r.em.Emit(ctx, phases.KindProfileStep, phases.ProfileStep{Step: r.step, ElapsedS: time.Since(r.stepStart).Seconds(), Detail: detail})
+}
+
+func (r *run) done(ctx context.Context, detail string) {
+	r.em.Emit(ctx, phases.KindProfileStep, phases.ProfileStep{Step: r.step, ElapsedS: time.Since(r.stepStart).Seconds(), Detail: detail, Done: true})
+}
+
+func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {
+	cfg := r.cfg
+	r.begin(ctx, "check", "profiler endpoints at "+cfg.URL)
+	// A GET on a POST-only route answers 405 when it exists and 404 when
+	// vLLM did not register it (started without the profiler).
+	code, _, err := r.c.status(ctx, http.MethodGet, "/start_profile")
+	if err != nil {
+		return nil, fmt.Errorf("server %s: %w", cfg.URL, err)
+	}
+	if code == http.StatusNotFound {
+		return nil, ErrProfilerDisabled
+	}
+	model := cfg.Model
+	if model == "" {
+		if model, err = r.c.model(ctx); err != nil {
+			return nil, fmt.Errorf("server %s: %w", cfg.URL, err)
+		}
+	}
+	before, err := listDir(ctx, cfg.Host, cfg.ProfilerDir)
+	if err != nil {
+		return nil, err
+	}
+	r.done(ctx, fmt.Sprintf("profiler on; %d files already in %s", len(before), cfg.ProfilerDir))
+
+	steps0, haveSteps := r.c.engineSteps(ctx)
+	r.begin(ctx, "start_profile", "")
+	code, body, err := r.c.status(ctx, http.MethodPost, "/start_profile")
+	if err != nil {
+		return nil, fmt.Errorf("POST /start_profile: %w", err)
+	}
+	if code == http.StatusNotFound {
+		return nil, ErrProfilerDisabled
+	}
+	if code != http.StatusOK {
+		return nil, fmt.Errorf("POST /start_profile: HTTP %d %s", code, body)
+	}
+	r.done(ctx, "profiler started")
+
+	lr, loadErr := r.load(ctx, model)
+	// Stop whatever happened: a server left recording fills its memory.
+	stopCtx := ctx
+	if ctx.Err() != nil {
+		stopCtx = context.WithoutCancel(ctx)
+	}
+	stopS, stopErr := r.stop(stopCtx)
+	if loadErr != nil {
+		if stopErr != nil {
+			return nil, fmt.Errorf("%w (and stop_profile: %v)", loadErr, stopErr)
+		}
+		return nil, loadErr
+	}
+	if stopErr != nil {
+		return nil, stopErr
+	}
+	steps1, haveSteps1 := r.c.engineSteps(ctx)
+
+	r.begin(ctx, "collect", "new files in "+cfg.ProfilerDir)
+	files, err := r.newFiles(ctx, before)
+	if err != nil {
+		return nil, err
+	}
+	r.done(ctx, fmt.Sprintf("%d new files", len(files)))
+
+	r.begin(ctx, "summarise", "")
+	s, err := summarise(ctx, cfg, files, func(d string) { r.progress(ctx, d) })
+	if err != nil {
+		return nil, err
+	}
+	r.done(ctx, s.Source)
+	s.Requests, s.Concurrency, s.OutputTokens, s.StopS = cfg.Requests, cfg.Concurrency, lr.outputTokens, stopS
+	s.ProfilerDir = cfg.ProfilerDir
+	for _, f := range files {
+		s.Files = append(s.Files, f.path)
+	}
+	if haveSteps && haveSteps1 && steps1 > steps0 {
+		s.DecodeSteps = int(steps1 - steps0)
+		s.DecodeStepsSource = "engine steps from the server's /metrics (vllm:iteration_tokens_total count) over the profiled load, prefill steps included"
+	} else if lr.estSteps > 0 {
+		s.DecodeSteps = lr.estSteps
+		s.DecodeStepsSource = "estimated from the driven load: Σ(output tokens − 1) ÷ concurrency per level, output tokens from the server's usage"
+	}
+	if s.DecodeSteps > 0 {
+		s.CommPerStepUs = round3(s.Categories[CatCommunication] / float64(s.DecodeSteps))
+		s.GPUPerStepUs = round3(s.TotalCUDAUs / float64(s.DecodeSteps))
+	}
+	return s, nil
+}
+
+type loadResult struct {
+	outputTokens int64
+	estSteps     int
+}
+
+// load drives Requests requests at each concurrency level, one level after
+// the other, and counts the output tokens the server reports.
+func (r *run) load(ctx context.Context, model string) (loadResult, error) {
+	cfg := r.cfg
+	var res loadResult
+	prompt := promptOf(cfg.InputLen)
+	for _, conc := range cfg.Concurrency {
+		if conc < 1 {
+			conc = 1
+		}
+		r.begin(ctx, "load", fmt.Sprintf("C=%d: 0/%d requests", conc, cfg.Requests))
+		var next, done, decode atomic.Int64
+		var tokens atomic.Int64
+		var firstErr error
+		var once sync.Once
+		lctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		for w := 0; w < conc && w < cfg.Requests; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for next.Add(1) <= int64(cfg.Requests) {
+					n, err := r.c.complete(lctx, cfg.API, model, prompt, cfg.OutputLen)
+					if err != nil {
+						once.Do(func() { firstErr = err; cancel() })
+						return
+					}
+					tokens.Add(int64(n))
+					if n > 1 {
+						decode.Add(int64(n - 1))
+					}
+					done.Add(1)
+				}
+			}()
+		}
+		ticker := time.NewTicker(time.Second)
+		finished := make(chan struct{})
+		go func() { wg.Wait(); close(finished) }()
+	wait:
+		for {
+			select {
+			case <-finished:
+				break wait
+			case <-ticker.C:
+				r.progress(ctx, fmt.Sprintf("C=%d: %d/%d requests, %d tokens", conc, done.Load(), cfg.Requests, tokens.Load()))
+			}
+		}
+		ticker.Stop()
+		cancel()
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("load at C=%d: %w", conc, err)
+		}
+		if firstErr != nil {
+			return res, fmt.Errorf("load at C=%d: %w", conc, firstErr)
+		}
+		res.outputTokens += tokens.Load()
+		res.estSteps += int((decode.Load() + int64(conc) - 1) / int64(conc))
+		r.done(ctx, fmt.Sprintf("C=%d: %d requests, %d output tokens", conc, done.Load(), tokens.Load()))
+	}
+	return res, nil
+}
+
+// stop sends stop_profile and waits for it (it blocks while the traces
+// flush), reporting the elapsed time every second.
+func (r *run) stop(ctx context.Context) (float64, error) {
+	r.begin(ctx, "stop_profile", "flushing traces (can take minutes)")
+	sctx, cancel := context.WithTimeout(ctx, r.cfg.StopTimeout)
+	defer cancel()
+	type result struct {
+		code int
+		body string
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		code, body, err := r.c.status(sctx, http.MethodPost, "/stop_profile")
+		ch <- result{code, body, err}
+	}()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case res := <-ch:
+			el := time.Since(r.stepStart).Seconds()
+			if res.err != nil {
+				if errors.Is(res.err, context.DeadlineExceeded) {
+					return el, fmt.Errorf("POST /stop_profile: no answer in %s (raise the stop timeout; the server may still be writing traces)", r.cfg.StopTimeout)
+				}
+				return el, fmt.Errorf("POST /stop_profile: %w", res.err)
+			}
+			if res.code != http.StatusOK {
+				return el, fmt.Errorf("POST /stop_profile: HTTP %d %s", res.code, res.body)
+			}
+			r.done(ctx, fmt.Sprintf("traces flushed in %.1fs", el))
+			return el, nil
+		case <-t.C:
+			r.progress(ctx, "flushing traces (can take minutes)")
+		}
+	}
+}
+
+// newFiles waits briefly for the profiler's files to appear and stop
+// growing, and returns those new or changed since before.
+func (r *run) newFiles(ctx context.Context, before map[string]fileInfo) ([]fileInfo, error) {
+	var last []fileInfo
+	for i := 0; i < 15; i++ {
+		now, err := listDir(ctx, r.cfg.Host, r.cfg.ProfilerDir)
+		if err != nil {
+			return nil, err
+		}
+		var fresh []fileInfo
+		for _, f := range now {
+			if b, ok := before[f.path]; !ok || b.mtime != f.mtime || b.size != f.size {
+				fresh = append(fresh, f)
+			}
+		}
+		sort.Slice(fresh, func(i, j int) bool { return fresh[i].path < fresh[j].path })
+		if len(fresh) > 0 && sameFiles(fresh, last) {
+			return fresh, nil
+		}
+		last = fresh
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	if len(last) == 0 {
+		return nil, fmt.Errorf("no new files in %s after stop_profile: is that the server's torch_profiler_dir (VLLM_TORCH_PROFILER_DIR)? It must be a path on the host", r.cfg.ProfilerDir)
+	}
+	return last, nil
+}
+
+func sameFiles(a, b []fileInfo) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
