@@ -1,0 +1,202 @@
+package load_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/remote/sim"
+	"github.com/profdeck/profdeck/report/campaign"
+)
+
+// collect drains events into a list until the returned stop is called.
+func collect(t *testing.T) (*phases.Emitter, func() []phases.Event) {
+	ch := make(chan phases.Event, 4096)
+	var mu sync.Mutex
+	var evs []phases.Event
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range ch {
+			mu.Lock()
+			evs = append(evs, ev)
+			mu.Unlock()
+		}
+	}()
+	return &phases.Emitter{Out: ch}, func() []phases.Event {
+		close(ch)
+		<-done
+		return evs
+	}
+}
+
+func startSim(t *testing.T, opt sim.Options) *sim.Deployment {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	d, err := sim.Start(ctx, opt)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close(); cancel() })
+	return d
+}
+
+func kinds(evs []phases.Event) map[string]int {
+	m := map[string]int{}
+	for _, e := range evs {
+		m[e.Kind]++
+	}
+	return m
+}
+
+// A simulated 8-GPU load runs to ready: the watcher emits samples, states,
+// milestones in order and the ready server event, and Until ends "ready".
+func TestWatcherSimReady(t *testing.T) {
+	d := startSim(t, sim.Options{LoadTime: 4 * time.Second, AutoStart: true})
+	em, stop := collect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	w := load.NewWatcher(load.Config{Host: d, LogPath: d.LogPath(), HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
+		Poll: 200 * time.Millisecond, ExpectGiB: sim.DefaultWeightsGiB})
+	end, err := w.Until(ctx, em)
+	evs := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end.Kind != load.EndReady {
+		t.Fatalf("ending = %+v", end)
+	}
+	k := kinds(evs)
+	if k[phases.KindGPUSample] == 0 || k[phases.KindLoadState] == 0 || k[phases.KindGPUSnapshot] == 0 {
+		t.Errorf("missing samples: %v", k)
+	}
+	var stages []string
+	var last phases.LoadState
+	for _, e := range evs {
+		switch v := e.Data.(type) {
+		case phases.Milestone:
+			stages = append(stages, v.Stage)
+		case phases.LoadState:
+			last = v
+		}
+	}
+	joined := strings.Join(stages, ",")
+	for _, want := range []string{"weights", "ready"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("milestones %s lack %s", joined, want)
+		}
+	}
+	if len(last.GPUs) != 8 || last.GPUs[3].UsedGiB < 70 {
+		t.Errorf("last state GPUs: %+v", last.GPUs)
+	}
+}
+
+// The demo's story: the load stops at 75.8 GiB; the watcher reports a stall
+// naming the GPUs and the memory.
+func TestWatcherSimStall(t *testing.T) {
+	d := startSim(t, sim.Options{LoadTime: 3 * time.Second, AutoStart: true, StallAtGiB: 75.8, WeightsGiB: 90})
+	em, stop := collect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	w := load.NewWatcher(load.Config{Host: d, LogPath: d.LogPath(), HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
+		Poll: 200 * time.Millisecond, StallAfter: 2 * time.Second})
+	end, err := w.Until(ctx, em)
+	evs := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end.Kind != load.EndStalled || !strings.Contains(end.Reason, "STALLED at 75.8 GiB on GPUs 0-7") {
+		t.Fatalf("ending = %+v", end)
+	}
+	if kinds(evs)[phases.KindStall] != 1 {
+		t.Errorf("stall events: %v", kinds(evs))
+	}
+}
+
+// A simulated OOM ends "failed" with the OOM evidence line.
+func TestWatcherSimOOM(t *testing.T) {
+	d := startSim(t, sim.Options{LoadTime: 3 * time.Second, AutoStart: true, FailWith: "oom"})
+	em, stop := collect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	w := load.NewWatcher(load.Config{Host: d, LogPath: d.LogPath(), HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
+		Poll: 200 * time.Millisecond})
+	end, err := w.Until(ctx, em)
+	evs := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end.Kind != load.EndFailed || !strings.HasPrefix(end.Reason, "oom: ") || !strings.Contains(end.Reason, "out of memory") {
+		t.Fatalf("ending = %+v", end)
+	}
+	if kinds(evs)[phases.KindLoadFailure] == 0 {
+		t.Error("no failure event")
+	}
+}
+
+// Start, stop (waiting for the memory to be released) and restart with the
+// profiler, on the simulated host.
+func TestServerLifecycleSim(t *testing.T) {
+	d := startSim(t, sim.Options{LoadTime: 2 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	em, stop := collect(t)
+	s := &load.Server{Host: d, Emitter: em, StopTimeout: 15 * time.Second,
+		Settings: campaign.Server{Launch: "vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8", Log: d.LogPath()}}
+	pid, err := s.Start(ctx, nil, nil)
+	if err != nil || pid <= 0 {
+		t.Fatalf("start: %d %v", pid, err)
+	}
+	if _, err := s.Start(ctx, nil, nil); err == nil {
+		t.Error("a second start while running was accepted")
+	}
+	waitFor(t, 10*time.Second, d.Ready)
+	if err := s.Stop(ctx); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if d.ServerRunning() {
+		t.Error("server still running after stop")
+	}
+	for _, g := range d.GPUs() {
+		if g.MemUsedMiB > 2048 {
+			t.Errorf("GPU %d still holds %d MiB after stop", g.Index, g.MemUsedMiB)
+		}
+	}
+	flags, env := load.ProfilerArgs("0.21", "/tmp/prof")
+	if _, err := s.Restart(ctx, flags, env); err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	waitFor(t, 10*time.Second, d.ServerRunning)
+	if !d.ProfilerEnabled() {
+		t.Error("restart with --profiler-config did not enable the profiler")
+	}
+	if err := s.Stop(ctx); err != nil {
+		t.Fatalf("second stop: %v", err)
+	}
+	evs := stop()
+	var actions []string
+	for _, e := range evs {
+		if v, ok := e.Data.(phases.ServerEvent); ok {
+			actions = append(actions, v.Action)
+		}
+	}
+	if got := strings.Join(actions, ","); got != "start,stop,stopped,restart,start,stop,stopped" {
+		t.Errorf("server events = %s", got)
+	}
+}
+
+func waitFor(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %v", d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
