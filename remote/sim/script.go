@@ -114,8 +114,7 @@ func (d *Deployment) script(s *serverProc) []step {
 		return steps
 	}
 	d.compileSteps(s, &steps)
-	kvTokens := int(o.KVCacheGiB * 0.96 * 1024 * 1024 * 1024 / (61 * 576 * 2)) // MLA: 61 layers x 576 x bf16
-	kvTokens -= kvTokens % 64
+	kvTokens := d.emu.Config().KVCacheTokens // the emulator's capacity, so log and /metrics agree
 	add(fracKV0, func(d *Deployment, s *serverProc, _ time.Time) { s.stage = StageKVCache })
 	for _, r := range d.rng.Perm(n) {
 		logAt(fracKV0+0.001, worker(r), "INFO", "gpu_worker.py:356", fmt.Sprintf("Available KV cache memory: %.2f GiB", o.KVCacheGiB*0.96))

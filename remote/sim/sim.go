@@ -151,6 +151,9 @@ func Start(ctx context.Context, opt Options) (*Deployment, error) {
 	if seed == 0 {
 		seed = 1
 	}
+	if opt.Emulator.Model == "" {
+		opt.Emulator.Model = opt.Model
+	}
 	dctx, cancel := context.WithCancel(ctx)
 	d := &Deployment{
 		opt:      opt,
@@ -166,6 +169,7 @@ func Start(ctx context.Context, opt Options) (*Deployment, error) {
 		nextPID:  2000 + int(seed%50000+50000)%50000,
 		conns:    map[net.Conn]struct{}{},
 	}
+	d.emu.SetReady(false) // not until a server has loaded
 	d.initGPUs()
 	d.mux.Handle("/", d.emu)
 	d.srv = &http.Server{
@@ -198,6 +202,12 @@ func Start(ctx context.Context, opt Options) (*Deployment, error) {
 	}
 	return d, nil
 }
+
+// Deployment is a host, and says it is simulated.
+var (
+	_ remote.Host      = (*Deployment)(nil)
+	_ remote.Simulated = (*Deployment)(nil)
+)
 
 // Name is "sim".
 func (d *Deployment) Name() string { return "sim" }

@@ -1,89 +1,26 @@
 package sim
 
 import (
-	"bufio"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"strconv"
-	"strings"
 	"time"
 )
 
-// metricsSnap is the part of the emulator's /metrics that the server's
+// metricsSnap is the part of the emulator's state that the server's
 // periodic stats line and the GPU utilisation are built from.
 type metricsSnap struct {
-	ok                bool
-	running, waiting  float64
-	kvUsage           float64 // 0..1
-	promptTokens      float64 // counters
-	genTokens         float64
-	prefixQ, prefixHi float64
+	ok               bool
+	running, waiting float64
+	kvUsage          float64 // 0..1
+	promptTokens     float64 // totals
+	genTokens        float64
 }
 
-// scrapeMetrics reads the emulator's own /metrics in process, so the log
-// reflects the emulator's real state whatever its internals are.
+// scrapeMetrics reads the emulator's live state.
 func (d *Deployment) scrapeMetrics() metricsSnap {
-	rec := httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
-	d.emu.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK {
-		return metricsSnap{}
-	}
-	return parseMetrics(rec.Body.String())
-}
-
-// parseMetrics sums the series of the few vLLM metrics it knows.
-func parseMetrics(text string) metricsSnap {
-	var m metricsSnap
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		name := line
-		if i := strings.IndexAny(line, "{ "); i >= 0 {
-			name = line[:i]
-		}
-		rest := line[len(name):]
-		if strings.HasPrefix(rest, "{") {
-			j := strings.LastIndexByte(rest, '}')
-			if j < 0 {
-				continue
-			}
-			rest = rest[j+1:]
-		}
-		f := strings.Fields(rest)
-		if len(f) == 0 {
-			continue
-		}
-		v, err := strconv.ParseFloat(f[0], 64)
-		if err != nil {
-			continue
-		}
-		switch name {
-		case "vllm:num_requests_running":
-			m.running += v
-		case "vllm:num_requests_waiting":
-			m.waiting += v
-		case "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc":
-			m.kvUsage = max(m.kvUsage, v)
-		case "vllm:prompt_tokens_total":
-			m.promptTokens += v
-		case "vllm:generation_tokens_total":
-			m.genTokens += v
-		case "vllm:prefix_cache_queries_total":
-			m.prefixQ += v
-		case "vllm:prefix_cache_hits_total":
-			m.prefixHi += v
-		default:
-			continue
-		}
-		m.ok = true
-	}
-	return m
+	st := d.emu.State()
+	return metricsSnap{ok: true, running: float64(st.Running), waiting: float64(st.Waiting),
+		kvUsage: st.KVCacheUsage, promptTokens: float64(st.PromptTokens), genTokens: float64(st.GenerationTokens)}
 }
 
 // serveUtil is GPU utilisation while serving: busy when requests run.
@@ -116,10 +53,7 @@ func (d *Deployment) statsLocked(s *serverProc, now time.Time) {
 	gen := max(0, m.genTokens-s.statsPrev.genTokens) / dt
 	busy := m.running > 0 || m.waiting > 0 || prompt > 0 || gen > 0
 	if busy || s.statsBusy {
-		hit := 0.0
-		if q := m.prefixQ - s.statsPrev.prefixQ; q > 0 {
-			hit = 100 * (m.prefixHi - s.statsPrev.prefixHi) / q
-		}
+		hit := 0.0 // the emulator has no prefix cache
 		msg := fmt.Sprintf("Engine 000: Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, "+
 			"Running: %d reqs, Waiting: %d reqs, GPU KV cache usage: %.1f%%, Prefix cache hit rate: %.1f%%",
 			prompt, gen, int(m.running), int(m.waiting), 100*m.kvUsage, hit)
