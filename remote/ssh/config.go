@@ -40,7 +40,7 @@ func (c *hostConfig) Addr() string {
 // Label names the host in messages: "gpu1 (10.0.0.5:22)".
 func (c *hostConfig) Label() string {
 	addr := c.Addr()
-	if c.Alias == "" || c.Alias == addr || c.Alias == c.HostName && c.Port == 22 {
+	if c.Alias == "" || c.Alias == addr || c.Alias == c.HostName {
 		return addr
 	}
 	return c.Alias + " (" + addr + ")"

@@ -177,13 +177,15 @@ func (h *Host) followOnce(ctx context.Context, c *conn, path string, st *followS
 		case "reset":
 			carry = nil
 			wasReading := st.off > 0
-			if strings.Contains(msg, "has been replaced") || strings.Contains(msg, "has appeared") {
+			note := path + " was truncated; reading it from its beginning"
+			if strings.HasSuffix(msg, "following new file") {
 				st.reset()
+				note = path + " was replaced (rotated or recreated); reading the new file from its beginning"
 			} else {
 				st.off, st.fp = 0, nil
 			}
 			if wasReading {
-				out(remote.FollowEvent{Reset: true, Note: msg + "; reading it from its beginning"})
+				out(remote.FollowEvent{Reset: true, Note: note})
 			}
 			return
 		case "other":
