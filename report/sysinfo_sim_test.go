@@ -1,0 +1,60 @@
+package report_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/remote/local"
+	"github.com/profdeck/profdeck/remote/sim"
+	"github.com/profdeck/profdeck/report"
+)
+
+func TestGatherSystemInfoFromTheSimulatedHost(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, err := sim.Start(ctx, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	si, err := report.GatherSystemInfo(ctx, d, "vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8 --api-key sk-abc123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if si.Host != "sim" || si.GPUName != "NVIDIA H200" || si.GPUCount != 8 || si.GPUMemoryMiB != 143771 ||
+		si.Driver != "580.105.08" || si.CUDA != "13.0" || si.Torch != "2.9.0+cu129" || si.VLLM != "0.12.0" {
+		t.Fatalf("%+v", si)
+	}
+	if si.Model != "moonshotai/Kimi-K2.5" || !strings.HasPrefix(si.ModelSummary, "kimi_k2: 61 layers, hidden 7168") {
+		t.Fatalf("model %q summary %q", si.Model, si.ModelSummary)
+	}
+	if strings.Contains(si.LaunchCommand, "sk-abc123") {
+		t.Fatalf("launch command keeps the key: %q", si.LaunchCommand)
+	}
+	for _, x := range si.Extra {
+		if strings.HasPrefix(x, "not gathered") {
+			t.Fatalf("something missing: %v", si.Extra)
+		}
+	}
+}
+
+// On a machine without GPUs every piece fails and is named, never fatal.
+func TestGatherSystemInfoWithNothingInstalled(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	h := local.New()
+	defer h.Close()
+	si, err := report.GatherSystemInfo(ctx, h, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if si.GPUCount == 0 {
+		joined := strings.Join(si.Extra, " | ")
+		if !strings.Contains(joined, "not gathered: GPUs and driver") {
+			t.Fatalf("missing pieces not named: %q", joined)
+		}
+	}
+	t.Logf("local host: %+v", si)
+}
