@@ -543,6 +543,10 @@ func (d *Deployment) docker(cmd string, args []string, out func(remote.Line)) er
 	}
 	switch args[0] {
 	case "stop", "kill", "rm":
+		force := false
+		for _, a := range args[1:] {
+			force = force || a == "-f" || a == "--force"
+		}
 		d.mu.Lock()
 		s := d.server
 		name := ""
@@ -560,8 +564,13 @@ func (d *Deployment) docker(cmd string, args []string, out func(remote.Line)) er
 				Stderr(out, msg)
 				return Exit(cmd, 1, msg)
 			}
+			if args[0] == "rm" && !force {
+				msg := "Error response from daemon: cannot remove container \"/" + n + "\": container is running: stop the container before removing or force remove"
+				Stderr(out, msg)
+				return Exit(cmd, 1, msg)
+			}
 			sig := "TERM"
-			if args[0] == "kill" {
+			if args[0] == "kill" || args[0] == "rm" {
 				sig = "KILL"
 			}
 			d.stop(sig)

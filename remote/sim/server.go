@@ -163,14 +163,24 @@ func (d *Deployment) vlogLocked(s *serverProc, proc, level, src, msg string) str
 }
 
 var (
-	reLaunch   = regexp.MustCompile(`vllm\s+serve\b|python[0-9.]*\s+-m\s+vllm\.entrypoints`)
+	reLaunch   = regexp.MustCompile(`vllm\s+serve\b|python[0-9.]*\s+-m\s+vllm\.entrypoints|docker\s+run\b.*vllm`)
 	reRedirect = regexp.MustCompile(`(?:^|[^0-9&>])>>?\s*([^\s&;|'"<>()]+)`)
 	reName     = regexp.MustCompile(`--name[= ]+([A-Za-z0-9_.-]+)`)
 	reProfDir  = regexp.MustCompile(`VLLM_TORCH_PROFILER_DIR=([^\s'"]+)|"torch_profiler_dir"\s*:\s*"([^"]+)"`)
 )
 
+// notLaunchers are commands that mention a launch line without running it.
+var notLaunchers = map[string]bool{"pkill": true, "pgrep": true, "ps": true, "grep": true, "echo": true,
+	"printf": true, "cat": true, "kill": true, "test": true, "which": true, "command": true}
+
 // isLaunch reports whether cmd starts the vLLM server.
-func isLaunch(cmd string) bool { return reLaunch.MatchString(cmd) }
+func isLaunch(cmd string) bool {
+	if !reLaunch.MatchString(cmd) {
+		return false
+	}
+	w := Words(firstWord(strings.TrimSpace(cmd)))
+	return len(w) == 0 || !notLaunchers[w[0]]
+}
 
 // runLaunch (re)starts the simulated server as a detached launch command
 // does, and prints its pid (what `& echo $!` prints).
@@ -186,23 +196,25 @@ func (d *Deployment) runLaunch(cmd string, out func(remote.Line)) error {
 }
 
 // launchLog finds where a launch command sends its output: the last
-// redirect outside quotes, else one inside them; /dev/null does not count.
+// top-level redirect (its target unquoted), else one inside the quoted
+// inner command; /dev/null does not count.
 func launchLog(cmd string) string {
-	outside := stripQuoted(cmd)
-	for _, s := range []string{outside, cmd} {
-		ms := reRedirect.FindAllStringSubmatch(s, -1)
-		for i := len(ms) - 1; i >= 0; i-- {
-			if p := ms[i][1]; p != "/dev/null" && !strings.HasPrefix(p, "&") {
-				return p
-			}
+	if p := topLevelRedirect(cmd); p != "" {
+		return p
+	}
+	ms := reRedirect.FindAllStringSubmatch(cmd, -1)
+	for i := len(ms) - 1; i >= 0; i-- {
+		if p := ms[i][1]; p != "/dev/null" {
+			return p
 		}
 	}
 	return ""
 }
 
-// stripQuoted removes single- and double-quoted parts of a command line.
-func stripQuoted(cmd string) string {
-	var b strings.Builder
+// topLevelRedirect returns the target of the last stdout redirect outside
+// quotes (> FILE, >> FILE, 1> FILE), unquoted.
+func topLevelRedirect(cmd string) string {
+	last := ""
 	var q byte
 	for i := 0; i < len(cmd); i++ {
 		c := cmd[i]
@@ -210,14 +222,51 @@ func stripQuoted(cmd string) string {
 		case q != 0:
 			if c == q {
 				q = 0
+			} else if c == '\\' && q == '"' {
+				i++
 			}
 		case c == '\'' || c == '"':
 			q = c
-		default:
-			b.WriteByte(c)
+		case c == '\\':
+			i++
+		case c == '>':
+			if i > 0 && (cmd[i-1] == '2' || cmd[i-1] == '&') && (i < 2 || cmd[i-2] == ' ') {
+				continue // 2> or &>: not stdout alone
+			}
+			j := i + 1
+			if j < len(cmd) && cmd[j] == '>' {
+				j++
+			}
+			if j < len(cmd) && cmd[j] == '&' {
+				continue // >&2
+			}
+			rest := strings.TrimLeft(cmd[j:], " \t")
+			if w := Words(firstWord(rest)); len(w) == 1 && w[0] != "/dev/null" {
+				last = w[0]
+			}
+			i = j - 1
 		}
 	}
-	return b.String()
+	return last
+}
+
+// firstWord returns the first shell word of s, quotes included.
+func firstWord(s string) string {
+	var q byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case q != 0:
+			if c == q {
+				q = 0
+			}
+		case c == '\'' || c == '"':
+			q = c
+		case c == ' ' || c == '\t' || c == ';' || c == '&' || c == '|' || c == '<' || c == '>':
+			return s[:i]
+		}
+	}
+	return s
 }
 
 // launch starts the server with the default log (AutoStart).

@@ -544,6 +544,21 @@ func TestSplitAndWords(t *testing.T) {
 	if got := launchLog(`sh -c 'vllm serve m > /inner.log 2>&1' &`); got != "/inner.log" {
 		t.Errorf("launch log %q", got)
 	}
+	if got := launchLog(`nohup setsid sh -c 'vllm serve m' > '/var/log/my logs/s.log' 2>&1 < /dev/null & echo $!`); got != "/var/log/my logs/s.log" {
+		t.Errorf("quoted launch log %q", got)
+	}
+	for cmd, want := range map[string]bool{
+		"vllm serve m --port 8000":                                                true,
+		"env A=b python3 -m vllm.entrypoints.openai.api_server --model m":         true,
+		"docker run -d --name vllm --gpus all vllm/vllm-openai:v0.12.0 --model m": true,
+		"pkill -f 'vllm serve'":                                                   false,
+		"pgrep -f 'vllm serve'":                                                   false,
+		"docker rm vllm >/dev/null 2>&1 || true":                                  false,
+	} {
+		if isLaunch(cmd) != want {
+			t.Errorf("isLaunch(%q) = %v", cmd, !want)
+		}
+	}
 }
 
 func TestCloseLeavesNoGoroutines(t *testing.T) {
@@ -581,3 +596,25 @@ var (
 	reGPURow = regexp.MustCompile(`^\|\s+(?P<idx>\d+)\s+(?P<name>.+?)\s+(?P<pm>On|Off)\s+\|\s+(?P<bus>[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.\d)\s+(?P<disp>On|Off)\s+\|\s+(?P<ecc>\S+)\s+\|$`)
 	reMemRow = regexp.MustCompile(`^\|\s*(?:\d+%|N/A)\s+(?:\d+C)\s+(?:P\d+)\s+(?:\d+W|N/A)\s*/\s*(?:\d+W|N/A)\s*\|\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(\d+)%\s+(.+?)\s*\|$`)
 )
+
+func TestDockerLifecycle(t *testing.T) {
+	d, ctx := start(t, Options{LoadTime: 300 * time.Millisecond})
+	launch := `nohup setsid sh -c 'docker run -e VLLM_TORCH_PROFILER_DIR=/prof --name vllm --gpus all vllm/vllm-openai:v0.12.0 --model moonshotai/Kimi-K2.5 -tp 8' > /var/log/vllm/server.log 2>&1 < /dev/null & echo $!`
+	if _, err := remote.Output(ctx, d, "docker rm vllm >/dev/null 2>&1 || true"); err != nil {
+		t.Fatalf("docker rm of no container: %v", err)
+	}
+	if _, err := remote.Output(ctx, d, launch); err != nil || !d.ServerRunning() || !d.ProfilerEnabled() {
+		t.Fatalf("docker launch: %v running %v profiler %v", err, d.ServerRunning(), d.ProfilerEnabled())
+	}
+	var ee *remote.ExitError
+	if _, err := remote.Output(ctx, d, "docker rm vllm"); !errors.As(err, &ee) || !d.ServerRunning() {
+		t.Fatalf("docker rm of a running container: %v, running %v", err, d.ServerRunning())
+	}
+	if _, err := remote.Output(ctx, d, "docker stop other"); !errors.As(err, &ee) || !d.ServerRunning() {
+		t.Fatalf("docker stop of another name: %v", err)
+	}
+	out, err := remote.Output(ctx, d, "docker stop vllm")
+	if err != nil || strings.TrimSpace(out) != "vllm" || d.ServerRunning() {
+		t.Fatalf("docker stop: %q %v running %v", out, err, d.ServerRunning())
+	}
+}
