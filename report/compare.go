@@ -91,7 +91,7 @@ func ParseSweep(path string, b []byte) (Sweep, error) {
 		if len(sw.Levels) == 0 {
 			continue
 		}
-		sw.Source = fmt.Sprintf("journal, sweep %d of %d (started %s)", i+1, len(runs), runs[i].start.Format("2006-01-02 15:04:05"))
+		sw.Source = fmt.Sprintf("journal, sweep %d of %d (started %s)", i+1, len(runs), runs[i].start.UTC().Format("2006-01-02 15:04:05 UTC"))
 		if c.system != nil {
 			sw.Model = c.system.Model
 		}
