@@ -1,72 +1,223 @@
-// Package macropane is the cockpit's Macro pane.
+// Package macropane is the cockpit's Macro pane: the concurrency sweep
+// live (per-second TPOT, TTFT and output throughput as sparklines, the
+// server's own /metrics figures on the same time axis, the level's
+// progress and a table of finished levels), the plateau and the client's
+// self-audit named in words, and keys to start, stop, pause and steer the
+// load and to drop markers on the timeline.
 package macropane
 
 import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/progress"
+	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/ui/common"
 )
 
 // Model is the Macro pane.
 type Model struct {
-	d      *common.Deps
-	w, h   int
-	events int
-	last   string
+	d    *common.Deps
+	keys keyMap
+	w, h int
+
+	// The sweep this pane runs.
+	sweep  *macro.Sweep
+	cancel context.CancelFunc
+	state  runState
+	run    int
+	runErr string
+
+	// What the events said.
+	levels     []phases.LevelResult
+	plateau    *phases.Plateau
+	audits     []phases.ClientBound
+	cur        *level
+	server     phases.ServerStats
+	haveServer bool
+
+	// Per-second samples, one per tick, and what is pinned to them.
+	samples                             int
+	tpot50, tpot99, ttft, toks, srvToks ring
+	marks                               []mark
+	pending                             []string // markers recorded here, not yet echoed back
+	tpotChart, ttftChart, tokChart      *chart
+
+	// Marker input.
+	typing bool
+	input  textinput.Model
+
+	bar    progress.Model
+	scroll int
+
+	// Render caches: charts are drawn when samples arrive, the table when
+	// levels do, and the whole view when anything changed.
+	chartsDirty, tableDirty, dirty bool
+	tableLines                     []string
+	view                           string
 }
 
 // New builds the pane.
-func New(d *common.Deps) *Model { return &Model{d: d} }
+func New(d *common.Deps) *Model {
+	s := d.Styles
+	m := &Model{d: d, keys: newKeyMap(d.Keys), chartsDirty: true, tableDirty: true, dirty: true}
+	m.tpotChart = newChart(&m.tpot50, &m.tpot99, s.Chart, s.ChartAlt, 1)
+	m.ttftChart = newChart(&m.ttft, nil, s.Chart, s.ChartAlt, 1)
+	m.tokChart = newChart(&m.toks, nil, s.Good, s.ChartAlt, 1)
+	m.input = textinput.New()
+	m.input.Prompt = "marker: "
+	m.input.Placeholder = "what changed (enter saves, esc cancels)"
+	m.input.CharLimit = 80
+	m.bar = progress.New(progress.WithColors(s.BarFull.GetForeground()), progress.WithFillCharacters('█', '░'),
+		progress.WithoutPercentage())
+	return m
+}
 
-// Init starts nothing.
+// Init starts nothing: the operator starts the sweep.
 func (m *Model) Init() tea.Cmd { return nil }
 
 // Title names the pane.
 func (m *Model) Title() string { return "Macro" }
 
-// Typing is false: this pane has no text input.
-func (m *Model) Typing() bool { return false }
+// Typing is true while the marker input has focus.
+func (m *Model) Typing() bool { return m.typing }
 
-// Busy is false: this pane starts no phase yet.
-func (m *Model) Busy() bool { return false }
+// Busy is true while a sweep runs.
+func (m *Model) Busy() bool { return m.state == running || m.state == stopping || m.state == cutting }
 
-// SetSize records the pane's size.
-func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
+// SetSize sets the pane's content area.
+func (m *Model) SetSize(w, h int) {
+	if w == m.w && h == m.h {
+		return
+	}
+	m.w, m.h = w, h
+	m.chartsDirty, m.tableDirty, m.dirty = true, true, true
+	m.refresh()
+}
 
-// Update counts the phase's events.
+// Update handles event batches, the clock, the end of a sweep and keys.
 func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
-	if ev, ok := msg.(common.EventsMsg); ok {
-		for _, e := range ev.Events {
-			if e.Phase == phases.Macro {
-				m.events++
-				m.last = e.Kind
+	cmd := m.update(msg)
+	m.refresh()
+	return m, cmd
+}
+
+func (m *Model) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case common.EventsMsg:
+		for _, ev := range msg.Events {
+			if m.apply(ev) {
+				m.chartsDirty = true
 			}
 		}
+		if len(msg.Events) > 0 {
+			m.dirty = true
+		}
+	case common.TickMsg:
+		// The level clock moves with ticks from the engine; nothing to do
+		// on the root's clock but keep a paused sweep's state visible.
+		if m.sweep != nil && m.cur != nil && m.sweep.Paused() != m.cur.Tick.Paused {
+			m.dirty = true
+		}
+	case doneMsg:
+		return m.finish(msg)
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	default:
+		if m.typing {
+			var cmd tea.Cmd
+			m.input, cmd = m.input.Update(msg)
+			m.dirty = true
+			return cmd
+		}
 	}
-	return m, nil
+	return nil
 }
 
-// View renders the pane.
-func (m *Model) View() string {
-	return m.d.Styles.Title.Render("Macro") + "\n" + m.d.Styles.Subtle.Render("events: "+itoa(m.events)+" last: "+m.last)
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	if m.typing {
+		return m.typeKey(msg)
+	}
+	switch {
+	case key.Matches(msg, m.keys.StartStop):
+		return m.startStop()
+	case key.Matches(msg, m.keys.Pause):
+		return m.pause()
+	case key.Matches(msg, m.keys.Double):
+		return m.steer(true)
+	case key.Matches(msg, m.keys.Halve):
+		return m.steer(false)
+	case key.Matches(msg, m.keys.Mark):
+		m.typing = true
+		m.input.Reset()
+		m.input.SetWidth(max(10, m.w-len(m.input.Prompt)-2))
+		m.dirty = true
+		return m.input.Focus()
+	case key.Matches(msg, m.keys.Down):
+		m.scrollBy(-1)
+	case key.Matches(msg, m.keys.Up):
+		m.scrollBy(1)
+	}
+	return nil
 }
 
-// ShortHelp lists the pane's keys.
-func (m *Model) ShortHelp() []key.Binding { return nil }
-
-// FullHelp lists the pane's keys in columns.
-func (m *Model) FullHelp() [][]key.Binding { return nil }
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
+// typeKey handles a key while the marker input is open.
+func (m *Model) typeKey(msg tea.KeyPressMsg) tea.Cmd {
+	m.dirty = true
+	switch {
+	case key.Matches(msg, m.keys.Cancel):
+		m.closeInput()
+		return common.Status("marker cancelled")
+	case key.Matches(msg, m.keys.Save):
+		label := strings.TrimSpace(m.input.Value())
+		m.closeInput()
+		if label == "" {
+			return common.Status("empty marker not saved")
+		}
+		return m.saveMarker(label)
 	}
-	s := ""
-	for n > 0 {
-		s = string(rune('0'+n%10)) + s
-		n /= 10
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return cmd
+}
+
+func (m *Model) closeInput() {
+	m.typing = false
+	m.input.Blur()
+	m.input.Reset()
+}
+
+// saveMarker journals the marker synchronously, then pins it on the chart.
+func (m *Model) saveMarker(label string) tea.Cmd {
+	now := time.Now
+	if m.d.Now != nil {
+		now = m.d.Now
 	}
-	return s
+	ev := phases.New(now(), phases.KindMarker, phases.Marker{Label: label, Pane: phases.Macro})
+	if m.d.Session == nil {
+		return common.Error(fmt.Errorf("marker %q not saved: no session", label))
+	}
+	if err := m.d.Session.Record(ev); err != nil {
+		return common.Error(fmt.Errorf("marker %q not saved: %w", label, err))
+	}
+	m.pending = append(m.pending, label)
+	if len(m.pending) > 32 {
+		m.pending = m.pending[1:]
+	}
+	m.addMark(mark{At: m.samples, Label: label, Kind: markUser})
+	return common.Status("marker saved: " + label)
+}
+
+// scrollBy moves the levels table n rows towards older levels (negative:
+// towards the newest); the table clamps it to what does not fit.
+func (m *Model) scrollBy(n int) {
+	m.scroll = max(0, min(m.scroll+n, len(m.levels)))
+	m.tableDirty, m.dirty = true, true
 }

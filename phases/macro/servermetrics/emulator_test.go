@@ -1,0 +1,76 @@
+package servermetrics_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/servermetrics"
+	"github.com/profdeck/profdeck/remote/sim"
+)
+
+// The emulator's /metrics moves with its load: idle before, requests
+// running and tokens generated during a level, idle again after, and the
+// generation counter agrees with what the client received.
+func TestEmulatorMetricsFollowLoad(t *testing.T) {
+	emu := sim.NewEmulator(sim.EmulatorConfig{Model: "test/model", CoarseTiming: true})
+	srv := httptest.NewServer(emu)
+	defer func() { srv.CloseClientConnections(); srv.Close(); emu.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	sc := servermetrics.NewScraper(srv.URL+"/metrics", srv.Client())
+	before, err := sc.Scrape(ctx, time.Now())
+	if err != nil || !before.Available || before.Running != 0 || before.GenTokensTotal != 0 {
+		t.Fatalf("idle emulator: %+v, %v", before, err)
+	}
+
+	events := make(chan phases.Event, 4096)
+	sw, err := macro.NewSweep(macro.Config{URL: srv.URL, Concurrency: []int{8}, Requests: 24, InputLen: 32, OutputLen: 96,
+		Seed: 1, Scraper: servermetrics.NewScraper(srv.URL+"/metrics", srv.Client())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sw.Run(ctx, &phases.Emitter{Out: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(events)
+	var peakRunning, peakGen float64
+	scrapes := 0
+	for ev := range events {
+		if st, ok := ev.Data.(phases.ServerStats); ok && st.Available {
+			scrapes++
+			peakRunning = max(peakRunning, st.Running)
+			peakGen = max(peakGen, st.GenTokS)
+		}
+	}
+	if scrapes < 2 {
+		t.Fatalf("want a scrape a second during the level, got %d", scrapes)
+	}
+	if peakRunning < 4 || peakRunning > 8 {
+		t.Errorf("running requests peaked at %v, want near the concurrency 8", peakRunning)
+	}
+	if peakGen <= 0 {
+		t.Errorf("generation tok/s never rose above 0")
+	}
+	lv := res.Levels[0]
+	if lv.Server == nil || !lv.Server.Available || lv.Server.MeanRunning <= 0 || lv.Server.GenerationTokS <= 0 {
+		t.Fatalf("level server summary: %+v", lv.Server)
+	}
+	t.Logf("client %.0f tok/s, server %.0f tok/s, mean running %.1f", lv.OutputThroughput, lv.Server.GenerationTokS, lv.Server.MeanRunning)
+
+	after, err := sc.Scrape(ctx, time.Now())
+	if err != nil || after.Running != 0 || after.Waiting != 0 {
+		t.Fatalf("after the sweep: %+v, %v", after, err)
+	}
+	// Every token the server generated went to a request of this sweep
+	// (warm-up and calibration included), so the counter is at least the
+	// measured output.
+	if after.GenTokensTotal < float64(lv.TotalOutputTokens) {
+		t.Fatalf("server generated %v tokens, client counted %d", after.GenTokensTotal, lv.TotalOutputTokens)
+	}
+}

@@ -1,0 +1,143 @@
+package macropane
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// mark is something pinned to the time axis: a level start, the plateau,
+// or an operator's marker. At is the sample index it belongs to.
+type mark struct {
+	At    int
+	Label string
+	Kind  markKind
+}
+
+type markKind int
+
+const (
+	markLevel markKind = iota
+	markPlateau
+	markUser
+)
+
+// level is the level now running.
+type level struct {
+	Started   phases.LevelStarted
+	Index     int // 1-based position in the sweep
+	Tick      phases.MacroTick
+	HaveTick  bool
+	StartedAt time.Time
+}
+
+// apply folds one event of the macro phase into the pane's state. It
+// reports whether the charts got a new sample.
+func (m *Model) apply(ev phases.Event) (sampled bool) {
+	switch d := ev.Data.(type) {
+	case phases.LevelStarted:
+		m.cur = &level{Started: d, Index: len(m.levels) + 1, StartedAt: ev.Time}
+		label := fmt.Sprintf("C=%d", d.Concurrency)
+		if d.Concurrency == 0 && d.Rate > 0 {
+			label = fmt.Sprintf("%g/s", d.Rate)
+		}
+		m.addMark(mark{At: m.samples, Label: label, Kind: markLevel})
+	case phases.MacroTick:
+		if m.cur == nil {
+			m.cur = &level{Index: len(m.levels) + 1, StartedAt: ev.Time}
+		}
+		m.cur.Tick, m.cur.HaveTick = d, true
+		m.tpot50.push(d.TPOTp50ms)
+		m.tpot99.push(d.TPOTp99ms)
+		m.ttft.push(d.TTFTp50ms)
+		m.toks.push(d.OutputTokS)
+		srv := 0.0
+		if m.server.Available && ev.Time.Sub(m.server.At) < 3*time.Second {
+			srv = m.server.GenTokS
+		}
+		m.srvToks.push(srv)
+		m.samples++
+		return true
+	case phases.ServerStats:
+		m.server, m.haveServer = d, true
+		if m.server.At.IsZero() {
+			m.server.At = ev.Time
+		}
+	case phases.LevelResult:
+		m.levels = append(m.levels, d)
+		m.cur = nil
+		m.tableDirty = true
+	case phases.Plateau:
+		p := d
+		m.plateau = &p
+		m.markPlateau(d.Concurrency)
+		m.tableDirty = true
+	case phases.ClientBound:
+		m.audits = append(m.audits, d)
+		m.tableDirty = true
+	case phases.Marker:
+		if d.Pane == phases.Macro && !m.ownMarker(d.Label) {
+			m.addMark(mark{At: m.samples, Label: d.Label, Kind: markUser})
+		}
+	}
+	return false
+}
+
+// ownMarker reports whether label is a marker this pane already placed
+// (the session echoes recorded markers back).
+func (m *Model) ownMarker(label string) bool {
+	for i, p := range m.pending {
+		if p == label {
+			m.pending = append(m.pending[:i], m.pending[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Model) addMark(k mark) {
+	m.marks = append(m.marks, k)
+	// Marks that scrolled out of every chart's window are dropped.
+	cut := 0
+	for cut < len(m.marks) && m.marks[cut].At < m.samples-history {
+		cut++
+	}
+	m.marks = m.marks[cut:]
+	m.chartsDirty = true
+}
+
+// markPlateau turns the plateau level's start mark into the plateau's
+// mark, so the chart shows where that level ran; when it scrolled away the
+// plateau is pinned to now.
+func (m *Model) markPlateau(c int) {
+	label := fmt.Sprintf("C=%d", c)
+	for i := len(m.marks) - 1; i >= 0; i-- {
+		if k := &m.marks[i]; k.Kind == markLevel && k.Label == label {
+			k.Kind, k.Label = markPlateau, label+" plateau"
+			m.chartsDirty = true
+			return
+		}
+	}
+	m.addMark(mark{At: m.samples, Label: "plateau " + label, Kind: markPlateau})
+}
+
+// clientBound returns the latest client-bound finding, if any.
+func (m *Model) clientBound() *phases.ClientBound {
+	if len(m.audits) == 0 {
+		return nil
+	}
+	return &m.audits[len(m.audits)-1]
+}
+
+// resetRun clears what belongs to one sweep when a new one starts; the
+// charts' history and the markers stay, so the timeline reads on.
+func (m *Model) resetRun() {
+	m.levels = nil
+	m.plateau = nil
+	m.audits = nil
+	m.cur = nil
+	m.scroll = 0
+	m.runErr = ""
+	m.tableDirty = true
+}

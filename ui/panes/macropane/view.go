@@ -1,0 +1,456 @@
+package macropane
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// Layout constants.
+const (
+	minChartH = 1
+	maxChartH = 6
+	minTable  = 2
+)
+
+// layout is where each block goes for the current size.
+type layout struct {
+	labelW, chartW, chartH, tableRows int
+}
+
+func (m *Model) layout(extra int) layout {
+	lw := 22
+	if m.w < 70 {
+		lw = 16
+	}
+	l := layout{labelW: lw, chartW: max(1, m.w-lw-1)}
+	// title, banner(s), axis, server, progress, table header
+	fixed := 1 + extra + 1 + 1 + 1 + 1
+	rest := m.h - fixed
+	want := max(minTable, m.levelCount())
+	l.chartH = max(minChartH, min(maxChartH, (rest-want)/3))
+	if rest-3*l.chartH < minTable && l.chartH > minChartH {
+		l.chartH = max(minChartH, (rest-minTable)/3)
+	}
+	l.tableRows = max(0, rest-3*l.chartH)
+	return l
+}
+
+// levelCount is how many levels the sweep has (configured), at least the
+// number finished.
+func (m *Model) levelCount() int {
+	n := len(m.levels)
+	if m.sweep != nil {
+		n = max(n, len(m.sweep.Config().Concurrency))
+	} else if m.d.Campaign != nil {
+		n = max(n, len(m.d.Campaign.Macro.Concurrency))
+	}
+	return n
+}
+
+// refresh redraws what changed and caches the view. It runs from Update
+// and SetSize, once per batch, so View only returns a string.
+func (m *Model) refresh() {
+	if !m.dirty && !m.chartsDirty && !m.tableDirty {
+		return
+	}
+	if m.w <= 0 || m.h <= 0 {
+		return
+	}
+	banners := m.banners()
+	l := m.layout(len(banners))
+	if m.chartsDirty {
+		m.tpotChart.draw(l.chartW, l.chartH)
+		m.ttftChart.draw(l.chartW, l.chartH)
+		m.tokChart.draw(l.chartW, l.chartH)
+	}
+	if m.tableDirty || m.chartsDirty {
+		m.tableLines = m.table(l.tableRows)
+	}
+	m.chartsDirty, m.tableDirty, m.dirty = false, false, false
+
+	var b strings.Builder
+	b.Grow(m.w * m.h * 2)
+	b.WriteString(m.titleLine())
+	for _, line := range banners {
+		b.WriteByte('\n')
+		b.WriteString(line)
+	}
+	m.writeCharts(&b, l)
+	b.WriteByte('\n')
+	b.WriteString(m.serverLine())
+	b.WriteByte('\n')
+	b.WriteString(m.progressLine())
+	for _, line := range m.tableLines {
+		b.WriteByte('\n')
+		b.WriteString(line)
+	}
+	m.view = b.String()
+}
+
+// View renders the pane (cached; see refresh).
+func (m *Model) View() string {
+	m.refresh()
+	return m.view
+}
+
+func (m *Model) titleLine() string {
+	s := m.d.Styles
+	state := ""
+	switch m.state {
+	case idle:
+		state = "idle"
+	case running:
+		state = "running"
+		if m.sweep != nil && m.sweep.Paused() {
+			state = "PAUSED"
+		}
+	case stopping:
+		state = "stopping: requests in flight finish"
+	case cutting:
+		state = "cutting short"
+	case finished:
+		state = "finished"
+		if m.runErr != "" {
+			state = "failed"
+		}
+	}
+	left := s.Title.Render("Macro sweep") + " " + s.Subtle.Render(state)
+	right := ""
+	if m.d.Simulated() {
+		right = s.HeaderSim.Render("SIMULATED")
+	}
+	gap := m.w - lipgloss.Width(left) - lipgloss.Width(right)
+	if gap < 1 {
+		return left
+	}
+	return left + strings.Repeat(" ", gap) + right
+}
+
+// banners are the lines under the title: the marker input, the client
+// self-audit, the plateau, an error, or else what the sweep will do.
+func (m *Model) banners() []string {
+	s := m.d.Styles
+	var out []string
+	if m.typing {
+		out = append(out, m.input.View())
+	}
+	if cb := m.clientBound(); cb != nil {
+		text := fmt.Sprintf("CLIENT-BOUND at C=%d: %s. This level measured the client, not the server.", cb.Concurrency, cb.Reason)
+		out = append(out, s.BannerWarn.Render(fit(text, m.w-2)))
+	}
+	if p := m.plateau; p != nil {
+		out = append(out, s.Good.Render(fit(fmt.Sprintf("plateau at C=%d: %s tok/s — doubling C adds <10%%",
+			p.Concurrency, thousands(p.OutputThroughput)), m.w)))
+	}
+	if m.runErr != "" {
+		out = append(out, s.Bad.Render(fit("sweep failed: "+m.runErr, m.w)))
+	}
+	if len(out) == 0 {
+		out = append(out, s.Subtle.Render(fit(m.summary(), m.w)))
+	}
+	return out
+}
+
+// summary says what the sweep does (or will do).
+func (m *Model) summary() string {
+	c := m.d.Campaign
+	if c == nil {
+		return "no campaign"
+	}
+	mc := c.Macro
+	levels := mc.Concurrency
+	if m.sweep != nil {
+		levels = m.sweep.Config().Concurrency
+	}
+	span := "C default"
+	if len(levels) > 0 {
+		span = fmt.Sprintf("C %d…%d", levels[0], levels[len(levels)-1])
+	}
+	per := fmt.Sprintf("%d req/level", mc.Requests)
+	if mc.Duration.Duration > 0 {
+		per = mc.Duration.String() + "/level"
+	}
+	if mc.Rate > 0 {
+		span, per = fmt.Sprintf("open loop at %g req/s", mc.Rate), ""
+	}
+	text := fmt.Sprintf("%s · %s · in %d / out %d tok → %s", span, per, mc.InputLen, mc.OutputLen, c.Server.URL)
+	if m.state == idle && len(m.levels) == 0 {
+		text = "no sweep yet — press s to start · " + text
+	}
+	return text
+}
+
+// writeCharts writes the three charts, label column first, then the axis.
+func (m *Model) writeCharts(b *strings.Builder, l layout) {
+	s := m.d.Styles
+	var t50, t99, ttft, tok, srv float64
+	if m.cur != nil && m.cur.HaveTick {
+		t := m.cur.Tick
+		t50, t99, ttft, tok = t.TPOTp50ms, t.TPOTp99ms, t.TTFTp50ms, t.OutputTokS
+	}
+	srvText := "server —"
+	if m.haveServer && m.server.Available {
+		srv = m.server.GenTokS
+		srvText = "server " + rate(srv)
+	}
+	type spec struct {
+		c        *chart
+		name     string
+		cur, sub string
+		unit     string
+	}
+	specs := []spec{
+		{m.tpotChart, "TPOT", "p50 " + ms(t50) + " ms", "p99 " + ms(t99) + " ms", " ms"},
+		{m.ttftChart, "TTFT", "p50 " + ms(ttft) + " ms", "", " ms"},
+		{m.tokChart, "tok/s", rate(tok), srvText, ""},
+	}
+	for _, sp := range specs {
+		top := "top " + topLabel(sp.c.top) + sp.unit
+		rows := make([]string, l.chartH)
+		rows[0] = sp.name + " " + sp.cur
+		switch {
+		case l.chartH >= 3:
+			rows[1], rows[l.chartH-1] = "     "+sp.sub, "     "+top
+		case l.chartH == 2 && sp.sub != "":
+			rows[1] = "     " + sp.sub + "  ▲" + topLabel(sp.c.top)
+		case l.chartH == 2:
+			rows[1] = "     " + top
+		}
+		lines := strings.Split(sp.c.view, "\n")
+		for i := 0; i < l.chartH; i++ {
+			b.WriteByte('\n')
+			b.WriteString(s.Subtle.Render(fit(rows[i], l.labelW)))
+			b.WriteByte(' ')
+			if i < len(lines) {
+				b.WriteString(lines[i])
+			}
+		}
+	}
+	b.WriteByte('\n')
+	b.WriteString(s.Subtle.Render(fit(fmt.Sprintf("◂ %d s, 1 col = 1 s", l.chartW), l.labelW)))
+	b.WriteByte(' ')
+	b.WriteString(m.axisLine(l.chartW))
+}
+
+// topLabel writes a chart's Y-range top compactly.
+func topLabel(v float64) string {
+	if v >= 10000 {
+		return rate(v/1000) + "k"
+	}
+	return rate(v)
+}
+
+// axisLine pins level starts, the plateau and markers to their seconds.
+// Markers and the plateau win over level labels when they collide.
+func (m *Model) axisLine(w int) string {
+	s := m.d.Styles
+	type item struct {
+		x     int
+		label string
+		kind  markKind
+	}
+	var items []item
+	for _, k := range m.marks {
+		x := w - (m.samples - k.At)
+		if x < 0 {
+			continue
+		}
+		label := k.Label
+		switch k.Kind {
+		case markUser:
+			label = "◆" + label
+		case markPlateau:
+			label = "▲" + label
+		default:
+			label = "┊" + label
+		}
+		items = append(items, item{min(x, w-1), label, k.Kind})
+	}
+	used := make([]bool, w)
+	line := []rune(strings.Repeat(" ", w))
+	style := make([]markKind, w)
+	for _, pass := range []markKind{markUser, markPlateau, markLevel} {
+		for _, it := range items {
+			if it.kind != pass {
+				continue
+			}
+			r := []rune(it.label)
+			x := it.x
+			if x+len(r) > w {
+				x = max(0, w-len(r))
+			}
+			end := min(w, x+len(r)+1)
+			free := true
+			for i := x; i < end; i++ {
+				if used[i] {
+					free = false
+					break
+				}
+			}
+			if !free {
+				continue
+			}
+			for i := x; i < end; i++ {
+				used[i] = true
+			}
+			for i, c := range r {
+				if x+i < w {
+					line[x+i] = c
+					style[x+i] = it.kind
+				}
+			}
+		}
+	}
+	// Render runs of one kind with one style.
+	var b strings.Builder
+	for i := 0; i < w; {
+		j := i
+		for j < w && style[j] == style[i] && used[j] == used[i] {
+			j++
+		}
+		seg := string(line[i:j])
+		switch {
+		case !used[i] || style[i] == markLevel:
+			b.WriteString(s.Subtle.Render(seg))
+		case style[i] == markPlateau:
+			b.WriteString(s.Good.Render(seg))
+		default:
+			b.WriteString(s.Warn.Render(seg))
+		}
+		i = j
+	}
+	return b.String()
+}
+
+func (m *Model) serverLine() string {
+	s := m.d.Styles
+	label := s.Bold.Render("server") + " "
+	switch {
+	case !m.haveServer:
+		return label + s.Subtle.Render(fit("— /metrics is read once a second while the sweep runs", m.w-7))
+	case !m.server.Available:
+		note := m.server.Note
+		if note == "" {
+			note = "server metrics unavailable"
+		}
+		return label + s.Warn.Render(fit(note, m.w-7))
+	}
+	st := m.server
+	parts := []string{
+		"running " + thousands(st.Running),
+		"waiting " + thousands(st.Waiting),
+		"KV " + pct(st.KVCacheUsage),
+		"preemptions " + thousands(st.Preemptions),
+		"gen " + rate(st.GenTokS) + " tok/s",
+	}
+	if st.SpecAcceptRate != nil {
+		parts = append(parts, "spec accept "+pct(*st.SpecAcceptRate))
+	}
+	if st.Engines > 1 {
+		parts = append(parts, fmt.Sprintf("%d engines", st.Engines))
+	}
+	return label + fit(strings.Join(parts, " · "), m.w-7)
+}
+
+func (m *Model) progressLine() string {
+	s := m.d.Styles
+	if m.cur == nil {
+		switch {
+		case m.state == idle && len(m.levels) == 0:
+			return s.Subtle.Render(fit("no sweep yet — press s to start", m.w))
+		case m.state == running:
+			return s.Subtle.Render(fit("preparing: finding the model, calibrating the prompt…", m.w))
+		}
+		return s.Subtle.Render(fit(fmt.Sprintf("%d levels done", len(m.levels)), m.w))
+	}
+	c := m.cur
+	conc := c.Started.Concurrency
+	if c.HaveTick && c.Tick.Concurrency > 0 {
+		conc = c.Tick.Concurrency
+	}
+	head := fmt.Sprintf("C=%-4d level %d/%d ", conc, c.Index, max(c.Index, m.levelCount()))
+	t := c.Tick
+	tail := fmt.Sprintf(" %3.0f%% · %s · done %d", 100*t.LevelProgress, clock(t.LevelElapsedS), t.Completed)
+	if c.Started.Requests > 0 {
+		tail += fmt.Sprintf("/%d", c.Started.Requests)
+	}
+	tail += fmt.Sprintf(" · in flight %d", t.InFlight)
+	if t.Failed > 0 {
+		tail += fmt.Sprintf(" · %d failed", t.Failed)
+	}
+	if t.Paused {
+		tail += " · PAUSED"
+	}
+	barW := m.w - len([]rune(head)) - len([]rune(tail))
+	if barW < 8 {
+		return fit(head+tail, m.w)
+	}
+	m.bar.SetWidth(barW)
+	return s.Bold.Render(head) + m.bar.ViewAs(t.LevelProgress) + tail
+}
+
+// table renders the finished levels, at most rows lines including the
+// header, following the newest unless scrolled.
+func (m *Model) table(rows int) []string {
+	if rows < 1 {
+		return nil
+	}
+	s := m.d.Styles
+	wide := m.w >= 112
+	head := fmt.Sprintf("%5s %7s %8s %9s %7s %9s %7s %8s %5s", "C", "req/s", "tok/s", "TTFT p50", "p99", "TPOT p50", "p99", "ITL p99", "fail")
+	if wide {
+		head += fmt.Sprintf(" %7s %6s %6s %7s %9s", "srv run", "wait", "KV max", "preempt", "srv tok/s")
+	}
+	out := []string{s.TableHeader.Render(fit(head, m.w))}
+	body := rows - 1
+	if body <= 0 {
+		return out
+	}
+	if len(m.levels) == 0 {
+		return append(out, s.Subtle.Render(fit("      finished levels appear here", m.w)))
+	}
+	// scroll counts rows scrolled up from the newest (0 follows the sweep).
+	m.scroll = max(0, min(m.scroll, len(m.levels)-body))
+	first := max(0, len(m.levels)-body-m.scroll)
+	bound := map[int]bool{}
+	for _, a := range m.audits {
+		bound[a.Concurrency] = true
+	}
+	for i := first; i < len(m.levels) && len(out) <= body; i++ {
+		lv := m.levels[i]
+		line := fmt.Sprintf("%5d %7s %8s %9s %7s %9s %7s %8s %5d", lv.Concurrency, rate(lv.RequestThroughput),
+			thousands(lv.OutputThroughput), ms(lv.MedianTTFTms), ms(lv.P99TTFTms), ms(lv.MedianTPOTms),
+			ms(lv.P99TPOTms), ms(lv.P99ITLms), lv.Failed)
+		if wide {
+			line += serverCols(lv.Server)
+		}
+		flag, style := "", s.Input
+		switch {
+		case lv.ClientBound || bound[lv.Concurrency]:
+			flag, style = "  client-bound", s.Warn
+		case m.plateau != nil && m.plateau.Concurrency == lv.Concurrency:
+			flag, style = "  ◀ plateau", s.Good
+		case lv.Failed > 0:
+			style = s.Bad
+		}
+		out = append(out, style.Render(fit(line+flag, m.w)))
+	}
+	if n := len(m.levels) - first - (len(out) - 1); n > 0 || first > 0 {
+		// Say that there is more, on the header line.
+		more := fmt.Sprintf(" [%d–%d of %d, j/k]", first+1, first+len(out)-1, len(m.levels))
+		out[0] = s.TableHeader.Render(fit(fit(head, max(0, m.w-len([]rune(more))))+more, m.w))
+	}
+	return out
+}
+
+func serverCols(sl *phases.ServerLevel) string {
+	if sl == nil || !sl.Available {
+		return fmt.Sprintf(" %7s %6s %6s %7s %9s", "—", "—", "—", "—", "—")
+	}
+	return fmt.Sprintf(" %7s %6s %6s %7s %9s", rate(sl.MeanRunning), rate(sl.MeanWaiting), pct(sl.MaxKVCacheUsage),
+		thousands(sl.Preemptions), thousands(sl.GenerationTokS))
+}
