@@ -68,6 +68,7 @@ type Calib struct {
 	Us            float64 `json:"us"`
 	TFLOPs        float64 `json:"tflops"`
 	Reps          int     `json:"reps,omitempty"`
+	Rounds        int     `json:"rounds,omitempty"` // alternating rounds of each; figures are medians
 	PeakPct       float64 `json:"peak_pct,omitempty"`
 	DoBenchUs     float64 `json:"do_bench_us,omitempty"`
 	DoBenchTFLOPs float64 `json:"do_bench_tflops,omitempty"`

@@ -84,6 +84,9 @@ func (r *Result) WriteTables(w io.Writer) {
 			fmt.Fprintf(w, "%-5d %10s %6d %10.3f %9.1f %10s %9s\n", b.M, Bytes(b.Bytes), b.Count, b.TotalMs, b.PerOpUs, g1, g2)
 		}
 	}
+	if r.Env != nil && r.Env.NProc == 1 {
+		fmt.Fprintln(w, "one rank: NCCL moves no data; the times are the launch cost of each call")
+	}
 	if len(r.AllToAll) > 0 {
 		fmt.Fprintln(w, "\nAll-to-All, EP dispatch (BF16, per rank; busbw = algbw×(n−1)/n)")
 		fmt.Fprintf(w, "%-6s %11s %10s %11s %11s\n", "T/GPU", "bytes", "µs", "algbw GB/s", "busbw GB/s")
