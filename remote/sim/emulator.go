@@ -132,7 +132,7 @@ type EmulatorState struct {
 	PromptTokens     int64   // totals since start
 	GenerationTokens int64
 	Preemptions      int64
-	Succeeded        int64
+	Succeeded        int64 // requests whose whole answer was sent
 	Steps            int64
 	// Faults injected so far, by kind.
 	Injected500, InjectedCuts, InjectedErrors int64

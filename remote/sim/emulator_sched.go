@@ -265,7 +265,6 @@ func (e *Emulator) step(running []*emuReq, now time.Time, kv int) ([]*emuReq, in
 	}
 	s.iterTokens.observe(float64(gen))
 	for _, r := range finished {
-		s.state.Succeeded++
 		s.ttft.observe(r.firstTok.Sub(r.arrived).Seconds())
 		s.e2e.observe(r.lastTok.Sub(r.arrived).Seconds())
 		if r.generated > 1 {

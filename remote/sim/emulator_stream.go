@@ -238,6 +238,7 @@ func (e *Emulator) serveCompletion(w http.ResponseWriter, r *http.Request, chat 
 				}
 				sw.raw("[DONE]")
 				sw.flush(fl)
+				e.succeeded()
 				return
 			}
 		}
@@ -282,6 +283,14 @@ func (e *Emulator) serveWhole(w http.ResponseWriter, r *http.Request, req *emuRe
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"id": fmt.Sprintf("cmpl-%x", time.Now().UnixNano()), "object": obj,
 		"created": time.Now().Unix(), "model": e.cfg.Model, "choices": []any{choice}, "usage": usage})
+	e.succeeded()
+}
+
+// succeeded counts a request whose whole answer was sent.
+func (e *Emulator) succeeded() {
+	e.mu.Lock()
+	e.st.state.Succeeded++
+	e.mu.Unlock()
 }
 
 // emuWords are the emulator's output tokens.

@@ -1,0 +1,92 @@
+package macro_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/remote/sim"
+)
+
+// TestFaultsCountedExactly: every fault the emulator injects is one failed
+// request of the right reason, and none is counted as completed.
+func TestFaultsCountedExactly(t *testing.T) {
+	t.Parallel()
+	cfg := sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1,
+		FailureRate: 0.1, CutRate: 0.1, ErrorAfter200Rate: 0.1, Seed: 7}
+	emu, url := startEmu(t, cfg)
+	var jsonl bytes.Buffer
+	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{8}, Requests: 120, InputLen: 16, OutputLen: 10, Seed: 5, JSONL: &jsonl})
+	lv := res.Levels[0]
+	st := emu.State()
+	t.Logf("injected: 500 %d, cuts %d, errors %d; level: completed %d failures %v", st.Injected500, st.InjectedCuts, st.InjectedErrors, lv.Completed, lv.Failures)
+	if st.Injected500 == 0 || st.InjectedCuts == 0 || st.InjectedErrors == 0 {
+		t.Fatalf("the seed injected too few faults to test: %+v", st)
+	}
+	want := map[string]int{"http_500": int(st.Injected500), macro.FailCutStream: int(st.InjectedCuts), macro.FailErrorEvent: int(st.InjectedErrors)}
+	for k, v := range want {
+		if lv.Failures[k] != v {
+			t.Errorf("failures[%s] = %d, want %d", k, lv.Failures[k], v)
+		}
+	}
+	nf := int(st.Injected500 + st.InjectedCuts + st.InjectedErrors)
+	if lv.Failed != nf || lv.Completed != 120-nf || lv.Completed != int(st.Succeeded) {
+		t.Errorf("failed %d completed %d (server finished %d), want %d and %d", lv.Failed, lv.Completed, st.Succeeded, nf, 120-nf)
+	}
+	if lv.TotalOutputTokens != int64(10*lv.Completed) {
+		t.Errorf("output tokens %d: failed requests' tokens were counted", lv.TotalOutputTokens)
+	}
+	// The JSONL file has every request with its reason.
+	reasons := map[string]int{}
+	n := 0
+	for _, line := range bytes.Split(bytes.TrimSpace(jsonl.Bytes()), []byte("\n")) {
+		var r macro.Record
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("bad JSONL line %q: %v", line, err)
+		}
+		n++
+		if r.Failure != "" {
+			reasons[r.Failure]++
+			if r.Error == "" {
+				t.Errorf("failure %s without its error text", r.Failure)
+			}
+		}
+	}
+	if n != 120 || reasons["http_500"] != want["http_500"] || reasons[macro.FailCutStream] != want[macro.FailCutStream] {
+		t.Errorf("JSONL: %d lines, reasons %v", n, reasons)
+	}
+}
+
+// TestContinuousUsageRefused: a server that answers 400 to
+// continuous_usage_stats gets the request again without it; tokens then
+// come from the final usage, and the result says so.
+func TestContinuousUsageRefused(t *testing.T) {
+	t.Parallel()
+	cfg := sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, RejectContinuousUsage: true}
+	emu, url := startEmu(t, cfg)
+	var logs []string
+	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{4}, Requests: 12, InputLen: 16, OutputLen: 10, Seed: 6,
+		Log: func(m string) { logs = append(logs, m) }})
+	lv := res.Levels[0]
+	if lv.Completed != 12 || lv.Failed != 0 || lv.TokenSource != macro.SourceFinal || lv.TotalOutputTokens != 120 {
+		t.Errorf("completed %d failed %d source %s tokens %d", lv.Completed, lv.Failed, lv.TokenSource, lv.TotalOutputTokens)
+	}
+	if res.Continuous || len(logs) == 0 || len(res.Notes) == 0 {
+		t.Errorf("the fallback was not reported: continuous %v logs %q notes %q", res.Continuous, logs, res.Notes)
+	}
+	if emu.State().Succeeded != 12 {
+		t.Errorf("server finished %d requests, want 12", emu.State().Succeeded)
+	}
+}
+
+func TestServerWithoutUsage(t *testing.T) {
+	t.Parallel()
+	cfg := sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, NoUsage: true}
+	_, url := startEmu(t, cfg)
+	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{2}, Requests: 4, InputLen: 16, OutputLen: 10, Seed: 6})
+	if lv := res.Levels[0]; lv.TokenSource != macro.SourceChunks || lv.TotalOutputTokens != 40 {
+		t.Errorf("source %s tokens %d", lv.TokenSource, lv.TotalOutputTokens)
+	}
+}

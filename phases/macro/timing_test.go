@@ -1,0 +1,93 @@
+package macro_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/remote/sim"
+)
+
+// Steps of exactly 12.5 ms whatever the batch: StepPerSeq and
+// PrefillPerToken of 1 ns are as good as zero (zero means the default).
+func flatSteps(tokensPerStep int) sim.EmulatorConfig {
+	return sim.EmulatorConfig{StepTime: 12500 * time.Microsecond, StepPerSeq: 1, PrefillPerToken: 1, TokensPerStep: tokensPerStep}
+}
+
+// prefillTTFT is the emulator's TTFT for an idle engine: one step plus the
+// prompt's prefill, for the level's mean prompt length (prompts of random
+// words vary by a token or two, so the check is on the mean).
+func prefillTTFT(lv phases.LevelResult, step, perToken time.Duration) float64 {
+	return (float64(step) + float64(lv.TotalInputTokens)/float64(lv.Completed)*float64(perToken)) / 1e6
+}
+
+// TestTTFTSingleStream: at C=1 the first token comes after one prefill
+// step (12.5 ms + ~100 prompt tokens × 875 µs ≈ 100 ms).
+func TestTTFTSingleStream(t *testing.T) {
+	t.Parallel()
+	cfg := sim.EmulatorConfig{StepTime: 12500 * time.Microsecond, PrefillPerToken: 875 * time.Microsecond}
+	_, url := startEmu(t, cfg)
+	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{1}, Requests: 8, Warmup: 1, InputLen: 100, OutputLen: 10, Seed: 1})
+	lv := res.Levels[0]
+	if lv.Completed != 8 || lv.TotalOutputTokens != 80 {
+		t.Fatalf("completed %d output tokens %d, want 8 and 80", lv.Completed, lv.TotalOutputTokens)
+	}
+	within(t, "mean input tokens (calibrated with /tokenize)", float64(lv.TotalInputTokens)/8, 100, 0.02)
+	within(t, "median TTFT", lv.MedianTTFTms, prefillTTFT(lv, cfg.StepTime, cfg.PrefillPerToken), 0.01)
+	within(t, "median TPOT", lv.MedianTPOTms, 12.5, 0.01)
+	within(t, "median ITL", lv.MedianITLms, 12.5, 0.01)
+}
+
+func TestTimingCompletions(t *testing.T) {
+	t.Parallel()
+	_, url := startEmu(t, flatSteps(1))
+	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{4}, Requests: 20, InputLen: 32, OutputLen: 50, Seed: 2})
+	lv := res.Levels[0]
+	if lv.Completed != 20 || lv.TotalOutputTokens != 20*50 || lv.TokenSource != macro.SourceContinuous {
+		t.Fatalf("completed %d tokens %d source %s", lv.Completed, lv.TotalOutputTokens, lv.TokenSource)
+	}
+	within(t, "median TPOT", lv.MedianTPOTms, 12.5, 0.01)
+	within(t, "median ITL", lv.MedianITLms, 12.5, 0.01)
+	within(t, "mean in flight", lv.MeanInFlight, 4, 0.05)
+}
+
+// TestTimingMultiTokenChunks: with speculative decoding each chunk carries
+// 2 tokens 12.5 ms apart, so per-token ITL and TPOT are 6.25 ms (a tool
+// that pools chunk gaps would say 12.5 ms).
+func TestTimingMultiTokenChunks(t *testing.T) {
+	t.Parallel()
+	_, url := startEmu(t, flatSteps(2))
+	// 51 tokens: 1 from the prefill step, then 25 steps of 2.
+	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{4}, Requests: 20, InputLen: 32, OutputLen: 51, Seed: 3})
+	lv := res.Levels[0]
+	if lv.Completed != 20 || lv.TotalOutputTokens != 20*51 || lv.TokenSource != macro.SourceContinuous {
+		t.Fatalf("completed %d tokens %d source %s", lv.Completed, lv.TotalOutputTokens, lv.TokenSource)
+	}
+	within(t, "median TPOT", lv.MedianTPOTms, 6.25, 0.01)
+	within(t, "median ITL", lv.MedianITLms, 6.25, 0.01)
+}
+
+// TestTimingChat: the chat stream's role-only first chunk arrives when the
+// request is scheduled, before any token: TTFT must not be stamped on it.
+// The first 5 tokens are reasoning, so the first answer token comes 5
+// steps after the first token.
+func TestTimingChat(t *testing.T) {
+	t.Parallel()
+	cfg := flatSteps(1)
+	cfg.PrefillPerToken = 2 * time.Millisecond // ~40-token chat prompt: TTFT ≈ 92.5 ms
+	cfg.ReasoningTokens = 5
+	_, url := startEmu(t, cfg)
+	res := runSweep(t, macro.Config{URL: url, API: macro.APIChat, Concurrency: []int{1}, Requests: 6, InputLen: 36, OutputLen: 20, Seed: 4})
+	lv := res.Levels[0]
+	if lv.Completed != 6 || lv.TotalOutputTokens != 6*20 {
+		t.Fatalf("completed %d tokens %d", lv.Completed, lv.TotalOutputTokens)
+	}
+	ttft := prefillTTFT(lv, cfg.StepTime, cfg.PrefillPerToken)
+	within(t, "median TTFT", lv.MedianTTFTms, ttft, 0.01)
+	within(t, "median TTFAT", lv.MedianTTFATms, ttft+5*12.5, 0.01)
+	within(t, "median TPOT", lv.MedianTPOTms, 12.5, 0.01)
+	if lv.MedianTTFBms > lv.MedianTTFTms-5 {
+		t.Errorf("TTFB %.2f ms is not well before TTFT %.2f ms: the role chunk was taken for a token", lv.MedianTTFBms, lv.MedianTTFTms)
+	}
+}
