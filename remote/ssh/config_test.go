@@ -1,0 +1,134 @@
+package ssh
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func writeConfig(t *testing.T, text string) *sshConfig {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := loadSSHConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func TestSplitTarget(t *testing.T) {
+	for _, c := range []struct {
+		in, user, host string
+		port           int
+		bad            bool
+	}{
+		{in: "gpu1", host: "gpu1"},
+		{in: "bob@gpu1", user: "bob", host: "gpu1"},
+		{in: "bob@10.0.0.5:2222", user: "bob", host: "10.0.0.5", port: 2222},
+		{in: "[::1]:22", host: "::1", port: 22},
+		{in: "ssh://u@h:23", user: "u", host: "h", port: 23},
+		{in: "fe80::1", host: "fe80::1"},
+		{in: "h:99999", bad: true},
+		{in: "@h", bad: true},
+		{in: "", bad: true},
+		{in: "a b", bad: true},
+	} {
+		u, h, p, err := splitTarget(c.in)
+		if (err != nil) != c.bad || !c.bad && (u != c.user || h != c.host || p != c.port) {
+			t.Errorf("%q: got %q %q %d %v", c.in, u, h, p, err)
+		}
+	}
+}
+
+func TestResolveConfig(t *testing.T) {
+	home, _ := isolate(t)
+	sc := writeConfig(t, `
+Host gpu1
+  HostName 10.0.0.5
+  User alice
+  Port 2200
+  IdentityFile ~/.ssh/id_%h_%r
+  IdentityFile /keys/%n.key
+  IdentitiesOnly yes
+  ProxyJump bastion,bob@inner:2022
+  UserKnownHostsFile ~/kh1 %d/kh2
+  ServerAliveInterval 10
+  ServerAliveCountMax 2
+  ConnectTimeout 7
+
+Host bastion
+  HostName bastion.example.com
+  ProxyJump outer
+
+Host outer
+  User carol
+
+Host *
+  User default-user
+  HashKnownHosts yes
+`)
+	c, err := sc.resolve("gpu1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HostName != "10.0.0.5" || c.User != "alice" || c.Port != 2200 || c.Label() != "gpu1 (10.0.0.5:2200)" {
+		t.Errorf("host %+v", c)
+	}
+	wantIDs := []string{home + "/.ssh/id_10.0.0.5_alice", "/keys/gpu1.key"}
+	if strings.Join(c.IdentityFiles, ",") != strings.Join(wantIDs, ",") || !c.IdentitiesOnly {
+		t.Errorf("identities %q only=%v", c.IdentityFiles, c.IdentitiesOnly)
+	}
+	if strings.Join(c.KnownHosts, ",") != home+"/kh1,"+home+"/kh2" || !c.HashKnownHosts {
+		t.Errorf("known hosts %q hash=%v", c.KnownHosts, c.HashKnownHosts)
+	}
+	if c.AliveInterval != 10*time.Second || c.AliveCountMax != 2 || c.ConnectTimeout != 7*time.Second {
+		t.Errorf("timers %v %d %v", c.AliveInterval, c.AliveCountMax, c.ConnectTimeout)
+	}
+	var hops []string
+	for _, j := range c.Jumps {
+		hops = append(hops, j.User+"@"+j.Addr())
+	}
+	want := "carol@outer:22,default-user@bastion.example.com:22,bob@inner:2022"
+	if strings.Join(hops, ",") != want {
+		t.Errorf("jumps %q, want %q", hops, want)
+	}
+
+	// The target as typed wins over the config.
+	c, err = sc.resolve("root@gpu1:23")
+	if err != nil || c.User != "root" || c.Port != 23 {
+		t.Errorf("override: %+v %v", c, err)
+	}
+	// Unknown names pass through with defaults.
+	c, err = sc.resolve("10.1.1.1")
+	if err != nil || c.HostName != "10.1.1.1" || c.Port != 22 || c.User != "default-user" || len(c.Jumps) != 0 {
+		t.Errorf("plain: %+v %v", c, err)
+	}
+}
+
+func TestResolveConfigErrors(t *testing.T) {
+	isolate(t)
+	for _, c := range []struct{ conf, target, want string }{
+		{"Host a\n  ProxyCommand nc %h %p\n", "a", "ProxyCommand is not supported"},
+		{"Host a\n  Port eighty\n", "a", `bad Port "eighty"`},
+		{"Host a\n  ProxyJump a\n", "a", "too long"},
+		{"Match host a\n  User x\n", "a", "Match"},
+	} {
+		p := filepath.Join(t.TempDir(), "config")
+		os.WriteFile(p, []byte(c.conf), 0o600)
+		sc, err := loadSSHConfig(p)
+		if err == nil {
+			_, err = sc.resolve(c.target)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.conf, err, c.want)
+		}
+	}
+	if _, err := loadSSHConfig("/nonexistent/config"); err == nil || !strings.Contains(err.Error(), "/nonexistent/config") {
+		t.Errorf("missing config: %v", err)
+	}
+}
