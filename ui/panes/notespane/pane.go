@@ -1,24 +1,69 @@
-// Package notespane is the cockpit's Notes pane.
+// Package notespane is the cockpit's Notes pane: the decode-time budget
+// (how a decode step splits into all-reduce, GEMM and the rest), the
+// operator's notes and markers in time order, and where and when the
+// notebook was last written. It gets every journalled event.
 package notespane
 
 import (
+	"time"
+
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/ui/common"
 )
 
+// item is one note or marker.
+type item struct {
+	at     time.Time
+	pane   string
+	text   string
+	marker bool
+}
+
+// styles are the pane's own styles, built once from the cockpit's.
+type styles struct {
+	title, subtle, bold, warn, bad, good lipgloss.Style
+	ar, gemm, rest, marker, time         lipgloss.Style
+}
+
 // Model is the Notes pane.
 type Model struct {
-	d      *common.Deps
-	w, h   int
-	events int
-	last   string
+	d    *common.Deps
+	st   styles
+	w, h int
+
+	items  []item
+	inputs []phases.Event // the budget's inputs, in journal order
+	budget report.BudgetResult
+
+	vp     viewport.Model
+	follow bool // keep the newest note in view
+	now    time.Time
+	nb     report.NotebookStatus
 }
 
 // New builds the pane.
-func New(d *common.Deps) *Model { return &Model{d: d} }
+func New(d *common.Deps) *Model {
+	s := d.Styles
+	m := &Model{
+		d: d,
+		st: styles{
+			title: s.Title, subtle: s.Subtle, bold: s.Bold, warn: s.Warn, bad: s.Bad, good: s.Good,
+			ar: s.ChartAlt, gemm: s.Chart, rest: s.Subtle, marker: s.Warn, time: s.Subtle,
+		},
+		vp:     viewport.New(),
+		follow: true,
+		now:    d.Now(),
+	}
+	m.budget = report.Budget(nil)
+	m.refreshNotebook()
+	return m
+}
 
 // Init starts nothing.
 func (m *Model) Init() tea.Cmd { return nil }
@@ -26,47 +71,102 @@ func (m *Model) Init() tea.Cmd { return nil }
 // Title names the pane.
 func (m *Model) Title() string { return "Notes" }
 
-// Typing is false: this pane has no text input.
+// Typing is false: the note input belongs to the root.
 func (m *Model) Typing() bool { return false }
 
-// Busy is false: this pane starts no phase yet.
+// Busy is false: this pane runs no phase.
 func (m *Model) Busy() bool { return false }
 
-// SetSize records the pane's size.
-func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
+// SetSize records the pane's size and lays the notes out again.
+func (m *Model) SetSize(w, h int) {
+	m.w, m.h = w, h
+	m.layout()
+}
 
-// Update counts the phase's events.
+// Update takes event batches, the clock, and the scrolling keys.
 func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
-	if ev, ok := msg.(common.EventsMsg); ok {
-		for _, e := range ev.Events {
-			if e.Phase == phases.Notes {
-				m.events++
-				m.last = e.Kind
-			}
+	switch msg := msg.(type) {
+	case common.EventsMsg:
+		m.add(msg.Events)
+		m.refreshNotebook()
+		if !msg.At.IsZero() {
+			m.now = msg.At
 		}
+	case common.TickMsg:
+		m.now = msg.At
+		m.refreshNotebook()
+	case tea.KeyPressMsg:
+		k := m.d.Keys
+		switch {
+		case key.Matches(msg, k.Up):
+			m.vp.ScrollUp(1)
+		case key.Matches(msg, k.Down):
+			m.vp.ScrollDown(1)
+		case key.Matches(msg, k.Top):
+			m.vp.GotoTop()
+		case key.Matches(msg, k.Bottom):
+			m.vp.GotoBottom()
+		case key.Matches(msg, k.PageUp):
+			m.vp.HalfPageUp()
+		case key.Matches(msg, k.PageDown):
+			m.vp.HalfPageDown()
+		default:
+			return m, nil
+		}
+		m.follow = m.vp.AtBottom()
 	}
 	return m, nil
 }
 
-// View renders the pane.
-func (m *Model) View() string {
-	return m.d.Styles.Title.Render("Notes") + "\n" + m.d.Styles.Subtle.Render("events: "+itoa(m.events)+" last: "+m.last)
+// add takes the notes, markers and budget inputs out of a batch.
+func (m *Model) add(evs []phases.Event) {
+	notes, inputs := false, false
+	for _, ev := range evs {
+		switch d := ev.Data.(type) {
+		case phases.Note:
+			m.insert(item{at: ev.Time, pane: d.Pane, text: d.Text})
+			notes = true
+		case phases.Marker:
+			m.insert(item{at: ev.Time, pane: d.Pane, text: d.Label, marker: true})
+			notes = true
+		case phases.LevelResult, phases.Plateau, phases.NCCLBurst, phases.GEMMStep, phases.GEMMResult:
+			m.inputs = append(m.inputs, ev)
+			inputs = true
+		}
+	}
+	if inputs {
+		m.budget = report.Budget(m.inputs)
+	}
+	if notes || inputs {
+		m.layout()
+	}
+}
+
+// insert keeps the items in time order (they usually arrive in order).
+func (m *Model) insert(it item) {
+	i := len(m.items)
+	for i > 0 && m.items[i-1].at.After(it.at) {
+		i--
+	}
+	m.items = append(m.items, item{})
+	copy(m.items[i+1:], m.items[i:])
+	m.items[i] = it
+}
+
+func (m *Model) refreshNotebook() {
+	if m.d.Session != nil {
+		m.nb = m.d.Session.NotebookStatus()
+	}
 }
 
 // ShortHelp lists the pane's keys.
-func (m *Model) ShortHelp() []key.Binding { return nil }
+func (m *Model) ShortHelp() []key.Binding {
+	k := m.d.Keys
+	return []key.Binding{k.Down, k.Up, k.Top, k.Bottom}
+}
 
 // FullHelp lists the pane's keys in columns.
-func (m *Model) FullHelp() [][]key.Binding { return nil }
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	s := ""
-	for n > 0 {
-		s = string(rune('0'+n%10)) + s
-		n /= 10
-	}
-	return s
+func (m *Model) FullHelp() [][]key.Binding {
+	k := m.d.Keys
+	return [][]key.Binding{{k.Down, k.Up, k.PageDown, k.PageUp}, {k.Top, k.Bottom}}
 }

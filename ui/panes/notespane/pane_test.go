@@ -1,0 +1,161 @@
+package notespane
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/report"
+	"github.com/profdeck/profdeck/ui/common"
+)
+
+var t0 = time.Date(2026, 11, 29, 9, 0, 0, 0, time.Local)
+
+func deps(t *testing.T) (*common.Deps, *report.Session) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	s := report.NewSession(ctx, nil)
+	return &common.Deps{
+		Ctx: ctx, Session: s, Styles: common.NewStyles(common.DefaultTheme()), Keys: common.DefaultKeyMap(),
+		Now: func() time.Time { return t0 },
+	}, s
+}
+
+func ev(sec int, kind string, d any) phases.Event {
+	return phases.New(t0.Add(time.Duration(sec)*time.Second), kind, d)
+}
+
+func plain(s string) []string { return strings.Split(ansi.Strip(s), "\n") }
+
+func checkFits(t *testing.T, v string, w, h int) {
+	t.Helper()
+	lines := strings.Split(v, "\n")
+	if len(lines) > h {
+		t.Fatalf("%d lines for a height of %d:\n%s", len(lines), h, ansi.Strip(v))
+	}
+	for _, l := range lines {
+		if ansi.StringWidth(l) > w {
+			t.Fatalf("line wider than %d: %q", w, ansi.Strip(l))
+		}
+	}
+}
+
+func TestBudgetAndNotes(t *testing.T) {
+	d, _ := deps(t)
+	m := New(d)
+	m.SetSize(78, 19)
+	v := ansi.Strip(m.View())
+	if !strings.Contains(v, "no inputs measured yet") || !strings.Contains(v, "missing: TPOT at C=1 (macro), all-reduce at M=1 (NCCL), GEMMs at M=1 (micro)") {
+		t.Fatalf("empty pane:\n%s", v)
+	}
+	if !strings.Contains(v, "No notes yet") {
+		t.Fatalf("empty pane:\n%s", v)
+	}
+
+	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
+		ev(1, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 12.40, Completed: 4}),
+		ev(2, phases.KindNote, phases.Note{Text: "single stream looks slow", Pane: "Macro"}),
+		ev(3, phases.KindMarker, phases.Marker{Label: "spec decode on", Pane: "Macro"}),
+	}})
+	v = ansi.Strip(m.View())
+	for _, want := range []string{"TPOT 12.40 ms", "unsplit 12.40 ms 100.0%", "missing: all-reduce at M=1 (NCCL), GEMMs at M=1 (micro)",
+		"09:00:02 Macro   single stream looks slow", "▲ spec decode on", "Notes and markers (2)"} {
+		if !strings.Contains(v, want) {
+			t.Fatalf("lacks %q:\n%s", want, v)
+		}
+	}
+
+	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
+		ev(4, phases.KindNCCLBurst, phases.NCCLBurst{M: 1, Count: 123, Bytes: 14336, TotalMs: 6.386}),
+		ev(5, phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 3500}),
+		ev(6, phases.KindMacroLevel, phases.LevelResult{Concurrency: 128, MedianTPOTms: 80.9}),
+		ev(7, phases.KindMacroPlateau, phases.Plateau{Concurrency: 128, OutputThroughput: 1536}),
+	}})
+	v = m.View()
+	checkFits(t, v, 78, 19)
+	s := ansi.Strip(v)
+	for _, want := range []string{"all-reduce 6.39 ms 51.5%", "GEMM 3.50 ms 28.2%", "rest 2.51 ms 20.3%",
+		"plateau (C=128): ", "missing: all-reduce at M=128 (NCCL), GEMMs at M=128 (micro)"} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("lacks %q:\n%s", want, s)
+		}
+	}
+	// The bar is the pane's width and split 51.5 : 28.2 : 20.3.
+	bars := 0
+	for _, l := range plain(v) {
+		if strings.HasPrefix(l, "█") && !strings.Contains(l, "ms") {
+			bars++
+			if n := strings.Count(l, "█"); n != 40 || strings.Count(l, "▓") != 22 || strings.Count(l, "░") != 16 {
+				t.Fatalf("bar %q", l)
+			}
+		}
+	}
+	if bars != 1 {
+		t.Fatalf("%d bars:\n%s", bars, s)
+	}
+}
+
+func TestScrollingAndFollow(t *testing.T) {
+	d, _ := deps(t)
+	m := New(d)
+	m.SetSize(78, 19)
+	var evs []phases.Event
+	for i := 0; i < 40; i++ {
+		evs = append(evs, ev(i, phases.KindNote, phases.Note{Text: fmt.Sprintf("note number %02d", i), Pane: "Load"}))
+	}
+	m.Update(common.EventsMsg{Events: evs})
+	v := ansi.Strip(m.View())
+	if !strings.Contains(v, "note number 39") || strings.Contains(v, "note number 00") {
+		t.Fatalf("does not follow the newest note:\n%s", v)
+	}
+	m.Update(tea.KeyPressMsg{Code: 'g', Text: "g"})
+	v = ansi.Strip(m.View())
+	if !strings.Contains(v, "note number 00") || strings.Contains(v, "note number 39") {
+		t.Fatalf("g does not go to the top:\n%s", v)
+	}
+	m.Update(tea.KeyPressMsg{Code: 'j', Text: "j"})
+	if v = ansi.Strip(m.View()); strings.Contains(v, "note number 00") || !strings.Contains(v, "note number 01") {
+		t.Fatalf("j does not scroll:\n%s", v)
+	}
+	// Scrolled up, a new note does not pull the view down.
+	m.Update(common.EventsMsg{Events: []phases.Event{ev(50, phases.KindNote, phases.Note{Text: "late"})}})
+	if v = ansi.Strip(m.View()); !strings.Contains(v, "note number 01") {
+		t.Fatalf("view jumped:\n%s", v)
+	}
+	m.Update(tea.KeyPressMsg{Code: 'G', Text: "G"})
+	if v = ansi.Strip(m.View()); !strings.Contains(v, "late") {
+		t.Fatalf("G does not go to the bottom:\n%s", v)
+	}
+	checkFits(t, m.View(), 78, 19)
+	// Long notes wrap within the width.
+	m.Update(common.EventsMsg{Events: []phases.Event{ev(60, phases.KindNote, phases.Note{Text: strings.Repeat("word ", 60)})}})
+	checkFits(t, m.View(), 78, 19)
+	m.SetSize(120, 40)
+	checkFits(t, m.View(), 120, 40)
+}
+
+func TestNotebookStatus(t *testing.T) {
+	d, s := deps(t)
+	dir := t.TempDir()
+	a := report.NewAutosave(s, filepath.Join(dir, "k25.md"), report.NotebookOptions{Now: func() time.Time { return t0 }}, time.Hour)
+	defer a.Close()
+	m := New(d)
+	m.SetSize(78, 19)
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "k25.md · not written yet (w writes it)") || !strings.Contains(v, "notebook: …") {
+		t.Fatalf("before a write:\n%s", v)
+	}
+	if _, _, err := a.WriteNow(); err != nil {
+		t.Fatal(err)
+	}
+	m.Update(common.TickMsg{At: t0.Add(12 * time.Second)})
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "k25.md · written 09:00:00 (12s ago)") {
+		t.Fatalf("after a write:\n%s", v)
+	}
+}
