@@ -1,4 +1,8 @@
-// Package profilepane is the cockpit's Profile pane.
+// Package profilepane is the cockpit's Profile pane: it captures a torch
+// profile of the running server (s starts, c cancels), shows each step with
+// its elapsed time while the capture runs, then where the GPU time went: the
+// split by category (GEMM, attention, MoE, communication, other), the
+// communication share of GPU time and per decode step, and the top kernels.
 package profilepane
 
 import (
@@ -11,14 +15,32 @@ import (
 
 // Model is the Profile pane.
 type Model struct {
-	d      *common.Deps
-	w, h   int
-	events int
-	last   string
+	d    *common.Deps
+	keys keyMap
+	w, h int
+
+	state  runState
+	run    int        // id of the current capture, to drop stale done messages
+	cancel func()     // cancels the running capture
+	steps  []stepView // the capture's steps, in order
+	sum    *phases.ProfileSummary
+	failed *phases.ProfileFailed
+	msg    string // a line for the operator (why nothing started, what to do)
+	frame  int    // spinner frame, advanced by the root's clock
+	scroll int    // first kernel row shown
+}
+
+// stepView is one capture step as shown.
+type stepView struct {
+	name     string
+	detail   string
+	started  float64 // seconds since the epoch, when the step began
+	elapsedS float64
+	done     bool
 }
 
 // New builds the pane.
-func New(d *common.Deps) *Model { return &Model{d: d} }
+func New(d *common.Deps) *Model { return &Model{d: d, keys: newKeyMap(d.Keys)} }
 
 // Init starts nothing.
 func (m *Model) Init() tea.Cmd { return nil }
@@ -29,44 +51,103 @@ func (m *Model) Title() string { return "Profile" }
 // Typing is false: this pane has no text input.
 func (m *Model) Typing() bool { return false }
 
-// Busy is false: this pane starts no phase yet.
-func (m *Model) Busy() bool { return false }
+// Busy is true while a capture runs.
+func (m *Model) Busy() bool { return m.state == running || m.state == cancelling }
 
 // SetSize records the pane's size.
-func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
+func (m *Model) SetSize(w, h int) {
+	m.w, m.h = w, h
+	m.clampScroll()
+}
 
-// Update counts the phase's events.
+// Update handles keys, the phase's events, the clock and the capture's end.
 func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
-	if ev, ok := msg.(common.EventsMsg); ok {
-		for _, e := range ev.Events {
-			if e.Phase == phases.Profile {
-				m.events++
-				m.last = e.Kind
-			}
+	switch msg := msg.(type) {
+	case common.EventsMsg:
+		for _, e := range msg.Events {
+			m.apply(e)
 		}
+	case common.TickMsg:
+		m.frame++
+	case doneMsg:
+		return m, m.finish(msg)
+	case tea.KeyPressMsg:
+		return m, m.key(msg)
 	}
 	return m, nil
 }
 
-// View renders the pane.
-func (m *Model) View() string {
-	return m.d.Styles.Title.Render("Profile") + "\n" + m.d.Styles.Subtle.Render("events: "+itoa(m.events)+" last: "+m.last)
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	switch {
+	case key.Matches(msg, m.keys.Start):
+		return m.start()
+	case key.Matches(msg, m.keys.Cancel):
+		return m.stop()
+	case key.Matches(msg, m.keys.Down):
+		m.scroll++
+		m.clampScroll()
+	case key.Matches(msg, m.keys.Up):
+		m.scroll--
+		m.clampScroll()
+	case key.Matches(msg, m.keys.Top):
+		m.scroll = 0
+	case key.Matches(msg, m.keys.Bottom):
+		m.scroll = 1 << 20
+		m.clampScroll()
+	}
+	return nil
 }
 
-// ShortHelp lists the pane's keys.
-func (m *Model) ShortHelp() []key.Binding { return nil }
+// apply folds one event of the phase into the view.
+func (m *Model) apply(e phases.Event) {
+	switch v := e.Data.(type) {
+	case phases.ProfileStep:
+		started := float64(e.Time.UnixNano())/1e9 - v.ElapsedS
+		if n := len(m.steps); n > 0 && m.steps[n-1].name == v.Step && !m.steps[n-1].done {
+			st := &m.steps[n-1]
+			st.elapsedS, st.done = v.ElapsedS, v.Done
+			if v.Detail != "" {
+				st.detail = v.Detail
+			}
+			return
+		}
+		m.steps = append(m.steps, stepView{name: v.Step, detail: v.Detail, started: started, elapsedS: v.ElapsedS, done: v.Done})
+	case phases.ProfileSummary:
+		s := v
+		m.sum, m.failed = &s, nil
+		m.scroll = 0
+		m.clampScroll()
+	case phases.ProfileFailed:
+		f := v
+		m.failed = &f
+	}
+}
+
+// ShortHelp lists the pane's keys for the footer.
+func (m *Model) ShortHelp() []key.Binding {
+	return []key.Binding{m.keys.Start, m.keys.Cancel, m.keys.Down}
+}
 
 // FullHelp lists the pane's keys in columns.
-func (m *Model) FullHelp() [][]key.Binding { return nil }
+func (m *Model) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{m.keys.Start, m.keys.Cancel}, {m.keys.Up, m.keys.Down, m.keys.Top, m.keys.Bottom}}
+}
 
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
+// keyMap is the pane's own bindings; scrolling uses the shared ones.
+type keyMap struct {
+	Start, Cancel         key.Binding
+	Up, Down, Top, Bottom key.Binding
+}
+
+func newKeyMap(k *common.KeyMap) keyMap {
+	km := keyMap{
+		Start:  key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "capture a profile")),
+		Cancel: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel capture")),
 	}
-	s := ""
-	for n > 0 {
-		s = string(rune('0'+n%10)) + s
-		n /= 10
+	if k != nil {
+		km.Up, km.Down, km.Top, km.Bottom = k.Up, k.Down, k.Top, k.Bottom
+		km.Up.SetHelp("k/↑", "scroll kernels")
+		km.Down.SetHelp("j/↓", "scroll kernels")
 	}
-	return s
+	return km
 }

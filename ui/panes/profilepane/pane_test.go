@@ -1,0 +1,216 @@
+package profilepane
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/remote/sim"
+	"github.com/profdeck/profdeck/report"
+	"github.com/profdeck/profdeck/report/campaign"
+	"github.com/profdeck/profdeck/ui/common"
+)
+
+func newPane(t *testing.T) (*Model, *sim.Deployment, context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	d, err := sim.Start(ctx, sim.Options{LoadTime: 300 * time.Millisecond, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	sim.ProfilerFlushTime = 200 * time.Millisecond
+	c := campaign.Defaults()
+	c.Host = "sim"
+	c.Server.URL = "http://" + d.Options().ServerAddr
+	c.Profile.Requests = 3
+	c.Macro.InputLen, c.Macro.OutputLen = 16, 12
+	deps := &common.Deps{Ctx: ctx, Host: d, Campaign: c, Session: report.NewSession(ctx, nil),
+		Styles: common.NewStyles(common.DefaultTheme()), Keys: common.DefaultKeyMap(), Now: time.Now}
+	m := New(deps)
+	m.SetSize(78, 19)
+	return m, d, ctx
+}
+
+// press sends a key and runs the command it returns (the capture runs to
+// its end inside it), then feeds the session's events back as the root does.
+func press(t *testing.T, m *Model, k string) {
+	t.Helper()
+	_, cmd := m.Update(tea.KeyPressMsg{Code: rune(k[0]), Text: k})
+	runCmd(m, cmd)
+	drain(m)
+}
+
+func runCmd(m *Model, cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	msg := cmd()
+	if b, ok := msg.(tea.BatchMsg); ok {
+		for _, c := range b {
+			runCmd(m, c)
+		}
+		return
+	}
+	if msg != nil {
+		m.Update(msg)
+	}
+}
+
+func drain(m *Model) {
+	var evs []phases.Event
+	timeout := time.After(500 * time.Millisecond)
+	for {
+		select {
+		case ev := <-m.d.Session.Updates():
+			if ev.Phase == phases.Profile {
+				evs = append(evs, ev)
+			}
+		case <-timeout:
+			m.Update(common.EventsMsg{At: time.Now(), Events: evs})
+			return
+		}
+	}
+}
+
+func checkFits(t *testing.T, view string, w, h int) {
+	t.Helper()
+	lines := strings.Split(view, "\n")
+	if len(lines) > h {
+		t.Errorf("view has %d lines, more than %d:\n%s", len(lines), h, view)
+	}
+	for _, l := range lines {
+		if lipgloss.Width(l) > w {
+			t.Errorf("line wider than %d (%d): %q", w, lipgloss.Width(l), l)
+		}
+	}
+}
+
+// s on a server without the profiler: the pane says to restart it from the
+// Load pane with r, and that it reloads the weights.
+func TestPaneProfilerDisabled(t *testing.T) {
+	m, d, ctx := newPane(t)
+	o := d.Options()
+	if err := d.Run(ctx, "vllm serve "+o.Model+" > "+o.LogPath+" 2>&1 &", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for !d.Ready() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	press(t, m, "s")
+	v := ansi.Strip(m.View())
+	for _, want := range []string{"SIMULATED", "404", "(1, then r)", "reloads the weights"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+	checkFits(t, v, 78, 19)
+}
+
+// s on a server with the profiler: the steps, then the category split and
+// the kernels, fitting 78×19; j scrolls the kernels.
+func TestPaneCapture(t *testing.T) {
+	m, d, ctx := newPane(t)
+	if err := profile.PrepareSim(ctx, d, ""); err != nil {
+		t.Fatal(err)
+	}
+	if v := m.View(); !strings.Contains(v, "s captures") {
+		t.Errorf("idle view should say what s does:\n%s", v)
+	}
+	press(t, m, "s")
+	if m.sum == nil {
+		t.Fatalf("no summary; view:\n%s", m.View())
+	}
+	v := ansi.Strip(m.View())
+	for _, want := range []string{"communication", "gemm", "attention", "moe", "other", "ncclDevKernel_AllReduce", "per decode step", "% of GPU time"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+	checkFits(t, v, 78, 19)
+	first := m.scroll
+	press(t, m, "j")
+	if m.scroll != first+1 {
+		t.Errorf("j: scroll %d → %d", first, m.scroll)
+	}
+	m.SetSize(120, 40)
+	big := m.View()
+	checkFits(t, big, 120, 40)
+	if n := strings.Count(big, "µs/step"); n != 1 {
+		t.Errorf("kernel header %d times", n)
+	}
+	if !strings.Contains(big, "↓") && len(m.sum.Top) > 0 && strings.Count(big, "\n") < 10 {
+		t.Errorf("big view too short:\n%s", big)
+	}
+	if m.Busy() {
+		t.Error("still busy after the capture")
+	}
+}
+
+// While a capture runs the pane shows the running step with its elapsed
+// time, and c cancels it.
+func TestPaneStepsAndCancel(t *testing.T) {
+	m, d, ctx := newPane(t)
+	if err := profile.PrepareSim(ctx, d, ""); err != nil {
+		t.Fatal(err)
+	}
+	m.d.Campaign.Profile.Requests = 200
+	m.d.Campaign.Macro.OutputLen = 200
+	_, cmd := m.Update(tea.KeyPressMsg{Code: 's', Text: "s"})
+	done := make(chan tea.Msg, 1)
+	go func() {
+		var last tea.Msg
+		for _, c := range cmd().(tea.BatchMsg) {
+			if msg := c(); msg != nil {
+				last = msg
+			}
+		}
+		done <- last
+	}()
+	// Wait for the load step, then look at the view.
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case ev := <-m.d.Session.Updates():
+			m.Update(common.EventsMsg{At: time.Now(), Events: []phases.Event{ev}})
+		case <-deadline:
+			t.Fatal("no load step")
+		}
+		if n := len(m.steps); n > 0 && m.steps[n-1].name == "load" {
+			break
+		}
+	}
+	m.Update(common.TickMsg{At: time.Now()})
+	v := ansi.Strip(m.View())
+	if !strings.Contains(v, "load") || !strings.Contains(v, "✓ check") || !strings.Contains(v, "capturing") {
+		t.Errorf("running view:\n%s", v)
+	}
+	checkFits(t, v, 78, 19)
+	_, c := m.Update(tea.KeyPressMsg{Code: 'c', Text: "c"})
+	if c == nil || m.state != cancelling {
+		t.Fatalf("c: state %v", m.state)
+	}
+	select {
+	case msg := <-done:
+		dm, ok := msg.(doneMsg)
+		if !ok || !errors.Is(dm.err, context.Canceled) {
+			t.Fatalf("done = %#v, want a cancelled capture", msg)
+		}
+		m.Update(dm)
+		drain(m)
+		if v := ansi.Strip(m.View()); !strings.Contains(v, "cancelled") || m.Busy() {
+			t.Errorf("after cancel:\n%s", v)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the capture did not end after c")
+	}
+}

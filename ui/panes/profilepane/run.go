@@ -1,0 +1,155 @@
+package profilepane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/remote/sim"
+	"github.com/profdeck/profdeck/ui/common"
+)
+
+// runState is where the pane's capture stands.
+type runState int
+
+const (
+	idle runState = iota
+	running
+	cancelling
+	finished
+	failed
+)
+
+// doneMsg says a capture this pane started has ended.
+type doneMsg struct {
+	run int
+	sum *phases.ProfileSummary
+	err error
+}
+
+// disabledHelp is what the operator is told when the server has no
+// profiler endpoints.
+const disabledHelp = "Profiling is not enabled on this server (POST /start_profile answers 404). " +
+	"Restart it with the torch profiler from the Server/Load pane (1, then r): the restart reloads the weights, " +
+	"which takes as long as the first load (the Load pane shows its progress). Then press s here."
+
+// config builds the capture from the campaign: the server, the profiler
+// directory, N requests at C=1 and at the sweep's plateau when there is one.
+func (m *Model) config() profile.Config {
+	c := m.d.Campaign
+	cfg := profile.Config{
+		Host:        m.d.Host,
+		URL:         c.Server.URL,
+		Model:       c.Model.Name,
+		API:         c.Macro.API,
+		APIKey:      m.d.APIKey,
+		ProfilerDir: c.Server.ProfilerDir,
+		Requests:    c.Profile.Requests,
+		Concurrency: []int{1},
+		InputLen:    c.Macro.InputLen,
+		OutputLen:   c.Macro.OutputLen,
+	}
+	if p := m.plateau(); p > 1 {
+		cfg.Concurrency = append(cfg.Concurrency, p)
+	}
+	return cfg
+}
+
+// plateau is the concurrency where the last sweep's throughput stopped
+// growing, from the session's journal (0 when no sweep found one).
+func (m *Model) plateau() int {
+	if m.d.Session == nil {
+		return 0
+	}
+	c := 0
+	for _, e := range m.d.Session.Events() {
+		if p, ok := e.Data.(phases.Plateau); ok {
+			c = p.Concurrency
+		}
+	}
+	return c
+}
+
+// start launches a capture in a goroutine emitting into the session.
+func (m *Model) start() tea.Cmd {
+	if m.Busy() {
+		return common.Status("a capture is already running (c cancels it)")
+	}
+	if m.d.Campaign == nil || m.d.Session == nil || m.d.Host == nil {
+		return common.Error(errors.New("profile: no campaign, session or host"))
+	}
+	if d, ok := m.d.Host.(*sim.Deployment); ok {
+		sim.InstallProfiler(d)
+	}
+	cfg := m.config()
+	parent := m.d.Ctx
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithCancel(parent)
+	m.run++
+	run := m.run
+	m.cancel, m.state = cancel, running
+	m.steps, m.sum, m.failed, m.msg, m.scroll = nil, nil, nil, "", 0
+	em := &phases.Emitter{Out: m.d.Session.Sink(), Now: m.d.Now}
+	params := map[string]any{"url": cfg.URL, "requests": cfg.Requests, "concurrency": cfg.Concurrency,
+		"profiler_dir": cfg.ProfilerDir, "input_len": cfg.InputLen, "output_len": cfg.OutputLen}
+	return tea.Batch(common.Status("profile capture started against "+cfg.URL), func() tea.Msg {
+		em.Emit(ctx, phases.KindPhaseStarted, &phases.PhaseStarted{Name: phases.Profile, Params: params})
+		sum, err := profile.Capture(ctx, cfg, em)
+		fin := &phases.PhaseFinished{Name: phases.Profile}
+		if err != nil {
+			fin.Err = err.Error()
+		}
+		fctx, fcancel := context.WithTimeout(context.Background(), 2*time.Second)
+		em.Emit(fctx, phases.KindPhaseFinished, fin)
+		fcancel()
+		return doneMsg{run: run, sum: sum, err: err}
+	})
+}
+
+// stop is the c key: cancel the capture (stop_profile is still sent).
+func (m *Model) stop() tea.Cmd {
+	if m.state != running || m.cancel == nil {
+		return common.Status("no capture is running")
+	}
+	m.cancel()
+	m.state = cancelling
+	return common.Status("cancelling: stop_profile is sent so the server stops recording")
+}
+
+// finish records a capture's end.
+func (m *Model) finish(msg doneMsg) tea.Cmd {
+	if msg.run != m.run {
+		return nil
+	}
+	if m.cancel != nil {
+		m.cancel()
+		m.cancel = nil
+	}
+	switch {
+	case msg.err == nil:
+		m.state = finished
+		if msg.sum != nil {
+			m.sum = msg.sum
+		}
+		return common.Status(fmt.Sprintf("profile captured: communication %.1f%% of GPU time", 100*m.sum.CommunicationShare))
+	case errors.Is(msg.err, profile.ErrProfilerDisabled):
+		m.state = failed
+		m.msg = disabledHelp
+		return common.Status("profiling is not enabled on the server: restart it with the profiler from the Load pane (r)")
+	case errors.Is(msg.err, context.Canceled):
+		m.state = failed
+		m.msg = "Capture cancelled; stop_profile was sent so the server stops recording."
+		return common.Status("profile capture cancelled")
+	default:
+		m.state = failed
+		m.msg = "Capture failed: " + msg.err.Error()
+		return common.Error(fmt.Errorf("profile: %w", msg.err))
+	}
+}

@@ -1,0 +1,322 @@
+package profilepane
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/lipgloss/v2"
+
+	"github.com/profdeck/profdeck/phases/profile"
+)
+
+var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// short names of the categories, for the kernel table.
+var catShort = map[string]string{
+	profile.CatGEMM: "gemm", profile.CatAttention: "attn", profile.CatMoE: "moe",
+	profile.CatCommunication: "comm", profile.CatOther: "other",
+}
+
+// View renders the pane into its size.
+func (m *Model) View() string {
+	w, h := m.w, m.h
+	if w <= 0 {
+		w = 78
+	}
+	if h <= 0 {
+		h = 19
+	}
+	lines := []string{m.titleLine(w)}
+	lines = append(lines, m.messageLines(w)...)
+	if m.sum == nil || m.Busy() {
+		lines = append(lines, m.stepLines(w)...)
+	} else {
+		lines = append(lines, m.captureLine(w))
+	}
+	if m.sum != nil && !m.Busy() {
+		lines = append(lines, m.summaryLines(w, h-len(lines))...)
+	}
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) titleLine(w int) string {
+	s := m.d.Styles
+	state := map[runState]string{idle: "idle", running: "capturing", cancelling: "cancelling (sending stop_profile)",
+		finished: "captured", failed: "failed"}[m.state]
+	if m.state == idle && m.sum != nil {
+		state = "from the journal"
+	}
+	left := s.Title.Render("Profile") + " " + s.Subtle.Render(state)
+	right := ""
+	if m.d.Simulated() {
+		right = s.HeaderSim.Render("SIMULATED")
+	}
+	gap := w - lipgloss.Width(left) - lipgloss.Width(right)
+	if gap < 1 {
+		return left
+	}
+	return left + strings.Repeat(" ", gap) + right
+}
+
+// messageLines are what the operator should know or do: why the last
+// capture failed, or what s does.
+func (m *Model) messageLines(w int) []string {
+	s := m.d.Styles
+	msg := m.msg
+	if msg == "" && m.failed != nil {
+		msg = "Capture failed at " + m.failed.Step + ": " + m.failed.Error
+		if m.failed.ProfilerDisabled {
+			msg = disabledHelp
+		}
+	}
+	if msg != "" {
+		var out []string
+		for _, l := range wrap(msg, w) {
+			out = append(out, s.Warn.Render(l))
+		}
+		return out
+	}
+	if m.state == idle && m.sum == nil && m.d.Campaign != nil {
+		cfg := m.config()
+		dir := cfg.ProfilerDir
+		if dir == "" {
+			dir = profile.DefaultProfilerDir
+		}
+		text := fmt.Sprintf("s captures: start_profile, %d requests at C=%s, stop_profile, then reads %s on %s. "+
+			"The server must run with the torch profiler.", reqs(cfg.Requests), joinInts(cfg.Concurrency), dir, hostName(m))
+		var out []string
+		for _, l := range wrap(text, w) {
+			out = append(out, s.Subtle.Render(l))
+		}
+		return out
+	}
+	return nil
+}
+
+func reqs(n int) int {
+	if n <= 0 {
+		return 8
+	}
+	return n
+}
+
+// stepLines list the capture's steps, the running one with a spinner and
+// its elapsed time.
+func (m *Model) stepLines(w int) []string {
+	s := m.d.Styles
+	now := float64(m.d.Now().UnixNano()) / 1e9
+	var out []string
+	for i, st := range m.steps {
+		mark, el := "✓", st.elapsedS
+		live := !st.done && i == len(m.steps)-1 && m.Busy()
+		if live {
+			mark = spinner[m.frame%len(spinner)]
+			if e := now - st.started; e > el {
+				el = e
+			}
+		} else if !st.done {
+			mark = "·"
+		}
+		text := fit(fmt.Sprintf("%s %-13s %7s  %s", mark, st.name, fmtDur(el), st.detail), w)
+		switch {
+		case live:
+			out = append(out, s.Bold.Render(text))
+		case st.done:
+			out = append(out, s.Good.Render(text[:len(mark)])+text[len(mark):])
+		default:
+			out = append(out, s.Subtle.Render(text))
+		}
+	}
+	return out
+}
+
+// captureLine sums up the capture that the summary came from.
+func (m *Model) captureLine(w int) string {
+	sum := m.sum
+	parts := []string{}
+	if sum.Requests > 0 {
+		parts = append(parts, fmt.Sprintf("%d req at C=%s", sum.Requests, joinInts(sum.Concurrency)))
+	}
+	if sum.StopS > 0 {
+		parts = append(parts, fmt.Sprintf("stop_profile %s", fmtDur(sum.StopS)))
+	}
+	parts = append(parts, sum.Source)
+	return m.d.Styles.Subtle.Render(fit(strings.Join(parts, " · "), w))
+}
+
+// summaryLines are the totals, the category bars and the kernel table.
+func (m *Model) summaryLines(w, h int) []string {
+	s := m.d.Styles
+	sum := m.sum
+	var out []string
+	head := fmt.Sprintf("GPU %s in %d kernels · communication %.1f%% of GPU time", us(sum.TotalCUDAUs), sum.KernelCount, 100*sum.CommunicationShare)
+	out = append(out, s.Bold.Render(fit(head, w)))
+	if sum.DecodeSteps > 0 {
+		src := "estimated from the load"
+		if strings.Contains(sum.DecodeStepsSource, "/metrics") {
+			src = "server /metrics"
+		}
+		out = append(out, fit(fmt.Sprintf("per decode step: %s communication of %s GPU · %d steps (%s)",
+			us(sum.CommPerStepUs), us(sum.GPUPerStepUs), sum.DecodeSteps, src), w))
+	}
+	barW := w - 14 - 10 - 8
+	if barW > 50 {
+		barW = 50
+	}
+	for _, c := range profile.Categories {
+		v := sum.Categories[c]
+		frac := 0.0
+		if sum.TotalCUDAUs > 0 {
+			frac = v / sum.TotalCUDAUs
+		}
+		full := int(frac*float64(barW) + 0.5)
+		if full > barW {
+			full = barW
+		}
+		style := s.BarFull
+		if c == profile.CatCommunication {
+			style = s.ChartAlt
+		}
+		bar := ""
+		if barW > 0 {
+			bar = style.Render(strings.Repeat("█", full)) + s.BarEmpty.Render(strings.Repeat("░", barW-full)) + " "
+		}
+		out = append(out, fmt.Sprintf("%-13s %s%9s %5.1f%%", c, bar, us(v), 100*frac))
+	}
+	rows := h - len(out) - 1
+	if rows < 1 || len(sum.Top) == 0 {
+		return out
+	}
+	nameW := w - 44
+	if nameW < 10 {
+		nameW = 10
+	}
+	out = append(out, s.TableHeader.Render(fit(fmt.Sprintf("%9s %6s %9s %8s %-5s  %s", "self", "%GPU", "µs/step", "calls", "cat", "kernel (top "+fmt.Sprint(len(sum.Top))+")"), w)))
+	m.clampScroll()
+	end := m.scroll + rows
+	if end > len(sum.Top) {
+		end = len(sum.Top)
+	}
+	for _, k := range sum.Top[m.scroll:end] {
+		per := "-"
+		if sum.DecodeSteps > 0 {
+			per = us(k.SelfCUDAUs / float64(sum.DecodeSteps))
+		}
+		pct := 0.0
+		if sum.TotalCUDAUs > 0 {
+			pct = 100 * k.SelfCUDAUs / sum.TotalCUDAUs
+		}
+		line := fmt.Sprintf("%9s %5.1f%% %9s %8d %-5s  %s", us(k.SelfCUDAUs), pct, per, k.Calls, catShort[k.Category], profile.Shorten(k.Name, nameW))
+		out = append(out, fit(line, w))
+	}
+	if more := len(sum.Top) - end; more > 0 && len(out) > 0 {
+		out[len(out)-1] = fit(out[len(out)-1], w-8) + s.Subtle.Render(fmt.Sprintf(" ↓%d more", more))
+	}
+	return out
+}
+
+// kernelRows is how many kernel rows fit at the current size.
+func (m *Model) kernelRows() int {
+	used := 1 + 1 + 1 + len(profile.Categories) + 1
+	if m.sum != nil && m.sum.DecodeSteps > 0 {
+		used++
+	}
+	return m.h - used
+}
+
+func (m *Model) clampScroll() {
+	if m.sum == nil {
+		m.scroll = 0
+		return
+	}
+	maxS := len(m.sum.Top) - m.kernelRows()
+	if maxS < 0 {
+		maxS = 0
+	}
+	if m.scroll > maxS {
+		m.scroll = maxS
+	}
+	if m.scroll < 0 {
+		m.scroll = 0
+	}
+}
+
+// us formats microseconds: 812.3µs, 12.41ms, 3.02s.
+func us(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fs", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.2fms", v/1e3)
+	}
+	return fmt.Sprintf("%.1fµs", v)
+}
+
+func fmtDur(s float64) string {
+	d := time.Duration(s * float64(time.Second))
+	if d < time.Minute {
+		return fmt.Sprintf("%.1fs", s)
+	}
+	return d.Truncate(time.Second).String()
+}
+
+func joinInts(v []int) string {
+	parts := make([]string, len(v))
+	for i, n := range v {
+		parts[i] = fmt.Sprint(n)
+	}
+	return strings.Join(parts, ",")
+}
+
+// fit cuts s to w columns (runes; the pane's text is single-width).
+func fit(s string, w int) string {
+	r := []rune(s)
+	if w <= 0 {
+		return ""
+	}
+	if len(r) <= w {
+		return s
+	}
+	if w == 1 {
+		return "…"
+	}
+	return string(r[:w-1]) + "…"
+}
+
+// wrap breaks text into lines of at most w columns at spaces.
+func wrap(text string, w int) []string {
+	if w < 10 {
+		w = 10
+	}
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = word
+		case len([]rune(line))+1+len([]rune(word)) <= w:
+			line += " " + word
+		default:
+			out = append(out, line)
+			line = word
+		}
+	}
+	if line != "" {
+		out = append(out, fit(line, w))
+	}
+	for i := range out {
+		out[i] = fit(out[i], w)
+	}
+	return out
+}
+
+func hostName(m *Model) string {
+	if m.d.Host == nil {
+		return "the host"
+	}
+	return m.d.Host.Name()
+}
