@@ -19,7 +19,9 @@ func runCLI(t *testing.T, main func(context.Context, []string, *bytes.Buffer, *b
 	return code, so.String(), se.String()
 }
 
-func reportMain(ctx context.Context, a []string, so, se *bytes.Buffer) int { return ReportMain(ctx, a, so, se) }
+func reportMain(ctx context.Context, a []string, so, se *bytes.Buffer) int {
+	return ReportMain(ctx, a, so, se)
+}
 func compareMain(ctx context.Context, a []string, so, se *bytes.Buffer) int {
 	return CompareMain(ctx, a, so, se)
 }

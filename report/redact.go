@@ -64,6 +64,10 @@ var (
 	secretEnv = regexp.MustCompile(`(?i)\b([A-Z0-9_]*(?:API_KEY|TOKEN|PASSWORD|PASSWD|SECRET))=('[^']*'|"[^"]*"|\S+)`)
 	// Authorization: Bearer x
 	bearer = regexp.MustCompile(`(?i)(bearer\s+)[^\s'"]+`)
+	// 'api_key': 'x' (a Python dict, as vLLM logs its non-default args)
+	secretDict = regexp.MustCompile(`(?i)(['"][a-z0-9_-]*(?:api[-_]?key|token|password|passwd|secret)['"]\s*:\s*)('[^']*'|"[^"]*")`)
+	// a quick test for any of the above
+	secretHint = regexp.MustCompile(`(?i)key|token|passw|secret|bearer`)
 )
 
 // ScrubCommandLine hides the values of secret-looking flags and environment
@@ -73,5 +77,60 @@ func ScrubCommandLine(cmd string) string {
 	cmd = secretFlag.ReplaceAllString(cmd, "${1}${2}"+Redacted)
 	cmd = secretEnv.ReplaceAllString(cmd, "${1}="+Redacted)
 	cmd = bearer.ReplaceAllString(cmd, "${1}"+Redacted)
+	cmd = secretDict.ReplaceAllString(cmd, "${1}'"+Redacted+"'")
 	return cmd
+}
+
+// scrubEvent hides secret-looking values (ScrubCommandLine) in every string
+// of ev's payload: launch commands, log lines and error texts can carry an
+// API key the operator never registered with Redact.
+func scrubEvent(ev phases.Event) phases.Event {
+	b, err := json.Marshal(ev.Data)
+	if err != nil || !secretHint.Match(b) {
+		return ev
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return ev
+	}
+	changed := false
+	var walk func(any) any
+	walk = func(x any) any {
+		switch t := x.(type) {
+		case string:
+			if s := ScrubCommandLine(t); s != t {
+				changed = true
+				return s
+			}
+		case map[string]any:
+			for k, e := range t {
+				t[k] = walk(e)
+			}
+		case []any:
+			for i, e := range t {
+				t[i] = walk(e)
+			}
+		}
+		return x
+	}
+	v = walk(v)
+	if !changed {
+		return ev
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return ev
+	}
+	line, err := json.Marshal(struct {
+		phases.Event
+		Data json.RawMessage `json:"data"`
+	}{ev, data})
+	if err != nil {
+		return ev
+	}
+	out, err := phases.Decode(line)
+	if err != nil {
+		return ev
+	}
+	return out
 }

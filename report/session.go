@@ -91,6 +91,10 @@ func (s *Session) Record(ev phases.Event) error {
 	}
 	ev = s.redact(ev)
 	eph := phases.Ephemeral(ev.Kind)
+	if !eph && ev.Kind != phases.KindNote && ev.Kind != phases.KindMarker {
+		// Notes stay verbatim (registered secrets are still redacted).
+		ev = scrubEvent(ev)
+	}
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
 	if !eph && s.journal != nil {

@@ -151,3 +151,25 @@ func TestScrubCommandLine(t *testing.T) {
 		}
 	}
 }
+
+func TestUnregisteredSecretsInLaunchLinesAndLogsAreHidden(t *testing.T) {
+	s, p := newTestSession(t)
+	t0 := time.Now()
+	s.Record(phases.New(t0, phases.KindServer, phases.ServerEvent{Action: "start", Detail: "vllm serve m --api-key abc-123-xyz --max-num-batched-tokens 8192"}))
+	s.Record(phases.New(t0, phases.KindStall, phases.Stall{GPUs: []int{0}, Line: "non-default args: {'model': 'm', 'api_key': 'abc-123-xyz'}"}))
+	s.Record(phases.New(t0, phases.KindLoadFailure, phases.LoadFailure{Kind: "exited", Line: "HF_TOKEN=abc-123-xyz python3 -m vllm"}))
+	s.Record(note(t0, "tokens: max_tokens=5 stays as typed"))
+	b := string(mustRead(t, p))
+	if strings.Contains(b, "abc-123-xyz") {
+		t.Fatalf("journal holds the key:\n%s", b)
+	}
+	for _, want := range []string{"--max-num-batched-tokens 8192", "'api_key': '[redacted]'", "HF_TOKEN=[redacted]", "tokens: max_tokens=5 stays as typed"} {
+		if !strings.Contains(b, want) {
+			t.Errorf("journal lacks %q:\n%s", want, b)
+		}
+	}
+	evs := s.Events()
+	if len(evs) != 4 || evs[1].Data.(phases.Stall).GPUs[0] != 0 {
+		t.Fatalf("events %+v", evs)
+	}
+}
