@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -116,7 +117,7 @@ func (h *Host) connect(ctx context.Context) (*conn, error) {
 		err := c.client.Wait()
 		c.mu.Lock()
 		if c.err == nil {
-			if err == nil {
+			if err == nil || errors.Is(err, io.EOF) {
 				err = errors.New("connection closed by the server")
 			}
 			c.err = err

@@ -95,8 +95,7 @@ func Dial(ctx context.Context, target string, opt Options) (*Host, error) {
 		h.closeStates()
 		return nil, err
 	}
-	rtt, _ := ping(c.client, 5*time.Second)
-	h.setUp(c, rtt)
+	h.setUp(c, firstRTT(c))
 	sctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	go h.supervise(sctx, c)
@@ -151,6 +150,18 @@ func (h *Host) setUp(c *conn, rtt time.Duration) {
 	close(h.ready)
 	h.mu.Unlock()
 	h.emit(remote.State{State: "up", RTT: rtt})
+}
+
+// firstRTT measures the round trip of a new connection. The first request
+// after login is slow while sshd sets the session up, so the second counts.
+func firstRTT(c *conn) time.Duration {
+	rtt, err := ping(c.client, 5*time.Second)
+	if err == nil {
+		if r2, err := ping(c.client, 5*time.Second); err == nil {
+			rtt = r2
+		}
+	}
+	return rtt
 }
 
 func (h *Host) setRTT(c *conn, rtt time.Duration) {
@@ -232,9 +243,8 @@ func (h *Host) supervise(ctx context.Context, c *conn) {
 				return
 			}
 			if err == nil {
-				rtt, _ := ping(nc.client, 5*time.Second)
 				c = nc
-				h.setUp(nc, rtt)
+				h.setUp(nc, firstRTT(nc))
 				h.killOrphans(ctx, nc)
 				break
 			}
