@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -139,7 +141,9 @@ func Defaults() *Campaign {
 }
 
 // LoadFile reads the campaign file at path over the defaults. Unknown keys and
-// bad values are errors naming the key and line.
+// bad values are errors naming the key and line. Relative notebook and
+// journal paths are taken relative to the file's directory, and a leading ~/
+// in the SSH paths is the home directory.
 func LoadFile(path string) (*Campaign, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -150,30 +154,105 @@ func LoadFile(path string) (*Campaign, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	c.Path = path
+	dir := filepath.Dir(path)
+	for _, p := range []*string{&c.Notebook, &c.Journal} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
+	for _, p := range []*string{&c.SSH.Identity, &c.SSH.KnownHosts, &c.SSH.Config} {
+		*p = expandHome(*p)
+	}
 	return c, nil
+}
+
+func expandHome(p string) string {
+	rest, ok := strings.CutPrefix(p, "~/")
+	if !ok {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return p
+	}
+	return filepath.Join(home, rest)
 }
 
 // Parse reads a campaign from YAML text over the defaults.
 func Parse(b []byte) (*Campaign, error) {
 	c := Defaults()
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, cleanYAMLError(err, nil)
+	}
+	if err := checkKeys(&root); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, cleanYAMLError(err)
+		return nil, cleanYAMLError(err, &root)
 	}
-	var root yaml.Node
-	_ = yaml.Unmarshal(b, &root)
 	if err := c.validate(&root); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-func cleanYAMLError(err error) error {
+var (
+	reLine      = regexp.MustCompile(`line (\d+): `)
+	reUnmarshal = regexp.MustCompile("cannot unmarshal !!(\\w+) (`[^`]*`)? ?into (\\S+)")
+)
+
+// describeType says in words what a Go type of the campaign holds.
+func describeType(t string) string {
+	switch {
+	case t == "int":
+		return "a whole number"
+	case t == "float64":
+		return "a number"
+	case t == "bool":
+		return "true or false"
+	case t == "string":
+		return "text"
+	case t == "[]int":
+		return "a list of whole numbers (e.g. [1, 8, 64])"
+	case strings.HasPrefix(t, "map["):
+		return "a mapping of NAME: value lines"
+	case strings.HasPrefix(t, "campaign."):
+		return "a section of key: value lines"
+	}
+	return "a " + t
+}
+
+// cleanYAMLError makes a decoder error readable, one problem per line, and
+// names the key of each line it mentions.
+func cleanYAMLError(err error, root *yaml.Node) error {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:\n")
+	msg = strings.TrimPrefix(msg, "yaml: ")
 	msg = strings.ReplaceAll(msg, "\n  ", "; ")
 	msg = strings.TrimSpace(strings.ReplaceAll(msg, "in type campaign.", "in section "))
+	msg = reUnmarshal.ReplaceAllStringFunc(msg, func(m string) string {
+		g := reUnmarshal.FindStringSubmatch(m)
+		what := g[2]
+		if what == "" {
+			what = map[string]string{"seq": "a list", "map": "a mapping"}[g[1]]
+			if what == "" {
+				what = "this value"
+			}
+		}
+		return what + " is not " + describeType(g[3])
+	})
+	if root != nil {
+		msg = reLine.ReplaceAllStringFunc(msg, func(m string) string {
+			n, _ := strconv.Atoi(reLine.FindStringSubmatch(m)[1])
+			if key := keyAt(root, n); key != "" {
+				return fmt.Sprintf("line %d: %s: ", n, key)
+			}
+			return m
+		})
+	}
 	return errors.New(msg)
 }
 

@@ -3,8 +3,10 @@ package campaign
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
+	"github.com/profdeck/profdeck/phases/model"
 	"gopkg.in/yaml.v3"
 )
 
@@ -47,14 +49,41 @@ func (c *Campaign) validate(root *yaml.Node) error {
 		}
 		return fmt.Errorf("%s: %s", key, msg)
 	}
-	if c.Host == "" {
-		return bad("host", "must be sim, local or an SSH target")
+	if c.Host == "" || strings.ContainsAny(c.Host, " \t\n") {
+		return bad("host", "%q: must be sim, local or an SSH target ([user@]host[:port] or an ~/.ssh/config alias)", c.Host)
 	}
-	if c.Server.URL != "" {
-		u, err := url.Parse(c.Server.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return bad("server.url", "%q is not an http(s) URL", c.Server.URL)
+	for key, v := range map[string]string{"server.url": c.Server.URL, "server.metrics_url": c.Server.MetricsURL} {
+		if v == "" {
+			continue
 		}
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return bad(key, "%q is not an http(s) URL (e.g. http://127.0.0.1:8000)", v)
+		}
+	}
+	if c.Server.URL == "" {
+		return bad("server.url", "must be set (e.g. http://127.0.0.1:8000)")
+	}
+	if p := c.Model.Preset; p != "" {
+		known := model.PresetNames()
+		if !slices.Contains(known, strings.ToLower(p)) {
+			return bad("model.preset", "%q is not a built-in model (known: %s); or leave it out and set model.config", p, strings.Join(known, ", "))
+		}
+	}
+	if c.Load.PollInterval.Duration <= 0 {
+		return bad("load.poll_interval", "must be more than 0 (e.g. 1s)")
+	}
+	if len(c.Macro.Concurrency) == 0 {
+		return bad("macro.concurrency", "needs at least one level (e.g. [1, 8, 64])")
+	}
+	if c.Macro.Requests == 0 && c.Macro.Duration.Duration == 0 {
+		return bad("macro.requests", "set requests (per level) or duration (per level)")
+	}
+	if strings.TrimSpace(c.Micro.Python) == "" {
+		return bad("micro.python", "must name the Python to run (e.g. python3)")
+	}
+	if strings.TrimSpace(c.NCCL.Torchrun) == "" {
+		return bad("nccl.torchrun", "must name torchrun (e.g. torchrun)")
 	}
 	if c.Model.TP < 1 {
 		return bad("model.tp", "must be at least 1, got %d", c.Model.TP)

@@ -1,0 +1,44 @@
+package campaign
+
+import (
+	"path/filepath"
+	"time"
+)
+
+// DemoLaunch is the launch command of the demo campaign.
+const DemoLaunch = "vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8 --trust-remote-code " +
+	"--max-model-len 262144 --gpu-memory-utilization 0.90 --port 8000"
+
+// Demo returns the campaign of `profdeck demo`: Kimi-K2.5 on TP8 on the
+// built-in simulated deployment, with the notebook in dir. Its settings are
+// scaled down so every phase finishes in demo time: the sweep measures each
+// concurrency level for a few seconds (under a minute for 1…256), and a
+// stalled load is called after seconds rather than minutes.
+func Demo(dir string) *Campaign {
+	c := Defaults()
+	c.Name = "profdeck demo (SIMULATED deployment)"
+	c.Notebook = filepath.Join(dir, "profdeck-demo.md")
+	c.Host = "sim"
+	c.Server = Server{
+		URL:         "http://127.0.0.1:8000",
+		APIKeyEnv:   "OPENAI_API_KEY",
+		Launch:      DemoLaunch,
+		Log:         "/var/log/vllm/server.log",
+		ProfilerDir: "/tmp/vllm_profile",
+	}
+	c.Model = Model{Name: "moonshotai/Kimi-K2.5", Preset: "kimi-k2.5", TP: 8, ExpectGiB: 74.9}
+	c.Load = Load{StallAfter: Duration{10 * time.Second}, PollInterval: Duration{500 * time.Millisecond}}
+	c.Macro = Macro{
+		API:         "completions",
+		Concurrency: []int{1, 2, 4, 8, 16, 32, 64, 128, 256},
+		Duration:    Duration{3 * time.Second},
+		Requests:    512, // a cap; each level runs for Duration
+		Warmup:      2,
+		InputLen:    128,
+		OutputLen:   32,
+	}
+	c.Micro = Micro{Batch: []int{1, 8, 64, 128}, Python: "python3"}
+	c.NCCL = NCCL{NProc: 8, Torchrun: "torchrun", Batch: []int{1, 8, 64, 128}}
+	c.Profile = Profile{Requests: 4}
+	return c
+}
