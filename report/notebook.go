@@ -78,7 +78,10 @@ func WriteNotebook(path string, events []phases.Event, opts NotebookOptions) err
 		for _, c := range charts {
 			b, err := c.draw()
 			if err == nil {
-				err = writeFileAtomic(filepath.Join(dir, c.name), b, 0o644)
+				cp := filepath.Join(dir, c.name)
+				if old, rerr := os.ReadFile(cp); rerr != nil || !bytes.Equal(old, b) {
+					err = writeFileAtomic(cp, b, 0o644) // unchanged charts are not rewritten
+				}
 			}
 			if err != nil {
 				chartErrs = append(chartErrs, fmt.Sprintf("%s: %v", c.name, err))
