@@ -32,6 +32,7 @@ type LogLine struct {
 	Rank  int    `json:"rank"` // -1 when unknown
 	Level string `json:"level,omitempty"`
 	Text  string `json:"text"`
+	Msg   string `json:"msg,omitempty"` // the message without process prefix and logger header
 }
 
 // GPULoad is the load view of one GPU.
@@ -72,6 +73,9 @@ type LoadState struct {
 	Stall   *Stall       `json:"stall,omitempty"`
 	Failure *LoadFailure `json:"failure,omitempty"`
 	Ready   bool         `json:"ready"` // GET /health answered 200
+	// Load numbers the loads a watcher saw: it grows when a new load
+	// begins (a restart, a replaced log), so views can start over.
+	Load int `json:"load"`
 }
 
 // Milestone marks a stage reached (with the evidence line when there is one).
@@ -80,6 +84,7 @@ type Milestone struct {
 	AtS   float64 `json:"at_s"`
 	Line  string  `json:"line,omitempty"`
 	Value string  `json:"value,omitempty"` // e.g. "89.4 GiB", "1,234,567 tokens"
+	Load  int     `json:"load,omitempty"`  // LoadState.Load of the load it belongs to
 }
 
 // Stall says loading stopped making progress.

@@ -83,12 +83,13 @@ func (s *run) line(ev remote.FollowEvent) {
 			s.version = r.Version
 		}
 		if r.Relevant() {
-			s.logLine(r.Rank, r.Level, r.Text)
+			s.emit(phases.KindLogLine, phases.LogLine{Rank: r.Rank, Level: r.Level, Text: r.Text, Msg: r.Msg})
 		}
 		if ms != nil {
 			s.emit(phases.KindMilestone, *ms)
 		}
 		if m := detailMilestone(r, now.Sub(s.tr.start).Seconds()); m != nil {
+			m.Load = s.tr.gen
 			s.emit(phases.KindMilestone, *m)
 		}
 		if fail != nil {
@@ -148,6 +149,7 @@ func (s *run) poll(p pollResult) {
 		if msg := p.err.Error(); msg != s.smiErr {
 			s.smiErr = msg
 			s.emit(phases.KindError, phases.ErrorEvent{Where: "load: nvidia-smi on " + s.w.cfg.Host.Name(), Err: msg})
+			s.logLine(-1, "ERROR", "nvidia-smi: "+msg)
 		}
 	} else {
 		s.smiErr = ""

@@ -35,6 +35,12 @@ type Server struct {
 	StopTimeout time.Duration
 	// Emitter, when set, receives KindServer events for each step.
 	Emitter *phases.Emitter
+	// BeforeLaunch, when set, runs just before the launch command (a
+	// Watcher's MarkStarted, so that it follows a new load).
+	BeforeLaunch func()
+	// BeforeStop, when set, runs when Stop begins (a Watcher's MarkStopped,
+	// so that a stopped server is not reported as a stall).
+	BeforeStop func()
 
 	pid int
 }
@@ -136,6 +142,9 @@ func (s *Server) Start(ctx context.Context, extraFlags []string, extraEnv map[st
 		_, _ = remote.Output(ctx, s.Host, "docker rm "+remote.Quote(c)+" >/dev/null 2>&1 || true")
 	}
 	cmd := fmt.Sprintf("nohup setsid sh -c %s > %s 2>&1 < /dev/null & echo $!", remote.Quote(inner), remote.Quote(log))
+	if s.BeforeLaunch != nil {
+		s.BeforeLaunch()
+	}
 	out, err := remote.Output(ctx, s.Host, cmd)
 	if err != nil {
 		return 0, fmt.Errorf("starting the server: %w", err)
@@ -197,6 +206,9 @@ func (s *Server) stopTimeout() time.Duration {
 func (s *Server) Stop(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.stopTimeout())
 	defer cancel()
+	if s.BeforeStop != nil {
+		s.BeforeStop()
+	}
 	if c := s.Settings.Container; c != "" {
 		s.emit(ctx, "stop", "docker stop "+c)
 		if _, err := remote.Output(ctx, s.Host, "docker stop "+remote.Quote(c)); err != nil {
@@ -204,10 +216,19 @@ func (s *Server) Stop(ctx context.Context) error {
 		}
 	} else {
 		pid, alive := s.Running(ctx)
-		if pid <= 0 {
-			return fmt.Errorf("no server started by profdeck to stop (no pid in %s); stop it on the host, or set server.container", s.pidFile())
-		}
-		if alive {
+		if pid <= 0 || !alive {
+			// Not started by profdeck (or the pid file is stale): stop
+			// the `vllm serve` process by name. The pattern's brackets
+			// keep it from matching this very command line.
+			s.emit(ctx, "stop", "pkill -TERM -f 'vllm[ ]serve' (no live pid in "+s.pidFile()+")")
+			if _, err := remote.Output(ctx, s.Host, "pkill -TERM -f 'vllm[ ]serve'"); err != nil {
+				var ee *remote.ExitError
+				if errors.As(err, &ee) && ee.Status == 1 {
+					return fmt.Errorf("no server to stop: no live pid in %s and no `vllm serve` process on %s", s.pidFile(), s.Host.Name())
+				}
+				return fmt.Errorf("stopping `vllm serve`: %w", err)
+			}
+		} else {
 			s.emit(ctx, "stop", fmt.Sprintf("kill -TERM process group %d", pid))
 			if _, err := remote.Output(ctx, s.Host, fmt.Sprintf("kill -TERM -- -%d", pid)); err != nil && s.alive(ctx, pid) {
 				return fmt.Errorf("stopping process group %d: %w", pid, err)

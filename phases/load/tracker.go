@@ -16,6 +16,9 @@ const (
 	growthGiB = 0.05
 	// rateWindow is how far back the per-GPU rate looks.
 	rateWindow = 30 * time.Second
+	// rateQuiet: after this long without growth a GPU's rate reads 0
+	// rather than the average of a window that still holds old growth.
+	rateQuiet = 15 * time.Second
 	// plateauAfter is how long memory must stay flat to call it a plateau.
 	plateauAfter = 60 * time.Second
 	// DefaultStallAfter is the stall threshold when none is configured.
@@ -44,6 +47,7 @@ type Tracker struct {
 	failure      *phases.LoadFailure
 	failStrong   bool
 	stall        *phases.Stall
+	gen          int
 }
 
 type gpuTrack struct {
@@ -77,6 +81,7 @@ func NewTracker(host string, expectGiB float64, stallAfter time.Duration, now ti
 
 // Reset starts a new load (the server restarted or the log was replaced).
 func (t *Tracker) Reset(now time.Time) {
+	t.gen++
 	t.start, t.lastProgress = now, now
 	t.sum = vllmlog.NewSummary()
 	t.stage, t.armed, t.barSeen, t.ready, t.stopped = 0, false, false, false, false
@@ -94,6 +99,9 @@ func (t *Tracker) SetStopped(now time.Time, stopped bool) {
 	t.stopped = stopped
 	t.lastProgress = now
 	t.stall = nil
+	if stopped {
+		t.ready = false
+	}
 }
 
 // Sample folds one nvidia-smi poll in.
@@ -167,7 +175,7 @@ func (t *Tracker) Record(now time.Time, r vllmlog.Record) (ms *phases.Milestone,
 	if st := r.Stage(); st != "" {
 		if i := vllmlog.StageIndex(st); i > t.stage {
 			t.stage = i
-			ms = &phases.Milestone{Stage: st, AtS: now.Sub(t.start).Seconds(), Line: r.Text}
+			ms = &phases.Milestone{Stage: st, AtS: now.Sub(t.start).Seconds(), Line: r.Text, Load: t.gen}
 		}
 	}
 	if r.Kind == vllmlog.KindFailure && (t.failure == nil || (r.Strong && !t.failStrong)) {
@@ -189,7 +197,7 @@ func (t *Tracker) SetReady(now time.Time) *phases.Milestone {
 	}
 	t.ready, t.stall = true, nil
 	t.stage = vllmlog.StageIndex(vllmlog.StageReady)
-	return &phases.Milestone{Stage: vllmlog.StageReady, AtS: now.Sub(t.start).Seconds(), Value: "GET /health 200"}
+	return &phases.Milestone{Stage: vllmlog.StageReady, AtS: now.Sub(t.start).Seconds(), Value: "GET /health 200", Load: t.gen}
 }
 
 // Ready reports whether /health answered 200.
@@ -279,7 +287,7 @@ func (t *Tracker) order() []int {
 // State is the load's progress at now.
 func (t *Tracker) State(now time.Time) phases.LoadState {
 	st := phases.LoadState{Host: t.host, Stage: vllmlog.StageOrder[t.stage], ElapsedS: now.Sub(t.start).Seconds(),
-		IdleS: now.Sub(t.lastProgress).Seconds(), Ready: t.ready, Failure: t.failure, Stall: t.stall}
+		IdleS: now.Sub(t.lastProgress).Seconds(), Ready: t.ready, Failure: t.failure, Stall: t.stall, Load: t.gen}
 	switch {
 	case t.failure != nil:
 		st.Stage = "failed"
@@ -309,7 +317,9 @@ func (t *Tracker) State(now time.Time) phases.LoadState {
 			UtilPct: g.util, UtilKnown: g.utilKnown}
 		if g.known {
 			gl.UsedGiB = round2(g.used)
-			gl.RateGiBMin = round2(rate(g.hist))
+			if now.Sub(g.lastGrowth) < rateQuiet {
+				gl.RateGiBMin = round2(rate(g.hist))
+			}
 			exp := t.expected(g)
 			gl.ExpectedGiB, gl.ExpectFrom = round2(exp.gib), exp.from
 			if weightsPhase && exp.gib > g.used && gl.RateGiBMin > 0.01 {

@@ -121,3 +121,12 @@ func (p *Parser) segment(raw string) (Record, bool) {
 	}
 	return r, true
 }
+
+// Message returns a log line's message without its transport wrapper,
+// colour, process prefix and logger header (for quoting it briefly).
+func Message(line string) string {
+	text := cleanLine(line)
+	_, rest, _ := parsePrefix(text)
+	_, msg, _ := parseHeader(rest)
+	return strings.TrimSpace(msg)
+}

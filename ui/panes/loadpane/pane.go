@@ -1,72 +1,233 @@
-// Package loadpane is the cockpit's Server/Load pane.
+// Package loadpane is the cockpit's Server/Load pane: one bar per GPU with
+// its memory against the expected weights, rate and ETA; the shard bar;
+// the load's milestones; the last relevant log lines; a red banner quoting
+// the evidence when the load stalls or fails; and keys to start, stop and
+// restart the server (with the torch profiler). Its watcher starts with the
+// pane and emits into the session like every phase.
 package loadpane
 
 import (
-	"charm.land/bubbles/v2/key"
+	"time"
+
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/ui/common"
 )
 
+// maxLog is how many relevant log lines the pane keeps for the full view.
+const maxLog = 500
+
 // Model is the Server/Load pane.
 type Model struct {
-	d      *common.Deps
-	w, h   int
-	events int
-	last   string
+	d    *common.Deps
+	keys keyMap
+	w, h int
+
+	watcher *load.Watcher
+	server  *load.Server
+	watchOn bool
+
+	// What the events said.
+	hosts      []string
+	states     map[string]phases.LoadState
+	milestones map[string]float64 // stage → seconds into the load
+	logs       []logEntry
+	lastServer string
+	failure    *phases.LoadFailure
+	version    string
+	gen        int // the load the milestones belong to
+
+	// Operations and the confirmation they may need.
+	op      string // "starting", "stopping", "restarting"; "" when idle
+	confirm *confirmation
+
+	fullLog bool
+	scroll  int // lines up from the bottom of the full log
+
+	now time.Time
+}
+
+type logEntry struct {
+	at    time.Time
+	line  phases.LogLine
+	ranks []int // every rank that printed this same message
+}
+
+type confirmation struct {
+	prompt string
+	run    func() tea.Cmd
+}
+
+// watchDoneMsg says the watcher ended (the program is quitting, or it
+// could not run).
+type watchDoneMsg struct{ err error }
+
+// opDoneMsg says a lifecycle operation finished.
+type opDoneMsg struct {
+	op  string
+	err error
 }
 
 // New builds the pane.
-func New(d *common.Deps) *Model { return &Model{d: d} }
+func New(d *common.Deps) *Model {
+	m := &Model{d: d, keys: newKeyMap(d.Keys), states: map[string]phases.LoadState{}, milestones: map[string]float64{}}
+	if d.Now != nil {
+		m.now = d.Now()
+	}
+	if d.Host == nil || d.Campaign == nil {
+		return m
+	}
+	c := d.Campaign
+	m.server = &load.Server{Host: d.Host, Settings: c.Server}
+	m.watcher = load.NewWatcher(load.Config{
+		Host:       d.Host,
+		LogPath:    m.server.LogPath(),
+		HealthURL:  load.HealthURL(c.Server.URL),
+		ExpectGiB:  c.Model.ExpectGiB,
+		StallAfter: c.Load.StallAfter.Duration,
+		Poll:       c.Load.PollInterval.Duration,
+		Now:        d.Now,
+	})
+	m.server.Emitter = m.emitter()
+	m.server.BeforeLaunch = m.watcher.MarkStarted
+	m.server.BeforeStop = m.watcher.MarkStopped
+	return m
+}
 
-// Init starts nothing.
-func (m *Model) Init() tea.Cmd { return nil }
+func (m *Model) emitter() *phases.Emitter {
+	if m.d.Session == nil {
+		return nil
+	}
+	return &phases.Emitter{Out: m.d.Session.Sink(), Now: m.d.Now}
+}
+
+// Init starts the watcher, so the GPU bars fill as soon as the cockpit opens.
+func (m *Model) Init() tea.Cmd {
+	if m.watcher == nil || m.d.Ctx == nil || m.d.Session == nil {
+		return nil
+	}
+	m.watchOn = true
+	w, ctx, em := m.watcher, m.d.Ctx, m.emitter()
+	return func() tea.Msg { return watchDoneMsg{err: w.Run(ctx, em)} }
+}
 
 // Title names the pane.
 func (m *Model) Title() string { return "Server/Load" }
 
-// Typing is false: this pane has no text input.
-func (m *Model) Typing() bool { return false }
+// Typing is true while a y/n question is open, so that "n" answers it
+// instead of opening a note.
+func (m *Model) Typing() bool { return m.confirm != nil }
 
-// Busy is false: this pane starts no phase yet.
-func (m *Model) Busy() bool { return false }
+// Busy is true while the server is being started, stopped or restarted.
+func (m *Model) Busy() bool { return m.op != "" }
 
 // SetSize records the pane's size.
 func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
 
-// Update counts the phase's events.
+// Update folds events in and maps keys.
 func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
-	if ev, ok := msg.(common.EventsMsg); ok {
-		for _, e := range ev.Events {
-			if e.Phase == phases.Load {
-				m.events++
-				m.last = e.Kind
-			}
+	switch msg := msg.(type) {
+	case common.EventsMsg:
+		for _, e := range msg.Events {
+			m.event(e)
 		}
+		m.now = msg.At
+	case common.TickMsg:
+		m.now = msg.At
+	case watchDoneMsg:
+		m.watchOn = false
+		if msg.err != nil {
+			return m, common.Error(msg.err)
+		}
+	case opDoneMsg:
+		m.op = ""
+		if msg.err != nil {
+			return m, common.Error(msg.err)
+		}
+		return m, common.Status("server " + msg.op + " done")
+	case tea.KeyPressMsg:
+		return m, m.key(msg)
 	}
 	return m, nil
 }
 
-// View renders the pane.
-func (m *Model) View() string {
-	return m.d.Styles.Title.Render("Server/Load") + "\n" + m.d.Styles.Subtle.Render("events: "+itoa(m.events)+" last: "+m.last)
+func (m *Model) event(e phases.Event) {
+	switch v := e.Data.(type) {
+	case phases.LoadState:
+		if _, ok := m.states[v.Host]; !ok {
+			m.hosts = append(m.hosts, v.Host)
+		}
+		m.states[v.Host] = v
+		m.failure = v.Failure
+		if v.VLLM != "" {
+			m.version = v.VLLM
+		}
+		m.newLoad(v.Load)
+	case phases.Milestone:
+		m.newLoad(v.Load)
+		if v.Load < m.gen {
+			return // from a load that was replaced
+		}
+		m.milestones[v.Stage] = v.AtS
+		if v.Stage == "vllm_version" {
+			m.version = v.Value
+		}
+	case phases.LoadFailure:
+		f := v
+		m.failure = &f
+	case phases.Stall:
+		s := v
+		for h, st := range m.states {
+			st.Stall = &s
+			m.states[h] = st
+		}
+	case phases.LogLine:
+		m.addLog(e.Time, v)
+		if len(m.logs) > maxLog {
+			m.logs = m.logs[len(m.logs)-maxLog:]
+		}
+	case phases.ServerEvent:
+		m.lastServer = v.Action
+		if v.Detail != "" {
+			m.lastServer += ": " + v.Detail
+		}
+		m.logs = append(m.logs, logEntry{at: e.Time, line: phases.LogLine{Rank: -1, Level: "SERVER", Msg: m.lastServer, Text: m.lastServer}})
+	}
 }
 
-// ShortHelp lists the pane's keys.
-func (m *Model) ShortHelp() []key.Binding { return nil }
-
-// FullHelp lists the pane's keys in columns.
-func (m *Model) FullHelp() [][]key.Binding { return nil }
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
+// addLog appends a log line, folding the same message from another rank
+// (eight workers print every milestone) into the line before.
+func (m *Model) addLog(at time.Time, l phases.LogLine) {
+	if n := len(m.logs); n > 0 && l.Rank >= 0 {
+		last := &m.logs[n-1]
+		if last.line.Msg == l.Msg && l.Msg != "" && at.Sub(last.at) < 10*time.Second && last.line.Rank >= 0 {
+			last.ranks = append(last.ranks, l.Rank)
+			return
+		}
 	}
-	s := ""
-	for n > 0 {
-		s = string(rune('0'+n%10)) + s
-		n /= 10
+	e := logEntry{at: at, line: l}
+	if l.Rank >= 0 {
+		e.ranks = []int{l.Rank}
 	}
-	return s
+	m.logs = append(m.logs, e)
+}
+
+// newLoad starts the milestones over when a new load began.
+func (m *Model) newLoad(gen int) {
+	if gen > m.gen {
+		m.gen = gen
+		m.milestones = map[string]float64{}
+	}
+}
+
+// serving is true when some host's /health answered 200.
+func (m *Model) serving() bool {
+	for _, st := range m.states {
+		if st.Ready {
+			return true
+		}
+	}
+	return false
 }

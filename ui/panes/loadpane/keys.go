@@ -1,0 +1,52 @@
+package loadpane
+
+import (
+	"charm.land/bubbles/v2/key"
+
+	"github.com/profdeck/profdeck/ui/common"
+)
+
+// keyMap is the Server/Load pane's own bindings; scrolling uses the shared ones.
+type keyMap struct {
+	Start, Stop, Restart, Log key.Binding
+	Up, Down, Top, Bottom     key.Binding
+	Yes, No                   key.Binding
+}
+
+func newKeyMap(k *common.KeyMap) keyMap {
+	up, down := k.Up, k.Down
+	up.SetHelp("k/↑", "scroll log")
+	down.SetHelp("j/↓", "scroll log")
+	return keyMap{
+		Start:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start server")),
+		Stop:    key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "stop server")),
+		Restart: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restart with profiler")),
+		Log:     key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "full log")),
+		Up:      up,
+		Down:    down,
+		Top:     k.Top,
+		Bottom:  k.Bottom,
+		Yes:     key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y", "yes")),
+		No:      key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "no")),
+	}
+}
+
+// ShortHelp lists the pane's keys for the footer.
+func (m *Model) ShortHelp() []key.Binding {
+	if m.confirm != nil {
+		return []key.Binding{m.keys.Yes, m.keys.No}
+	}
+	if m.fullLog {
+		return []key.Binding{m.keys.Log, m.keys.Up, m.keys.Down}
+	}
+	return []key.Binding{m.keys.Start, m.keys.Stop, m.keys.Restart, m.keys.Log}
+}
+
+// FullHelp lists every key of the pane in columns.
+func (m *Model) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{m.keys.Start, m.keys.Stop, m.keys.Restart},
+		{m.keys.Log, m.keys.Up, m.keys.Down, m.keys.Top, m.keys.Bottom},
+		{m.keys.Yes, m.keys.No},
+	}
+}

@@ -1,0 +1,133 @@
+package loadpane
+
+import (
+	"errors"
+	"fmt"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/ui/common"
+)
+
+var errNoServer = errors.New("no host or campaign: the server cannot be started or stopped from here")
+
+// key maps a key press to an action.
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	if m.confirm != nil {
+		switch {
+		case key.Matches(msg, m.keys.Yes):
+			c := m.confirm
+			m.confirm = nil
+			return c.run()
+		case key.Matches(msg, m.keys.No):
+			m.confirm = nil
+			return common.Status("cancelled")
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(msg, m.keys.Log):
+		m.fullLog = !m.fullLog
+		m.scroll = 0
+	case m.fullLog && key.Matches(msg, m.keys.Up):
+		m.scroll = min(m.scroll+1, max(0, len(m.logs)-1))
+	case m.fullLog && key.Matches(msg, m.keys.Down):
+		m.scroll = max(0, m.scroll-1)
+	case m.fullLog && key.Matches(msg, m.keys.Top):
+		m.scroll = max(0, len(m.logs)-1)
+	case m.fullLog && key.Matches(msg, m.keys.Bottom):
+		m.scroll = 0
+	case key.Matches(msg, m.keys.Start):
+		return m.start()
+	case key.Matches(msg, m.keys.Stop):
+		return m.stop()
+	case key.Matches(msg, m.keys.Restart):
+		return m.restart()
+	}
+	return nil
+}
+
+func (m *Model) ready() error {
+	if m.server == nil || m.d.Ctx == nil {
+		return errNoServer
+	}
+	if m.op != "" {
+		return fmt.Errorf("the server is already %s", m.op)
+	}
+	return nil
+}
+
+func (m *Model) start() tea.Cmd {
+	if err := m.ready(); err != nil {
+		return common.Error(err)
+	}
+	if m.serving() {
+		return common.Status("the server is already serving")
+	}
+	m.op = "starting"
+	s, ctx := m.server, m.d.Ctx
+	return func() tea.Msg {
+		_, err := s.Start(ctx, nil, nil)
+		return opDoneMsg{op: "start", err: err}
+	}
+}
+
+func (m *Model) stop() tea.Cmd {
+	if err := m.ready(); err != nil {
+		return common.Error(err)
+	}
+	run := func() tea.Cmd {
+		m.op = "stopping"
+		s, ctx := m.server, m.d.Ctx
+		return func() tea.Msg {
+			return opDoneMsg{op: "stop", err: s.Stop(ctx)}
+		}
+	}
+	if m.serving() {
+		m.confirm = &confirmation{prompt: "The server is serving. Stop it and free the GPUs? (y/n)", run: run}
+		return nil
+	}
+	return run()
+}
+
+func (m *Model) restart() tea.Cmd {
+	if err := m.ready(); err != nil {
+		return common.Error(err)
+	}
+	version := m.version
+	if m.d.Campaign != nil && m.d.Campaign.Server.Version != "" {
+		version = m.d.Campaign.Server.Version
+	}
+	dir := m.server.Settings.ProfilerDir
+	flags, env := load.ProfilerArgs(version, dir)
+	how := "--profiler-config"
+	if len(env) > 0 {
+		how = "VLLM_TORCH_PROFILER_DIR"
+	}
+	cost := "a full reload of the weights"
+	if st, ok := m.states[m.host()]; ok && st.Ready && st.ElapsedS > 0 {
+		cost += " (the last one took " + load.FormatDuration(st.ElapsedS) + ")"
+	}
+	m.confirm = &confirmation{
+		prompt: fmt.Sprintf("Restart with the torch profiler (%s)? It costs %s. (y/n)", how, cost),
+		run: func() tea.Cmd {
+			m.op = "restarting"
+			s, ctx := m.server, m.d.Ctx
+			return func() tea.Msg {
+				_, err := s.Restart(ctx, flags, env)
+				return opDoneMsg{op: "restart", err: err}
+			}
+		},
+	}
+	return nil
+}
+
+// host is the first host seen (the pane's own).
+func (m *Model) host() string {
+	if len(m.hosts) > 0 {
+		return m.hosts[0]
+	}
+	return ""
+}

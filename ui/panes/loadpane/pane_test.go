@@ -1,0 +1,167 @@
+package loadpane
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote/sim"
+	"github.com/profdeck/profdeck/report"
+	"github.com/profdeck/profdeck/report/campaign"
+	"github.com/profdeck/profdeck/ui/common"
+)
+
+// setup runs the pane against a simulated deployment with a real session,
+// and returns a function that feeds the session's events to the pane for d.
+func setup(t *testing.T, opt sim.Options, stallAfter time.Duration) (*Model, func(d time.Duration)) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	dep, err := sim.Start(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dep.Close() })
+	c := campaign.Defaults()
+	c.Host = "sim"
+	c.Load.StallAfter.Duration = stallAfter
+	c.Load.PollInterval.Duration = 200 * time.Millisecond
+	c.Server.Launch = "vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8"
+	sess := report.NewSession(ctx, nil)
+	d := &common.Deps{Ctx: ctx, Host: dep, Campaign: c, Session: sess, Styles: common.NewStyles(common.DefaultTheme()),
+		Keys: common.DefaultKeyMap(), Now: time.Now}
+	m := New(d)
+	m.SetSize(78, 19)
+	cmd := m.Init()
+	if cmd == nil {
+		t.Fatal("Init started no watcher")
+	}
+	go cmd()
+	pump := func(dur time.Duration) {
+		end := time.After(dur)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		var batch []phases.Event
+		for {
+			select {
+			case ev := <-sess.Updates():
+				if ev.Phase == phases.Load {
+					batch = append(batch, ev)
+				}
+			case at := <-tick.C:
+				m.Update(common.EventsMsg{At: at, Events: batch})
+				batch = nil
+			case <-end:
+				m.Update(common.EventsMsg{At: time.Now(), Events: batch})
+				return
+			}
+		}
+	}
+	return m, pump
+}
+
+func checkFits(t *testing.T, view string, w, h int) {
+	t.Helper()
+	lines := strings.Split(view, "\n")
+	if len(lines) > h {
+		t.Errorf("%d lines, more than %d:\n%s", len(lines), h, view)
+	}
+	for i, l := range lines {
+		if lw := lipgloss.Width(l); lw > w {
+			t.Errorf("line %d is %d cells wide (> %d): %q", i, lw, w, l)
+		}
+	}
+}
+
+// The demo's first seconds: eight GPU bars fill, SIMULATED shows, and the
+// pane fits 78×19.
+func TestPaneFillsEightBars(t *testing.T) {
+	m, pump := setup(t, sim.Options{LoadTime: 20 * time.Second, AutoStart: true}, 0)
+	pump(3 * time.Second)
+	v := m.View()
+	for i := 0; i < 8; i++ {
+		if !strings.Contains(v, "GPU"+string(rune('0'+i))) {
+			t.Errorf("no GPU%d bar:\n%s", i, v)
+		}
+	}
+	for _, want := range []string{"SIMULATED", "GiB", "█", "weights"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+	checkFits(t, v, 78, 19)
+	m.SetSize(140, 40)
+	checkFits(t, m.View(), 140, 40)
+	m.fullLog = true
+	m.SetSize(78, 19)
+	checkFits(t, m.View(), 78, 19)
+}
+
+// A load that stalls at 75.8 GiB shows the red banner with the figure.
+func TestPaneStallBanner(t *testing.T) {
+	m, pump := setup(t, sim.Options{LoadTime: 2 * time.Second, AutoStart: true, StallAtGiB: 75.8, WeightsGiB: 90}, 2*time.Second)
+	pump(6 * time.Second)
+	v := m.View()
+	if !strings.Contains(v, "STALLED at 75.8 GiB on GPUs 0-7") {
+		t.Fatalf("no stall banner:\n%s", v)
+	}
+	checkFits(t, v, 78, 19)
+}
+
+func press(m *Model, k string) tea.Cmd {
+	_, cmd := m.Update(tea.KeyPressMsg{Code: rune(k[0]), Text: k})
+	return cmd
+}
+
+// Stopping a serving server asks first; "n" cancels, "y" stops and the
+// GPUs are freed; "r" asks and says it costs a reload.
+func TestPaneStopAsksWhenServing(t *testing.T) {
+	m, pump := setup(t, sim.Options{LoadTime: 1 * time.Second, AutoStart: true}, 0)
+	pump(3 * time.Second)
+	if !m.serving() {
+		t.Fatalf("not serving after the load:\n%s", m.View())
+	}
+	if cmd := press(m, "x"); cmd != nil || m.confirm == nil || !m.Typing() {
+		t.Fatal("x on a serving server did not ask")
+	}
+	if !strings.Contains(m.View(), "Stop it and free the GPUs? (y/n)") {
+		t.Errorf("question not shown:\n%s", m.View())
+	}
+	press(m, "n")
+	if m.confirm != nil || m.op != "" {
+		t.Fatal("n did not cancel")
+	}
+	press(m, "r")
+	if m.confirm == nil || !strings.Contains(m.confirm.prompt, "costs a full reload") {
+		t.Fatalf("restart question: %+v", m.confirm)
+	}
+	press(m, "n")
+	press(m, "x")
+	cmd := press(m, "y")
+	if cmd == nil || m.op != "stopping" || !m.Busy() {
+		t.Fatal("y did not start stopping")
+	}
+	done := make(chan tea.Msg, 1)
+	go func() { done <- cmd() }()
+	select {
+	case msg := <-done:
+		m.Update(msg)
+		if od, ok := msg.(opDoneMsg); !ok || od.err != nil {
+			t.Fatalf("stop: %+v", msg)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("stop did not finish")
+	}
+	pump(time.Second)
+	if m.Busy() || m.serving() {
+		t.Errorf("after stop: busy %v serving %v", m.Busy(), m.serving())
+	}
+	if v := m.View(); !strings.Contains(v, "stopped") {
+		t.Errorf("view after stop:\n%s", v)
+	}
+}

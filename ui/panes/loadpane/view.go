@@ -1,0 +1,374 @@
+package loadpane
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/phases/load/vllmlog"
+)
+
+// View renders the pane into its content area.
+func (m *Model) View() string {
+	w, h := m.w, m.h
+	if w <= 0 {
+		w = 78
+	}
+	if h <= 0 {
+		h = 19
+	}
+	lines := []string{m.titleLine(w)}
+	if m.fullLog {
+		lines = append(lines, m.logLines(w, h-2, m.scroll)...)
+		lines = append(lines, m.d.Styles.Subtle.Render(clip(fmt.Sprintf("full log: %d lines · j/k scroll · l back", len(m.logs)), w)))
+		return strings.Join(lines, "\n")
+	}
+	banner := m.bannerLines(w)
+	bottom := m.bottomLine(w)
+	gpuRows := m.gpuRows(w)
+	fixed := 1 + 2 + len(banner) // title, shard + milestones, banner
+	if bottom != "" {
+		fixed++
+	}
+	room := h - fixed
+	if len(gpuRows) > room {
+		// Too many GPUs for the height: keep what fits and say so.
+		keep := max(1, room-1)
+		more := len(gpuRows) - keep
+		gpuRows = append(gpuRows[:keep], m.d.Styles.Subtle.Render(fmt.Sprintf("… %d more GPUs (a taller terminal shows them)", more)))
+	}
+	lines = append(lines, gpuRows...)
+	lines = append(lines, m.shardLine(w), m.milestoneLine(w))
+	lines = append(lines, banner...)
+	if n := h - len(lines) - boolInt(bottom != ""); n > 0 {
+		lines = append(lines, m.logLines(w, n, 0)...)
+	}
+	if bottom != "" {
+		lines = append(lines, bottom)
+	}
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (m *Model) titleLine(w int) string {
+	s := m.d.Styles
+	st, ok := m.states[m.host()]
+	status := "waiting for the first nvidia-smi reading"
+	style := s.Subtle
+	if ok {
+		status = strings.ReplaceAll(st.Stage, "_", " ") + " " + load.FormatDuration(st.ElapsedS)
+		switch {
+		case st.Ready:
+			status, style = "SERVING (GET /health 200) · load took "+load.FormatDuration(m.readyAt(st)), s.Good
+		case st.Failure != nil:
+			style = s.Bad
+		case st.Stall != nil:
+			style = s.Bad
+		case st.Stage == "stopped":
+			status, style = "stopped", s.Warn
+		default:
+			style = s.Bold
+		}
+	}
+	if m.op != "" {
+		status = m.op + " the server… · " + status
+	}
+	head := "Server/Load"
+	if h := m.host(); h != "" {
+		head += " · " + h
+	}
+	if m.version != "" {
+		head += " · vLLM " + m.version
+	}
+	sim := ""
+	if m.d.Simulated() {
+		sim = "SIMULATED"
+	}
+	head = clip(head, w)
+	avail := w - visible(head) - 1
+	if sim != "" {
+		avail -= len(sim) + 1
+	}
+	status = clip(status, max(0, avail))
+	left := s.Title.Render(head) + " " + style.Render(status)
+	if sim == "" {
+		return left
+	}
+	pad := w - visible(head) - 1 - visible(status) - len(sim)
+	return left + strings.Repeat(" ", max(1, pad)) + s.HeaderSim.Render(sim)
+}
+
+// readyAt is how long the load took to become ready.
+func (m *Model) readyAt(st phases.LoadState) float64 {
+	if at, ok := m.milestones[vllmlog.StageReady]; ok {
+		return at
+	}
+	return st.ElapsedS
+}
+
+// gpuRows draws one bar per GPU, per host.
+func (m *Model) gpuRows(w int) []string {
+	var rows []string
+	for _, host := range m.hosts {
+		st := m.states[host]
+		for _, g := range st.GPUs {
+			label := fmt.Sprintf("GPU%d", g.Index)
+			if len(m.hosts) > 1 {
+				label = host + ":" + label
+			}
+			rows = append(rows, m.gpuRow(label, g, w))
+		}
+	}
+	return rows
+}
+
+func (m *Model) gpuRow(label string, g phases.GPULoad, w int) string {
+	s := m.d.Styles
+	label = fmt.Sprintf("%-5s", label)
+	if !g.Known {
+		return s.Bold.Render(label) + " " + s.Warn.Render(clip("memory unknown (nvidia-smi: N/A)", w-len(label)-1))
+	}
+	denom, of := g.ExpectedGiB, ""
+	if denom <= 0 {
+		denom, of = g.TotalGiB, " of total"
+	}
+	pct := 0.0
+	if denom > 0 {
+		pct = 100 * g.UsedGiB / denom
+	}
+	figs := fmt.Sprintf(" %5.1f/%.1f GiB %3.0f%%%s", g.UsedGiB, denom, pct, of)
+	if denom <= 0 {
+		figs = fmt.Sprintf(" %5.1f GiB", g.UsedGiB)
+	}
+	tail := ""
+	if g.RateGiBMin > 0.05 {
+		tail = fmt.Sprintf(" %4.1f GiB/min", g.RateGiBMin)
+	}
+	if g.ETASeconds > 0 {
+		tail += " ETA " + load.FormatDuration(g.ETASeconds)
+	}
+	barW := w - len(label) - 1 - len(figs) - len(tail)
+	if barW < 8 {
+		tail = ""
+		barW = w - len(label) - 1 - len(figs)
+	}
+	return s.Bold.Render(label) + " " + m.bar(pct/100, max(0, barW)) + figs + s.Subtle.Render(tail)
+}
+
+// bar draws a plain progress bar of width w for a fraction (capped at 1).
+func (m *Model) bar(frac float64, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	frac = max(0, min(1, frac))
+	full := int(frac*float64(w) + 0.5)
+	return m.d.Styles.BarFull.Render(strings.Repeat("█", full)) + m.d.Styles.BarEmpty.Render(strings.Repeat("░", w-full))
+}
+
+func (m *Model) shardLine(w int) string {
+	s := m.d.Styles
+	st, ok := m.states[m.host()]
+	if !ok || st.ShardsTotal == 0 {
+		return s.Subtle.Render(clip("shards: no bar yet (rank 0 draws it once loading starts)", w))
+	}
+	label := "shards"
+	figs := fmt.Sprintf(" %d/%d", st.ShardsDone, st.ShardsTotal)
+	if st.ShardSecPerIt > 0 {
+		figs += fmt.Sprintf(" %.1f s/shard", st.ShardSecPerIt)
+	}
+	if st.ShardETA > 0 {
+		figs += " ETA " + load.FormatDuration(st.ShardETA)
+	}
+	if st.ShardsDone == st.ShardsTotal && !st.Ready {
+		figs += " (bar done; weights still settling)"
+	}
+	barW := min(30, w-len(label)-1-len(figs))
+	if barW < 5 {
+		return clip(label+figs, w)
+	}
+	return s.Bold.Render(label) + " " + m.bar(float64(st.ShardsDone)/float64(st.ShardsTotal), barW) + clip(figs, w-len(label)-1-barW)
+}
+
+var stageNames = map[string]string{
+	vllmlog.StageWeights: "weights", vllmlog.StageCompile: "compile", vllmlog.StageKVCache: "KV cache",
+	vllmlog.StageCUDAGraphs: "CUDA graphs", vllmlog.StageReady: "ready",
+}
+
+func (m *Model) milestoneLine(w int) string {
+	s := m.d.Styles
+	st := m.states[m.host()]
+	cur := vllmlog.StageIndex(st.Stage)
+	var parts, plainParts []string
+	plain := 0
+	for _, stage := range vllmlog.StageOrder[1:] {
+		name := stageNames[stage]
+		at, reached := m.milestones[stage]
+		var p string
+		switch {
+		case reached && vllmlog.StageIndex(stage) < cur || reached && stage == vllmlog.StageReady:
+			p = "✓" + name + " " + load.FormatDuration(at)
+			parts = append(parts, s.Good.Render(p))
+		case reached:
+			p = "▶" + name + " " + load.FormatDuration(at)
+			parts = append(parts, s.Bold.Render(p))
+		default:
+			p = "·" + name
+			parts = append(parts, s.Subtle.Render(p))
+		}
+		plain += len([]rune(p)) + 2
+		plainParts = append(plainParts, p)
+	}
+	line := strings.Join(parts, "  ")
+	if kv := st.KVCacheTokens; kv > 0 && plain+20 < w {
+		line += s.Subtle.Render(fmt.Sprintf("  KV %s tok", groupDigits(kv)))
+	}
+	if plain > w {
+		return s.Subtle.Render(clip(strings.Join(plainParts, " "), w))
+	}
+	return line
+}
+
+// bannerLines is the red banner: a stall or a failure and its evidence.
+func (m *Model) bannerLines(w int) []string {
+	s := m.d.Styles
+	st := m.states[m.host()]
+	f := st.Failure
+	if f == nil {
+		f = m.failure
+	}
+	switch {
+	case f != nil:
+		head := fmt.Sprintf("FAILED: %s", failureName(f.Kind))
+		if f.Rank >= 0 {
+			head += fmt.Sprintf(" (rank %d)", f.Rank)
+		}
+		return []string{s.Banner.Render(clip(head, w-2)), s.Bad.Render(clip("» "+f.Line, w))}
+	case st.Stall != nil:
+		ev := st.Stall.Line
+		if ev == "" {
+			ev = "no log line since the load began"
+		}
+		if msg := vllmlog.Message(ev); msg != "" {
+			ev = msg
+		}
+		return []string{s.Banner.Render(clip(load.StallText(st.Stall), w-2)), s.Bad.Render(clip("» last log: "+ev, w))}
+	}
+	return nil
+}
+
+func failureName(kind string) string {
+	switch kind {
+	case vllmlog.FailOOM:
+		return "CUDA out of memory"
+	case vllmlog.FailNCCL:
+		return "NCCL error"
+	case vllmlog.FailWorkerDied:
+		return "a worker died"
+	case vllmlog.FailEngineFailed:
+		return "the engine core failed to start"
+	case vllmlog.FailTimeout:
+		return "loading timed out"
+	}
+	return kind
+}
+
+// logLines is the last n relevant log lines, skip lines up from the end.
+func (m *Model) logLines(w, n, skip int) []string {
+	s := m.d.Styles
+	if n <= 0 {
+		return nil
+	}
+	end := max(0, len(m.logs)-skip)
+	start := max(0, end-n)
+	var out []string
+	for _, e := range m.logs[start:end] {
+		msg := e.line.Msg
+		if msg == "" {
+			msg = e.line.Text
+		}
+		who := rankList(e.ranks)
+		text := clip(e.at.Format("15:04:05")+" "+who+msg, w)
+		switch e.line.Level {
+		case "ERROR", "CRITICAL":
+			out = append(out, s.Bad.Render(text))
+		case "WARNING", "NOTE":
+			out = append(out, s.Warn.Render(text))
+		case "SERVER":
+			out = append(out, s.Bold.Render(text))
+		default:
+			out = append(out, s.Subtle.Render(text))
+		}
+	}
+	if len(out) == 0 && skip == 0 {
+		out = append(out, s.Subtle.Render(clip("no relevant log lines yet (following "+m.logPath()+")", w)))
+	}
+	return out
+}
+
+func (m *Model) logPath() string {
+	if m.server != nil {
+		return m.server.LogPath()
+	}
+	return load.DefaultLogPath
+}
+
+// bottomLine is the open question or the running operation.
+func (m *Model) bottomLine(w int) string {
+	if m.confirm != nil {
+		return m.d.Styles.BannerWarn.Render(clip(m.confirm.prompt, w-2))
+	}
+	return ""
+}
+
+// clip cuts s to w display cells (the pane's text is plain before styling).
+func clip(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	r := []rune(s)
+	if len(r) <= w {
+		return s
+	}
+	if w == 1 {
+		return "…"
+	}
+	return string(r[:w-1]) + "…"
+}
+
+func visible(s string) int { return len([]rune(s)) }
+
+func groupDigits(n int64) string {
+	s := fmt.Sprintf("%d", n)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// rankList writes ranks compactly for a log line: "r3 ", "r0-7 ", "r0,2 ".
+func rankList(ranks []int) string {
+	switch len(ranks) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("r%d ", ranks[0])
+	}
+	sorted := append([]int(nil), ranks...)
+	sort.Ints(sorted)
+	return "r" + strings.TrimPrefix(load.GPUList(sorted), "GPUs ") + " "
+}
