@@ -91,3 +91,16 @@ func TestTimingChat(t *testing.T) {
 		t.Errorf("TTFB %.2f ms is not well before TTFT %.2f ms: the role chunk was taken for a token", lv.MedianTTFBms, lv.MedianTTFTms)
 	}
 }
+
+// TestDefaultEmulatorCurve: the emulator's defaults behave like the brief's
+// deployment: 12.5 ms single-stream TPOT, about 1,500 tok/s at C=128.
+func TestDefaultEmulatorCurve(t *testing.T) {
+	t.Parallel()
+	_, url := startEmu(t, sim.EmulatorConfig{})
+	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{1}, Requests: 3, InputLen: 16, OutputLen: 24, Seed: 14})
+	within(t, "C=1 median TPOT", res.Levels[0].MedianTPOTms, 12.5, 0.01)
+	// One round of 128 requests of 32 tokens: the first step and the ramp
+	// cost a little, so the level reads a few percent under the steady rate.
+	res = runSweep(t, macro.Config{URL: url, Concurrency: []int{128}, Requests: 128, InputLen: 16, OutputLen: 32, Seed: 14})
+	within(t, "C=128 output tok/s", res.Levels[0].OutputThroughput, 1500, 0.06)
+}

@@ -1,0 +1,269 @@
+package sim
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func startTestEmu(t *testing.T, cfg EmulatorConfig) (*Emulator, string) {
+	t.Helper()
+	if cfg.Model == "" {
+		cfg.Model = "m"
+	}
+	e := NewEmulator(cfg)
+	srv := httptest.NewServer(e)
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		e.Close()
+	})
+	return e, srv.URL
+}
+
+func post(t *testing.T, url, body string) *http.Response {
+	t.Helper()
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// events reads a whole SSE body into its data payloads.
+func events(t *testing.T, r io.Reader) []string {
+	t.Helper()
+	var out []string
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+type testChunk struct {
+	Object  string `json:"object"`
+	Choices []struct {
+		Text  *string `json:"text"`
+		Delta struct {
+			Role             string  `json:"role"`
+			Content          *string `json:"content"`
+			ReasoningContent string  `json:"reasoning_content"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		Prompt     int `json:"prompt_tokens"`
+		Completion int `json:"completion_tokens"`
+		Total      int `json:"total_tokens"`
+	} `json:"usage"`
+}
+
+func TestEmulatorChatStream(t *testing.T) {
+	_, url := startTestEmu(t, EmulatorConfig{StepTime: time.Millisecond, TokensPerStep: 3, ReasoningTokens: 2})
+	resp := post(t, url+"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"one two three"}],
+		"max_completion_tokens":8,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}`)
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("status %d type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	evs := events(t, resp.Body)
+	if evs[len(evs)-1] != "[DONE]" {
+		t.Fatalf("last event %q", evs[len(evs)-1])
+	}
+	var chunks []testChunk
+	for _, e := range evs[:len(evs)-1] {
+		var c testChunk
+		if err := json.Unmarshal([]byte(e), &c); err != nil {
+			t.Fatalf("%q: %v", e, err)
+		}
+		chunks = append(chunks, c)
+	}
+	first := chunks[0]
+	if first.Object != "chat.completion.chunk" || first.Choices[0].Delta.Role != "assistant" || first.Usage == nil || first.Usage.Completion != 0 {
+		t.Errorf("first chunk is not role-only with zero usage: %+v", first)
+	}
+	// 8 tokens: 1 from prefill, then steps of 3, 3, 1 (the last one capped).
+	var per []int
+	prev := 0
+	for _, c := range chunks[1 : len(chunks)-1] {
+		per = append(per, c.Usage.Completion-prev)
+		prev = c.Usage.Completion
+	}
+	if jsonInts(per) != "[1,3,3,1]" {
+		t.Errorf("tokens per chunk %v, want 1,3,3,1", per)
+	}
+	if chunks[1].Choices[0].Delta.ReasoningContent == "" || chunks[3].Choices[0].Delta.Content == nil {
+		t.Errorf("reasoning then content expected: %+v %+v", chunks[1], chunks[3])
+	}
+	last := chunks[len(chunks)-2]
+	if fr := last.Choices[0].FinishReason; fr == nil || *fr != "length" {
+		t.Errorf("last token chunk finish_reason %v", fr)
+	}
+	final := chunks[len(chunks)-1]
+	if len(final.Choices) != 0 || final.Usage == nil || final.Usage.Completion != 8 || final.Usage.Prompt != 3+4 || final.Usage.Total != 15 {
+		t.Errorf("final usage chunk %+v", final)
+	}
+}
+
+func jsonInts(v []int) string { b, _ := json.Marshal(v); return string(b) }
+
+func TestEmulatorCompletionsWithoutContinuousUsage(t *testing.T) {
+	_, url := startTestEmu(t, EmulatorConfig{StepTime: time.Millisecond})
+	resp := post(t, url+"/v1/completions", `{"model":"m","prompt":"a b","max_tokens":4,"stream":true,"stream_options":{"include_usage":true}}`)
+	defer resp.Body.Close()
+	evs := events(t, resp.Body)
+	if len(evs) != 6 || evs[5] != "[DONE]" {
+		t.Fatalf("events %q", evs)
+	}
+	for i, e := range evs[:4] {
+		var c testChunk
+		_ = json.Unmarshal([]byte(e), &c)
+		if c.Object != "text_completion" || c.Usage != nil || c.Choices[0].Text == nil || *c.Choices[0].Text == "" {
+			t.Errorf("token chunk %d: %s", i, e)
+		}
+	}
+	if !strings.Contains(evs[4], `"choices":[],"usage":{"prompt_tokens":2,"total_tokens":6,"completion_tokens":4}`) {
+		t.Errorf("final usage %s", evs[4])
+	}
+}
+
+func TestEmulatorNonStreaming(t *testing.T) {
+	_, url := startTestEmu(t, EmulatorConfig{StepTime: time.Millisecond})
+	resp := post(t, url+"/v1/completions", `{"model":"m","prompt":"a b c","max_tokens":5}`)
+	defer resp.Body.Close()
+	var out struct {
+		Choices []struct{ Text string }
+		Usage   struct {
+			CompletionTokens int `json:"completion_tokens"`
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Usage.CompletionTokens != 5 || len(strings.Fields(out.Choices[0].Text)) != 5 {
+		t.Errorf("non-streaming answer %+v %v", out, err)
+	}
+}
+
+func TestEmulatorRejects(t *testing.T) {
+	_, url := startTestEmu(t, EmulatorConfig{MaxModelLen: 100})
+	cases := []struct {
+		path, body string
+		code       int
+	}{
+		{"/v1/completions", `{"model":"other","prompt":"a","max_tokens":1}`, 404},
+		{"/v1/completions", `{"model":"m","prompt":"a","max_tokens":100}`, 400},
+		{"/v1/completions", `{"model":`, 400},
+		{"/v1/nothing", `{}`, 404},
+	}
+	for _, c := range cases {
+		resp := post(t, url+c.path, c.body)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || !bytes.Contains(b, []byte(`"object":"error"`)) {
+			t.Errorf("%s %s: %d %s", c.path, c.body, resp.StatusCode, b)
+		}
+	}
+}
+
+func TestEmulatorReady(t *testing.T) {
+	e, url := startTestEmu(t, EmulatorConfig{NotReady: true, StepTime: 5 * time.Millisecond})
+	get := func(p string) int {
+		r, err := http.Get(url + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		return r.StatusCode
+	}
+	body := `{"model":"m","prompt":"a","max_tokens":400,"stream":true}`
+	if get("/health") != 503 || post(t, url+"/v1/completions", body).StatusCode != 503 {
+		t.Fatal("not-ready emulator must answer 503")
+	}
+	e.SetReady(true)
+	if get("/health") != 200 {
+		t.Fatal("ready emulator: /health not 200")
+	}
+	// Going not ready cuts the streams in flight.
+	resp := post(t, url+"/v1/completions", body)
+	time.Sleep(30 * time.Millisecond)
+	e.SetReady(false)
+	b, err := io.ReadAll(resp.Body)
+	if err == nil || bytes.Contains(b, []byte("[DONE]")) {
+		t.Errorf("stream not cut: err %v, %d bytes", err, len(b))
+	}
+}
+
+// metric reads one series' value from /metrics text.
+func metric(text, name string) (float64, bool) {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, name+"{") && strings.Contains(l, `engine="0"`) {
+			var v float64
+			f := strings.Fields(l)
+			if _, err := fmt.Sscan(f[len(f)-1], &v); err == nil {
+				return v, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func TestEmulatorMetricsMoveWithLoad(t *testing.T) {
+	e, url := startTestEmu(t, EmulatorConfig{StepTime: 5 * time.Millisecond, MaxNumSeqs: 4, TokensPerStep: 2, SpecAcceptRate: 0.5})
+	scrape := func() string {
+		r, err := http.Get(url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Body.Close()
+		b, _ := io.ReadAll(r.Body)
+		return string(b)
+	}
+	idle := scrape()
+	if v, ok := metric(idle, "vllm:num_requests_running"); !ok || v != 0 {
+		t.Fatalf("idle running %v %v\n%s", v, ok, idle)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := post(t, url+"/v1/completions", `{"model":"m","prompt":"a b c d","max_tokens":60,"stream":true}`)
+			_, _ = io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+		}()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for e.State().Running < 4 && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
+	}
+	busy := scrape()
+	run, _ := metric(busy, "vllm:num_requests_running")
+	wait, _ := metric(busy, "vllm:num_requests_waiting")
+	kv, _ := metric(busy, "vllm:kv_cache_usage_perc")
+	if run != 4 || wait != 2 || kv <= 0 {
+		t.Errorf("busy: running %v waiting %v kv %v", run, wait, kv)
+	}
+	wg.Wait()
+	after := scrape()
+	gen, _ := metric(after, "vllm:generation_tokens_total")
+	prompt, _ := metric(after, "vllm:prompt_tokens_total")
+	acc, okA := metric(after, "vllm:spec_decode_num_accepted_tokens_total")
+	draft, okD := metric(after, "vllm:spec_decode_num_draft_tokens_total")
+	ttft, okT := metric(after, "vllm:time_to_first_token_seconds_count")
+	if gen != 360 || prompt != 24 || !okA || !okD || acc <= 0 || acc >= draft || !okT || ttft != 6 {
+		t.Errorf("after: gen %v prompt %v accepted %v/%v ttft count %v", gen, prompt, acc, draft, ttft)
+	}
+	if run, _ := metric(after, "vllm:num_requests_running"); run != 0 {
+		t.Errorf("running %v after all finished", run)
+	}
+}
