@@ -31,8 +31,7 @@ func Demo(dir string) *Campaign {
 	c.Macro = Macro{
 		API:         "completions",
 		Concurrency: []int{1, 2, 4, 8, 16, 32, 64, 128, 256},
-		Duration:    Duration{3 * time.Second},
-		Requests:    512, // a cap; each level runs for Duration
+		Duration:    Duration{3 * time.Second}, // per level, instead of a request count
 		Warmup:      2,
 		InputLen:    128,
 		OutputLen:   32,
