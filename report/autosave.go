@@ -67,6 +67,10 @@ func (a *Autosave) Kick() {
 
 // WriteNow writes the notebook at once and returns where and when.
 func (a *Autosave) WriteNow() (path string, at time.Time, err error) {
+	if a.s != nil {
+		// A note whose Record is under way (typed just before w) goes in.
+		a.s.Settle(2 * time.Second)
+	}
 	at, err = a.write()
 	return a.path, at, err
 }
@@ -91,6 +95,9 @@ func (a *Autosave) Close() error {
 	a.mu.Unlock()
 	close(a.stop)
 	<-a.done
+	if a.s != nil {
+		a.s.Settle(2 * time.Second)
+	}
 	_, err := a.write()
 	return err
 }

@@ -34,6 +34,10 @@ type Session struct {
 	errs    []error
 	done    chan struct{}
 	nb      NotebookStatus
+
+	inflight     int           // Record calls under way
+	settled      chan struct{} // closed when inflight drops to zero
+	settledValid bool
 }
 
 // NewSession starts a session writing to journal (nil keeps events in memory
@@ -89,6 +93,8 @@ func (s *Session) Record(ev phases.Event) error {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
+	s.begin()
+	defer s.end()
 	ev = s.redact(ev)
 	eph := phases.Ephemeral(ev.Kind)
 	if !eph && ev.Kind != phases.KindNote && ev.Kind != phases.KindMarker {
@@ -223,4 +229,45 @@ func (s *Session) NotebookStatus() NotebookStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.nb
+}
+
+func (s *Session) begin() {
+	s.mu.Lock()
+	s.inflight++
+	s.mu.Unlock()
+}
+
+func (s *Session) end() {
+	s.mu.Lock()
+	s.inflight--
+	if s.inflight == 0 && s.settledValid {
+		close(s.settled)
+		s.settledValid = false
+	}
+	s.mu.Unlock()
+}
+
+// Settle waits until no Record call is under way, or timeout passes, so
+// that a notebook written on request includes a note whose Record started
+// just before. It reports whether the session was settled.
+func (s *Session) Settle(timeout time.Duration) bool {
+	s.mu.Lock()
+	if s.inflight == 0 {
+		s.mu.Unlock()
+		return true
+	}
+	if !s.settledValid {
+		s.settled = make(chan struct{})
+		s.settledValid = true
+	}
+	ch := s.settled
+	s.mu.Unlock()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
 }

@@ -173,3 +173,18 @@ func TestUnregisteredSecretsInLaunchLinesAndLogsAreHidden(t *testing.T) {
 		t.Fatalf("events %+v", evs)
 	}
 }
+
+func TestSettleWaitsForRecordsUnderWay(t *testing.T) {
+	s := NewSession(t.Context(), nil)
+	if !s.Settle(time.Millisecond) {
+		t.Fatal("an idle session is not settled")
+	}
+	s.begin() // a Record under way
+	if s.Settle(20 * time.Millisecond) {
+		t.Fatal("settled with a Record under way")
+	}
+	go func() { time.Sleep(20 * time.Millisecond); s.end() }()
+	if !s.Settle(5 * time.Second) {
+		t.Fatal("not settled after the Record ended")
+	}
+}
