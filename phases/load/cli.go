@@ -121,6 +121,10 @@ type loadFlags struct {
 	expect                   float64
 	stallAfter, poll, every  time.Duration
 	json                     bool
+	// The simulated host's load (host "sim" only).
+	simLoad    time.Duration
+	simStallAt float64
+	simFail    string
 }
 
 // LoadMain is `profdeck load`: follow a load until ready (exit 0), failed or
@@ -139,6 +143,9 @@ func LoadMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&f.poll, "poll", 0, "nvidia-smi and /health period (default 1s)")
 	fs.DurationVar(&f.every, "every", 5*time.Second, "status line period")
 	fs.BoolVar(&f.json, "json", false, "print events and states as JSON lines")
+	fs.DurationVar(&f.simLoad, "sim-load-time", 0, "host sim only: how long the simulated load takes (default 60s)")
+	fs.Float64Var(&f.simStallAt, "sim-stall-at", 0, "host sim only: the simulated load stalls at this many GiB per GPU")
+	fs.StringVar(&f.simFail, "sim-fail", "", "host sim only: the simulated load fails with oom or nccl")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -222,5 +229,12 @@ func (f *loadFlags) config() (Config, string, hosts.Options, error) {
 	}
 	opts := hosts.Options{Identity: c.SSH.Identity, KnownHosts: c.SSH.KnownHosts, SSHConfig: c.SSH.Config,
 		AcceptNewHostKey: c.SSH.AcceptNewHostKey}
+	// Nothing launches the simulated server in a headless follow: it loads
+	// on its own.
+	opts.Sim.AutoStart = true
+	opts.Sim.LoadTime, opts.Sim.StallAtGiB, opts.Sim.FailWith = f.simLoad, f.simStallAt, f.simFail
+	if cfg.LogPath != "" {
+		opts.Sim.LogPath = cfg.LogPath
+	}
 	return cfg, spec, opts, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load/vllmlog"
 )
 
 // printer writes the headless `load` command's output.
@@ -49,10 +50,7 @@ func (p *printer) event(ev phases.Event) {
 			fmt.Fprintf(p.out, "%s %s\n", stamp, StatusLine(d))
 		}
 	case phases.Milestone:
-		text := "reached " + strings.ReplaceAll(d.Stage, "_", " ")
-		if d.Value != "" {
-			text += ": " + d.Value
-		}
+		text := MilestoneText(d)
 		fmt.Fprintf(p.out, "%s %s (at %s)\n", stamp, text, FormatDuration(d.AtS))
 	case phases.LoadFailure:
 		fmt.Fprintf(p.out, "%s FAILED (%s): %s\n", stamp, d.Kind, d.Line)
@@ -111,7 +109,8 @@ func StatusLine(s phases.LoadState) string {
 		}
 		parts = append(parts, sh)
 	}
-	var used, exp, rate, eta float64
+	pastWeights := vllmlog.StageIndex(s.Stage) > vllmlog.StageIndex(vllmlog.StageWeights) || s.Stage == "failed" || s.Stage == "stopped"
+	var used, exp, total, rate, eta float64
 	known, n := 0, len(s.GPUs)
 	for _, g := range s.GPUs {
 		if !g.Known {
@@ -120,6 +119,7 @@ func StatusLine(s phases.LoadState) string {
 		known++
 		used += g.UsedGiB
 		exp += g.ExpectedGiB
+		total += g.TotalGiB
 		rate += g.RateGiBMin
 		eta = max(eta, g.ETASeconds)
 	}
@@ -130,9 +130,12 @@ func StatusLine(s phases.LoadState) string {
 		parts = append(parts, fmt.Sprintf("%d GPUs, memory unknown", n))
 	default:
 		g := fmt.Sprintf("%d GPUs avg %.1f", n, used/float64(known))
-		if exp > 0 {
-			g += fmt.Sprintf("/%.1f GiB (%.0f%%)", exp/float64(known), 100*used/exp)
-		} else {
+		switch {
+		case exp > 0 && !pastWeights:
+			g += fmt.Sprintf("/%.1f GiB (%.0f%% of the weights)", exp/float64(known), 100*used/exp)
+		case total > 0:
+			g += fmt.Sprintf("/%.1f GiB", total/float64(known))
+		default:
 			g += " GiB"
 		}
 		parts = append(parts, g, fmt.Sprintf("%.1f GiB/min", rate/float64(known)))
@@ -147,4 +150,24 @@ func StatusLine(s phases.LoadState) string {
 		parts = append(parts, "READY")
 	}
 	return strings.Join(parts, " · ")
+}
+
+// MilestoneText words a milestone for a status line or the notebook:
+// "reached compile (at 5 min)", "weights loaded: 74.40 GiB in 1812 s".
+func MilestoneText(m phases.Milestone) string {
+	var text string
+	switch m.Stage {
+	case "vllm_version":
+		return "vLLM " + m.Value
+	case "weights_loaded", "kv_cache_size", "compile_done", "cuda_graphs_done":
+		text = strings.ReplaceAll(m.Stage, "_", " ")
+		text = strings.Replace(text, "kv cache", "KV cache", 1)
+		text = strings.Replace(text, "cuda graphs", "CUDA graphs", 1)
+	default:
+		text = "reached " + strings.ReplaceAll(m.Stage, "_", " ")
+	}
+	if m.Value != "" {
+		text += ": " + m.Value
+	}
+	return text
 }

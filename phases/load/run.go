@@ -79,7 +79,10 @@ func (s *run) line(ev remote.FollowEvent) {
 	}
 	for _, r := range s.parser.Line(ev.Line) {
 		ms, fail := s.tr.Record(now, r)
-		if r.Kind == vllmlog.KindVersion && s.version == "" {
+		if r.Kind == vllmlog.KindVersion {
+			if s.version != "" {
+				continue // the API server and the engine both print it
+			}
 			s.version = r.Version
 		}
 		if r.Relevant() {

@@ -127,21 +127,28 @@ func (m *Model) gpuRows(w int) []string {
 			if len(m.hosts) > 1 {
 				label = host + ":" + label
 			}
-			rows = append(rows, m.gpuRow(label, g, w))
+			rows = append(rows, m.gpuRow(label, g, w, pastWeights(st.Stage)))
 		}
 	}
 	return rows
 }
 
-func (m *Model) gpuRow(label string, g phases.GPULoad, w int) string {
+// pastWeights is true once the weights are in and the rest of the memory
+// (KV cache, CUDA graphs) is being taken: bars then show the whole GPU.
+func pastWeights(stage string) bool {
+	i := vllmlog.StageIndex(stage)
+	return i > vllmlog.StageIndex(vllmlog.StageWeights) || stage == "failed" || stage == "stopped"
+}
+
+func (m *Model) gpuRow(label string, g phases.GPULoad, w int, past bool) string {
 	s := m.d.Styles
 	label = fmt.Sprintf("%-5s", label)
 	if !g.Known {
 		return s.Bold.Render(label) + " " + s.Warn.Render(clip("memory unknown (nvidia-smi: N/A)", w-len(label)-1))
 	}
 	denom, of := g.ExpectedGiB, ""
-	if denom <= 0 {
-		denom, of = g.TotalGiB, " of total"
+	if denom <= 0 || past {
+		denom, of = g.TotalGiB, " of GPU"
 	}
 	pct := 0.0
 	if denom > 0 {

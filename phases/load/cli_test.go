@@ -1,0 +1,92 @@
+package load_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases/load"
+)
+
+func runCLI(t *testing.T, f func(context.Context, []string, *bytes.Buffer, *bytes.Buffer) int, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code := f(ctx, args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func loadMain(ctx context.Context, args []string, out, errb *bytes.Buffer) int {
+	return load.LoadMain(ctx, args, out, errb)
+}
+
+func TestLoadCommandReady(t *testing.T) {
+	code, out, errs := runCLI(t, loadMain, "--host", "sim", "--sim-load-time", "2s", "--poll", "200ms", "--every", "1s")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if !strings.Contains(out, "ready: GET http://127.0.0.1:8000/health answered 200") || !strings.Contains(out, "reached weights") {
+		t.Errorf("stdout:\n%s", out)
+	}
+}
+
+func TestLoadCommandStalledAndFailed(t *testing.T) {
+	code, out, errs := runCLI(t, loadMain, "--host", "sim", "--sim-load-time", "3s", "--sim-stall-at", "30", "--stall-after", "2s", "--poll", "200ms")
+	if code != 2 || !strings.Contains(errs, "stalled: STALLED at 30.0 GiB on GPUs 0-7") {
+		t.Fatalf("stall: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	code, out, errs = runCLI(t, loadMain, "--host", "sim", "--sim-load-time", "2s", "--sim-fail", "nccl", "--poll", "200ms", "--json")
+	if code != 2 || !strings.Contains(errs, "failed: nccl: ") {
+		t.Fatalf("nccl: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var end map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &end); err != nil || end["ending"] != "failed" {
+		t.Errorf("last JSON line %q: %v", lines[len(lines)-1], err)
+	}
+}
+
+func TestLoadCommandUsage(t *testing.T) {
+	if code, _, errs := runCLI(t, loadMain, "--bogus"); code != 2 || !strings.Contains(errs, "bogus") {
+		t.Errorf("bad flag: %d %s", code, errs)
+	}
+	if code, _, errs := runCLI(t, loadMain, "-c", "/nonexistent/profdeck.yaml"); code != 2 || !strings.Contains(errs, "/nonexistent/profdeck.yaml") {
+		t.Errorf("missing campaign: %d %s", code, errs)
+	}
+}
+
+func TestParseCommands(t *testing.T) {
+	code, out, errs := runCLI(t, func(ctx context.Context, a []string, o, e *bytes.Buffer) int { return load.ParseLogMain(ctx, a, o, e) },
+		"vllmlog/testdata/vllm-log-14-nccl-errors-v0.5-v0.8-FAILURE.txt")
+	if code != 0 {
+		t.Fatalf("parse vllm-log: %d %s", code, errs)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"vllm_version", "state", "shards", "weights_gib", "load_seconds", "kv_cache_tokens", "ranks", "failure"} {
+		if _, ok := sum[k]; !ok {
+			t.Errorf("key %s missing: %s", k, out)
+		}
+	}
+	if sum["state"] != "failed" || sum["failure"].(map[string]any)["kind"] != "nccl" {
+		t.Errorf("summary: %s", out)
+	}
+	code, out, _ = runCLI(t, func(ctx context.Context, a []string, o, e *bytes.Buffer) int { return load.ParseSMIMain(ctx, a, o, e) },
+		"smi/testdata/nvidia-smi-03-h100x8-535-table.txt")
+	var smiOut struct {
+		GPUs []map[string]any `json:"gpus"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &smiOut) != nil || len(smiOut.GPUs) != 8 || smiOut.GPUs[0]["memory_total_mib"] != 81559.0 {
+		t.Errorf("parse nvidia-smi: %d %s", code, out)
+	}
+	if code, _, errs := runCLI(t, func(ctx context.Context, a []string, o, e *bytes.Buffer) int { return load.ParseLogMain(ctx, a, o, e) },
+		"/nonexistent.log"); code != 1 || !strings.Contains(errs, "/nonexistent.log") {
+		t.Errorf("missing file: %d %s", code, errs)
+	}
+}
