@@ -59,6 +59,13 @@ type Config struct {
 // IsMoE reports whether the model has routed experts.
 func (c Config) IsMoE() bool { return c.Experts > 0 && c.MoELayers > 0 }
 
+// Limits past which a config is rejected as implausible (a typo, or a
+// file that is not a model config).
+const (
+	maxDim    = 1 << 22
+	maxLayers = 10000
+)
+
 // hfConfig is the subset of config.json fields read, as pointers so a
 // missing field can be told from a zero.
 type hfConfig struct {
@@ -134,9 +141,14 @@ func val(p *int) int {
 
 func fromHF(hf hfConfig) (Config, error) {
 	var missing []string
+	var implausible []string
 	need := func(p *int, field string) int {
 		if p == nil || *p <= 0 {
 			missing = append(missing, field)
+			return 0
+		}
+		if *p > maxDim {
+			implausible = append(implausible, fmt.Sprintf("%s %d", field, *p))
 			return 0
 		}
 		return *p
@@ -167,6 +179,9 @@ func fromHF(hf hfConfig) (Config, error) {
 		}
 	}
 
+	if c.Layers > maxLayers {
+		return Config{}, fmt.Errorf("num_hidden_layers %d is not a plausible model", c.Layers)
+	}
 	c.Experts = val(hf.NRoutedExperts)
 	if c.Experts == 0 {
 		c.Experts = val(hf.NumExperts)
@@ -186,10 +201,16 @@ func fromHF(hf hfConfig) (Config, error) {
 	} else {
 		c.DenseLayers = c.Layers
 	}
-	if c.DenseLayers > 0 {
+	if c.DenseLayers > 0 || c.Experts == 0 {
 		c.Intermediate = need(hf.Intermediate, "intermediate_size")
 	} else {
 		c.Intermediate = val(hf.Intermediate)
+	}
+	if len(implausible) > 0 {
+		return Config{}, fmt.Errorf("implausible sizes: %s", strings.Join(implausible, ", "))
+	}
+	if c.Experts > maxDim || c.TopK > c.Experts && c.Experts > 0 {
+		return Config{}, fmt.Errorf("implausible experts: %d routed, %d per token", c.Experts, c.TopK)
 	}
 	if len(missing) > 0 {
 		arch := hf.ModelType
