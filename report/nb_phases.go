@@ -65,6 +65,7 @@ func (n *nb) loadRun(r *phaseRun, tag string) {
 	var ms []phases.Milestone
 	var snaps []snapshot
 	var log []string
+	var stalls []stallAt
 	for _, ev := range r.events {
 		switch d := ev.Data.(type) {
 		case phases.Milestone:
@@ -80,6 +81,7 @@ func (n *nb) loadRun(r *phaseRun, tag string) {
 		case phases.LoadFailure:
 			log = append(log, fmt.Sprintf("- %s **failure (%s)**, rank %d: `%s`", n.clock(ev.Time), d.Kind, d.Rank, noTicks(d.Line)))
 		case phases.Stall:
+			stalls = append(stalls, stallAt{ev.Time, d})
 			s := fmt.Sprintf("- %s **stall**: %s, no progress for %s", n.clock(ev.Time), gpuList(d.GPUs, d.MemoryGiB), dur(time.Duration(d.ForS*float64(time.Second))))
 			if d.Line != "" {
 				s += fmt.Sprintf("; last log line: `%s`", noTicks(d.Line))
@@ -99,7 +101,7 @@ func (n *nb) loadRun(r *phaseRun, tag string) {
 		n.ln("")
 	}
 	if len(snaps) > 0 {
-		n.gpuTimeline(snaps, tag)
+		n.gpuTimeline(snaps, stalls, tag)
 	}
 }
 
@@ -146,12 +148,34 @@ func gpuSeries(snaps []snapshot) (idx []int, series map[int][]float64) {
 	return idx, series
 }
 
-func (n *nb) gpuTimeline(snaps []snapshot, tag string) {
+type stallAt struct {
+	at time.Time
+	s  phases.Stall
+}
+
+// stallsOf names the stalls that involved GPU g ("09:13:20 for 5m00s").
+func (n *nb) stallsOf(g int, stalls []stallAt) string {
+	var out []string
+	for _, st := range stalls {
+		for _, x := range st.s.GPUs {
+			if x == g {
+				out = append(out, fmt.Sprintf("%s for %s", n.clock(st.at), dur(time.Duration(st.s.ForS*float64(time.Second)))))
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		return "—"
+	}
+	return strings.Join(out, ", ")
+}
+
+func (n *nb) gpuTimeline(snaps []snapshot, stalls []stallAt, tag string) {
 	idx, series := gpuSeries(snaps)
 	span := snaps[len(snaps)-1].at.Sub(snaps[0].at)
 	n.p("GPU memory from %s to %s (%d samples over %s):\n\n", n.clock(snaps[0].at), n.clock(snaps[len(snaps)-1].at), len(snaps), dur(span))
-	n.ln("| GPU | first GiB | last GiB | max GiB | timeline |")
-	n.ln("|---:|---:|---:|---:|---|")
+	n.ln("| GPU | first GiB | last GiB | max GiB | timeline | stalled |")
+	n.ln("|---:|---:|---:|---:|---|---|")
 	for _, g := range idx {
 		s := series[g]
 		first, last, top := -1.0, -1.0, -1.0
@@ -165,7 +189,7 @@ func (n *nb) gpuTimeline(snaps []snapshot, tag string) {
 			last = v
 			top = max(top, v)
 		}
-		n.p("| %d | %s | %s | %s | `%s` |\n", g, gib(first), gib(last), gib(top), Sparkline(s, 40))
+		n.p("| %d | %s | %s | %s | `%s` | %s |\n", g, gib(first), gib(last), gib(top), Sparkline(s, 40), n.stallsOf(g, stalls))
 	}
 	n.ln("")
 	if len(snaps) > 1 {
