@@ -35,6 +35,16 @@ func (r *ring) last(n int) []float64 {
 	return r.v[len(r.v)-n:]
 }
 
+// lastSet is the newest sample above zero (0 when there is none).
+func (r *ring) lastSet() float64 {
+	for i := len(r.v) - 1; i >= 0; i-- {
+		if r.v[i] > 0 {
+			return r.v[i]
+		}
+	}
+	return 0
+}
+
 // rollingMax is the largest of the newest n samples (at least floor), so
 // the Y range follows what is on screen and a spike scrolls away with its
 // column instead of flattening the chart for good.
@@ -91,9 +101,11 @@ func (c *chart) draw(w, h int) {
 // empty cell at its height, above the column of the main value.
 func (c *chart) drawUpper(w, h int) {
 	up := c.upper.last(w)
+	main := c.main.last(w)
 	x0 := w - len(up)
 	for i, v := range up {
-		if v <= 0 {
+		// Only an upper value above the column says something.
+		if v <= 0 || (i < len(main) && v <= main[i]) {
 			continue
 		}
 		// Rows from the bottom that the value fills, in eighths.

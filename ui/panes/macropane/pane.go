@@ -44,11 +44,12 @@ type Model struct {
 	haveServer bool
 
 	// Per-second samples, one per tick, and what is pinned to them.
-	samples                             int
-	tpot50, tpot99, ttft, toks, srvToks ring
-	marks                               []mark
-	pending                             []string // markers recorded here, not yet echoed back
-	tpotChart, ttftChart, tokChart      *chart
+	samples                                  int
+	tpot50, tpot99, ttft, toks               ring
+	srvRun, srvQueue                         ring // server: running, and running+waiting
+	marks                                    []mark
+	pending                                  []string // markers recorded here, not yet echoed back
+	tpotChart, ttftChart, tokChart, srvChart *chart
 
 	// Marker input.
 	typing bool
@@ -71,6 +72,7 @@ func New(d *common.Deps) *Model {
 	m.tpotChart = newChart(&m.tpot50, &m.tpot99, s.Chart, s.ChartAlt, 1)
 	m.ttftChart = newChart(&m.ttft, nil, s.Chart, s.ChartAlt, 1)
 	m.tokChart = newChart(&m.toks, nil, s.Good, s.ChartAlt, 1)
+	m.srvChart = newChart(&m.srvRun, &m.srvQueue, s.Subtle, s.Warn, 1)
 	m.input = textinput.New()
 	m.input.Prompt = "marker: "
 	m.input.Placeholder = "what changed (enter saves, esc cancels)"

@@ -52,11 +52,14 @@ func (m *Model) apply(ev phases.Event) (sampled bool) {
 		m.tpot99.push(d.TPOTp99ms)
 		m.ttft.push(d.TTFTp50ms)
 		m.toks.push(d.OutputTokS)
-		srv := 0.0
+		// The server's figures join the client's second by second: the
+		// latest scrape, when it is recent.
+		var run, queue float64
 		if m.server.Available && ev.Time.Sub(m.server.At) < 3*time.Second {
-			srv = m.server.GenTokS
+			run, queue = m.server.Running, m.server.Running+m.server.Waiting
 		}
-		m.srvToks.push(srv)
+		m.srvRun.push(run)
+		m.srvQueue.push(queue)
 		m.samples++
 		return true
 	case phases.ServerStats:

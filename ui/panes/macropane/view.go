@@ -2,6 +2,7 @@ package macropane
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"charm.land/lipgloss/v2"
@@ -11,14 +12,14 @@ import (
 
 // Layout constants.
 const (
-	minChartH = 1
-	maxChartH = 6
-	minTable  = 2
+	minChartH = 2 // shrinks to 1 only when nothing else fits
+	maxChartH = 8
+	minTable  = 3 // level rows the table keeps before charts shrink
 )
 
 // layout is where each block goes for the current size.
 type layout struct {
-	labelW, chartW, chartH, tableRows int
+	labelW, chartW, chartH, charts, tableRows int
 }
 
 func (m *Model) layout(extra int) layout {
@@ -27,15 +28,22 @@ func (m *Model) layout(extra int) layout {
 		lw = 16
 	}
 	l := layout{labelW: lw, chartW: max(1, m.w-lw-1)}
-	// title, banner(s), axis, server, progress, table header
-	fixed := 1 + extra + 1 + 1 + 1 + 1
+	// title, banner(s), axis, server line, progress line; the table
+	// (header included) and three charts share the rest.
+	fixed := 1 + extra + 1 + 1 + 1
 	rest := m.h - fixed
-	want := max(minTable, m.levelCount())
-	l.chartH = max(minChartH, min(maxChartH, (rest-want)/3))
-	if rest-3*l.chartH < minTable && l.chartH > minChartH {
-		l.chartH = max(minChartH, (rest-minTable)/3)
+	want := 1 + max(minTable, m.levelCount())
+	// A fourth chart, the server's running and waiting requests, when
+	// there is room for it at three rows.
+	l.charts = 3
+	if (rest-want)/4 >= 3 {
+		l.charts = 4
 	}
-	l.tableRows = max(0, rest-3*l.chartH)
+	l.chartH = max(minChartH, min(maxChartH, (rest-want)/l.charts))
+	if rest-l.charts*l.chartH < 1+minTable {
+		l.chartH = max(1, (rest-1-minTable)/l.charts)
+	}
+	l.tableRows = max(0, rest-l.charts*l.chartH)
 	return l
 }
 
@@ -66,6 +74,9 @@ func (m *Model) refresh() {
 		m.tpotChart.draw(l.chartW, l.chartH)
 		m.ttftChart.draw(l.chartW, l.chartH)
 		m.tokChart.draw(l.chartW, l.chartH)
+		if l.charts == 4 {
+			m.srvChart.draw(l.chartW, l.chartH)
+		}
 	}
 	if m.tableDirty || m.chartsDirty {
 		m.tableLines = m.table(l.tableRows)
@@ -88,6 +99,10 @@ func (m *Model) refresh() {
 		b.WriteByte('\n')
 		b.WriteString(line)
 	}
+	// Blank rows below a short table keep the pane its full height.
+	for i := len(m.tableLines); i < l.tableRows; i++ {
+		b.WriteByte('\n')
+	}
 	m.view = b.String()
 }
 
@@ -102,7 +117,16 @@ func (m *Model) titleLine() string {
 	state := ""
 	switch m.state {
 	case idle:
-		state = "idle"
+		// Events of a sweep this pane did not start (a replay, another
+		// client) still say where it stands.
+		switch {
+		case m.cur != nil:
+			state = "running"
+		case len(m.levels) > 0:
+			state = "finished"
+		default:
+			state = "idle"
+		}
 	case running:
 		state = "running"
 		if m.sweep != nil && m.sweep.Paused() {
@@ -118,7 +142,7 @@ func (m *Model) titleLine() string {
 			state = "failed"
 		}
 	}
-	left := s.Title.Render("Macro sweep") + " " + s.Subtle.Render(state)
+	left := s.Title.Render("Macro sweep") + " " + s.Subtle.Render("· "+state)
 	right := ""
 	if m.d.Simulated() {
 		right = s.HeaderSim.Render("SIMULATED")
@@ -187,26 +211,37 @@ func (m *Model) summary() string {
 // writeCharts writes the three charts, label column first, then the axis.
 func (m *Model) writeCharts(b *strings.Builder, l layout) {
 	s := m.d.Styles
-	var t50, t99, ttft, tok, srv float64
+	// Latencies exist only for seconds in which requests finished (TPOT)
+	// or started streaming (TTFT): show the latest measured second.
+	t50, t99, ttft, tok := m.tpot50.lastSet(), m.tpot99.lastSet(), m.ttft.lastSet(), m.toks.lastSet()
 	if m.cur != nil && m.cur.HaveTick {
-		t := m.cur.Tick
-		t50, t99, ttft, tok = t.TPOTp50ms, t.TPOTp99ms, t.TTFTp50ms, t.OutputTokS
+		tok = m.cur.Tick.OutputTokS
 	}
-	srvText := "server —"
+	var srv float64
+	srvText, srvShort := "server —", "srv —"
 	if m.haveServer && m.server.Available {
 		srv = m.server.GenTokS
-		srvText = "server " + rate(srv)
+		srvText, srvShort = "server "+rate(srv), "srv "+rate(srv)
 	}
 	type spec struct {
-		c        *chart
-		name     string
-		cur, sub string
-		unit     string
+		c             *chart
+		name, cur     string
+		sub, subShort string // second label row; short form shares its row with the top
+		unit          string
 	}
 	specs := []spec{
-		{m.tpotChart, "TPOT", "p50 " + ms(t50) + " ms", "p99 " + ms(t99) + " ms", " ms"},
-		{m.ttftChart, "TTFT", "p50 " + ms(ttft) + " ms", "", " ms"},
-		{m.tokChart, "tok/s", rate(tok), srvText, ""},
+		{m.tpotChart, "TPOT", "p50 " + ms(t50) + " ms", "p99 " + ms(t99) + " ms", "p99 " + ms(t99), " ms"},
+		{m.ttftChart, "TTFT", "p50 " + ms(ttft) + " ms", "", "", " ms"},
+		{m.tokChart, "tok/s", rate(tok), srvText, srvShort, ""},
+	}
+	if l.charts == 4 {
+		sub := "waiting —"
+		run := "—"
+		if m.haveServer && m.server.Available {
+			run = thousands(m.server.Running)
+			sub = "waiting " + thousands(m.server.Waiting)
+		}
+		specs = append(specs, spec{m.srvChart, "server run", run, sub, sub, ""})
 	}
 	for _, sp := range specs {
 		top := "top " + topLabel(sp.c.top) + sp.unit
@@ -216,7 +251,7 @@ func (m *Model) writeCharts(b *strings.Builder, l layout) {
 		case l.chartH >= 3:
 			rows[1], rows[l.chartH-1] = "     "+sp.sub, "     "+top
 		case l.chartH == 2 && sp.sub != "":
-			rows[1] = "     " + sp.sub + "  ▲" + topLabel(sp.c.top)
+			rows[1] = "     " + sp.subShort + " ▲" + topLabel(sp.c.top)
 		case l.chartH == 2:
 			rows[1] = "     " + top
 		}
@@ -385,13 +420,17 @@ func (m *Model) progressLine() string {
 	if t.Paused {
 		tail += " · PAUSED"
 	}
-	barW := m.w - len([]rune(head)) - len([]rune(tail))
+	barW := min(60, m.w-len([]rune(head))-len([]rune(tail)))
 	if barW < 8 {
 		return fit(head+tail, m.w)
 	}
 	m.bar.SetWidth(barW)
-	return s.Bold.Render(head) + m.bar.ViewAs(t.LevelProgress) + tail
+	return s.Bold.Render(head) + m.bar.ViewAs(t.LevelProgress) + fit(tail, m.w-len([]rune(head))-barW)
 }
+
+// rowFmt lays out one row of the levels table (64 cells, so a flag still
+// fits in 78).
+const rowFmt = "%4s %6s %7s %8s %6s %8s %6s %7s %4s"
 
 // table renders the finished levels, at most rows lines including the
 // header, following the newest unless scrolled.
@@ -401,7 +440,7 @@ func (m *Model) table(rows int) []string {
 	}
 	s := m.d.Styles
 	wide := m.w >= 112
-	head := fmt.Sprintf("%5s %7s %8s %9s %7s %9s %7s %8s %5s", "C", "req/s", "tok/s", "TTFT p50", "p99", "TPOT p50", "p99", "ITL p99", "fail")
+	head := fmt.Sprintf(rowFmt, "C", "req/s", "tok/s", "TTFT p50", "p99", "TPOT p50", "p99", "ITL p99", "fail")
 	if wide {
 		head += fmt.Sprintf(" %7s %6s %6s %7s %9s", "srv run", "wait", "KV max", "preempt", "srv tok/s")
 	}
@@ -422,18 +461,18 @@ func (m *Model) table(rows int) []string {
 	}
 	for i := first; i < len(m.levels) && len(out) <= body; i++ {
 		lv := m.levels[i]
-		line := fmt.Sprintf("%5d %7s %8s %9s %7s %9s %7s %8s %5d", lv.Concurrency, rate(lv.RequestThroughput),
+		line := fmt.Sprintf(rowFmt, strconv.Itoa(lv.Concurrency), rate(lv.RequestThroughput),
 			thousands(lv.OutputThroughput), ms(lv.MedianTTFTms), ms(lv.P99TTFTms), ms(lv.MedianTPOTms),
-			ms(lv.P99TPOTms), ms(lv.P99ITLms), lv.Failed)
+			ms(lv.P99TPOTms), ms(lv.P99ITLms), strconv.Itoa(lv.Failed))
 		if wide {
 			line += serverCols(lv.Server)
 		}
 		flag, style := "", s.Input
 		switch {
 		case lv.ClientBound || bound[lv.Concurrency]:
-			flag, style = "  client-bound", s.Warn
+			flag, style = " client-bound", s.Warn
 		case m.plateau != nil && m.plateau.Concurrency == lv.Concurrency:
-			flag, style = "  ◀ plateau", s.Good
+			flag, style = " ◀ plateau", s.Good
 		case lv.Failed > 0:
 			style = s.Bad
 		}

@@ -1,0 +1,352 @@
+package macropane
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/report"
+	"github.com/profdeck/profdeck/report/campaign"
+	"github.com/profdeck/profdeck/ui/common"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden views")
+
+// clock is the fixed time the tests run at.
+var clock0 = time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
+
+// simHost is a host that says it is simulated; the pane only asks it that
+// (and dials through it when a sweep starts, which these tests don't).
+type simHost struct{ remote.Host }
+
+func (simHost) Simulated() bool { return true }
+func (simHost) Name() string    { return "sim" }
+
+func testDeps(t testing.TB, simulated bool) *common.Deps {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	d := &common.Deps{
+		Ctx:      ctx,
+		Campaign: campaign.Defaults(),
+		Session:  report.NewSession(ctx, nil),
+		Styles:   common.NewStyles(common.DefaultTheme()),
+		Keys:     common.DefaultKeyMap(),
+		Now:      func() time.Time { return clock0 },
+	}
+	if simulated {
+		d.Host = simHost{}
+	}
+	return d
+}
+
+func newPane(t testing.TB, w, h int, simulated bool) *Model {
+	t.Helper()
+	m := New(testDeps(t, simulated))
+	m.SetSize(w, h)
+	return m
+}
+
+// replay sends events to the pane the way the root does: in batches of
+// what happened in each 250 ms window. It stops after the first n events
+// (all when n < 0).
+func replay(m *Model, evs []phases.Event, n int) {
+	if n >= 0 && n < len(evs) {
+		evs = evs[:n]
+	}
+	var batch []phases.Event
+	var end time.Time
+	for _, ev := range evs {
+		if len(batch) > 0 && ev.Time.After(end) {
+			m.Update(common.EventsMsg{At: end, Events: batch})
+			batch = nil
+		}
+		if len(batch) == 0 {
+			end = ev.Time.Add(250 * time.Millisecond)
+		}
+		batch = append(batch, ev)
+	}
+	if len(batch) > 0 {
+		m.Update(common.EventsMsg{At: end, Events: batch})
+	}
+}
+
+func plain(m *Model) string { return ansi.Strip(m.View()) }
+
+// checkGolden compares the pane's text (colours stripped) with a golden
+// file; -update rewrites it.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (create it with go test ./ui/panes/macropane -update)", err)
+	}
+	if string(want) != got {
+		t.Errorf("view differs from %s (refresh with -update if intended):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// checkFits asserts the view is exactly h lines of at most w cells.
+func checkFits(t *testing.T, m *Model, w, h int) {
+	t.Helper()
+	lines := strings.Split(m.View(), "\n")
+	if len(lines) != h {
+		t.Errorf("%d×%d: view has %d lines, want %d", w, h, len(lines), h)
+	}
+	for i, l := range lines {
+		if lw := ansi.StringWidth(l); lw > w {
+			t.Errorf("%d×%d: line %d is %d cells wide: %q", w, h, i, lw, ansi.Strip(l))
+		}
+	}
+}
+
+func TestGoldenFinishedSweep100x30(t *testing.T) {
+	m := newPane(t, 100, 30, true)
+	replay(m, loadEvents(t), -1)
+	checkFits(t, m, 100, 30)
+	checkGolden(t, "finished-100x30", plain(m))
+}
+
+func TestGoldenMidSweep100x30(t *testing.T) {
+	evs := loadEvents(t)
+	// Stop in the middle of the C=64 level.
+	n := 0
+	seen := 0
+	for i, ev := range evs {
+		if lv, ok := ev.Data.(phases.LevelStarted); ok && lv.Concurrency == 64 {
+			seen = i
+		}
+		if seen > 0 && i > seen+5 {
+			n = i
+			break
+		}
+	}
+	m := newPane(t, 100, 30, true)
+	replay(m, evs, n)
+	checkFits(t, m, 100, 30)
+	checkGolden(t, "mid-100x30", plain(m))
+}
+
+func TestIdleView(t *testing.T) {
+	m := newPane(t, 80, 19, false)
+	v := plain(m)
+	if !strings.Contains(v, "no sweep yet — press s to start") {
+		t.Fatalf("idle view:\n%s", v)
+	}
+	if strings.Contains(v, "SIMULATED") {
+		t.Fatal("a real host is not SIMULATED")
+	}
+	if v2 := plain(newPane(t, 80, 19, true)); !strings.Contains(v2, "SIMULATED") {
+		t.Fatalf("simulated host not labelled:\n%s", v2)
+	}
+	checkFits(t, m, 80, 19)
+}
+
+func TestFitsEverySize(t *testing.T) {
+	evs := loadEvents(t)
+	for _, sz := range [][2]int{{78, 19}, {80, 24}, {100, 30}, {120, 40}, {200, 50}, {60, 14}} {
+		m := newPane(t, sz[0], sz[1], true)
+		replay(m, evs, -1)
+		m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{phases.New(clock0, phases.KindMacroAudit,
+			phases.ClientBound{Concurrency: 256, Reason: "client used 95% of 2 cores"})}})
+		checkFits(t, m, sz[0], sz[1])
+	}
+}
+
+func TestLiveFiguresAndTable(t *testing.T) {
+	evs := loadEvents(t)
+	m := newPane(t, 100, 30, false)
+	replay(m, evs, -1)
+	if len(m.levels) != 9 || m.plateau == nil || m.plateau.Concurrency != 128 {
+		t.Fatalf("levels %d plateau %+v", len(m.levels), m.plateau)
+	}
+	v := plain(m)
+	for _, want := range []string{"plateau at C=128: 1,439 tok/s — doubling C adds <10%", "◀ plateau", "server running", "C=128 plateau"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+	// Every tick became one sample in each series.
+	ticks := 0
+	for _, ev := range evs {
+		if ev.Kind == phases.KindMacroTick {
+			ticks++
+		}
+	}
+	if m.samples != ticks || len(m.toks.v) != ticks {
+		t.Fatalf("samples %d, want %d ticks", m.samples, ticks)
+	}
+}
+
+func TestRollingMaxForgetsSpike(t *testing.T) {
+	m := newPane(t, 80, 24, false)
+	at := clock0
+	tick := func(tpot float64) {
+		at = at.Add(time.Second)
+		m.Update(common.EventsMsg{At: at, Events: []phases.Event{phases.New(at, phases.KindMacroTick,
+			phases.MacroTick{Concurrency: 8, TPOTp50ms: tpot, TPOTp99ms: tpot, TTFTp50ms: 30, OutputTokS: 500})}})
+	}
+	tick(500) // a spike
+	for i := 0; i < 10; i++ {
+		tick(12)
+	}
+	if m.tpotChart.top != 500 {
+		t.Fatalf("while the spike is on screen the top is the spike: %v", m.tpotChart.top)
+	}
+	l := m.layout(1)
+	for i := 0; i < l.chartW; i++ {
+		tick(12)
+	}
+	if m.tpotChart.top != 12 {
+		t.Fatalf("after the spike scrolled away the top is %v, want 12", m.tpotChart.top)
+	}
+}
+
+func TestServerUnavailableShown(t *testing.T) {
+	m := newPane(t, 80, 24, false)
+	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{phases.New(clock0, phases.KindServerStats,
+		phases.ServerStats{Available: false, Note: "server metrics unavailable"})}})
+	if v := plain(m); !strings.Contains(v, "server metrics unavailable") {
+		t.Fatalf("view:\n%s", v)
+	}
+}
+
+func TestClientBoundBanner(t *testing.T) {
+	m := newPane(t, 100, 30, false)
+	replay(m, loadEvents(t), -1)
+	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{phases.New(clock0, phases.KindMacroAudit,
+		phases.ClientBound{Concurrency: 256, Reason: "p99 send lag 14.2 ms is over 10 ms"})}})
+	v := plain(m)
+	if !strings.Contains(v, "CLIENT-BOUND at C=256: p99 send lag 14.2 ms is over 10 ms") {
+		t.Fatalf("no banner:\n%s", v)
+	}
+	if !strings.Contains(v, "client-bound") {
+		t.Fatalf("level row not flagged:\n%s", v)
+	}
+}
+
+func press(s string) tea.KeyPressMsg {
+	switch s {
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	}
+	r := []rune(s)[0]
+	return tea.KeyPressMsg{Code: r, Text: s}
+}
+
+func TestMarkerJournalledAndShown(t *testing.T) {
+	m := newPane(t, 100, 30, false)
+	replay(m, loadEvents(t), 40)
+	m.Update(press("m"))
+	if !m.Typing() {
+		t.Fatal("m opens the marker input")
+	}
+	for _, r := range "quant fp8" {
+		m.Update(press(string(r)))
+	}
+	if !m.Typing() {
+		t.Fatal("typing q must not leave the input")
+	}
+	_, cmd := m.Update(press("enter"))
+	if m.Typing() {
+		t.Fatal("enter closes the input")
+	}
+	if msg := cmd(); msg.(common.StatusMsg).Error {
+		t.Fatalf("status: %+v", msg)
+	}
+	var got []phases.Marker
+	for _, ev := range m.d.Session.Events() {
+		if mk, ok := ev.Data.(phases.Marker); ok {
+			got = append(got, mk)
+			if !ev.Time.Equal(clock0) {
+				t.Errorf("marker stamped %v, want the pane's clock", ev.Time)
+			}
+		}
+	}
+	if len(got) != 1 || got[0].Label != "quant fp8" || got[0].Pane != "macro" {
+		t.Fatalf("journalled markers: %+v", got)
+	}
+	if v := plain(m); !strings.Contains(v, "◆quant fp8") {
+		t.Fatalf("marker not on the chart axis:\n%s", v)
+	}
+	// esc cancels without recording.
+	m.Update(press("m"))
+	m.Update(press("x"))
+	m.Update(press("esc"))
+	if m.Typing() || len(m.d.Session.Events()) != 1 {
+		t.Fatalf("esc must cancel: typing %v, events %d", m.Typing(), len(m.d.Session.Events()))
+	}
+}
+
+func TestScrollLevels(t *testing.T) {
+	m := newPane(t, 80, 19, false)
+	replay(m, loadEvents(t), -1)
+	v := plain(m)
+	if !strings.Contains(v, "of 9, j/k]") {
+		t.Fatalf("a table that does not fit says so:\n%s", v)
+	}
+	if !strings.Contains(v, " 256 ") {
+		t.Fatalf("the newest level shows by default:\n%s", v)
+	}
+	for i := 0; i < 20; i++ {
+		m.Update(press("k"))
+	}
+	v = plain(m)
+	if !strings.Contains(v, "   1 ") || strings.Contains(v, " 256 ") {
+		t.Fatalf("k scrolls to the first level:\n%s", v)
+	}
+	m.Update(press("j"))
+	if m.scroll == 0 {
+		t.Fatal("j scrolls back towards the newest")
+	}
+}
+
+func TestSteeringWithoutSweep(t *testing.T) {
+	m := newPane(t, 80, 24, false)
+	for _, k := range []string{"p", "+", "-"} {
+		_, cmd := m.Update(press(k))
+		if cmd == nil {
+			t.Fatalf("%s gives no feedback", k)
+		}
+		if st := cmd().(common.StatusMsg); !strings.Contains(st.Text, "no sweep running") {
+			t.Fatalf("%s: %q", k, st.Text)
+		}
+	}
+	if m.Busy() {
+		t.Fatal("not busy without a sweep")
+	}
+}
+
+func TestHelpListsEveryKey(t *testing.T) {
+	m := newPane(t, 80, 24, false)
+	var keys []string
+	for _, col := range m.FullHelp() {
+		for _, b := range col {
+			keys = append(keys, b.Help().Key)
+		}
+	}
+	joined := strings.Join(keys, " ")
+	for _, k := range []string{"s", "p", "+", "-", "m", "enter", "esc", "j/↓", "k/↑"} {
+		if !strings.Contains(joined, k) {
+			t.Errorf("help lacks %q: %v", k, keys)
+		}
+	}
+}
