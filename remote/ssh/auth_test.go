@@ -57,7 +57,7 @@ func TestAuthAgent(t *testing.T) {
 	opt := fastOpts(srv, cfg)
 	opt.Identity = "" // only the agent has the key
 	h := dialTest(t, srv, opt)
-	if out, err := remote.Output(testCtx(t, 5*time.Second), h, "echo agent-ok"); err != nil || out != "agent-ok\n" {
+	if out, err := remote.Output(testCtx(t, 10*time.Second), h, "echo agent-ok"); err != nil || out != "agent-ok\n" {
 		t.Fatalf("%q %v", out, err)
 	}
 }
@@ -129,7 +129,7 @@ func TestAuthEncryptedKey(t *testing.T) {
 	}
 	// Reconnecting does not ask again.
 	srv.Restart()
-	if _, err := remote.Output(testCtx(t, 5*time.Second), h, "true"); err != nil {
+	if _, err := remote.Output(testCtx(t, 10*time.Second), h, "true"); err != nil {
 		t.Logf("first command after restart: %v", err)
 	}
 	waitUp(t, h)
@@ -141,7 +141,7 @@ func TestAuthEncryptedKey(t *testing.T) {
 // waitUp waits until a command runs on h.
 func waitUp(t *testing.T, h *Host) {
 	t.Helper()
-	waitFor(t, 5*time.Second, "the connection", func() bool {
+	waitFor(t, 10*time.Second, "the connection", func() bool {
 		_, err := remote.Output(testCtx(t, 2*time.Second), h, "true")
 		return err == nil
 	})

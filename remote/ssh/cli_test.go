@@ -42,7 +42,7 @@ func TestTailMain(t *testing.T) {
 
 	// Unknown host key, headless: refused with the fingerprint.
 	var out, errb lockedBuf
-	code := TailMain(testCtx(t, 5*time.Second), []string{"--host", srv.Target(), "--identity", srv.ClientKey,
+	code := TailMain(testCtx(t, 10*time.Second), []string{"--host", srv.Target(), "--identity", srv.ClientKey,
 		"--known-hosts", kh, "--ssh-config", cfg, path}, &out, &errb)
 	if code != 1 || !strings.Contains(errb.String(), "unknown host key") || !strings.Contains(errb.String(), "SHA256:") {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
@@ -57,12 +57,12 @@ func TestTailMain(t *testing.T) {
 			"--known-hosts", kh, "--ssh-config", cfg, "--accept-new-host-key"}, &out, &errb)
 	}()
 	// The last 10 lines first, then what is appended, across a restart.
-	waitFor(t, 5*time.Second, "the last 10 lines", func() bool { return strings.Count(out.String(), "\n") >= 10 })
+	waitFor(t, 10*time.Second, "the last 10 lines", func() bool { return strings.Count(out.String(), "\n") >= 10 })
 	appendLines(t, path, "new 1")
-	waitFor(t, 5*time.Second, "new 1", func() bool { return strings.Contains(out.String(), "new 1\n") })
+	waitFor(t, 10*time.Second, "new 1", func() bool { return strings.Contains(out.String(), "new 1\n") })
 	srv.Restart()
 	appendLines(t, path, "new 2")
-	waitFor(t, 5*time.Second, "new 2", func() bool { return strings.Contains(out.String(), "new 2\n") })
+	waitFor(t, 10*time.Second, "new 2", func() bool { return strings.Contains(out.String(), "new 2\n") })
 	cancel()
 	select {
 	case code := <-done:

@@ -17,7 +17,7 @@ import (
 
 func testWriteFile(t *testing.T, srv *sshtest.Server, cfg string, wantSFTP bool) {
 	h := dialTest(t, srv, fastOpts(srv, cfg))
-	ctx := testCtx(t, 5*time.Second)
+	ctx := testCtx(t, 10*time.Second)
 	path := filepath.Join(t.TempDir(), "new dir", "bench 'x'.py")
 	data := []byte("print('hi')\n" + strings.Repeat("#", 200<<10) + "\n")
 	if err := h.WriteFile(ctx, path, data, 0o755); err != nil {

@@ -110,6 +110,14 @@ func (h *Host) Follow(ctx context.Context, path string, from int64, out func(rem
 		if read || st.off != before {
 			failures = 0
 		}
+		if err != nil {
+			// A lost connection shows first as an error here and a moment
+			// later as the connection ending.
+			select {
+			case <-c.done:
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
 		if err != nil && !c.isDone() {
 			// Not a lost connection: tail itself failed. Retry a few
 			// times (it may have been killed), then give up.
@@ -218,6 +226,9 @@ func (h *Host) followOnce(ctx context.Context, c *conn, path string, st *followS
 	}
 	if ctx.Err() != nil {
 		return read, ctx.Err()
+	}
+	if lost(p.err) {
+		h.addOrphan(p.pgid) // tail may outlive a silently dropped link
 	}
 	if p.err == nil {
 		return read, errors.New("tail ended")

@@ -149,7 +149,7 @@ func TestFollowAcrossRestarts(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		// Restart only once the follow is live again, so each restart
 		// cuts a running tail.
-		waitFor(t, 5*time.Second, "the follow to resume", func() bool {
+		waitFor(t, 10*time.Second, "the follow to resume", func() bool {
 			l, _ := c.snapshot()
 			return len(l) >= seen+20
 		})
@@ -164,7 +164,7 @@ func TestFollowAcrossRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, fmt.Sprintf("%d lines", n), func() bool {
+	waitFor(t, 10*time.Second, fmt.Sprintf("%d lines", n), func() bool {
 		lines, _ := c.snapshot()
 		return len(lines) >= n
 	})
@@ -198,19 +198,19 @@ func TestFollowTruncateAndReplace(t *testing.T) {
 	path := filepath.Join(dir, "server.log")
 	appendLines(t, path, "old 1", "old 2")
 	c, _ := startFollow(t, h, path, 0)
-	waitFor(t, 5*time.Second, "the first lines", func() bool { l, _ := c.snapshot(); return len(l) == 2 })
+	waitFor(t, 10*time.Second, "the first lines", func() bool { l, _ := c.snapshot(); return len(l) == 2 })
 
 	// Truncated in place (a server restarted with > log).
 	if err := os.WriteFile(path, []byte("new 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the line after truncation", func() bool { l, _ := c.snapshot(); return len(l) == 3 })
+	waitFor(t, 10*time.Second, "the line after truncation", func() bool { l, _ := c.snapshot(); return len(l) == 3 })
 	// Rotated: renamed away and a new file made.
 	if err := os.Rename(path, path+".1"); err != nil {
 		t.Fatal(err)
 	}
 	appendLines(t, path, "rotated 1", "rotated 2")
-	waitFor(t, 5*time.Second, "the lines of the new file", func() bool { l, _ := c.snapshot(); return len(l) == 5 })
+	waitFor(t, 10*time.Second, "the lines of the new file", func() bool { l, _ := c.snapshot(); return len(l) == 5 })
 	lines, resets := c.snapshot()
 	if strings.Join(lines, "|") != "old 1|old 2|new 1|rotated 1|rotated 2" {
 		t.Fatalf("lines %q", lines)
@@ -232,13 +232,13 @@ func TestFollowTruncatedWhileDown(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.log")
 	appendLines(t, path, "a1", "a2")
 	c, _ := startFollow(t, h, path, 0)
-	waitFor(t, 5*time.Second, "2 lines", func() bool { l, _ := c.snapshot(); return len(l) == 2 })
+	waitFor(t, 10*time.Second, "2 lines", func() bool { l, _ := c.snapshot(); return len(l) == 2 })
 	srv.Stop()
 	if err := os.WriteFile(path, []byte("b1 is longer\nb2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	srv.Restart()
-	waitFor(t, 5*time.Second, "the new lines", func() bool { l, _ := c.snapshot(); return len(l) == 4 })
+	waitFor(t, 10*time.Second, "the new lines", func() bool { l, _ := c.snapshot(); return len(l) == 4 })
 	lines, resets := c.snapshot()
 	if strings.Join(lines, "|") != "a1|a2|b1 is longer|b2" || len(resets) != 1 {
 		t.Fatalf("lines %q resets %q", lines, resets)
@@ -253,7 +253,7 @@ func TestFollowWaitsForFileAndResumesFromOffset(t *testing.T) {
 	c, stop := startFollow(t, h, path, 0)
 	time.Sleep(300 * time.Millisecond)
 	appendLines(t, path, "first", "second")
-	waitFor(t, 5*time.Second, "2 lines", func() bool { l, _ := c.snapshot(); return len(l) == 2 })
+	waitFor(t, 10*time.Second, "2 lines", func() bool { l, _ := c.snapshot(); return len(l) == 2 })
 	stop()
 	lines, resets := c.snapshot()
 	if len(resets) != 0 || strings.Join(lines, "|") != "first|second" {
@@ -262,7 +262,7 @@ func TestFollowWaitsForFileAndResumesFromOffset(t *testing.T) {
 	// Starting at the offset of "second" gives only what follows.
 	appendLines(t, path, "third")
 	c2, _ := startFollow(t, h, path, int64(len("first\n")))
-	waitFor(t, 5*time.Second, "2 lines", func() bool { l, _ := c2.snapshot(); return len(l) == 2 })
+	waitFor(t, 10*time.Second, "2 lines", func() bool { l, _ := c2.snapshot(); return len(l) == 2 })
 	lines, _ = c2.snapshot()
 	if strings.Join(lines, "|") != "second|third" {
 		t.Fatalf("from offset: %q", lines)

@@ -22,7 +22,7 @@ import (
 
 func dialErr(t *testing.T, srv *sshtest.Server, opt Options) error {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	h, err := Dial(ctx, srv.Target(), opt)
 	if err == nil {

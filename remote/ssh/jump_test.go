@@ -29,7 +29,7 @@ func TestProxyJump(t *testing.T) {
 	opt := fastOpts(target, cfg)
 	opt.Identity, opt.KnownHosts = "", ""
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	start := time.Now()
 	h, err := Dial(ctx, "gpu1", opt)
@@ -57,7 +57,7 @@ func TestProxyJump(t *testing.T) {
 	// Losing the jump host drops the target connection; it comes back
 	// when the jump host does.
 	jump.Stop()
-	waitFor(t, 5*time.Second, "the drop", func() bool {
+	waitFor(t, 10*time.Second, "the drop", func() bool {
 		_, err := remote.Output(testCtx(t, 300*time.Millisecond), h, "true")
 		return err != nil
 	})
@@ -72,7 +72,7 @@ func TestProxyJumpErrorNamesTheHop(t *testing.T) {
 	cfg := filepath.Join(home, "config")
 	os.WriteFile(cfg, []byte("Host gpu1\n  HostName 127.0.0.1\n  Port "+itoa(target.Port)+"\n  ProxyJump nobody@127.0.0.1:1\n"), 0o600)
 	opt := fastOpts(target, cfg)
-	_, err := Dial(testCtx(t, 5*time.Second), "gpu1", opt)
+	_, err := Dial(testCtx(t, 10*time.Second), "gpu1", opt)
 	if err == nil || !strings.Contains(err.Error(), "via jump host 127.0.0.1:1") || !strings.Contains(err.Error(), "ssh gpu1 (") {
 		t.Fatalf("got %v", err)
 	}

@@ -98,7 +98,7 @@ func TestKeepaliveNoticesSilentDrop(t *testing.T) {
 	opt := fastOpts(srv, cfg)
 	opt.KnownHosts = kh
 	opt.KeepAlive, opt.KeepAliveTimeout = 300*time.Millisecond, 700*time.Millisecond
-	h, err := Dial(testCtx(t, 5*time.Second), srv.User+"@"+addr, opt)
+	h, err := Dial(testCtx(t, 10*time.Second), srv.User+"@"+addr, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

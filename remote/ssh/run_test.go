@@ -13,9 +13,11 @@ import (
 
 func TestRunStreamsLines(t *testing.T) {
 	_, cfg := isolate(t)
-	srv := sshtest.Start(t, sshtest.Options{})
+	// With the login's rc files read, as on a real host: what they print
+	// or cost must not leak into the command's output.
+	srv := sshtest.Start(t, sshtest.Options{SourceRC: true})
 	h := dialTest(t, srv, fastOpts(srv, cfg))
-	ctx := testCtx(t, 5*time.Second)
+	ctx := testCtx(t, 10*time.Second)
 	var got []remote.Line
 	start := time.Now()
 	err := h.Run(ctx, "echo one; echo err >&2; printf 'two\\r\\nthree'; exit 3", nil, func(l remote.Line) { got = append(got, l) })
@@ -44,7 +46,7 @@ func TestRunStreamsLines(t *testing.T) {
 // (zombies aside).
 func psMatches(t *testing.T, h *Host, marker string) []string {
 	t.Helper()
-	out, err := remote.Output(testCtx(t, 5*time.Second), h, "ps -eo pid=,stat=,args=")
+	out, err := remote.Output(testCtx(t, 10*time.Second), h, "ps -eo pid=,stat=,args=")
 	if err != nil {
 		t.Fatalf("ps: %v", err)
 	}
@@ -106,7 +108,7 @@ func TestRunQuotedPath(t *testing.T) {
 	_, cfg := isolate(t)
 	srv := sshtest.Start(t, sshtest.Options{})
 	h := dialTest(t, srv, fastOpts(srv, cfg))
-	ctx := testCtx(t, 5*time.Second)
+	ctx := testCtx(t, 10*time.Second)
 	dir := t.TempDir()
 	// A name that breaks naive quoting: spaces, both quotes, $(...), `...`, ;.
 	name := dir + "/it's a \"log\" $(touch " + dir + "/pwned) `id`; x.txt"

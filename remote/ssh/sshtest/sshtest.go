@@ -35,6 +35,11 @@ type Options struct {
 	LogLevel       string   // sshd LogLevel (default INFO)
 	ExtraConfig    []string // more sshd_config lines
 	AuthorizedKeys []string // more authorized_keys lines
+	// SourceRC lets bash read ~/.bashrc for each command, as it does on a
+	// real host. By default the server sets SHLVL=1, which makes bash skip
+	// it: a slow rc file (pyenv init) would otherwise cost every command
+	// up to a second and make timings depend on the machine.
+	SourceRC bool
 }
 
 // Server is one running sshd.
@@ -156,6 +161,9 @@ func (s *Server) config() string {
 		"ClientAliveInterval 5",
 		"ClientAliveCountMax 3",
 		"LogLevel " + level,
+	}
+	if !s.opts.SourceRC {
+		lines = append(lines, "SetEnv SHLVL=1")
 	}
 	if !s.opts.NoSFTP {
 		lines = append(lines, "Subsystem sftp internal-sftp")
