@@ -25,6 +25,7 @@ func loadMain(ctx context.Context, args []string, out, errb *bytes.Buffer) int {
 }
 
 func TestLoadCommandReady(t *testing.T) {
+	t.Parallel()
 	code, out, errs := runCLI(t, loadMain, "--host", "sim", "--sim-load-time", "2s", "--poll", "200ms", "--every", "1s")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
@@ -35,6 +36,7 @@ func TestLoadCommandReady(t *testing.T) {
 }
 
 func TestLoadCommandStalledAndFailed(t *testing.T) {
+	t.Parallel()
 	code, out, errs := runCLI(t, loadMain, "--host", "sim", "--sim-load-time", "3s", "--sim-stall-at", "30", "--stall-after", "2s", "--poll", "200ms")
 	if code != 2 || !strings.Contains(errs, "stalled: STALLED at 30.0 GiB on GPUs 0-7") {
 		t.Fatalf("stall: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
@@ -51,6 +53,7 @@ func TestLoadCommandStalledAndFailed(t *testing.T) {
 }
 
 func TestLoadCommandUsage(t *testing.T) {
+	t.Parallel()
 	if code, _, errs := runCLI(t, loadMain, "--bogus"); code != 2 || !strings.Contains(errs, "bogus") {
 		t.Errorf("bad flag: %d %s", code, errs)
 	}

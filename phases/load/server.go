@@ -230,7 +230,7 @@ func (s *Server) Stop(ctx context.Context) error {
 			}
 		} else {
 			s.emit(ctx, "stop", fmt.Sprintf("kill -TERM process group %d", pid))
-			if _, err := remote.Output(ctx, s.Host, fmt.Sprintf("kill -TERM -- -%d", pid)); err != nil && s.alive(ctx, pid) {
+			if _, err := remote.Output(ctx, s.Host, fmt.Sprintf("kill -TERM -%d", pid)); err != nil && s.alive(ctx, pid) {
 				return fmt.Errorf("stopping process group %d: %w", pid, err)
 			}
 			if err := s.waitExit(ctx, pid); err != nil {
@@ -253,7 +253,7 @@ func (s *Server) waitExit(ctx context.Context, pid int) error {
 		if !killed && time.Now().After(killAt) {
 			killed = true
 			s.emit(ctx, "stop", fmt.Sprintf("still running after 30 s: kill -KILL process group %d", pid))
-			_, _ = remote.Output(ctx, s.Host, fmt.Sprintf("kill -KILL -- -%d", pid))
+			_, _ = remote.Output(ctx, s.Host, fmt.Sprintf("kill -KILL -%d", pid))
 		}
 		select {
 		case <-ctx.Done():

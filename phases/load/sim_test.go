@@ -57,6 +57,7 @@ func kinds(evs []phases.Event) map[string]int {
 // A simulated 8-GPU load runs to ready: the watcher emits samples, states,
 // milestones in order and the ready server event, and Until ends "ready".
 func TestWatcherSimReady(t *testing.T) {
+	t.Parallel()
 	d := startSim(t, sim.Options{LoadTime: 4 * time.Second, AutoStart: true})
 	em, stop := collect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
@@ -99,6 +100,7 @@ func TestWatcherSimReady(t *testing.T) {
 // The demo's story: the load stops at 75.8 GiB; the watcher reports a stall
 // naming the GPUs and the memory.
 func TestWatcherSimStall(t *testing.T) {
+	t.Parallel()
 	d := startSim(t, sim.Options{LoadTime: 3 * time.Second, AutoStart: true, StallAtGiB: 75.8, WeightsGiB: 90})
 	em, stop := collect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
@@ -120,6 +122,7 @@ func TestWatcherSimStall(t *testing.T) {
 
 // A simulated OOM ends "failed" with the OOM evidence line.
 func TestWatcherSimOOM(t *testing.T) {
+	t.Parallel()
 	d := startSim(t, sim.Options{LoadTime: 3 * time.Second, AutoStart: true, FailWith: "oom"})
 	em, stop := collect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
@@ -142,6 +145,7 @@ func TestWatcherSimOOM(t *testing.T) {
 // Start, stop (waiting for the memory to be released) and restart with the
 // profiler, on the simulated host.
 func TestServerLifecycleSim(t *testing.T) {
+	t.Parallel()
 	d := startSim(t, sim.Options{LoadTime: 2 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
