@@ -3,6 +3,7 @@ package ssh
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -132,4 +133,63 @@ func TestRunQuotedPath(t *testing.T) {
 	if _, err := h.ReadFile(ctx, dir+"/missing file"); err == nil || !strings.Contains(err.Error(), "No such file") {
 		t.Fatalf("ReadFile of a missing file: %v", err)
 	}
+}
+
+func TestRunStdin(t *testing.T) {
+	_, cfg := isolate(t)
+	srv := sshtest.Start(t, sshtest.Options{})
+	h := dialTest(t, srv, fastOpts(srv, cfg))
+	ctx := testCtx(t, 10*time.Second)
+	var out []string
+	err := h.Run(ctx, "tr a-z A-Z", strings.NewReader("abc\ndef\n"), func(l remote.Line) { out = append(out, l.Text) })
+	if err != nil || strings.Join(out, "|") != "ABC|DEF" {
+		t.Fatalf("%q %v", out, err)
+	}
+	// A stdin that never ends does not keep Run waiting once the command
+	// has exited.
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go pw.Write([]byte("first\n"))
+	out = nil
+	if err := h.Run(ctx, "head -n 1", pr, func(l remote.Line) { out = append(out, l.Text) }); err != nil || strings.Join(out, "|") != "first" {
+		t.Fatalf("%q %v", out, err)
+	}
+}
+
+// TestRunConnectionLost: the link drops under a running command. Run says
+// so, and the command is stopped once the connection is back, since its
+// caller was told it failed.
+func TestRunConnectionLost(t *testing.T) {
+	_, cfg := isolate(t)
+	srv := sshtest.Start(t, sshtest.Options{})
+	h := dialTest(t, srv, fastOpts(srv, cfg))
+	marker := "8765" + strings.ReplaceAll(time.Now().Format("150405.000"), ".", "")
+	errc := make(chan error, 1)
+	started := make(chan struct{})
+	go func() {
+		errc <- h.Run(context.Background(), "echo started; sleep "+marker, nil, func(l remote.Line) {
+			if l.Text == "started" {
+				close(started)
+			}
+		})
+	}()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("command did not start")
+	}
+	srv.Stop()
+	select {
+	case err := <-errc:
+		if err == nil || !strings.Contains(err.Error(), "connection lost") || !strings.Contains(err.Error(), srv.Addr()) {
+			t.Fatalf("Run after the drop: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after the drop")
+	}
+	srv.Restart()
+	waitUp(t, h)
+	waitFor(t, 10*time.Second, "the orphaned command to be stopped", func() bool {
+		return len(psMatches(t, h, marker)) == 0
+	})
 }
