@@ -37,7 +37,7 @@ func TestLoadCommandReady(t *testing.T) {
 
 func TestLoadCommandStalledAndFailed(t *testing.T) {
 	t.Parallel()
-	code, out, errs := runCLI(t, loadMain, "--host", "sim", "--sim-load-time", "3s", "--sim-stall-at", "30", "--stall-after", "2s", "--poll", "200ms")
+	code, out, errs := runCLI(t, loadMain, "--host", "sim", "--sim-load-time", "2s", "--sim-stall-at", "30", "--stall-after", "1500ms", "--poll", "200ms")
 	if code != 2 || !strings.Contains(errs, "stalled: STALLED at 30.0 GiB on GPUs 0-7") {
 		t.Fatalf("stall: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}

@@ -49,7 +49,7 @@ func lifecycle(t *testing.T, h remote.Host, python, script, dir string) {
 	logPath := filepath.Join(dir, "logs", "server.log")
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	s := &load.Server{Host: h, StopTimeout: 15 * time.Second, Settings: campaign.Server{
-		Launch: fmt.Sprintf("%s %s %d 1", remote.Quote(python), remote.Quote(script), port), Log: logPath, URL: url}}
+		Launch: fmt.Sprintf("%s %s %d 0.4", remote.Quote(python), remote.Quote(script), port), Log: logPath, URL: url}}
 	pid, err := s.Start(ctx, nil, nil)
 	if err != nil {
 		t.Fatalf("start: %v", err)

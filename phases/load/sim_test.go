@@ -58,7 +58,7 @@ func kinds(evs []phases.Event) map[string]int {
 // milestones in order and the ready server event, and Until ends "ready".
 func TestWatcherSimReady(t *testing.T) {
 	t.Parallel()
-	d := startSim(t, sim.Options{LoadTime: 4 * time.Second, AutoStart: true})
+	d := startSim(t, sim.Options{LoadTime: 2 * time.Second, AutoStart: true})
 	em, stop := collect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
@@ -101,7 +101,7 @@ func TestWatcherSimReady(t *testing.T) {
 // naming the GPUs and the memory.
 func TestWatcherSimStall(t *testing.T) {
 	t.Parallel()
-	d := startSim(t, sim.Options{LoadTime: 3 * time.Second, AutoStart: true, StallAtGiB: 75.8, WeightsGiB: 90})
+	d := startSim(t, sim.Options{LoadTime: 2 * time.Second, AutoStart: true, StallAtGiB: 75.8, WeightsGiB: 90})
 	em, stop := collect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
@@ -123,7 +123,7 @@ func TestWatcherSimStall(t *testing.T) {
 // A simulated OOM ends "failed" with the OOM evidence line.
 func TestWatcherSimOOM(t *testing.T) {
 	t.Parallel()
-	d := startSim(t, sim.Options{LoadTime: 3 * time.Second, AutoStart: true, FailWith: "oom"})
+	d := startSim(t, sim.Options{LoadTime: 2 * time.Second, AutoStart: true, FailWith: "oom"})
 	em, stop := collect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
