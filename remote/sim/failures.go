@@ -68,10 +68,16 @@ func ncclFailure(d *Deployment, s *serverProc, _ time.Time) {
 func oomFailure(d *Deployment, s *serverProc, _ time.Time) {
 	rank := 3 % d.opt.GPUs
 	proc := fmt.Sprintf("Worker_TP%d", rank)
+	// Another process holds memory on this GPU, so the KV cache no longer
+	// fits: the figures below add up the way torch reports them.
 	total := float64(d.opt.GPUMemMiB)/1024 - 0.6
-	free := 0.41
+	want := d.opt.KVCacheGiB * 0.96
+	inUse := d.opt.WeightsGiB + 0.81
+	free := max(0.25, want-11.37)
+	if free > total-inUse {
+		free = max(0.25, (total-inUse)/3)
+	}
 	d.gpus[rank].usedGiB = total + 0.6 - free
-	inUse := total - free
 	frames := []string{
 		`  File "` + pyLib + `/v1/executor/multiproc_executor.py", line 745, in worker_busy_loop`,
 		`    output = func(*args, **kwargs)`,
@@ -82,10 +88,18 @@ func oomFailure(d *Deployment, s *serverProc, _ time.Time) {
 		`  File "` + pyLib + `/v1/worker/gpu_model_runner.py", line 4690, in _allocate_kv_cache_tensors`,
 		`    tensor = torch.zeros(kv_cache_tensor.size, dtype=torch.int8, device=self.device)`,
 	}
-	last := fmt.Sprintf("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %.2f GiB. GPU %d has a total capacity of %.2f GiB of which %.2f MiB is free. "+
+	last := fmt.Sprintf("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %.2f GiB. GPU %d has a total capacity of %.2f GiB of which %s is free. "+
 		"Including non-PyTorch memory, this process has %.2f GiB memory in use. Of the allocated memory %.2f GiB is allocated by PyTorch, and %.2f MiB is reserved by PyTorch but unallocated. "+
 		"If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.",
-		d.opt.KVCacheGiB*0.96, rank, total, free*1024, inUse, inUse-0.9, 312.25)
+		want, rank, total, torchSize(free), inUse, inUse-0.9, 312.25)
 	d.tracebackLocked(s, proc, "multiproc_executor.py:750", "WorkerProc hit an exception.", frames, last)
 	d.engineDiesLocked(s, rank)
+}
+
+// torchSize formats a size the way torch's OOM message does.
+func torchSize(gib float64) string {
+	if gib >= 1 {
+		return fmt.Sprintf("%.2f GiB", gib)
+	}
+	return fmt.Sprintf("%.2f MiB", gib*1024)
 }
