@@ -26,7 +26,7 @@ func sweepCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 
 func TestSweepCommand(t *testing.T) {
 	t.Parallel()
-	_, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, FailureRate: 0.4, Seed: 3})
+	_, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true, FailureRate: 0.4, Seed: 3})
 	jsonl := filepath.Join(t.TempDir(), "req.jsonl")
 	code, out, errs := sweepCLI(t, "--url", url, "--concurrency", "1,2", "--requests", "5", "--warmup", "1",
 		"--input-len", "16", "--output-len", "6", "--json", "-", "--jsonl", jsonl, "--seed", "1")
@@ -91,7 +91,7 @@ func TestSweepCommandCannotStart(t *testing.T) {
 	}
 	dead := "http://" + ln.Addr().String()
 	ln.Close()
-	_, url := startEmu(t, sim.EmulatorConfig{})
+	_, url := startEmu(t, sim.EmulatorConfig{CoarseTiming: true})
 	cases := []struct {
 		args []string
 		code int

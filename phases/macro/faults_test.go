@@ -14,7 +14,7 @@ import (
 // request of the right reason, and none is counted as completed.
 func TestFaultsCountedExactly(t *testing.T) {
 	t.Parallel()
-	cfg := sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1,
+	cfg := sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true,
 		FailureRate: 0.1, CutRate: 0.1, ErrorAfter200Rate: 0.1, Seed: 7}
 	emu, url := startEmu(t, cfg)
 	var jsonl bytes.Buffer
@@ -64,7 +64,7 @@ func TestFaultsCountedExactly(t *testing.T) {
 // come from the final usage, and the result says so.
 func TestContinuousUsageRefused(t *testing.T) {
 	t.Parallel()
-	cfg := sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, RejectContinuousUsage: true}
+	cfg := sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true, RejectContinuousUsage: true}
 	emu, url := startEmu(t, cfg)
 	var logs []string
 	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{4}, Requests: 12, InputLen: 16, OutputLen: 10, Seed: 6,
@@ -83,7 +83,7 @@ func TestContinuousUsageRefused(t *testing.T) {
 
 func TestServerWithoutUsage(t *testing.T) {
 	t.Parallel()
-	cfg := sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, NoUsage: true}
+	cfg := sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true, NoUsage: true}
 	_, url := startEmu(t, cfg)
 	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{2}, Requests: 4, InputLen: 16, OutputLen: 10, Seed: 6})
 	if lv := res.Levels[0]; lv.TokenSource != macro.SourceChunks || lv.TotalOutputTokens != 40 {

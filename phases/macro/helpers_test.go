@@ -1,8 +1,16 @@
 package macro_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,4 +56,63 @@ func within(t *testing.T, name string, got, want, tol float64) {
 	} else {
 		t.Logf("%s = %.4f (want %.4f, %+.3f%%)", name, got, want, 100*d)
 	}
+}
+
+// TestMain doubles as the emulator server of the client benchmarks: with
+// PROFDECK_EMU_CHILD set, the test binary serves an emulator on loopback
+// (step time in the variable) until its stdin closes, so the benchmark's
+// CPU figures are the client's alone.
+func TestMain(m *testing.M) {
+	if step := os.Getenv("PROFDECK_EMU_CHILD"); step != "" {
+		d, err := time.ParseDuration(step)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		emu := sim.NewEmulator(sim.EmulatorConfig{Model: "test/model", StepTime: d, StepPerSeq: 1, PrefillPerToken: 1, MaxNumSeqs: 100000})
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		go func() { _ = http.Serve(ln, emu) }()
+		fmt.Println("http://" + ln.Addr().String())
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// childEmu starts the emulator in a child process and returns its URL.
+func childEmu(tb testing.TB, step time.Duration) string {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "PROFDECK_EMU_CHILD="+step.String())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		stdin.Close()
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		tb.Fatalf("emulator child: %v", err)
+	}
+	return strings.TrimSpace(line)
 }

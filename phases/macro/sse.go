@@ -145,7 +145,8 @@ type wireChunk struct {
 
 var doneMarker = []byte("[DONE]")
 
-// parseChunk decodes one event's data into c, reusing w.
+// parseChunk decodes one event's data into c. The common shapes take a
+// fast scan; anything else goes through encoding/json (reusing w).
 func parseChunk(data []byte, w *wireChunk, c *chunk) error {
 	*c = chunk{}
 	data = bytes.TrimSpace(data)
@@ -153,6 +154,15 @@ func parseChunk(data []byte, w *wireChunk, c *chunk) error {
 		c.Done = true
 		return nil
 	}
+	if scanChunk(data, c) == nil {
+		return nil
+	}
+	*c = chunk{}
+	return parseChunkStd(data, w, c)
+}
+
+// parseChunkStd is parseChunk through encoding/json.
+func parseChunkStd(data []byte, w *wireChunk, c *chunk) error {
 	w.Choices = w.Choices[:0]
 	w.Usage = nil
 	w.Error = nil

@@ -226,3 +226,34 @@ func FuzzSSE(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScanChunk checks the fast scanner against encoding/json: whenever
+// both accept an event they must read the same thing from it.
+func FuzzScanChunk(f *testing.F) {
+	for _, l := range bytes.Split(fixture(f, "vllm-chat-stream.txt"), []byte("\n")) {
+		if d, ok := bytes.CutPrefix(l, []byte("data: ")); ok {
+			f.Add(d)
+		}
+	}
+	for _, s := range []string{
+		`{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}],"usage":{"prompt_tokens":10,"completion_tokens":0}}`,
+		`{"choices":[{"text":" x","finish_reason":"length","stop_reason":null}],"usage":{"prompt_tokens":3,"completion_tokens":9}}`,
+		`{"choices":[{"delta":{"reasoning_content":"hm","tool_calls":null}}]}`,
+		`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"f"}}]}}]}`,
+		`{"error":{"object":"error","message":"boom","code":500}}`,
+		`{"object":"error","message":"b\u0061d"}`,
+		`{"Choices":[{"TEXT":"a"}],"choices":[{"finish_reason":"st\"op"}],"usage":null}`,
+		`{"usage":{"completion_tokens":-0,"prompt_tokens":null},"usage":{"prompt_tokens":2}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var fast, std chunk
+		errFast := scanChunk(b, &fast)
+		var w wireChunk
+		errStd := parseChunkStd(b, &w, &std)
+		if errFast == nil && errStd == nil && fast != std {
+			t.Errorf("%s:\nfast %+v\n std %+v", b, fast, std)
+		}
+	})
+}

@@ -18,12 +18,13 @@ import (
 
 // TestPlateauWhereEmulatorSaturates: at most 8 requests run at once, so
 // throughput doubles up to C=8 and not beyond; --stop-at-plateau ends the
-// sweep after C=16 showed it.
+// sweep after C=16 showed it. (Outputs are long enough that the slot a
+// request leaves until the next one arrives costs little at C=8.)
 func TestPlateauWhereEmulatorSaturates(t *testing.T) {
 	t.Parallel()
-	cfg := sim.EmulatorConfig{StepTime: 4 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, MaxNumSeqs: 8}
+	cfg := sim.EmulatorConfig{StepTime: 5 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, MaxNumSeqs: 8, CoarseTiming: true}
 	_, url := startEmu(t, cfg)
-	s, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{1, 2, 4, 8, 16, 32}, Requests: 32, InputLen: 16, OutputLen: 8,
+	s, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{1, 2, 4, 8, 16, 32}, Duration: 400 * time.Millisecond, InputLen: 16, OutputLen: 32,
 		StopAtPlateau: true, Seed: 8})
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +71,7 @@ func collect() (chan phases.Event, <-chan map[string]int) {
 func TestWarmupSendsExactly(t *testing.T) {
 	t.Parallel()
 	for _, warm := range []int{0, 3} {
-		emu, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1})
+		emu, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
 		var jsonl bytes.Buffer
 		res := runSweep(t, macro.Config{URL: url, Concurrency: []int{1, 4}, Requests: 6, Warmup: warm, InputLen: 16, OutputLen: 5, Seed: 9, JSONL: &jsonl})
 		if got, want := emu.State().Succeeded, int64(2*(6+warm)); got != want {
@@ -114,7 +115,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // ends the sweep after the requests in flight.
 func TestSteering(t *testing.T) {
 	t.Parallel()
-	emu, url := startEmu(t, sim.EmulatorConfig{StepTime: 5 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1})
+	emu, url := startEmu(t, sim.EmulatorConfig{StepTime: 5 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
 	s, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{2, 4}, Duration: 20 * time.Second, InputLen: 16, OutputLen: 20, Seed: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +170,7 @@ func TestSteering(t *testing.T) {
 // (not counted as failures) and returns the finished levels.
 func TestCancelKeepsLevels(t *testing.T) {
 	t.Parallel()
-	_, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1})
+	_, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
 	s, _ := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{1, 2}, Requests: 4, Duration: 0, InputLen: 8, OutputLen: 4, Seed: 11})
 	s2, _ := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{3}, Duration: time.Minute, InputLen: 8, OutputLen: 4000, Seed: 11})
 	if res, err := s.Run(context.Background(), nil); err != nil || len(res.Levels) != 2 {
@@ -190,7 +191,7 @@ func TestCancelKeepsLevels(t *testing.T) {
 // send time.
 func TestRateMode(t *testing.T) {
 	t.Parallel()
-	_, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1})
+	_, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
 	var jsonl bytes.Buffer
 	res := runSweep(t, macro.Config{URL: url, Rate: 50, Requests: 25, InputLen: 8, OutputLen: 5, Seed: 12, JSONL: &jsonl})
 	if len(res.Levels) != 1 {
@@ -221,7 +222,7 @@ func TestRateMode(t *testing.T) {
 // side, and a server without /metrics still sweeps.
 func TestServerMetricsScraped(t *testing.T) {
 	t.Parallel()
-	emu, url := startEmu(t, sim.EmulatorConfig{StepTime: 5 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1})
+	emu, url := startEmu(t, sim.EmulatorConfig{StepTime: 5 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
 	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{4}, Duration: 1500 * time.Millisecond, InputLen: 8, OutputLen: 20, Seed: 13,
 		Scraper: servermetrics.NewScraper(url+"/metrics", nil)})
 	sl := res.Levels[0].Server
@@ -243,7 +244,7 @@ func TestServerMetricsScraped(t *testing.T) {
 
 func TestAPIKey(t *testing.T) {
 	t.Parallel()
-	_, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, APIKey: "sekrit"})
+	_, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true, APIKey: "sekrit"})
 	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{1}, Requests: 2, InputLen: 8, OutputLen: 3, APIKey: "sekrit"})
 	if res.Levels[0].Completed != 2 {
 		t.Errorf("completed %d with the right key", res.Levels[0].Completed)

@@ -1,0 +1,462 @@
+package macro
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+)
+
+// scanChunk is the fast path of parseChunk: a single pass over the event's
+// JSON that picks out the few fields the metrics need, without allocating.
+// It follows encoding/json's rules where they matter (keys match
+// case-insensitively, the last of a repeated key wins, null leaves a
+// string as it was), and gives up with an error on anything it does not
+// understand, leaving the event to encoding/json.
+func scanChunk(data []byte, c *chunk) error {
+	s := jscan{b: data}
+	s.ws()
+	if !s.eat('{') {
+		return errScan
+	}
+	var obj, msg []byte
+	var errRaw []byte
+	var choices []choiceFlags
+	var ch [4]choiceFlags
+	for first := true; ; first = false {
+		s.ws()
+		if s.eat('}') {
+			break
+		}
+		if !first && !s.eat(',') {
+			return errScan
+		}
+		key, ok := s.key()
+		if !ok {
+			return errScan
+		}
+		switch {
+		case keyIs(key, "choices"):
+			if s.null() {
+				choices = nil
+				continue
+			}
+			// A repeated "choices" decodes over the earlier one's elements,
+			// as encoding/json does.
+			old := choices
+			if old == nil {
+				old = ch[:0]
+			}
+			choices = old[:0]
+			if !s.eat('[') {
+				return errScan
+			}
+			for i := 0; ; i++ {
+				s.ws()
+				if s.eat(']') {
+					break
+				}
+				if i > 0 && !s.eat(',') {
+					return errScan
+				}
+				var f choiceFlags
+				if i < len(old) {
+					f = old[i]
+				}
+				if err := s.choice(&f); err != nil {
+					return err
+				}
+				choices = append(choices, f)
+			}
+		case keyIs(key, "usage"):
+			if s.null() {
+				c.HasUsage, c.Prompt, c.Completion = false, 0, 0
+				continue
+			}
+			if !c.HasUsage {
+				c.Prompt, c.Completion = 0, 0
+			}
+			c.HasUsage = true
+			if err := s.usage(c); err != nil {
+				return err
+			}
+		case keyIs(key, "error"):
+			s.ws()
+			start := s.i
+			if !s.skip() {
+				return errScan
+			}
+			errRaw = data[start:s.i]
+		case keyIs(key, "object"):
+			v, ok := s.str()
+			if !ok {
+				return errScan
+			}
+			if v != nil {
+				obj = v
+			}
+		case keyIs(key, "message"):
+			v, ok := s.str()
+			if !ok {
+				return errScan
+			}
+			if v != nil {
+				msg = v
+			}
+		default:
+			if !s.skip() {
+				return errScan
+			}
+		}
+	}
+	s.ws()
+	if s.i != len(s.b) {
+		return errScan
+	}
+	if len(errRaw) > 0 && string(errRaw) != "null" {
+		*c = chunk{Err: errorText(errRaw)}
+		return nil
+	}
+	if string(obj) == "error" {
+		m := unquote(msg)
+		if m == "" {
+			m = "error event"
+		}
+		*c = chunk{Err: m}
+		return nil
+	}
+	c.Choices = len(choices)
+	for _, f := range choices {
+		c.Content = c.Content || f.text || f.content || f.tools
+		c.Reasoning = c.Reasoning || f.reasoning || f.reasoning2
+		c.Role = c.Role || f.role
+		if len(f.finish) > 0 {
+			c.FinishReason = unquote(f.finish)
+		}
+	}
+	if c.Token() {
+		c.Role = false
+	}
+	return nil
+}
+
+var errScan = errors.New("not a simple chunk")
+
+// choiceFlags is what one choice says.
+type choiceFlags struct {
+	text, content, reasoning, reasoning2, role, tools bool
+	finish                                            []byte // raw string body, nil when null/absent
+}
+
+func keyIs(k []byte, name string) bool { return bytes.EqualFold(k, []byte(name)) }
+
+// unquote decodes a raw JSON string body (between the quotes).
+func unquote(raw []byte) string {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw)
+	}
+	var s string
+	q := make([]byte, 0, len(raw)+2)
+	q = append(append(append(q, '"'), raw...), '"')
+	if json.Unmarshal(q, &s) != nil {
+		return string(raw)
+	}
+	return s
+}
+
+type jscan struct {
+	b []byte
+	i int
+}
+
+func (s *jscan) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *jscan) eat(c byte) bool {
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+func (s *jscan) null() bool {
+	s.ws()
+	if bytes.HasPrefix(s.b[s.i:], []byte("null")) {
+		s.i += 4
+		return true
+	}
+	return false
+}
+
+// key reads `"name":` and returns name (unescaped when it had escapes).
+func (s *jscan) key() ([]byte, bool) {
+	k, ok := s.str()
+	if !ok || k == nil || !s.eat(':') {
+		return nil, false
+	}
+	if bytes.IndexByte(k, '\\') >= 0 {
+		return []byte(unquote(k)), true
+	}
+	return k, true
+}
+
+// str reads a string and returns its raw body; nil (and ok) for null.
+func (s *jscan) str() ([]byte, bool) {
+	s.ws()
+	if s.null() {
+		return nil, true
+	}
+	if !s.eat('"') {
+		return nil, false
+	}
+	start := s.i
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; {
+		case c == '"':
+			body := s.b[start:s.i]
+			s.i++
+			return body[:len(body):len(body)], true
+		case c == '\\':
+			s.i += 2
+		case c < 0x20:
+			return nil, false
+		default:
+			s.i++
+		}
+	}
+	return nil, false
+}
+
+// skip passes over one value of any type.
+func (s *jscan) skip() bool {
+	s.ws()
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch c := s.b[s.i]; c {
+	case '"':
+		_, ok := s.str()
+		return ok
+	case '{', '[':
+		end := byte('}')
+		if c == '[' {
+			end = ']'
+		}
+		s.i++
+		for n := 0; ; n++ {
+			s.ws()
+			if s.eat(end) {
+				return true
+			}
+			if n > 0 && !s.eat(',') {
+				return false
+			}
+			if c == '{' {
+				if _, ok := s.key(); !ok {
+					return false
+				}
+			}
+			if !s.skip() {
+				return false
+			}
+		}
+	case 't':
+		return s.lit("true")
+	case 'f':
+		return s.lit("false")
+	case 'n':
+		return s.lit("null")
+	default:
+		_, ok := s.num()
+		return ok
+	}
+}
+
+func (s *jscan) lit(w string) bool {
+	if bytes.HasPrefix(s.b[s.i:], []byte(w)) {
+		s.i += len(w)
+		return true
+	}
+	return false
+}
+
+// num reads a JSON number as written.
+func (s *jscan) num() ([]byte, bool) {
+	s.ws()
+	start := s.i
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		if c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
+			s.i++
+			continue
+		}
+		break
+	}
+	n := s.b[start:s.i]
+	if len(n) == 0 {
+		return nil, false
+	}
+	return n, true
+}
+
+// integer reads an int field the way encoding/json would, or fails.
+func (s *jscan) integer() (int, bool, bool) {
+	if s.null() {
+		return 0, true, true // null leaves the field as it was
+	}
+	n, ok := s.num()
+	if !ok {
+		return 0, false, false
+	}
+	v, err := strconv.ParseInt(string(n), 10, 0)
+	if err != nil || (len(n) > 1 && n[0] == '0') || (len(n) > 2 && n[0] == '-' && n[1] == '0') {
+		return 0, false, false
+	}
+	return int(v), false, true
+}
+
+func (s *jscan) usage(c *chunk) error {
+	if !s.eat('{') {
+		return errScan
+	}
+	for n := 0; ; n++ {
+		if s.eat('}') {
+			return nil
+		}
+		if n > 0 && !s.eat(',') {
+			return errScan
+		}
+		k, ok := s.key()
+		if !ok {
+			return errScan
+		}
+		var dst *int
+		switch {
+		case keyIs(k, "prompt_tokens"):
+			dst = &c.Prompt
+		case keyIs(k, "completion_tokens"):
+			dst = &c.Completion
+		default:
+			if !s.skip() {
+				return errScan
+			}
+			continue
+		}
+		v, null, ok := s.integer()
+		if !ok {
+			return errScan
+		}
+		if !null {
+			*dst = v
+		}
+	}
+}
+
+// strFlag reads a string field into a non-empty flag (null: unchanged).
+func (s *jscan) strFlag(f *bool) error {
+	v, ok := s.str()
+	if !ok {
+		return errScan
+	}
+	if v != nil {
+		*f = len(v) > 0
+	}
+	return nil
+}
+
+func (s *jscan) choice(f *choiceFlags) error {
+	if !s.eat('{') {
+		return errScan
+	}
+	for n := 0; ; n++ {
+		if s.eat('}') {
+			return nil
+		}
+		if n > 0 && !s.eat(',') {
+			return errScan
+		}
+		k, ok := s.key()
+		if !ok {
+			return errScan
+		}
+		switch {
+		case keyIs(k, "text"):
+			if err := s.strFlag(&f.text); err != nil {
+				return err
+			}
+		case keyIs(k, "finish_reason"):
+			v, ok := s.str()
+			if !ok {
+				return errScan
+			}
+			f.finish = v
+		case keyIs(k, "delta"):
+			if s.null() {
+				continue
+			}
+			if err := s.delta(f); err != nil {
+				return err
+			}
+		default:
+			if !s.skip() {
+				return errScan
+			}
+		}
+	}
+}
+
+func (s *jscan) delta(f *choiceFlags) error {
+	if !s.eat('{') {
+		return errScan
+	}
+	for n := 0; ; n++ {
+		if s.eat('}') {
+			return nil
+		}
+		if n > 0 && !s.eat(',') {
+			return errScan
+		}
+		k, ok := s.key()
+		if !ok {
+			return errScan
+		}
+		var err error
+		switch {
+		case keyIs(k, "content"):
+			err = s.strFlag(&f.content)
+		case keyIs(k, "reasoning_content"):
+			err = s.strFlag(&f.reasoning)
+		case keyIs(k, "reasoning"):
+			err = s.strFlag(&f.reasoning2)
+		case keyIs(k, "role"):
+			err = s.strFlag(&f.role)
+		case keyIs(k, "tool_calls"):
+			s.ws()
+			if s.null() {
+				f.tools = false
+				continue
+			}
+			f.tools = true
+			if !s.skip() {
+				err = errScan
+			}
+		default:
+			if !s.skip() {
+				err = errScan
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
