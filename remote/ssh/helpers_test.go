@@ -43,7 +43,7 @@ func fastOpts(srv *sshtest.Server, config string) Options {
 
 func dialTest(t *testing.T, srv *sshtest.Server, opt Options) *Host {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	h, err := Dial(ctx, srv.Target(), opt)
 	if err != nil {

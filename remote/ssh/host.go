@@ -144,12 +144,20 @@ func (h *Host) closeStates() {
 	}
 }
 
-func (h *Host) setUp(c *conn, rtt time.Duration) {
+// setUp makes c the live connection; false when the host was closed
+// meanwhile (c is then closed).
+func (h *Host) setUp(c *conn, rtt time.Duration) bool {
 	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		c.fail(ErrClosed)
+		return false
+	}
 	h.cur = c
 	close(h.ready)
 	h.mu.Unlock()
 	h.emit(remote.State{State: "up", RTT: rtt})
+	return true
 }
 
 // firstRTT measures the round trip of a new connection. The first request
@@ -244,12 +252,18 @@ func (h *Host) supervise(ctx context.Context, c *conn) {
 			}
 			if err == nil {
 				c = nc
-				h.setUp(nc, firstRTT(nc))
+				if !h.setUp(nc, firstRTT(nc)) {
+					return
+				}
 				h.killOrphans(ctx, nc)
 				break
 			}
 			if isPermanent(err) {
 				h.mu.Lock()
+				if h.closed {
+					h.mu.Unlock()
+					return
+				}
 				h.failed = err
 				close(h.ready)
 				h.mu.Unlock()
