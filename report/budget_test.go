@@ -149,3 +149,21 @@ func TestBarWidthsAddUp(t *testing.T) {
 		t.Fatalf("bar %q", got)
 	}
 }
+
+func TestBudgetWithHugeFigures(t *testing.T) {
+	b := Budget(budgetEvents(
+		phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 1e308},
+		phases.KindNCCLBurst, phases.NCCLBurst{M: 1, TotalMs: 1e308},
+		phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 1e308}))
+	done := make(chan struct{})
+	go func() {
+		TextBar(b.Single.Parts(), 40)
+		b.Single.Summary()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the bar of infinite parts never ends")
+	}
+}

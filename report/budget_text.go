@@ -81,7 +81,7 @@ func BarWidths(parts []BudgetPart, width int) []int {
 			total += p.Ms
 		}
 	}
-	if total <= 0 || width <= 0 {
+	if total <= 0 || width <= 0 || math.IsInf(total, 0) || math.IsNaN(total) {
 		return w
 	}
 	// Largest-remainder rounding.
@@ -96,7 +96,7 @@ func BarWidths(parts []BudgetPart, width int) []int {
 		rem[i] = exact - float64(w[i])
 		used += w[i]
 	}
-	for used < width {
+	for n := 0; used < width && n < len(parts); n++ {
 		best := -1
 		for i := range parts {
 			if parts[i].Ms > 0 && (best < 0 || rem[i] > rem[best]) {

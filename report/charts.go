@@ -123,7 +123,7 @@ type pow2Ticks struct{}
 
 func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
 	var ts []plot.Tick
-	for v := 1.0; v <= hi*1.0001; v *= 2 {
+	for i, v := 0, 1.0; i < 64 && v <= hi*1.0001; i, v = i+1, v*2 {
 		if v >= lo*0.9999 {
 			ts = append(ts, plot.Tick{Value: v, Label: fmt.Sprint(v)})
 		}

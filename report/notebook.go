@@ -76,7 +76,7 @@ func WriteNotebook(path string, events []phases.Event, opts NotebookOptions) err
 			return fmt.Errorf("notebook %s: charts: %w", path, err)
 		}
 		for _, c := range charts {
-			b, err := c.draw()
+			b, err := drawSafely(c)
 			if err == nil {
 				cp := filepath.Join(dir, c.name)
 				if old, rerr := os.ReadFile(cp); rerr != nil || !bytes.Equal(old, b) {
@@ -158,6 +158,18 @@ func removeStaleTemps(path string) {
 	for _, m := range matches {
 		os.Remove(m)
 	}
+}
+
+// drawSafely draws a chart, turning a panic of the plotting library (on
+// figures it cannot scale, say) into an error: a chart never costs the
+// notebook.
+func drawSafely(c chart) (b []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("drawing failed: %v", r)
+		}
+	}()
+	return c.draw()
 }
 
 // chart is one chart file to draw beside the notebook.
