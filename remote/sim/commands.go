@@ -147,6 +147,48 @@ func (d *Deployment) exec(ctx context.Context, cmd string, args []string, stdin 
 	switch args[0] {
 	case "true", ":":
 		return nil
+	case "sh", "bash":
+		if len(args) >= 3 && (args[1] == "-c" || args[1] == "-lc") {
+			return d.dispatch(ctx, args[2], stdin, out)
+		}
+		return fail(2, args[0]+": only "+args[0]+" -c COMMAND is simulated")
+	case "env":
+		rest := args[1:]
+		for len(rest) > 0 && (reAssign.MatchString(rest[0]) || rest[0] == "-i") {
+			rest = rest[1:]
+		}
+		if len(rest) == 0 {
+			return nil
+		}
+		return d.dispatch(ctx, remote.QuoteArgs(rest...), stdin, out)
+	case "timeout":
+		rest := args[1:]
+		for len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
+			rest = rest[1:]
+		}
+		if len(rest) < 2 {
+			return fail(125, "timeout: missing operand")
+		}
+		dur, err := time.ParseDuration(rest[0])
+		if err != nil {
+			secs, perr := strconv.ParseFloat(rest[0], 64)
+			if perr != nil {
+				return fail(125, fmt.Sprintf("timeout: invalid time interval '%s'", rest[0]))
+			}
+			dur = time.Duration(secs * float64(time.Second))
+		}
+		tctx, cancel := context.WithTimeout(ctx, dur)
+		defer cancel()
+		err = d.dispatch(tctx, remote.QuoteArgs(rest[1:]...), stdin, out)
+		if tctx.Err() != nil && ctx.Err() == nil {
+			return Exit(cmd, 124, "")
+		}
+		return err
+	case "cd":
+		if len(args) > 1 && !d.fs.exists(args[1]) {
+			return fail(2, fmt.Sprintf("sh: cd: can't cd to %s", args[1]))
+		}
+		return nil
 	case "false":
 		return Exit(cmd, 1, "")
 	case "echo":

@@ -493,6 +493,11 @@ func TestCommands(t *testing.T) {
 		{"true", "", "", 0},
 		{"frobnicate --all", "", "", 127},
 		{"kill -0 12345", "", "", 1},
+		{"sh -c 'echo from sh && mytool y'", "", "from sh\nfirst mytool y\n", 0},
+		{"env A=1 B=2 mytool z", "", "first mytool z\n", 0},
+		{"timeout 0.05 sleep 5", "", "", 124},
+		{"timeout 5 echo quick", "", "quick\n", 0},
+		{"cd /nowhere && echo no", "", "", 2},
 		{"docker stop vllm", "", "", 1},
 	} {
 		var in io.Reader
