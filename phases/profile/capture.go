@@ -155,7 +155,7 @@ func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {
 	r.done(ctx, fmt.Sprintf("profiler on; %d files already in %s", len(before), cfg.ProfilerDir))
 
 	steps0, haveSteps := r.c.engineSteps(ctx)
-	r.begin(ctx, "start_profile", "")
+	r.begin(ctx, "start_profile", "POST "+cfg.URL+"/start_profile")
 	code, body, err := r.c.status(ctx, http.MethodPost, "/start_profile")
 	if err != nil {
 		return nil, fmt.Errorf("POST /start_profile: %w", err)
@@ -193,7 +193,7 @@ func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {
 	}
 	r.done(ctx, fmt.Sprintf("%d new files", len(files)))
 
-	r.begin(ctx, "summarise", "")
+	r.begin(ctx, "summarise", fmt.Sprintf("%d new files", len(files)))
 	s, err := summarise(ctx, cfg, files, func(d string) { r.progress(ctx, d) })
 	if err != nil {
 		return nil, err

@@ -26,7 +26,7 @@ var categoryRules = []struct {
 		"nccl", "allreduce", "all_reduce", "cross_device_reduce", "custom_ar", "quickreduce",
 		"allgather", "all_gather", "reducescatter", "reduce_scatter", "alltoall", "all_to_all",
 		"deep_ep", "deepep", "intranode::", "internode::", "moe_dispatch", "moe_combine",
-		"dispatch_kernel", "combine_kernel", "symm_mem", "multimem", "pplx",
+		"symm_mem", "multimem", "pplx",
 	}},
 	{CatMoE, []string{
 		"moe", "expert", "topk", "top_k", "router", "grouped_gemm", "groupproblemshape", "m_grouped",

@@ -168,10 +168,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		for ev := range events {
 			if st, ok := ev.Data.(phases.ProfileStep); ok {
 				line := st.Step + ": " + st.Detail
-				if st.Done {
+				switch {
+				case st.Done:
 					fmt.Fprintf(stderr, "%-13s done in %5.1fs  %s\n", st.Step, st.ElapsedS, st.Detail)
-				} else if line != last && st.ElapsedS == 0 {
+				case st.ElapsedS == 0 && line != last:
 					fmt.Fprintf(stderr, "%-13s %s\n", st.Step, st.Detail)
+				case st.Step == "stop_profile" && int(st.ElapsedS)%15 == 0 && int(st.ElapsedS) > 0:
+					fmt.Fprintf(stderr, "%-13s still flushing after %.0fs\n", st.Step, st.ElapsedS)
 				}
 				last = line
 			}

@@ -37,6 +37,7 @@ type tableCols struct {
 type tableRow struct {
 	name                      string
 	selfCPU, cpuTotal, selfDv float64
+	res                       float64 // rounding of selfDv as printed (µs)
 	calls                     int
 }
 
@@ -45,6 +46,7 @@ type parsedTable struct {
 	cols     tableCols
 	rows     []tableRow
 	devTotal float64 // "Self CUDA time total", -1 if absent
+	totalRes float64 // half a unit of the footer's last printed digit (µs)
 	bad      int     // rows that did not parse
 }
 
@@ -85,7 +87,7 @@ func parseTable(r io.Reader, top int) (*phases.ProfileSummary, error) {
 			if state == 4 {
 				if m := reFooter.FindStringSubmatch(strings.TrimSpace(line)); m != nil && m[1] != "CPU" {
 					if v, ok := parseDur(m[2]); ok {
-						cur.devTotal = v
+						cur.devTotal, cur.totalRes = v, durRes(m[2])
 					}
 					continue
 				}
@@ -151,6 +153,7 @@ func (t *parsedTable) summary(top int) *phases.ProfileSummary {
 	}
 	agg := newKernelAgg()
 	annotations := 0
+	slack := t.totalRes // printed values are rounded: so much can differ without a row missing
 	for _, r := range t.rows {
 		if r.selfCPU > 0 || r.cpuTotal > 0 || r.selfDv <= 0 {
 			continue
@@ -160,10 +163,11 @@ func (t *parsedTable) summary(top int) *phases.ProfileSummary {
 			continue
 		}
 		agg.add(r.name, r.selfDv, r.calls)
+		slack += r.res
 	}
 	total := t.devTotal
-	if total < 0 {
-		total = 0
+	if total < 0 || total-agg.sum() <= slack {
+		total = 0 // the rows are the whole device time
 	}
 	src := fmt.Sprintf("key_averages table: %d device-kernel rows of %d", len(agg.order), len(t.rows))
 	s := agg.summary(src, total, top)
@@ -313,6 +317,7 @@ func rowFrom(c tableCols, cell func(int) string) (tableRow, bool) {
 	if r.selfDv, ok = parseDur(cell(c.selfDev)); !ok {
 		return r, false
 	}
+	r.res = durRes(cell(c.selfDev))
 	n, err := strconv.Atoi(strings.ReplaceAll(cell(c.calls), ",", ""))
 	if err != nil || n < 0 {
 		return r, false
@@ -343,4 +348,30 @@ func parseDur(s string) (float64, bool) {
 		return 0, false
 	}
 	return v * mult, true
+}
+
+// durRes is half a unit of the last digit of a printed profiler time, in
+// µs: "1.901s" → 500, "12.5us" → 0.05.
+func durRes(s string) float64 {
+	s = strings.TrimSpace(s)
+	unit := 1.0
+	switch {
+	case strings.HasSuffix(s, "ms"):
+		unit, s = 1e3, s[:len(s)-2]
+	case strings.HasSuffix(s, "us"), strings.HasSuffix(s, "ns"):
+		s = s[:len(s)-2]
+	case strings.HasSuffix(s, "µs"):
+		s = strings.TrimSuffix(s, "µs")
+	case strings.HasSuffix(s, "s"):
+		unit, s = 1e6, s[:len(s)-1]
+	}
+	dec := 0
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		dec = len(s) - i - 1
+	}
+	res := unit / 2
+	for ; dec > 0; dec-- {
+		res /= 10
+	}
+	return res
 }

@@ -1,0 +1,109 @@
+package profile_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/remote/sim"
+)
+
+// parse profiler-table prints the documented JSON shape, for a table and
+// for a gzipped trace alike.
+func TestParseTableMainJSON(t *testing.T) {
+	for _, f := range []string{"testdata/key_averages.txt", "testdata/trace.json.gz"} {
+		var out, errb bytes.Buffer
+		if code := profile.ParseTableMain(context.Background(), []string{f}, &out, &errb); code != 0 {
+			t.Fatalf("%s: exit %d: %s", f, code, errb.String())
+		}
+		var got struct {
+			Total      *float64           `json:"total_cuda_us"`
+			Categories map[string]float64 `json:"categories"`
+			Share      *float64           `json:"communication_share"`
+			Top        []struct {
+				Name     string   `json:"name"`
+				SelfUs   *float64 `json:"self_cuda_us"`
+				Calls    *int     `json:"calls"`
+				Category string   `json:"category"`
+			} `json:"top"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+			t.Fatalf("%s: %v\n%s", f, err, out.String())
+		}
+		if got.Total == nil || *got.Total < 785.7 || *got.Total > 785.8 || got.Share == nil {
+			t.Errorf("%s: total %v share %v", f, got.Total, got.Share)
+		}
+		for _, c := range []string{"gemm", "attention", "moe", "communication", "other"} {
+			if _, ok := got.Categories[c]; !ok {
+				t.Errorf("%s: no category %s", f, c)
+			}
+		}
+		if len(got.Top) != 15 || got.Top[0].SelfUs == nil || got.Top[0].Calls == nil || got.Top[0].Category == "" {
+			t.Errorf("%s: top = %+v", f, got.Top)
+		}
+	}
+}
+
+func TestParseTableMainErrors(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := profile.ParseTableMain(context.Background(), []string{"testdata/nope.txt"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "testdata/nope.txt") {
+		t.Errorf("missing file: exit %d, %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := profile.ParseTableMain(context.Background(), nil, &out, &errb); code != 2 {
+		t.Errorf("no file: exit %d", code)
+	}
+	errb.Reset()
+	if code := profile.ParseTableMain(context.Background(), []string{"testdata/README"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "no key_averages table") {
+		t.Errorf("not a table: exit %d, %q", code, errb.String())
+	}
+}
+
+// profdeck profile against the simulated deployment, headless, with --json.
+func TestMainSim(t *testing.T) {
+	sim.ProfilerFlushTime = 300 * time.Millisecond
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "profdeck.yaml")
+	if err := os.WriteFile(cfg, []byte("host: sim\nmacro:\n  input_len: 16\n  output_len: 12\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jsonPath := filepath.Join(dir, "out.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code := profile.Main(ctx, []string{"-c", cfg, "--requests", "3", "--concurrency", "1,4", "--json", jsonPath}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	for _, want := range []string{"SIMULATED", "communication", "per decode step", "ncclDevKernel_AllReduce"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, want := range []string{"stop_profile", "done in"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
+		}
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Share float64 `json:"communication_share"`
+		Steps int     `json:"decode_steps"`
+		Conc  []int   `json:"concurrency"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Share < 0.3 || s.Share > 0.65 || s.Steps <= 0 || len(s.Conc) != 2 {
+		t.Errorf("json: %+v", s)
+	}
+}
