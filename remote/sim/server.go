@@ -295,6 +295,13 @@ func (d *Deployment) launchCmd(logPath string, profiler bool, cmd string) int {
 	if d.opt.StallWhenProfiling && !profiler {
 		s.stallAt = 0
 	}
+	if s.stallAt > 0 {
+		if d.opt.StallOnce && d.stalls > 0 {
+			s.stallAt = 0
+		} else {
+			d.stalls++
+		}
+	}
 	if strings.Contains(cmd, "--profiler-config") {
 		s.version = "0.13.0"
 	}

@@ -43,6 +43,10 @@ type Options struct {
 	// StallWhenProfiling applies StallAtGiB only to launches with the torch
 	// profiler enabled (the demo's "restart with the profiler stalls" story).
 	StallWhenProfiling bool
+	// StallOnce applies the stall to the first launch it would apply to
+	// only; a restart after it loads normally (the demo's "restart and it
+	// works" ending).
+	StallOnce bool
 	// FailWith makes the load fail part-way with a realistic log error:
 	// "oom" (during the KV cache allocation) or "nccl" (at distributed init).
 	FailWith   string
@@ -126,6 +130,7 @@ type Deployment struct {
 	server    *serverProc // the current (or last) server process; nil before the first launch
 	nextPID   int
 	profiler  bool
+	stalls    int // launches that were given a stall
 	conns     map[net.Conn]struct{}
 	closeOnce sync.Once
 }

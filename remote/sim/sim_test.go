@@ -374,7 +374,7 @@ func TestStallFreezesMemoryAndLog(t *testing.T) {
 }
 
 func TestStallOnlyWhenProfiling(t *testing.T) {
-	d, ctx := start(t, Options{LoadTime: 300 * time.Millisecond, AutoStart: true, StallAtGiB: 75.8, StallWhenProfiling: true})
+	d, ctx := start(t, Options{LoadTime: 300 * time.Millisecond, AutoStart: true, StallAtGiB: 75.8, StallWhenProfiling: true, StallOnce: true})
 	waitUntil(t, "plain launch ready", 5*time.Second, d.Ready)
 	launch := `VLLM_TORCH_PROFILER_DIR=/tmp/prof nohup vllm serve moonshotai/Kimi-K2.5 -tp 8 > /var/log/vllm/server.log 2>&1 &`
 	if _, err := remote.Output(ctx, d, launch); err != nil {
@@ -394,6 +394,14 @@ func TestStallOnlyWhenProfiling(t *testing.T) {
 	b, _ := d.ReadFile(ctx, d.LogPath())
 	if !strings.Contains(string(b), "Torch profiling enabled. Traces will be saved to: /tmp/prof") {
 		t.Error("no profiler line in the log")
+	}
+	// With StallOnce, the restart after the stall loads.
+	if _, err := remote.Output(ctx, d, "kill -- -"+strconv.Itoa(d.ServerPID())+"; "+launch); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the second profiler launch ready", 5*time.Second, d.Ready)
+	if !d.ProfilerEnabled() {
+		t.Fatal("profiler off after the restart")
 	}
 }
 
