@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +70,9 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
+		// The emulator uses every core, whatever GOMAXPROCS the client
+		// under test was given.
+		runtime.GOMAXPROCS(runtime.NumCPU())
 		emu := sim.NewEmulator(sim.EmulatorConfig{Model: "test/model", StepTime: d, StepPerSeq: 1, PrefillPerToken: 1, MaxNumSeqs: 100000})
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {

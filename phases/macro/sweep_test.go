@@ -223,11 +223,48 @@ func TestRateMode(t *testing.T) {
 func TestServerMetricsScraped(t *testing.T) {
 	t.Parallel()
 	emu, url := startEmu(t, sim.EmulatorConfig{StepTime: 5 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
-	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{4}, Duration: 1500 * time.Millisecond, InputLen: 8, OutputLen: 20, Seed: 13,
+	s, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{4}, Duration: 2200 * time.Millisecond, InputLen: 8, OutputLen: 20, Seed: 13,
 		Scraper: servermetrics.NewScraper(url+"/metrics", nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan phases.Event, 16)
+	var ticks []phases.MacroTick
+	var stats []phases.ServerStats
+	got := make(chan struct{})
+	go func() {
+		defer close(got)
+		for ev := range ch {
+			switch d := ev.Data.(type) {
+			case phases.MacroTick:
+				ticks = append(ticks, d)
+			case phases.ServerStats:
+				stats = append(stats, d)
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := s.Run(ctx, &phases.Emitter{Out: ch})
+	close(ch)
+	<-got
+	if err != nil {
+		t.Fatal(err)
+	}
 	sl := res.Levels[0].Server
 	if sl == nil || !sl.Available || sl.MeanRunning <= 0 || sl.GenerationTokS <= 0 {
 		t.Errorf("server level %+v", sl)
+	}
+	if len(ticks) < 2 || len(stats) < 2 {
+		t.Fatalf("%d ticks and %d server scrapes in a 2.2 s level, want 2 or more of each", len(ticks), len(stats))
+	}
+	// One second at C=4 with 5 ms steps is about 800 tokens.
+	tk := ticks[1]
+	if tk.Concurrency != 4 || tk.InFlight != 4 || tk.OutputTokS < 400 || tk.TPOTp50ms < 4 || tk.LevelProgress <= 0 || tk.LevelProgress > 1 {
+		t.Errorf("tick %+v", tk)
+	}
+	if !stats[1].Available || stats[1].Running != 4 {
+		t.Errorf("server stats %+v", stats[1])
 	}
 	// No /metrics at all: the sweep runs, the level says unavailable.
 	mux := http.NewServeMux()
@@ -257,5 +294,15 @@ func TestAPIKey(t *testing.T) {
 	b, _ := json.Marshal(res)
 	if strings.Contains(string(b), "sekrit") {
 		t.Error("the API key reached the result")
+	}
+}
+
+// TestTimeout: a request that runs past Config.Timeout is a timeout failure.
+func TestTimeout(t *testing.T) {
+	t.Parallel()
+	_, url := startEmu(t, sim.EmulatorConfig{StepTime: 10 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
+	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{2}, Requests: 2, InputLen: 8, OutputLen: 100, Timeout: 150 * time.Millisecond})
+	if lv := res.Levels[0]; lv.Failures[macro.FailTimeout] != 2 || lv.Completed != 0 {
+		t.Errorf("failures %v completed %d, want 2 timeouts", lv.Failures, lv.Completed)
 	}
 }
