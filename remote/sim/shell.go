@@ -1,0 +1,137 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/profdeck/profdeck/remote"
+)
+
+// builtin runs a simple command or pipeline of the simulated shell.
+func (d *Deployment) builtin(ctx context.Context, cmd string, stdin io.Reader, out func(remote.Line)) error {
+	stages := splitPipe(cmd)
+	if len(stages) > 1 {
+		var in io.Reader = stdin
+		for i, st := range stages {
+			if i == len(stages)-1 {
+				return d.simple(ctx, st, in, out)
+			}
+			var buf bytes.Buffer
+			err := d.simple(ctx, st, in, func(l remote.Line) {
+				if l.Stream == remote.Stdout {
+					buf.WriteString(l.Text)
+					buf.WriteByte('\n')
+				} else {
+					out(l)
+				}
+			})
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			_ = err // like sh without pipefail, only the last status counts
+			in = &buf
+		}
+	}
+	return d.simple(ctx, cmd, stdin, out)
+}
+
+// splitPipe splits on top-level single | characters.
+func splitPipe(cmd string) []string {
+	var parts []string
+	var q byte
+	start := 0
+	for i := 0; i < len(cmd); i++ {
+		c := cmd[i]
+		switch {
+		case q != 0:
+			if c == q {
+				q = 0
+			} else if c == '\\' && q == '"' {
+				i++
+			}
+		case c == '\'' || c == '"':
+			q = c
+		case c == '\\':
+			i++
+		case c == '|' && (i+1 >= len(cmd) || cmd[i+1] != '|') && (i == 0 || cmd[i-1] != '|'):
+			parts = append(parts, strings.TrimSpace(cmd[start:i]))
+			start = i + 1
+		}
+	}
+	return append(parts, strings.TrimSpace(cmd[start:]))
+}
+
+// redirect is one output redirection of a simple command.
+type redirect struct {
+	path   string
+	append bool
+}
+
+var reAssign = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+
+// simple runs one simple command: words, with > and >> handled and 2>...
+// ignored.
+func (d *Deployment) simple(ctx context.Context, cmd string, stdin io.Reader, out func(remote.Line)) error {
+	if c, ok := lookup(cmd); ok {
+		return c.run(ctx, d, cmd, stdin, out)
+	}
+	words := Words(cmd)
+	var args []string
+	var redir *redirect
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == "2>&1" || w == "1>&2" || w == "&":
+		case w == "2>" || w == "2>>" || w == "<":
+			i++
+		case strings.HasPrefix(w, "2>") || strings.HasPrefix(w, "<"):
+		case w == ">" || w == ">>" || w == "1>":
+			if i+1 < len(words) {
+				redir = &redirect{path: words[i+1], append: w == ">>"}
+				i++
+			}
+		case strings.HasPrefix(w, ">>"):
+			redir = &redirect{path: w[2:], append: true}
+		case strings.HasPrefix(w, ">"):
+			redir = &redirect{path: w[1:]}
+		default:
+			args = append(args, w)
+		}
+	}
+	// Leading VAR=value assignments and wrappers that change nothing here.
+	for len(args) > 0 && (reAssign.MatchString(args[0]) || args[0] == "sudo" || args[0] == "exec" || args[0] == "nohup") {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	if redir != nil && redir.path != "/dev/null" {
+		var buf bytes.Buffer
+		err := d.exec(ctx, cmd, args, stdin, func(l remote.Line) {
+			if l.Stream == remote.Stdout {
+				buf.WriteString(l.Text)
+				buf.WriteByte('\n')
+			} else {
+				out(l)
+			}
+		})
+		if redir.append {
+			d.fs.appendTo(redir.path, buf.Bytes())
+		} else if werr := d.fs.write(redir.path, buf.Bytes(), 0o644); werr != nil {
+			return Exit(cmd, 1, fmt.Sprintf("sh: cannot create %s: %v", redir.path, werr))
+		}
+		return err
+	}
+	if redir != nil {
+		return d.exec(ctx, cmd, args, stdin, func(l remote.Line) {
+			if l.Stream == remote.Stderr {
+				out(l)
+			}
+		})
+	}
+	return d.exec(ctx, cmd, args, stdin, out)
+}
