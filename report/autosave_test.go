@@ -78,15 +78,22 @@ func TestAutosaveKicksAreRateLimited(t *testing.T) {
 		a.Kick() // never blocks
 		time.Sleep(5 * time.Millisecond)
 	}
-	time.Sleep(400 * time.Millisecond)
-	n := writes.Load()
-	// ~150 kicks over 1 s at one write per 300 ms: 3 to 5 writes.
-	if n < 2 || n > 6 {
-		t.Fatalf("%d writes for a second of kicks at a 300 ms interval", n)
+	// The last kick's write comes at most one interval later.
+	want := len(s.Events())
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		md, _ := os.ReadFile(nbPath)
+		if got := strings.Count(string(md), "**note**"); got == want {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("notebook after the last kick has %d notes, session %d", got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	md := string(mustRead(t, nbPath))
-	if got := strings.Count(md, "**note**"); got != len(s.Events()) {
-		t.Fatalf("notebook after the last kick has %d notes, session %d", got, len(s.Events()))
+	// ~150 kicks over 1 s at one write per 300 ms: at most 5 writes (a
+	// busy machine may manage fewer, never more).
+	if n := writes.Load(); n < 1 || n > 6 {
+		t.Fatalf("%d writes for a second of kicks at a 300 ms interval", n)
 	}
 }
 
