@@ -43,6 +43,7 @@ type conn struct {
 	client  *gossh.Client
 	hops    []*gossh.Client // jump hosts, outermost first
 	done    chan struct{}   // closed when the connection is gone
+	slots   chan struct{}   // one per open command session
 	started time.Time
 
 	mu     sync.Mutex
@@ -87,6 +88,11 @@ func (c *conn) reason() error {
 	return c.err
 }
 
+// maxSessions is how many command sessions run at once on a connection:
+// below sshd's default MaxSessions of 10, leaving room for the SFTP
+// subsystem and the sessions that stop commands.
+const maxSessions = 8
+
 type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // connect opens a new connection through every jump host.
@@ -94,7 +100,7 @@ func (h *Host) connect(ctx context.Context) (*conn, error) {
 	ct := h.connectTimeout(h.cfg)
 	nd := &net.Dialer{Timeout: ct, KeepAlive: 30 * time.Second}
 	var dial dialFunc = nd.DialContext
-	c := &conn{done: make(chan struct{}), started: time.Now()}
+	c := &conn{done: make(chan struct{}), slots: make(chan struct{}, maxSessions), started: time.Now()}
 	chain := append(append([]*hostConfig{}, h.cfg.Jumps...), h.cfg)
 	for i, hc := range chain {
 		cl, err := h.handshake(ctx, hc, dial)

@@ -48,8 +48,23 @@ func qpath(p string) string {
 
 // start runs cmd in the login shell, after a line that reports its process
 // group. stdin, when not nil, is copied to the command and then closed.
-func (h *Host) start(ctx context.Context, c *conn, cmd string, stdin io.Reader) (*proc, error) {
-	sess, err := c.client.NewSession()
+func (h *Host) start(ctx context.Context, c *conn, cmd string, stdin io.Reader) (_ *proc, err error) {
+	// sshd allows MaxSessions (10) channels per connection; wait for a
+	// slot rather than fail. Kill sessions do not take one.
+	select {
+	case c.slots <- struct{}{}:
+	case <-c.done:
+		return nil, h.wrap("opening a session", c.reason())
+	case <-ctx.Done():
+		return nil, h.wrap("waiting for a free session", ctx.Err())
+	}
+	release := func() { <-c.slots }
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
+	sess, err := newSession(ctx, c)
 	if err != nil {
 		return nil, h.wrap("opening a session", err)
 	}
@@ -114,8 +129,29 @@ func (h *Host) start(ctx context.Context, c *conn, cmd string, stdin io.Reader) 
 	go func() {
 		p.err = sess.Wait()
 		close(p.waited)
+		release()
 	}()
 	return p, nil
+}
+
+// newSession opens a session, retrying for a while when sshd refuses it:
+// sshd frees a session slot a moment after the client sees it end.
+func newSession(ctx context.Context, c *conn) (*gossh.Session, error) {
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		sess, err := c.client.NewSession()
+		var oe *gossh.OpenChannelError
+		if err == nil || !errors.As(err, &oe) || time.Now().After(deadline) {
+			return sess, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.done:
+			return nil, err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // stop ends the command's whole process group: TERM, then KILL after the
@@ -162,7 +198,7 @@ func (h *Host) killGroup(c *conn, pgid int) error {
 	script := fmt.Sprintf("P=%d; kill -TERM -- -$P 2>/dev/null || exit 0; i=0; "+
 		"while kill -0 -- -$P 2>/dev/null; do i=$((i+1)); if [ $i -ge %d ]; then kill -KILL -- -$P 2>/dev/null; exit 0; fi; sleep 0.1; done",
 		pgid, ticks)
-	sess, err := c.client.NewSession()
+	sess, err := newSession(context.Background(), c)
 	if err != nil {
 		return err
 	}

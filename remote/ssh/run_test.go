@@ -193,3 +193,27 @@ func TestRunConnectionLost(t *testing.T) {
 		return len(psMatches(t, h, marker)) == 0
 	})
 }
+
+// TestRunManyAtOnce: more commands at once than sshd's MaxSessions (10)
+// wait for a session instead of failing.
+func TestRunManyAtOnce(t *testing.T) {
+	_, cfg := isolate(t)
+	srv := sshtest.Start(t, sshtest.Options{})
+	h := dialTest(t, srv, fastOpts(srv, cfg))
+	ctx := testCtx(t, 10*time.Second)
+	errs := make(chan error, 14)
+	for i := 0; i < 14; i++ {
+		go func() {
+			out, err := remote.Output(ctx, h, "sleep 0.3; echo ok")
+			if err == nil && out != "ok\n" {
+				err = errors.New("output " + out)
+			}
+			errs <- err
+		}()
+	}
+	for i := 0; i < 14; i++ {
+		if err := <-errs; err != nil {
+			t.Errorf("command %d: %v", i, err)
+		}
+	}
+}
