@@ -201,6 +201,7 @@ func Start(ctx context.Context, opt Options) (*Deployment, error) {
 		defer d.wg.Done()
 		<-dctx.Done()
 		d.shutdownServer()
+		d.emu.Close()
 	}()
 	if opt.AutoStart {
 		d.launch(opt.LogPath, false)
@@ -262,7 +263,6 @@ func (d *Deployment) Close() error {
 	d.closeOnce.Do(func() {
 		d.cancel()
 		d.wg.Wait()
-		d.emu.Close()
 	})
 	return nil
 }
