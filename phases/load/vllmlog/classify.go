@@ -42,7 +42,9 @@ var (
 // classify fills r's kind and values from its message.
 func classify(r *Record) {
 	msg := r.Msg
-	if m := barRe.FindStringSubmatch(msg); m != nil {
+	if !strings.Contains(msg, "%") || !strings.Contains(msg, "/") {
+		// not a bar
+	} else if m := barRe.FindStringSubmatch(msg); m != nil {
 		b := parseBar(m)
 		if strings.Contains(b.Desc, "CUDA graph") || strings.Contains(b.Desc, "cudagraph") {
 			r.Kind, r.Bar = KindGraphs, b
@@ -57,72 +59,86 @@ func classify(r *Record) {
 		r.Kind, r.Failure, r.Strong = KindFailure, f, strong
 		return
 	}
-	switch {
-	case versionRe.MatchString(msg):
-		m := versionRe.FindStringSubmatch(msg)
-		v := m[1] + m[2] + m[3]
-		r.Kind, r.Version = KindVersion, strings.TrimPrefix(v, "v")
-	case rankLineRe.MatchString(msg):
-		m := rankLineRe.FindStringSubmatch(msg)
+	for _, rule := range rules {
+		if !containsAny(msg, rule.needles) {
+			continue
+		}
+		if m := rule.re.FindStringSubmatch(msg); m != nil {
+			rule.set(r, m)
+			return
+		}
+	}
+	if r.Level == "WARNING" || r.Level == "ERROR" || r.Level == "CRITICAL" {
+		r.Kind = KindWarning
+	}
+}
+
+// rule is one message shape: the regular expression runs only when the
+// message contains one of the needles (a cheap literal test first).
+type rule struct {
+	needles []string
+	re      *regexp.Regexp
+	set     func(r *Record, m []string)
+}
+
+var rules = []rule{
+	{[]string{"LLM engine (", "version"}, versionRe, func(r *Record, m []string) {
+		r.Kind, r.Version = KindVersion, strings.TrimPrefix(m[1]+m[2]+m[3], "v")
+	}},
+	{[]string{"world size", "world_size="}, rankLineRe, func(r *Record, m []string) {
 		r.Kind = KindRankInfo
 		if m[1] != "" {
-			r.Value, _ = strconv.ParseFloat(m[1], 64)
+			r.Value = atof(m[1])
 		} else {
-			r.Value, _ = strconv.ParseFloat(m[4], 64)
+			r.Value = atof(m[4])
 		}
-	case loadStartRe.MatchString(msg):
-		r.Kind = KindLoadStart
-	case modelRe.MatchString(msg):
-		m := modelRe.FindStringSubmatch(msg)
-		r.Kind = KindModelLoaded
-		r.GiB = atof(m[1])
-		r.Seconds = atof(m[3])
-	case modelV0Re.MatchString(msg):
-		m := modelV0Re.FindStringSubmatch(msg)
-		r.Kind, r.GiB = KindModelLoaded, atof(m[1])
-	case hpuRe.MatchString(msg):
-		m := hpuRe.FindStringSubmatch(msg)
-		r.Kind, r.GiB = KindModelLoaded, atof(m[1])
-	case weightsRe.MatchString(msg):
-		r.Kind, r.Seconds = KindWeightsRead, atof(weightsRe.FindStringSubmatch(msg)[1])
-	case compileDone.MatchString(msg):
-		r.Kind, r.Seconds = KindCompileDone, atof(compileDone.FindStringSubmatch(msg)[1])
-	case compileRe.MatchString(msg):
-		r.Kind = KindCompile
-	case kvTokRe.MatchString(msg):
-		r.Kind, r.Tokens = KindKVCache, atoi64(kvTokRe.FindStringSubmatch(msg)[1])
-	case kvBlocksRe.MatchString(msg):
-		r.Kind, r.Blocks = KindKVBlocks, atoi64(kvBlocksRe.FindStringSubmatch(msg)[1])
-	case concRe.MatchString(msg):
-		m := concRe.FindStringSubmatch(msg)
+	}},
+	{[]string{"Starting to load model"}, loadStartRe, func(r *Record, m []string) { r.Kind = KindLoadStart }},
+	{[]string{"Model loading took"}, modelRe, func(r *Record, m []string) {
+		r.Kind, r.GiB, r.Seconds = KindModelLoaded, atof(m[1]), atof(m[3])
+	}},
+	{[]string{"Loading model weights took"}, modelV0Re, func(r *Record, m []string) { r.Kind, r.GiB = KindModelLoaded, atof(m[1]) }},
+	{[]string{"Pre-loading model weights"}, hpuRe, func(r *Record, m []string) { r.Kind, r.GiB = KindModelLoaded, atof(m[1]) }},
+	{[]string{"Loading weights took"}, weightsRe, func(r *Record, m []string) { r.Kind, r.Seconds = KindWeightsRead, atof(m[1]) }},
+	{[]string{"torch.compile t"}, compileDone, func(r *Record, m []string) { r.Kind, r.Seconds = KindCompileDone, atof(m[1]) }},
+	{[]string{"torch.compile", "Dynamo", "Compiling a graph", "compiled graph", "Cache the graph", "AOT compiled", "for the compilation"},
+		compileRe, func(r *Record, m []string) { r.Kind = KindCompile }},
+	{[]string{"KV cache size"}, kvTokRe, func(r *Record, m []string) { r.Kind, r.Tokens = KindKVCache, atoi64(m[1]) }},
+	{[]string{"GPU blocks"}, kvBlocksRe, func(r *Record, m []string) { r.Kind, r.Blocks = KindKVBlocks, atoi64(m[1]) }},
+	{[]string{"Maximum concurrency"}, concRe, func(r *Record, m []string) {
 		r.Kind, r.Tokens, r.Value = KindConcurrency, atoi64(m[1]), atof(m[2])
-	case kvMemRe.MatchString(msg):
-		m := kvMemRe.FindStringSubmatch(msg)
+	}},
+	{[]string{"KV cache memory", "kv_cache_size=", "KV Cache is"}, kvMemRe, func(r *Record, m []string) {
 		r.Kind, r.GiB = KindKVMemory, atof(m[1]+m[2]+m[3])
-	case graphsDone.MatchString(msg):
-		m := graphsDone.FindStringSubmatch(msg)
+	}},
+	{[]string{"Graph capturing finished"}, graphsDone, func(r *Record, m []string) {
 		r.Kind, r.Seconds = KindGraphsDone, atof(m[1])
 		if m[2] != "" {
 			r.GiB = atof(m[2])
 		}
-	case graphsRe.MatchString(msg):
-		r.Kind = KindGraphs
-	case engineInit.MatchString(msg):
-		r.Kind, r.Seconds = KindEngineInit, atof(engineInit.FindStringSubmatch(msg)[1])
-	case readyRe.MatchString(msg):
-		r.Kind = KindReady
-	case watchdogRe.MatchString(msg):
-		r.Kind = KindWatchdog
-	case profilerRe.MatchString(msg):
-		r.Kind = KindProfiler
-	case r.Level == "WARNING" || r.Level == "ERROR" || r.Level == "CRITICAL":
-		r.Kind = KindWarning
+	}},
+	{[]string{"Capturing", "CUDA graph memory"}, graphsRe, func(r *Record, m []string) { r.Kind = KindGraphs }},
+	{[]string{"init engine"}, engineInit, func(r *Record, m []string) { r.Kind, r.Seconds = KindEngineInit, atof(m[1]) }},
+	{[]string{"Starting vLLM", "Uvicorn running", "startup complete", "Available routes"}, readyRe, func(r *Record, m []string) { r.Kind = KindReady }},
+	{[]string{"shared memory broadcast"}, watchdogRe, func(r *Record, m []string) { r.Kind = KindWatchdog }},
+	{[]string{"rofil"}, profilerRe, func(r *Record, m []string) { r.Kind = KindProfiler }},
+}
+
+func containsAny(s string, needles []string) bool {
+	for _, n := range needles {
+		if strings.Contains(s, n) {
+			return true
+		}
 	}
+	return false
 }
 
 // failureOf names the failure a message shows, and whether it is a root
 // cause (strong) or a consequence (a worker died, the engine failed).
 func failureOf(msg string) (string, bool) {
+	if !containsAny(msg, failNeedles) {
+		return "", false
+	}
 	switch {
 	case oomRe.MatchString(msg):
 		return FailOOM, true
@@ -141,6 +157,11 @@ func failureOf(msg string) (string, bool) {
 	}
 	return "", false
 }
+
+// failNeedles: a failure message contains one of these.
+var failNeedles = []string{"out of memory", "OutOfMemory", "No available memory", "NCCL error", "nccl", "Timeout", "imed out",
+	"ready within", "died", "WorkerProc", "Exception in worker", "EngineCore failed", "Engine core initialization failed",
+	"Engine process failed", "Failed core proc", "launch_core_engines"}
 
 var loadBarDescs = []string{"Loading safetensors checkpoint shards", "Loading safetensors using Runai Model Streamer",
 	"Multi-thread loading shards", "Loading weights (pinned)", "Loading safetensors (Buffered)",

@@ -39,7 +39,9 @@ func cleanLine(s string) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	s = ansiRe.ReplaceAllString(s, "")
+	if strings.Contains(s, "[") && (strings.Contains(s, "\x1b") || strings.Contains(s, "^[") || strings.Contains(s, "#033")) {
+		s = ansiRe.ReplaceAllString(s, "")
+	}
 	s = strings.Map(func(r rune) rune {
 		if r == '\t' {
 			return ' '
@@ -50,17 +52,31 @@ func cleanLine(s string) string {
 		return r
 	}, s)
 	s = strings.ReplaceAll(s, "^O", "")
-	for _, re := range []*regexp.Regexp{dockerTSRe, djlRe, ansibleRe, torchsRe} {
-		if loc := re.FindStringIndex(s); loc != nil {
-			s = s[loc[1]:]
+	for _, w := range wrappers {
+		if strings.Contains(s, w.literal) {
+			if loc := w.re.FindStringIndex(s); loc != nil {
+				s = s[loc[1]:]
+			}
 		}
 	}
-	s = rayDupRe.ReplaceAllString(strings.TrimRight(s, " "), "")
+	s = strings.TrimRight(s, " ")
+	if strings.HasSuffix(s, "across cluster]") {
+		s = rayDupRe.ReplaceAllString(s, "")
+	}
 	// Pasted logs are sometimes indented by four spaces.
 	if strings.HasPrefix(s, "    (") || strings.HasPrefix(s, "    INFO ") || strings.HasPrefix(s, "    Loading ") {
 		s = strings.TrimLeft(s, " ")
 	}
 	return s
+}
+
+// wrappers are the transport prefixes, each with a literal it must contain
+// (a cheap test before the regular expression).
+var wrappers = []struct {
+	literal string
+	re      *regexp.Regexp
+}{
+	{"Z ", dockerTSRe}, {"PyProcess - W-", djlRe}, {" | rc=", ansibleRe}, {" MODEL_LOG - ", torchsRe},
 }
 
 // splitSegments splits one received line into the segments vLLM actually
@@ -76,6 +92,9 @@ func splitSegments(line string) []string {
 }
 
 func splitGlued(s string) []string {
+	if !strings.Contains(s, "](") && !strings.Contains(s, "][rank") && !strings.Contains(s, "] (") {
+		return []string{s}
+	}
 	var out []string
 	for {
 		locs := glueRe.FindAllStringIndex(s, -1)

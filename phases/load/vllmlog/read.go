@@ -21,11 +21,11 @@ func Read(r io.Reader) (*Summary, error) {
 			break
 		}
 		if err != nil {
-			return s, err
+			return s.Finish(), err
 		}
 	}
 	for _, rec := range p.Flush() {
 		s.Add(rec)
 	}
-	return s, nil
+	return s.Finish(), nil
 }

@@ -184,7 +184,14 @@ func (s *Summary) finish() {
 		t := s.blocks * int64(s.blockSize())
 		s.KVCacheTokens = &t
 	}
+}
+
+// Finish lists the ranks (inferring the unnamed ones); call it before
+// reading Ranks. Read calls it.
+func (s *Summary) Finish() *Summary {
+	s.finish()
 	s.Ranks = s.ranks()
+	return s
 }
 
 // blockSize is V0's KV block size: read back from the concurrency line when
