@@ -1,0 +1,45 @@
+package ssh
+
+import (
+	"context"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote"
+)
+
+// ConnEvent is the session event for a connection state: what the header
+// shows and the journal keeps.
+func ConnEvent(s remote.State) phases.ConnState {
+	ev := phases.ConnState{
+		Host:  s.Host,
+		State: s.State,
+		RTTms: float64(s.RTT.Microseconds()) / 1000,
+		Retry: s.RetryIn.Seconds(),
+	}
+	if s.Err != nil {
+		ev.Err = s.Err.Error()
+	}
+	return ev
+}
+
+// ForwardStates emits every connection state of h as a KindConnState
+// event until h is closed or ctx ends. Hosts that do not report states
+// (sim, local) return at once.
+func ForwardStates(ctx context.Context, h remote.Host, em *phases.Emitter) {
+	sr, ok := h.(remote.StateReporter)
+	if !ok {
+		return
+	}
+	ch := sr.States()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case s, ok := <-ch:
+			if !ok {
+				return
+			}
+			em.Emit(ctx, phases.KindConnState, ConnEvent(s))
+		}
+	}
+}
