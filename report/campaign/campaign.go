@@ -193,6 +193,11 @@ func Parse(b []byte) (*Campaign, error) {
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
 		return nil, cleanYAMLError(err, &root)
 	}
+	// A time budget per level replaces the default request count; a count
+	// written next to it stays as a cap.
+	if c.Macro.Duration.Duration > 0 && lineOf(&root, "macro.requests") == 0 {
+		c.Macro.Requests = 0
+	}
 	if err := c.validate(&root); err != nil {
 		return nil, err
 	}

@@ -195,3 +195,14 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestDurationReplacesDefaultCount(t *testing.T) {
+	c, err := Parse([]byte("macro:\n  duration: 2m\n"))
+	if err != nil || c.Macro.Requests != 0 || c.Macro.Duration.Duration != 2*time.Minute {
+		t.Fatalf("%+v %v", c.Macro, err)
+	}
+	c, err = Parse([]byte("macro:\n  duration: 2m\n  requests: 500\n"))
+	if err != nil || c.Macro.Requests != 500 {
+		t.Fatalf("%+v %v", c.Macro, err)
+	}
+}
