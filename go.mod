@@ -14,11 +14,11 @@ require (
 require (
 	github.com/NimbleMarkets/ntcharts/v2 v2.0.1 // indirect
 	github.com/charmbracelet/harmonica v0.2.0 // indirect
-	github.com/kevinburke/ssh_config v1.4.0 // indirect
+	github.com/kevinburke/ssh_config v1.4.0
 	github.com/kr/fs v0.1.0 // indirect
 	github.com/lrstanley/bubblezone/v2 v2.0.0 // indirect
-	github.com/pkg/sftp v1.13.12 // indirect
-	golang.org/x/crypto v0.59.0 // indirect
+	github.com/pkg/sftp v1.13.12
+	golang.org/x/crypto v0.59.0
 )
 
 require (
