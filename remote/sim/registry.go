@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -24,7 +25,26 @@ type command struct {
 var (
 	regMu      sync.RWMutex
 	registered []command
+	startHooks []func(*Deployment)
 )
+
+// RegisterStartHook adds a function that Start calls on every new
+// deployment before it returns (e.g. to add HTTP endpoints with Handle).
+// Call it from init().
+func RegisterStartHook(fn func(*Deployment)) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	startHooks = append(startHooks, fn)
+}
+
+func runStartHooks(d *Deployment) {
+	regMu.RLock()
+	hooks := slices.Clone(startHooks)
+	regMu.RUnlock()
+	for _, h := range hooks {
+		h(d)
+	}
+}
 
 // RegisterCommand adds a simulated shell command. Call it from init() in the
 // file that implements the command. Registered commands are tried in

@@ -203,6 +203,7 @@ func Start(ctx context.Context, opt Options) (*Deployment, error) {
 		d.shutdownServer()
 		d.emu.Close()
 	}()
+	runStartHooks(d)
 	if opt.AutoStart {
 		d.launch(opt.LogPath, false)
 	}

@@ -537,6 +537,22 @@ func TestCommands(t *testing.T) {
 	}
 }
 
+func TestStartHook(t *testing.T) {
+	RegisterStartHook(func(d *Deployment) {
+		d.Handle("/hooked", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	})
+	d, _ := start(t, Options{LoadTime: 200 * time.Millisecond, AutoStart: true})
+	waitUntil(t, "ready", 5*time.Second, d.Ready)
+	resp, err := http.Get(d.URL() + "/hooked")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTeapot {
+		t.Fatalf("hooked endpoint: %d", resp.StatusCode)
+	}
+}
+
 func TestSplitAndWords(t *testing.T) {
 	parts, ops := splitList(`a 'b && c' && d || e; f "g;h"`)
 	if strings.Join(parts, "|") != `a 'b && c'|d|e|f "g;h"` || strings.Join(ops, " ") != "&& || ;" {
