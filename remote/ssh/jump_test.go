@@ -77,3 +77,38 @@ func TestProxyJumpErrorNamesTheHop(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestProxyJumpTwoHops: "ProxyJump a,b" goes through a, then b.
+func TestProxyJumpTwoHops(t *testing.T) {
+	home, _ := isolate(t)
+	j1 := sshtest.Start(t, sshtest.Options{})
+	j2 := sshtest.Start(t, sshtest.Options{LogLevel: "DEBUG1"})
+	target := sshtest.Start(t, sshtest.Options{})
+	kh := filepath.Join(home, "known_hosts")
+	os.WriteFile(kh, []byte(j1.KnownHostsLine()+"\n"+j2.KnownHostsLine()+"\n"+target.KnownHostsLine()+"\n"), 0o600)
+	cfg := filepath.Join(home, "config")
+	conf := strings.ReplaceAll(target.ConfigBlock("gpu1"), target.KnownHosts, kh) + "  ProxyJump hop1,hop2\n\n" +
+		strings.ReplaceAll(j1.ConfigBlock("hop1"), j1.KnownHosts, kh) +
+		strings.ReplaceAll(j2.ConfigBlock("hop2"), j2.KnownHosts, kh)
+	os.WriteFile(cfg, []byte(conf), 0o600)
+	opt := fastOpts(target, cfg)
+	opt.Identity, opt.KnownHosts = "", ""
+	ctx := testCtx(t, 10*time.Second)
+	h, err := Dial(ctx, "gpu1", opt)
+	if err != nil {
+		t.Fatalf("Dial through two jump hosts: %v", err)
+	}
+	defer h.Close()
+	if out, err := remote.Output(ctx, h, "echo two-hops"); err != nil || out != "two-hops\n" {
+		t.Fatalf("%q %v", out, err)
+	}
+	// The second hop forwarded to the target; the first hop to the second.
+	if !strings.Contains(j2.Log(), "target 127.0.0.1 port "+itoa(target.Port)) {
+		t.Errorf("second hop did not forward to the target:\n%s", j2.Log())
+	}
+	j1.Stop()
+	waitFor(t, 10*time.Second, "the drop when the first hop dies", func() bool {
+		_, err := remote.Output(testCtx(t, 300*time.Millisecond), h, "true")
+		return err != nil
+	})
+}
