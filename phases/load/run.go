@@ -31,6 +31,30 @@ type run struct {
 	ready     bool
 	stalled   bool
 	version   string
+	open      bool // a PhaseStarted "load" is open for the current load
+}
+
+// phaseStart opens the notebook's run for the current load once it shows
+// life (log lines or memory growth).
+func (s *run) phaseStart() {
+	if s.open || !s.tr.armed || s.tr.ready || s.tr.stopped {
+		return
+	}
+	s.open = true
+	params := map[string]any{"host": s.w.cfg.Host.Name(), "log": s.w.cfg.LogPath, "load": s.tr.gen}
+	if s.w.cfg.ExpectGiB > 0 {
+		params["expect_gib"] = s.w.cfg.ExpectGiB
+	}
+	s.emit(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Load, Params: params})
+}
+
+// phaseFinish closes it: err is empty when the server became ready.
+func (s *run) phaseFinish(err string) {
+	if !s.open {
+		return
+	}
+	s.open = false
+	s.emit(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Load, Err: err})
 }
 
 func (s *run) now() time.Time { return s.w.cfg.Now() }
@@ -45,6 +69,7 @@ func (s *run) control(c control) {
 	now := s.now()
 	switch c {
 	case ctlStopped:
+		s.phaseFinish("stopped")
 		s.tr.SetStopped(now, true)
 		s.ready, s.stalled = false, false
 		s.emitState(now)
@@ -60,6 +85,7 @@ func (s *run) control(c control) {
 }
 
 func (s *run) newLoad(now time.Time) {
+	s.phaseFinish("replaced by a new load (restart or new log)")
 	s.parser.Reset()
 	s.tr.Reset(now)
 	s.resetAt, s.failAt = now, time.Time{}
@@ -102,6 +128,7 @@ func (s *run) line(ev remote.FollowEvent) {
 			s.emit(phases.KindLoadFailure, *fail)
 		}
 	}
+	s.phaseStart()
 }
 
 // detailMilestone is a journalled fact with a value (weights size, KV cache
@@ -172,6 +199,7 @@ func (s *run) poll(p pollResult) {
 			s.emit(phases.KindMilestone, *ms)
 			s.emit(phases.KindServer, phases.ServerEvent{Action: "ready",
 				Detail: fmt.Sprintf("GET %s answered 200 after %s", s.w.cfg.HealthURL, FormatDuration(ms.AtS))})
+			s.phaseFinish("")
 		}
 	case s.ready && (p.health.err != nil || p.health.status != 0):
 		// It was serving and no longer answers.
@@ -183,6 +211,11 @@ func (s *run) poll(p pollResult) {
 		}
 		s.emit(phases.KindServer, phases.ServerEvent{Action: "unhealthy", Detail: detail})
 	}
+	if s.tr.ready {
+		s.phaseFinish("")
+	} else {
+		s.phaseStart()
+	}
 	s.emitState(now)
 }
 
@@ -192,6 +225,9 @@ func (s *run) emitState(now time.Time) {
 
 func (s *run) tick() {
 	now := s.now()
+	if f := s.tr.Failure(); f != nil && !s.failAt.IsZero() && now.Sub(s.failAt) >= failGrace {
+		s.phaseFinish(f.Kind + ": " + f.Line)
+	}
 	if st := s.tr.CheckStall(now); st != nil {
 		s.stalled = true
 		s.emit(phases.KindStall, *st)

@@ -76,6 +76,15 @@ func TestWatcherSimReady(t *testing.T) {
 	if k[phases.KindGPUSample] == 0 || k[phases.KindLoadState] == 0 || k[phases.KindGPUSnapshot] == 0 {
 		t.Errorf("missing samples: %v", k)
 	}
+	// One notebook run, opened when the load showed life, closed at ready.
+	if k[phases.KindPhaseStarted] != 1 || k[phases.KindPhaseFinished] != 1 {
+		t.Errorf("phase brackets: %v", k)
+	}
+	for _, e := range evs {
+		if pf, ok := e.Data.(phases.PhaseFinished); ok && (pf.Name != phases.Load || pf.Err != "") {
+			t.Errorf("finished = %+v", pf)
+		}
+	}
 	var stages []string
 	var last phases.LoadState
 	for _, e := range evs {
@@ -117,6 +126,11 @@ func TestWatcherSimStall(t *testing.T) {
 	}
 	if kinds(evs)[phases.KindStall] != 1 {
 		t.Errorf("stall events: %v", kinds(evs))
+	}
+	for _, e := range evs {
+		if pf, ok := e.Data.(phases.PhaseFinished); ok && !strings.HasPrefix(pf.Err, "stalled: STALLED at 75.8") {
+			t.Errorf("finished = %+v", pf)
+		}
 	}
 }
 

@@ -172,6 +172,11 @@ func (w *Watcher) loop(ctx context.Context, em *phases.Emitter, until bool) (End
 		}
 		if until {
 			if end, ok := s.ending(); ok {
+				if end.Kind == EndReady {
+					s.phaseFinish("")
+				} else {
+					s.phaseFinish(end.Kind + ": " + end.Reason)
+				}
 				return end, nil
 			}
 		}
