@@ -36,6 +36,9 @@ type BudgetSplit struct {
 type BudgetResult struct {
 	Single  BudgetSplit
 	Plateau *BudgetSplit // nil when the sweep has named no plateau
+	// ProfileCheck compares with the torch profile's communication share,
+	// when a profile was summarised ("" otherwise).
+	ProfileCheck string
 }
 
 // Complete reports whether TPOT and both parts are known.
@@ -74,6 +77,7 @@ type budgetInputs struct {
 	steps   map[int]phases.GEMMStep
 	gemms   map[int]map[string]phases.GEMMResult // M → name → latest
 	plateau *phases.Plateau
+	profile *phases.ProfileSummary
 }
 
 func collectBudgetInputs(events []phases.Event) budgetInputs {
@@ -97,10 +101,17 @@ func collectBudgetInputs(events []phases.Event) budgetInputs {
 		case phases.GEMMStep:
 			in.steps[d.M] = d
 		case phases.GEMMResult:
-			if in.gemms[d.M] == nil {
-				in.gemms[d.M] = map[string]phases.GEMMResult{}
+			m := d.Step // the decode batch; d.M may be a per-expert M
+			if m <= 0 {
+				m = d.M
 			}
-			in.gemms[d.M][d.Name] = d
+			if in.gemms[m] == nil {
+				in.gemms[m] = map[string]phases.GEMMResult{}
+			}
+			in.gemms[m][d.Name] = d
+		case phases.ProfileSummary:
+			p := d
+			in.profile = &p
 		}
 	}
 	return in
@@ -112,6 +123,16 @@ func collectBudgetInputs(events []phases.Event) budgetInputs {
 func Budget(events []phases.Event) BudgetResult {
 	in := collectBudgetInputs(events)
 	res := BudgetResult{Single: in.split("single stream", 1)}
+	if p := in.profile; p != nil && p.TotalCUDAUs > 0 {
+		res.ProfileCheck = fmt.Sprintf("cross-check: the torch profile puts communication at %.1f%% of device time", 100*p.CommunicationShare)
+		if p.CommPerStepUs > 0 {
+			res.ProfileCheck += fmt.Sprintf(" (%.2f ms per decode step", p.CommPerStepUs/1000)
+			if p.GPUPerStepUs > 0 {
+				res.ProfileCheck += fmt.Sprintf(" of %.2f ms", p.GPUPerStepUs/1000)
+			}
+			res.ProfileCheck += ")"
+		}
+	}
 	if in.plateau != nil && in.plateau.Concurrency > 0 {
 		p := in.split("plateau", in.plateau.Concurrency)
 		res.Plateau = &p
@@ -127,7 +148,10 @@ func (in budgetInputs) split(name string, c int) BudgetSplit {
 	} else {
 		b.Missing = append(b.Missing, fmt.Sprintf("TPOT at C=%d (run the macro sweep with concurrency %d)", c, c))
 	}
-	if br, ok := in.bursts[c]; ok && br.TotalMs > 0 {
+	if br, ok := in.bursts[c]; ok && br.GraphMs > 0 {
+		b.AllReduceMs, b.HasAR = br.GraphMs, true
+		b.Sources = append(b.Sources, fmt.Sprintf("all-reduce: NCCL burst at M=%d (%d × %s) replayed from a CUDA graph, as vLLM decodes (eager: %.2f ms)", c, br.Count, fmtBytes(br.Bytes), br.TotalMs))
+	} else if ok && br.TotalMs > 0 {
 		b.AllReduceMs, b.HasAR = br.TotalMs, true
 		b.Sources = append(b.Sources, fmt.Sprintf("all-reduce: NCCL burst at M=%d (%d × %s)", c, br.Count, fmtBytes(br.Bytes)))
 	} else {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,15 +39,17 @@ func TestReportFromACutOffJournal(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(errOut, "line 76: incomplete last line") {
+	nev := len(seedEvents())
+	cut := fmt.Sprintf("line %d: incomplete last line", nev+1)
+	if !strings.Contains(errOut, cut) {
 		t.Fatalf("the cut-off line is not reported: %q", errOut)
 	}
 	nb := filepath.Join(dir, "k25.md")
-	if !strings.Contains(out, "wrote "+nb+" (75 events, 1 lines skipped)") || !strings.Contains(out, "charts in") {
+	if !strings.Contains(out, fmt.Sprintf("wrote %s (%d events, 1 lines skipped)", nb, nev)) || !strings.Contains(out, "charts in") {
 		t.Fatalf("stdout %q", out)
 	}
 	md := string(mustRead(t, nb))
-	if !strings.Contains(md, "line 76: incomplete last line") || strings.Contains(md, "never fin") {
+	if !strings.Contains(md, cut) || strings.Contains(md, "never fin") {
 		t.Fatal("notebook footer does not name the skipped line, or holds half a note")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "k25.charts", "macro-1-throughput-tpot.svg")); err != nil {

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/profdeck/profdeck/phases"
 )
@@ -26,19 +27,34 @@ func (n *nb) microRun(r *phaseRun) {
 			gemms = append(gemms, d)
 		case phases.GEMMStep:
 			steps = append(steps, d)
+		case phases.Calib:
+			n.calib(d)
 		}
 	}
+	n.scriptErrors(r)
 	if len(gemms) == 0 && len(steps) == 0 {
 		n.ln("No GEMM timed.\n")
 		return
 	}
 	if len(gemms) > 0 {
-		sort.SliceStable(gemms, func(i, j int) bool { return gemms[i].M < gemms[j].M })
-		n.ln("| GEMM | M | N | K | dtype | per step | µs | TFLOP/s | GB/s | BW % | µs per step |")
-		n.ln("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+		sort.SliceStable(gemms, func(i, j int) bool { return stepOf(gemms[i]) < stepOf(gemms[j]) })
+		n.ln("| GEMM | step M | M | N | K | dtype | per step | µs (p20–p80) | TFLOP/s | GB/s | BW % | µs per step |")
+		n.ln("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
 		for _, g := range gemms {
-			n.p("| %s | %d | %d | %d | %s | %d | %.1f | %.1f | %.0f | %.0f%% | %.1f |\n",
-				mdCell(g.Name), g.M, g.N, g.K, mdCell(g.Dtype), g.PerStep, g.Us, g.TFLOPs, g.GBs, g.BWPct, g.StepUs)
+			name := g.Name
+			if g.Batch > 1 {
+				name += fmt.Sprintf(" ×%d", g.Batch)
+			}
+			dt := g.Dtype
+			if g.Served != "" {
+				dt += " (served " + g.Served + ")"
+			}
+			us := fmt.Sprintf("%.1f", g.Us)
+			if g.P20Us > 0 && g.P80Us > 0 {
+				us += fmt.Sprintf(" (%.1f–%.1f)", g.P20Us, g.P80Us)
+			}
+			n.p("| %s | %d | %d | %d | %d | %s | %d | %s | %.1f | %.0f | %.0f%% | %.1f |\n",
+				mdCell(name), stepOf(g), g.M, g.N, g.K, mdCell(dt), g.PerStep, us, g.TFLOPs, g.GBs, g.BWPct, g.StepUs)
 		}
 		n.ln("")
 	}
@@ -51,9 +67,64 @@ func (n *nb) microRun(r *phaseRun) {
 			b2b := "—"
 			if s.BackToBackUs > 0 {
 				b2b = fmt.Sprintf("%.3f", s.BackToBackUs/1000)
+				if s.Graph {
+					b2b += " (CUDA graph)"
+				}
 			}
 			n.p("| %d | %.3f | %s |\n", s.M, s.SumUs/1000, b2b)
 		}
+		n.ln("")
+	}
+}
+
+// stepOf is the decode batch a GEMM belongs to.
+func stepOf(g phases.GEMMResult) int {
+	if g.Step > 0 {
+		return g.Step
+	}
+	return g.M
+}
+
+func (n *nb) calib(c phases.Calib) {
+	s := fmt.Sprintf("Timing check on %s: %.1f µs, %.1f TFLOP/s", mdCell(c.Name), c.Us, c.TFLOPs)
+	if c.PeakPct > 0 {
+		s += fmt.Sprintf(" (%.0f%% of peak)", c.PeakPct)
+	}
+	switch {
+	case c.DoBenchUs > 0:
+		s += fmt.Sprintf("; triton do_bench %.1f µs", c.DoBenchUs)
+		if p, ok := DeltaPct(c.DoBenchUs, c.Us); ok {
+			s += fmt.Sprintf(" (%+.1f%%)", p)
+		}
+	case c.DoBenchError != "":
+		s += "; triton do_bench failed: " + c.DoBenchError
+	}
+	n.ln(s + ".\n")
+}
+
+// scriptErrors lists what a benchmark script reported as failed.
+func (n *nb) scriptErrors(r *phaseRun) {
+	any := false
+	for _, ev := range r.events {
+		e, ok := ev.Data.(phases.ScriptError)
+		if !ok {
+			continue
+		}
+		any = true
+		what := e.Name
+		if e.Step > 0 {
+			what += fmt.Sprintf(" at step M=%d", e.Step)
+		}
+		if e.What != "" {
+			what = strings.TrimSpace(what + " " + e.What)
+		}
+		lead := "**error**"
+		if e.Fatal {
+			lead = "**script stopped**"
+		}
+		n.p("- %s %s %s: %s\n", n.clock(ev.Time), lead, what, e.Err)
+	}
+	if any {
 		n.ln("")
 	}
 }
@@ -75,16 +146,21 @@ func (n *nb) ncclRun(r *phaseRun) {
 			cliff = &c
 		}
 	}
+	n.scriptErrors(r)
 	if len(bursts) == 0 && len(a2a) == 0 {
 		n.ln("No collective timed.\n")
 		return
 	}
 	if len(bursts) > 0 {
 		n.ln("All-reduce burst of one decode step:\n")
-		n.ln("| M | all-reduces | bytes each | total ms | µs each | ranks |")
-		n.ln("|---:|---:|---:|---:|---:|---:|")
+		n.ln("| M | all-reduces | bytes each | total ms | µs each | CUDA graph ms | graph µs each | ranks |")
+		n.ln("|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, b := range bursts {
-			n.p("| %d | %d | %s | %.3f | %.1f | %d |\n", b.M, b.Count, fmtBytes(b.Bytes), b.TotalMs, b.PerOpUs, b.NProc)
+			g, gp := "—", "—"
+			if b.GraphMs > 0 {
+				g, gp = fmt.Sprintf("%.3f", b.GraphMs), fmt.Sprintf("%.1f", b.GraphPerOpUs)
+			}
+			n.p("| %d | %d | %s | %.3f | %.1f | %s | %s | %d |\n", b.M, b.Count, fmtBytes(b.Bytes), b.TotalMs, b.PerOpUs, g, gp, b.NProc)
 		}
 		n.ln("")
 	}
@@ -115,6 +191,15 @@ func (n *nb) ncclRun(r *phaseRun) {
 func (n *nb) profileRun(r *phaseRun) {
 	found := false
 	for _, ev := range r.events {
+		if f, ok := ev.Data.(phases.ProfileFailed); ok {
+			found = true
+			n.p("- %s **capture failed** at %s: %s", n.clock(ev.Time), f.Step, f.Error)
+			if f.ProfilerDisabled {
+				n.p(" (the server was not started with the torch profiler)")
+			}
+			n.ln("\n")
+			continue
+		}
 		s, ok := ev.Data.(phases.ProfileSummary)
 		if !ok {
 			continue
@@ -123,8 +208,34 @@ func (n *nb) profileRun(r *phaseRun) {
 		n.p("From `%s`: %.1f ms of device time", noTicks(s.Source), s.TotalCUDAUs/1000)
 		if s.DecodeSteps > 0 {
 			n.p(" over %d decode steps", s.DecodeSteps)
+			if s.DecodeStepsSource != "" {
+				n.p(" (%s)", s.DecodeStepsSource)
+			}
 		}
 		n.p("; communication %.1f%%.\n\n", 100*s.CommunicationShare)
+		if s.GPUPerStepUs > 0 || s.CommPerStepUs > 0 {
+			n.p("Per decode step: %.2f ms of device time, %.2f ms of it communication.\n\n", s.GPUPerStepUs/1000, s.CommPerStepUs/1000)
+		}
+		if s.Requests > 0 || len(s.Concurrency) > 0 {
+			n.p("Driven load: %d requests per level at concurrency %v", s.Requests, s.Concurrency)
+			if s.OutputTokens > 0 {
+				n.p(", %d output tokens (server usage)", s.OutputTokens)
+			}
+			n.ln(".\n")
+		}
+		if s.StopS > 0 {
+			n.p("stop_profile took %.1f s (trace flush)", s.StopS)
+			if s.ProfilerDir != "" {
+				n.p("; traces in `%s`", noTicks(s.ProfilerDir))
+			}
+			n.ln(".\n")
+		}
+		for _, x := range s.Notes {
+			n.p("- %s\n", x)
+		}
+		if len(s.Notes) > 0 {
+			n.ln("")
+		}
 		if len(s.Categories) > 0 {
 			cats := make([]string, 0, len(s.Categories))
 			for k := range s.Categories {

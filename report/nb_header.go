@@ -120,6 +120,9 @@ func (n *nb) budget(b BudgetResult) {
 	} else {
 		n.ln("_At the plateau: no plateau named by a sweep yet._\n")
 	}
+	if b.ProfileCheck != "" {
+		n.ln(strings.ToUpper(b.ProfileCheck[:1]) + b.ProfileCheck[1:] + ".\n")
+	}
 }
 
 func (n *nb) budgetSplit(b BudgetSplit) {

@@ -237,6 +237,9 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 		}
 		if l.ClientBound {
 			mark = strings.TrimSpace(mark + " client-bound")
+			if l.ClientBoundReason != "" {
+				mark += ": " + mdCell(l.ClientBoundReason)
+			}
 		}
 		kv := "—"
 		if l.Server != nil && l.Server.Available {
@@ -251,6 +254,16 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 			l.MedianTPOTms, l.P99TPOTms, l.MedianITLms, l.MedianE2ELms, kv, mark)
 	}
 	n.ln("")
+	levelNotes := 0
+	for _, l := range levels {
+		for _, x := range l.Notes {
+			n.p("- C=%d: %s\n", l.Concurrency, x)
+			levelNotes++
+		}
+	}
+	if levelNotes > 0 {
+		n.ln("")
+	}
 	n.ln("Times in ms. TPOT = (E2E − TTFT) / (output tokens − 1) per request, as vLLM defines it.")
 	if len(sources) > 0 {
 		var s []string

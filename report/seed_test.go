@@ -60,7 +60,9 @@ func seedEvents() []phases.Event {
 			MeanTTFTms: l.ttft * 1.05, MedianTTFTms: l.ttft, P90TTFTms: l.ttft * 1.3, P99TTFTms: l.ttft * 1.6,
 			MeanTPOTms: l.tpot * 1.01, MedianTPOTms: l.tpot, P90TPOTms: l.tpot * 1.1, P99TPOTms: l.tpot * 1.25,
 			MedianITLms: l.tpot * 0.98, MedianE2ELms: l.ttft + 199*l.tpot, TokenSource: "server usage",
-			Server: &phases.ServerLevel{Available: true, MeanRunning: float64(l.c), MaxKVCacheUsage: float64(l.c) / 300},
+			Server:      &phases.ServerLevel{Available: true, MeanRunning: float64(l.c), MaxKVCacheUsage: float64(l.c) / 300},
+			ClientBound: l.c == 256, ClientBoundReason: map[bool]string{true: "send lag p99 180 ms"}[l.c == 256],
+			Notes: map[bool][]string{true: {"3 requests ended without usage; their tokens were counted from the stream"}}[l.c == 64],
 		})
 	}
 	add(2500, phases.KindMacroPlateau, phases.Plateau{Concurrency: 128, OutputThroughput: 1536.2})
@@ -71,21 +73,23 @@ func seedEvents() []phases.Event {
 	add(2600, phases.KindPhaseStarted, phases.PhaseStarted{Name: "micro"})
 	add(2601, phases.KindMicroEnv, phases.GPUEnv{GPU: "NVIDIA RTX PRO 6000 Blackwell Server Edition", Torch: "2.9.0+cu129", CUDA: "12.9"})
 	gemm := func(s float64, name string, m, nn, k, per int, us float64) {
-		add(s, phases.KindMicroResult, phases.GEMMResult{Name: name, M: m, N: nn, K: k, Dtype: "bf16", PerStep: per, Us: us,
+		add(s, phases.KindMicroResult, phases.GEMMResult{Name: name, Step: 1, M: m, N: nn, K: k, Dtype: "bf16", PerStep: per, Us: us, P20Us: us * 0.98, P80Us: us * 1.03,
 			TFLOPs: 2 * float64(m*nn*k) / us / 1e6, GBs: float64(2*nn*k) / us / 1e3, BWPct: float64(2*nn*k) / us / 1e3 / 17.92, StepUs: us * float64(per)})
 	}
 	gemm(2610, "q_a+kv_a", 1, 2112, 7168, 61, 12.1)
 	gemm(2611, "o_proj", 1, 7168, 1024, 61, 6.9)
 	gemm(2612, "experts w13", 1, 512, 7168, 480, 3.1)
 	gemm(2613, "lm_head", 1, 20480, 7168, 1, 170.0)
-	add(2620, phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 3500, BackToBackUs: 3350})
+	add(2614, phases.KindMicroCalib, phases.Calib{Name: "bf16 8192³", Us: 2750, TFLOPs: 399.8, PeakPct: 80, DoBenchUs: 2741})
+	add(2615, phases.KindMicroError, phases.ScriptError{Name: "experts w2", What: "timing", Step: 128, Err: "CUDA out of memory"})
+	add(2620, phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 3500, BackToBackUs: 3350, Graph: true})
 	add(2621, phases.KindMicroStep, phases.GEMMStep{M: 128, SumUs: 41200, BackToBackUs: 40100})
 	add(2630, phases.KindPhaseFinished, phases.PhaseFinished{Name: "micro"})
 
 	// NCCL: the all-reduce burst and All-to-All.
 	add(2700, phases.KindPhaseStarted, phases.PhaseStarted{Name: "nccl"})
 	add(2701, phases.KindNCCLEnv, phases.GPUEnv{GPU: "NVIDIA RTX PRO 6000 Blackwell Server Edition", Torch: "2.9.0+cu129", CUDA: "12.9", NProc: 8})
-	add(2710, phases.KindNCCLBurst, phases.NCCLBurst{M: 1, Count: 123, Bytes: 14336, TotalMs: 6.386, PerOpUs: 51.9, NProc: 8})
+	add(2710, phases.KindNCCLBurst, phases.NCCLBurst{M: 1, Count: 123, Bytes: 14336, TotalMs: 7.011, PerOpUs: 57.0, GraphMs: 6.386, GraphPerOpUs: 51.9, NProc: 8})
 	add(2711, phases.KindNCCLBurst, phases.NCCLBurst{M: 128, Count: 123, Bytes: 14336 * 128, TotalMs: 15.99, PerOpUs: 130, NProc: 8})
 	for i, us := range []float64{38, 41, 45, 52, 140, 290} {
 		t := 1 << i
@@ -103,7 +107,9 @@ func seedEvents() []phases.Event {
 	add(3000, phases.KindProfileSummary, phases.ProfileSummary{Source: "profiler_out_0.txt", TotalCUDAUs: 1240000,
 		Categories: map[string]float64{"communication": 638600, "gemm": 350000, "attention": 120000, "other": 131400}, CommunicationShare: 0.515,
 		Top: []phases.Kernel{{Name: "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", SelfCUDAUs: 638600, Calls: 12300, Category: "communication"},
-			{Name: "fused_moe_kernel", SelfCUDAUs: 210000, Calls: 6000, Category: "gemm"}}, DecodeSteps: 100})
+			{Name: "fused_moe_kernel", SelfCUDAUs: 210000, Calls: 6000, Category: "gemm"}}, DecodeSteps: 100,
+		DecodeStepsSource: "output tokens from the server's usage", CommPerStepUs: 6386, GPUPerStepUs: 12400, Requests: 8, Concurrency: []int{1}, OutputTokens: 800,
+		StopS: 41.5, ProfilerDir: "/tmp/vllm_profile", Notes: []string{"CUDA graphs on: kernels inside graphs are attributed by name from the trace"}})
 	add(3001, phases.KindPhaseFinished, phases.PhaseFinished{Name: "profile"})
 	add(3010, phases.KindNote, phases.Note{Text: "AllReduce is about half of decode time | try the FlashInfer PCIe all-reduce next", Pane: "Notes"})
 	add(3020, phases.KindError, phases.ErrorEvent{Where: "notebook", Err: "charts: disk full (example)"})
