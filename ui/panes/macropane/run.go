@@ -172,6 +172,7 @@ func (m *Model) finish(msg doneMsg) tea.Cmd {
 	}
 	m.sweep, m.cancel = nil, nil
 	m.state = finished
+	m.cur = nil
 	m.dirty = true
 	if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
 		m.runErr = msg.err.Error()

@@ -44,10 +44,14 @@ func (m *Model) apply(ev phases.Event) (sampled bool) {
 		}
 		m.addMark(mark{At: m.samples, Label: label, Kind: markLevel})
 	case phases.MacroTick:
-		if m.cur == nil {
+		// A tick of a sweep that has ended (it arrives after the end
+		// message) moves the charts, not the progress line.
+		if m.cur == nil && m.state != finished {
 			m.cur = &level{Index: len(m.levels) + 1, StartedAt: ev.Time}
 		}
-		m.cur.Tick, m.cur.HaveTick = d, true
+		if m.cur != nil {
+			m.cur.Tick, m.cur.HaveTick = d, true
+		}
 		m.tpot50.push(d.TPOTp50ms)
 		m.tpot99.push(d.TPOTp99ms)
 		m.ttft.push(d.TTFTp50ms)
