@@ -156,11 +156,13 @@ func (h *Host) followOnce(ctx context.Context, c *conn, path string, st *followS
 	head, err := p.stdout.ReadString('\n')
 	rest, ok := strings.CutPrefix(strings.TrimRight(head, "\n"), followMarker)
 	if !ok {
-		<-p.waited
+		if ended, werr := p.result(2 * time.Second); ended && werr != nil {
+			return false, h.exitError("tail -F "+path, werr, strings.TrimSpace(head))
+		}
 		if err == nil {
 			err = fmt.Errorf("unexpected output %q", head)
 		}
-		return false, h.exitError("tail -F "+path, p.err, strings.TrimSpace(head))
+		return false, h.wrap("starting tail -F "+path, err)
 	}
 	f := strings.Fields(rest + " - -")
 	start, _ := strconv.ParseInt(f[0], 10, 64)
@@ -220,18 +222,18 @@ func (h *Host) followOnce(ctx context.Context, c *conn, path string, st *followS
 			break
 		}
 	}
-	select {
-	case <-p.waited:
-	case <-time.After(2 * time.Second):
-	}
+	ended, werr := p.result(2 * time.Second)
 	if ctx.Err() != nil {
 		return read, ctx.Err()
 	}
-	if lost(p.err) {
+	if !ended || lost(werr) {
 		h.addOrphan(p.pgid) // tail may outlive a silently dropped link
 	}
-	if p.err == nil {
+	if !ended {
+		return read, errors.New("tail output ended but its session did not")
+	}
+	if werr == nil {
 		return read, errors.New("tail ended")
 	}
-	return read, h.exitError("tail -F "+path, p.err, "")
+	return read, h.exitError("tail -F "+path, werr, "")
 }

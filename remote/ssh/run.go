@@ -173,6 +173,17 @@ func (p *proc) stop() {
 	p.sess.Close()
 }
 
+// result returns Wait's error once the session has ended, waiting up to
+// d; ended is false if it has not.
+func (p *proc) result(d time.Duration) (ended bool, err error) {
+	select {
+	case <-p.waited:
+		return true, p.err
+	case <-time.After(d):
+		return false, nil
+	}
+}
+
 // waitStopped waits a little for a stopped command's session to end; a
 // dead link may hold it until the keepalive gives up.
 func (p *proc) waitStopped() bool {
