@@ -129,7 +129,7 @@ func (m *Model) add(evs []phases.Event) {
 		case phases.Marker:
 			m.insert(item{at: ev.Time, pane: d.Pane, text: d.Label, marker: true})
 			notes = true
-		case phases.LevelResult, phases.Plateau, phases.NCCLBurst, phases.GEMMStep, phases.GEMMResult:
+		case phases.LevelResult, phases.Plateau, phases.NCCLBurst, phases.GEMMStep, phases.GEMMResult, phases.ProfileSummary:
 			m.inputs = append(m.inputs, ev)
 			inputs = true
 		}

@@ -77,12 +77,14 @@ func TestBudgetAndNotes(t *testing.T) {
 		ev(5, phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 3500}),
 		ev(6, phases.KindMacroLevel, phases.LevelResult{Concurrency: 128, MedianTPOTms: 80.9}),
 		ev(7, phases.KindMacroPlateau, phases.Plateau{Concurrency: 128, OutputThroughput: 1536}),
+		ev(8, phases.KindProfileSummary, phases.ProfileSummary{TotalCUDAUs: 1e6, CommunicationShare: 0.515, CommPerStepUs: 6386}),
 	}})
 	v = m.View()
 	checkFits(t, v, 78, 19)
 	s := ansi.Strip(v)
 	for _, want := range []string{"all-reduce 6.39 ms 51.5%", "GEMM 3.50 ms 28.2%", "rest 2.51 ms 20.3%",
-		"plateau (C=128): ", "missing: all-reduce at M=128 (NCCL), GEMMs at M=128 (micro)"} {
+		"plateau (C=128): ", "missing: all-reduce at M=128 (NCCL), GEMMs at M=128 (micro)",
+		"cross-check: the torch profile puts communication at 51.5% of device time (6.39 ms per decode step)"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("lacks %q:\n%s", want, s)
 		}

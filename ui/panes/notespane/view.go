@@ -32,6 +32,9 @@ func (m *Model) budgetLines(w int) []string {
 	} else {
 		out = append(out, m.st.subtle.Render("plateau: none named yet (the macro sweep names it)"))
 	}
+	if c := m.budget.ProfileCheck; c != "" {
+		out = append(out, m.st.subtle.Render(ansi.Truncate(c, w, "…")))
+	}
 	return out
 }
 
