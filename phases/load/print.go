@@ -159,6 +159,8 @@ func MilestoneText(m phases.Milestone) string {
 	switch m.Stage {
 	case "vllm_version":
 		return "vLLM " + m.Value
+	case "stall_resumed":
+		return "stall over: " + m.Value
 	case "weights_loaded", "kv_cache_size", "compile_done", "cuda_graphs_done":
 		text = strings.ReplaceAll(m.Stage, "_", " ")
 		text = strings.Replace(text, "kv cache", "KV cache", 1)

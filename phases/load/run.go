@@ -31,6 +31,7 @@ type run struct {
 	ready     bool
 	stalled   bool
 	version   string
+	stallFrom time.Time
 	open      bool // a PhaseStarted "load" is open for the current load
 }
 
@@ -230,9 +231,15 @@ func (s *run) tick() {
 	}
 	if st := s.tr.CheckStall(now); st != nil {
 		s.stalled = true
+		s.stallFrom = now.Add(-time.Duration(st.ForS * float64(time.Second)))
 		s.emit(phases.KindStall, *st)
-	} else if s.tr.stall == nil {
+	} else if s.tr.stall == nil && s.stalled {
 		s.stalled = false
+		if !s.tr.stopped && s.tr.failure == nil {
+			// Progress came back: the story needs the stall's real length.
+			s.emit(phases.KindMilestone, phases.Milestone{Stage: "stall_resumed", AtS: now.Sub(s.tr.start).Seconds(),
+				Value: "progress again after " + FormatDuration(now.Sub(s.stallFrom).Seconds()), Line: s.tr.lastLine, Load: s.tr.gen})
+		}
 	}
 }
 
