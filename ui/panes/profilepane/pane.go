@@ -25,9 +25,10 @@ type Model struct {
 	steps  []stepView // the capture's steps, in order
 	sum    *phases.ProfileSummary
 	failed *phases.ProfileFailed
-	msg    string // a line for the operator (why nothing started, what to do)
-	frame  int    // spinner frame, advanced by the root's clock
-	scroll int    // first kernel row shown
+	msg    string  // a line for the operator (why nothing started, what to do)
+	frame  int     // spinner frame, advanced by the root's clock
+	scroll int     // first kernel row shown
+	tpot   float64 // the sweep's median TPOT at C=1 (ms), read when a summary arrives
 }
 
 // stepView is one capture step as shown.
@@ -115,6 +116,7 @@ func (m *Model) apply(e phases.Event) {
 	case phases.ProfileSummary:
 		s := v
 		m.sum, m.failed = &s, nil
+		m.tpot = m.tpotC1()
 		m.scroll = 0
 		m.clampScroll()
 	case phases.ProfileFailed:

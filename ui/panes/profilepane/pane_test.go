@@ -123,15 +123,28 @@ func TestPaneCapture(t *testing.T) {
 	if err := profile.PrepareSim(ctx, d, ""); err != nil {
 		t.Fatal(err)
 	}
-	if v := m.View(); !strings.Contains(v, "s captures") {
-		t.Errorf("idle view should say what s does:\n%s", v)
+	// A sweep ran before: its plateau sets the second level of the load,
+	// its single-stream TPOT the cross-check.
+	for _, ev := range []phases.Event{
+		phases.New(time.Now(), phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 12.5}),
+		phases.New(time.Now(), phases.KindMacroPlateau, phases.Plateau{Concurrency: 8, OutputThroughput: 600}),
+	} {
+		if err := m.d.Session.Record(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v := m.View(); !strings.Contains(v, "s captures") || !strings.Contains(v, "C=1,8") {
+		t.Errorf("idle view should say what s does, at C=1 and the plateau:\n%s", v)
 	}
 	press(t, m, "s")
+	if got := m.sum.Concurrency; len(got) != 2 || got[1] != 8 {
+		t.Errorf("levels %v, want [1 8]", got)
+	}
 	if m.sum == nil {
 		t.Fatalf("no summary; view:\n%s", m.View())
 	}
 	v := ansi.Strip(m.View())
-	for _, want := range []string{"communication", "gemm", "attention", "moe", "other", "ncclDevKernel_AllReduce", "per decode step", "% of GPU time"} {
+	for _, want := range []string{"communication", "gemm", "attention", "moe", "other", "ncclDevKernel_AllReduce", "per decode step", "% of GPU time", "% of TPOT 12.5ms"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}

@@ -75,6 +75,21 @@ func (m *Model) plateau() int {
 	return c
 }
 
+// tpotC1 is the median TPOT (ms) of the last single-stream level the
+// macro sweep measured, from the session's journal (0 when none).
+func (m *Model) tpotC1() float64 {
+	if m.d.Session == nil {
+		return 0
+	}
+	tpot := 0.0
+	for _, e := range m.d.Session.Events() {
+		if l, ok := e.Data.(phases.LevelResult); ok && l.Concurrency == 1 && l.MedianTPOTms > 0 {
+			tpot = l.MedianTPOTms
+		}
+	}
+	return tpot
+}
+
 // start launches a capture in a goroutine emitting into the session.
 func (m *Model) start() tea.Cmd {
 	if m.Busy() {

@@ -144,7 +144,11 @@ func (m *Model) captureLine(w int) string {
 	if sum.StopS > 0 {
 		parts = append(parts, fmt.Sprintf("stop_profile %s", fmtDur(sum.StopS)))
 	}
-	parts = append(parts, sum.Source)
+	src := sum.Source
+	if i := strings.Index(src, " ("); i > 0 {
+		src = src[:i]
+	}
+	parts = append(parts, src)
 	return m.d.Styles.Subtle.Render(fit(strings.Join(parts, " · "), w))
 }
 
@@ -156,12 +160,16 @@ func (m *Model) summaryLines(w, h int) []string {
 	head := fmt.Sprintf("GPU %s in %d kernels · communication %.1f%% of GPU time", us(sum.TotalCUDAUs), sum.KernelCount, 100*sum.CommunicationShare)
 	out = append(out, s.Bold.Render(fit(head, w)))
 	if sum.DecodeSteps > 0 {
-		src := "estimated from the load"
+		src := "estimated"
 		if strings.Contains(sum.DecodeStepsSource, "/metrics") {
-			src = "server /metrics"
+			src = "from /metrics"
 		}
-		out = append(out, fit(fmt.Sprintf("per decode step: %s communication of %s GPU · %d steps (%s)",
-			us(sum.CommPerStepUs), us(sum.GPUPerStepUs), sum.DecodeSteps, src), w))
+		line := "per decode step: comm " + us(sum.CommPerStepUs)
+		if tpot := m.tpot; tpot > 0 {
+			line += fmt.Sprintf(" (%.0f%% of TPOT %.1fms)", 100*sum.CommPerStepUs/(tpot*1000), tpot)
+		}
+		line += fmt.Sprintf(" of %s GPU · %d steps %s", us(sum.GPUPerStepUs), sum.DecodeSteps, src)
+		out = append(out, fit(line, w))
 	}
 	barW := w - 14 - 10 - 8
 	if barW > 50 {
