@@ -37,8 +37,11 @@ type BudgetResult struct {
 	Single  BudgetSplit
 	Plateau *BudgetSplit // nil when the sweep has named no plateau
 	// ProfileCheck compares with the torch profile's communication share,
-	// when a profile was summarised ("" otherwise).
-	ProfileCheck string
+	// when a profile was summarised ("" otherwise); the figures follow.
+	ProfileCheck  string
+	ProfileShare  float64 // communication share of device time, 0..1
+	ProfileCommMs float64 // communication per decode step (0 when unknown)
+	ProfileStepMs float64 // device time per decode step (0 when unknown)
 }
 
 // Complete reports whether TPOT and both parts are known.
@@ -124,6 +127,7 @@ func Budget(events []phases.Event) BudgetResult {
 	in := collectBudgetInputs(events)
 	res := BudgetResult{Single: in.split("single stream", 1)}
 	if p := in.profile; p != nil && p.TotalCUDAUs > 0 {
+		res.ProfileShare, res.ProfileCommMs, res.ProfileStepMs = p.CommunicationShare, p.CommPerStepUs/1000, p.GPUPerStepUs/1000
 		res.ProfileCheck = fmt.Sprintf("cross-check: the torch profile puts communication at %.1f%% of device time", 100*p.CommunicationShare)
 		if p.CommPerStepUs > 0 {
 			res.ProfileCheck += fmt.Sprintf(" (%.2f ms per decode step", p.CommPerStepUs/1000)

@@ -84,7 +84,7 @@ func TestBudgetAndNotes(t *testing.T) {
 	s := ansi.Strip(v)
 	for _, want := range []string{"all-reduce 6.39 ms 51.5%", "GEMM 3.50 ms 28.2%", "rest 2.51 ms 20.3%",
 		"plateau (C=128): ", "missing: all-reduce at M=128 (NCCL), GEMMs at M=128 (micro)",
-		"cross-check: the torch profile puts communication at 51.5% of device time (6.39 ms per decode step)"} {
+		"profile: communication 51.5% of device time, 6.39 ms per step"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("lacks %q:\n%s", want, s)
 		}

@@ -32,7 +32,15 @@ func (m *Model) budgetLines(w int) []string {
 	} else {
 		out = append(out, m.st.subtle.Render("plateau: none named yet (the macro sweep names it)"))
 	}
-	if c := m.budget.ProfileCheck; c != "" {
+	if b := m.budget; b.ProfileCheck != "" {
+		c := fmt.Sprintf("profile: communication %.1f%% of device time", 100*b.ProfileShare)
+		if b.ProfileCommMs > 0 {
+			c += fmt.Sprintf(", %.2f ms", b.ProfileCommMs)
+			if b.ProfileStepMs > 0 {
+				c += fmt.Sprintf(" of %.2f ms", b.ProfileStepMs)
+			}
+			c += " per step"
+		}
 		out = append(out, m.st.subtle.Render(ansi.Truncate(c, w, "…")))
 	}
 	return out
