@@ -1,0 +1,18 @@
+//go:build unix
+
+package macropane
+
+import (
+	"syscall"
+	"time"
+)
+
+// cpuTime is the CPU time the process has used (user and system), so a
+// benchmark can report CPU per operation on a machine other work shares.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
