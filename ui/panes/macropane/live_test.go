@@ -1,6 +1,8 @@
 package macropane
 
 import (
+	"context"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -218,5 +220,48 @@ func TestLiveServerDown(t *testing.T) {
 	}
 	if v := plain(h.m); !strings.Contains(v, "sweep failed") {
 		t.Fatalf("the failure shows in the pane:\n%s", v)
+	}
+}
+
+// A sweep through the simulated deployment: the server listens on the
+// "host's" localhost and is reachable only through the host's
+// DialContext, for the requests and for /metrics alike.
+func TestLiveThroughSimulatedHost(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	dep, err := sim.Start(ctx, sim.Options{AutoStart: true, LoadTime: 300 * time.Millisecond,
+		Emulator: sim.EmulatorConfig{CoarseTiming: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dep.Close()
+	client := &http.Client{Transport: &http.Transport{DialContext: dep.DialContext}, Timeout: 2 * time.Second}
+	for {
+		resp, err := client.Get("http://127.0.0.1:8000/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("simulated server never became ready: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	h := newHarness(t, []int{1, 2}, 3, 8)
+	h.m.d.Host = dep
+	h.m.d.Campaign.Server.URL = "http://127.0.0.1:8000"
+	h.press("s")
+	h.pump(30*time.Second, func() bool { return !h.m.Busy() })
+	if len(h.m.levels) != 2 {
+		t.Fatalf("levels %d; status %v", len(h.m.levels), h.status)
+	}
+	if sl := h.m.levels[0].Server; sl == nil || !sl.Available {
+		t.Fatalf("server metrics through the host: %+v", sl)
+	}
+	if v := plain(h.m); !strings.Contains(v, "SIMULATED") {
+		t.Fatalf("the simulated deployment is labelled:\n%s", v)
 	}
 }
