@@ -4,18 +4,173 @@ package ui
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/remote/hosts"
+	"github.com/profdeck/profdeck/remote/sim"
+	"github.com/profdeck/profdeck/report"
+	"github.com/profdeck/profdeck/report/campaign"
+	"github.com/profdeck/profdeck/ui/common"
 )
+
+// Version is shown in the journal; main sets it.
+var Version = "dev"
 
 // DemoMain runs the cockpit on the simulated deployment.
 func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "profdeck: demo is not built yet")
-	return 2
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", ".", "folder for the demo's notebook and journal")
+	loadTime := fs.Duration("load-time", 60*time.Second, "how long the simulated 30-minute load takes")
+	stallAt := fs.Float64("stall-at", 0, "simulate a load that stalls at this many GiB per GPU (e.g. 75.8)")
+	stallAfter := fs.Duration("stall-after", 0, "call the load stalled after this long without progress (default: the campaign's 5m)")
+	fail := fs.String("fail", "", "simulate a load that fails: oom or nccl")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *fail != "" && *fail != "oom" && *fail != "nccl" {
+		fmt.Fprintf(stderr, "profdeck demo: --fail %q: want oom or nccl\n", *fail)
+		return 2
+	}
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		fmt.Fprintf(stderr, "profdeck demo: --dir %s: %v\n", *dir, err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	dep, err := sim.Start(ctx, sim.Options{LoadTime: *loadTime, StallAtGiB: *stallAt, FailWith: *fail,
+		AutoStart: true, Emulator: sim.EmulatorConfig{ServeBeforeReady: true}})
+	if err != nil {
+		fmt.Fprintf(stderr, "profdeck demo: simulated deployment: %v\n", err)
+		return 1
+	}
+	c := campaign.Demo(*dir)
+	if *stallAfter > 0 {
+		c.Load.StallAfter.Duration = *stallAfter
+	}
+	return runCockpit(ctx, c, dep, stderr)
 }
 
 // TUIMain runs the cockpit for a campaign file.
 func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "profdeck: tui is not built yet")
-	return 2
+	fs := flag.NewFlagSet("tui", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("c", campaign.DefaultPath, "campaign file")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	c, err := campaign.LoadFile(*path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(stderr, "profdeck: no campaign file %s: write one with `profdeck init`, or try `profdeck demo`\n", *path)
+		} else {
+			fmt.Fprintf(stderr, "profdeck: %v\n", err)
+		}
+		return 2
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fmt.Fprintf(stderr, "profdeck: connecting to %s…\n", c.Host)
+	host, err := hosts.Open(ctx, c.Host, hosts.Options{
+		Identity: c.SSH.Identity, KnownHosts: c.SSH.KnownHosts, SSHConfig: c.SSH.Config,
+		AcceptNewHostKey: c.SSH.AcceptNewHostKey, Prompt: terminalPrompt(stderr),
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "profdeck: %v\n", err)
+		return 1
+	}
+	return runCockpit(ctx, c, host, stderr)
+}
+
+// runCockpit opens the session and runs the program until the operator quits.
+func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, stderr io.Writer) int {
+	defer host.Close()
+	journal, err := report.OpenJournal(c.JournalPath())
+	if err != nil {
+		fmt.Fprintf(stderr, "profdeck: %v\n", err)
+		return 1
+	}
+	defer journal.Close()
+	sess := report.NewSession(ctx, journal)
+	keyEnv := c.Server.APIKeyEnv
+	if keyEnv == "" {
+		keyEnv = "OPENAI_API_KEY"
+	}
+	apiKey := os.Getenv(keyEnv)
+	sess.Redact(apiKey)
+	now := time.Now
+	if err := sess.Record(phases.New(now(), phases.KindSessionStarted, phases.SessionStarted{
+		Campaign: c.Name, Host: host.Name(), Simulated: remote.IsSimulated(host),
+		Notebook: c.Notebook, Version: Version,
+	})); err != nil {
+		fmt.Fprintf(stderr, "profdeck: %v\n", err)
+		return 1
+	}
+	go gatherSystem(ctx, sess, host, c.Server.Launch)
+	if sr, ok := host.(remote.StateReporter); ok {
+		go forwardStates(ctx, sess, sr)
+	}
+	saver := report.NewAutosave(sess, c.Notebook, report.NotebookOptions{Campaign: c.Name, Now: now}, 3*time.Second)
+	d := &common.Deps{
+		Ctx: ctx, Host: host, Campaign: c, Session: sess,
+		Styles: common.NewStyles(common.DefaultTheme()), Keys: common.DefaultKeyMap(),
+		Now: now, APIKey: apiKey,
+	}
+	p := tea.NewProgram(New(d, saver), tea.WithContext(ctx))
+	_, runErr := p.Run()
+	saver.Close()
+	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) {
+		fmt.Fprintf(stderr, "profdeck: %v\n", runErr)
+		return 1
+	}
+	fmt.Fprintf(stderr, "profdeck: journal %s, notebook %s\n", c.JournalPath(), c.Notebook)
+	return 0
+}
+
+// gatherSystem records the host's system metadata once per campaign.
+func gatherSystem(ctx context.Context, sess *report.Session, host remote.Host, launch string) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	info, err := report.GatherSystemInfo(ctx, host, launch)
+	if err != nil {
+		_ = sess.Record(phases.New(time.Now(), phases.KindError, phases.ErrorEvent{Where: "system info", Err: err.Error()}))
+		return
+	}
+	_ = sess.Record(phases.New(time.Now(), phases.KindSystemInfo, info))
+}
+
+// forwardStates turns connection state changes into journalled events.
+func forwardStates(ctx context.Context, sess *report.Session, sr remote.StateReporter) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case st, ok := <-sr.States():
+			if !ok {
+				return
+			}
+			cs := phases.ConnState{Host: st.Host, State: st.State, RTTms: float64(st.RTT) / float64(time.Millisecond), Retry: st.RetryIn.Seconds()}
+			if st.Err != nil {
+				cs.Err = st.Err.Error()
+			}
+			ev := phases.New(st.At, phases.KindConnState, cs)
+			if st.At.IsZero() {
+				ev.Time = time.Now()
+			}
+			select {
+			case sess.Sink() <- ev:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
 }

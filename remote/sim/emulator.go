@@ -51,6 +51,10 @@ type EmulatorConfig struct {
 	NoUsage bool
 	// NoTokenize turns off /tokenize, as servers without it lack it.
 	NoTokenize bool
+	// ServeBeforeReady answers completions while /health still says 503
+	// (the demo sweeps the serving engine while its Load pane replays a
+	// load). A real server refuses them until ready.
+	ServeBeforeReady bool
 	// NotReady makes a new emulator start not ready (503 on /health and the
 	// completion routes) until SetReady(true). By default a new emulator is
 	// ready, so tests can use it directly; the simulated deployment marks it

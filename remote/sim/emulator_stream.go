@@ -108,7 +108,7 @@ func (e *Emulator) serveCompletion(w http.ResponseWriter, r *http.Request, chat 
 	if !e.auth(w, r) {
 		return
 	}
-	if !e.ready.Load() {
+	if !e.ready.Load() && !e.cfg.ServeBeforeReady {
 		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "the server is not ready")
 		return
 	}
