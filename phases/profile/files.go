@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"sort"
 	"strconv"
@@ -129,6 +130,11 @@ func summarise(ctx context.Context, cfg Config, files []fileInfo, progress func(
 	if trace.size > cfg.RemoteOver {
 		progress(fmt.Sprintf("summarising %s (%.0f MB) on the host", trace.path, float64(trace.size)/1e6))
 		s, err = summariseOnHost(ctx, cfg, trace.path)
+		if err != nil && ctx.Err() == nil {
+			notes = append(notes, fmt.Sprintf("summarising on the host failed (%v); streamed the trace over the connection instead", err))
+			progress(fmt.Sprintf("streaming %s (%.0f MB) over the connection", trace.path, float64(trace.size)/1e6))
+			s, err = streamTrace(ctx, cfg, trace.path)
+		}
 	} else {
 		progress("reading " + trace.path)
 		var b []byte
@@ -186,6 +192,37 @@ func parseHostSummary(b []byte, top int) (*phases.ProfileSummary, error) {
 		return nil, fmt.Errorf("trace: %d events but no device kernels", res.Events)
 	}
 	return agg.summary(fmt.Sprintf("trace summarised on the host: %d device kernels over %d events", len(agg.order), res.Events), 0, top), nil
+}
+
+// streamTrace reads a trace through `cat` (or `gzip -dc`) on the host and
+// parses it as it arrives, so a large trace is never held whole.
+func streamTrace(ctx context.Context, cfg Config, file string) (*phases.ProfileSummary, error) {
+	cmd := "cat " + remote.Quote(file)
+	if strings.HasSuffix(file, ".gz") {
+		cmd = "gzip -dc " + remote.Quote(file)
+	}
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var errb strings.Builder
+	go func() {
+		err := cfg.Host.Run(ctx, cmd, nil, func(l remote.Line) {
+			if l.Stream == remote.Stderr {
+				if errb.Len() < 2048 {
+					errb.WriteString(l.Text + "\n")
+				}
+				return
+			}
+			_, _ = io.WriteString(pw, l.Text+"\n")
+		})
+		if err != nil && errb.Len() > 0 {
+			err = fmt.Errorf("%w: %s", err, strings.TrimSpace(errb.String()))
+		}
+		pw.CloseWithError(err)
+	}()
+	s, err := parseTrace(pr, cfg.Top)
+	pr.CloseWithError(io.ErrClosedPipe) // stop the writer if the parser stopped early
+	return s, err
 }
 
 func runWithStdin(ctx context.Context, h remote.Host, cmd, stdin string) (string, error) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,5 +95,29 @@ func TestSummarisePicksOutputs(t *testing.T) {
 	}
 	if !near(s.TotalCUDAUs, 785.787) {
 		t.Errorf("total %v", s.TotalCUDAUs)
+	}
+}
+
+// Without a working Python on the host, a large trace is streamed over the
+// connection instead (cat or gzip -dc), with a note saying so.
+func TestSummariseFallsBackToStreaming(t *testing.T) {
+	if _, err := exec.LookPath("gzip"); err != nil {
+		t.Skip("gzip not found")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, name := range []string{"trace.json", "trace.json.gz"} {
+		path, _ := filepath.Abs("testdata/" + name)
+		cfg := Config{Host: local.New(), URL: "x", Python: "python3-not-installed", RemoteOver: 1000}.withDefaults()
+		s, err := summarise(ctx, cfg, []fileInfo{{path: path, size: 1 << 20, mtime: "1"}}, func(string) {})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !near(s.TotalCUDAUs, 785.787) {
+			t.Errorf("%s: total %v", name, s.TotalCUDAUs)
+		}
+		if len(s.Notes) == 0 || !strings.Contains(s.Notes[0], "streamed the trace") {
+			t.Errorf("%s: notes %q", name, s.Notes)
+		}
 	}
 }

@@ -1,0 +1,147 @@
+package profile_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/remote/ssh"
+	"github.com/profdeck/profdeck/remote/ssh/sshtest"
+)
+
+// fakeVLLM is a real HTTP server with vLLM's profiler endpoints: on stop it
+// writes the real H200 table and trace into dir, as vLLM's rank 0 does.
+func fakeVLLM(t *testing.T, dir string, withTable bool) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var completions atomic.Int32
+	profiling := atomic.Bool{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /start_profile", func(w http.ResponseWriter, r *http.Request) { profiling.Store(true) })
+	mux.HandleFunc("POST /stop_profile", func(w http.ResponseWriter, r *http.Request) {
+		if !profiling.Swap(false) {
+			http.Error(w, "not started", 500)
+			return
+		}
+		time.Sleep(200 * time.Millisecond) // the flush
+		copyTo := func(src, dst string) {
+			b, err := os.ReadFile("testdata/" + src)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if err := os.WriteFile(filepath.Join(dir, dst), b, 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+		if withTable {
+			copyTo("key_averages.txt", "profiler_out_0.txt")
+		}
+		copyTo("trace.json.gz", "h200_rank0.1764400000.pt.trace.json.gz")
+	})
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"object":"list","data":[{"id":"test-model","object":"model"}]}`))
+	})
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			MaxTokens int `json:"max_tokens"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		completions.Add(1)
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"text": "x"}},
+			"usage": map[string]int{"prompt_tokens": 10, "completion_tokens": req.MaxTokens}})
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv, &completions
+}
+
+// A capture over a real OpenSSH sshd: HTTP goes through SSH channels, the
+// profiler directory is listed with find and read back over SSH, and the
+// trace is summarised on the host by the embedded Python script.
+func TestCaptureOverSSH(t *testing.T) {
+	sshtest.Require(t)
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("python3 is needed")
+		}
+		t.Skip("python3 not found")
+	}
+	// A pyenv shim needs its shell setup; give the far side the interpreter itself.
+	if out, err := exec.Command(python, "-c", "import sys; print(sys.executable)").Output(); err == nil {
+		python = strings.TrimSpace(string(out))
+	}
+	srv := sshtest.Start(t, sshtest.Options{})
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "ssh_config")
+	if err := os.WriteFile(cfgFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h, err := ssh.Dial(ctx, srv.Target(), ssh.Options{Identity: srv.ClientKey, KnownHosts: srv.KnownHosts, SSHConfig: cfgFile,
+		ConnectTimeout: 3 * time.Second, HandshakeTimeout: 5 * time.Second, KillGrace: time.Second})
+	if err != nil {
+		t.Fatalf("dial: %v\nsshd log:\n%s", err, srv.Log())
+	}
+	defer h.Close()
+
+	for _, tc := range []struct {
+		name      string
+		withTable bool
+		wantSrc   string
+	}{
+		{"table", true, "profiler_out_0.txt (key_averages table"},
+		{"trace on the host", false, "pt.trace.json.gz (trace summarised on the host"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			profDir := filepath.Join(t.TempDir(), "vllm profile") // a space: arguments must be quoted
+			if err := os.Mkdir(profDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// An old capture in the directory must not be taken for the new one.
+			if err := os.WriteFile(filepath.Join(profDir, "old.pt.trace.json"), []byte(`{"traceEvents":[]}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			vllm, completions := fakeVLLM(t, profDir, tc.withTable)
+			ch := make(chan phases.Event, 1024)
+			go func() {
+				for range ch {
+				}
+			}()
+			s, err := profile.Capture(ctx, profile.Config{Host: h, URL: vllm.URL, ProfilerDir: profDir, Requests: 3,
+				Concurrency: []int{1, 2}, OutputLen: 5, RemoteOver: 1000, Python: python}, &phases.Emitter{Out: ch})
+			close(ch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(s.Source, tc.wantSrc) {
+				t.Errorf("source %q, want %q", s.Source, tc.wantSrc)
+			}
+			if s.TotalCUDAUs < 785.7 || s.TotalCUDAUs > 785.8 {
+				t.Errorf("total %v, want 785.787", s.TotalCUDAUs)
+			}
+			if n := completions.Load(); n != 6 {
+				t.Errorf("%d completions, want 3 at each of 2 levels", n)
+			}
+			if s.OutputTokens != 30 || s.DecodeSteps != 3*4+(3*4+1)/2 || !strings.Contains(s.DecodeStepsSource, "estimated") {
+				t.Errorf("tokens %d, steps %d (%s)", s.OutputTokens, s.DecodeSteps, s.DecodeStepsSource)
+			}
+			for _, f := range s.Files {
+				if strings.Contains(f, "old.pt") {
+					t.Errorf("an old file counted as new: %v", s.Files)
+				}
+			}
+		})
+	}
+}
