@@ -56,6 +56,7 @@ var parsers = map[string]func(ctx context.Context, args []string, stdout, stderr
 }
 
 func main() {
+	ui.Version = version
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
