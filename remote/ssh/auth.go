@@ -27,19 +27,30 @@ type keyring struct {
 // promptFunc asks the operator a question; nil when headless.
 type promptFunc func(question string, secret bool) (string, error)
 
+// asker asks the operator for passphrases during one handshake; hold
+// lifts the handshake's deadline until the returned function is called, so
+// neither the operator's typing nor the key derivation counts against it.
+type asker struct {
+	prompt promptFunc
+	hold   func() (release func())
+}
+
 // decrypt returns the signer of an encrypted identity file, asking for its
 // passphrase (three tries). Headless, it is an error naming the file.
-func (k *keyring) decrypt(path string, pem []byte, prompt promptFunc) (gossh.Signer, error) {
+func (k *keyring) decrypt(path string, pem []byte, a asker) (gossh.Signer, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if s := k.signers[path]; s != nil {
 		return s, nil
 	}
-	if prompt == nil {
+	if a.prompt == nil {
 		return nil, fmt.Errorf("identity file %s is encrypted and no passphrase can be asked without the terminal UI; add it to ssh-agent (ssh-add %s)", path, path)
 	}
+	if a.hold != nil {
+		defer a.hold()()
+	}
 	for try := 0; try < 3; try++ {
-		pass, err := prompt("Passphrase for "+path+":", true)
+		pass, err := a.prompt("Passphrase for "+path+":", true)
 		if err != nil {
 			return nil, fmt.Errorf("identity file %s: passphrase: %w", path, err)
 		}
@@ -61,9 +72,9 @@ func (k *keyring) decrypt(path string, pem []byte, prompt promptFunc) (gossh.Sig
 // lazySigner is an encrypted identity whose public key is known; the
 // passphrase is asked only when the server accepts that key.
 type lazySigner struct {
-	k      *keyring
-	prompt promptFunc
-	path   string
+	k    *keyring
+	a    asker
+	path string
 	pem    []byte
 	pub    gossh.PublicKey
 }
@@ -71,7 +82,7 @@ type lazySigner struct {
 func (s *lazySigner) PublicKey() gossh.PublicKey { return s.pub }
 
 func (s *lazySigner) Sign(r io.Reader, data []byte) (*gossh.Signature, error) {
-	sg, err := s.k.decrypt(s.path, s.pem, s.prompt)
+	sg, err := s.k.decrypt(s.path, s.pem, s.a)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +90,7 @@ func (s *lazySigner) Sign(r io.Reader, data []byte) (*gossh.Signature, error) {
 }
 
 func (s *lazySigner) SignWithAlgorithm(r io.Reader, data []byte, algo string) (*gossh.Signature, error) {
-	sg, err := s.k.decrypt(s.path, s.pem, s.prompt)
+	sg, err := s.k.decrypt(s.path, s.pem, s.a)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +110,7 @@ type identity struct {
 	signer gossh.Signer
 }
 
-func (k *keyring) load(path string, prompt promptFunc) (*identity, error) {
+func (k *keyring) load(path string, a asker) (*identity, error) {
 	pem, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -125,16 +136,16 @@ func (k *keyring) load(path string, prompt promptFunc) (*identity, error) {
 		return &identity{path: path, pub: cached.PublicKey(), signer: cached}, nil
 	}
 	if pub == nil {
-		if prompt == nil {
+		if a.prompt == nil {
 			return &identity{path: path}, nil
 		}
-		s, err := k.decrypt(path, pem, prompt)
+		s, err := k.decrypt(path, pem, a)
 		if err != nil {
 			return nil, err
 		}
 		return &identity{path: path, pub: s.PublicKey(), signer: s}, nil
 	}
-	return &identity{path: path, pub: pub, signer: &lazySigner{k: k, prompt: prompt, path: path, pem: pem, pub: pub}}, nil
+	return &identity{path: path, pub: pub, signer: &lazySigner{k: k, a: a, path: path, pem: pem, pub: pub}}, nil
 }
 
 // authPlan is the keys offered to one host, in order, and what was skipped.
@@ -167,7 +178,7 @@ func (p *authPlan) describe() string {
 // file, other agent keys (unless IdentitiesOnly), then identity files not in
 // the agent. The explicit identity comes before the config's; the default
 // files are used when neither gives one.
-func planAuth(c *hostConfig, o *Options, k *keyring, prompt promptFunc) (*authPlan, error) {
+func planAuth(c *hostConfig, o *Options, k *keyring, a asker) (*authPlan, error) {
 	p := &authPlan{}
 	var paths []string
 	if o.Identity != "" {
@@ -195,7 +206,7 @@ func planAuth(c *hostConfig, o *Options, k *keyring, prompt promptFunc) (*authPl
 		if _, err := os.Stat(path); err != nil {
 			continue
 		}
-		id, err := k.load(path, prompt)
+		id, err := k.load(path, a)
 		if err != nil {
 			return nil, err
 		}

@@ -171,11 +171,14 @@ func (h *Host) handshake(ctx context.Context, hc *hostConfig, dial dialFunc) (*g
 		hsTimeout = 20 * time.Second
 	}
 	nc.SetDeadline(time.Now().Add(hsTimeout))
+	hold := func() func() {
+		nc.SetDeadline(time.Time{})
+		return func() { nc.SetDeadline(time.Now().Add(hsTimeout)) }
+	}
 	var prompt promptFunc
 	if h.opt.Prompt != nil {
 		prompt = func(q string, secret bool) (string, error) {
-			nc.SetDeadline(time.Time{})
-			defer nc.SetDeadline(time.Now().Add(hsTimeout))
+			defer hold()()
 			return h.opt.Prompt(q, secret)
 		}
 	}
@@ -185,7 +188,7 @@ func (h *Host) handshake(ctx context.Context, hc *hostConfig, dial dialFunc) (*g
 		nc.Close()
 		return nil, fail(true, err)
 	}
-	plan, err := planAuth(hc, &h.opt, h.keys, prompt)
+	plan, err := planAuth(hc, &h.opt, h.keys, asker{prompt: h.opt.Prompt, hold: hold})
 	if err != nil {
 		nc.Close()
 		return nil, fail(true, err)
