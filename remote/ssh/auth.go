@@ -75,8 +75,8 @@ type lazySigner struct {
 	k    *keyring
 	a    asker
 	path string
-	pem    []byte
-	pub    gossh.PublicKey
+	pem  []byte
+	pub  gossh.PublicKey
 }
 
 func (s *lazySigner) PublicKey() gossh.PublicKey { return s.pub }
