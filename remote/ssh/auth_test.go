@@ -83,6 +83,7 @@ func TestAuthWrongKeyIsPermanent(t *testing.T) {
 	opt := fastOpts(srv, cfg)
 	opt.Identity = other
 	err := dialErr(t, srv, opt)
+	t.Logf("%v", err)
 	if err == nil || !isPermanent(err) || !strings.Contains(err.Error(), "authentication as") || !strings.Contains(err.Error(), other) {
 		t.Fatalf("got %v", err)
 	}
@@ -106,6 +107,7 @@ func TestAuthEncryptedKey(t *testing.T) {
 
 	// Headless: an error that names the file.
 	err = dialErr(t, srv, opt)
+	t.Logf("%v", err)
 	if err == nil || !strings.Contains(err.Error(), enc) || !strings.Contains(err.Error(), "encrypted") {
 		t.Fatalf("headless: %v", err)
 	}

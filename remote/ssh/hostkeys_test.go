@@ -114,6 +114,7 @@ func TestHostKeyChangedRefused(t *testing.T) {
 	opt.AcceptNewHostKey = true // must not matter for a changed key
 	opt.Prompt = func(string, bool) (string, error) { t.Error("asked about a changed key"); return "yes", nil }
 	err = dialErr(t, srv, opt)
+	t.Logf("%v", err)
 	var hke *HostKeyError
 	if !errors.As(err, &hke) || !hke.Changed || !isPermanent(err) {
 		t.Fatalf("want a permanent changed-key error, got %v", err)
