@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -118,10 +119,13 @@ func ReportMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 func CompareMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the comparison as JSON")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: profdeck compare A B")
-		fmt.Fprintln(stderr, "A and B are campaign journals or `profdeck sweep --json` files (one of each is fine).")
+		fmt.Fprintln(stderr, "usage: profdeck compare A B [--json]")
+		fmt.Fprintln(stderr, "A and B are campaign journals or `profdeck sweep --json` files (one of each is fine);")
+		fmt.Fprintln(stderr, "JOURNAL#N picks a journal's Nth sweep (#-1 the last), e.g. compare k25.jsonl#1 k25.jsonl#2.")
 		fmt.Fprintln(stderr, "Prints each level's metrics in A and B and B's change relative to A.")
+		fs.PrintDefaults()
 	}
 	pos, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -145,6 +149,15 @@ func CompareMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			fmt.Fprintln(stderr, "profdeck compare: "+note)
 		}
 		sw[i] = s
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(Compare(sw[0], sw[1])); err != nil {
+			fmt.Fprintf(stderr, "profdeck compare: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	WriteComparison(stdout, sw[0], sw[1])
 	return 0

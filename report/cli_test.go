@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -183,7 +184,7 @@ func FuzzParseSweep(f *testing.F) {
 	f.Add(mustReadF(f, filepath.Join("testdata", "seed.jsonl")))
 	f.Add([]byte(`{"levels":null}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := ParseSweep("x", data)
+		s, err := ParseSweep("x", data, 0)
 		if err == nil {
 			if len(s.Levels) == 0 {
 				t.Fatal("a sweep with no levels")
@@ -200,4 +201,54 @@ func mustReadF(f *testing.F, p string) []byte {
 		f.Fatal(err)
 	}
 	return b
+}
+
+func TestCompareTwoSweepsOfOneJournalAsJSON(t *testing.T) {
+	dir := t.TempDir()
+	jp := filepath.Join(dir, "k25.jsonl")
+	j, err := OpenJournal(jp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := 0.7
+	for run, tpot := range []float64{12.5, 6.25} {
+		j.Append(phases.New(fixedNow(), phases.KindPhaseStarted, phases.PhaseStarted{Name: "macro"}))
+		lv := phases.LevelResult{Concurrency: 1, MedianTPOTms: tpot, OutputThroughput: 80 * float64(run+1)}
+		if run == 1 {
+			lv.Server = &phases.ServerLevel{Available: true, SpecAcceptRate: &acc}
+		}
+		j.Append(phases.New(fixedNow(), phases.KindMacroLevel, lv))
+		j.Append(phases.New(fixedNow(), phases.KindPhaseFinished, phases.PhaseFinished{Name: "macro"}))
+	}
+	j.Close()
+	code, out, errOut := runCLI(t, compareMain, jp+"#1", jp+"#-1", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var c Comparison
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if !strings.Contains(c.A.Source, "sweep 1 of 2") || !strings.Contains(c.B.Source, "sweep 2 of 2") || len(c.Levels) != 1 {
+		t.Fatalf("%+v", c)
+	}
+	got := map[string]Delta{}
+	for _, d := range c.Levels[0].Metrics {
+		got[d.Metric] = d
+	}
+	if d := got["TPOT p50"]; d.ChangePct == nil || *d.ChangePct != -50 || *d.A != 12.5 || *d.B != 6.25 {
+		t.Fatalf("TPOT p50 %+v", d)
+	}
+	if d := got["spec accept"]; d.A != nil || d.B == nil || *d.B != 70 || d.ChangePct != nil {
+		t.Fatalf("spec accept %+v", d)
+	}
+	// The text form says what cannot be compared.
+	_, out, _ = runCLI(t, compareMain, jp+"#1", jp+"#2")
+	if !regexp.MustCompile(`spec accept\s+—\s+→\s+70\.0\s+%\s+n/a`).MatchString(out) {
+		t.Fatalf("text:\n%s", out)
+	}
+	code, _, errOut = runCLI(t, compareMain, jp+"#3", jp)
+	if code != 1 || !strings.Contains(errOut, "no sweep #3: the journal holds 2 sweep(s)") {
+		t.Fatalf("%d %q", code, errOut)
+	}
 }

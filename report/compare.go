@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -36,23 +37,40 @@ type sweepJSON struct {
 }
 
 // LoadSweep reads a sweep from path: a `sweep --json` document, or a
-// journal (its last sweep that finished at least one level).
+// journal (its last sweep that finished at least one level). "PATH#N"
+// picks the journal's Nth sweep (1 is the first, -1 the last), e.g. to
+// compare the sweeps before and after a server restart in one campaign.
 func LoadSweep(path string) (Sweep, error) {
 	b, err := os.ReadFile(path)
-	if err != nil {
-		return Sweep{}, err
+	if err == nil {
+		return ParseSweep(path, b, 0)
 	}
-	return ParseSweep(path, b)
+	if i := strings.LastIndexByte(path, '#'); i > 0 {
+		if n, perr := strconv.Atoi(path[i+1:]); perr == nil && n != 0 {
+			b, ferr := os.ReadFile(path[:i])
+			if ferr != nil {
+				return Sweep{}, ferr
+			}
+			sw, err := ParseSweep(path[:i], b, n)
+			sw.Path = path
+			return sw, err
+		}
+	}
+	return Sweep{}, err
 }
 
 // ParseSweep reads a sweep from the bytes of a sweep JSON document or a
-// journal; path names it in messages.
-func ParseSweep(path string, b []byte) (Sweep, error) {
+// journal; path names it in messages. which picks a journal's sweep: 0 the
+// last with results, N > 0 the Nth, N < 0 the Nth from the end.
+func ParseSweep(path string, b []byte, which int) (Sweep, error) {
 	trim := bytes.TrimSpace(b)
 	if len(trim) > 0 && trim[0] == '{' {
 		var probe map[string]json.RawMessage
 		if json.Unmarshal(trim, &probe) == nil {
 			if _, ok := probe["levels"]; ok {
+				if which != 0 {
+					return Sweep{}, fmt.Errorf("%s: a sweep JSON document holds one sweep; #%d picks sweeps of a journal", path, which)
+				}
 				var doc sweepJSON
 				if err := json.Unmarshal(trim, &doc); err != nil {
 					return Sweep{}, fmt.Errorf("%s: sweep JSON: %w", path, err)
@@ -77,7 +95,7 @@ func ParseSweep(path string, b []byte) (Sweep, error) {
 	}
 	c := classify(rr.Events)
 	runs := c.runs[phases.Macro]
-	for i := len(runs) - 1; i >= 0; i-- {
+	sweepOf := func(i int) Sweep {
 		sw := Sweep{Path: path, Skipped: rr.Skipped}
 		for _, ev := range runs[i].events {
 			switch d := ev.Data.(type) {
@@ -88,14 +106,30 @@ func ParseSweep(path string, b []byte) (Sweep, error) {
 				sw.Plateau = &p
 			}
 		}
-		if len(sw.Levels) == 0 {
-			continue
-		}
 		sw.Source = fmt.Sprintf("journal, sweep %d of %d (started %s)", i+1, len(runs), runs[i].start.UTC().Format("2006-01-02 15:04:05 UTC"))
 		if c.system != nil {
 			sw.Model = c.system.Model
 		}
+		return sw
+	}
+	if which != 0 {
+		i := which - 1
+		if which < 0 {
+			i = len(runs) + which
+		}
+		if i < 0 || i >= len(runs) {
+			return Sweep{}, fmt.Errorf("%s: no sweep #%d: the journal holds %d sweep(s)", path, which, len(runs))
+		}
+		sw := sweepOf(i)
+		if len(sw.Levels) == 0 {
+			return Sweep{}, fmt.Errorf("%s: sweep #%d finished no level", path, which)
+		}
 		return sw, nil
+	}
+	for i := len(runs) - 1; i >= 0; i-- {
+		if sw := sweepOf(i); len(sw.Levels) > 0 {
+			return sw, nil
+		}
 	}
 	return Sweep{}, fmt.Errorf("%s: the journal holds no finished sweep level (%d events)", path, len(rr.Events))
 }
@@ -117,6 +151,12 @@ var compareMetrics = []metric{
 	{"ITL p50", "ms", func(l phases.LevelResult) float64 { return l.MedianITLms }, 2},
 	{"E2EL p50", "ms", func(l phases.LevelResult) float64 { return l.MedianE2ELms }, 1},
 	{"failed", "", func(l phases.LevelResult) float64 { return float64(l.Failed) }, 0},
+	{"spec accept", "%", func(l phases.LevelResult) float64 {
+		if l.Server == nil || l.Server.SpecAcceptRate == nil {
+			return math.NaN()
+		}
+		return 100 * *l.Server.SpecAcceptRate
+	}, 1},
 }
 
 // levelKey matches levels across sweeps: concurrency, and rate when set.
@@ -141,14 +181,55 @@ func DeltaPct(a, b float64) (pct float64, ok bool) {
 	return 100 * (b - a) / math.Abs(a), true
 }
 
-// WriteComparison prints B's per-level, per-metric change relative to A.
-func WriteComparison(w io.Writer, a, b Sweep) {
-	fmt.Fprintf(w, "A: %s (%s, %d levels)\n", a.Path, a.Source, len(a.Levels))
-	fmt.Fprintf(w, "B: %s (%s, %d levels)\n", b.Path, b.Source, len(b.Levels))
-	if a.Model != "" && b.Model != "" && a.Model != b.Model {
-		fmt.Fprintf(w, "note: different models: %s vs %s\n", a.Model, b.Model)
+// Delta is one metric of one level in A and B.
+type Delta struct {
+	Metric string   `json:"metric"`
+	Unit   string   `json:"unit,omitempty"`
+	A      *float64 `json:"a"` // nil when not measured
+	B      *float64 `json:"b"`
+	// ChangePct is (B − A) / |A| in percent; nil when A is zero or missing.
+	ChangePct *float64 `json:"change_pct"`
+}
+
+// LevelDelta is one level's metrics compared; OnlyIn is "A" or "B" when
+// the level ran in one sweep only.
+type LevelDelta struct {
+	Concurrency int     `json:"concurrency"`
+	Rate        float64 `json:"request_rate,omitempty"`
+	OnlyIn      string  `json:"only_in,omitempty"`
+	Metrics     []Delta `json:"metrics,omitempty"`
+}
+
+// SweepInfo says what one side of a comparison is.
+type SweepInfo struct {
+	Path    string          `json:"path"`
+	Source  string          `json:"source"`
+	Model   string          `json:"model,omitempty"`
+	Levels  int             `json:"levels"`
+	Plateau *phases.Plateau `json:"plateau"`
+}
+
+// Comparison is B compared with A, level by level.
+type Comparison struct {
+	A      SweepInfo    `json:"a"`
+	B      SweepInfo    `json:"b"`
+	Levels []LevelDelta `json:"by_level"`
+	// PlateauChangePct compares the plateaus' throughput (nil without both).
+	PlateauChangePct *float64 `json:"plateau_change_pct"`
+}
+
+func num(v float64) *float64 {
+	if math.IsNaN(v) {
+		return nil
 	}
-	fmt.Fprintln(w)
+	return &v
+}
+
+// Compare builds the comparison of B with A.
+func Compare(a, b Sweep) Comparison {
+	var c Comparison
+	c.A.Path, c.A.Source, c.A.Model, c.A.Levels, c.A.Plateau = a.Path, a.Source, a.Model, len(a.Levels), a.Plateau
+	c.B.Path, c.B.Source, c.B.Model, c.B.Levels, c.B.Plateau = b.Path, b.Source, b.Model, len(b.Levels), b.Plateau
 	am, bm := levelMap(a.Levels), levelMap(b.Levels)
 	keys := make([]levelKey, 0, len(am)+len(bm))
 	seen := map[levelKey]bool{}
@@ -165,46 +246,93 @@ func WriteComparison(w io.Writer, a, b Sweep) {
 		}
 		return keys[i].rate < keys[j].rate
 	})
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "level\tmetric\tA\t\tB\tunit\tchange\t")
 	for _, k := range keys {
+		ld := LevelDelta{Concurrency: k.c, Rate: k.rate}
 		la, okA := am[k]
 		lb, okB := bm[k]
 		switch {
 		case !okA:
-			fmt.Fprintf(tw, "%s\t(only in B)\t\t\t\t\t\t\n", k)
-			continue
+			ld.OnlyIn = "B"
 		case !okB:
-			fmt.Fprintf(tw, "%s\t(only in A)\t\t\t\t\t\t\n", k)
+			ld.OnlyIn = "A"
+		default:
+			for _, m := range compareMetrics {
+				va, vb := m.get(la), m.get(lb)
+				if m.name == "failed" && va == 0 && vb == 0 || math.IsNaN(va) && math.IsNaN(vb) {
+					continue
+				}
+				d := Delta{Metric: m.name, Unit: m.unit, A: num(va), B: num(vb)}
+				if p, ok := DeltaPct(va, vb); ok {
+					d.ChangePct = &p
+				}
+				ld.Metrics = append(ld.Metrics, d)
+			}
+		}
+		c.Levels = append(c.Levels, ld)
+	}
+	if a.Plateau != nil && b.Plateau != nil {
+		if p, ok := DeltaPct(a.Plateau.OutputThroughput, b.Plateau.OutputThroughput); ok {
+			c.PlateauChangePct = &p
+		}
+	}
+	return c
+}
+
+func precOf(metric string) int {
+	for _, m := range compareMetrics {
+		if m.name == metric {
+			return m.prec
+		}
+	}
+	return 2
+}
+
+func fmtPtr(v *float64, prec int) string {
+	if v == nil {
+		return "—"
+	}
+	return fmtVal(*v, prec)
+}
+
+// WriteComparison prints B's per-level, per-metric change relative to A.
+func WriteComparison(w io.Writer, a, b Sweep) {
+	c := Compare(a, b)
+	fmt.Fprintf(w, "A: %s (%s, %d levels)\n", a.Path, a.Source, len(a.Levels))
+	fmt.Fprintf(w, "B: %s (%s, %d levels)\n", b.Path, b.Source, len(b.Levels))
+	if a.Model != "" && b.Model != "" && a.Model != b.Model {
+		fmt.Fprintf(w, "note: different models: %s vs %s\n", a.Model, b.Model)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "level\tmetric\tA\t\tB\tunit\tchange\t")
+	for _, ld := range c.Levels {
+		k := levelKey{ld.Concurrency, ld.Rate}
+		if ld.OnlyIn != "" {
+			fmt.Fprintf(tw, "%s\t(only in %s)\t\t\t\t\t\t\n", k, ld.OnlyIn)
 			continue
 		}
-		for i, m := range compareMetrics {
-			va, vb := m.get(la), m.get(lb)
-			if m.name == "failed" && va == 0 && vb == 0 {
-				continue
-			}
+		for i, d := range ld.Metrics {
 			lvl := ""
 			if i == 0 {
 				lvl = k.String()
 			}
 			ch := "n/a"
-			if p, ok := DeltaPct(va, vb); ok {
-				ch = fmt.Sprintf("%+.1f%%", p)
-			} else if va == vb {
+			if d.ChangePct != nil {
+				ch = fmt.Sprintf("%+.1f%%", *d.ChangePct)
+			} else if d.A != nil && d.B != nil && *d.A == *d.B {
 				ch = "0.0%"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%.*f\t→\t%.*f\t%s\t%s\t\n", lvl, m.name, m.prec, va, m.prec, vb, m.unit, ch)
+			p := precOf(d.Metric)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t→\t%s\t%s\t%s\t\n", lvl, d.Metric, fmtPtr(d.A, p), fmtPtr(d.B, p), d.Unit, ch)
 		}
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "plateau: %s → %s\n", plateauText(a.Plateau), plateauText(b.Plateau))
-	if a.Plateau != nil && b.Plateau != nil {
-		if p, ok := DeltaPct(a.Plateau.OutputThroughput, b.Plateau.OutputThroughput); ok {
-			fmt.Fprintf(w, "plateau throughput change: %+.1f%%\n", p)
-		}
+	if c.PlateauChangePct != nil {
+		fmt.Fprintf(w, "plateau throughput change: %+.1f%%\n", *c.PlateauChangePct)
 	}
-	fmt.Fprintln(w, "change = (B − A) / A; for times lower is better, for tok/s and req/s higher is better.")
+	fmt.Fprintln(w, "change = (B − A) / A; for times lower is better, for tok/s, req/s and spec accept higher is better.")
 }
 
 func levelMap(ls []phases.LevelResult) map[levelKey]phases.LevelResult {
@@ -228,4 +356,11 @@ func skippedNote(path string, skipped []string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s: %d line(s) skipped:\n  %s", path, len(skipped), strings.Join(skipped, "\n  "))
+}
+
+func fmtVal(v float64, prec int) string {
+	if math.IsNaN(v) {
+		return "—"
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
 }
