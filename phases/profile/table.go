@@ -137,7 +137,7 @@ func parseTable(r io.Reader, top int) (*phases.ProfileSummary, error) {
 	}
 	if t == nil {
 		if len(tables) > 0 {
-			return nil, fmt.Errorf("profiler table: the table has no rows")
+			return nil, fmt.Errorf("profiler table: the table has no rows (the profile covered no work: send requests between start_profile and stop_profile)")
 		}
 		return nil, fmt.Errorf("profiler table: no key_averages table found (want a header with Name, Self CPU, Self CUDA and # of Calls between dashed lines)")
 	}
