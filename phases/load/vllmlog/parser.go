@@ -106,6 +106,11 @@ func (p *Parser) segment(raw string) (Record, bool) {
 	r.Level = h.level
 	r.Msg = strings.TrimSpace(msg)
 	classify(&r)
+	if r.Kind == KindWarning && isTraceback(msg) {
+		// A traceback's frames and code lines repeat the ERROR header;
+		// only its exception line is worth showing.
+		r.Kind = KindOther
+	}
 	switch r.Kind {
 	case KindRankInfo:
 		rank := int(r.Value)
@@ -129,4 +134,12 @@ func Message(line string) string {
 	_, rest, _ := parsePrefix(text)
 	_, msg, _ := parseHeader(rest)
 	return strings.TrimSpace(msg)
+}
+
+// isTraceback reports whether an ERROR message is the body of a Python
+// traceback (its header line, a frame, a code line, a caret marker).
+func isTraceback(msg string) bool {
+	t := strings.TrimSpace(msg)
+	return strings.HasPrefix(msg, " ") || strings.HasPrefix(t, "Traceback (most recent call last)") ||
+		strings.HasPrefix(t, "File \"") || strings.Trim(t, "^~ ") == ""
 }

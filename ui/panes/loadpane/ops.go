@@ -86,7 +86,7 @@ func (m *Model) stop() tea.Cmd {
 		}
 	}
 	if m.serving() {
-		m.confirm = &confirmation{prompt: "The server is serving. Stop it and free the GPUs? (y/n)", run: run}
+		m.confirm = &confirmation{prompt: "The server is serving. Stop it and free the GPUs?", run: run}
 		return nil
 	}
 	return run()
@@ -106,12 +106,12 @@ func (m *Model) restart() tea.Cmd {
 	if len(env) > 0 {
 		how = "VLLM_TORCH_PROFILER_DIR"
 	}
-	cost := "a full reload of the weights"
+	cost := "a full reload"
 	if st, ok := m.states[m.host()]; ok && st.Ready && st.ElapsedS > 0 {
 		cost += " (the last one took " + load.FormatDuration(st.ElapsedS) + ")"
 	}
 	m.confirm = &confirmation{
-		prompt: fmt.Sprintf("Restart with the torch profiler (%s)? It costs %s. (y/n)", how, cost),
+		prompt: fmt.Sprintf("Restart with the torch profiler (%s)? It costs %s.", how, cost),
 		run: func() tea.Cmd {
 			m.op = "restarting"
 			s, ctx := m.server, m.d.Ctx

@@ -132,6 +132,7 @@ func TestPaneStopAsksWhenServing(t *testing.T) {
 	if !strings.Contains(m.View(), "Stop it and free the GPUs? (y/n)") {
 		t.Errorf("question not shown:\n%s", m.View())
 	}
+	checkFits(t, m.View(), 78, 19)
 	press(m, "n")
 	if m.confirm != nil || m.op != "" {
 		t.Fatal("n did not cancel")
@@ -140,6 +141,10 @@ func TestPaneStopAsksWhenServing(t *testing.T) {
 	if m.confirm == nil || !strings.Contains(m.confirm.prompt, "costs a full reload") {
 		t.Fatalf("restart question: %+v", m.confirm)
 	}
+	if v := m.View(); !strings.Contains(v, "(y/n)") || !strings.Contains(v, "Restart with the torch profiler") {
+		t.Errorf("restart question not shown with its keys:\n%s", v)
+	}
+	checkFits(t, m.View(), 78, 19)
 	press(m, "n")
 	press(m, "x")
 	cmd := press(m, "y")

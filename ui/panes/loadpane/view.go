@@ -191,8 +191,11 @@ func (m *Model) shardLine(w int) string {
 	}
 	label := "shards"
 	figs := fmt.Sprintf(" %d/%d", st.ShardsDone, st.ShardsTotal)
-	if st.ShardSecPerIt > 0 {
+	switch {
+	case st.ShardSecPerIt >= 1:
 		figs += fmt.Sprintf(" %.1f s/shard", st.ShardSecPerIt)
+	case st.ShardSecPerIt > 0:
+		figs += fmt.Sprintf(" %.1f shards/s", 1/st.ShardSecPerIt)
 	}
 	if st.ShardETA > 0 {
 		figs += " ETA " + load.FormatDuration(st.ShardETA)
@@ -260,7 +263,11 @@ func (m *Model) bannerLines(w int) []string {
 		if f.Rank >= 0 {
 			head += fmt.Sprintf(" (rank %d)", f.Rank)
 		}
-		return []string{s.Banner.Render(clip(head, w-2)), s.Bad.Render(clip("» "+f.Line, w))}
+		ev := vllmlog.Message(f.Line)
+		if ev == "" {
+			ev = f.Line
+		}
+		return []string{s.Banner.Render(clip(head, w-2)), s.Bad.Render(clip("» "+ev, w))}
 	case st.Stall != nil:
 		ev := st.Stall.Line
 		if ev == "" {
@@ -333,7 +340,8 @@ func (m *Model) logPath() string {
 // bottomLine is the open question or the running operation.
 func (m *Model) bottomLine(w int) string {
 	if m.confirm != nil {
-		return m.d.Styles.BannerWarn.Render(clip(m.confirm.prompt, w-2))
+		// The answer keys always show, whatever the width.
+		return m.d.Styles.BannerWarn.Render(clip(m.confirm.prompt, w-2-6) + " (y/n)")
 	}
 	return ""
 }
