@@ -350,3 +350,17 @@ func TestHelpListsEveryKey(t *testing.T) {
 		}
 	}
 }
+
+func TestLevelFlags(t *testing.T) {
+	m := newPane(t, 80, 24, false)
+	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{
+		phases.New(clock0, phases.KindMacroLevel, phases.LevelResult{Concurrency: 16, Completed: 10,
+			Notes: []string{"concurrency changed live from 8 to 16 at 1.2s"}}),
+		phases.New(clock0, phases.KindMacroLevel, phases.LevelResult{Concurrency: 32, Completed: 10,
+			Notes: []string{"paused for 3.0s during the level; throughput includes the pause"}}),
+	}})
+	v := plain(m)
+	if !strings.Contains(v, " steered") || !strings.Contains(v, " paused") {
+		t.Fatalf("steered and paused levels are flagged:\n%s", v)
+	}
+}

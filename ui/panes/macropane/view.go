@@ -467,7 +467,7 @@ func (m *Model) table(rows int) []string {
 		if wide {
 			line += serverCols(lv.Server)
 		}
-		flag, style := "", s.Input
+		flag, style := levelFlag(lv), s.Input
 		switch {
 		case lv.ClientBound || bound[lv.Concurrency]:
 			flag, style = " client-bound", s.Warn
@@ -484,6 +484,22 @@ func (m *Model) table(rows int) []string {
 		out[0] = s.TableHeader.Render(fit(fit(head, max(0, m.w-len([]rune(more))))+more, m.w))
 	}
 	return out
+}
+
+// levelFlag names what the operator did to a level (its notes say more
+// in the journal): steered, paused, stopped or cut short.
+func levelFlag(lv phases.LevelResult) string {
+	for _, n := range lv.Notes {
+		switch {
+		case strings.HasPrefix(n, "concurrency changed live"):
+			return " steered"
+		case strings.HasPrefix(n, "paused"):
+			return " paused"
+		case strings.HasPrefix(n, "stopped early"), strings.HasPrefix(n, "cancelled"):
+			return " stopped early"
+		}
+	}
+	return ""
 }
 
 func serverCols(sl *phases.ServerLevel) string {
