@@ -30,7 +30,7 @@ type Config struct {
 	Model       string        // default: the first id from /v1/models
 	API         string        // "completions" (default) or "chat"
 	Concurrency []int         // levels, default DefaultConcurrency
-	Requests    int           // measured requests per level (default 64 unless Duration is set)
+	Requests    int           // measured requests per level (default 64 unless Duration is set; at least 2×C)
 	Duration    time.Duration // measured time per level; when set, Requests only caps it
 	Warmup      int           // requests per level sent before the measured ones, not counted
 	InputLen    int           // prompt tokens (default 256)

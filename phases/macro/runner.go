@@ -72,6 +72,13 @@ func (r *runner) writeJSONL(rec *Record) {
 // ctx's when the sweep was cancelled.
 func (r *runner) runLevel(ctx context.Context, conc int, rate float64) (*phases.LevelResult, error) {
 	cfg := r.cfg
+	// C requests cannot stay in flight with fewer than C to send: a level
+	// gets at least two rounds of measured requests.
+	var notes []string
+	if rate == 0 && cfg.Requests > 0 && cfg.Requests < 2*conc {
+		notes = append(notes, fmt.Sprintf("measured requests raised from %d to %d so that %d stay in flight", cfg.Requests, 2*conc, conc))
+		cfg.Requests = 2 * conc
+	}
 	s := r.s
 	s.mu.Lock()
 	s.target = conc
@@ -97,7 +104,6 @@ func (r *runner) runLevel(ctx context.Context, conc int, rate float64) (*phases.
 		measuredStart                time.Time
 		deadline                     <-chan time.Time
 		sendingOver                  bool
-		notes                        []string
 		inflightArea                 float64 // ∫ in-flight dt over the measured window
 		lastChange                   = start
 		pausedSince                  time.Time
@@ -215,7 +221,7 @@ func (r *runner) runLevel(ctx context.Context, conc int, rate float64) (*phases.
 			deadline = nil
 		case <-s.wake:
 		case <-tick.C:
-			r.emitTick(ctx, conc, rate, inFlight, agg, ts, start, measuredStart, measuredDone, paused)
+			r.emitTick(ctx, cfg, rate, inFlight, agg, ts, start, measuredStart, measuredDone, paused)
 			tickNext = tickNext.Add(time.Second)
 			tick.Reset(time.Until(tickNext))
 		case <-ctx.Done():
@@ -279,9 +285,8 @@ func (r *runner) finish(rec *Record, agg *levelAgg, ttfb, ttfat *hdrhistogram.Hi
 	}
 }
 
-func (r *runner) emitTick(ctx context.Context, conc int, rate float64, inFlight int, agg *levelAgg, ts *tickStats,
+func (r *runner) emitTick(ctx context.Context, cfg Config, rate float64, inFlight int, agg *levelAgg, ts *tickStats,
 	start, measuredStart time.Time, measuredDone int, paused bool) {
-	cfg := r.cfg
 	t := phases.MacroTick{Concurrency: r.s.Concurrency(), InFlight: inFlight, Completed: agg.completed,
 		Failed: agg.failed, LevelElapsedS: time.Since(start).Seconds(), Paused: paused}
 	if rate > 0 {

@@ -73,7 +73,7 @@ func TestWarmupSendsExactly(t *testing.T) {
 	for _, warm := range []int{0, 3} {
 		emu, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
 		var jsonl bytes.Buffer
-		res := runSweep(t, macro.Config{URL: url, Concurrency: []int{1, 4}, Requests: 6, Warmup: warm, InputLen: 16, OutputLen: 5, Seed: 9, JSONL: &jsonl})
+		res := runSweep(t, macro.Config{URL: url, Concurrency: []int{1, 3}, Requests: 6, Warmup: warm, InputLen: 16, OutputLen: 5, Seed: 9, JSONL: &jsonl})
 		if got, want := emu.State().Succeeded, int64(2*(6+warm)); got != want {
 			t.Errorf("warmup %d: server answered %d completions, want %d", warm, got, want)
 		}
@@ -301,8 +301,20 @@ func TestAPIKey(t *testing.T) {
 func TestTimeout(t *testing.T) {
 	t.Parallel()
 	_, url := startEmu(t, sim.EmulatorConfig{StepTime: 10 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
-	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{2}, Requests: 2, InputLen: 8, OutputLen: 100, Timeout: 150 * time.Millisecond})
-	if lv := res.Levels[0]; lv.Failures[macro.FailTimeout] != 2 || lv.Completed != 0 {
-		t.Errorf("failures %v completed %d, want 2 timeouts", lv.Failures, lv.Completed)
+	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{2}, Requests: 4, InputLen: 8, OutputLen: 100, Timeout: 150 * time.Millisecond})
+	if lv := res.Levels[0]; lv.Failures[macro.FailTimeout] != 4 || lv.Completed != 0 {
+		t.Errorf("failures %v completed %d, want 4 timeouts", lv.Failures, lv.Completed)
+	}
+}
+
+// TestRequestsRaisedToKeepConcurrency: a level of C needs at least 2×C
+// requests to keep C in flight; fewer are raised, with a note.
+func TestRequestsRaisedToKeepConcurrency(t *testing.T) {
+	t.Parallel()
+	emu, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
+	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{4}, Requests: 3, InputLen: 8, OutputLen: 5})
+	lv := res.Levels[0]
+	if lv.Completed != 8 || emu.State().Succeeded != 8 || !strings.Contains(strings.Join(lv.Notes, ";"), "raised from 3 to 8") {
+		t.Errorf("completed %d, server %d, notes %q", lv.Completed, emu.State().Succeeded, lv.Notes)
 	}
 }

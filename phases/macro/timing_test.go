@@ -30,10 +30,10 @@ func prefillTTFT(lv phases.LevelResult, step, perToken time.Duration) float64 {
 func TestTTFTSingleStream(t *testing.T) {
 	cfg := sim.EmulatorConfig{StepTime: 12500 * time.Microsecond, PrefillPerToken: 1875 * time.Microsecond}
 	_, url := startEmu(t, cfg)
-	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{1}, Requests: 8, Warmup: 1, InputLen: 100, OutputLen: 8, Seed: 1})
+	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{1}, Requests: 8, Warmup: 1, InputLen: 100, OutputLen: 16, Seed: 1})
 	lv := res.Levels[0]
-	if lv.Completed != 8 || lv.TotalOutputTokens != 64 {
-		t.Fatalf("completed %d output tokens %d, want 8 and 64", lv.Completed, lv.TotalOutputTokens)
+	if lv.Completed != 8 || lv.TotalOutputTokens != 128 {
+		t.Fatalf("completed %d output tokens %d, want 8 and 128", lv.Completed, lv.TotalOutputTokens)
 	}
 	within(t, "mean input tokens (calibrated with /tokenize)", float64(lv.TotalInputTokens)/8, 100, 0.02)
 	within(t, "median TTFT", lv.MedianTTFTms, prefillTTFT(lv, cfg.StepTime, cfg.PrefillPerToken), 0.01)
@@ -97,8 +97,8 @@ func TestDefaultEmulatorCurve(t *testing.T) {
 	_, url := startEmu(t, sim.EmulatorConfig{})
 	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{1}, Requests: 3, InputLen: 16, OutputLen: 24, Seed: 14})
 	within(t, "C=1 median TPOT", res.Levels[0].MedianTPOTms, 12.5, 0.01)
-	// One round of 128 requests of 32 tokens: the first step and the ramp
+	// Two rounds of 128 requests of 16 tokens: the first step and the ramp
 	// cost a little, so the level reads a few percent under the steady rate.
-	res = runSweep(t, macro.Config{URL: url, Concurrency: []int{128}, Requests: 128, InputLen: 16, OutputLen: 32, Seed: 14})
+	res = runSweep(t, macro.Config{URL: url, Concurrency: []int{128}, Requests: 256, InputLen: 16, OutputLen: 16, Seed: 14})
 	within(t, "C=128 output tok/s", res.Levels[0].OutputThroughput, 1500, 0.06)
 }
