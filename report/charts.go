@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 
 	"gonum.org/v1/plot"
@@ -11,6 +12,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/profdeck/profdeck/phases"
@@ -18,7 +20,7 @@ import (
 
 // macroChart draws output throughput (top) and TPOT p50/p99 (bottom)
 // against concurrency, on a log2 axis, as one SVG.
-func macroChart(levels []phases.LevelResult) ([]byte, error) {
+func macroChart(levels []phases.LevelResult, format string) ([]byte, error) {
 	var thr, p50, p99 plotter.XYs
 	for _, l := range levels {
 		if l.Concurrency <= 0 {
@@ -49,16 +51,19 @@ func macroChart(levels []phases.LevelResult) ([]byte, error) {
 	if err := plotutil.AddLinePoints(top, "output tok/s", thr); err != nil {
 		return nil, err
 	}
+	top.Legend.Top = true
+	top.Legend.Left = true
 	if err := plotutil.AddLinePoints(bottom, "TPOT p50", p50, "TPOT p99", p99); err != nil {
 		return nil, err
 	}
 	bottom.Legend.Top = true
 	bottom.Legend.Left = true
-	return svgTiles([]*plot.Plot{top, bottom}, 16*vg.Centimeter, 16*vg.Centimeter)
+	return drawTiles([]*plot.Plot{top, bottom}, 16*vg.Centimeter, 16*vg.Centimeter, format)
 }
 
 // loadChart draws each GPU's memory use over the load, in minutes.
-func loadChart(snaps []snapshot) ([]byte, error) {
+// Stalls are drawn as dashed vertical lines where they began.
+func loadChart(snaps []snapshot, stalls []stallAt, format string) ([]byte, error) {
 	if len(snaps) < 2 {
 		return nil, fmt.Errorf("load chart: need two samples, have %d", len(snaps))
 	}
@@ -90,14 +95,47 @@ func loadChart(snaps []snapshot) ([]byte, error) {
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("GPU %d", g), l)
 	}
-	p.Legend.Top = true
-	p.Legend.Left = true
-	return svgTiles([]*plot.Plot{p}, 16*vg.Centimeter, 10*vg.Centimeter)
+	top := 0.0
+	for _, g := range idx {
+		for _, v := range series[g] {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+				top = max(top, v)
+			}
+		}
+	}
+	for i, st := range stalls {
+		// The stall began ForS before it was reported.
+		x := st.at.Sub(t0).Minutes() - st.s.ForS/60
+		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: top}})
+		if err != nil {
+			return nil, err
+		}
+		l.Color = color.RGBA{R: 200, A: 255}
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(l)
+		if i == 0 {
+			p.Legend.Add("stall began", l)
+		}
+	}
+	// Memory rises during a load: the bottom right stays clear.
+	return drawTiles([]*plot.Plot{p}, 16*vg.Centimeter, 10*vg.Centimeter, format)
 }
 
-// svgTiles draws plots stacked vertically into one SVG.
-func svgTiles(plots []*plot.Plot, w, h vg.Length) ([]byte, error) {
-	c := vgsvg.New(w, h)
+// drawTiles draws plots stacked vertically into one SVG (format "svg")
+// or PNG (format "png") image.
+func drawTiles(plots []*plot.Plot, w, h vg.Length, format string) ([]byte, error) {
+	var c interface {
+		vg.CanvasSizer
+		io.WriterTo
+	}
+	switch format {
+	case "png":
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(120))}
+	case "svg", "":
+		c = vgsvg.New(w, h)
+	default:
+		return nil, fmt.Errorf("chart format %q: want svg or png", format)
+	}
 	dc := draw.New(c)
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())

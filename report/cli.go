@@ -48,8 +48,9 @@ func ReportMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	name := fs.String("campaign", "", "campaign name for the title (default: the one in the journal)")
 	noCharts := fs.Bool("no-charts", false, "do not draw the SVG charts beside the notebook")
 	utc := fs.Bool("utc", false, "print times in UTC instead of the local time zone")
+	png := fs.Bool("png", false, "draw the charts as PNG instead of SVG")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: profdeck report JOURNAL [-o FILE] [--campaign NAME] [--no-charts] [--utc]")
+		fmt.Fprintln(stderr, "usage: profdeck report JOURNAL [-o FILE] [--campaign NAME] [--no-charts] [--png] [--utc]")
 		fmt.Fprintln(stderr, "Renders the markdown notebook (and its charts) from a campaign journal.")
 		fs.PrintDefaults()
 	}
@@ -78,6 +79,9 @@ func ReportMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 1
 	}
 	opts := NotebookOptions{Campaign: *name, Journal: journal, NoCharts: *noCharts, Skipped: rr.Skipped}
+	if *png {
+		opts.ChartFormat = "png"
+	}
 	if *utc {
 		opts.Location = time.UTC
 	}

@@ -193,7 +193,7 @@ func (n *nb) gpuTimeline(snaps []snapshot, stalls []stallAt, tag string) {
 	}
 	n.ln("")
 	if len(snaps) > 1 {
-		if link := n.addChart(tag+"-memory.svg", "GPU memory during the load", func() ([]byte, error) { return loadChart(snaps) }); link != "" {
+		if link := n.addChart(tag+"-memory."+n.chartExt(), "GPU memory during the load", func() ([]byte, error) { return loadChart(snaps, stalls, n.chartExt()) }); link != "" {
 			n.ln(link + "\n")
 		}
 	}
@@ -287,7 +287,7 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 	n.p("- output tok/s by level: `%s` (%.0f → %.0f)\n", Sparkline(thr, 40), thr[0], thr[len(thr)-1])
 	n.p("- TPOT p50 by level: `%s` (%.2f → %.2f ms)\n\n", Sparkline(tpot, 40), tpot[0], tpot[len(tpot)-1])
 	if len(levels) > 1 {
-		if link := n.addChart(tag+"-throughput-tpot.svg", "Output throughput and TPOT vs concurrency", func() ([]byte, error) { return macroChart(levels) }); link != "" {
+		if link := n.addChart(tag+"-throughput-tpot."+n.chartExt(), "Output throughput and TPOT vs concurrency", func() ([]byte, error) { return macroChart(levels, n.chartExt()) }); link != "" {
 			n.ln(link + "\n")
 		}
 	}

@@ -32,6 +32,8 @@ type NotebookOptions struct {
 	ChartsDir string
 	// NoCharts makes WriteNotebook draw no charts.
 	NoCharts bool
+	// ChartFormat is "svg" (the default) or "png".
+	ChartFormat string
 	// Secrets are replaced by [redacted] wherever they appear.
 	Secrets []string
 	// Skipped lists journal lines that could not be read, for the footer.
@@ -187,6 +189,13 @@ type nb struct {
 
 func (n *nb) p(format string, a ...any) { fmt.Fprintf(&n.b, format, a...) }
 func (n *nb) ln(s string)               { n.b.WriteString(s); n.b.WriteByte('\n') }
+
+func (n *nb) chartExt() string {
+	if n.opts.ChartFormat == "png" {
+		return "png"
+	}
+	return "svg"
+}
 
 func (n *nb) clock(t time.Time) string { return t.In(n.opts.loc()).Format("15:04:05") }
 func (n *nb) stamp(t time.Time) string {
