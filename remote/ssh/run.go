@@ -101,12 +101,13 @@ func (h *Host) start(ctx context.Context, c *conn, cmd string, stdin io.Reader) 
 	go func() {
 		for {
 			line, err := p.stdout.ReadString('\n')
-			if rest, ok := strings.CutPrefix(line, pgidMarker); ok {
-				p.pgid, _ = strconv.Atoi(strings.TrimSpace(rest))
+			// rc files may print first, even without a newline.
+			if i := strings.Index(line, pgidMarker); i >= 0 && strings.HasSuffix(line, "\n") {
+				p.pgid, _ = strconv.Atoi(strings.TrimSpace(line[i+len(pgidMarker):]))
 				got <- nil
 				return
 			}
-			if err != nil { // lines before the marker come from rc files
+			if err != nil {
 				got <- fmt.Errorf("no process group line from the shell: %w", err)
 				return
 			}
