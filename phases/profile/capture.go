@@ -76,6 +76,16 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// cancelStopWait is how long a cancelled capture waits for stop_profile.
+const cancelStopWait = 10 * time.Second
+
+// Timeouts of the small requests around the capture.
+const (
+	probeTimeout   = 30 * time.Second
+	startTimeout   = 5 * time.Minute // start_profile returns once every worker started
+	requestTimeout = 10 * time.Minute
+)
+
 // ErrProfilerDisabled is returned when the server has no profiler
 // endpoints: it was started without the torch profiler.
 var ErrProfilerDisabled = errors.New("the server was not started with the torch profiler: POST /start_profile answers 404. " +
@@ -135,7 +145,9 @@ func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {
 	r.begin(ctx, "check", "profiler endpoints at "+cfg.URL)
 	// A GET on a POST-only route answers 405 when it exists and 404 when
 	// vLLM did not register it (started without the profiler).
-	code, _, err := r.c.status(ctx, http.MethodGet, "/start_profile")
+	pctx, pcancel := context.WithTimeout(ctx, probeTimeout)
+	defer pcancel()
+	code, _, err := r.c.status(pctx, http.MethodGet, "/start_profile")
 	if err != nil {
 		return nil, fmt.Errorf("server %s: %w", cfg.URL, err)
 	}
@@ -144,7 +156,7 @@ func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {
 	}
 	model := cfg.Model
 	if model == "" {
-		if model, err = r.c.model(ctx); err != nil {
+		if model, err = r.c.model(pctx); err != nil {
 			return nil, fmt.Errorf("server %s: %w", cfg.URL, err)
 		}
 	}
@@ -154,9 +166,11 @@ func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {
 	}
 	r.done(ctx, fmt.Sprintf("profiler on; %d files already in %s", len(before), cfg.ProfilerDir))
 
-	steps0, haveSteps := r.c.engineSteps(ctx)
+	steps0, haveSteps := r.c.engineSteps(pctx)
 	r.begin(ctx, "start_profile", "POST "+cfg.URL+"/start_profile")
-	code, body, err := r.c.status(ctx, http.MethodPost, "/start_profile")
+	stctx, stcancel := context.WithTimeout(ctx, startTimeout)
+	defer stcancel()
+	code, body, err := r.c.status(stctx, http.MethodPost, "/start_profile")
 	if err != nil {
 		return nil, fmt.Errorf("POST /start_profile: %w", err)
 	}
@@ -170,11 +184,15 @@ func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {
 
 	lr, loadErr := r.load(ctx, model)
 	// Stop whatever happened: a server left recording fills its memory.
-	stopCtx := ctx
+	// After a cancel, send stop_profile but wait only briefly for the flush.
+	stopCtx, stopTimeout := ctx, cfg.StopTimeout
 	if ctx.Err() != nil {
-		stopCtx = context.WithoutCancel(ctx)
+		var cancel context.CancelFunc
+		stopCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), cancelStopWait)
+		defer cancel()
+		stopTimeout = cancelStopWait
 	}
-	stopS, stopErr := r.stop(stopCtx)
+	stopS, stopErr := r.stop(stopCtx, stopTimeout)
 	if loadErr != nil {
 		if stopErr != nil {
 			return nil, fmt.Errorf("%w (and stop_profile: %v)", loadErr, stopErr)
@@ -184,7 +202,9 @@ func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {
 	if stopErr != nil {
 		return nil, stopErr
 	}
-	steps1, haveSteps1 := r.c.engineSteps(ctx)
+	sctx, scancel := context.WithTimeout(ctx, probeTimeout)
+	steps1, haveSteps1 := r.c.engineSteps(sctx)
+	scancel()
 
 	r.begin(ctx, "collect", "new files in "+cfg.ProfilerDir)
 	files, err := r.newFiles(ctx, before)
@@ -245,7 +265,9 @@ func (r *run) load(ctx context.Context, model string) (loadResult, error) {
 			go func() {
 				defer wg.Done()
 				for next.Add(1) <= int64(cfg.Requests) {
-					n, err := r.c.complete(lctx, cfg.API, model, prompt, cfg.OutputLen)
+					rctx, rcancel := context.WithTimeout(lctx, requestTimeout)
+					n, err := r.c.complete(rctx, cfg.API, model, prompt, cfg.OutputLen)
+					rcancel()
 					if err != nil {
 						once.Do(func() { firstErr = err; cancel() })
 						return
@@ -287,9 +309,9 @@ func (r *run) load(ctx context.Context, model string) (loadResult, error) {
 
 // stop sends stop_profile and waits for it (it blocks while the traces
 // flush), reporting the elapsed time every second.
-func (r *run) stop(ctx context.Context) (float64, error) {
+func (r *run) stop(ctx context.Context, timeout time.Duration) (float64, error) {
 	r.begin(ctx, "stop_profile", "flushing traces (can take minutes)")
-	sctx, cancel := context.WithTimeout(ctx, r.cfg.StopTimeout)
+	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	type result struct {
 		code int
@@ -309,7 +331,7 @@ func (r *run) stop(ctx context.Context) (float64, error) {
 			el := time.Since(r.stepStart).Seconds()
 			if res.err != nil {
 				if errors.Is(res.err, context.DeadlineExceeded) {
-					return el, fmt.Errorf("POST /stop_profile: no answer in %s (raise the stop timeout; the server may still be writing traces)", r.cfg.StopTimeout)
+					return el, fmt.Errorf("POST /stop_profile: no answer in %s (the server may still be writing traces; a longer stop timeout waits for them)", timeout)
 				}
 				return el, fmt.Errorf("POST /stop_profile: %w", res.err)
 			}
