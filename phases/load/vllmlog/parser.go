@@ -106,10 +106,17 @@ func (p *Parser) segment(raw string) (Record, bool) {
 	r.Level = h.level
 	r.Msg = strings.TrimSpace(msg)
 	classify(&r)
-	if r.Kind == KindWarning && isTraceback(msg) {
-		// A traceback's frames and code lines repeat the ERROR header;
-		// only its exception line is worth showing.
-		r.Kind = KindOther
+	if isTraceback(msg) {
+		switch r.Kind {
+		case KindWarning:
+			// A traceback's frames and code lines repeat the ERROR
+			// header; only its exception line is worth showing.
+			r.Kind = KindOther
+		case KindFailure:
+			// `raise RuntimeError(f"NCCL error: ...")` names the failure
+			// but the exception line that follows is the evidence.
+			r.Strong = false
+		}
 	}
 	switch r.Kind {
 	case KindRankInfo:

@@ -242,3 +242,25 @@ func TestUnknownLinesAreNormal(t *testing.T) {
 		}
 	}
 }
+
+// A traceback's code line names the failure first; the exception line that
+// follows is the evidence kept, and frames are not shown as warnings.
+func TestTracebackEvidence(t *testing.T) {
+	p, s := New(), NewSummary()
+	for _, l := range []string{
+		"(Worker_TP5 pid=9) ERROR 11-29 10:00:00 [multiproc_executor.py:750] Traceback (most recent call last):",
+		`(Worker_TP5 pid=9) ERROR 11-29 10:00:00 [multiproc_executor.py:750]   File "/x/pynccl_wrapper.py", line 277, in ncclCommInitRank`,
+		`(Worker_TP5 pid=9) ERROR 11-29 10:00:00 [multiproc_executor.py:750]     raise RuntimeError(f"NCCL error: {error_str}")`,
+		"(Worker_TP5 pid=9) ERROR 11-29 10:00:00 [multiproc_executor.py:750] RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)",
+	} {
+		for _, r := range p.Line(l) {
+			if r.Kind == KindWarning {
+				t.Errorf("traceback body shown as a warning: %q", r.Msg)
+			}
+			s.Add(r)
+		}
+	}
+	if s.Failure == nil || s.Failure.Kind != FailNCCL || !strings.Contains(s.Failure.Line, "RuntimeError: NCCL error: unhandled system error") {
+		t.Fatalf("failure = %+v", s.Failure)
+	}
+}

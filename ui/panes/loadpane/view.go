@@ -200,7 +200,7 @@ func (m *Model) shardLine(w int) string {
 	if st.ShardETA > 0 {
 		figs += " ETA " + load.FormatDuration(st.ShardETA)
 	}
-	if st.ShardsDone == st.ShardsTotal && !st.Ready {
+	if st.ShardsDone == st.ShardsTotal && st.Stage == vllmlog.StageWeights {
 		figs += " (bar done; weights still settling)"
 	}
 	barW := min(30, w-len(label)-1-len(figs))
