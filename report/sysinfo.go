@@ -73,7 +73,8 @@ func PySysinfoCmd(model string) string {
 // versions and the model's config, for the notebook's header. Every piece is
 // optional: what cannot be gathered is left empty and named in Extra. The
 // launch command is kept with secret-looking values hidden. The error is
-// only the context's, when it ended.
+// the context's, and only when it ended before anything was gathered: a
+// partial answer is returned with what is missing named.
 func GatherSystemInfo(ctx context.Context, host remote.Host, launch string) (phases.SystemInfo, error) {
 	si := phases.SystemInfo{Host: host.Name(), LaunchCommand: ScrubCommandLine(strings.TrimSpace(launch))}
 	si.Model = ModelFromLaunch(launch)
@@ -125,11 +126,14 @@ func GatherSystemInfo(ctx context.Context, host remote.Host, launch string) (pha
 			}
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		missing = append(missing, "the rest (stopped: "+err.Error()+")")
+	}
 	if len(missing) > 0 {
 		si.Extra = append(si.Extra, "not gathered: "+strings.Join(missing, "; "))
 	}
-	if err := ctx.Err(); err != nil {
-		return si, err
+	if err := ctx.Err(); err != nil && si.GPUCount == 0 && si.CUDA == "" && si.Torch == "" && si.VLLM == "" {
+		return si, err // nothing was gathered before the context ended
 	}
 	return si, nil
 }
