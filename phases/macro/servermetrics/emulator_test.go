@@ -74,3 +74,39 @@ func TestEmulatorMetricsFollowLoad(t *testing.T) {
 		t.Fatalf("server generated %v tokens, client counted %d", after.GenTokensTotal, lv.TotalOutputTokens)
 	}
 }
+
+// With speculative decoding the acceptance the scraper computes from the
+// emulator's counters is what the emulator's drafts make: each of the 3
+// draft positions is accepted with chance 0.6 until the first rejection,
+// so accepted/drafted = (0.6 + 0.6² + 0.6³) / 3 ≈ 0.392.
+func TestEmulatorSpecDecodeAcceptance(t *testing.T) {
+	emu := sim.NewEmulator(sim.EmulatorConfig{Model: "test/model", CoarseTiming: true, TokensPerStep: 4, SpecAcceptRate: 0.6})
+	srv := httptest.NewServer(emu)
+	defer func() { srv.CloseClientConnections(); srv.Close(); emu.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sc := servermetrics.NewScraper(srv.URL+"/metrics", srv.Client())
+	t0 := time.Now()
+	if _, err := sc.Scrape(ctx, t0); err != nil {
+		t.Fatal(err)
+	}
+	sw, err := macro.NewSweep(macro.Config{URL: srv.URL, Concurrency: []int{8}, Requests: 16, InputLen: 32, OutputLen: 128, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sw.Run(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	st, err := sc.Scrape(ctx, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.HasSpec || st.SpecAcceptRate == nil {
+		t.Fatalf("no acceptance: %+v", st)
+	}
+	want := (0.6 + 0.36 + 0.216) / 3
+	if a := *st.SpecAcceptRate; a < want-0.04 || a > want+0.04 {
+		t.Fatalf("acceptance %.3f, want about %.3f", a, want)
+	}
+	t.Logf("acceptance %.3f over %.0f draft tokens", *st.SpecAcceptRate, st.SpecDraftTotal)
+}
