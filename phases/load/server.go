@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -111,6 +112,18 @@ func (s *Server) LaunchCommand(extraFlags []string, extraEnv map[string]string) 
 	return "env " + strings.Join(assigns, " ") + " " + cmd, nil
 }
 
+var (
+	secretEnvRe  = regexp.MustCompile(`(?i)(\b[A-Z0-9_]*(?:TOKEN|KEY|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*=)('[^']*'|"[^"]*"|\S+)`)
+	secretFlagRe = regexp.MustCompile(`(--(?:api-key|hf-token|token)[= ]+)('[^']*'|"[^"]*"|\S+)`)
+)
+
+// Redacted is a launch command fit for the journal: values of variables
+// and flags that name a token, key, secret or password are replaced.
+func Redacted(cmd string) string {
+	cmd = secretEnvRe.ReplaceAllString(cmd, "${1}[redacted]")
+	return secretFlagRe.ReplaceAllString(cmd, "${1}[redacted]")
+}
+
 func validEnvName(k string) bool {
 	if k == "" || (k[0] >= '0' && k[0] <= '9') {
 		return false
@@ -157,7 +170,7 @@ func (s *Server) Start(ctx context.Context, extraFlags []string, extraEnv map[st
 	if err := s.Host.WriteFile(ctx, s.pidFile(), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
 		s.emit(ctx, "start", fmt.Sprintf("pid %d (could not write %s: %v)", pid, s.pidFile(), err))
 	} else {
-		s.emit(ctx, "start", fmt.Sprintf("pid %d: %s", pid, inner))
+		s.emit(ctx, "start", fmt.Sprintf("pid %d: %s", pid, Redacted(inner)))
 	}
 	return pid, nil
 }
@@ -299,7 +312,7 @@ func (s *Server) waitReleased(ctx context.Context) error {
 // Restart stops the server (when one is running) and starts it again with
 // the extra flags and environment.
 func (s *Server) Restart(ctx context.Context, extraFlags []string, extraEnv map[string]string) (int, error) {
-	s.emit(ctx, "restart", strings.TrimSpace(strings.Join(extraFlags, " ")+" "+envString(extraEnv)))
+	s.emit(ctx, "restart", Redacted(strings.TrimSpace(strings.Join(extraFlags, " ")+" "+envString(extraEnv))))
 	if _, alive := s.Running(ctx); alive || s.Settings.Container != "" {
 		if err := s.Stop(ctx); err != nil {
 			return 0, err
