@@ -46,6 +46,7 @@ type ProfileSummary struct {
 	ProfilerDir        string             `json:"profiler_dir,omitempty"`
 	Files              []string           `json:"files,omitempty"` // new files in the profiler directory
 	Notes              []string           `json:"notes,omitempty"`
+	Simulated          bool               `json:"simulated,omitempty"` // captured on the simulated deployment
 }
 
 // ProfileFailed says why a capture ended without a summary.

@@ -221,6 +221,7 @@ func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {
 	r.done(ctx, s.Source)
 	s.Requests, s.Concurrency, s.OutputTokens, s.StopS = cfg.Requests, cfg.Concurrency, lr.outputTokens, stopS
 	s.ProfilerDir = cfg.ProfilerDir
+	s.Simulated = remote.IsSimulated(cfg.Host)
 	for _, f := range files {
 		s.Files = append(s.Files, f.path)
 	}

@@ -190,7 +190,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	printSummary(stdout, s, remote.IsSimulated(h))
+	human := stdout
+	if *jsonOut == "-" {
+		human = stderr // stdout carries the JSON alone
+	}
+	printSummary(human, s, remote.IsSimulated(h))
 	if *jsonOut != "" {
 		w := stdout
 		if *jsonOut != "-" {

@@ -99,11 +99,12 @@ func TestMainSim(t *testing.T) {
 		Share float64 `json:"communication_share"`
 		Steps int     `json:"decode_steps"`
 		Conc  []int   `json:"concurrency"`
+		Sim   bool    `json:"simulated"`
 	}
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.Share < 0.3 || s.Share > 0.65 || s.Steps <= 0 || len(s.Conc) != 2 {
+	if s.Share < 0.3 || s.Share > 0.65 || s.Steps <= 0 || len(s.Conc) != 2 || !s.Sim {
 		t.Errorf("json: %+v", s)
 	}
 }
