@@ -57,7 +57,7 @@ func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *stallAfter > 0 {
 		c.Load.StallAfter.Duration = *stallAfter
 	}
-	return runCockpit(ctx, c, dep, stderr)
+	return runCockpit(ctx, c, dep, map[string]bool{phases.Macro: true}, stderr)
 }
 
 // TUIMain runs the cockpit for a campaign file.
@@ -88,11 +88,11 @@ func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "profdeck: %v\n", err)
 		return 1
 	}
-	return runCockpit(ctx, c, host, stderr)
+	return runCockpit(ctx, c, host, nil, stderr)
 }
 
 // runCockpit opens the session and runs the program until the operator quits.
-func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, stderr io.Writer) int {
+func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, autoStart map[string]bool, stderr io.Writer) int {
 	defer host.Close()
 	journal, err := report.OpenJournal(c.JournalPath())
 	if err != nil {
@@ -123,7 +123,7 @@ func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, std
 	d := &common.Deps{
 		Ctx: ctx, Host: host, Campaign: c, Session: sess,
 		Styles: common.NewStyles(common.DefaultTheme()), Keys: common.DefaultKeyMap(),
-		Now: now, APIKey: apiKey,
+		Now: now, APIKey: apiKey, AutoStart: autoStart,
 	}
 	p := tea.NewProgram(New(d, saver), tea.WithContext(ctx))
 	_, runErr := p.Run()

@@ -44,6 +44,9 @@ type Deps struct {
 	Now      func() time.Time
 	// APIKey is the server's API key (never journalled).
 	APIKey string
+	// AutoStart names the phases whose pane starts its run at once (the
+	// demo starts the sweep so its charts move within seconds).
+	AutoStart map[string]bool
 }
 
 // Simulated reports whether the pane's host is the simulated deployment.

@@ -82,8 +82,14 @@ func New(d *common.Deps) *Model {
 	return m
 }
 
-// Init starts nothing: the operator starts the sweep.
-func (m *Model) Init() tea.Cmd { return nil }
+// Init starts the sweep only when the cockpit asks for it (the demo does);
+// otherwise the operator starts it with s.
+func (m *Model) Init() tea.Cmd {
+	if m.d.AutoStart[phases.Macro] {
+		return m.start()
+	}
+	return nil
+}
 
 // Title names the pane.
 func (m *Model) Title() string { return "Macro" }
