@@ -40,12 +40,20 @@ type classified struct {
 	session  []phases.Event            // connection changes and errors
 }
 
-// normPhase maps a pane title or phase name to a phase ("" when none).
+// normPhase maps a phase name or a pane title ("Macro", "Server/Load") to
+// a phase ("" when none).
 func normPhase(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
 	for _, p := range phaseOrder {
 		if s == p {
 			return p
+		}
+	}
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == ' ' || r == '-' }) {
+		for _, p := range phaseOrder {
+			if w == p {
+				return p
+			}
 		}
 	}
 	return ""

@@ -92,7 +92,7 @@ func TestNotebookContents(t *testing.T) {
 		"| 128 | 512 | 0 | 1536.2 |",
 		"**Cliff:** at 16 tokens per GPU latency grows 2.7×",
 		// notes verbatim, in their phase's section, in time order
-		"- 09:13:25 **note** (Load): stalled at 75.8 GB per GPU with the torch profiler on; restarting without it",
+		"- 09:13:25 **note** (Server/Load): stalled at 75.8 GB per GPU with the torch profiler on; restarting without it",
 		"AllReduce is about half of decode time | try the FlashInfer PCIe all-reduce next",
 		"![Output throughput and TPOT vs concurrency](seed.charts/macro-1-throughput-tpot.svg)",
 		"09:46:40 gpu1: down — read tcp: connection reset by peer",

@@ -38,7 +38,7 @@ func seedEvents() []phases.Event {
 	}
 	add(400, phases.KindMilestone, phases.Milestone{Stage: "weights", AtS: 390, Value: "75.8 GiB", Line: "Loading weights took 380.12 seconds"})
 	add(800, phases.KindStall, phases.Stall{GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, MemoryGiB: []float64{75.8, 75.8, 75.8, 75.8, 75.8, 75.8, 75.8, 75.8}, ForS: 300, Line: "Profiler started"})
-	add(805, phases.KindNote, phases.Note{Text: "stalled at 75.8 GB per GPU with the torch profiler on; restarting without it", Pane: "Load"})
+	add(805, phases.KindNote, phases.Note{Text: "stalled at 75.8 GB per GPU with the torch profiler on; restarting without it", Pane: "Server/Load"})
 	add(810, phases.KindServer, phases.ServerEvent{Action: "restart", Detail: "without VLLM_TORCH_PROFILER_DIR"})
 	add(1500, phases.KindMilestone, phases.Milestone{Stage: "ready", AtS: 1490, Line: "Application startup complete."})
 	add(1501, phases.KindPhaseFinished, phases.PhaseFinished{Name: "load"})
