@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"charm.land/lipgloss/v2"
+
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/load/vllmlog"
@@ -27,12 +29,16 @@ func (m *Model) View() string {
 	}
 	banner := m.bannerLines(w)
 	bottom := m.bottomLine(w)
-	gpuRows := m.gpuRows(w)
 	fixed := 1 + 2 + len(banner) // title, shard + milestones, banner
 	if bottom != "" {
 		fixed++
 	}
 	room := h - fixed
+	gpuRows := m.gpuRows(w)
+	if len(gpuRows) > 8 && len(gpuRows) > room-3 && w >= 2*36+1 {
+		// Many GPUs (several hosts): two columns, leaving room for the log.
+		gpuRows = twoColumns(m.gpuRows((w-1)/2), (w-1)/2)
+	}
 	if len(gpuRows) > room {
 		// Too many GPUs for the height: keep what fits and say so.
 		keep := max(1, room-1)
@@ -87,6 +93,9 @@ func (m *Model) titleLine(w int) string {
 	head := "Server/Load"
 	if h := m.host(); h != "" {
 		head += " · " + h
+		if len(m.hosts) > 1 {
+			head += fmt.Sprintf(" +%d", len(m.hosts)-1)
+		}
 	}
 	if m.version != "" {
 		head += " · vLLM " + m.version
@@ -386,4 +395,21 @@ func rankList(ranks []int) string {
 	sorted := append([]int(nil), ranks...)
 	sort.Ints(sorted)
 	return "r" + strings.TrimPrefix(load.GPUList(sorted), "GPUs ") + " "
+}
+
+// twoColumns lays rows out in two columns of width w, top to bottom.
+func twoColumns(rows []string, w int) []string {
+	half := (len(rows) + 1) / 2
+	out := make([]string, half)
+	for i := range half {
+		left := rows[i]
+		if pad := w - lipgloss.Width(left); pad > 0 {
+			left += strings.Repeat(" ", pad)
+		}
+		out[i] = left
+		if i+half < len(rows) {
+			out[i] += " " + rows[i+half]
+		}
+	}
+	return out
 }
