@@ -18,7 +18,31 @@ type Figures struct {
 	// SpecAcceptance is accepted over drafted tokens since the server
 	// started (the pane shows it per second).
 	SpecAcceptance *float64 `json:"spec_accept_rate_total,omitempty"`
-	Note           string   `json:"note,omitempty"`
+	// Missing names the figures whose series the text lacks: they read 0
+	// above but were not measured.
+	Missing []string `json:"missing,omitempty"`
+	Note    string   `json:"note,omitempty"`
+}
+
+// missing lists the figures a snapshot has no series for.
+func missing(s Snapshot) []string {
+	has := map[string]bool{}
+	for _, f := range s.Found {
+		has[f] = true
+	}
+	var out []string
+	for _, f := range []struct{ field, a, b string }{
+		{"running", nameRunning, ""},
+		{"waiting", nameWaiting, ""},
+		{"kv_cache_usage", nameKVCache, nameKVCacheOld},
+		{"preemptions_total", namePreemptions, ""},
+		{"generation_tokens_total", nameGenTokens, ""},
+	} {
+		if !has[f.a] && (f.b == "" || !has[f.b]) {
+			out = append(out, f.field)
+		}
+	}
+	return out
 }
 
 // ParseMain is `profdeck parse metrics FILE`: it reads a saved /metrics text
@@ -53,7 +77,8 @@ func ParseMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "profdeck parse metrics: %s: %v\n", name, err)
 		return 1
 	}
-	out := Figures{File: name, Available: snap.Available(), Snapshot: snap, SpecAcceptance: snap.SpecAcceptance()}
+	out := Figures{File: name, Available: snap.Available(), Snapshot: snap, SpecAcceptance: snap.SpecAcceptance(),
+		Missing: missing(snap)}
 	if out.Found == nil {
 		out.Found = []string{}
 	}

@@ -26,6 +26,20 @@ func TestParseMain(t *testing.T) {
 	}
 }
 
+func TestParseMainSaysWhatIsMissing(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := ParseMain(context.Background(), []string{"testdata/vllm-metrics-03-v0.8-v1early-prodstack-qwen25coder32b.txt"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var f struct{ Missing []string }
+	if err := json.Unmarshal(out.Bytes(), &f); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(f.Missing, ",") != "preemptions_total,generation_tokens_total" {
+		t.Fatalf("missing %v", f.Missing)
+	}
+}
+
 func TestParseMainNoVLLMSeries(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := ParseMain(context.Background(), []string{"testdata/vllm-metrics-06-v1-source-definitions-renames.txt"}, &out, &errb)
