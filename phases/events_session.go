@@ -5,6 +5,7 @@ package phases
 const (
 	KindSessionStarted = "session.started"
 	KindConnState      = "session.conn"
+	KindConnRTT        = "session.rtt" // a keepalive round trip on a link that stays up (ephemeral)
 	KindSystemInfo     = "session.system"
 	KindNote           = "notes.note"
 	KindMarker         = "notes.marker"
@@ -86,6 +87,7 @@ type ErrorEvent struct {
 func init() {
 	Register(KindSessionStarted, Session, SessionStarted{}, false)
 	Register(KindConnState, Session, ConnState{}, false)
+	Register(KindConnRTT, Session, ConnState{}, true)
 	Register(KindSystemInfo, Session, SystemInfo{}, false)
 	Register(KindNote, Notes, Note{}, false)
 	Register(KindMarker, Notes, Marker{}, false)

@@ -178,7 +178,7 @@ func (m *Model) route(b batchMsg) tea.Cmd {
 	kick := false
 	for _, ev := range b.events {
 		switch ev.Kind {
-		case phases.KindConnState:
+		case phases.KindConnState, phases.KindConnRTT:
 			if cs, ok := ev.Data.(phases.ConnState); ok {
 				m.conn, m.hasConn = cs, true
 			}

@@ -148,8 +148,10 @@ func gatherSystem(ctx context.Context, sess *report.Session, host remote.Host, l
 	_ = sess.Record(phases.New(time.Now(), phases.KindSystemInfo, info))
 }
 
-// forwardStates turns connection state changes into journalled events.
+// forwardStates turns connection state changes into journalled events; a
+// keepalive's new round-trip time on a link that stays up is only shown.
 func forwardStates(ctx context.Context, sess *report.Session, sr remote.StateReporter) {
+	last := ""
 	for {
 		select {
 		case <-ctx.Done():
@@ -162,7 +164,12 @@ func forwardStates(ctx context.Context, sess *report.Session, sr remote.StateRep
 			if st.Err != nil {
 				cs.Err = st.Err.Error()
 			}
-			ev := phases.New(st.At, phases.KindConnState, cs)
+			kind := phases.KindConnState
+			if st.State == last {
+				kind = phases.KindConnRTT
+			}
+			last = st.State
+			ev := phases.New(st.At, kind, cs)
 			if st.At.IsZero() {
 				ev.Time = time.Now()
 			}
