@@ -160,7 +160,7 @@ func TestIdleView(t *testing.T) {
 
 func TestFitsEverySize(t *testing.T) {
 	evs := loadEvents(t)
-	for _, sz := range [][2]int{{78, 19}, {80, 24}, {100, 30}, {120, 40}, {200, 50}, {60, 14}} {
+	for _, sz := range [][2]int{{78, 19}, {80, 24}, {100, 30}, {120, 40}, {200, 50}, {60, 14}, {40, 10}, {20, 6}} {
 		m := newPane(t, sz[0], sz[1], true)
 		replay(m, evs, -1)
 		m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{phases.New(clock0, phases.KindMacroAudit,

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/profdeck/profdeck/phases"
 )
@@ -15,6 +16,8 @@ const (
 	minChartH = 2 // shrinks to 1 only when nothing else fits
 	maxChartH = 8
 	minTable  = 3 // level rows the table keeps before charts shrink
+	minW      = 40
+	minH      = 10
 )
 
 // layout is where each block goes for the current size.
@@ -66,6 +69,13 @@ func (m *Model) refresh() {
 		return
 	}
 	if m.w <= 0 || m.h <= 0 {
+		return
+	}
+	if m.w < minW || m.h < minH {
+		m.chartsDirty, m.tableDirty, m.dirty = false, false, false
+		lines := make([]string, m.h)
+		lines[0] = m.d.Styles.Warn.Render(fit(fmt.Sprintf("Macro needs %d×%d, has %d×%d", minW, minH, m.w, m.h), m.w))
+		m.view = strings.Join(lines, "\n")
 		return
 	}
 	banners := m.banners()
@@ -149,7 +159,7 @@ func (m *Model) titleLine() string {
 	}
 	gap := m.w - lipgloss.Width(left) - lipgloss.Width(right)
 	if gap < 1 {
-		return left
+		return ansi.Truncate(left, m.w, "…")
 	}
 	return left + strings.Repeat(" ", gap) + right
 }
