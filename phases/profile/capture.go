@@ -193,11 +193,16 @@ func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {
 		stopTimeout = cancelStopWait
 	}
 	stopS, stopErr := r.stop(stopCtx, stopTimeout)
+	var notes []string
 	if loadErr != nil {
 		if stopErr != nil {
 			return nil, fmt.Errorf("%w (and stop_profile: %v)", loadErr, stopErr)
 		}
-		return nil, loadErr
+		if ctx.Err() != nil || lr.outputTokens == 0 {
+			return nil, loadErr
+		}
+		// Keep what was recorded: the profile covers the requests that finished.
+		notes = append(notes, fmt.Sprintf("the load stopped early (%v): the profile covers %d output tokens", loadErr, lr.outputTokens))
 	}
 	if stopErr != nil {
 		return nil, stopErr
@@ -220,6 +225,7 @@ func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {
 	}
 	r.done(ctx, s.Source)
 	s.Requests, s.Concurrency, s.OutputTokens, s.StopS = cfg.Requests, cfg.Concurrency, lr.outputTokens, stopS
+	s.Notes = append(notes, s.Notes...)
 	s.ProfilerDir = cfg.ProfilerDir
 	s.Simulated = remote.IsSimulated(cfg.Host)
 	for _, f := range files {
@@ -295,14 +301,14 @@ func (r *run) load(ctx context.Context, model string) (loadResult, error) {
 		}
 		ticker.Stop()
 		cancel()
+		res.outputTokens += tokens.Load()
+		res.estSteps += int((decode.Load() + int64(conc) - 1) / int64(conc))
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("load at C=%d: %w", conc, err)
 		}
 		if firstErr != nil {
-			return res, fmt.Errorf("load at C=%d: %w", conc, firstErr)
+			return res, fmt.Errorf("load at C=%d after %d of %d requests: %w", conc, done.Load(), cfg.Requests, firstErr)
 		}
-		res.outputTokens += tokens.Load()
-		res.estSteps += int((decode.Load() + int64(conc) - 1) / int64(conc))
 		r.done(ctx, fmt.Sprintf("C=%d: %d requests, %d output tokens", conc, done.Load(), tokens.Load()))
 	}
 	return res, nil

@@ -15,13 +15,14 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/remote/local"
 	"github.com/profdeck/profdeck/remote/ssh"
 	"github.com/profdeck/profdeck/remote/ssh/sshtest"
 )
 
 // fakeVLLM is a real HTTP server with vLLM's profiler endpoints: on stop it
 // writes the real H200 table and trace into dir, as vLLM's rank 0 does.
-func fakeVLLM(t *testing.T, dir string, withTable bool) (*httptest.Server, *atomic.Int32) {
+func fakeVLLM(t *testing.T, dir string, withTable bool, failAfter int32) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
 	var completions atomic.Int32
 	profiling := atomic.Bool{}
@@ -56,7 +57,10 @@ func fakeVLLM(t *testing.T, dir string, withTable bool) (*httptest.Server, *atom
 			MaxTokens int `json:"max_tokens"`
 		}
 		json.NewDecoder(r.Body).Decode(&req)
-		completions.Add(1)
+		if n := completions.Add(1); failAfter > 0 && n > failAfter {
+			http.Error(w, `{"error":"engine dead"}`, http.StatusInternalServerError)
+			return
+		}
 		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"text": "x"}},
 			"usage": map[string]int{"prompt_tokens": 10, "completion_tokens": req.MaxTokens}})
 	})
@@ -113,7 +117,7 @@ func TestCaptureOverSSH(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(profDir, "old.pt.trace.json"), []byte(`{"traceEvents":[]}`), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			vllm, completions := fakeVLLM(t, profDir, tc.withTable)
+			vllm, completions := fakeVLLM(t, profDir, tc.withTable, 0)
 			ch := make(chan phases.Event, 1024)
 			go func() {
 				for range ch {
@@ -143,5 +147,24 @@ func TestCaptureOverSSH(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// When the load fails part-way, the profile of what ran is still read and
+// summarised, with a note, and the profiler is stopped.
+func TestCaptureKeepsProfileWhenLoadFails(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	profDir := t.TempDir()
+	vllm, _ := fakeVLLM(t, profDir, true, 2)
+	s, err := profile.Capture(ctx, profile.Config{Host: local.New(), URL: vllm.URL, ProfilerDir: profDir, Requests: 5, OutputLen: 4}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.OutputTokens != 8 || len(s.Notes) == 0 || !strings.Contains(s.Notes[0], "the load stopped early") || !strings.Contains(s.Notes[0], "500") {
+		t.Errorf("tokens %d notes %q", s.OutputTokens, s.Notes)
+	}
+	if s.TotalCUDAUs < 785.7 {
+		t.Errorf("total %v", s.TotalCUDAUs)
 	}
 }
