@@ -1,0 +1,91 @@
+package macropane
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// rowFmt lays out one row of the levels table (64 cells, so a flag still
+// fits in 78).
+const rowFmt = "%4s %6s %7s %8s %6s %8s %6s %7s %4s"
+
+// table renders the finished levels, at most rows lines including the
+// header, following the newest unless scrolled.
+func (m *Model) table(rows int) []string {
+	if rows < 1 {
+		return nil
+	}
+	s := m.d.Styles
+	wide := m.w >= 112
+	head := fmt.Sprintf(rowFmt, "C", "req/s", "tok/s", "TTFT p50", "p99", "TPOT p50", "p99", "ITL p99", "fail")
+	if wide {
+		head += fmt.Sprintf(" %7s %6s %6s %7s %9s", "srv run", "wait", "KV max", "preempt", "srv tok/s")
+	}
+	out := []string{s.TableHeader.Render(fit(head, m.w))}
+	body := rows - 1
+	if body <= 0 {
+		return out
+	}
+	if len(m.levels) == 0 {
+		return append(out, s.Subtle.Render(fit("      finished levels appear here", m.w)))
+	}
+	// scroll counts rows scrolled up from the newest (0 follows the sweep).
+	m.scroll = max(0, min(m.scroll, len(m.levels)-body))
+	first := max(0, len(m.levels)-body-m.scroll)
+	bound := map[int]bool{}
+	for _, a := range m.audits {
+		bound[a.Concurrency] = true
+	}
+	for i := first; i < len(m.levels) && len(out) <= body; i++ {
+		lv := m.levels[i]
+		line := fmt.Sprintf(rowFmt, strconv.Itoa(lv.Concurrency), rate(lv.RequestThroughput),
+			thousands(lv.OutputThroughput), ms(lv.MedianTTFTms), ms(lv.P99TTFTms), ms(lv.MedianTPOTms),
+			ms(lv.P99TPOTms), ms(lv.P99ITLms), strconv.Itoa(lv.Failed))
+		if wide {
+			line += serverCols(lv.Server)
+		}
+		flag, style := levelFlag(lv), s.Input
+		switch {
+		case lv.ClientBound || bound[lv.Concurrency]:
+			flag, style = " client-bound", s.Warn
+		case m.plateau != nil && m.plateau.Concurrency == lv.Concurrency:
+			flag, style = " ◀ plateau", s.Good
+		case lv.Failed > 0:
+			style = s.Bad
+		}
+		out = append(out, style.Render(fit(line+flag, m.w)))
+	}
+	if n := len(m.levels) - first - (len(out) - 1); n > 0 || first > 0 {
+		// Say that there is more, on the header line.
+		more := fmt.Sprintf(" [%d–%d of %d, j/k]", first+1, first+len(out)-1, len(m.levels))
+		out[0] = s.TableHeader.Render(fit(fit(head, max(0, m.w-len([]rune(more))))+more, m.w))
+	}
+	return out
+}
+
+// levelFlag names what the operator did to a level (its notes say more
+// in the journal): steered, paused, stopped or cut short.
+func levelFlag(lv phases.LevelResult) string {
+	for _, n := range lv.Notes {
+		switch {
+		case strings.HasPrefix(n, "concurrency changed live"):
+			return " steered"
+		case strings.HasPrefix(n, "paused"):
+			return " paused"
+		case strings.HasPrefix(n, "stopped early"), strings.HasPrefix(n, "cancelled"):
+			return " stopped early"
+		}
+	}
+	return ""
+}
+
+func serverCols(sl *phases.ServerLevel) string {
+	if sl == nil || !sl.Available {
+		return fmt.Sprintf(" %7s %6s %6s %7s %9s", "—", "—", "—", "—", "—")
+	}
+	return fmt.Sprintf(" %7s %6s %6s %7s %9s", rate(sl.MeanRunning), rate(sl.MeanWaiting), pct(sl.MaxKVCacheUsage),
+		thousands(sl.Preemptions), thousands(sl.GenerationTokS))
+}
