@@ -128,9 +128,17 @@ func (m *Model) startStop() tea.Cmd {
 	return m.start()
 }
 
+// notRunning says why a steering key does nothing now.
+func (m *Model) notRunning() tea.Cmd {
+	if m.state == stopping || m.state == cutting {
+		return common.Status("the sweep is stopping")
+	}
+	return common.Status("no sweep running (s starts one)")
+}
+
 func (m *Model) pause() tea.Cmd {
 	if m.sweep == nil || m.state != running {
-		return common.Status("no sweep running (s starts one)")
+		return m.notRunning()
 	}
 	m.dirty = true
 	if m.sweep.Paused() {
@@ -144,7 +152,7 @@ func (m *Model) pause() tea.Cmd {
 // steer doubles (factor 2) or halves (factor ½) the live concurrency.
 func (m *Model) steer(double bool) tea.Cmd {
 	if m.sweep == nil || m.state != running {
-		return common.Status("no sweep running (s starts one)")
+		return m.notRunning()
 	}
 	c := m.sweep.Concurrency()
 	if c == 0 {
