@@ -107,11 +107,11 @@ func (m *Model) restart() tea.Cmd {
 		how = "VLLM_TORCH_PROFILER_DIR"
 	}
 	cost := "a full reload"
-	if st, ok := m.states[m.host()]; ok && st.Ready && st.ElapsedS > 0 {
-		cost += " (the last one took " + load.FormatDuration(st.ElapsedS) + ")"
+	if at, ok := m.milestones["ready"]; ok && at > 0 {
+		cost += " (last load " + load.FormatDuration(at) + ")"
 	}
 	m.confirm = &confirmation{
-		prompt: fmt.Sprintf("Restart with the torch profiler (%s)? It costs %s.", how, cost),
+		prompt: fmt.Sprintf("Restart with the torch profiler? It costs %s; uses %s", cost, how),
 		run: func() tea.Cmd {
 			m.op = "restarting"
 			s, ctx := m.server, m.d.Ctx

@@ -76,7 +76,7 @@ func (m *Model) titleLine(w int) string {
 		status = strings.ReplaceAll(st.Stage, "_", " ") + " " + load.FormatDuration(st.ElapsedS)
 		switch {
 		case st.Ready:
-			status, style = "SERVING (GET /health 200) · load took "+load.FormatDuration(m.readyAt(st)), s.Good
+			status, style = "SERVING (/health 200) · loaded in "+load.FormatDuration(m.readyAt(st)), s.Good
 		case st.Failure != nil:
 			style = s.Bad
 		case st.Stall != nil:
@@ -228,14 +228,22 @@ func (m *Model) milestoneLine(w int) string {
 	s := m.d.Styles
 	st := m.states[m.host()]
 	cur := vllmlog.StageIndex(st.Stage)
+	furthest := -1
+	for stage := range m.milestones {
+		furthest = max(furthest, vllmlog.StageIndex(stage))
+	}
 	var parts, plainParts []string
 	plain := 0
 	for _, stage := range vllmlog.StageOrder[1:] {
 		name := stageNames[stage]
 		at, reached := m.milestones[stage]
+		idx := vllmlog.StageIndex(stage)
 		var p string
 		switch {
-		case reached && vllmlog.StageIndex(stage) < cur || reached && stage == vllmlog.StageReady:
+		case reached && st.Stage == "failed" && idx == furthest:
+			p = "✗" + name + " " + load.FormatDuration(at)
+			parts = append(parts, s.Bad.Render(p))
+		case reached && (idx < cur || cur < 0 || stage == vllmlog.StageReady):
 			p = "✓" + name + " " + load.FormatDuration(at)
 			parts = append(parts, s.Good.Render(p))
 		case reached:
