@@ -193,8 +193,11 @@ func (n *nb) profileRun(r *phaseRun) {
 	for _, ev := range r.events {
 		if f, ok := ev.Data.(phases.ProfileFailed); ok {
 			found = true
+			if r.err != "" && strings.Contains(r.err, f.Error) {
+				continue // the run's line already says it
+			}
 			n.p("- %s **capture failed** at %s: %s", n.clock(ev.Time), f.Step, f.Error)
-			if f.ProfilerDisabled {
+			if f.ProfilerDisabled && !strings.Contains(f.Error, "profiler") {
 				n.p(" (the server was not started with the torch profiler)")
 			}
 			n.ln("\n")

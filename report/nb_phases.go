@@ -209,6 +209,7 @@ func gib(v float64) string {
 func (n *nb) macroRun(r *phaseRun, tag string) {
 	var levels []phases.LevelResult
 	var plateau *phases.Plateau
+	var bound []string
 	sources := map[string]bool{}
 	for _, ev := range r.events {
 		switch d := ev.Data.(type) {
@@ -221,8 +222,11 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 			p := d
 			plateau = &p
 		case phases.ClientBound:
-			n.p("- %s level C=%d limited by the client: %s\n", n.clock(ev.Time), d.Concurrency, d.Reason)
+			bound = append(bound, fmt.Sprintf("- %s level C=%d limited by the client: %s", n.clock(ev.Time), d.Concurrency, d.Reason))
 		}
+	}
+	if len(bound) > 0 {
+		n.ln(strings.Join(bound, "\n") + "\n")
 	}
 	if len(levels) == 0 {
 		n.ln("No level finished.\n")
@@ -237,7 +241,7 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 		}
 		if l.ClientBound {
 			mark = strings.TrimSpace(mark + " client-bound")
-			if l.ClientBoundReason != "" {
+			if l.ClientBoundReason != "" && len(bound) == 0 {
 				mark += ": " + mdCell(l.ClientBoundReason)
 			}
 		}

@@ -22,45 +22,55 @@ func goldenOpts() NotebookOptions {
 	return NotebookOptions{Now: fixedNow, Location: time.UTC, Journal: "seed.jsonl", ChartsDir: "seed.charts"}
 }
 
-// TestGoldenNotebook renders the recorded journal testdata/seed.jsonl with a
-// fixed clock and compares it with testdata/seed.golden.md.
+// TestGoldenNotebook renders recorded journals with a fixed clock and
+// compares them with their golden notebooks: testdata/seed.jsonl (written by
+// the Journal from seedEvents, the shape of the campaign the tool was built
+// from) and testdata/demo.jsonl (recorded from `profdeck demo`: a load, a
+// sweep with markers and a note, a profile capture refused by a server
+// started without the profiler).
 func TestGoldenNotebook(t *testing.T) {
-	jpath := filepath.Join("testdata", "seed.jsonl")
-	gpath := filepath.Join("testdata", "seed.golden.md")
-	if *update {
-		os.Remove(jpath)
-		j, err := OpenJournal(jpath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ev := range seedEvents() {
-			if err := j.Append(ev); err != nil {
+	for _, name := range []string{"seed", "demo"} {
+		t.Run(name, func(t *testing.T) {
+			jpath := filepath.Join("testdata", name+".jsonl")
+			gpath := filepath.Join("testdata", name+".golden.md")
+			if *update && name == "seed" {
+				os.Remove(jpath)
+				j, err := OpenJournal(jpath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, ev := range seedEvents() {
+					if err := j.Append(ev); err != nil {
+						t.Fatal(err)
+					}
+				}
+				j.Close()
+				os.Chmod(jpath, 0o644)
+			}
+			rr, err := ReadJournalFile(jpath)
+			if err != nil {
 				t.Fatal(err)
 			}
-		}
-		j.Close()
-		os.Chmod(jpath, 0o644)
-	}
-	rr, err := ReadJournalFile(jpath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rr.Skipped) != 0 {
-		t.Fatalf("recorded journal has bad lines: %v", rr.Skipped)
-	}
-	md, err := RenderNotebook(rr.Events, goldenOpts())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *update {
-		os.WriteFile(gpath, md, 0o644)
-	}
-	want, err := os.ReadFile(gpath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(md, want) {
-		t.Fatalf("notebook differs from %s (run go test ./report -run TestGoldenNotebook -update after checking):\n%s", gpath, firstDiff(string(want), string(md)))
+			if len(rr.Skipped) != 0 {
+				t.Fatalf("recorded journal has bad lines: %v", rr.Skipped)
+			}
+			opts := goldenOpts()
+			opts.Journal, opts.ChartsDir = name+".jsonl", name+".charts"
+			md, err := RenderNotebook(rr.Events, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *update {
+				os.WriteFile(gpath, md, 0o644)
+			}
+			want, err := os.ReadFile(gpath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(md, want) {
+				t.Fatalf("notebook differs from %s (run go test ./report -run TestGoldenNotebook -update after checking):\n%s", gpath, firstDiff(string(want), string(md)))
+			}
+		})
 	}
 }
 
