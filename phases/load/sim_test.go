@@ -218,3 +218,33 @@ func waitFor(t *testing.T, d time.Duration, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A server in a docker container: the environment goes in as -e, and stop
+// is `docker stop NAME`.
+func TestServerLifecycleDockerSim(t *testing.T) {
+	t.Parallel()
+	d := startSim(t, sim.Options{LoadTime: 1 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	s := &load.Server{Host: d, StopTimeout: 15 * time.Second, Settings: campaign.Server{
+		Launch:    "docker run --name vllm --gpus all vllm/vllm-openai:v0.12.0 --model moonshotai/Kimi-K2.5 -tp 8",
+		Container: "vllm", Log: d.LogPath()}}
+	if _, err := s.Start(ctx, nil, nil); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	waitFor(t, 10*time.Second, d.Ready)
+	flags, env := load.ProfilerArgs("0.12.0", "/prof")
+	if _, err := s.Restart(ctx, flags, env); err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	waitFor(t, 10*time.Second, d.ServerRunning)
+	if !d.ProfilerEnabled() {
+		t.Error("docker run -e VLLM_TORCH_PROFILER_DIR did not enable the profiler")
+	}
+	if err := s.Stop(ctx); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if d.ServerRunning() {
+		t.Error("running after docker stop")
+	}
+}
