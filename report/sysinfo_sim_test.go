@@ -40,21 +40,49 @@ func TestGatherSystemInfoFromTheSimulatedHost(t *testing.T) {
 	}
 }
 
-// On a machine without GPUs every piece fails and is named, never fatal.
-func TestGatherSystemInfoWithNothingInstalled(t *testing.T) {
+// On this machine (usually no GPU, no torch) whatever is missing is named,
+// and nothing missing is fatal.
+func TestGatherSystemInfoNamesWhatIsMissing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	h := local.New()
 	defer h.Close()
-	si, err := report.GatherSystemInfo(ctx, h, "")
+	si, err := report.GatherSystemInfo(ctx, h, "vllm serve /nonexistent/model --api-key abc-987")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if si.GPUCount == 0 {
-		joined := strings.Join(si.Extra, " | ")
-		if !strings.Contains(joined, "not gathered: GPUs and driver") {
-			t.Fatalf("missing pieces not named: %q", joined)
+	joined := strings.Join(si.Extra, " | ")
+	for _, c := range []struct {
+		missing bool
+		named   string
+	}{
+		{si.GPUCount == 0, "GPUs and driver"},
+		{si.CUDA == "", "driver CUDA version"},
+		{si.Torch == "", "torch"},
+		{si.VLLM == "", "vLLM"},
+		{si.ModelSummary == "", "model config"},
+	} {
+		if c.missing != strings.Contains(joined, c.named) {
+			t.Errorf("%q: missing %v, but Extra says %q", c.named, c.missing, joined)
 		}
 	}
+	if si.Model != "/nonexistent/model" || strings.Contains(si.LaunchCommand, "abc-987") {
+		t.Fatalf("model %q launch %q", si.Model, si.LaunchCommand)
+	}
 	t.Logf("local host: %+v", si)
+}
+
+// A deadline that passes before anything is gathered is an error; the
+// simulated host answers at once, so a live context gathers everything.
+func TestGatherSystemInfoAfterTheDeadline(t *testing.T) {
+	d, err := sim.Start(context.Background(), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := report.GatherSystemInfo(ctx, d, ""); err == nil {
+		t.Fatal("no error from a context that had ended")
+	}
 }
