@@ -39,7 +39,7 @@ type ProfileSummary struct {
 	DecodeStepsSource  string             `json:"decode_steps_source,omitempty"`
 	CommPerStepUs      float64            `json:"comm_per_step_us,omitempty"` // communication µs per decode step
 	GPUPerStepUs       float64            `json:"gpu_per_step_us,omitempty"`  // device µs per decode step
-	Requests           int                `json:"requests,omitempty"`         // per concurrency level of the driven load
+	Requests           int                `json:"requests,omitempty"`         // requests completed by the driven load, all levels
 	Concurrency        []int              `json:"concurrency,omitempty"`
 	OutputTokens       int64              `json:"output_tokens,omitempty"` // from the server's usage
 	StopS              float64            `json:"stop_s,omitempty"`        // how long stop_profile took (trace flush)

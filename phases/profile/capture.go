@@ -26,7 +26,7 @@ type Config struct {
 	API         string // "completions" (default) or "chat"
 	APIKey      string // never journalled
 	ProfilerDir string // default DefaultProfilerDir
-	Requests    int    // requests per concurrency level, default 8
+	Requests    int    // requests per concurrency level (at least C at level C), default 8
 	Concurrency []int  // default [1]; the pane adds the sweep's plateau
 	InputLen    int    // prompt tokens, default 256
 	OutputLen   int    // output tokens per request, default 128
@@ -224,7 +224,7 @@ func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {
 		return nil, err
 	}
 	r.done(ctx, s.Source)
-	s.Requests, s.Concurrency, s.OutputTokens, s.StopS = cfg.Requests, cfg.Concurrency, lr.outputTokens, stopS
+	s.Requests, s.Concurrency, s.OutputTokens, s.StopS = lr.requests, cfg.Concurrency, lr.outputTokens, stopS
 	s.Notes = append(notes, s.Notes...)
 	s.ProfilerDir = cfg.ProfilerDir
 	s.Simulated = remote.IsSimulated(cfg.Host)
@@ -246,6 +246,7 @@ func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {
 }
 
 type loadResult struct {
+	requests     int // completed
 	outputTokens int64
 	estSteps     int
 }
@@ -260,18 +261,23 @@ func (r *run) load(ctx context.Context, model string) (loadResult, error) {
 		if conc < 1 {
 			conc = 1
 		}
-		r.begin(ctx, "load", fmt.Sprintf("C=%d: 0/%d requests", conc, cfg.Requests))
+		// A level needs at least C requests for C of them to run at once.
+		n := cfg.Requests
+		if conc > n {
+			n = conc
+		}
+		r.begin(ctx, "load", fmt.Sprintf("C=%d: 0/%d requests", conc, n))
 		var next, done, decode atomic.Int64
 		var tokens atomic.Int64
 		var firstErr error
 		var once sync.Once
 		lctx, cancel := context.WithCancel(ctx)
 		var wg sync.WaitGroup
-		for w := 0; w < conc && w < cfg.Requests; w++ {
+		for w := 0; w < conc && w < n; w++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for next.Add(1) <= int64(cfg.Requests) {
+				for next.Add(1) <= int64(n) {
 					rctx, rcancel := context.WithTimeout(lctx, requestTimeout)
 					n, err := r.c.complete(rctx, cfg.API, model, prompt, cfg.OutputLen)
 					rcancel()
@@ -296,18 +302,19 @@ func (r *run) load(ctx context.Context, model string) (loadResult, error) {
 			case <-finished:
 				break wait
 			case <-ticker.C:
-				r.progress(ctx, fmt.Sprintf("C=%d: %d/%d requests, %d tokens", conc, done.Load(), cfg.Requests, tokens.Load()))
+				r.progress(ctx, fmt.Sprintf("C=%d: %d/%d requests, %d tokens", conc, done.Load(), n, tokens.Load()))
 			}
 		}
 		ticker.Stop()
 		cancel()
+		res.requests += int(done.Load())
 		res.outputTokens += tokens.Load()
 		res.estSteps += int((decode.Load() + int64(conc) - 1) / int64(conc))
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("load at C=%d: %w", conc, err)
 		}
 		if firstErr != nil {
-			return res, fmt.Errorf("load at C=%d after %d of %d requests: %w", conc, done.Load(), cfg.Requests, firstErr)
+			return res, fmt.Errorf("load at C=%d after %d of %d requests: %w", conc, done.Load(), n, firstErr)
 		}
 		r.done(ctx, fmt.Sprintf("C=%d: %d requests, %d output tokens", conc, done.Load(), tokens.Load()))
 	}

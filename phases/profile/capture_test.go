@@ -63,8 +63,9 @@ func TestCaptureSim(t *testing.T) {
 	if s.TotalCUDAUs <= 0 || len(s.Top) != profile.TopN {
 		t.Errorf("total %v, %d top kernels", s.TotalCUDAUs, len(s.Top))
 	}
-	if s.OutputTokens != 8*24 {
-		t.Errorf("output tokens = %d, want 192 (8 requests of 24)", s.OutputTokens)
+	// 4 requests at C=1, then 8 at C=8 (a level sends at least C).
+	if s.OutputTokens != 12*24 || s.Requests != 12 {
+		t.Errorf("%d requests, %d output tokens, want 12 and 288", s.Requests, s.OutputTokens)
 	}
 	if s.DecodeSteps <= 0 || s.CommPerStepUs <= 0 || s.GPUPerStepUs <= s.CommPerStepUs {
 		t.Errorf("decode steps %d, comm/step %v, gpu/step %v", s.DecodeSteps, s.CommPerStepUs, s.GPUPerStepUs)

@@ -139,7 +139,7 @@ func (m *Model) captureLine(w int) string {
 	sum := m.sum
 	parts := []string{}
 	if sum.Requests > 0 {
-		parts = append(parts, fmt.Sprintf("%d req at C=%s", sum.Requests, joinInts(sum.Concurrency)))
+		parts = append(parts, fmt.Sprintf("%d requests at C=%s", sum.Requests, joinInts(sum.Concurrency)))
 	}
 	if sum.StopS > 0 {
 		parts = append(parts, fmt.Sprintf("stop_profile %s", fmtDur(sum.StopS)))
