@@ -61,6 +61,10 @@ func New(d *common.Deps) *Model {
 		now:    d.Now(),
 	}
 	m.budget = report.Budget(nil)
+	if d.Session != nil {
+		// A resumed campaign: what the journal already held.
+		m.add(d.Session.Events())
+	}
 	m.refreshNotebook()
 	return m
 }
@@ -142,11 +146,17 @@ func (m *Model) add(evs []phases.Event) {
 	}
 }
 
-// insert keeps the items in time order (they usually arrive in order).
+// insert keeps the items in time order (they usually arrive in order),
+// once each: an event read from the journal at start may come again.
 func (m *Model) insert(it item) {
 	i := len(m.items)
 	for i > 0 && m.items[i-1].at.After(it.at) {
 		i--
+	}
+	for j := i - 1; j >= 0 && m.items[j].at.Equal(it.at); j-- {
+		if x := m.items[j]; x.text == it.text && x.pane == it.pane && x.marker == it.marker {
+			return
+		}
 	}
 	m.items = append(m.items, item{})
 	copy(m.items[i+1:], m.items[i:])

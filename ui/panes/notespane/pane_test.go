@@ -161,3 +161,35 @@ func TestNotebookStatus(t *testing.T) {
 		t.Fatalf("after a write:\n%s", v)
 	}
 }
+
+func TestResumedCampaignShowsEarlierNotesOnce(t *testing.T) {
+	dir := t.TempDir()
+	jp := filepath.Join(dir, "c.jsonl")
+	j, err := report.OpenJournal(jp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Append(ev(1, phases.KindNote, phases.Note{Text: "from yesterday", Pane: "Macro"}))
+	j.Append(ev(2, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 12.4}))
+	j.Close()
+	j, err = report.OpenJournal(jp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := report.NewSession(ctx, j)
+	today := ev(3, phases.KindNote, phases.Note{Text: "today"})
+	s.Record(today)
+	d, _ := deps(t)
+	d.Session = s
+	m := New(d)
+	m.SetSize(78, 19)
+	// The root then delivers what was recorded in this run.
+	m.Update(common.EventsMsg{Events: []phases.Event{today}})
+	v := ansi.Strip(m.View())
+	if !strings.Contains(v, "from yesterday") || strings.Count(v, "today") != 1 || !strings.Contains(v, "TPOT 12.40 ms") {
+		t.Fatalf("resumed pane:\n%s", v)
+	}
+}
