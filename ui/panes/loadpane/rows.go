@@ -1,0 +1,150 @@
+package loadpane
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/phases/load/vllmlog"
+)
+
+// gpuRows draws one bar per GPU, per host.
+func (m *Model) gpuRows(w int) []string {
+	var rows []string
+	for _, host := range m.hosts {
+		st := m.states[host]
+		for _, g := range st.GPUs {
+			label := fmt.Sprintf("GPU%d", g.Index)
+			if len(m.hosts) > 1 {
+				label = host + ":" + label
+			}
+			rows = append(rows, m.gpuRow(label, g, w, pastWeights(st.Stage)))
+		}
+	}
+	return rows
+}
+
+// pastWeights is true once the weights are in and the rest of the memory
+// (KV cache, CUDA graphs) is being taken: bars then show the whole GPU.
+func pastWeights(stage string) bool {
+	i := vllmlog.StageIndex(stage)
+	return i > vllmlog.StageIndex(vllmlog.StageWeights) || stage == "failed" || stage == "stopped"
+}
+
+func (m *Model) gpuRow(label string, g phases.GPULoad, w int, past bool) string {
+	s := m.d.Styles
+	label = fmt.Sprintf("%-5s", label)
+	if !g.Known {
+		return s.Bold.Render(label) + " " + s.Warn.Render(clip("memory unknown (nvidia-smi: N/A)", w-len(label)-1))
+	}
+	denom, of := g.ExpectedGiB, ""
+	if denom <= 0 || past {
+		denom, of = g.TotalGiB, " of GPU"
+	}
+	pct := 0.0
+	if denom > 0 {
+		pct = 100 * g.UsedGiB / denom
+	}
+	figs := fmt.Sprintf(" %5.1f/%.1f GiB %3.0f%%%s", g.UsedGiB, denom, pct, of)
+	if denom <= 0 {
+		figs = fmt.Sprintf(" %5.1f GiB", g.UsedGiB)
+	}
+	tail := ""
+	if g.RateGiBMin > 0.05 {
+		tail = fmt.Sprintf(" %4.1f GiB/min", g.RateGiBMin)
+	}
+	if g.ETASeconds > 0 {
+		tail += " ETA " + load.FormatDuration(g.ETASeconds)
+	}
+	barW := w - len(label) - 1 - len(figs) - len(tail)
+	if barW < 8 {
+		tail = ""
+		barW = w - len(label) - 1 - len(figs)
+	}
+	return s.Bold.Render(label) + " " + m.bar(pct/100, max(0, barW)) + figs + s.Subtle.Render(tail)
+}
+
+// bar draws a plain progress bar of width w for a fraction (capped at 1).
+func (m *Model) bar(frac float64, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	frac = max(0, min(1, frac))
+	full := int(frac*float64(w) + 0.5)
+	return m.d.Styles.BarFull.Render(strings.Repeat("█", full)) + m.d.Styles.BarEmpty.Render(strings.Repeat("░", w-full))
+}
+
+func (m *Model) shardLine(w int) string {
+	s := m.d.Styles
+	st, ok := m.states[m.host()]
+	if !ok || st.ShardsTotal == 0 {
+		return s.Subtle.Render(clip("shards: no bar yet (rank 0 draws it once loading starts)", w))
+	}
+	label := "shards"
+	figs := fmt.Sprintf(" %d/%d", st.ShardsDone, st.ShardsTotal)
+	switch {
+	case st.ShardSecPerIt >= 1:
+		figs += fmt.Sprintf(" %.1f s/shard", st.ShardSecPerIt)
+	case st.ShardSecPerIt > 0:
+		figs += fmt.Sprintf(" %.1f shards/s", 1/st.ShardSecPerIt)
+	}
+	if st.ShardETA > 0 {
+		figs += " ETA " + load.FormatDuration(st.ShardETA)
+	}
+	if st.ShardsDone == st.ShardsTotal && st.Stage == vllmlog.StageWeights {
+		figs += " (bar done; weights still settling)"
+	}
+	barW := min(30, w-len(label)-1-len(figs))
+	if barW < 5 {
+		return clip(label+figs, w)
+	}
+	return s.Bold.Render(label) + " " + m.bar(float64(st.ShardsDone)/float64(st.ShardsTotal), barW) + clip(figs, w-len(label)-1-barW)
+}
+
+var stageNames = map[string]string{
+	vllmlog.StageWeights: "weights", vllmlog.StageCompile: "compile", vllmlog.StageKVCache: "KV cache",
+	vllmlog.StageCUDAGraphs: "CUDA graphs", vllmlog.StageReady: "ready",
+}
+
+func (m *Model) milestoneLine(w int) string {
+	s := m.d.Styles
+	st := m.states[m.host()]
+	cur := vllmlog.StageIndex(st.Stage)
+	furthest := -1
+	for stage := range m.milestones {
+		furthest = max(furthest, vllmlog.StageIndex(stage))
+	}
+	var parts, plainParts []string
+	plain := 0
+	for _, stage := range vllmlog.StageOrder[1:] {
+		name := stageNames[stage]
+		at, reached := m.milestones[stage]
+		idx := vllmlog.StageIndex(stage)
+		var p string
+		switch {
+		case reached && st.Stage == "failed" && idx == furthest:
+			p = "✗" + name + " " + load.FormatDuration(at)
+			parts = append(parts, s.Bad.Render(p))
+		case reached && (idx < cur || cur < 0 || stage == vllmlog.StageReady):
+			p = "✓" + name + " " + load.FormatDuration(at)
+			parts = append(parts, s.Good.Render(p))
+		case reached:
+			p = "▶" + name + " " + load.FormatDuration(at)
+			parts = append(parts, s.Bold.Render(p))
+		default:
+			p = "·" + name
+			parts = append(parts, s.Subtle.Render(p))
+		}
+		plain += len([]rune(p)) + 2
+		plainParts = append(plainParts, p)
+	}
+	line := strings.Join(parts, "  ")
+	if kv := st.KVCacheTokens; kv > 0 && plain+20 < w {
+		line += s.Subtle.Render(fmt.Sprintf("  KV %s tok", groupDigits(kv)))
+	}
+	if plain > w {
+		return s.Subtle.Render(clip(strings.Join(plainParts, " "), w))
+	}
+	return line
+}
