@@ -47,14 +47,23 @@ func (m *Model) table(rows int) []string {
 		if wide {
 			line += serverCols(lv.Server)
 		}
-		flag, style := levelFlag(lv), s.Input
-		switch {
-		case lv.ClientBound || bound[lv.Concurrency]:
-			flag, style = " client-bound", s.Warn
-		case m.plateau != nil && m.plateau.Concurrency == lv.Concurrency:
-			flag, style = " ◀ plateau", s.Good
-		case lv.Failed > 0:
+		var flags []string
+		style := s.Input
+		if m.plateau != nil && m.plateau.Concurrency == lv.Concurrency {
+			flags, style = append(flags, "◀ plateau"), s.Good
+		}
+		if lv.ClientBound || bound[lv.Concurrency] {
+			flags, style = append(flags, "client-bound"), s.Warn
+		}
+		if f := levelFlag(lv); f != "" {
+			flags = append(flags, f)
+		}
+		if lv.Failed > 0 && len(flags) == 0 {
 			style = s.Bad
+		}
+		flag := ""
+		if len(flags) > 0 {
+			flag = " " + strings.Join(flags, ", ")
 		}
 		out = append(out, style.Render(fit(line+flag, m.w)))
 	}
@@ -72,11 +81,11 @@ func levelFlag(lv phases.LevelResult) string {
 	for _, n := range lv.Notes {
 		switch {
 		case strings.HasPrefix(n, "concurrency changed live"):
-			return " steered"
+			return "steered"
 		case strings.HasPrefix(n, "paused"):
-			return " paused"
+			return "paused"
 		case strings.HasPrefix(n, "stopped early"), strings.HasPrefix(n, "cancelled"):
-			return " stopped early"
+			return "stopped early"
 		}
 	}
 	return ""
