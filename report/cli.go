@@ -97,6 +97,10 @@ func ReportMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if path == "" {
 		path = defaultNotebookPath(journal)
 	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		fmt.Fprintf(stderr, "profdeck report: %v\n", err)
+		return 1
+	}
 	if err := WriteNotebook(path, rr.Events, opts); err != nil {
 		var ce *ChartsError
 		if !errors.As(err, &ce) {
