@@ -134,6 +134,17 @@ type event struct {
 	data any
 }
 
+// LineEvent maps one line of the script's output to the event kind and
+// payload it becomes; ok is false for lines that carry no result (start,
+// done, unknown types, fields that do not decode).
+func LineEvent(l pyrun.Line) (kind string, data any, ok bool) {
+	ev, ok := lineEvent(l)
+	if !ok {
+		return "", nil, false
+	}
+	return ev.kind, ev.data, true
+}
+
 // lineEvent maps one script line to its event. Lines of unknown type, or
 // whose fields do not decode, are skipped.
 func lineEvent(l pyrun.Line) (event, bool) {

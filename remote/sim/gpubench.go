@@ -63,12 +63,13 @@ type benchArgs struct {
 func parseBenchArgs(cmd string) benchArgs {
 	a := benchArgs{flags: map[string]string{}}
 	words := Words(cmd)
-	for i := 0; i < len(words); i++ {
-		w := words[i]
+	for _, w := range words {
 		if m := catArg.FindStringSubmatch(w); m != nil {
 			a.cats = append(a.cats, strings.Trim(m[1], `'"`))
-			continue
 		}
+	}
+	for i := 0; i < len(words); i++ {
+		w := words[i]
 		if !strings.HasPrefix(w, "--") {
 			continue
 		}

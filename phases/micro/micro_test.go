@@ -1,0 +1,291 @@
+package micro_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/micro"
+	"github.com/profdeck/profdeck/phases/micro/pyrun"
+	"github.com/profdeck/profdeck/phases/model"
+	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/remote/local"
+	"github.com/profdeck/profdeck/remote/sim"
+)
+
+const fixture = "testdata/micro-kimi-k2.5-tp8.lines.jsonl"
+
+// readLines turns script output into a Result, as the engine does.
+func readLines(t *testing.T, data []byte) *micro.Result {
+	t.Helper()
+	r := &micro.Result{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		l, ok := pyrun.ParseLine(sc.Text())
+		if !ok {
+			continue
+		}
+		if kind, d, ok := micro.LineEvent(l); ok {
+			r.Add(phases.New(time.Now(), kind, d))
+		}
+	}
+	return r
+}
+
+func kimiPlan(t *testing.T, batch ...int) model.Plan {
+	t.Helper()
+	c, _ := model.Preset("kimi-k2.5")
+	p, err := model.Build(c, model.Options{TP: 8, Batch: batch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestParseRealRun reads the lines of a real H200 run.
+func TestParseRealRun(t *testing.T) {
+	b, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := readLines(t, b)
+	if r.Env == nil || r.Env.GPU != "NVIDIA H200" || r.Env.PeakGBs != 4800 || r.Env.CopyGBs < 3000 {
+		t.Fatalf("env %+v", r.Env)
+	}
+	plan := kimiPlan(t, 1, 8, 64, 128)
+	if len(r.GEMMs) != len(plan.GEMMs) || len(r.Steps) != 4 || len(r.Errors) != 0 {
+		t.Fatalf("%d GEMMs (plan %d), %d steps, errors %v", len(r.GEMMs), len(plan.GEMMs), len(r.Steps), r.Errors)
+	}
+	// The script's own per-step sums agree with the sums of its GEMM lines.
+	for _, s := range r.Steps {
+		if got := r.StepSum(s.M); math.Abs(got-s.SumUs) > 1e-6*s.SumUs {
+			t.Errorf("M=%d: Σ step_us %.3f, script said %.3f", s.M, got, s.SumUs)
+		}
+		if !s.Graph || s.BackToBackUs <= 0 {
+			t.Errorf("M=%d back-to-back %+v", s.M, s)
+		}
+	}
+	// The measured rate of the 8192³ GEMM is within 5% of triton's do_bench.
+	c := r.Calib
+	if c == nil || c.DoBenchTFLOPs == 0 || math.Abs(c.TFLOPs/c.DoBenchTFLOPs-1) > 0.05 {
+		t.Errorf("calibration %+v", c)
+	}
+	// Largest contributors first.
+	rows := r.Rows(128, micro.ByStepTime)
+	for i := 1; i < len(rows); i++ {
+		if rows[i].StepUs > rows[i-1].StepUs {
+			t.Fatalf("rows not sorted by step time at %d", i)
+		}
+	}
+	if rows[0].Name != "experts.w13" {
+		t.Errorf("M=128 top GEMM %s", rows[0].Name)
+	}
+	var out bytes.Buffer
+	r.WriteTables(&out)
+	for _, want := range []string{"M=128", "experts.w13*", "308·(3×512×7168)", "back-to-back ms", "triton do_bench", "upper bound"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("tables lack %q", want)
+		}
+	}
+}
+
+// fakePython writes a stand-in for python that prints the first n lines of
+// the real run and dies like a CUDA failure.
+func fakePython(t *testing.T, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	head := filepath.Join(dir, "head.jsonl")
+	b, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if err := os.WriteFile(head, []byte(strings.Join(lines[:n], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sh := filepath.Join(dir, "python")
+	script := "#!/bin/sh\ncat " + remote.Quote(head) + "\necho 'Traceback (most recent call last):' >&2\n" +
+		"echo 'torch.AcceleratorError: CUDA error: an illegal memory access was encountered' >&2\nexit 1\n"
+	if err := os.WriteFile(sh, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return sh
+}
+
+func collect(ctx context.Context, run func(em *phases.Emitter) error) (*micro.Result, []phases.Event, error) {
+	ch := make(chan phases.Event, 1024)
+	done := make(chan struct{})
+	r := &micro.Result{}
+	var evs []phases.Event
+	go func() {
+		defer close(done)
+		for ev := range ch {
+			r.Add(ev)
+			evs = append(evs, ev)
+		}
+	}()
+	err := run(&phases.Emitter{Out: ch})
+	close(ch)
+	<-done
+	return r, evs, err
+}
+
+// TestScriptDiesHalfway: the results before the failure are kept, and the
+// failure is both returned and emitted with the script's last stderr lines.
+func TestScriptDiesHalfway(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	py := fakePython(t, 20)
+	r, evs, err := collect(ctx, func(em *phases.Emitter) error {
+		return micro.Run(ctx, micro.Config{Host: local.New(), Python: py, Plan: kimiPlan(t, 1), WorkDir: t.TempDir(), Force: true}, em)
+	})
+	var ee *remote.ExitError
+	if !errors.As(err, &ee) || ee.Status != 1 || !strings.Contains(ee.Stderr, "illegal memory access") {
+		t.Fatalf("error %v", err)
+	}
+	if len(r.GEMMs) == 0 || r.Env == nil || r.Calib == nil {
+		t.Fatalf("partial results lost: %d GEMMs, env %v", len(r.GEMMs), r.Env)
+	}
+	if len(r.Errors) != 1 || !r.Errors[0].Fatal || !strings.Contains(r.Errors[0].Err, "illegal memory access") {
+		t.Errorf("errors %+v", r.Errors)
+	}
+	if last := evs[len(evs)-1]; last.Kind != phases.KindMicroError {
+		t.Errorf("last event %s", last.Kind)
+	}
+}
+
+func TestRunOnSim(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, err := sim.Start(ctx, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	plan := kimiPlan(t, 1, 128)
+	r, _, err := collect(ctx, func(em *phases.Emitter) error {
+		return micro.Run(ctx, micro.Config{Host: d, Python: "docker exec -i vllm python3", Plan: plan}, em)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.GEMMs) != len(plan.GEMMs) || len(r.Steps) != 2 || r.Calib == nil || r.Env == nil {
+		t.Fatalf("%d GEMMs of %d, %d steps, calib %v", len(r.GEMMs), len(plan.GEMMs), len(r.Steps), r.Calib)
+	}
+	// The simulated step at M=1 is in the range the real H200 gave (5–8 ms).
+	if s := r.StepSum(1); s < 4000 || s > 10000 {
+		t.Errorf("simulated M=1 step %.0f µs", s)
+	}
+}
+
+func TestCancelOnSim(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, err := sim.Start(ctx, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	run, stop := context.WithCancel(ctx)
+	ch := make(chan phases.Event, 1024)
+	errc := make(chan error, 1)
+	go func() { errc <- micro.Run(run, micro.Config{Host: d, Plan: kimiPlan(t, 1, 8, 64)}, &phases.Emitter{Out: ch}) }()
+	got := 0
+	for got < 3 {
+		select {
+		case ev := <-ch:
+			if ev.Kind == phases.KindMicroResult {
+				got++
+			}
+		case err := <-errc:
+			t.Fatalf("Run ended before any result: %v", err)
+		case <-ctx.Done():
+			t.Fatal("no results")
+		}
+	}
+	stop()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("error %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+}
+
+func TestBusyGPUsOnSim(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, err := sim.Start(ctx, sim.Options{AutoStart: true, LoadTime: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var busy *pyrun.BusyError
+	for !errors.As(pyrun.CheckGPUs(ctx, d), &busy) {
+		if ctx.Err() != nil {
+			t.Fatal("the simulated server never showed on nvidia-smi")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	err = micro.Run(ctx, micro.Config{Host: d, Plan: kimiPlan(t, 1)}, nil)
+	if !errors.As(err, &busy) || len(busy.Procs) != 8 || !strings.Contains(err.Error(), "VLLM::Worker_TP0") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestCommandQuotesPaths(t *testing.T) {
+	c := micro.Command(micro.Config{Python: "docker exec -i vllm python3", RepMs: 20}, "/tmp/a b/s.py", "/tmp/p.json")
+	want := `docker exec -i vllm python3 -c "$(cat '/tmp/a b/s.py')" --plan "$(cat /tmp/p.json)" --rep-ms 20`
+	if c != want {
+		t.Errorf("\n got %s\nwant %s", c, want)
+	}
+}
+
+func TestMainDryRun(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := micro.Main(context.Background(), []string{"--model-config", "kimi-k2.5", "--tp", "8", "--batch", "1", "--dry-run"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var p model.Plan
+	if err := json.Unmarshal(out.Bytes(), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.TP != 8 || p.AllReduce.PerStep != 123 || len(p.At(1)) != 13 {
+		t.Errorf("%+v", p)
+	}
+	errb.Reset()
+	if code := micro.Main(context.Background(), []string{"--model-config", "gpt-9", "--dry-run"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "gpt-9") {
+		t.Errorf("unknown model: exit %d %s", code, errb.String())
+	}
+}
+
+func TestMainOnSimWritesJSON(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	js := filepath.Join(t.TempDir(), "micro.json")
+	var out, errb bytes.Buffer
+	code := micro.Main(ctx, []string{"--host", "sim", "--model-config", "qwen3-235b-a22b", "--tp", "8", "--batch", "1", "--no-calib", "--json", js}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "SIMULATED") || !strings.Contains(out.String(), "experts.w13") {
+		t.Errorf("stdout %s\nstderr %s", out.String(), errb.String())
+	}
+	var rep micro.Report
+	b, _ := os.ReadFile(js)
+	if err := json.Unmarshal(b, &rep); err != nil || len(rep.GEMMs) != 6 || rep.Host != "sim" {
+		t.Errorf("report %v %+v", err, rep)
+	}
+}
