@@ -198,7 +198,9 @@ func TestCancelOnSim(t *testing.T) {
 	run, stop := context.WithCancel(ctx)
 	ch := make(chan phases.Event, 1024)
 	errc := make(chan error, 1)
-	go func() { errc <- micro.Run(run, micro.Config{Host: d, Plan: kimiPlan(t, 1, 8, 64)}, &phases.Emitter{Out: ch}) }()
+	go func() {
+		errc <- micro.Run(run, micro.Config{Host: d, Plan: kimiPlan(t, 1, 8, 64)}, &phases.Emitter{Out: ch})
+	}()
 	got := 0
 	for got < 3 {
 		select {
