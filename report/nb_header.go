@@ -113,7 +113,8 @@ func orUnknown(s string) string {
 func (n *nb) budget(b BudgetResult) {
 	n.ln("## Decode-time budget\n")
 	n.ln("How one decode step (TPOT) splits between the all-reduces, the GEMMs and the rest " +
-		"(attention kernels, norms, routing, sampling, launch gaps), from the isolated measurements.\n")
+		"(attention kernels, norms, routing, sampling, launch gaps), from the isolated measurements. " +
+		"At concurrency C the decode batch is taken as M = C (every running request adds one token per step).\n")
 	n.budgetSplit(b.Single)
 	if b.Plateau != nil {
 		n.budgetSplit(*b.Plateau)
