@@ -130,6 +130,9 @@ func (m *Model) start() tea.Cmd {
 
 // stop is the c key: cancel the capture (stop_profile is still sent).
 func (m *Model) stop() tea.Cmd {
+	if m.state == cancelling {
+		return common.Status("already cancelling: waiting briefly for stop_profile")
+	}
 	if m.state != running || m.cancel == nil {
 		return common.Status("no capture is running")
 	}
