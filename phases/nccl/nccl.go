@@ -178,6 +178,17 @@ type event struct {
 	data any
 }
 
+// LineEvent maps one line of the script's output to the event kind and
+// payload it becomes; ok is false for lines that carry no result (start,
+// done, unknown types, fields that do not decode).
+func LineEvent(l pyrun.Line) (kind string, data any, ok bool) {
+	ev, ok := lineEvent(l)
+	if !ok {
+		return "", nil, false
+	}
+	return ev.kind, ev.data, true
+}
+
 func lineEvent(l pyrun.Line) (event, bool) {
 	decode := func(kind string, v any) (event, bool) {
 		if l.Decode(v) != nil {

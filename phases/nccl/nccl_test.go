@@ -1,0 +1,229 @@
+package nccl_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/micro/pyrun"
+	"github.com/profdeck/profdeck/phases/model"
+	"github.com/profdeck/profdeck/phases/nccl"
+	"github.com/profdeck/profdeck/remote/sim"
+)
+
+func readLines(t testing.TB, data []byte) *nccl.Result {
+	r := &nccl.Result{}
+	var a2a []phases.NCCLAllToAll
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		l, ok := pyrun.ParseLine(sc.Text())
+		if !ok {
+			continue
+		}
+		kind, d, ok := nccl.LineEvent(l)
+		if !ok {
+			continue
+		}
+		ev := phases.New(time.Now(), kind, d)
+		r.Add(ev)
+		if x, ok := ev.Data.(phases.NCCLAllToAll); ok {
+			a2a = append(a2a, x)
+			if c, found := nccl.FindCliff(a2a); found && r.Cliff == nil {
+				r.Add(phases.New(time.Now(), phases.KindNCCLCliff, c))
+			}
+		}
+	}
+	return r
+}
+
+func TestParseRealRuns(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		nproc int
+		graph bool
+	}{
+		{"testdata/nccl-kimi-k2.5-nproc1.lines.jsonl", 1, false},
+		{"testdata/nccl-kimi-k2.5-nproc2.lines.jsonl", 2, true},
+	} {
+		b, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := readLines(t, b)
+		if r.Env == nil || r.Env.NProc != c.nproc || r.Env.NCCLEnv["NCCL_NVLS_ENABLE"] != "0" {
+			t.Fatalf("%s: env %+v", c.file, r.Env)
+		}
+		if len(r.Bursts) != 4 || len(r.AllToAll) != 9 || len(r.Errors) != 0 {
+			t.Fatalf("%s: %d bursts, %d all-to-all, errors %v", c.file, len(r.Bursts), len(r.AllToAll), r.Errors)
+		}
+		for _, b := range r.Bursts {
+			// 123 all-reduces of M × 7168 × 2 bytes; µs/op = total / count.
+			if b.Count != 123 || b.Bytes != int64(b.M)*14336 || math.Abs(b.PerOpUs-b.TotalMs*1e3/123) > 1e-6 {
+				t.Errorf("%s: burst %+v", c.file, b)
+			}
+			if (b.GraphMs > 0) != c.graph {
+				t.Errorf("%s: graph timing %v, want %v", c.file, b.GraphMs, c.graph)
+			}
+		}
+		for _, a := range r.AllToAll {
+			// T × top-8 × 7168 × 2 bytes; busbw = algbw × (n−1)/n.
+			n := float64(c.nproc)
+			if a.Bytes != int64(a.Tokens)*114688 || math.Abs(a.BusBW-a.AlgBW*(n-1)/n) > 1e-9 {
+				t.Errorf("%s: %+v", c.file, a)
+			}
+		}
+		// Neither run has a latency cliff (NVLink, and one rank).
+		if r.Cliff != nil {
+			t.Errorf("%s: cliff %+v", c.file, r.Cliff)
+		}
+		var out bytes.Buffer
+		r.WriteTables(&out)
+		if !strings.Contains(out.String(), "no latency cliff") || !strings.Contains(out.String(), "1.75 MiB") {
+			t.Errorf("%s tables:\n%s", c.file, out.String())
+		}
+	}
+	// The committed --json report of the same run decodes to the same tables.
+	b, err := os.ReadFile("testdata/nccl-kimi-k2.5-nproc2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep nccl.Report
+	if err := json.Unmarshal(b, &rep); err != nil || rep.NProc != 2 || len(rep.Bursts) != 4 || rep.Plan.AllReduce.PerStep != 123 {
+		t.Errorf("report: %v %+v", err, rep.Result)
+	}
+}
+
+func TestFindCliff(t *testing.T) {
+	rows := func(us ...float64) []phases.NCCLAllToAll {
+		var r []phases.NCCLAllToAll
+		for i, u := range us {
+			r = append(r, phases.NCCLAllToAll{Tokens: 1 << i, Us: u})
+		}
+		return r
+	}
+	// 30 → 31 → 32 → 33 → 70: 70 > 2 × 33, so the cliff is at T = 16.
+	c, ok := nccl.FindCliff(rows(30, 31, 32, 33, 70, 150))
+	if !ok || c.Tokens != 16 || c.FromUs != 33 || c.ToUs != 70 {
+		t.Errorf("%+v %v", c, ok)
+	}
+	// Exactly 2× is not a cliff ("more than 2×").
+	if _, ok := nccl.FindCliff(rows(30, 60, 120)); ok {
+		t.Error("2× counted as a cliff")
+	}
+	if _, ok := nccl.FindCliff(rows(30)); ok {
+		t.Error("one row")
+	}
+	if _, ok := nccl.FindCliff(rows(0, 50)); ok {
+		t.Error("zero latency row")
+	}
+}
+
+func kimiPlan(t *testing.T) model.Plan {
+	c, _ := model.Preset("kimi-k2.5")
+	p, err := model.Build(c, model.Options{TP: 8, Batch: []int{1, 8, 64, 128}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRunOnSim(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, err := sim.Start(ctx, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ch := make(chan phases.Event, 256)
+	r := &nccl.Result{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range ch {
+			r.Add(ev)
+		}
+	}()
+	err = nccl.Run(ctx, nccl.Config{Host: d, Torchrun: "docker exec -i vllm torchrun", NProc: 8, Plan: kimiPlan(t)}, &phases.Emitter{Out: ch})
+	close(ch)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Bursts) != 4 || len(r.AllToAll) != 9 || r.Env == nil || r.Env.NProc != 8 {
+		t.Fatalf("%+v", r)
+	}
+	// The simulated TP8 burst at M=1 is about half of a 12.5 ms TPOT.
+	if ms := r.Bursts[0].TotalMs; ms < 5 || ms > 7.5 {
+		t.Errorf("M=1 burst %.2f ms", ms)
+	}
+	if r.Cliff == nil || r.Cliff.Tokens != 16 {
+		t.Errorf("cliff %+v", r.Cliff)
+	}
+}
+
+func TestRunOnSimTooManyRanks(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, err := sim.Start(ctx, sim.Options{GPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	r := &nccl.Result{}
+	ch := make(chan phases.Event, 16)
+	go func() {
+		for ev := range ch {
+			r.Add(ev)
+		}
+	}()
+	err = nccl.Run(ctx, nccl.Config{Host: d, NProc: 8, Plan: kimiPlan(t)}, &phases.Emitter{Out: ch})
+	close(ch)
+	if err == nil || !strings.Contains(err.Error(), "invalid device ordinal") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestCommand(t *testing.T) {
+	c := nccl.Command(nccl.Config{Torchrun: "torchrun", NProc: 8, Plan: kimiPlan(t), Tokens: []int{1, 16}}, "/tmp/profdeck/s.py")
+	want := `torchrun --standalone --nproc-per-node 8 --no-python python3 -c "$(cat /tmp/profdeck/s.py)" --hidden 7168 --count 123 --batch 1,8,64,128 --a2a-bytes-per-token 114688 --tokens 1,16`
+	if c != want {
+		t.Errorf("\n got %s\nwant %s", c, want)
+	}
+}
+
+func TestMainDryRunAndErrors(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := nccl.Main(context.Background(), []string{"--model-config", "deepseek-v3", "--tp", "8", "--dry-run"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var p model.Plan
+	if err := json.Unmarshal(out.Bytes(), &p); err != nil || p.AllReduce.PerStep != 123 || p.AllToAll == nil {
+		t.Errorf("%v %+v", err, p)
+	}
+	errb.Reset()
+	if code := nccl.Main(context.Background(), []string{"--model-config", "kimi-k2.5", "--batch", "1,x"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `"x"`) {
+		t.Errorf("bad batch: exit %d %s", code, errb.String())
+	}
+}
+
+func FuzzLineEvent(f *testing.F) {
+	b, _ := os.ReadFile("testdata/nccl-kimi-k2.5-nproc2.lines.jsonl")
+	for _, l := range strings.Split(string(b), "\n") {
+		f.Add(l)
+	}
+	f.Add(`{"type":"alltoall","tokens_per_gpu":"x"}`)
+	f.Add(`{"type":"burst","m":1e400}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		r := readLines(t, []byte(s))
+		var out bytes.Buffer
+		r.WriteTables(&out)
+	})
+}
