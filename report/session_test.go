@@ -112,14 +112,14 @@ func TestUpdatesFollowJournalOrder(t *testing.T) {
 
 func TestSecretsNeverReachJournalOrNotebook(t *testing.T) {
 	s, p := newTestSession(t)
-	const key = `sk-"very"-secret-4242`
+	const key = `sk-"zq9x"-secret-4242`
 	s.Redact(key)
 	t0 := time.Now()
 	s.Record(note(t0, "the key is "+key))
 	s.Record(phases.New(t0, phases.KindSystemInfo, phases.SystemInfo{Host: "h", LaunchCommand: "vllm serve m --api-key " + key}))
 	s.Record(phases.New(t0, phases.KindError, phases.ErrorEvent{Where: "x", Err: "401 for key " + key}))
 	b, _ := os.ReadFile(p)
-	if strings.Contains(string(b), "very") {
+	if strings.Contains(string(b), "zq9x") {
 		t.Fatalf("journal holds the key:\n%s", b)
 	}
 	if !strings.Contains(string(b), Redacted) {
@@ -132,7 +132,7 @@ func TestSecretsNeverReachJournalOrNotebook(t *testing.T) {
 	}
 	a.Close()
 	md, _ := os.ReadFile(nb)
-	if strings.Contains(string(md), "very") || !strings.Contains(string(md), "the key is "+Redacted) {
+	if strings.Contains(string(md), "zq9x") || !strings.Contains(string(md), "the key is "+Redacted) {
 		t.Fatalf("notebook:\n%s", md)
 	}
 }
