@@ -160,3 +160,18 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParse is one scrape's parse of a two-engine 0.11-style text.
+func BenchmarkParse(b *testing.B) {
+	data, err := os.ReadFile("testdata/constructed-v0.11-dp2-specdecode.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := Parse(bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
