@@ -171,3 +171,25 @@ func FuzzParse(f *testing.F) {
 		_, _ = Build(c, Options{TP: 8, Batch: []int{1, 3}})
 	})
 }
+
+func TestPresetFor(t *testing.T) {
+	for name, want := range map[string]string{
+		"moonshotai/Kimi-K2.5":               "kimi-k2.5",
+		"moonshotai/Kimi-K2-Instruct":        "kimi-k2.5",
+		"deepseek-ai/DeepSeek-V3-0324":       "deepseek-v3",
+		"Qwen/Qwen3-235B-A22B-Instruct-2507": "qwen3-235b-a22b",
+		"meta-llama/Llama-3.1-405B-Instruct": "llama-3.1-405b",
+		"mistralai/Mixtral-8x7B":             "",
+	} {
+		got, _ := PresetFor(name)
+		if got != want {
+			t.Errorf("PresetFor(%q) = %q, want %q", name, got, want)
+		}
+	}
+	if s, err := Spec("", "", "moonshotai/Kimi-K2.5"); err != nil || s != "kimi-k2.5" {
+		t.Errorf("Spec: %q %v", s, err)
+	}
+	if _, err := Spec("", "", "unknown"); err == nil || !strings.Contains(err.Error(), "model.preset") {
+		t.Errorf("Spec unknown: %v", err)
+	}
+}

@@ -114,11 +114,8 @@ func (c *Common) Resolve(section func(*campaign.Campaign) []int) (*Resolved, err
 	if r.HostSpec == "" {
 		r.HostSpec = "local"
 	}
-	if c.Model == "" {
-		c.Model = camp.Model.Config
-		if c.Model == "" {
-			c.Model = camp.Model.Preset
-		}
+	if c.Model == "" && c.Campaign != "" {
+		c.Model, _ = model.Spec(camp.Model.Config, camp.Model.Preset, camp.Model.Name)
 	}
 	if c.TP == 0 {
 		c.TP = camp.Model.TP
