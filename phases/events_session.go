@@ -49,19 +49,21 @@ type SystemInfo struct {
 	Extra         []string `json:"extra,omitempty"`
 }
 
-// Note is a timestamped line the operator typed.
+// Note is a timestamped line the operator typed. The notebook lists it, as
+// typed, in the section of the phase its pane belongs to.
 type Note struct {
 	Text string `json:"text"`
-	Pane string `json:"pane,omitempty"`
+	Pane string `json:"pane,omitempty"` // the pane's title or phase ("Server/Load", "macro")
 }
 
 // Marker is a labelled point on a phase's timeline.
 type Marker struct {
 	Label string `json:"label"`
-	Pane  string `json:"pane,omitempty"`
+	Pane  string `json:"pane,omitempty"` // as in Note
 }
 
-// NotebookSaved says the notebook was written.
+// NotebookSaved says the notebook was written (the event's time is when).
+// It is not journalled.
 type NotebookSaved struct {
 	Path string `json:"path"`
 }
