@@ -99,7 +99,7 @@ func (n *nb) systemRows(si *phases.SystemInfo) {
 		n.p("| Model | %s |\n", mdCell(m))
 	}
 	for _, x := range si.Extra {
-		n.p("| Note | %s |\n", mdCell(x))
+		n.p("| Detail | %s |\n", mdCell(x))
 	}
 }
 
