@@ -37,10 +37,11 @@ const (
 // sweepConfig builds the engine's configuration from the campaign: the
 // server's URL and API key, the macro section's parameters, a client that
 // dials through the host (so a server bound to the GPU host's localhost is
-// reachable) and a scraper of the server's /metrics.
-func (m *Model) sweepConfig() macro.Config {
+// reachable) and a scraper of the server's /metrics. done releases the
+// scraper's idle connection once the sweep has ended.
+func (m *Model) sweepConfig() (cfg macro.Config, done func()) {
 	c := m.d.Campaign
-	cfg := macro.Config{
+	cfg = macro.Config{
 		URL:           c.Server.URL,
 		API:           c.Macro.API,
 		Concurrency:   c.Macro.Concurrency,
@@ -59,7 +60,7 @@ func (m *Model) sweepConfig() macro.Config {
 		client.Transport = &http.Transport{DialContext: m.d.Host.DialContext, MaxIdleConns: 2}
 	}
 	cfg.Scraper = servermetrics.NewScraper(metricsURL(c.Server.URL, c.Server.MetricsURL), client)
-	return cfg
+	return cfg, client.CloseIdleConnections
 }
 
 // metricsURL is the configured /metrics address, or the server URL's.
@@ -75,7 +76,7 @@ func (m *Model) start() tea.Cmd {
 	if m.d.Campaign == nil || m.d.Session == nil {
 		return common.Error(errors.New("macro: no campaign loaded"))
 	}
-	cfg := m.sweepConfig()
+	cfg, release := m.sweepConfig()
 	sw, err := macro.NewSweep(cfg)
 	if err != nil {
 		return common.Error(fmt.Errorf("macro sweep: %w", err))
@@ -96,6 +97,7 @@ func (m *Model) start() tea.Cmd {
 	return tea.Batch(common.Status("macro sweep started against "+cfg.URL), func() tea.Msg {
 		em.Emit(ctx, phases.KindPhaseStarted, &phases.PhaseStarted{Name: phases.Macro, Params: params})
 		res, err := sw.Run(ctx, em)
+		release()
 		fin := &phases.PhaseFinished{Name: phases.Macro}
 		if err != nil && !errors.Is(err, context.Canceled) {
 			fin.Err = err.Error()
