@@ -152,7 +152,7 @@ func (t *parsedTable) summary(top int) *phases.ProfileSummary {
 		}
 	}
 	agg := newKernelAgg()
-	annotations := 0
+	annotations, kernelRows := 0, 0
 	slack := t.totalRes // printed values are rounded: so much can differ without a row missing
 	for _, r := range t.rows {
 		if r.selfCPU > 0 || r.cpuTotal > 0 || r.selfDv <= 0 {
@@ -163,13 +163,17 @@ func (t *parsedTable) summary(top int) *phases.ProfileSummary {
 			continue
 		}
 		agg.add(r.name, r.selfDv, r.calls)
+		kernelRows++
 		slack += r.res
 	}
 	total := t.devTotal
 	if total < 0 || total-agg.sum() <= slack {
 		total = 0 // the rows are the whole device time
 	}
-	src := fmt.Sprintf("key_averages table: %d device-kernel rows of %d", len(agg.order), len(t.rows))
+	src := fmt.Sprintf("key_averages table: %d device-kernel rows of %d", kernelRows, len(t.rows))
+	if kernelRows != len(agg.order) {
+		src += fmt.Sprintf(", %d distinct names (the table cuts long names)", len(agg.order))
+	}
 	s := agg.summary(src, total, top)
 	if t.devTotal < 0 {
 		s.Notes = append(s.Notes, "the table has no \"Self "+t.cols.device+" time total\" footer: the total is the sum of the kernel rows")
