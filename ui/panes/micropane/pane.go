@@ -1,24 +1,68 @@
-// Package micropane is the cockpit's Micro pane.
+// Package micropane is the cockpit's Micro pane: it runs the micro phase
+// (every GEMM of one decode step timed on the GPU host) and shows the GEMM
+// table of one batch size, sorted by its share of the step, with the step
+// totals of every batch size below.
 package micropane
 
 import (
+	"context"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/micro"
+	"github.com/profdeck/profdeck/phases/micro/pyrun"
 	"github.com/profdeck/profdeck/ui/common"
+)
+
+// keyMap holds the pane's own keys.
+type keyMap struct {
+	Start, Cancel, Order, PrevM, NextM, StopServer, Force key.Binding
+}
+
+func newKeys() keyMap {
+	return keyMap{
+		Start:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start")),
+		Cancel:     key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel")),
+		Order:      key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "sort order")),
+		PrevM:      key.NewBinding(key.WithKeys("h", "left"), key.WithHelp("h/←", "smaller M")),
+		NextM:      key.NewBinding(key.WithKeys("l", "right"), key.WithHelp("l/→", "larger M")),
+		StopServer: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "stop server, then run")),
+		Force:      key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "run on busy GPUs")),
+	}
+}
+
+type state int
+
+const (
+	idle state = iota
+	running
+	cancelling
+	stoppingServer
 )
 
 // Model is the Micro pane.
 type Model struct {
 	d      *common.Deps
+	keys   keyMap
 	w, h   int
-	events int
-	last   string
+	res    micro.Result
+	state  state
+	cancel context.CancelFunc
+	run    int
+	busy   *pyrun.BusyError // the last start found the GPUs busy
+	msg    string           // the last run's outcome or error
+	failed bool
+	done   bool   // the last run ended well
+	label  string // model and parallelism of the last run
+	order  int
+	mi     int // index of the shown batch size in res.Ms()
+	scroll int
 }
 
 // New builds the pane.
-func New(d *common.Deps) *Model { return &Model{d: d} }
+func New(d *common.Deps) *Model { return &Model{d: d, keys: newKeys()} }
 
 // Init starts nothing.
 func (m *Model) Init() tea.Cmd { return nil }
@@ -29,44 +73,101 @@ func (m *Model) Title() string { return "Micro" }
 // Typing is false: this pane has no text input.
 func (m *Model) Typing() bool { return false }
 
-// Busy is false: this pane starts no phase yet.
-func (m *Model) Busy() bool { return false }
+// Busy is true while the script (or the server stop before it) runs.
+func (m *Model) Busy() bool { return m.state != idle }
 
 // SetSize records the pane's size.
-func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
+func (m *Model) SetSize(w, h int) { m.w, m.h = w, h; m.clamp() }
 
-// Update counts the phase's events.
+// Update handles keys, the phase's events and the end of a run.
 func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
-	if ev, ok := msg.(common.EventsMsg); ok {
-		for _, e := range ev.Events {
+	switch msg := msg.(type) {
+	case common.EventsMsg:
+		for _, e := range msg.Events {
 			if e.Phase == phases.Micro {
-				m.events++
-				m.last = e.Kind
+				m.res.Add(e)
 			}
 		}
+		m.clamp()
+	case doneMsg:
+		return m, m.finish(msg)
+	case serverStoppedMsg:
+		return m, m.serverStopped(msg)
+	case tea.KeyPressMsg:
+		return m, m.key(msg)
 	}
 	return m, nil
 }
 
-// View renders the pane.
-func (m *Model) View() string {
-	return m.d.Styles.Title.Render("Micro") + "\n" + m.d.Styles.Subtle.Render("events: "+itoa(m.events)+" last: "+m.last)
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.d.Keys
+	switch {
+	case key.Matches(msg, m.keys.Start):
+		return m.start(false)
+	case key.Matches(msg, m.keys.Cancel):
+		return m.stop()
+	case key.Matches(msg, m.keys.Force) && m.busy != nil:
+		return m.start(true)
+	case key.Matches(msg, m.keys.StopServer) && m.busy != nil:
+		return m.stopServer()
+	case key.Matches(msg, m.keys.Order):
+		m.order = micro.NextOrder(m.order)
+		m.scroll = 0
+	case key.Matches(msg, m.keys.PrevM):
+		if m.mi > 0 {
+			m.mi--
+			m.scroll = 0
+		}
+	case key.Matches(msg, m.keys.NextM):
+		if m.mi < len(m.res.Ms())-1 {
+			m.mi++
+			m.scroll = 0
+		}
+	case key.Matches(msg, k.Down):
+		m.scroll++
+	case key.Matches(msg, k.Up):
+		m.scroll--
+	case key.Matches(msg, k.PageDown):
+		m.scroll += max(1, m.rowsVisible()-1)
+	case key.Matches(msg, k.PageUp):
+		m.scroll -= max(1, m.rowsVisible()-1)
+	case key.Matches(msg, k.Top):
+		m.scroll = 0
+	case key.Matches(msg, k.Bottom):
+		m.scroll = 1 << 20
+	}
+	m.clamp()
+	return nil
+}
+
+// clamp keeps the batch-size index and the scroll inside the data.
+func (m *Model) clamp() {
+	ms := m.res.Ms()
+	if m.mi >= len(ms) {
+		m.mi = max(0, len(ms)-1)
+	}
+	rows := 0
+	if len(ms) > 0 {
+		rows = len(m.res.Rows(ms[m.mi], m.order))
+	}
+	m.scroll = min(m.scroll, max(0, rows-m.rowsVisible()))
+	m.scroll = max(m.scroll, 0)
 }
 
 // ShortHelp lists the pane's keys.
-func (m *Model) ShortHelp() []key.Binding { return nil }
+func (m *Model) ShortHelp() []key.Binding {
+	if m.busy != nil && m.state == idle {
+		return []key.Binding{m.keys.StopServer, m.keys.Force, m.keys.Start}
+	}
+	return []key.Binding{m.keys.Start, m.keys.Cancel, m.keys.Order, m.keys.NextM}
+}
 
 // FullHelp lists the pane's keys in columns.
-func (m *Model) FullHelp() [][]key.Binding { return nil }
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
+func (m *Model) FullHelp() [][]key.Binding {
+	k := m.d.Keys
+	return [][]key.Binding{
+		{m.keys.Start, m.keys.Cancel, m.keys.StopServer, m.keys.Force},
+		{m.keys.Order, m.keys.PrevM, m.keys.NextM},
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 	}
-	s := ""
-	for n > 0 {
-		s = string(rune('0'+n%10)) + s
-		n /= 10
-	}
-	return s
 }

@@ -1,0 +1,194 @@
+package micropane
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/micro"
+)
+
+// View renders the pane into its size.
+func (m *Model) View() string {
+	w, h := max(m.w, 40), max(m.h, 8)
+	top := m.topLines(w)
+	bottom := m.totalLines(w)
+	rows := max(0, h-len(top)-len(bottom)-1)
+	var out []string
+	out = append(out, top...)
+	out = append(out, m.table(w, rows)...)
+	for len(out) < h-len(bottom) {
+		out = append(out, "")
+	}
+	out = append(out, bottom...)
+	if len(out) > h {
+		out = out[:h]
+	}
+	return strings.Join(out, "\n")
+}
+
+func fit(s string, w int) string { return ansi.Truncate(s, w, "…") }
+
+// topLines: title, environment, status, batch-size selector.
+func (m *Model) topLines(w int) []string {
+	st := m.d.Styles
+	title := st.Title.Render("Micro · decode-step GEMMs")
+	if m.label != "" {
+		title += " " + st.Bold.Render(m.label)
+	}
+	if m.d.Simulated() {
+		title += " " + st.HeaderSim.Render("SIMULATED")
+	}
+	lines := []string{fit(title, w)}
+	if e := m.res.Env; e != nil {
+		s := e.GPU
+		if c := m.res.Calib; c != nil {
+			s += fmt.Sprintf(" · 8192³ %.0f TFLOP/s", c.TFLOPs)
+			if c.DoBenchTFLOPs > 0 {
+				s += fmt.Sprintf(" (do_bench %.0f, %+.1f%%)", c.DoBenchTFLOPs, 100*(c.TFLOPs/c.DoBenchTFLOPs-1))
+			}
+		}
+		s += fmt.Sprintf(" · peak %.0f GB/s · torch %s CUDA %s", e.PeakGBs, e.Torch, e.CUDA)
+		lines = append(lines, st.Subtle.Render(fit(s, w)))
+	}
+	lines = append(lines, m.statusLines(w)...)
+	if ms := m.res.Ms(); len(ms) > 0 {
+		var b strings.Builder
+		b.WriteString("M:")
+		for i, v := range ms {
+			if i == m.mi {
+				b.WriteString(" " + st.Selected.Render(fmt.Sprintf(" %d ", v)))
+			} else {
+				fmt.Fprintf(&b, "  %d ", v)
+			}
+		}
+		note := "  h/l M · sorted by " + micro.OrderNames[m.order] + " (o)"
+		for _, g := range m.res.GEMMs {
+			if g.Served != "" {
+				note += " · * timed BF16, served " + g.Served
+				break
+			}
+		}
+		b.WriteString(st.Subtle.Render(note))
+		lines = append(lines, fit(b.String(), w))
+	}
+	return lines
+}
+
+func (m *Model) statusLines(w int) []string {
+	st := m.d.Styles
+	switch {
+	case m.state == stoppingServer:
+		return []string{st.Warn.Render(fit("stopping the server to free the GPUs…", w))}
+	case m.state == running || m.state == cancelling:
+		p := m.res.Progress
+		verb := "running"
+		if m.state == cancelling {
+			verb = "cancelling"
+		}
+		bar := progressBar(p.Done, p.Total, 20)
+		return []string{fit(fmt.Sprintf("%s %s %d/%d %s", st.BarFull.Render(bar), verb, p.Done, p.Total, p.Text), w)}
+	case m.busy != nil:
+		return []string{
+			st.BannerWarn.Render(fit(m.busy.Error(), w-2)),
+			fit("x: stop the server (as the Load phase does) and run · f: run on the busy GPUs · s: check again", w),
+		}
+	case m.failed:
+		return []string{st.Bad.Render(fit("error: "+m.msg, w))}
+	case m.msg != "":
+		return []string{st.Good.Render(fit(m.msg, w))}
+	case m.done:
+		return []string{st.Good.Render(fit(fmt.Sprintf("done: %d GEMMs over %d batch sizes (s runs again)", len(m.res.GEMMs), len(m.res.Ms())), w))}
+	case len(m.res.GEMMs) == 0:
+		return []string{st.Subtle.Render(fit("s: time every GEMM of one decode step on the GPU host (the model, TP and batch sizes come from the campaign)", w))}
+	}
+	return nil
+}
+
+func progressBar(done, total, width int) string {
+	if total <= 0 {
+		return strings.Repeat("░", width)
+	}
+	n := min(width, done*width/total)
+	return strings.Repeat("█", n) + strings.Repeat("░", width-n)
+}
+
+// rowsVisible is how many GEMM rows the table shows now.
+func (m *Model) rowsVisible() int {
+	w, h := max(m.w, 40), max(m.h, 8)
+	return max(1, h-len(m.topLines(w))-len(m.totalLines(w))-1)
+}
+
+func (m *Model) table(w, rows int) []string {
+	ms := m.res.Ms()
+	if len(ms) == 0 || rows <= 0 {
+		return nil
+	}
+	st := m.d.Styles
+	wide := w >= 86
+	head := fmt.Sprintf("%-14s %-18s %4s %7s %6s %5s %8s %5s", "GEMM", "M×N×K", "/stp", "µs", "TF/s", "%BW", "step µs", "share")
+	if wide {
+		head += fmt.Sprintf(" %6s", "GB/s")
+	}
+	lines := []string{st.TableHeader.Render(fit(head, w))}
+	m0 := ms[m.mi]
+	all := m.res.Rows(m0, m.order)
+	sum := m.res.StepSum(m0)
+	end := min(len(all), m.scroll+rows)
+	for _, g := range all[m.scroll:end] {
+		lines = append(lines, fit(m.row(g, sum, wide), w))
+	}
+	return lines
+}
+
+func (m *Model) row(g phases.GEMMResult, sum float64, wide bool) string {
+	name := g.Name
+	if g.Served != "" {
+		name += "*"
+	}
+	share := 0.0
+	if sum > 0 {
+		share = 100 * g.StepUs / sum
+	}
+	s := fmt.Sprintf("%-14s %-18s %4d %7.1f %6.1f %5.1f %8.0f %4.1f%%",
+		fit(name, 14), fit(micro.Shape(g), 18), g.PerStep, g.Us, g.TFLOPs, g.BWPct, g.StepUs, share)
+	if wide {
+		s += fmt.Sprintf(" %6.0f", g.GBs)
+	}
+	return s
+}
+
+// totalLines: per batch size, the sum of the step's GEMMs and the step run
+// back-to-back.
+func (m *Model) totalLines(w int) []string {
+	ms := m.res.Ms()
+	if len(ms) == 0 {
+		return nil
+	}
+	st := m.d.Styles
+	lines := []string{st.TableHeader.Render(fit(fmt.Sprintf("%-6s %12s %18s", "step", "Σ GEMMs ms", "back-to-back ms"), w))}
+	for _, v := range ms {
+		b2b := "…"
+		if s, ok := m.res.Step(v); ok {
+			b2b = fmt.Sprintf("%.3f", s.BackToBackUs/1e3)
+			if s.Graph {
+				b2b += " graph"
+			}
+		}
+		line := fmt.Sprintf("M=%-4d %12.3f %18s", v, m.res.StepSum(v)/1e3, b2b)
+		if v == ms[m.mi] {
+			line = st.Bold.Render(line)
+		}
+		lines = append(lines, fit(line, w))
+	}
+	errs := m.res.Errors
+	if len(errs) > 2 {
+		errs = errs[len(errs)-2:]
+	}
+	for _, e := range errs {
+		lines = append(lines, st.Bad.Render(fit("error: "+micro.ErrorText(e), w)))
+	}
+	return lines
+}
