@@ -59,6 +59,12 @@ type LevelResult struct {
 	DurationS         float64        `json:"duration_s"`
 	TotalInputTokens  int64          `json:"total_input_tokens"`
 	TotalOutputTokens int64          `json:"total_output_tokens"`
+	// ThroughputWindow says what DurationS and the throughputs cover:
+	// "in_flight" (closed loop: from the first measured send until fewer
+	// than C were in flight, every token received in it) or "measured"
+	// (open loop: first measured send to last measured completion, the
+	// measured requests' tokens, as vLLM bench computes it).
+	ThroughputWindow  string         `json:"throughput_window,omitempty"`
 	RequestThroughput float64        `json:"request_throughput"`
 	OutputThroughput  float64        `json:"output_throughput"`
 	MeanTTFTms        float64        `json:"mean_ttft_ms"`

@@ -34,13 +34,14 @@ type runner struct {
 // tickStats are the figures of the current second, shared with the
 // request goroutines.
 type tickStats struct {
-	tok  atomic.Int64
-	mu   sync.Mutex
-	ttft *hdrhistogram.Histogram
-	tpot *hdrhistogram.Histogram
+	tok   atomic.Int64 // tokens this second
+	total atomic.Int64 // tokens this level
+	mu    sync.Mutex
+	ttft  *hdrhistogram.Histogram
+	tpot  *hdrhistogram.Histogram
 }
 
-func (t *tickStats) tokens(n int) { t.tok.Add(int64(n)) }
+func (t *tickStats) tokens(n int) { t.tok.Add(int64(n)); t.total.Add(int64(n)) }
 func (t *tickStats) firstToken(d time.Duration) {
 	t.mu.Lock()
 	recordDur(t.ttft, d, 1)
@@ -113,6 +114,13 @@ func (r *runner) runLevel(ctx context.Context, conc int, rate float64) (*phases.
 		rng                          = rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(conc)+uint64(rate*1000)))
 		arrivalTimer                 *time.Timer
 		tickNext                     = start.Add(time.Second)
+		// The throughput window of a closed-loop level: from the first
+		// measured send until the in-flight count first drops below the
+		// target once sending is over, so the tail, where fewer than C
+		// run, does not dilute it.
+		tok0, tokEnd     int64
+		winEnd           time.Time
+		winDone, winArea = 0, 0.0
 	)
 	accountInFlight := func(now time.Time) {
 		if !measuredStart.IsZero() {
@@ -141,6 +149,7 @@ func (r *runner) runLevel(ctx context.Context, conc int, rate float64) (*phases.
 		if !warm && measuredStart.IsZero() {
 			measuredStart = now
 			lastChange = now
+			tok0 = ts.total.Load()
 			agg.start(r.since(now))
 			if cfg.Duration > 0 {
 				deadline = time.After(cfg.Duration)
@@ -206,6 +215,14 @@ func (r *runner) runLevel(ctx context.Context, conc int, rate float64) (*phases.
 			now := time.Now()
 			accountInFlight(now)
 			inFlight--
+			if winEnd.IsZero() && !measuredStart.IsZero() {
+				if rec.Completed() {
+					winDone++
+				}
+				if sendingOver && rec.Failure != FailCancelled {
+					winEnd, tokEnd, winArea = now, ts.total.Load(), inflightArea
+				}
+			}
 			r.finish(rec, agg, ttfb, ttfat, ts)
 			if !rec.Warmup {
 				measuredDone++
@@ -244,6 +261,18 @@ func (r *runner) runLevel(ctx context.Context, conc int, rate float64) (*phases.
 	lr.MedianTTFBms = float64(ttfb.ValueAtQuantile(50)) / 1e3
 	lr.MedianTTFATms = float64(ttfat.ValueAtQuantile(50)) / 1e3
 	lr.ClientCPUs = cpu.Seconds()
+	lr.ThroughputWindow = "measured"
+	if rate == 0 && !winEnd.IsZero() && winEnd.After(measuredStart) {
+		// Closed loop: throughput while C were in flight (every token
+		// received in that window, warm-up requests' included, as they
+		// held slots too).
+		w := winEnd.Sub(measuredStart).Seconds()
+		lr.ThroughputWindow = "in_flight"
+		lr.DurationS = w
+		lr.OutputThroughput = float64(tokEnd-tok0) / w
+		lr.RequestThroughput = float64(winDone) / w
+		inflightArea = winArea
+	}
 	if lr.DurationS > 0 {
 		lr.MeanInFlight = inflightArea / lr.DurationS
 	}

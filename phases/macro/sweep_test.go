@@ -22,9 +22,9 @@ import (
 // request leaves until the next one arrives costs little at C=8.)
 func TestPlateauWhereEmulatorSaturates(t *testing.T) {
 	t.Parallel()
-	cfg := sim.EmulatorConfig{StepTime: 5 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, MaxNumSeqs: 8, CoarseTiming: true}
+	cfg := sim.EmulatorConfig{StepTime: 3 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, MaxNumSeqs: 8, CoarseTiming: true}
 	_, url := startEmu(t, cfg)
-	s, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{1, 2, 4, 8, 16, 32}, Duration: 400 * time.Millisecond, InputLen: 16, OutputLen: 32,
+	s, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{4, 8, 16, 32}, Requests: 32, InputLen: 16, OutputLen: 32,
 		StopAtPlateau: true, Seed: 8})
 	if err != nil {
 		t.Fatal(err)
@@ -44,10 +44,10 @@ func TestPlateauWhereEmulatorSaturates(t *testing.T) {
 	if res.Plateau == nil || res.Plateau.Concurrency != 8 {
 		t.Fatalf("plateau %+v, want C=8", res.Plateau)
 	}
-	if len(res.Levels) != 5 || res.Stopped != "plateau" {
+	if len(res.Levels) != 3 || res.Stopped != "plateau" {
 		t.Errorf("%d levels, stopped %q: want the sweep to end after C=16", len(res.Levels), res.Stopped)
 	}
-	if got[phases.KindMacroPlateau] != 1 || got[phases.KindMacroLevel] != 5 || got[phases.KindMacroLevelGo] != 5 {
+	if got[phases.KindMacroPlateau] != 1 || got[phases.KindMacroLevel] != 3 || got[phases.KindMacroLevelGo] != 3 {
 		t.Errorf("events %v", got)
 	}
 }

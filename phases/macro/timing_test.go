@@ -92,13 +92,17 @@ func TestTimingChat(t *testing.T) {
 }
 
 // TestDefaultEmulatorCurve: the emulator's defaults behave like the brief's
-// deployment: 12.5 ms single-stream TPOT, about 1,500 tok/s at C=128.
+// deployment: 12.5 ms single-stream TPOT, and at C=128 a step of
+// 12.5 + 127 × 0.573 ms = 85.3 ms for 128 tokens, i.e. about 1,500 tok/s.
+// (The throughput itself is checked on a quiet machine: see the package
+// README; here the step time pins the curve.)
 func TestDefaultEmulatorCurve(t *testing.T) {
-	_, url := startEmu(t, sim.EmulatorConfig{})
+	emu, url := startEmu(t, sim.EmulatorConfig{})
 	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{1}, Requests: 3, InputLen: 16, OutputLen: 24, Seed: 14})
 	within(t, "C=1 median TPOT", res.Levels[0].MedianTPOTms, 12.5, 0.01)
-	// Two rounds of 128 requests of 16 tokens: the first step and the ramp
-	// cost a little, so the level reads a few percent under the steady rate.
 	res = runSweep(t, macro.Config{URL: url, Concurrency: []int{128}, Requests: 256, InputLen: 16, OutputLen: 16, Seed: 14})
-	within(t, "C=128 output tok/s", res.Levels[0].OutputThroughput, 1500, 0.06)
+	within(t, "C=128 median TPOT", res.Levels[0].MedianTPOTms, 12.5+127*0.573, 0.02)
+	if st := emu.State(); st.Succeeded != 259 {
+		t.Errorf("server finished %d requests, want 259", st.Succeeded)
+	}
 }

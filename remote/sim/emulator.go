@@ -13,7 +13,8 @@ import (
 // EmulatorConfig configures the OpenAI-compatible emulator. The zero value
 // of every field means its default; the defaults give a single-stream TPOT
 // of 12.5 ms and an output throughput that stops growing near 1,500 tok/s
-// at 128 concurrent requests, like an 8×H200 deployment of a large MoE model.
+// at 128 concurrent requests (128 run at most; more wait in the queue),
+// like an 8×H200 deployment of a large MoE model.
 type EmulatorConfig struct {
 	Model string // served model id, default moonshotai/Kimi-K2.5
 	// StepTime is one engine step (one token to every running request) with
@@ -25,7 +26,7 @@ type EmulatorConfig struct {
 	// PrefillPerToken is what each prompt token being prefilled adds to the
 	// step that admits its request, default 10µs.
 	PrefillPerToken time.Duration
-	MaxNumSeqs      int // most requests running at once, default 256; the rest wait
+	MaxNumSeqs      int // most requests running at once, default 128; the rest wait
 	// TokensPerStep > 1 simulates speculative decoding: each decode step
 	// emits up to this many tokens per request (1 + accepted drafts).
 	TokensPerStep int
@@ -72,7 +73,7 @@ const (
 	DefaultStepTime        = 12500 * time.Microsecond
 	DefaultStepPerSeq      = 573 * time.Microsecond
 	DefaultPrefillPerToken = 10 * time.Microsecond
-	DefaultMaxNumSeqs      = 256
+	DefaultMaxNumSeqs      = 128
 	DefaultMaxModelLen     = 262144
 	DefaultKVCacheTokens   = 1 << 20
 )
