@@ -40,8 +40,12 @@ var (
 	profileOf = map[*Deployment]*profState{}
 )
 
+// Every simulated deployment has the profiler endpoints, as a vLLM build
+// does; they answer 404 until the server runs with the profiler enabled.
+func init() { RegisterStartHook(InstallProfiler) }
+
 // InstallProfiler adds the profiler endpoints to d's HTTP server. It is
-// safe to call more than once. Tests and the demo call it after Start.
+// safe to call more than once; Start calls it through a start hook.
 func InstallProfiler(d *Deployment) {
 	profMu.Lock()
 	defer profMu.Unlock()

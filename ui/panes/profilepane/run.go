@@ -10,7 +10,6 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/profile"
-	"github.com/profdeck/profdeck/remote/sim"
 	"github.com/profdeck/profdeck/ui/common"
 )
 
@@ -97,9 +96,6 @@ func (m *Model) start() tea.Cmd {
 	}
 	if m.d.Campaign == nil || m.d.Session == nil || m.d.Host == nil {
 		return common.Error(errors.New("profile: no campaign, session or host"))
-	}
-	if d, ok := m.d.Host.(*sim.Deployment); ok {
-		sim.InstallProfiler(d)
 	}
 	cfg := m.config()
 	parent := m.d.Ctx
