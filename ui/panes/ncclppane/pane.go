@@ -1,24 +1,62 @@
-// Package ncclppane is the cockpit's NCCL pane.
+// Package ncclppane is the cockpit's NCCL pane: it runs the NCCL phase under
+// torchrun on the GPU host and shows the decode step's all-reduce burst per
+// batch size and the expert-parallel All-to-All by tokens per GPU, with the
+// latency cliff marked.
 package ncclppane
 
 import (
+	"context"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/micro/pyrun"
+	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/ui/common"
+)
+
+type keyMap struct {
+	Start, Cancel, StopServer, Force key.Binding
+}
+
+func newKeys() keyMap {
+	return keyMap{
+		Start:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start")),
+		Cancel:     key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel")),
+		StopServer: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "stop server, then run")),
+		Force:      key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "run on busy GPUs")),
+	}
+}
+
+type state int
+
+const (
+	idle state = iota
+	running
+	cancelling
+	stoppingServer
 )
 
 // Model is the NCCL pane.
 type Model struct {
 	d      *common.Deps
+	keys   keyMap
 	w, h   int
-	events int
-	last   string
+	res    nccl.Result
+	state  state
+	cancel context.CancelFunc
+	run    int
+	busy   *pyrun.BusyError
+	msg    string
+	failed bool
+	done   bool
+	label  string
+	scroll int
 }
 
 // New builds the pane.
-func New(d *common.Deps) *Model { return &Model{d: d} }
+func New(d *common.Deps) *Model { return &Model{d: d, keys: newKeys()} }
 
 // Init starts nothing.
 func (m *Model) Init() tea.Cmd { return nil }
@@ -29,44 +67,79 @@ func (m *Model) Title() string { return "NCCL" }
 // Typing is false: this pane has no text input.
 func (m *Model) Typing() bool { return false }
 
-// Busy is false: this pane starts no phase yet.
-func (m *Model) Busy() bool { return false }
+// Busy is true while the script (or the server stop before it) runs.
+func (m *Model) Busy() bool { return m.state != idle }
 
 // SetSize records the pane's size.
-func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
+func (m *Model) SetSize(w, h int) { m.w, m.h = w, h; m.clamp() }
 
-// Update counts the phase's events.
+// Update handles keys, the phase's events and the end of a run.
 func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
-	if ev, ok := msg.(common.EventsMsg); ok {
-		for _, e := range ev.Events {
+	switch msg := msg.(type) {
+	case common.EventsMsg:
+		for _, e := range msg.Events {
 			if e.Phase == phases.NCCL {
-				m.events++
-				m.last = e.Kind
+				m.res.Add(e)
 			}
 		}
+		m.clamp()
+	case doneMsg:
+		return m, m.finish(msg)
+	case serverStoppedMsg:
+		return m, m.serverStopped(msg)
+	case tea.KeyPressMsg:
+		return m, m.key(msg)
 	}
 	return m, nil
 }
 
-// View renders the pane.
-func (m *Model) View() string {
-	return m.d.Styles.Title.Render("NCCL") + "\n" + m.d.Styles.Subtle.Render("events: "+itoa(m.events)+" last: "+m.last)
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.d.Keys
+	switch {
+	case key.Matches(msg, m.keys.Start):
+		return m.start(false)
+	case key.Matches(msg, m.keys.Cancel):
+		return m.stop()
+	case key.Matches(msg, m.keys.Force) && m.busy != nil:
+		return m.start(true)
+	case key.Matches(msg, m.keys.StopServer) && m.busy != nil:
+		return m.stopServer()
+	case key.Matches(msg, k.Down):
+		m.scroll++
+	case key.Matches(msg, k.Up):
+		m.scroll--
+	case key.Matches(msg, k.PageDown):
+		m.scroll += max(1, m.bodyRows()-1)
+	case key.Matches(msg, k.PageUp):
+		m.scroll -= max(1, m.bodyRows()-1)
+	case key.Matches(msg, k.Top):
+		m.scroll = 0
+	case key.Matches(msg, k.Bottom):
+		m.scroll = 1 << 20
+	}
+	m.clamp()
+	return nil
+}
+
+func (m *Model) clamp() {
+	w := max(m.w, 40)
+	m.scroll = min(m.scroll, max(0, len(m.bodyLines(w))-m.bodyRows()))
+	m.scroll = max(m.scroll, 0)
 }
 
 // ShortHelp lists the pane's keys.
-func (m *Model) ShortHelp() []key.Binding { return nil }
+func (m *Model) ShortHelp() []key.Binding {
+	if m.busy != nil && m.state == idle {
+		return []key.Binding{m.keys.StopServer, m.keys.Force, m.keys.Start}
+	}
+	return []key.Binding{m.keys.Start, m.keys.Cancel, m.d.Keys.Down}
+}
 
 // FullHelp lists the pane's keys in columns.
-func (m *Model) FullHelp() [][]key.Binding { return nil }
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
+func (m *Model) FullHelp() [][]key.Binding {
+	k := m.d.Keys
+	return [][]key.Binding{
+		{m.keys.Start, m.keys.Cancel, m.keys.StopServer, m.keys.Force},
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 	}
-	s := ""
-	for n > 0 {
-		s = string(rune('0'+n%10)) + s
-		n /= 10
-	}
-	return s
 }
