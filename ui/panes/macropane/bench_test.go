@@ -1,6 +1,7 @@
 package macropane
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,10 +50,10 @@ func restamp(evs []phases.Event, at time.Time) []phases.Event {
 	return out
 }
 
-// livePane is a 200×50 pane with a whole sweep behind it, mid-level, the
-// marker input open: every widget on screen.
-func livePane(b *testing.B) (*Model, [][]phases.Event) {
-	m := newPane(b, 200, 50, true)
+// livePane is a w×h pane with a whole sweep behind it, mid-level, with
+// the client-bound banner and the plateau: every widget on screen.
+func livePane(b *testing.B, w, h int) (*Model, [][]phases.Event) {
+	m := newPane(b, w, h, true)
 	replay(m, loadEvents(b), -1)
 	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{
 		phases.New(clock0, phases.KindMacroAudit, phases.ClientBound{Concurrency: 256, Reason: "client used 95% of 2 cores"}),
@@ -65,7 +66,7 @@ func livePane(b *testing.B) (*Model, [][]phases.Event) {
 // live and nothing new since the last batch (the renderer asks for View
 // after every message).
 func BenchmarkView200x50(b *testing.B) {
-	m, secs := livePane(b)
+	m, secs := livePane(b, 200, 50)
 	m.Update(common.EventsMsg{At: clock0, Events: restamp(secs[0], clock0)})
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -84,7 +85,7 @@ func BenchmarkView200x50(b *testing.B) {
 // is applied, all four charts, the table and the lines are redrawn, and
 // View returns the result. This is the most a frame ever costs.
 func BenchmarkFrame200x50(b *testing.B) {
-	m, secs := livePane(b)
+	m, secs := livePane(b, 200, 50)
 	at := clock0
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -138,15 +139,21 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// BenchmarkTerminalBytes runs a real program with the pane at 200×50,
-// fed like the root feeds it (a batch every 250 ms, one new second of
-// samples every fourth batch), and reports the bytes written to the
+// BenchmarkTerminalBytes runs a real program with the pane at 200×50 (and
+// 80×24), fed like the root feeds it (a batch every 250 ms, one new second
+// of samples every fourth batch), and reports the bytes written to the
 // terminal per second in steady state. Each iteration is one second of
 // wall time; run it with -benchtime=8x or so.
 func BenchmarkTerminalBytes(b *testing.B) {
-	m, secs := livePane(b)
+	for _, sz := range [][2]int{{200, 50}, {80, 24}} {
+		b.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(b *testing.B) { terminalBytes(b, sz[0], sz[1]) })
+	}
+}
+
+func terminalBytes(b *testing.B, w, h int) {
+	m, secs := livePane(b, w, h)
 	out := &countingWriter{}
-	p := tea.NewProgram(host{m}, tea.WithInput(nil), tea.WithOutput(out), tea.WithWindowSize(200, 50),
+	p := tea.NewProgram(host{m}, tea.WithInput(nil), tea.WithOutput(out), tea.WithWindowSize(w, h),
 		tea.WithColorProfile(colorprofile.ANSI256), tea.WithoutSignals(),
 		tea.WithEnvironment([]string{"TERM=screen-256color", "TERM_PROGRAM=tmux", "SSH_TTY=/dev/pts/1"}))
 	done := make(chan error, 1)
