@@ -265,3 +265,20 @@ func TestLiveThroughSimulatedHost(t *testing.T) {
 		t.Fatalf("the simulated deployment is labelled:\n%s", v)
 	}
 }
+
+// The demo asks the pane to start its sweep at once.
+func TestAutoStart(t *testing.T) {
+	h := newHarness(t, []int{1}, 2, 8)
+	if h.m.Init() != nil || h.m.Busy() {
+		t.Fatal("without AutoStart, Init starts nothing")
+	}
+	h.m.d.AutoStart = map[string]bool{phases.Macro: true}
+	h.do(h.m.Init())
+	if !h.m.Busy() {
+		t.Fatal("AutoStart starts the sweep from Init")
+	}
+	h.pump(30*time.Second, func() bool { return !h.m.Busy() })
+	if len(h.m.levels) != 1 {
+		t.Fatalf("levels %d; status %v", len(h.m.levels), h.status)
+	}
+}
