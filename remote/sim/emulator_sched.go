@@ -2,6 +2,7 @@ package sim
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -18,12 +19,19 @@ const maxCatchUp = 250 * time.Millisecond
 type emuReq struct {
 	prompt    int // prompt tokens
 	maxTokens int
-	out       chan emuEvent // to the handler; large enough never to block
-	gone      atomic.Bool   // the handler left (client gone, fault injected)
+	gone      atomic.Bool // the handler left (client gone, fault injected)
+
+	// What the scheduler has for the handler and the handler has not yet
+	// taken. The scheduler never blocks on a slow handler: tokens pile up
+	// here and go out in one chunk, as a server's output does when its
+	// client reads slowly.
+	mu       sync.Mutex
+	pending  emuEvent
+	notify   chan struct{} // capacity 1: "pending has something"
+	admitted bool
 
 	generated int
 	prefilled bool
-	admitted  bool
 	arrived   time.Time
 	firstTok  time.Time
 	lastTok   time.Time
@@ -34,12 +42,34 @@ type emuReq struct {
 // emuEvent is what the scheduler tells a request's handler.
 type emuEvent struct {
 	admitted bool // the request was scheduled (its prefill started)
-	tokens   int  // tokens produced by this step
+	tokens   int  // tokens produced since the last event
 	abort    bool // the server went away
 }
 
 func newEmuReq(prompt, maxTokens int, arrived time.Time) *emuReq {
-	return &emuReq{prompt: prompt, maxTokens: maxTokens, out: make(chan emuEvent, maxTokens+4), arrived: arrived}
+	return &emuReq{prompt: prompt, maxTokens: maxTokens, notify: make(chan struct{}, 1), arrived: arrived}
+}
+
+// post adds to what the handler will take next, without blocking.
+func (r *emuReq) post(ev emuEvent) {
+	r.mu.Lock()
+	r.pending.admitted = r.pending.admitted || ev.admitted
+	r.pending.abort = r.pending.abort || ev.abort
+	r.pending.tokens += ev.tokens
+	r.mu.Unlock()
+	select {
+	case r.notify <- struct{}{}:
+	default:
+	}
+}
+
+// take returns and clears what is pending.
+func (r *emuReq) take() emuEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ev := r.pending
+	r.pending = emuEvent{}
+	return ev
 }
 
 // submit hands r to the scheduler; false when the emulator is closed.
@@ -63,10 +93,10 @@ func (e *Emulator) schedule() {
 	var stepStart time.Time
 	abortAll := func() {
 		for _, r := range running {
-			r.out <- emuEvent{abort: true}
+			r.post(emuEvent{abort: true})
 		}
 		for _, r := range waiting {
-			r.out <- emuEvent{abort: true}
+			r.post(emuEvent{abort: true})
 		}
 		running, waiting = running[:0], waiting[:0]
 		e.publish(running, waiting, 0)
@@ -130,7 +160,7 @@ func (e *Emulator) schedule() {
 			if !r.admitted {
 				r.admitted = true
 				newPrompt += int64(r.prompt)
-				r.out <- emuEvent{admitted: true}
+				r.post(emuEvent{admitted: true})
 			}
 		}
 		if newPrompt > 0 {
@@ -246,7 +276,7 @@ func (e *Emulator) step(running []*emuReq, now time.Time, kv int) ([]*emuReq, in
 		kv += k
 		gen += int64(k)
 		if !r.gone.Load() {
-			r.out <- emuEvent{tokens: k}
+			r.post(emuEvent{tokens: k})
 		}
 		if r.generated >= r.maxTokens {
 			finished = append(finished, r)

@@ -186,20 +186,19 @@ func (e *Emulator) serveCompletion(w http.ResponseWriter, r *http.Request, chat 
 	w.WriteHeader(http.StatusOK)
 	fl, _ := w.(http.Flusher)
 	for {
-		var ev emuEvent
 		select {
-		case ev = <-req.out:
+		case <-req.notify:
 		case <-r.Context().Done():
 			return
 		}
-		switch {
-		case ev.abort:
+		ev := req.take()
+		if ev.abort {
 			e.cut(req)
-		case ev.admitted:
-			if chat {
-				sw.role()
-			}
-		case ev.tokens > 0:
+		}
+		if ev.admitted && chat {
+			sw.role()
+		}
+		if ev.tokens > 0 {
 			k := ev.tokens
 			stop := 0
 			if f.cutAt > 0 && sw.sent+k >= f.cutAt {
@@ -215,9 +214,7 @@ func (e *Emulator) serveCompletion(w http.ResponseWriter, r *http.Request, chat 
 			}
 			switch {
 			case f.cutAt > 0 && stop > 0:
-				if fl != nil {
-					fl.Flush()
-				}
+				sw.flush(fl)
 				e.mu.Lock()
 				e.st.state.InjectedCuts++
 				e.mu.Unlock()
@@ -258,7 +255,8 @@ func (e *Emulator) serveWhole(w http.ResponseWriter, r *http.Request, req *emuRe
 	n := 0
 	for n < req.maxTokens {
 		select {
-		case ev := <-req.out:
+		case <-req.notify:
+			ev := req.take()
 			if ev.abort || (f.cutAt > 0 && n+ev.tokens >= f.cutAt) {
 				e.cut(req)
 			}
