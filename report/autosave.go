@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -147,7 +148,7 @@ func (a *Autosave) write() (time.Time, error) {
 	at := opts.now()
 	fixed := at
 	opts.Now = func() time.Time { return fixed }
-	err := WriteNotebook(a.path, events, opts)
+	err := writeNotebookSafely(a.path, events, opts)
 
 	a.mu.Lock()
 	a.last = time.Now()
@@ -175,4 +176,15 @@ func (a *Autosave) write() (time.Time, error) {
 		}
 	}
 	return at, err
+}
+
+// writeNotebookSafely is WriteNotebook with a panic turned into an error:
+// autosave runs inside the cockpit, which must not die for a notebook.
+func writeNotebookSafely(path string, events []phases.Event, opts NotebookOptions) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("notebook %s: rendering failed: %v", path, r)
+		}
+	}()
+	return WriteNotebook(path, events, opts)
 }

@@ -35,6 +35,8 @@ type Session struct {
 	done    chan struct{}
 	nb      NotebookStatus
 
+	lastJournalErr string // announced once on Updates
+
 	inflight     int           // Record calls under way
 	settled      chan struct{} // closed when inflight drops to zero
 	settledValid bool
@@ -90,6 +92,13 @@ func (s *Session) Updates() <-chan phases.Event { return s.out }
 // then delivered on Updates like any other event. Record never waits for the
 // subscriber.
 func (s *Session) Record(ev phases.Event) error {
+	return s.record(ev, false)
+}
+
+// record journals and delivers ev. When the journal fails, keepOnError
+// still shows the event (a phase's result stays on screen and in the
+// notebook) and announces the failure; a note's Record only reports it.
+func (s *Session) record(ev phases.Event, keepOnError bool) error {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
@@ -103,18 +112,37 @@ func (s *Session) Record(ev phases.Event) error {
 	}
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
+	var jerr error
 	if !eph && s.journal != nil {
-		if err := s.journal.Append(ev); err != nil {
+		if jerr = s.journal.Append(ev); jerr != nil {
 			s.mu.Lock()
-			s.errs = append(s.errs, err)
+			s.errs = append(s.errs, jerr)
+			first := keepOnError && jerr.Error() != s.lastJournalErr
+			if keepOnError {
+				s.lastJournalErr = jerr.Error()
+			}
 			s.mu.Unlock()
-			return err
+			if !keepOnError {
+				return jerr // the caller (a note) says so itself
+			}
+			if first {
+				s.enqueue(phases.New(time.Now(), phases.KindError, phases.ErrorEvent{Where: "journal", Err: jerr.Error()}), false)
+			}
 		}
 	}
-	s.mu.Lock()
 	if !eph {
+		s.mu.Lock()
 		s.events = append(s.events, ev)
+		s.mu.Unlock()
 	}
+	s.enqueue(ev, eph)
+	return jerr
+}
+
+// enqueue hands ev to the forwarder; ephemeral events are dropped when the
+// subscriber is far behind.
+func (s *Session) enqueue(ev phases.Event, eph bool) {
+	s.mu.Lock()
 	if eph && len(s.queue) >= maxEphemeralBacklog {
 		s.dropped++
 	} else {
@@ -125,7 +153,6 @@ func (s *Session) Record(ev phases.Event) error {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return nil
 }
 
 // Events returns a copy of the journalled events so far.
@@ -189,13 +216,13 @@ func (s *Session) pump(ctx context.Context) {
 			for {
 				select {
 				case ev := <-s.in:
-					_ = s.Record(ev)
+					_ = s.record(ev, true)
 				default:
 					return
 				}
 			}
 		case ev := <-s.in:
-			_ = s.Record(ev) // errors are kept in s.errs
+			_ = s.record(ev, true) // errors are kept in s.errs
 		}
 	}
 }

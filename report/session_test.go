@@ -188,3 +188,34 @@ func TestSettleWaitsForRecordsUnderWay(t *testing.T) {
 		t.Fatal("not settled after the Record ended")
 	}
 }
+
+func TestJournalFailureKeepsPhaseResultsAndRefusesNotes(t *testing.T) {
+	s, _ := newTestSession(t)
+	s.Journal().Close() // appends now fail, as on a full or vanished disk
+	if err := s.Record(note(time.Now(), "not saved")); err == nil {
+		t.Fatal("a note was acknowledged although the journal failed")
+	}
+	s.Sink() <- phases.New(time.Now(), phases.KindMacroLevel, phases.LevelResult{Concurrency: 4})
+	s.Sink() <- phases.New(time.Now(), phases.KindMacroLevel, phases.LevelResult{Concurrency: 8})
+	var got []string
+	deadline := time.After(5 * time.Second)
+	for len(got) < 3 {
+		select {
+		case ev := <-s.Updates():
+			got = append(got, ev.Kind)
+		case <-deadline:
+			t.Fatalf("delivered %v", got)
+		}
+	}
+	// The failure is announced once, then the results follow.
+	if got[0] != phases.KindError || got[1] != phases.KindMacroLevel || got[2] != phases.KindMacroLevel {
+		t.Fatalf("delivered %v", got)
+	}
+	evs := s.Events()
+	if len(evs) != 2 || evs[1].Data.(phases.LevelResult).Concurrency != 8 {
+		t.Fatalf("kept %+v", evs)
+	}
+	if len(s.Errors()) != 3 {
+		t.Fatalf("errors %v", s.Errors())
+	}
+}
