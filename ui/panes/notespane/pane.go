@@ -45,6 +45,8 @@ type Model struct {
 	follow bool // keep the newest note in view
 	now    time.Time
 	nb     report.NotebookStatus
+	// journalErr is the journal's last write failure ("" when none).
+	journalErr string
 }
 
 // New builds the pane.
@@ -133,6 +135,11 @@ func (m *Model) add(evs []phases.Event) {
 		case phases.Marker:
 			m.insert(item{at: ev.Time, pane: d.Pane, text: d.Label, marker: true})
 			notes = true
+		case phases.ErrorEvent:
+			if d.Where == "journal" {
+				m.journalErr = d.Err
+				notes = true
+			}
 		case phases.LevelResult, phases.Plateau, phases.NCCLBurst, phases.GEMMStep, phases.GEMMResult, phases.ProfileSummary:
 			m.inputs = append(m.inputs, ev)
 			inputs = true

@@ -193,3 +193,15 @@ func TestResumedCampaignShowsEarlierNotesOnce(t *testing.T) {
 		t.Fatalf("resumed pane:\n%s", v)
 	}
 }
+
+func TestJournalFailureIsShown(t *testing.T) {
+	d, _ := deps(t)
+	m := New(d)
+	m.SetSize(78, 19)
+	m.Update(common.EventsMsg{Events: []phases.Event{ev(1, phases.KindError, phases.ErrorEvent{Where: "journal", Err: "journal c.jsonl: write: no space left on device"})}})
+	v := m.View()
+	checkFits(t, v, 78, 19)
+	if !strings.Contains(ansi.Strip(v), "journal not written: journal c.jsonl: write: no space left on device") {
+		t.Fatalf("%s", ansi.Strip(v))
+	}
+}

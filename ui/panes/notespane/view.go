@@ -150,7 +150,11 @@ func missingShort(b report.BudgetSplit) string {
 
 // notesHeight is what is left for the notes list.
 func (m *Model) notesHeight() int {
-	return m.h - len(m.budgetLines(max(m.w, 20))) - 2 // header line and status line
+	h := m.h - len(m.budgetLines(max(m.w, 20))) - 2 // header line and status line
+	if m.journalErr != "" {
+		h--
+	}
+	return h
 }
 
 func (m *Model) noteLines(w int) []string {
@@ -192,6 +196,9 @@ func (m *Model) View() string {
 	}
 	lines = append(lines, m.st.title.Render(hdr))
 	lines = append(lines, m.vp.View())
+	if m.journalErr != "" {
+		lines = append(lines, m.st.bad.Render(ansi.Truncate("journal not written: "+m.journalErr, w, "…")))
+	}
 	lines = append(lines, m.status(w))
 	return strings.Join(lines, "\n")
 }
