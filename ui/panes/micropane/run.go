@@ -63,7 +63,7 @@ func (m *Model) start(force bool) tea.Cmd {
 	host := m.d.Host
 	em := &phases.Emitter{Out: m.d.Session.Sink(), Now: m.d.Now}
 	cfg := micro.Config{Host: host, Python: c.Micro.Python, Force: force}
-	return tea.Batch(common.Status("micro: planning "+m.label), func() tea.Msg {
+	return tea.Batch(func() tea.Msg {
 		mc, err := model.Resolve(ctx, host, spec)
 		if err == nil {
 			cfg.Plan, err = model.Build(mc, model.Options{TP: tp, EP: c.Model.EP, Batch: c.Micro.Batch})
