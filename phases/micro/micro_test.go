@@ -291,3 +291,24 @@ func TestMainOnSimWritesJSON(t *testing.T) {
 		t.Errorf("report %v %+v", err, rep)
 	}
 }
+
+// BenchmarkParseRealRun: parsing a whole real run's output (63 lines) into
+// a Result, as the pane does while it streams in.
+func BenchmarkParseRealRun(b *testing.B) {
+	data, err := os.ReadFile(fixture)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		r := &micro.Result{}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for sc.Scan() {
+			if l, ok := pyrun.ParseLine(sc.Text()); ok {
+				if kind, d, ok := micro.LineEvent(l); ok {
+					r.Add(phases.New(time.Time{}, kind, d))
+				}
+			}
+		}
+	}
+}

@@ -267,3 +267,12 @@ func TestActiveExperts(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkBuildKimi(b *testing.B) {
+	c, _ := Preset("kimi-k2.5")
+	for b.Loop() {
+		if _, err := Build(c, Options{TP: 8, Batch: []int{1, 8, 64, 128}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

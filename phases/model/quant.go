@@ -15,6 +15,8 @@ type Quant struct {
 	Weight    string   `json:"weight,omitempty"` // int4, int8, fp8 ("" when unknown)
 	GroupSize int      `json:"group_size,omitempty"`
 	Ignore    []string `json:"ignore,omitempty"` // module names or "re:" patterns left unquantized
+
+	patterns map[string]*regexp.Regexp // the compiled "re:" entries of Ignore
 }
 
 type hfQuant struct {
@@ -62,9 +64,14 @@ func parseQuant(raw json.RawMessage) (Quant, error) {
 	}
 	for _, e := range q.Ignore {
 		if p, ok := strings.CutPrefix(e, "re:"); ok {
-			if _, err := regexp.Compile(p); err != nil {
+			re, err := regexp.Compile("^(?:" + p + ")")
+			if err != nil {
 				return Quant{}, fmt.Errorf("quantization_config: ignore pattern %q: %w", e, err)
 			}
+			if q.patterns == nil {
+				q.patterns = map[string]*regexp.Regexp{}
+			}
+			q.patterns[e] = re
 		}
 	}
 	return q, nil
@@ -87,7 +94,11 @@ func (q Quant) Served(module string) string {
 	}
 	for _, e := range q.Ignore {
 		if p, ok := strings.CutPrefix(e, "re:"); ok {
-			if re, err := regexp.Compile("^(?:" + p + ")"); err == nil && re.MatchString(module) {
+			re := q.patterns[e]
+			if re == nil {
+				re, _ = regexp.Compile("^(?:" + p + ")")
+			}
+			if re != nil && re.MatchString(module) {
 				return ""
 			}
 			continue
