@@ -155,9 +155,13 @@ func TestCancelKeepsResults(t *testing.T) {
 	msgs := make(chan tea.Msg, 4)
 	go func() {
 		msg := cmd()
-		for _, c := range msg.(tea.BatchMsg) {
-			msgs <- c()
+		if b, ok := msg.(tea.BatchMsg); ok {
+			for _, c := range b {
+				msgs <- c()
+			}
+			return
 		}
+		msgs <- msg
 	}()
 	time.Sleep(600 * time.Millisecond)
 	if !m.Busy() {
