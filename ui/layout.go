@@ -77,12 +77,17 @@ func (m *Model) header() string {
 	if m.d.Host != nil {
 		host = m.d.Host.Name()
 	}
-	parts := []string{s.Header.Render("profdeck"), name, "host " + host}
 	if m.d.Simulated() {
-		parts = append(parts, s.HeaderSim.Render("SIMULATED"))
+		host += " " + s.HeaderSim.Render("SIMULATED")
 	}
-	parts = append(parts, m.connText(), "elapsed "+clock(m.now.Sub(m.start)))
-	return ansi.Truncate(strings.Join(parts, "  │  "), m.w, "…")
+	// The campaign name gives way first, so host, link and clock stay visible.
+	tail := " │ host " + host + " │ " + m.connText() + " │ " + clock(m.now.Sub(m.start))
+	head := s.Header.Render("profdeck") + " │ "
+	room := m.w - lipgloss.Width(head) - lipgloss.Width(tail)
+	if room < 8 {
+		return ansi.Truncate(head+tail, m.w, "…")
+	}
+	return head + ansi.Truncate(name, room, "…") + tail
 }
 
 func (m *Model) connText() string {
