@@ -118,9 +118,9 @@ func (r *runner) runLevel(ctx context.Context, conc int, rate float64) (*phases.
 		// measured send until the in-flight count first drops below the
 		// target once sending is over, so the tail, where fewer than C
 		// run, does not dilute it.
-		tok0, tokEnd     int64
-		winEnd           time.Time
-		winDone, winArea = 0, 0.0
+		tok0, tokEnd int64
+		winEnd       time.Time
+		winArea      float64
 	)
 	accountInFlight := func(now time.Time) {
 		if !measuredStart.IsZero() {
@@ -216,9 +216,6 @@ func (r *runner) runLevel(ctx context.Context, conc int, rate float64) (*phases.
 			accountInFlight(now)
 			inFlight--
 			if winEnd.IsZero() && !measuredStart.IsZero() {
-				if rec.Completed() {
-					winDone++
-				}
 				if sendingOver && rec.Failure != FailCancelled {
 					winEnd, tokEnd, winArea = now, ts.total.Load(), inflightArea
 				}
@@ -270,7 +267,12 @@ func (r *runner) runLevel(ctx context.Context, conc int, rate float64) (*phases.
 		lr.ThroughputWindow = "in_flight"
 		lr.DurationS = w
 		lr.OutputThroughput = float64(tokEnd-tok0) / w
-		lr.RequestThroughput = float64(winDone) / w
+		// Completions come in bursts when requests run in step, so the
+		// request rate is the token rate over the mean output length.
+		lr.RequestThroughput = 0
+		if lr.TotalOutputTokens > 0 {
+			lr.RequestThroughput = lr.OutputThroughput * float64(lr.Completed) / float64(lr.TotalOutputTokens)
+		}
 		inflightArea = winArea
 	}
 	if lr.DurationS > 0 {
