@@ -163,6 +163,9 @@ func printProgress(w io.Writer, events <-chan phases.Event) {
 		switch d := ev.Data.(type) {
 		case phases.LevelResult:
 			fmt.Fprintln(w, LevelLine(d))
+			for _, n := range d.Notes {
+				fmt.Fprintln(w, "       note:", n)
+			}
 		case phases.Plateau:
 			fmt.Fprintf(w, "plateau: C=%d at %.1f tok/s (the next level adds less than 10%%)\n", d.Concurrency, d.OutputThroughput)
 		case phases.ClientBound:
