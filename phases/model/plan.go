@@ -200,10 +200,17 @@ func Build(c Config, o Options) (Plan, error) {
 		}
 		if c.IsMoE() {
 			add("router", c.Experts, c.Hidden, 0, c.MoELayers, mod(moeLayer, "mlp.gate"))
-			for _, grp := range expertGroups(c, m, tp, p.EP, expertsLocal) {
-				w13 := GEMM{Name: "experts.w13", Step: m, M: grp.tokens, N: 2 * moeI, K: c.Hidden, Batch: grp.experts,
+			groups := expertGroups(c, m, tp, p.EP, expertsLocal)
+			for _, grp := range groups {
+				// Two groups (tokens spread unevenly) get names that tell them
+				// apart: experts.w13.m3 has 3 tokens per expert.
+				suffix := ""
+				if len(groups) > 1 {
+					suffix = fmt.Sprintf(".m%d", grp.tokens)
+				}
+				w13 := GEMM{Name: "experts.w13" + suffix, Step: m, M: grp.tokens, N: 2 * moeI, K: c.Hidden, Batch: grp.experts,
 					Dtype: "bf16", Served: served(mod(moeLayer, "mlp.experts.0.gate_proj")), PerStep: c.MoELayers}
-				w2 := GEMM{Name: "experts.w2", Step: m, M: grp.tokens, N: c.Hidden, K: moeI, Batch: grp.experts,
+				w2 := GEMM{Name: "experts.w2" + suffix, Step: m, M: grp.tokens, N: c.Hidden, K: moeI, Batch: grp.experts,
 					Dtype: "bf16", Served: served(mod(moeLayer, "mlp.experts.0.down_proj")), PerStep: c.MoELayers}
 				p.GEMMs = append(p.GEMMs, w13, w2)
 			}

@@ -92,10 +92,10 @@ func TestPlanKimiK25TP8(t *testing.T) {
 		}
 	}
 	want8 := []shape{
-		{"experts.w13", 2, 512, 7168, 4, 60, "int4"},
-		{"experts.w2", 2, 7168, 256, 4, 60, "int4"},
-		{"experts.w13", 1, 512, 7168, 56, 60, "int4"},
-		{"experts.w2", 1, 7168, 256, 56, 60, "int4"},
+		{"experts.w13.m2", 2, 512, 7168, 4, 60, "int4"},
+		{"experts.w2.m2", 2, 7168, 256, 4, 60, "int4"},
+		{"experts.w13.m1", 1, 512, 7168, 56, 60, "int4"},
+		{"experts.w2.m1", 1, 7168, 256, 56, 60, "int4"},
 	}
 	if fmt.Sprint(exp8) != fmt.Sprint(want8) {
 		t.Errorf("M=8 experts:\n got %v\nwant %v", exp8, want8)
@@ -105,7 +105,7 @@ func TestPlanKimiK25TP8(t *testing.T) {
 	// 308 experts get 3 tokens and 50 get 2 (308×3 + 50×2 = 1024).
 	var tokens, experts int
 	for _, g := range p.At(128) {
-		if g.Name == "experts.w13" {
+		if strings.HasPrefix(g.Name, "experts.w13") {
 			tokens += g.M * g.Count()
 			experts += g.Count()
 		}
@@ -147,11 +147,11 @@ func TestPlanKimiK25EP(t *testing.T) {
 	// = 35.5 → 36 experts; 64 = 36 + 28: 28 experts with 2 tokens, 8 with 1.
 	var got []shape
 	for _, s := range shapesAt(p, 64) {
-		if s.name == "experts.w13" {
+		if strings.HasPrefix(s.name, "experts.w13") {
 			got = append(got, s)
 		}
 	}
-	want := []shape{{"experts.w13", 2, 4096, 7168, 28, 60, "int4"}, {"experts.w13", 1, 4096, 7168, 8, 60, "int4"}}
+	want := []shape{{"experts.w13.m2", 2, 4096, 7168, 28, 60, "int4"}, {"experts.w13.m1", 1, 4096, 7168, 8, 60, "int4"}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("EP M=64:\n got %v\nwant %v", got, want)
 	}
@@ -273,6 +273,22 @@ func BenchmarkBuildKimi(b *testing.B) {
 	for b.Loop() {
 		if _, err := Build(c, Options{TP: 8, Batch: []int{1, 8, 64, 128}}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+func TestPlanNamesAreUniquePerStep(t *testing.T) {
+	for _, n := range PresetNames() {
+		for _, ep := range []bool{false, true} {
+			p := mustPlan(t, n, Options{TP: 8, EP: ep, Batch: []int{1, 8, 64, 128, 256}})
+			seen := map[string]bool{}
+			for _, g := range p.GEMMs {
+				k := fmt.Sprintf("%d/%s", g.Step, g.Name)
+				if seen[k] {
+					t.Errorf("%s ep=%v: %s twice", n, ep, k)
+				}
+				seen[k] = true
+			}
 		}
 	}
 }

@@ -128,7 +128,7 @@ func (m *Model) table(w, rows int) []string {
 	}
 	st := m.d.Styles
 	wide := w >= 86
-	head := fmt.Sprintf("%-14s %-18s %4s %7s %6s %5s %8s %5s", "GEMM", "M×N×K", "/stp", "µs", "TF/s", "%BW", "step µs", "share")
+	head := fmt.Sprintf("%-15s %-17s %4s %7s %6s %5s %8s %5s", "GEMM", "M×N×K", "/stp", "µs", "TF/s", "%BW", "step µs", "share")
 	if wide {
 		head += fmt.Sprintf(" %6s", "GB/s")
 	}
@@ -152,8 +152,8 @@ func (m *Model) row(g phases.GEMMResult, sum float64, wide bool) string {
 	if sum > 0 {
 		share = 100 * g.StepUs / sum
 	}
-	s := fmt.Sprintf("%-14s %-18s %4d %7.1f %6.1f %5.1f %8.0f %4.1f%%",
-		fit(name, 14), fit(micro.Shape(g), 18), g.PerStep, g.Us, g.TFLOPs, g.BWPct, g.StepUs, share)
+	s := fmt.Sprintf("%-15s %-17s %4d %7.1f %6.1f %5.1f %8.0f %4.1f%%",
+		fit(name, 15), fit(micro.Shape(g), 17), g.PerStep, g.Us, g.TFLOPs, g.BWPct, g.StepUs, share)
 	if wide {
 		s += fmt.Sprintf(" %6.0f", g.GBs)
 	}
