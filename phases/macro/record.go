@@ -62,6 +62,7 @@ type Record struct {
 	sendLag          time.Duration
 	itl              []itlSample
 	end              time.Duration // since sweep start
+	endAt            time.Time
 }
 
 // itlSample is one chunk gap shared by the tokens it carried.

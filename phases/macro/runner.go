@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -121,6 +122,8 @@ func (r *runner) runLevel(ctx context.Context, conc int, rate float64) (*phases.
 		tok0, tokEnd int64
 		winEnd       time.Time
 		winArea      float64
+		freed        []time.Time // when the slots not yet refilled freed
+		steady       = true      // no pause and no live concurrency change
 	)
 	accountInFlight := func(now time.Time) {
 		if !measuredStart.IsZero() {
@@ -166,7 +169,8 @@ func (r *runner) runLevel(ctx context.Context, conc int, rate float64) (*phases.
 			rec.SentS = r.since(at).Seconds()
 			rec.SendLagMs = ms(rec.sendLag)
 			r.c.send(lctx, rec, prompt, ts)
-			rec.end = r.since(time.Now())
+			rec.endAt = time.Now()
+			rec.end = r.since(rec.endAt)
 			done <- rec
 		}()
 	}
@@ -183,6 +187,7 @@ func (r *runner) runLevel(ctx context.Context, conc int, rate float64) (*phases.
 		now := time.Now()
 		if paused && pausedSince.IsZero() {
 			pausedSince = now
+			steady = false
 		} else if !paused && !pausedSince.IsZero() {
 			pausedTotal += now.Sub(pausedSince)
 			pausedSince = time.Time{}
@@ -194,15 +199,23 @@ func (r *runner) runLevel(ctx context.Context, conc int, rate float64) (*phases.
 		if target != lastTarget && rate == 0 {
 			notes = append(notes, fmt.Sprintf("concurrency changed live from %d to %d at %.1fs", lastTarget, target, now.Sub(start).Seconds()))
 			lastTarget = target
+			steady = false
 		}
 		if stopping || cancelled != nil || (maxSends >= 0 && sent >= maxSends) {
 			sendingOver = true
 		}
 		if !sendingOver && !paused && rate == 0 {
 			for inFlight < target && (maxSends < 0 || sent < maxSends) {
-				launch(now)
+				// A refill is due when its slot freed (the request's end),
+				// so time the dispatcher took counts as send lag.
+				due := now
+				if len(freed) > 0 {
+					due, freed = freed[0], freed[1:]
+				}
+				launch(due)
 			}
 		}
+		freed = freed[:0] // slots not refilled now (paused, lowered) are not owed
 		if sendingOver && inFlight == 0 {
 			break
 		}
@@ -215,6 +228,9 @@ func (r *runner) runLevel(ctx context.Context, conc int, rate float64) (*phases.
 			now := time.Now()
 			accountInFlight(now)
 			inFlight--
+			if rate == 0 {
+				freed = append(freed, rec.endAt)
+			}
 			if winEnd.IsZero() && !measuredStart.IsZero() {
 				if sendingOver && rec.Failure != FailCancelled {
 					winEnd, tokEnd, winArea = now, ts.total.Load(), inflightArea
@@ -288,7 +304,7 @@ func (r *runner) runLevel(ctx context.Context, conc int, rate float64) (*phases.
 		notes = append(notes, "cancelled: in-flight requests were cut and are not counted")
 	}
 	lr.Notes = notes
-	r.audit(&lr, rate, time.Since(start))
+	r.audit(&lr, rate, time.Since(start), steady)
 	lr.Server = r.serverLevel(ctx)
 	if cancelled != nil && lr.Completed+lr.Failed == 0 {
 		return nil, cancelled
@@ -348,16 +364,30 @@ func (r *runner) emitTick(ctx context.Context, cfg Config, rate float64, inFligh
 }
 
 // audit fills the client self-audit: is the client what limited the level?
-func (r *runner) audit(lr *phases.LevelResult, rate float64, wall time.Duration) {
+// Closed loop: it did not keep C in flight (a refill p99 later than 10 ms and
+// than 5% of the median request, or a mean in flight under 95% of C);
+// open loop: requests left more than 10 ms (p99) after their scheduled
+// time. Either: the client used over 90% of its cores.
+func (r *runner) audit(lr *phases.LevelResult, rate float64, wall time.Duration, steady bool) {
 	lag := time.Duration(lr.P99SendLagms * 1e6)
 	cores := float64(runtime.GOMAXPROCS(0))
+	var why []string
 	switch {
-	case lag > r.cfg.ClientBoundLag:
+	case rate > 0 && lag > r.cfg.ClientBoundLag:
+		why = append(why, fmt.Sprintf("p99 send lag %.1f ms is over %.0f ms: requests left later than scheduled",
+			lr.P99SendLagms, ms(r.cfg.ClientBoundLag)))
+	case rate == 0 && lag > r.cfg.ClientBoundLag && lr.P99SendLagms > 0.05*lr.MedianE2ELms:
+		why = append(why, fmt.Sprintf("p99 send lag %.1f ms (over %.0f ms and 5%% of the median request): freed slots were refilled late",
+			lr.P99SendLagms, ms(r.cfg.ClientBoundLag)))
+	}
+	if rate == 0 && steady && lr.Concurrency > 0 && lr.DurationS > 0 && lr.MeanInFlight < 0.95*float64(lr.Concurrency) {
+		why = append(why, fmt.Sprintf("%.1f requests in flight on average, not %d", lr.MeanInFlight, lr.Concurrency))
+	}
+	if wall > 0 && lr.ClientCPUs/wall.Seconds() > 0.9*cores {
+		why = append(why, fmt.Sprintf("client used %.0f%% of %d cores", 100*lr.ClientCPUs/wall.Seconds(), int(cores)))
+	}
+	if len(why) > 0 {
 		lr.ClientBound = true
-		lr.ClientBoundReason = fmt.Sprintf("p99 send lag %.1f ms is over %.0f ms: requests left later than %s",
-			lr.P99SendLagms, ms(r.cfg.ClientBoundLag), map[bool]string{true: "scheduled", false: "their slot freed"}[rate > 0])
-	case wall > 0 && lr.ClientCPUs/wall.Seconds() > 0.9*cores:
-		lr.ClientBound = true
-		lr.ClientBoundReason = fmt.Sprintf("client used %.0f%% of %d cores", 100*lr.ClientCPUs/wall.Seconds(), int(cores))
+		lr.ClientBoundReason = strings.Join(why, "; ")
 	}
 }
