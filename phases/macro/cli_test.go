@@ -62,6 +62,10 @@ func TestSweepCommand(t *testing.T) {
 		}
 	}
 	// Failed requests are data: completed + failed = measured requests.
+	// --metrics-url defaults to the server's /metrics.
+	if srv, ok := lv["server"].(map[string]any); !ok || srv["available"] != true {
+		t.Errorf("level server side %v, want the emulator's /metrics read", lv["server"])
+	}
 	failed := 0.0
 	for _, l := range doc["levels"].([]any) {
 		lv := l.(map[string]any)

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -316,5 +318,27 @@ func TestRequestsRaisedToKeepConcurrency(t *testing.T) {
 	lv := res.Levels[0]
 	if lv.Completed != 8 || emu.State().Succeeded != 8 || !strings.Contains(strings.Join(lv.Notes, ";"), "raised from 3 to 8") {
 		t.Errorf("completed %d, server %d, notes %q", lv.Completed, emu.State().Succeeded, lv.Notes)
+	}
+}
+
+// TestDialThroughHost: Config.Dial opens every connection (as a
+// remote.Host's DialContext does for a server bound to the GPU host).
+func TestDialThroughHost(t *testing.T) {
+	t.Parallel()
+	_, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
+	var mu sync.Mutex
+	dials := 0
+	d := &net.Dialer{}
+	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{2}, Requests: 4, InputLen: 8, OutputLen: 3,
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			mu.Lock()
+			dials++
+			mu.Unlock()
+			return d.DialContext(ctx, network, addr)
+		}})
+	mu.Lock()
+	defer mu.Unlock()
+	if res.Levels[0].Completed != 4 || dials == 0 {
+		t.Errorf("completed %d with %d dials through Config.Dial", res.Levels[0].Completed, dials)
 	}
 }
