@@ -6,16 +6,12 @@ package nccl
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"sync"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/micro/gpuflags"
-	"github.com/profdeck/profdeck/phases/micro/pyrun"
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/report/campaign"
@@ -70,97 +66,18 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *nproc < 1 {
 		*nproc = 8
 	}
-	var h remote.Host
-	if !c.DryRun || needsHost(c.Model) {
-		if h, err = res.OpenHost(ctx); err != nil {
-			fmt.Fprintln(stderr, "profdeck nccl:", err)
-			return 1
-		}
-		defer h.Close()
+	h, plan, code, ok := c.Prepare(ctx, "nccl", res, stdout, stderr)
+	if !ok {
+		return code
 	}
-	plan, err := c.Plan(ctx, h)
-	if err != nil {
-		fmt.Fprintln(stderr, "profdeck nccl:", err)
-		return 2
-	}
-	cfg := Config{Host: h, Torchrun: *torchrun, Python: *python, NProc: *nproc, Plan: plan, Tokens: tokens,
-		WorkDir: c.WorkDir, Force: c.Force, Repeats: *repeats, NoGraph: *noGraph,
-		OnText: func(l remote.Line) { fmt.Fprintln(stderr, "  |", l.Text) }}
-	if c.DryRun {
-		out := c.JSON
-		if out == "" {
-			out = "-"
-		}
-		if err := gpuflags.WriteJSON(out, stdout, plan); err != nil {
-			fmt.Fprintln(stderr, "profdeck nccl:", err)
-			return 1
-		}
-		return 0
-	}
-	if remote.IsSimulated(h) {
-		fmt.Fprintln(stderr, "profdeck nccl: SIMULATED host: the timings are modelled, not measured")
-	}
+	defer h.Close()
 	rep := Report{Host: h.Name(), Torchrun: *torchrun, NProc: *nproc, Plan: plan}
-	var raw *os.File
-	if *rawPath != "" {
-		if raw, err = os.Create(*rawPath); err != nil {
-			fmt.Fprintln(stderr, "--lines:", err)
-			return 1
-		}
-		defer raw.Close()
-	}
-	if raw != nil {
-		cfg.OnRaw = func(s string) { fmt.Fprintln(raw, s) }
-	}
-	ch := make(chan phases.Event, 64)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for ev := range ch {
-			rep.Result.Add(ev)
-			switch d := ev.Data.(type) {
-			case phases.Progress:
-				fmt.Fprintf(stderr, "[%d/%d] %s\n", d.Done, d.Total, d.Text)
-			case phases.ScriptError:
-				fmt.Fprintln(stderr, "error:", errorText(d))
-			}
-		}
-	}()
-	runErr := Run(ctx, cfg, &phases.Emitter{Out: ch})
-	close(ch)
-	wg.Wait()
-	code := 0
-	if runErr != nil {
-		rep.Error = runErr.Error()
-		var busy *pyrun.BusyError
-		switch {
-		case errors.As(runErr, &busy):
-			fmt.Fprintln(stderr, "profdeck nccl:", runErr)
-			return 3
-		case ctx.Err() != nil:
-			code = 130
-		default:
-			code = 1
-		}
-		fmt.Fprintln(stderr, "profdeck nccl:", runErr)
-	}
-	if c.JSON != "-" {
-		rep.Result.WriteTables(stdout)
-	}
-	if c.JSON != "" {
-		if err := gpuflags.WriteJSON(c.JSON, stdout, rep); err != nil {
-			fmt.Fprintln(stderr, "profdeck nccl:", err)
-			return 1
-		}
-	}
-	return code
-}
-
-func needsHost(spec string) bool {
-	if _, ok := model.Preset(spec); ok {
-		return false
-	}
-	_, err := os.Stat(spec)
-	return err != nil
+	return c.Run(ctx, gpuflags.Phase{Name: "nccl", Result: &rep.Result, ErrorText: errorText, Lines: *rawPath,
+		Run: func(ctx context.Context, em *phases.Emitter, onRaw func(string)) error {
+			return Run(ctx, Config{Host: h, Torchrun: *torchrun, Python: *python, NProc: *nproc, Plan: plan, Tokens: tokens,
+				WorkDir: c.WorkDir, Force: c.Force, Repeats: *repeats, NoGraph: *noGraph,
+				OnText: func(l remote.Line) { fmt.Fprintln(stderr, "  |", l.Text) }, OnRaw: onRaw}, em)
+		},
+		Report: func(errText string) any { rep.Error = errText; return rep },
+	}, stdout, stderr)
 }
