@@ -141,6 +141,11 @@ type EmulatorState struct {
 	Steps            int64
 	// Faults injected so far, by kind.
 	Injected500, InjectedCuts, InjectedErrors int64
+	// The engine's own per-request TPOT (first to last token, as it
+	// scheduled them): sum in seconds and count, for checking the
+	// emulator kept its timing on a busy machine.
+	TPOTSumSeconds float64
+	TPOTRequests   int64
 }
 
 // NewEmulator starts an emulator's scheduler. Close stops it.

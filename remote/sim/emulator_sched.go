@@ -303,7 +303,10 @@ func (e *Emulator) step(running []*emuReq, now time.Time, kv int) ([]*emuReq, in
 		s.ttft.observe(r.firstTok.Sub(r.arrived).Seconds())
 		s.e2e.observe(r.lastTok.Sub(r.arrived).Seconds())
 		if r.generated > 1 {
-			s.tpot.observe(r.lastTok.Sub(r.firstTok).Seconds() / float64(r.generated-1))
+			v := r.lastTok.Sub(r.firstTok).Seconds() / float64(r.generated-1)
+			s.tpot.observe(v)
+			s.state.TPOTSumSeconds += v
+			s.state.TPOTRequests++
 		}
 	}
 	e.mu.Unlock()
