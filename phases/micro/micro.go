@@ -72,9 +72,8 @@ func Run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 		return errors.New("micro: the plan has no GEMMs")
 	}
 	if !cfg.Force {
-		var busy *pyrun.BusyError
-		if err := pyrun.CheckGPUs(ctx, cfg.Host); errors.As(err, &busy) {
-			return busy
+		if err := pyrun.Busy(ctx, cfg.Host); err != nil {
+			return err
 		}
 	}
 	planJSON, err := json.Marshal(cfg.Plan)
@@ -89,28 +88,12 @@ func Run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 	if err != nil {
 		return err
 	}
-	fatal := false
-	err = pyrun.Run(ctx, pyrun.Spec{
+	return lines.Stream(ctx, pyrun.Spec{
 		Host:       cfg.Host,
 		Cmd:        Command(cfg, script, planPath),
 		KillPrefix: killPrefix(cfg.Python),
 		OnText:     cfg.OnText,
-		OnLine: func(l pyrun.Line) {
-			if cfg.OnRaw != nil {
-				cfg.OnRaw(string(l.Raw))
-			}
-			if l.Type == "fatal" {
-				fatal = true
-			}
-			if ev, ok := lineEvent(l); ok {
-				em.Emit(ctx, ev.kind, ev.data)
-			}
-		},
-	})
-	if err != nil && ctx.Err() == nil && !fatal {
-		em.Emit(ctx, phases.KindMicroError, phases.ScriptError{What: "micro script", Err: err.Error(), Fatal: true})
-	}
-	return err
+	}, em, cfg.OnRaw, nil)
 }
 
 // killPrefix drops docker's -i/-t flags: the stop command needs no stdin.
@@ -129,50 +112,17 @@ func killPrefix(py string) string {
 	return strings.Join(out, " ")
 }
 
-type event struct {
-	kind string
-	data any
-}
+// lines maps the script's lines to the phase's events.
+var lines = pyrun.Events{What: "micro script", ErrorKind: phases.KindMicroError, Types: map[string]pyrun.Kind{
+	"env":      pyrun.As[phases.GPUEnv](phases.KindMicroEnv),
+	"calib":    pyrun.As[phases.Calib](phases.KindMicroCalib),
+	"progress": pyrun.As[phases.Progress](phases.KindMicroProgress),
+	"gemm":     pyrun.As[phases.GEMMResult](phases.KindMicroResult),
+	"step":     pyrun.As[phases.GEMMStep](phases.KindMicroStep),
+	"error":    pyrun.As[phases.ScriptError](phases.KindMicroError),
+}}
 
 // LineEvent maps one line of the script's output to the event kind and
 // payload it becomes; ok is false for lines that carry no result (start,
 // done, unknown types, fields that do not decode).
-func LineEvent(l pyrun.Line) (kind string, data any, ok bool) {
-	ev, ok := lineEvent(l)
-	if !ok {
-		return "", nil, false
-	}
-	return ev.kind, ev.data, true
-}
-
-// lineEvent maps one script line to its event. Lines of unknown type, or
-// whose fields do not decode, are skipped.
-func lineEvent(l pyrun.Line) (event, bool) {
-	decode := func(kind string, v any) (event, bool) {
-		if l.Decode(v) != nil {
-			return event{}, false
-		}
-		return event{kind, v}, true
-	}
-	switch l.Type {
-	case "env":
-		return decode(phases.KindMicroEnv, &phases.GPUEnv{})
-	case "calib":
-		return decode(phases.KindMicroCalib, &phases.Calib{})
-	case "progress":
-		return decode(phases.KindMicroProgress, &phases.Progress{})
-	case "gemm":
-		return decode(phases.KindMicroResult, &phases.GEMMResult{})
-	case "step":
-		return decode(phases.KindMicroStep, &phases.GEMMStep{})
-	case "error":
-		return decode(phases.KindMicroError, &phases.ScriptError{})
-	case "fatal":
-		var f pyrun.Fatal
-		if l.Decode(&f) != nil {
-			return event{}, false
-		}
-		return event{phases.KindMicroError, &phases.ScriptError{What: "micro script", Err: f.Err, Fatal: true}}, true
-	}
-	return event{}, false
-}
+func LineEvent(l pyrun.Line) (kind string, data any, ok bool) { return lines.Event(l) }

@@ -112,9 +112,8 @@ func Run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 		return fmt.Errorf("nccl: at tp %d the model's decode step does no collective", cfg.Plan.TP)
 	}
 	if !cfg.Force {
-		var busy *pyrun.BusyError
-		if err := pyrun.CheckGPUs(ctx, cfg.Host); errors.As(err, &busy) {
-			return busy
+		if err := pyrun.Busy(ctx, cfg.Host); err != nil {
+			return err
 		}
 	}
 	script, err := pyrun.Upload(ctx, cfg.Host, cfg.WorkDir, "nccl", Script, ".py")
@@ -127,38 +126,21 @@ func Run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 	}
 	var a2a []phases.NCCLAllToAll
 	cliff := false
-	fatal := false
-	err = pyrun.Run(ctx, pyrun.Spec{
+	return lines.Stream(ctx, pyrun.Spec{
 		Host:       cfg.Host,
 		Cmd:        Command(cfg, script),
 		KillPrefix: pyrun.ExecPrefix(strings.ReplaceAll(" "+cfg.Torchrun+" ", " -i ", " "), py),
 		KillParent: true,
 		OnText:     cfg.OnText,
-		OnLine: func(l pyrun.Line) {
-			if cfg.OnRaw != nil {
-				cfg.OnRaw(string(l.Raw))
+	}, em, cfg.OnRaw, func(_ string, data any) {
+		if r, ok := data.(*phases.NCCLAllToAll); ok {
+			a2a = append(a2a, *r)
+			if c, found := FindCliff(a2a); found && !cliff {
+				cliff = true
+				em.Emit(ctx, phases.KindNCCLCliff, c)
 			}
-			if l.Type == "fatal" {
-				fatal = true
-			}
-			ev, ok := lineEvent(l)
-			if !ok {
-				return
-			}
-			em.Emit(ctx, ev.kind, ev.data)
-			if r, ok := ev.data.(*phases.NCCLAllToAll); ok {
-				a2a = append(a2a, *r)
-				if c, found := FindCliff(a2a); found && !cliff {
-					cliff = true
-					em.Emit(ctx, phases.KindNCCLCliff, c)
-				}
-			}
-		},
+		}
 	})
-	if err != nil && ctx.Err() == nil && !fatal {
-		em.Emit(ctx, phases.KindNCCLError, phases.ScriptError{What: "nccl script", Err: err.Error(), Fatal: true})
-	}
-	return err
 }
 
 // FindCliff names the first tokens-per-GPU size whose All-to-All latency is
@@ -173,46 +155,16 @@ func FindCliff(rows []phases.NCCLAllToAll) (phases.NCCLCliff, bool) {
 	return phases.NCCLCliff{}, false
 }
 
-type event struct {
-	kind string
-	data any
-}
+// lines maps the script's lines to the phase's events.
+var lines = pyrun.Events{What: "nccl script", ErrorKind: phases.KindNCCLError, Types: map[string]pyrun.Kind{
+	"env":      pyrun.As[phases.GPUEnv](phases.KindNCCLEnv),
+	"progress": pyrun.As[phases.Progress](phases.KindNCCLProgress),
+	"burst":    pyrun.As[phases.NCCLBurst](phases.KindNCCLBurst),
+	"alltoall": pyrun.As[phases.NCCLAllToAll](phases.KindNCCLAllToAll),
+	"error":    pyrun.As[phases.ScriptError](phases.KindNCCLError),
+}}
 
 // LineEvent maps one line of the script's output to the event kind and
 // payload it becomes; ok is false for lines that carry no result (start,
 // done, unknown types, fields that do not decode).
-func LineEvent(l pyrun.Line) (kind string, data any, ok bool) {
-	ev, ok := lineEvent(l)
-	if !ok {
-		return "", nil, false
-	}
-	return ev.kind, ev.data, true
-}
-
-func lineEvent(l pyrun.Line) (event, bool) {
-	decode := func(kind string, v any) (event, bool) {
-		if l.Decode(v) != nil {
-			return event{}, false
-		}
-		return event{kind, v}, true
-	}
-	switch l.Type {
-	case "env":
-		return decode(phases.KindNCCLEnv, &phases.GPUEnv{})
-	case "progress":
-		return decode(phases.KindNCCLProgress, &phases.Progress{})
-	case "burst":
-		return decode(phases.KindNCCLBurst, &phases.NCCLBurst{})
-	case "alltoall":
-		return decode(phases.KindNCCLAllToAll, &phases.NCCLAllToAll{})
-	case "error":
-		return decode(phases.KindNCCLError, &phases.ScriptError{})
-	case "fatal":
-		var f pyrun.Fatal
-		if l.Decode(&f) != nil {
-			return event{}, false
-		}
-		return event{phases.KindNCCLError, &phases.ScriptError{What: "nccl script", Err: f.Err, Fatal: true}}, true
-	}
-	return event{}, false
-}
+func LineEvent(l pyrun.Line) (kind string, data any, ok bool) { return lines.Event(l) }
