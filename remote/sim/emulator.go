@@ -34,7 +34,7 @@ type EmulatorConfig struct {
 	// TokensPerStep > 1; 0 means every draft is accepted.
 	SpecAcceptRate float64
 	MaxModelLen    int // default 262144
-	KVCacheTokens  int // KV cache capacity in tokens, default 1,048,576; running requests are preempted past it
+	KVCacheTokens  int // KV cache capacity in tokens, default 262,144; running requests are preempted past it
 	// Fault injection, each a probability per completion request:
 	FailureRate       float64 // HTTP 500 before any byte of the stream
 	CutRate           float64 // the connection is cut mid-stream (no [DONE])
@@ -75,7 +75,7 @@ const (
 	DefaultPrefillPerToken = 10 * time.Microsecond
 	DefaultMaxNumSeqs      = 128
 	DefaultMaxModelLen     = 262144
-	DefaultKVCacheTokens   = 1 << 20
+	DefaultKVCacheTokens   = 1 << 18
 )
 
 func (c EmulatorConfig) withDefaults() EmulatorConfig {

@@ -267,3 +267,37 @@ func TestEmulatorMetricsMoveWithLoad(t *testing.T) {
 		t.Errorf("running %v after all finished", run)
 	}
 }
+
+// TestEmulatorPreemption: when the KV cache fills, the newest requests go
+// back to waiting (vLLM recomputes them) and still finish whole.
+func TestEmulatorPreemption(t *testing.T) {
+	e, url := startTestEmu(t, EmulatorConfig{StepTime: time.Millisecond, KVCacheTokens: 120, CoarseTiming: true})
+	var wg sync.WaitGroup
+	counts := make([]int, 4)
+	for i := range counts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := post(t, url+"/v1/completions", `{"model":"m","prompt":"a b c d e f g h i j","max_tokens":40,"stream":true,"stream_options":{"include_usage":true}}`)
+			defer r.Body.Close()
+			evs := events(t, r.Body)
+			if len(evs) >= 2 {
+				var c testChunk
+				_ = json.Unmarshal([]byte(evs[len(evs)-2]), &c)
+				if c.Usage != nil {
+					counts[i] = c.Usage.Completion
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	st := e.State()
+	if st.Preemptions == 0 || st.Succeeded != 4 {
+		t.Errorf("preemptions %d, finished %d; want some preemptions and 4 finished", st.Preemptions, st.Succeeded)
+	}
+	for i, n := range counts {
+		if n != 40 {
+			t.Errorf("request %d: %d tokens, want 40", i, n)
+		}
+	}
+}
