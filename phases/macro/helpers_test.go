@@ -120,3 +120,5 @@ func childEmu(tb testing.TB, step time.Duration) string {
 	}
 	return strings.TrimSpace(line)
 }
+
+func bytesReader(b []byte) io.Reader { return strings.NewReader(string(b)) }
