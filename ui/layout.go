@@ -147,8 +147,8 @@ func (m *Model) statusBar() string {
 		}
 		return st.Render(ansi.Truncate(m.status, m.w, "…"))
 	}
-	var parts []string
-	parts = append(parts, "pane "+m.focused().Title())
+	// "? help" comes first so that a long notebook path never hides it.
+	parts := []string{"? help", "pane " + m.focused().Title()}
 	var run []string
 	for _, ph := range panePhases {
 		if m.running[ph] {
@@ -165,7 +165,6 @@ func (m *Model) statusBar() string {
 		}
 		parts = append(parts, nb)
 	}
-	parts = append(parts, "? help")
 	return s.Footer.Render(ansi.Truncate(strings.Join(parts, " │ "), m.w, "…"))
 }
 
