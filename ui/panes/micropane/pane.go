@@ -5,42 +5,29 @@
 package micropane
 
 import (
-	"context"
-
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/micro"
-	"github.com/profdeck/profdeck/phases/micro/pyrun"
 	"github.com/profdeck/profdeck/ui/common"
+	"github.com/profdeck/profdeck/ui/panes/gpubench"
 )
 
 // keyMap holds the pane's own keys.
 type keyMap struct {
-	Start, Cancel, Order, PrevM, NextM, StopServer, Force key.Binding
+	gpubench.Keys
+	Order, PrevM, NextM key.Binding
 }
 
 func newKeys() keyMap {
 	return keyMap{
-		Start:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start")),
-		Cancel:     key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel")),
-		Order:      key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "sort order")),
-		PrevM:      key.NewBinding(key.WithKeys("h", "left"), key.WithHelp("h/←", "smaller M")),
-		NextM:      key.NewBinding(key.WithKeys("l", "right"), key.WithHelp("l/→", "larger M")),
-		StopServer: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "stop server, then run")),
-		Force:      key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "run on busy GPUs")),
+		Keys:  gpubench.NewKeys(),
+		Order: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "sort order")),
+		PrevM: key.NewBinding(key.WithKeys("h", "left"), key.WithHelp("h/←", "smaller M")),
+		NextM: key.NewBinding(key.WithKeys("l", "right"), key.WithHelp("l/→", "larger M")),
 	}
 }
-
-type state int
-
-const (
-	idle state = iota
-	running
-	cancelling
-	stoppingServer
-)
 
 // Model is the Micro pane.
 type Model struct {
@@ -48,21 +35,16 @@ type Model struct {
 	keys   keyMap
 	w, h   int
 	res    micro.Result
-	state  state
-	cancel context.CancelFunc
-	run    int
-	busy   *pyrun.BusyError // the last start found the GPUs busy
-	msg    string           // the last run's outcome or error
-	failed bool
-	done   bool   // the last run ended well
-	label  string // model and parallelism of the last run
+	r      gpubench.Runner // the run and its outcome
 	order  int
 	mi     int // index of the shown batch size in res.Ms()
 	scroll int
 }
 
 // New builds the pane.
-func New(d *common.Deps) *Model { return &Model{d: d, keys: newKeys()} }
+func New(d *common.Deps) *Model {
+	return &Model{d: d, keys: newKeys(), r: gpubench.Runner{Name: "micro", Phase: phases.Micro, D: d}}
+}
 
 // Init starts nothing.
 func (m *Model) Init() tea.Cmd { return nil }
@@ -74,7 +56,7 @@ func (m *Model) Title() string { return "Micro" }
 func (m *Model) Typing() bool { return false }
 
 // Busy is true while the script (or the server stop before it) runs.
-func (m *Model) Busy() bool { return m.state != idle }
+func (m *Model) Busy() bool { return m.r.Active() }
 
 // SetSize records the pane's size.
 func (m *Model) SetSize(w, h int) { m.w, m.h = w, h; m.clamp() }
@@ -89,27 +71,19 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 			}
 		}
 		m.clamp()
-	case doneMsg:
-		return m, m.finish(msg)
-	case serverStoppedMsg:
-		return m, m.serverStopped(msg)
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	}
-	return m, nil
+	cmd, _ := m.r.Update(msg, m.start)
+	return m, cmd
 }
 
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	if cmd, ok := m.r.Key(msg, m.keys.Keys, m.start); ok {
+		return cmd
+	}
 	k := m.d.Keys
 	switch {
-	case key.Matches(msg, m.keys.Start):
-		return m.start(false)
-	case key.Matches(msg, m.keys.Cancel):
-		return m.stop()
-	case key.Matches(msg, m.keys.Force) && m.busy != nil:
-		return m.start(true)
-	case key.Matches(msg, m.keys.StopServer) && m.busy != nil:
-		return m.stopServer()
 	case key.Matches(msg, m.keys.Order):
 		m.order = micro.NextOrder(m.order)
 		m.scroll = 0
@@ -156,8 +130,8 @@ func (m *Model) clamp() {
 
 // ShortHelp lists the pane's keys.
 func (m *Model) ShortHelp() []key.Binding {
-	if m.busy != nil && m.state == idle {
-		return []key.Binding{m.keys.StopServer, m.keys.Force, m.keys.Start}
+	if help, ok := m.r.BusyHelp(m.keys.Keys); ok {
+		return help
 	}
 	return []key.Binding{m.keys.Start, m.keys.Cancel, m.keys.Order, m.keys.NextM}
 }
@@ -166,7 +140,7 @@ func (m *Model) ShortHelp() []key.Binding {
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.d.Keys
 	return [][]key.Binding{
-		{m.keys.Start, m.keys.Cancel, m.keys.StopServer, m.keys.Force},
+		m.keys.Column(),
 		{m.keys.Order, m.keys.PrevM, m.keys.NextM},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 	}

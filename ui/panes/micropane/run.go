@@ -2,148 +2,39 @@ package micropane
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/micro"
-	"github.com/profdeck/profdeck/phases/micro/pyrun"
 	"github.com/profdeck/profdeck/phases/model"
-	"github.com/profdeck/profdeck/ui/common"
+	"github.com/profdeck/profdeck/ui/panes/gpubench"
 )
-
-// doneMsg says a run this pane started has ended.
-type doneMsg struct {
-	run int
-	err error
-}
-
-// serverStoppedMsg says the server stop asked for with x has ended.
-type serverStoppedMsg struct{ err error }
-
-func (m *Model) parent() context.Context {
-	if m.d.Ctx != nil {
-		return m.d.Ctx
-	}
-	return context.Background()
-}
 
 // start runs the micro phase with the campaign's model, TP/EP, batch sizes
 // and Python prefix. force skips the busy-GPU check.
 func (m *Model) start(force bool) tea.Cmd {
-	if m.Busy() {
-		return common.Status("micro is already running (c cancels it)")
+	spec, tp, cmd, ok := m.r.Begin()
+	if !ok {
+		return cmd
 	}
 	c := m.d.Campaign
-	if c == nil || m.d.Session == nil || m.d.Host == nil {
-		return common.Error(errors.New("micro: no campaign, session or host"))
-	}
-	spec, err := model.Spec(c.Model.Config, c.Model.Preset, c.Model.Name)
-	if err != nil {
-		m.msg, m.failed = err.Error(), true
-		return common.Error(err)
-	}
-	tp := c.Model.TP
-	if tp < 1 {
-		tp = 8
-	}
-	ctx, cancel := context.WithCancel(m.parent())
-	m.run++
-	run := m.run
-	m.cancel, m.state = cancel, running
-	m.res, m.busy, m.msg, m.failed, m.done, m.mi, m.scroll = micro.Result{}, nil, "", false, false, 0, 0
-	m.label = fmt.Sprintf("%s TP%d", spec, tp)
+	m.res, m.mi, m.scroll = micro.Result{}, 0, 0
+	label := fmt.Sprintf("%s TP%d", spec, tp)
 	if c.Model.EP {
-		m.label += " EP"
+		label += " EP"
 	}
-	host := m.d.Host
-	em := &phases.Emitter{Out: m.d.Session.Sink(), Now: m.d.Now}
-	cfg := micro.Config{Host: host, Python: c.Micro.Python, Force: force}
-	return tea.Batch(func() tea.Msg {
-		mc, err := model.Resolve(ctx, host, spec)
-		if err == nil {
-			cfg.Plan, err = model.Build(mc, model.Options{TP: tp, EP: c.Model.EP, Batch: c.Micro.Batch})
-		}
-		if err != nil {
-			return doneMsg{run: run, err: err}
-		}
-		params := map[string]any{"model": spec, "tp": tp, "ep": c.Model.EP, "batch": cfg.Plan.Batch, "python": cfg.Python, "gemms": len(cfg.Plan.GEMMs)}
-		em.Emit(ctx, phases.KindPhaseStarted, &phases.PhaseStarted{Name: phases.Micro, Params: params})
-		err = micro.Run(ctx, cfg, em)
-		fin := &phases.PhaseFinished{Name: phases.Micro}
-		if err != nil {
-			fin.Err = err.Error()
-		}
-		fctx, fcancel := context.WithTimeout(context.Background(), 2*time.Second)
-		em.Emit(fctx, phases.KindPhaseFinished, fin)
-		fcancel()
-		return doneMsg{run: run, err: err}
+	cfg := micro.Config{Host: m.d.Host, Python: c.Micro.Python, Force: force}
+	return m.r.Launch(label, gpubench.Job{
+		Spec:    spec,
+		Options: model.Options{TP: tp, EP: c.Model.EP, Batch: c.Micro.Batch},
+		Params: func(p model.Plan) map[string]any {
+			return map[string]any{"model": spec, "tp": tp, "ep": c.Model.EP, "batch": p.Batch, "python": cfg.Python, "gemms": len(p.GEMMs)}
+		},
+		Run: func(ctx context.Context, p model.Plan, em *phases.Emitter) error {
+			cfg.Plan = p
+			return micro.Run(ctx, cfg, em)
+		},
 	})
-}
-
-// stop is the c key.
-func (m *Model) stop() tea.Cmd {
-	switch m.state {
-	case running:
-		m.cancel()
-		m.state = cancelling
-		return common.Status("micro: cancelling (the script is stopped on the host)")
-	case cancelling:
-		return common.Status("micro: already cancelling")
-	case stoppingServer:
-		return common.Status("micro: the server is being stopped; wait for it")
-	}
-	return common.Status("micro: nothing is running")
-}
-
-func (m *Model) finish(msg doneMsg) tea.Cmd {
-	if msg.run != m.run {
-		return nil
-	}
-	wasCancel := m.state == cancelling
-	m.state, m.cancel = idle, nil
-	var busy *pyrun.BusyError
-	switch {
-	case msg.err == nil:
-		m.done = true
-		return common.Status("micro: done")
-	case errors.As(msg.err, &busy):
-		m.busy = busy
-		m.msg = ""
-		return common.Status("micro: the GPUs are busy: x stops the server and runs, f runs anyway")
-	case wasCancel:
-		m.msg = "cancelled: the results so far are kept"
-		return common.Status("micro: " + m.msg)
-	}
-	m.msg, m.failed = msg.err.Error(), true
-	return common.Error(fmt.Errorf("micro: %w", msg.err))
-}
-
-// stopServer is the x key after a busy start: stop the serving engine the
-// way the Load phase does (its process group, or its container), then run.
-func (m *Model) stopServer() tea.Cmd {
-	if m.Busy() {
-		return nil
-	}
-	m.state = stoppingServer
-	srv := &load.Server{Host: m.d.Host, Settings: m.d.Campaign.Server,
-		Emitter: &phases.Emitter{Out: m.d.Session.Sink(), Now: m.d.Now}}
-	ctx := m.parent()
-	return tea.Batch(common.Status("micro: stopping the server to free the GPUs"), func() tea.Msg {
-		return serverStoppedMsg{err: srv.Stop(ctx)}
-	})
-}
-
-func (m *Model) serverStopped(msg serverStoppedMsg) tea.Cmd {
-	m.state = idle
-	if msg.err != nil {
-		m.msg, m.failed = "stopping the server: "+msg.err.Error(), true
-		return common.Error(errors.New(m.msg))
-	}
-	m.busy = nil
-	return m.start(false)
 }

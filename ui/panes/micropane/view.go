@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/micro"
+	"github.com/profdeck/profdeck/ui/panes/gpubench"
 )
 
 // View renders the pane into its size.
@@ -29,19 +28,10 @@ func (m *Model) View() string {
 	return strings.Join(out, "\n")
 }
 
-func fit(s string, w int) string { return ansi.Truncate(s, w, "…") }
-
 // topLines: title, environment, status, batch-size selector.
 func (m *Model) topLines(w int) []string {
 	st := m.d.Styles
-	title := st.Title.Render("Micro · decode-step GEMMs")
-	if m.label != "" {
-		title += " " + st.Bold.Render(m.label)
-	}
-	if m.d.Simulated() {
-		title += " " + st.HeaderSim.Render("SIMULATED")
-	}
-	lines := []string{fit(title, w)}
+	lines := []string{m.r.TitleLine("Micro · decode-step GEMMs", w)}
 	if e := m.res.Env; e != nil {
 		s := e.GPU
 		if c := m.res.Calib; c != nil {
@@ -51,9 +41,14 @@ func (m *Model) topLines(w int) []string {
 			}
 		}
 		s += fmt.Sprintf(" · peak %.0f GB/s · torch %s CUDA %s", e.PeakGBs, e.Torch, e.CUDA)
-		lines = append(lines, st.Subtle.Render(fit(s, w)))
+		lines = append(lines, st.Subtle.Render(gpubench.Fit(s, w)))
 	}
-	lines = append(lines, m.statusLines(w)...)
+	lines = append(lines, m.r.StatusLines(gpubench.Status{
+		Progress: m.res.Progress,
+		Done:     fmt.Sprintf("done: %d GEMMs over %d batch sizes (s runs again)", len(m.res.GEMMs), len(m.res.Ms())),
+		Empty:    len(m.res.GEMMs) == 0,
+		Hint:     "s: time every GEMM of one decode step on the GPU host (the model, TP and batch sizes come from the campaign)",
+	}, w)...)
 	if ms := m.res.Ms(); len(ms) > 0 {
 		var b strings.Builder
 		b.WriteString("M:")
@@ -72,47 +67,9 @@ func (m *Model) topLines(w int) []string {
 			}
 		}
 		b.WriteString(st.Subtle.Render(note))
-		lines = append(lines, fit(b.String(), w))
+		lines = append(lines, gpubench.Fit(b.String(), w))
 	}
 	return lines
-}
-
-func (m *Model) statusLines(w int) []string {
-	st := m.d.Styles
-	switch {
-	case m.state == stoppingServer:
-		return []string{st.Warn.Render(fit("stopping the server to free the GPUs…", w))}
-	case m.state == running || m.state == cancelling:
-		p := m.res.Progress
-		verb := "running"
-		if m.state == cancelling {
-			verb = "cancelling"
-		}
-		bar := progressBar(p.Done, p.Total, 20)
-		return []string{fit(fmt.Sprintf("%s %s %d/%d %s", st.BarFull.Render(bar), verb, p.Done, p.Total, p.Text), w)}
-	case m.busy != nil:
-		return []string{
-			st.BannerWarn.Render(fit(m.busy.Error(), w-2)),
-			fit("x: stop the server (as the Load phase does) and run · f: run on the busy GPUs · s: check again", w),
-		}
-	case m.failed:
-		return []string{st.Bad.Render(fit("error: "+m.msg, w))}
-	case m.msg != "":
-		return []string{st.Good.Render(fit(m.msg, w))}
-	case m.done:
-		return []string{st.Good.Render(fit(fmt.Sprintf("done: %d GEMMs over %d batch sizes (s runs again)", len(m.res.GEMMs), len(m.res.Ms())), w))}
-	case len(m.res.GEMMs) == 0:
-		return []string{st.Subtle.Render(fit("s: time every GEMM of one decode step on the GPU host (the model, TP and batch sizes come from the campaign)", w))}
-	}
-	return nil
-}
-
-func progressBar(done, total, width int) string {
-	if total <= 0 {
-		return strings.Repeat("░", width)
-	}
-	n := min(width, done*width/total)
-	return strings.Repeat("█", n) + strings.Repeat("░", width-n)
 }
 
 // rowsVisible is how many GEMM rows the table shows now.
@@ -132,13 +89,13 @@ func (m *Model) table(w, rows int) []string {
 	if wide {
 		head += fmt.Sprintf(" %6s", "GB/s")
 	}
-	lines := []string{st.TableHeader.Render(fit(head, w))}
+	lines := []string{st.TableHeader.Render(gpubench.Fit(head, w))}
 	m0 := ms[m.mi]
 	all := m.res.Rows(m0, m.order)
 	sum := m.res.StepSum(m0)
 	end := min(len(all), m.scroll+rows)
 	for _, g := range all[m.scroll:end] {
-		lines = append(lines, fit(m.row(g, sum, wide), w))
+		lines = append(lines, gpubench.Fit(m.row(g, sum, wide), w))
 	}
 	return lines
 }
@@ -153,7 +110,7 @@ func (m *Model) row(g phases.GEMMResult, sum float64, wide bool) string {
 		share = 100 * g.StepUs / sum
 	}
 	s := fmt.Sprintf("%-15s %-17s %4d %7.1f %6.1f %5.1f %8.0f %4.1f%%",
-		fit(name, 15), fit(micro.Shape(g), 17), g.PerStep, g.Us, g.TFLOPs, g.BWPct, g.StepUs, share)
+		gpubench.Fit(name, 15), gpubench.Fit(micro.Shape(g), 17), g.PerStep, g.Us, g.TFLOPs, g.BWPct, g.StepUs, share)
 	if wide {
 		s += fmt.Sprintf(" %6.0f", g.GBs)
 	}
@@ -168,7 +125,7 @@ func (m *Model) totalLines(w int) []string {
 		return nil
 	}
 	st := m.d.Styles
-	lines := []string{st.TableHeader.Render(fit(fmt.Sprintf("%-6s %12s %18s", "step", "Σ GEMMs ms", "back-to-back ms"), w))}
+	lines := []string{st.TableHeader.Render(gpubench.Fit(fmt.Sprintf("%-6s %12s %18s", "step", "Σ GEMMs ms", "back-to-back ms"), w))}
 	for _, v := range ms {
 		b2b := "…"
 		if s, ok := m.res.Step(v); ok {
@@ -181,14 +138,14 @@ func (m *Model) totalLines(w int) []string {
 		if v == ms[m.mi] {
 			line = st.Bold.Render(line)
 		}
-		lines = append(lines, fit(line, w))
+		lines = append(lines, gpubench.Fit(line, w))
 	}
 	errs := m.res.Errors
 	if len(errs) > 2 {
 		errs = errs[len(errs)-2:]
 	}
 	for _, e := range errs {
-		lines = append(lines, st.Bad.Render(fit("error: "+micro.ErrorText(e), w)))
+		lines = append(lines, st.Bad.Render(gpubench.Fit("error: "+micro.ErrorText(e), w)))
 	}
 	return lines
 }

@@ -5,58 +5,29 @@
 package ncclppane
 
 import (
-	"context"
-
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/micro/pyrun"
 	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/ui/common"
-)
-
-type keyMap struct {
-	Start, Cancel, StopServer, Force key.Binding
-}
-
-func newKeys() keyMap {
-	return keyMap{
-		Start:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start")),
-		Cancel:     key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel")),
-		StopServer: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "stop server, then run")),
-		Force:      key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "run on busy GPUs")),
-	}
-}
-
-type state int
-
-const (
-	idle state = iota
-	running
-	cancelling
-	stoppingServer
+	"github.com/profdeck/profdeck/ui/panes/gpubench"
 )
 
 // Model is the NCCL pane.
 type Model struct {
 	d      *common.Deps
-	keys   keyMap
+	keys   gpubench.Keys
 	w, h   int
 	res    nccl.Result
-	state  state
-	cancel context.CancelFunc
-	run    int
-	busy   *pyrun.BusyError
-	msg    string
-	failed bool
-	done   bool
-	label  string
+	r      gpubench.Runner // the run and its outcome
 	scroll int
 }
 
 // New builds the pane.
-func New(d *common.Deps) *Model { return &Model{d: d, keys: newKeys()} }
+func New(d *common.Deps) *Model {
+	return &Model{d: d, keys: gpubench.NewKeys(), r: gpubench.Runner{Name: "nccl", Phase: phases.NCCL, D: d}}
+}
 
 // Init starts nothing.
 func (m *Model) Init() tea.Cmd { return nil }
@@ -68,7 +39,7 @@ func (m *Model) Title() string { return "NCCL" }
 func (m *Model) Typing() bool { return false }
 
 // Busy is true while the script (or the server stop before it) runs.
-func (m *Model) Busy() bool { return m.state != idle }
+func (m *Model) Busy() bool { return m.r.Active() }
 
 // SetSize records the pane's size.
 func (m *Model) SetSize(w, h int) { m.w, m.h = w, h; m.clamp() }
@@ -83,27 +54,19 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 			}
 		}
 		m.clamp()
-	case doneMsg:
-		return m, m.finish(msg)
-	case serverStoppedMsg:
-		return m, m.serverStopped(msg)
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	}
-	return m, nil
+	cmd, _ := m.r.Update(msg, m.start)
+	return m, cmd
 }
 
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	if cmd, ok := m.r.Key(msg, m.keys, m.start); ok {
+		return cmd
+	}
 	k := m.d.Keys
 	switch {
-	case key.Matches(msg, m.keys.Start):
-		return m.start(false)
-	case key.Matches(msg, m.keys.Cancel):
-		return m.stop()
-	case key.Matches(msg, m.keys.Force) && m.busy != nil:
-		return m.start(true)
-	case key.Matches(msg, m.keys.StopServer) && m.busy != nil:
-		return m.stopServer()
 	case key.Matches(msg, k.Down):
 		m.scroll++
 	case key.Matches(msg, k.Up):
@@ -129,8 +92,8 @@ func (m *Model) clamp() {
 
 // ShortHelp lists the pane's keys.
 func (m *Model) ShortHelp() []key.Binding {
-	if m.busy != nil && m.state == idle {
-		return []key.Binding{m.keys.StopServer, m.keys.Force, m.keys.Start}
+	if help, ok := m.r.BusyHelp(m.keys); ok {
+		return help
 	}
 	return []key.Binding{m.keys.Start, m.keys.Cancel, m.d.Keys.Down}
 }
@@ -139,7 +102,7 @@ func (m *Model) ShortHelp() []key.Binding {
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.d.Keys
 	return [][]key.Binding{
-		{m.keys.Start, m.keys.Cancel, m.keys.StopServer, m.keys.Force},
+		m.keys.Column(),
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 	}
 }

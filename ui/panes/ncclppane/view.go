@@ -5,12 +5,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"github.com/profdeck/profdeck/phases/nccl"
+	"github.com/profdeck/profdeck/ui/panes/gpubench"
 )
-
-func fit(s string, w int) string { return ansi.Truncate(s, w, "…") }
 
 // View renders the pane into its size: a fixed head (title, environment,
 // status) over the scrollable tables.
@@ -36,14 +33,7 @@ func (m *Model) bodyRows() int {
 
 func (m *Model) headLines(w int) []string {
 	st := m.d.Styles
-	title := st.Title.Render("NCCL · decode-step collectives")
-	if m.label != "" {
-		title += " " + st.Bold.Render(m.label)
-	}
-	if m.d.Simulated() {
-		title += " " + st.HeaderSim.Render("SIMULATED")
-	}
-	lines := []string{fit(title, w)}
+	lines := []string{m.r.TitleLine("NCCL · decode-step collectives", w)}
 	if e := m.res.Env; e != nil {
 		s := fmt.Sprintf("%s ×%d · NCCL %s · torch %s", e.GPU, e.NProc, e.NCCL, e.Torch)
 		keys := make([]string, 0, len(e.NCCLEnv))
@@ -56,39 +46,14 @@ func (m *Model) headLines(w int) []string {
 		for _, k := range keys {
 			s += " " + k + "=" + e.NCCLEnv[k]
 		}
-		lines = append(lines, st.Subtle.Render(fit(s, w)))
+		lines = append(lines, st.Subtle.Render(gpubench.Fit(s, w)))
 	}
-	switch {
-	case m.state == stoppingServer:
-		lines = append(lines, st.Warn.Render(fit("stopping the server to free the GPUs…", w)))
-	case m.state == running || m.state == cancelling:
-		p := m.res.Progress
-		verb := "running"
-		if m.state == cancelling {
-			verb = "cancelling"
-		}
-		lines = append(lines, fit(fmt.Sprintf("%s %s %d/%d %s", st.BarFull.Render(bar(p.Done, p.Total, 20)), verb, p.Done, p.Total, p.Text), w))
-	case m.busy != nil:
-		lines = append(lines, st.BannerWarn.Render(fit(m.busy.Error(), w-2)),
-			fit("x: stop the server (as the Load phase does) and run · f: run on the busy GPUs · s: check again", w))
-	case m.failed:
-		lines = append(lines, st.Bad.Render(fit("error: "+m.msg, w)))
-	case m.msg != "":
-		lines = append(lines, st.Good.Render(fit(m.msg, w)))
-	case m.done:
-		lines = append(lines, st.Good.Render(fit("done (s runs again; j/k scroll)", w)))
-	case len(m.res.Bursts) == 0:
-		lines = append(lines, st.Subtle.Render(fit("s: time the decode step's all-reduces and the EP All-to-All under torchrun (ranks, batch sizes and launcher from the campaign)", w)))
-	}
-	return lines
-}
-
-func bar(done, total, width int) string {
-	if total <= 0 {
-		return strings.Repeat("░", width)
-	}
-	n := min(width, done*width/total)
-	return strings.Repeat("█", n) + strings.Repeat("░", width-n)
+	return append(lines, m.r.StatusLines(gpubench.Status{
+		Progress: m.res.Progress,
+		Done:     "done (s runs again; j/k scroll)",
+		Empty:    len(m.res.Bursts) == 0,
+		Hint:     "s: time the decode step's all-reduces and the EP All-to-All under torchrun (ranks, batch sizes and launcher from the campaign)",
+	}, w)...)
 }
 
 // bodyLines are the burst and All-to-All tables.
@@ -102,17 +67,17 @@ func (m *Model) bodyLines(w int) []string {
 		if b0.M > 0 {
 			hidden = int(b0.Bytes) / b0.M / 2
 		}
-		lines = append(lines, st.Bold.Render(fit(fmt.Sprintf("All-reduce burst: %d × [M, %d] BF16 per step, max over ranks", b0.Count, hidden), w)),
-			st.TableHeader.Render(fit(fmt.Sprintf("%-5s %9s %9s %8s %9s %8s", "M", "bytes/op", "eager ms", "µs/op", "graph ms", "µs/op"), w)))
+		lines = append(lines, st.Bold.Render(gpubench.Fit(fmt.Sprintf("All-reduce burst: %d × [M, %d] BF16 per step, max over ranks", b0.Count, hidden), w)),
+			st.TableHeader.Render(gpubench.Fit(fmt.Sprintf("%-5s %9s %9s %8s %9s %8s", "M", "bytes/op", "eager ms", "µs/op", "graph ms", "µs/op"), w)))
 		for _, b := range r.Bursts {
 			g1, g2 := "-", "-"
 			if b.GraphMs > 0 {
 				g1, g2 = fmt.Sprintf("%.3f", b.GraphMs), fmt.Sprintf("%.1f", b.GraphPerOpUs)
 			}
-			lines = append(lines, fit(fmt.Sprintf("%-5d %9s %9.3f %8.1f %9s %8s", b.M, nccl.Bytes(b.Bytes), b.TotalMs, b.PerOpUs, g1, g2), w))
+			lines = append(lines, gpubench.Fit(fmt.Sprintf("%-5d %9s %9.3f %8.1f %9s %8s", b.M, nccl.Bytes(b.Bytes), b.TotalMs, b.PerOpUs, g1, g2), w))
 		}
 		if r.Env != nil && r.Env.NProc == 1 {
-			lines = append(lines, st.Subtle.Render(fit("one rank: NCCL moves no data; these are launch costs", w)))
+			lines = append(lines, st.Subtle.Render(gpubench.Fit("one rank: NCCL moves no data; these are launch costs", w)))
 		}
 	}
 	if len(r.AllToAll) > 0 {
@@ -121,20 +86,20 @@ func (m *Model) bodyLines(w int) []string {
 		if a0.Tokens > 0 {
 			per = a0.Bytes / int64(a0.Tokens)
 		}
-		lines = append(lines, "", st.Bold.Render(fit(fmt.Sprintf("All-to-All, EP dispatch: T tokens/GPU × %s each, busbw = algbw×(n−1)/n", nccl.Bytes(per)), w)),
-			st.TableHeader.Render(fit(fmt.Sprintf("%-6s %10s %9s %10s %10s", "T/GPU", "bytes", "µs", "algbw GB/s", "busbw GB/s"), w)))
+		lines = append(lines, "", st.Bold.Render(gpubench.Fit(fmt.Sprintf("All-to-All, EP dispatch: T tokens/GPU × %s each, busbw = algbw×(n−1)/n", nccl.Bytes(per)), w)),
+			st.TableHeader.Render(gpubench.Fit(fmt.Sprintf("%-6s %10s %9s %10s %10s", "T/GPU", "bytes", "µs", "algbw GB/s", "busbw GB/s"), w)))
 		for _, a := range r.AllToAll {
 			row := fmt.Sprintf("%-6d %10s %9.1f %10.2f %10.2f", a.Tokens, nccl.Bytes(a.Bytes), a.Us, a.AlgBW, a.BusBW)
 			if c := r.Cliff; c != nil && c.Tokens == a.Tokens {
-				lines = append(lines, st.Warn.Render(fit(row+fmt.Sprintf("  ◀ cliff ×%.1f", c.ToUs/c.FromUs), w)))
+				lines = append(lines, st.Warn.Render(gpubench.Fit(row+fmt.Sprintf("  ◀ cliff ×%.1f", c.ToUs/c.FromUs), w)))
 				continue
 			}
-			lines = append(lines, fit(row, w))
+			lines = append(lines, gpubench.Fit(row, w))
 		}
 		if c := r.Cliff; c != nil {
-			lines = append(lines, st.Warn.Render(fit(fmt.Sprintf("latency cliff at T=%d tokens/GPU: %.1f → %.1f µs", c.Tokens, c.FromUs, c.ToUs), w)))
-		} else if m.done {
-			lines = append(lines, st.Subtle.Render(fit("no latency cliff: no step more than doubles the latency", w)))
+			lines = append(lines, st.Warn.Render(gpubench.Fit(fmt.Sprintf("latency cliff at T=%d tokens/GPU: %.1f → %.1f µs", c.Tokens, c.FromUs, c.ToUs), w)))
+		} else if m.r.Done {
+			lines = append(lines, st.Subtle.Render(gpubench.Fit("no latency cliff: no step more than doubles the latency", w)))
 		}
 	}
 	for _, e := range r.Errors {
@@ -142,7 +107,7 @@ func (m *Model) bodyLines(w int) []string {
 		if e.What != "" {
 			s = e.What + ": " + s
 		}
-		lines = append(lines, st.Bad.Render(fit("error: "+s, w)))
+		lines = append(lines, st.Bad.Render(gpubench.Fit("error: "+s, w)))
 	}
 	return lines
 }

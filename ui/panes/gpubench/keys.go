@@ -1,0 +1,51 @@
+package gpubench
+
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// Keys are the keys both panes have.
+type Keys struct {
+	Start, Cancel, StopServer, Force key.Binding
+}
+
+// NewKeys builds the shared keys.
+func NewKeys() Keys {
+	return Keys{
+		Start:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start")),
+		Cancel:     key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel")),
+		StopServer: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "stop server, then run")),
+		Force:      key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "run on busy GPUs")),
+	}
+}
+
+// Key handles the shared keys: s starts, c cancels, and after a busy start
+// f runs anyway and x stops the server first. handled is false for any
+// other key.
+func (r *Runner) Key(msg tea.KeyPressMsg, k Keys, start func(force bool) tea.Cmd) (cmd tea.Cmd, handled bool) {
+	switch {
+	case key.Matches(msg, k.Start):
+		return start(false), true
+	case key.Matches(msg, k.Cancel):
+		return r.Stop(), true
+	case key.Matches(msg, k.Force) && r.Busy != nil:
+		return start(true), true
+	case key.Matches(msg, k.StopServer) && r.Busy != nil:
+		return r.StopServer(), true
+	}
+	return nil, false
+}
+
+// BusyHelp is the short help after a busy start (ok is false otherwise).
+func (r *Runner) BusyHelp(k Keys) (help []key.Binding, ok bool) {
+	if r.Busy != nil && r.State == Idle {
+		return []key.Binding{k.StopServer, k.Force, k.Start}, true
+	}
+	return nil, false
+}
+
+// Column is the shared keys' column of the full help.
+func (k Keys) Column() []key.Binding {
+	return []key.Binding{k.Start, k.Cancel, k.StopServer, k.Force}
+}
