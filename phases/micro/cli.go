@@ -5,7 +5,6 @@ package micro
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 
@@ -27,42 +26,27 @@ type Report struct {
 
 // Main is `profdeck micro`.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("micro", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var c gpuflags.Common
-	c.Register(fs)
+	fs := c.FlagSet("micro", "usage: profdeck micro [-c FILE | --host HOST] --model-config FILE|PRESET --tp N [--ep] [--batch 1,8,64,128] [--python CMD] [--dry-run] [--json FILE|-]", stderr)
 	python := fs.String("python", "", `command prefix that runs Python on the host (default: the campaign's, else python3; e.g. "docker exec -i vllm python3")`)
 	warm := fs.Float64("warmup-ms", 0, "warm-up per GEMM in ms (default 10)")
 	repMs := fs.Float64("rep-ms", 0, "timed repetitions per GEMM in ms (default 40)")
 	noCalib := fs.Bool("no-calib", false, "skip the 8192³ GEMM check against triton's do_bench")
-	rawPath := fs.String("lines", "", "also write the script's raw JSON lines to FILE")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: profdeck micro [-c FILE | --host HOST] --model-config FILE|PRESET --tp N [--ep] [--batch 1,8,64,128] [--python CMD] [--dry-run] [--json FILE|-]")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "profdeck micro: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	res, err := c.Resolve(func(k *campaign.Campaign) []int { return k.Micro.Batch })
-	if err != nil {
-		fmt.Fprintln(stderr, "profdeck micro:", err)
+	res, ok := c.Parse(fs, args, func(k *campaign.Campaign) []int { return k.Micro.Batch }, stderr)
+	if !ok {
 		return 2
 	}
 	if *python == "" {
 		*python = res.Campaign.Micro.Python
 	}
 
-	h, plan, code, ok := c.Prepare(ctx, "micro", res, stdout, stderr)
+	h, plan, code, ok := c.Prepare(ctx, res, stdout, stderr)
 	if !ok {
 		return code
 	}
 	defer h.Close()
 	rep := Report{Host: h.Name(), Python: *python, Plan: plan}
-	return c.Run(ctx, gpuflags.Phase{Name: "micro", Result: &rep.Result, ErrorText: ErrorText, Lines: *rawPath,
+	return c.Run(ctx, gpuflags.Phase{Result: &rep.Result, ErrorText: ErrorText,
 		Run: func(ctx context.Context, em *phases.Emitter, onRaw func(string)) error {
 			return Run(ctx, Config{Host: h, Python: *python, Plan: plan, WorkDir: c.WorkDir, Force: c.Force,
 				WarmupMs: *warm, RepMs: *repMs, NoCalib: *noCalib,

@@ -6,7 +6,6 @@ package nccl
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 
@@ -29,10 +28,8 @@ type Report struct {
 
 // Main is `profdeck nccl`.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("nccl", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var c gpuflags.Common
-	c.Register(fs)
+	fs := c.FlagSet("nccl", "usage: profdeck nccl [-c FILE | --host HOST] --model-config FILE|PRESET --tp N [--ep] [--batch 1,8,64,128] --nproc N [--torchrun CMD] [--dry-run] [--json FILE|-]", stderr)
 	nproc := fs.Int("nproc", 0, "processes (GPUs) for torchrun (default: the campaign's, else 8)")
 	torchrun := fs.String("torchrun", "", `torchrun command prefix (default: the campaign's, else torchrun; e.g. "docker exec -i vllm torchrun")`)
 	python := fs.String("python", "python3", "the Python torchrun starts for each rank")
@@ -40,21 +37,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&tokens, "tokens", "All-to-All tokens per GPU (default 1,2,4,…,256)")
 	repeats := fs.Int("repeats", 0, "bursts timed per batch size (default 10)")
 	noGraph := fs.Bool("no-graph", false, "skip the CUDA-graph burst")
-	rawPath := fs.String("lines", "", "also write the script's raw JSON lines to FILE")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: profdeck nccl [-c FILE | --host HOST] --model-config FILE|PRESET --tp N [--ep] [--batch 1,8,64,128] --nproc N [--torchrun CMD] [--dry-run] [--json FILE|-]")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "profdeck nccl: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	res, err := c.Resolve(func(k *campaign.Campaign) []int { return k.NCCL.Batch })
-	if err != nil {
-		fmt.Fprintln(stderr, "profdeck nccl:", err)
+	res, ok := c.Parse(fs, args, func(k *campaign.Campaign) []int { return k.NCCL.Batch }, stderr)
+	if !ok {
 		return 2
 	}
 	if *torchrun == "" {
@@ -66,13 +50,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *nproc < 1 {
 		*nproc = 8
 	}
-	h, plan, code, ok := c.Prepare(ctx, "nccl", res, stdout, stderr)
+	h, plan, code, ok := c.Prepare(ctx, res, stdout, stderr)
 	if !ok {
 		return code
 	}
 	defer h.Close()
 	rep := Report{Host: h.Name(), Torchrun: *torchrun, NProc: *nproc, Plan: plan}
-	return c.Run(ctx, gpuflags.Phase{Name: "nccl", Result: &rep.Result, ErrorText: errorText, Lines: *rawPath,
+	return c.Run(ctx, gpuflags.Phase{Result: &rep.Result, ErrorText: errorText,
 		Run: func(ctx context.Context, em *phases.Emitter, onRaw func(string)) error {
 			return Run(ctx, Config{Host: h, Torchrun: *torchrun, Python: *python, NProc: *nproc, Plan: plan, Tokens: tokens,
 				WorkDir: c.WorkDir, Force: c.Force, Repeats: *repeats, NoGraph: *noGraph,

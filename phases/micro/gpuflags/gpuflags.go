@@ -33,6 +33,9 @@ type Common struct {
 	Force    bool
 	NoEmbed  bool
 	DryRun   bool
+	Lines    string // a file for the script's raw JSON lines
+
+	name string // the command, for messages (set by FlagSet)
 }
 
 // IntList is a comma-separated list of positive integers.
@@ -89,6 +92,40 @@ func (c *Common) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Force, "force", false, "run even when nvidia-smi shows the GPUs busy")
 	fs.BoolVar(&c.NoEmbed, "no-embed-allreduce", false, "the server does no all-reduce for the input embedding")
 	fs.BoolVar(&c.DryRun, "dry-run", false, "print the decode-step plan as JSON and exit (no GPU needed)")
+	fs.StringVar(&c.Lines, "lines", "", "also write the script's raw JSON lines to FILE")
+}
+
+// FlagSet is the flag set of the command name, with the shared flags in c;
+// its help starts with the usage line.
+func (c *Common) FlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
+	c.name = name
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c.Register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// Parse parses args into fs and resolves the flags with the campaign
+// (section picks the phase's batch sizes). When ok is false the error is
+// said on stderr and the command exits with status 2.
+func (c *Common) Parse(fs *flag.FlagSet, args []string, section func(*campaign.Campaign) []int, stderr io.Writer) (res *Resolved, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		return nil, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "profdeck %s: unexpected argument %q\n", c.name, fs.Arg(0))
+		return nil, false
+	}
+	res, err := c.Resolve(section)
+	if err != nil {
+		fmt.Fprintf(stderr, "profdeck %s: %v\n", c.name, err)
+		return nil, false
+	}
+	return res, true
 }
 
 // Resolved is the flags merged with the campaign file.

@@ -18,10 +18,9 @@ import (
 // be read there) and builds the plan. With --dry-run it writes the plan as
 // JSON and the command is over; so it is on any failure. ok says whether to
 // go on and run; otherwise code is the exit status and the host is closed.
-// name is the command ("micro", "nccl") that prefixes messages.
-func (c *Common) Prepare(ctx context.Context, name string, res *Resolved, stdout, stderr io.Writer) (h remote.Host, plan model.Plan, code int, ok bool) {
+func (c *Common) Prepare(ctx context.Context, res *Resolved, stdout, stderr io.Writer) (h remote.Host, plan model.Plan, code int, ok bool) {
 	fail := func(code int, err error) (remote.Host, model.Plan, int, bool) {
-		fmt.Fprintf(stderr, "profdeck %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "profdeck %s: %v\n", c.name, err)
 		if h != nil {
 			h.Close()
 		}
@@ -51,7 +50,7 @@ func (c *Common) Prepare(ctx context.Context, name string, res *Resolved, stdout
 		return nil, model.Plan{}, 0, false
 	}
 	if remote.IsSimulated(h) {
-		fmt.Fprintf(stderr, "profdeck %s: SIMULATED host: the timings are modelled, not measured\n", name)
+		fmt.Fprintf(stderr, "profdeck %s: SIMULATED host: the timings are modelled, not measured\n", c.name)
 	}
 	return h, plan, 0, true
 }
@@ -74,12 +73,9 @@ type Results interface {
 
 // Phase is one headless run of a GPU phase.
 type Phase struct {
-	Name      string  // the command, for messages
 	Result    Results // folds the events in; its tables go to stdout
 	ErrorText func(phases.ScriptError) string
-	// Lines, when set, is the file that gets the script's raw JSON lines.
-	Lines string
-	// Run runs the phase; onRaw is nil when no Lines file is asked for.
+	// Run runs the phase; onRaw is nil when no --lines file is asked for.
 	Run func(ctx context.Context, em *phases.Emitter, onRaw func(string)) error
 	// Report is what --json writes, given the run's error text ("" when it
 	// went well).
@@ -92,8 +88,8 @@ type Phase struct {
 // and 130 when ctx was cancelled.
 func (c *Common) Run(ctx context.Context, p Phase, stdout, stderr io.Writer) int {
 	var onRaw func(string)
-	if p.Lines != "" {
-		raw, err := os.Create(p.Lines)
+	if c.Lines != "" {
+		raw, err := os.Create(c.Lines)
 		if err != nil {
 			fmt.Fprintln(stderr, "--lines:", err)
 			return 1
@@ -122,7 +118,7 @@ func (c *Common) Run(ctx context.Context, p Phase, stdout, stderr io.Writer) int
 	code, errText := 0, ""
 	if runErr != nil {
 		errText = runErr.Error()
-		fmt.Fprintf(stderr, "profdeck %s: %v\n", p.Name, runErr)
+		fmt.Fprintf(stderr, "profdeck %s: %v\n", c.name, runErr)
 		var busy *pyrun.BusyError
 		switch {
 		case errors.As(runErr, &busy):
@@ -138,7 +134,7 @@ func (c *Common) Run(ctx context.Context, p Phase, stdout, stderr io.Writer) int
 	}
 	if c.JSON != "" {
 		if err := WriteJSON(c.JSON, stdout, p.Report(errText)); err != nil {
-			fmt.Fprintf(stderr, "profdeck %s: %v\n", p.Name, err)
+			fmt.Fprintf(stderr, "profdeck %s: %v\n", c.name, err)
 			return 1
 		}
 	}

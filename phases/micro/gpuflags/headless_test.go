@@ -39,8 +39,8 @@ func TestRunExitCodes(t *testing.T) {
 		var out, errOut bytes.Buffer
 		res := &testResult{}
 		var report string
-		cm := Common{JSON: ""}
-		code := cm.Run(ctx, Phase{Name: "micro", Result: res, ErrorText: func(e phases.ScriptError) string { return e.Err },
+		cm := Common{name: "micro"}
+		code := cm.Run(ctx, Phase{Result: res, ErrorText: func(e phases.ScriptError) string { return e.Err },
 			Run: func(ctx context.Context, em *phases.Emitter, onRaw func(string)) error {
 				em.Emit(context.Background(), phases.KindMicroProgress, phases.Progress{Done: 1, Total: 2, Text: "M=1"})
 				return c.err
