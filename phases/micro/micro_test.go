@@ -41,6 +41,20 @@ func readLines(t *testing.T, data []byte) *micro.Result {
 	return r
 }
 
+// startSim starts a simulated deployment for one test, closed when it ends;
+// ctx ends after 30 s.
+func startSim(t *testing.T, opt sim.Options) (context.Context, *sim.Deployment) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	d, err := sim.Start(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return ctx, d
+}
+
 func kimiPlan(t *testing.T, batch ...int) model.Plan {
 	t.Helper()
 	c, _ := model.Preset("kimi-k2.5")
@@ -164,13 +178,7 @@ func TestScriptDiesHalfway(t *testing.T) {
 }
 
 func TestRunOnSim(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	d, err := sim.Start(ctx, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	ctx, d := startSim(t, sim.Options{})
 	plan := kimiPlan(t, 1, 128)
 	r, _, err := collect(ctx, func(em *phases.Emitter) error {
 		return micro.Run(ctx, micro.Config{Host: d, Python: "docker exec -i vllm python3", Plan: plan}, em)
@@ -188,13 +196,7 @@ func TestRunOnSim(t *testing.T) {
 }
 
 func TestCancelOnSim(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	d, err := sim.Start(ctx, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	ctx, d := startSim(t, sim.Options{})
 	run, stop := context.WithCancel(ctx)
 	ch := make(chan phases.Event, 1024)
 	errc := make(chan error, 1)
@@ -226,13 +228,7 @@ func TestCancelOnSim(t *testing.T) {
 }
 
 func TestBusyGPUsOnSim(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	d, err := sim.Start(ctx, sim.Options{AutoStart: true, LoadTime: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	ctx, d := startSim(t, sim.Options{AutoStart: true, LoadTime: 2 * time.Second})
 	var busy *pyrun.BusyError
 	for !errors.As(pyrun.CheckGPUs(ctx, d), &busy) {
 		if ctx.Err() != nil {
@@ -240,7 +236,7 @@ func TestBusyGPUsOnSim(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	err = micro.Run(ctx, micro.Config{Host: d, Plan: kimiPlan(t, 1)}, nil)
+	err := micro.Run(ctx, micro.Config{Host: d, Plan: kimiPlan(t, 1)}, nil)
 	if !errors.As(err, &busy) || len(busy.Procs) != 8 || !strings.Contains(err.Error(), "VLLM::Worker_TP0") {
 		t.Fatalf("error %v", err)
 	}

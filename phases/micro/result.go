@@ -120,6 +120,23 @@ func (r *Result) Step(m int) (phases.GEMMStep, bool) {
 	return phases.GEMMStep{}, false
 }
 
+// Name is the GEMM's name, starred when the server runs it in another dtype
+// than the BF16 it was timed in.
+func Name(g phases.GEMMResult) string {
+	if g.Served != "" {
+		return g.Name + "*"
+	}
+	return g.Name
+}
+
+// Share is the GEMM's percentage of a step whose GEMMs sum to sum µs.
+func Share(g phases.GEMMResult, sum float64) float64 {
+	if sum > 0 {
+		return 100 * g.StepUs / sum
+	}
+	return 0
+}
+
 // Shape formats a GEMM as M×N×K, with the batch count for batched GEMMs.
 func Shape(g phases.GEMMResult) string {
 	s := fmt.Sprintf("%d×%d×%d", g.M, g.N, g.K)
@@ -150,16 +167,8 @@ func (r *Result) WriteTables(w io.Writer) {
 		fmt.Fprintf(w, "\nM=%d\n", m)
 		fmt.Fprintf(w, "%-15s %-22s %5s %9s %8s %7s %5s %10s %6s\n", "GEMM", "shape M×N×K", "/step", "µs", "TFLOP/s", "GB/s", "%BW", "step µs", "share")
 		for _, g := range r.Rows(m, ByStepTime) {
-			name := g.Name
-			if g.Served != "" {
-				name += "*"
-			}
-			share := 0.0
-			if sum > 0 {
-				share = 100 * g.StepUs / sum
-			}
 			fmt.Fprintf(w, "%-15s %-22s %5d %9.1f %8.2f %7.0f %5.1f %10.1f %5.1f%%\n",
-				name, Shape(g), g.PerStep, g.Us, g.TFLOPs, g.GBs, g.BWPct, g.StepUs, share)
+				Name(g), Shape(g), g.PerStep, g.Us, g.TFLOPs, g.GBs, g.BWPct, g.StepUs, Share(g, sum))
 		}
 	}
 	fmt.Fprintf(w, "\n%-6s %14s %16s\n", "M", "Σ GEMMs ms", "back-to-back ms")

@@ -56,7 +56,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer h.Close()
 	rep := Report{Host: h.Name(), Torchrun: *torchrun, NProc: *nproc, Plan: plan}
-	return c.Run(ctx, gpuflags.Phase{Result: &rep.Result, ErrorText: errorText,
+	return c.Run(ctx, gpuflags.Phase{Result: &rep.Result, ErrorText: ErrorText,
 		Run: func(ctx context.Context, em *phases.Emitter, onRaw func(string)) error {
 			return Run(ctx, Config{Host: h, Torchrun: *torchrun, Python: *python, NProc: *nproc, Plan: plan, Tokens: tokens,
 				WorkDir: c.WorkDir, Force: c.Force, Repeats: *repeats, NoGraph: *noGraph,

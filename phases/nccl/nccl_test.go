@@ -125,6 +125,20 @@ func TestFindCliff(t *testing.T) {
 	}
 }
 
+// startSim starts a simulated deployment for one test, closed when it ends;
+// ctx ends after 30 s.
+func startSim(t *testing.T, opt sim.Options) (context.Context, *sim.Deployment) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	d, err := sim.Start(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return ctx, d
+}
+
 func kimiPlan(t *testing.T) model.Plan {
 	c, _ := model.Preset("kimi-k2.5")
 	p, err := model.Build(c, model.Options{TP: 8, Batch: []int{1, 8, 64, 128}})
@@ -135,13 +149,7 @@ func kimiPlan(t *testing.T) model.Plan {
 }
 
 func TestRunOnSim(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	d, err := sim.Start(ctx, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	ctx, d := startSim(t, sim.Options{})
 	ch := make(chan phases.Event, 256)
 	r := &nccl.Result{}
 	done := make(chan struct{})
@@ -151,7 +159,7 @@ func TestRunOnSim(t *testing.T) {
 			r.Add(ev)
 		}
 	}()
-	err = nccl.Run(ctx, nccl.Config{Host: d, Torchrun: "docker exec -i vllm torchrun", NProc: 8, Plan: kimiPlan(t)}, &phases.Emitter{Out: ch})
+	err := nccl.Run(ctx, nccl.Config{Host: d, Torchrun: "docker exec -i vllm torchrun", NProc: 8, Plan: kimiPlan(t)}, &phases.Emitter{Out: ch})
 	close(ch)
 	<-done
 	if err != nil {
@@ -170,13 +178,7 @@ func TestRunOnSim(t *testing.T) {
 }
 
 func TestRunOnSimTooManyRanks(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	d, err := sim.Start(ctx, sim.Options{GPUs: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	ctx, d := startSim(t, sim.Options{GPUs: 2})
 	r := &nccl.Result{}
 	ch := make(chan phases.Event, 16)
 	go func() {
@@ -184,7 +186,7 @@ func TestRunOnSimTooManyRanks(t *testing.T) {
 			r.Add(ev)
 		}
 	}()
-	err = nccl.Run(ctx, nccl.Config{Host: d, NProc: 8, Plan: kimiPlan(t)}, &phases.Emitter{Out: ch})
+	err := nccl.Run(ctx, nccl.Config{Host: d, NProc: 8, Plan: kimiPlan(t)}, &phases.Emitter{Out: ch})
 	close(ch)
 	if err == nil || !strings.Contains(err.Error(), "invalid device ordinal") {
 		t.Fatalf("error %v", err)

@@ -104,11 +104,12 @@ func (r *Result) WriteTables(w io.Writer) {
 		}
 	}
 	for _, e := range r.Errors {
-		fmt.Fprintln(w, "error:", errorText(e))
+		fmt.Fprintln(w, "error:", ErrorText(e))
 	}
 }
 
-func errorText(e phases.ScriptError) string {
+// ErrorText is a script error as one line: what failed, then the error.
+func ErrorText(e phases.ScriptError) string {
 	s := e.Err
 	if e.What != "" {
 		s = e.What + ": " + s

@@ -101,16 +101,8 @@ func (m *Model) table(w, rows int) []string {
 }
 
 func (m *Model) row(g phases.GEMMResult, sum float64, wide bool) string {
-	name := g.Name
-	if g.Served != "" {
-		name += "*"
-	}
-	share := 0.0
-	if sum > 0 {
-		share = 100 * g.StepUs / sum
-	}
 	s := fmt.Sprintf("%-15s %-17s %4d %7.1f %6.1f %5.1f %8.0f %4.1f%%",
-		gpubench.Fit(name, 15), gpubench.Fit(micro.Shape(g), 17), g.PerStep, g.Us, g.TFLOPs, g.BWPct, g.StepUs, share)
+		gpubench.Fit(micro.Name(g), 15), gpubench.Fit(micro.Shape(g), 17), g.PerStep, g.Us, g.TFLOPs, g.BWPct, g.StepUs, micro.Share(g, sum))
 	if wide {
 		s += fmt.Sprintf(" %6.0f", g.GBs)
 	}

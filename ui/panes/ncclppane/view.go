@@ -103,11 +103,7 @@ func (m *Model) bodyLines(w int) []string {
 		}
 	}
 	for _, e := range r.Errors {
-		s := e.Err
-		if e.What != "" {
-			s = e.What + ": " + s
-		}
-		lines = append(lines, st.Bad.Render(gpubench.Fit("error: "+s, w)))
+		lines = append(lines, st.Bad.Render(gpubench.Fit("error: "+nccl.ErrorText(e), w)))
 	}
 	return lines
 }
