@@ -24,7 +24,11 @@ func newPane(t *testing.T, opt sim.Options) (*Model, *sim.Deployment) {
 	return m, d
 }
 
-func press(m *Model, k string) { benchtest.Press(m, m.d, phases.NCCL, k) }
+func bench(m *Model) benchtest.Pane {
+	return benchtest.Pane{C: m, D: m.d, Phase: phases.NCCL, Runner: &m.r, Results: func() int { return len(m.res.Bursts) }}
+}
+
+func press(m *Model, k string) { bench(m).Press(k) }
 
 func keyMsg(k string) tea.KeyPressMsg { return benchtest.Key(k) }
 
@@ -62,30 +66,10 @@ func TestRunFillsTheTables(t *testing.T) {
 
 func TestBusyGPUsOfferToStopTheServer(t *testing.T) {
 	m, d := newPane(t, sim.Options{AutoStart: true, LoadTime: 500 * time.Millisecond})
-	benchtest.WaitReady(d)
-	press(m, "s")
-	if m.r.Busy == nil {
-		t.Fatalf("no busy banner:\n%s", ansi.Strip(m.View()))
-	}
-	v := ansi.Strip(m.View())
-	if !strings.Contains(v, "GPUs are busy") || !strings.Contains(v, "x: stop the server") {
-		t.Errorf("busy view:\n%s", v)
-	}
-	checkFits(t, m.View(), 78, 19)
-	// x stops the server the way the Load phase does, then runs.
-	press(m, "x")
-	if m.r.Busy != nil || len(m.res.Bursts) == 0 || m.r.Failed {
-		t.Fatalf("after x: busy %v, %d GEMMs, msg %q", m.r.Busy, len(m.res.Bursts), m.r.Msg)
-	}
-	if d.ServerRunning() {
-		t.Error("the server still runs")
-	}
+	bench(m).BusyThenStopServer(t, d)
 }
 
 func TestCancelKeepsResults(t *testing.T) {
 	m, _ := newPane(t, sim.Options{})
-	benchtest.StartAndCancel(t, m, m.d, phases.NCCL, m.Busy)
-	if m.Busy() || !strings.Contains(m.r.Msg, "cancelled") || len(m.res.Bursts) == 0 {
-		t.Errorf("after cancel: busy %v msg %q GEMMs %d", m.Busy(), m.r.Msg, len(m.res.Bursts))
-	}
+	bench(m).CancelKeepsResults(t)
 }

@@ -1,7 +1,7 @@
 // Package benchtest holds what the Micro and NCCL pane tests share: a pane's
 // deps on the simulated deployment, key presses run to their end with the
-// session's events fed back as the root does, a cancelled run, and the check
-// that a view fits its size. Only tests import it.
+// session's events fed back as the root does, the cancel and busy-GPU flows,
+// and the check that a view fits its size. Only tests import it.
 package benchtest
 
 import (
@@ -41,67 +41,69 @@ func Deps(t *testing.T, opt sim.Options, set func(*campaign.Campaign)) (*common.
 		Styles: common.NewStyles(common.DefaultTheme()), Keys: common.DefaultKeyMap(), Now: time.Now}, d
 }
 
-// WaitReady waits up to 10 s for the simulated server to be ready.
-func WaitReady(d *sim.Deployment) {
-	deadline := time.Now().Add(10 * time.Second)
-	for !d.Ready() && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // Key is the press of a one-letter key.
 func Key(k string) tea.KeyPressMsg { return tea.KeyPressMsg{Code: rune(k[0]), Text: k} }
 
-// Press sends a key to c, runs the command it returns to its end, and
-// feeds the session's events of phase back as the root does.
-func Press(c common.Component, d *common.Deps, phase, k string) {
-	_, cmd := c.Update(Key(k))
-	RunCmd(c, cmd)
-	Drain(c, d, phase)
+// Pane is a pane under test.
+type Pane struct {
+	C       common.Component
+	D       *common.Deps
+	Phase   string           // the phase whose events the pane gets
+	Runner  *gpubench.Runner // the pane's run
+	Results func() int       // how many results the pane holds
 }
 
-// RunCmd runs cmd and every command that follows from it, handing each
-// message to c.
-func RunCmd(c common.Component, cmd tea.Cmd) {
+// Press sends a key to the pane, runs the command it returns to its end,
+// and feeds the session's events of the phase back as the root does.
+func (p Pane) Press(k string) {
+	_, cmd := p.C.Update(Key(k))
+	p.run(cmd)
+	p.drain()
+}
+
+// run runs cmd and every command that follows from it, handing each message
+// to the pane.
+func (p Pane) run(cmd tea.Cmd) {
 	if cmd == nil {
 		return
 	}
 	msg := cmd()
 	if b, ok := msg.(tea.BatchMsg); ok {
 		for _, sub := range b {
-			RunCmd(c, sub)
+			p.run(sub)
 		}
 		return
 	}
 	if msg != nil {
-		_, next := c.Update(msg)
-		RunCmd(c, next)
+		_, next := p.C.Update(msg)
+		p.run(next)
 	}
 }
 
-// Drain hands c, in one batch, the session's events of phase that come
-// within 300 ms.
-func Drain(c common.Component, d *common.Deps, phase string) {
+// drain hands the pane, in one batch, the session's events of its phase
+// that come within 300 ms.
+func (p Pane) drain() {
 	var evs []phases.Event
 	timeout := time.After(300 * time.Millisecond)
 	for {
 		select {
-		case ev := <-d.Session.Updates():
-			if ev.Phase == phase {
+		case ev := <-p.D.Session.Updates():
+			if ev.Phase == p.Phase {
 				evs = append(evs, ev)
 			}
 		case <-timeout:
-			c.Update(common.EventsMsg{At: time.Now(), Events: evs})
+			p.C.Update(common.EventsMsg{At: time.Now(), Events: evs})
 			return
 		}
 	}
 }
 
-// StartAndCancel presses s, presses c 600 ms into the run (failing if c is
-// not busy then), hands c the run's end and drains the events.
-func StartAndCancel(t *testing.T, c common.Component, d *common.Deps, phase string, busy func() bool) {
+// CancelKeepsResults presses s, presses c 600 ms into the run, hands the
+// pane the run's end, and checks that the run ended as cancelled with the
+// results so far kept.
+func (p Pane) CancelKeepsResults(t *testing.T) {
 	t.Helper()
-	_, cmd := c.Update(Key("s"))
+	_, cmd := p.C.Update(Key("s"))
 	msgs := make(chan tea.Msg, 4)
 	go func() {
 		msg := cmd()
@@ -114,21 +116,52 @@ func StartAndCancel(t *testing.T, c common.Component, d *common.Deps, phase stri
 		msgs <- msg
 	}()
 	time.Sleep(600 * time.Millisecond)
-	if !busy() {
+	if !p.Runner.Active() {
 		t.Fatal("not busy while running")
 	}
-	c.Update(Key("c"))
-	for {
+	p.C.Update(Key("c"))
+	for ended := false; !ended; {
 		select {
 		case msg := <-msgs:
 			if dm, ok := msg.(gpubench.DoneMsg); ok && dm.Run != 0 {
-				c.Update(dm)
-				Drain(c, d, phase)
-				return
+				p.C.Update(dm)
+				p.drain()
+				ended = true
 			}
 		case <-time.After(5 * time.Second):
 			t.Fatal("the run did not end after c")
 		}
+	}
+	if r := p.Runner; r.Active() || !strings.Contains(r.Msg, "cancelled") || p.Results() == 0 {
+		t.Errorf("after cancel: busy %v msg %q results %d", r.Active(), r.Msg, p.Results())
+	}
+}
+
+// BusyThenStopServer checks the pane on d, whose server is loading onto the
+// GPUs: once it is ready, s shows the busy banner with its keys (within
+// 78×19), and x stops the server the way the Load phase does, then runs.
+func (p Pane) BusyThenStopServer(t *testing.T, d *sim.Deployment) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !d.Ready() && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.Press("s")
+	r := p.Runner
+	if r.Busy == nil {
+		t.Fatalf("no busy banner:\n%s", ansi.Strip(p.C.View()))
+	}
+	v := ansi.Strip(p.C.View())
+	if !strings.Contains(v, "GPUs are busy") || !strings.Contains(v, "x: stop the server") {
+		t.Errorf("busy view:\n%s", v)
+	}
+	CheckFits(t, p.C.View(), 78, 19)
+	p.Press("x")
+	if r.Busy != nil || p.Results() == 0 || r.Failed {
+		t.Fatalf("after x: busy %v, %d results, msg %q", r.Busy, p.Results(), r.Msg)
+	}
+	if d.ServerRunning() {
+		t.Error("the server still runs")
 	}
 }
 
