@@ -16,6 +16,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/micro"
 	"github.com/profdeck/profdeck/phases/micro/pyrun"
+	"github.com/profdeck/profdeck/phases/micro/pyrun/pyruntest"
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/local"
@@ -41,30 +42,6 @@ func readLines(t *testing.T, data []byte) *micro.Result {
 	return r
 }
 
-// startSim starts a simulated deployment for one test, closed when it ends;
-// ctx ends after 30 s.
-func startSim(t *testing.T, opt sim.Options) (context.Context, *sim.Deployment) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	d, err := sim.Start(ctx, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	return ctx, d
-}
-
-func kimiPlan(t *testing.T, batch ...int) model.Plan {
-	t.Helper()
-	c, _ := model.Preset("kimi-k2.5")
-	p, err := model.Build(c, model.Options{TP: 8, Batch: batch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // TestParseRealRun reads the lines of a real H200 run.
 func TestParseRealRun(t *testing.T) {
 	b, err := os.ReadFile(fixture)
@@ -75,7 +52,7 @@ func TestParseRealRun(t *testing.T) {
 	if r.Env == nil || r.Env.GPU != "NVIDIA H200" || r.Env.PeakGBs != 4800 || r.Env.CopyGBs < 3000 {
 		t.Fatalf("env %+v", r.Env)
 	}
-	plan := kimiPlan(t, 1, 8, 64, 128)
+	plan := pyruntest.KimiPlan(t, 1, 8, 64, 128)
 	if len(r.GEMMs) != len(plan.GEMMs) || len(r.Steps) != 4 || len(r.Errors) != 0 {
 		t.Fatalf("%d GEMMs (plan %d), %d steps, errors %v", len(r.GEMMs), len(plan.GEMMs), len(r.Steps), r.Errors)
 	}
@@ -160,7 +137,7 @@ func TestScriptDiesHalfway(t *testing.T) {
 	defer cancel()
 	py := fakePython(t, 20)
 	r, evs, err := collect(ctx, func(em *phases.Emitter) error {
-		return micro.Run(ctx, micro.Config{Host: local.New(), Python: py, Plan: kimiPlan(t, 1), WorkDir: t.TempDir(), Force: true}, em)
+		return micro.Run(ctx, micro.Config{Host: local.New(), Python: py, Plan: pyruntest.KimiPlan(t, 1), WorkDir: t.TempDir(), Force: true}, em)
 	})
 	var ee *remote.ExitError
 	if !errors.As(err, &ee) || ee.Status != 1 || !strings.Contains(ee.Stderr, "illegal memory access") {
@@ -178,8 +155,8 @@ func TestScriptDiesHalfway(t *testing.T) {
 }
 
 func TestRunOnSim(t *testing.T) {
-	ctx, d := startSim(t, sim.Options{})
-	plan := kimiPlan(t, 1, 128)
+	ctx, d := pyruntest.StartSim(t, sim.Options{})
+	plan := pyruntest.KimiPlan(t, 1, 128)
 	r, _, err := collect(ctx, func(em *phases.Emitter) error {
 		return micro.Run(ctx, micro.Config{Host: d, Python: "docker exec -i vllm python3", Plan: plan}, em)
 	})
@@ -196,12 +173,12 @@ func TestRunOnSim(t *testing.T) {
 }
 
 func TestCancelOnSim(t *testing.T) {
-	ctx, d := startSim(t, sim.Options{})
+	ctx, d := pyruntest.StartSim(t, sim.Options{})
 	run, stop := context.WithCancel(ctx)
 	ch := make(chan phases.Event, 1024)
 	errc := make(chan error, 1)
 	go func() {
-		errc <- micro.Run(run, micro.Config{Host: d, Plan: kimiPlan(t, 1, 8, 64)}, &phases.Emitter{Out: ch})
+		errc <- micro.Run(run, micro.Config{Host: d, Plan: pyruntest.KimiPlan(t, 1, 8, 64)}, &phases.Emitter{Out: ch})
 	}()
 	got := 0
 	for got < 3 {
@@ -228,7 +205,7 @@ func TestCancelOnSim(t *testing.T) {
 }
 
 func TestBusyGPUsOnSim(t *testing.T) {
-	ctx, d := startSim(t, sim.Options{AutoStart: true, LoadTime: 2 * time.Second})
+	ctx, d := pyruntest.StartSim(t, sim.Options{AutoStart: true, LoadTime: 2 * time.Second})
 	var busy *pyrun.BusyError
 	for !errors.As(pyrun.CheckGPUs(ctx, d), &busy) {
 		if ctx.Err() != nil {
@@ -236,7 +213,7 @@ func TestBusyGPUsOnSim(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	err := micro.Run(ctx, micro.Config{Host: d, Plan: kimiPlan(t, 1)}, nil)
+	err := micro.Run(ctx, micro.Config{Host: d, Plan: pyruntest.KimiPlan(t, 1)}, nil)
 	if !errors.As(err, &busy) || len(busy.Procs) != 8 || !strings.Contains(err.Error(), "VLLM::Worker_TP0") {
 		t.Fatalf("error %v", err)
 	}

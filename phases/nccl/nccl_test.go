@@ -13,6 +13,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/micro/pyrun"
+	"github.com/profdeck/profdeck/phases/micro/pyrun/pyruntest"
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/remote/sim"
@@ -125,31 +126,8 @@ func TestFindCliff(t *testing.T) {
 	}
 }
 
-// startSim starts a simulated deployment for one test, closed when it ends;
-// ctx ends after 30 s.
-func startSim(t *testing.T, opt sim.Options) (context.Context, *sim.Deployment) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	d, err := sim.Start(ctx, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	return ctx, d
-}
-
-func kimiPlan(t *testing.T) model.Plan {
-	c, _ := model.Preset("kimi-k2.5")
-	p, err := model.Build(c, model.Options{TP: 8, Batch: []int{1, 8, 64, 128}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func TestRunOnSim(t *testing.T) {
-	ctx, d := startSim(t, sim.Options{})
+	ctx, d := pyruntest.StartSim(t, sim.Options{})
 	ch := make(chan phases.Event, 256)
 	r := &nccl.Result{}
 	done := make(chan struct{})
@@ -159,7 +137,7 @@ func TestRunOnSim(t *testing.T) {
 			r.Add(ev)
 		}
 	}()
-	err := nccl.Run(ctx, nccl.Config{Host: d, Torchrun: "docker exec -i vllm torchrun", NProc: 8, Plan: kimiPlan(t)}, &phases.Emitter{Out: ch})
+	err := nccl.Run(ctx, nccl.Config{Host: d, Torchrun: "docker exec -i vllm torchrun", NProc: 8, Plan: pyruntest.KimiPlan(t, 1, 8, 64, 128)}, &phases.Emitter{Out: ch})
 	close(ch)
 	<-done
 	if err != nil {
@@ -178,7 +156,7 @@ func TestRunOnSim(t *testing.T) {
 }
 
 func TestRunOnSimTooManyRanks(t *testing.T) {
-	ctx, d := startSim(t, sim.Options{GPUs: 2})
+	ctx, d := pyruntest.StartSim(t, sim.Options{GPUs: 2})
 	r := &nccl.Result{}
 	ch := make(chan phases.Event, 16)
 	go func() {
@@ -186,7 +164,7 @@ func TestRunOnSimTooManyRanks(t *testing.T) {
 			r.Add(ev)
 		}
 	}()
-	err := nccl.Run(ctx, nccl.Config{Host: d, NProc: 8, Plan: kimiPlan(t)}, &phases.Emitter{Out: ch})
+	err := nccl.Run(ctx, nccl.Config{Host: d, NProc: 8, Plan: pyruntest.KimiPlan(t, 1, 8, 64, 128)}, &phases.Emitter{Out: ch})
 	close(ch)
 	if err == nil || !strings.Contains(err.Error(), "invalid device ordinal") {
 		t.Fatalf("error %v", err)
@@ -194,7 +172,7 @@ func TestRunOnSimTooManyRanks(t *testing.T) {
 }
 
 func TestCommand(t *testing.T) {
-	c := nccl.Command(nccl.Config{Torchrun: "torchrun", NProc: 8, Plan: kimiPlan(t), Tokens: []int{1, 16}}, "/tmp/profdeck/s.py")
+	c := nccl.Command(nccl.Config{Torchrun: "torchrun", NProc: 8, Plan: pyruntest.KimiPlan(t, 1, 8, 64, 128), Tokens: []int{1, 16}}, "/tmp/profdeck/s.py")
 	want := `torchrun --standalone --nproc-per-node 8 --no-python python3 -c "$(cat /tmp/profdeck/s.py)" --hidden 7168 --count 123 --batch 1,8,64,128 --a2a-bytes-per-token 114688 --tokens 1,16`
 	if c != want {
 		t.Errorf("\n got %s\nwant %s", c, want)
