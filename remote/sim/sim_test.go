@@ -87,8 +87,8 @@ var milestones = []string{
 	"Model loading took",
 	"torch.compile takes",
 	"Available KV cache memory:",
-	"GPU KV cache size: 1,048,576 tokens",
-	"Maximum concurrency for 262,144 tokens per request: 4.00x",
+	"GPU KV cache size: 262,144 tokens", // DefaultKVCacheTokens
+	"Maximum concurrency for 262,144 tokens per request: 1.00x",
 	"Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):   0%",
 	"Graph capturing finished in",
 	"init engine (profile, create kv cache, warmup model) took",
