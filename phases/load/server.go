@@ -124,6 +124,14 @@ func Redacted(cmd string) string {
 	return secretFlagRe.ReplaceAllString(cmd, "${1}[redacted]")
 }
 
+// redactedError is an error whose text passes through Redacted, for errors
+// that quote the launch command; errors.Is and errors.As still see the
+// original.
+type redactedError struct{ err error }
+
+func (e redactedError) Error() string { return Redacted(e.err.Error()) }
+func (e redactedError) Unwrap() error { return e.err }
+
 func validEnvName(k string) bool {
 	if k == "" || (k[0] >= '0' && k[0] <= '9') {
 		return false
@@ -160,7 +168,8 @@ func (s *Server) Start(ctx context.Context, extraFlags []string, extraEnv map[st
 	}
 	out, err := remote.Output(ctx, s.Host, cmd)
 	if err != nil {
-		return 0, fmt.Errorf("starting the server: %w", err)
+		// The host's error quotes the command, secrets included.
+		return 0, fmt.Errorf("starting the server: %w", redactedError{err})
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(out))
 	if err != nil || pid <= 0 {
