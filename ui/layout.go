@@ -52,8 +52,9 @@ func (m *Model) render() string {
 		body = s.BannerWarn.Render("A phase is still running. Quit anyway? y = quit, any other key = stay")
 	case m.showHelp:
 		body = s.Title.Render("Help — "+m.focused().Title()) + "\n\n" +
-			m.help.FullHelpView(keyMap{global: m.globalKeys(), pane: m.focused()}.FullHelp()) +
-			"\n\n" + s.Subtle.Render("? or esc closes the help. In tmux, `set -sg escape-time 10` makes esc quick.")
+			m.help.FullHelpView(keyMap{pane: m.focused()}.FullHelp()) + "\n\n" +
+			s.Title.Render("Everywhere") + "\n" + m.help.FullHelpView(m.globalColumns()) + "\n\n" +
+			s.Subtle.Render("? or esc closes the help. In tmux, `set -sg escape-time 10` makes esc quick.")
 	default:
 		body = m.focused().View()
 	}

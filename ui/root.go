@@ -244,7 +244,7 @@ func (m *Model) busy() bool {
 
 func (m *Model) focused() common.Component { return m.panes[m.active] }
 
-// keyMap is the help's view of the root's and the focused pane's keys.
+// keyMap is the help line's view of the focused pane's keys, then the root's.
 type keyMap struct {
 	global []key.Binding
 	pane   common.Component
@@ -254,13 +254,25 @@ func (k keyMap) ShortHelp() []key.Binding {
 	return append(append([]key.Binding{}, k.pane.ShortHelp()...), k.global...)
 }
 
-func (k keyMap) FullHelp() [][]key.Binding {
-	return append(k.pane.FullHelp(), k.global)
-}
+// FullHelp is the pane's columns; the root's keys are a block of their own
+// below them (globalColumns), so that a pane with many keys never pushes
+// them off an 80-column screen.
+func (k keyMap) FullHelp() [][]key.Binding { return k.pane.FullHelp() }
 
+// globalKeys are the root's keys for the help line.
 func (m *Model) globalKeys() []key.Binding {
 	k := m.d.Keys
 	return []key.Binding{k.Pane, k.NextPane, k.Write, k.Note, k.Help, k.Quit, k.ForceQuit, k.Suspend}
+}
+
+// globalColumns are the root's keys for the full help, shift+tab included.
+func (m *Model) globalColumns() [][]key.Binding {
+	k := m.d.Keys
+	return [][]key.Binding{
+		{k.Pane, k.NextPane, k.PrevPane},
+		{k.Write, k.Note, k.Help},
+		{k.Quit, k.ForceQuit, k.Suspend},
+	}
 }
 
 func (m *Model) saveNow() tea.Cmd {

@@ -217,3 +217,29 @@ func TestEventsAreRoutedToTheirPane(t *testing.T) {
 		t.Fatalf("header lacks the round-trip time: %q", m.header())
 	}
 }
+
+// At 80×24 the full help of every pane still shows every global key (a pane
+// with many keys must not push them off the screen).
+func TestFullHelpShowsGlobalKeysAt80Columns(t *testing.T) {
+	m, _, _ := newTestRoot(t)
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	press(m, "?")
+	for i := range m.panes {
+		m.active = i
+		got := m.render()
+		for _, b := range m.globalColumns() {
+			for _, k := range b {
+				if !strings.Contains(got, k.Help().Desc) {
+					t.Errorf("%s: full help lacks %q:\n%s", m.focused().Title(), k.Help().Desc, got)
+				}
+			}
+		}
+		for _, k := range m.focused().FullHelp() {
+			for _, b := range k {
+				if !strings.Contains(got, b.Help().Desc) {
+					t.Errorf("%s: full help lacks %q:\n%s", m.focused().Title(), b.Help().Desc, got)
+				}
+			}
+		}
+	}
+}
