@@ -215,38 +215,26 @@ func launchLog(cmd string) string {
 // quotes (> FILE, >> FILE, 1> FILE), unquoted.
 func topLevelRedirect(cmd string) string {
 	last := ""
-	var q byte
-	for i := 0; i < len(cmd); i++ {
-		c := cmd[i]
-		switch {
-		case q != 0:
-			if c == q {
-				q = 0
-			} else if c == '\\' && q == '"' {
-				i++
-			}
-		case c == '\'' || c == '"':
-			q = c
-		case c == '\\':
-			i++
-		case c == '>':
-			if i > 0 && (cmd[i-1] == '2' || cmd[i-1] == '&') && (i < 2 || cmd[i-2] == ' ') {
-				continue // 2> or &>: not stdout alone
-			}
-			j := i + 1
-			if j < len(cmd) && cmd[j] == '>' {
-				j++
-			}
-			if j < len(cmd) && cmd[j] == '&' {
-				continue // >&2
-			}
-			rest := strings.TrimLeft(cmd[j:], " \t")
-			if w := Words(firstWord(rest)); len(w) == 1 && w[0] != "/dev/null" {
-				last = w[0]
-			}
-			i = j - 1
+	topLevel(cmd, func(i int) int {
+		if cmd[i] != '>' {
+			return i
 		}
-	}
+		if i > 0 && (cmd[i-1] == '2' || cmd[i-1] == '&') && (i < 2 || cmd[i-2] == ' ') {
+			return i // 2> or &>: not stdout alone
+		}
+		j := i + 1
+		if j < len(cmd) && cmd[j] == '>' {
+			j++
+		}
+		if j < len(cmd) && cmd[j] == '&' {
+			return i // >&2
+		}
+		rest := strings.TrimLeft(cmd[j:], " \t")
+		if w := Words(firstWord(rest)); len(w) == 1 && w[0] != "/dev/null" {
+			last = w[0]
+		}
+		return j - 1
+	})
 	return last
 }
 

@@ -42,8 +42,22 @@ func (d *Deployment) builtin(ctx context.Context, cmd string, stdin io.Reader, o
 // splitPipe splits on top-level single | characters.
 func splitPipe(cmd string) []string {
 	var parts []string
-	var q byte
 	start := 0
+	topLevel(cmd, func(i int) int {
+		if cmd[i] == '|' && (i+1 >= len(cmd) || cmd[i+1] != '|') && (i == 0 || cmd[i-1] != '|') {
+			parts = append(parts, strings.TrimSpace(cmd[start:i]))
+			start = i + 1
+		}
+		return i
+	})
+	return append(parts, strings.TrimSpace(cmd[start:]))
+}
+
+// topLevel calls f with the index of every byte of cmd that is outside
+// quotes and not escaped by a backslash, in order. f returns the index of
+// the last byte it used (i when only cmd[i]); the scan goes on after it.
+func topLevel(cmd string, f func(i int) int) {
+	var q byte
 	for i := 0; i < len(cmd); i++ {
 		c := cmd[i]
 		switch {
@@ -57,12 +71,10 @@ func splitPipe(cmd string) []string {
 			q = c
 		case c == '\\':
 			i++
-		case c == '|' && (i+1 >= len(cmd) || cmd[i+1] != '|') && (i == 0 || cmd[i-1] != '|'):
-			parts = append(parts, strings.TrimSpace(cmd[start:i]))
-			start = i + 1
+		default:
+			i = f(i)
 		}
 	}
-	return append(parts, strings.TrimSpace(cmd[start:]))
 }
 
 // redirect is one output redirection of a simple command.
