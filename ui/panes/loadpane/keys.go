@@ -10,6 +10,7 @@ import (
 type keyMap struct {
 	Start, Stop, Restart, Log key.Binding
 	Up, Down, Top, Bottom     key.Binding
+	PageUp, PageDown, Back    key.Binding
 	Yes, No                   key.Binding
 }
 
@@ -18,16 +19,19 @@ func newKeyMap(k *common.KeyMap) keyMap {
 	up.SetHelp("k/↑", "scroll log")
 	down.SetHelp("j/↓", "scroll log")
 	return keyMap{
-		Start:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start server")),
-		Stop:    key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "stop server")),
-		Restart: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restart with profiler")),
-		Log:     key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "full log")),
-		Up:      up,
-		Down:    down,
-		Top:     k.Top,
-		Bottom:  k.Bottom,
-		Yes:     key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y", "yes")),
-		No:      key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "no")),
+		Start:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start server")),
+		Stop:     key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "stop server")),
+		Restart:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restart with profiler")),
+		Log:      key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "full log")),
+		Up:       up,
+		Down:     down,
+		Top:      k.Top,
+		Bottom:   k.Bottom,
+		PageUp:   k.PageUp,
+		PageDown: k.PageDown,
+		Back:     key.NewBinding(key.WithKeys(k.Back.Keys()...), key.WithHelp("esc", "close full log")),
+		Yes:      key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y", "yes")),
+		No:       key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "no")),
 	}
 }
 
@@ -37,7 +41,7 @@ func (m *Model) ShortHelp() []key.Binding {
 		return []key.Binding{m.keys.Yes, m.keys.No}
 	}
 	if m.fullLog {
-		return []key.Binding{m.keys.Log, m.keys.Up, m.keys.Down}
+		return []key.Binding{m.keys.Back, m.keys.Up, m.keys.Down, m.keys.PageDown}
 	}
 	return []key.Binding{m.keys.Start, m.keys.Stop, m.keys.Restart, m.keys.Log}
 }
@@ -46,7 +50,8 @@ func (m *Model) ShortHelp() []key.Binding {
 func (m *Model) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{m.keys.Start, m.keys.Stop, m.keys.Restart},
-		{m.keys.Log, m.keys.Up, m.keys.Down, m.keys.Top, m.keys.Bottom},
+		{m.keys.Log, m.keys.Back, m.keys.Up, m.keys.Down},
+		{m.keys.PageUp, m.keys.PageDown, m.keys.Top, m.keys.Bottom},
 		{m.keys.Yes, m.keys.No},
 	}
 }

@@ -31,12 +31,19 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, m.keys.Log):
 		m.fullLog = !m.fullLog
 		m.scroll = 0
+	case m.fullLog && key.Matches(msg, m.keys.Back):
+		m.fullLog = false
+		m.scroll = 0
 	case m.fullLog && key.Matches(msg, m.keys.Up):
-		m.scroll = min(m.scroll+1, max(0, len(m.logs)-1))
+		m.scrollLog(1)
 	case m.fullLog && key.Matches(msg, m.keys.Down):
-		m.scroll = max(0, m.scroll-1)
+		m.scrollLog(-1)
+	case m.fullLog && key.Matches(msg, m.keys.PageUp):
+		m.scrollLog(m.logRows() / 2)
+	case m.fullLog && key.Matches(msg, m.keys.PageDown):
+		m.scrollLog(-m.logRows() / 2)
 	case m.fullLog && key.Matches(msg, m.keys.Top):
-		m.scroll = max(0, len(m.logs)-1)
+		m.scrollLog(len(m.logs))
 	case m.fullLog && key.Matches(msg, m.keys.Bottom):
 		m.scroll = 0
 	case key.Matches(msg, m.keys.Start):
@@ -47,6 +54,21 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.restart()
 	}
 	return nil
+}
+
+// logRows is how many log lines the full log shows (title and footer aside).
+func (m *Model) logRows() int {
+	h := m.h
+	if h <= 0 {
+		h = 19
+	}
+	return max(1, h-2)
+}
+
+// scrollLog moves the full log n lines towards older lines (negative: towards
+// the newest), stopping when the oldest line is at the top of the screen.
+func (m *Model) scrollLog(n int) {
+	m.scroll = max(0, min(m.scroll+n, len(m.logs)-m.logRows()))
 }
 
 func (m *Model) ready() error {

@@ -23,8 +23,9 @@ func (m *Model) View() string {
 	}
 	lines := []string{m.titleLine(w)}
 	if m.fullLog {
+		m.scroll = max(0, min(m.scroll, len(m.logs)-m.logRows()))
 		lines = append(lines, m.logLines(w, h-2, m.scroll)...)
-		lines = append(lines, m.d.Styles.Subtle.Render(clip(fmt.Sprintf("full log: %d lines · j/k scroll · l back", len(m.logs)), w)))
+		lines = append(lines, m.d.Styles.Subtle.Render(clip(fmt.Sprintf("full log: %d lines · j/k scroll · l or esc back", len(m.logs)), w)))
 		return strings.Join(lines, "\n")
 	}
 	banner := m.bannerLines(w)

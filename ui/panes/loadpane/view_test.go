@@ -1,9 +1,12 @@
 package loadpane
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/ui/common"
@@ -74,4 +77,43 @@ func TestViewTwoHostsFits(t *testing.T) {
 		t.Errorf("tall view:\n%s", v)
 	}
 	checkFits(t, v, 120, 40)
+}
+
+// The full log scrolls a line, half a screen, to the oldest line at the
+// top (never to a lone line) and back; l and esc both close it.
+func TestFullLogScrolls(t *testing.T) {
+	m := bare()
+	var evs []phases.Event
+	for i := range 60 {
+		evs = append(evs, phases.New(time.Unix(1000+int64(i)*20, 0), phases.KindLogLine,
+			phases.LogLine{Rank: -1, Level: "INFO", Msg: fmt.Sprintf("line %02d", i)}))
+	}
+	m.Update(common.EventsMsg{At: time.Unix(3000, 0), Events: evs})
+	press(m, "l")
+	if v := m.View(); !strings.Contains(v, "line 59") || strings.Contains(v, "line 00") {
+		t.Fatalf("full log does not follow the newest line:\n%s", v)
+	}
+	press(m, "g")
+	v := m.View()
+	if !strings.Contains(v, "line 00") || !strings.Contains(v, "line 16") || strings.Contains(v, "line 17") {
+		t.Errorf("g: want lines 00–16 on screen:\n%s", v)
+	}
+	checkFits(t, v, 78, 19)
+	m.Update(tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl})
+	if v := m.View(); !strings.Contains(v, "line 08") || strings.Contains(v, "line 07") {
+		t.Errorf("ctrl+d: want half a screen down:\n%s", v)
+	}
+	press(m, "G")
+	if v := m.View(); !strings.Contains(v, "line 59") {
+		t.Errorf("G: newest line not shown:\n%s", v)
+	}
+	m.Update(tea.KeyPressMsg{Code: tea.KeyEscape})
+	if m.fullLog {
+		t.Error("esc did not close the full log")
+	}
+	press(m, "l")
+	press(m, "l")
+	if m.fullLog {
+		t.Error("l did not close the full log")
+	}
 }
