@@ -14,6 +14,10 @@ type keyMap struct {
 	Halve     key.Binding
 	Mark      key.Binding
 	Up, Down  key.Binding
+	Top       key.Binding
+	Bottom    key.Binding
+	PageUp    key.Binding
+	PageDown  key.Binding
 	Save      key.Binding // enter in the marker input
 	Cancel    key.Binding // esc in the marker input
 }
@@ -30,6 +34,10 @@ func newKeyMap(k *common.KeyMap) keyMap {
 		Mark:      key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "drop a marker")),
 		Up:        up,
 		Down:      down,
+		Top:       k.Top,
+		Bottom:    k.Bottom,
+		PageUp:    k.PageUp,
+		PageDown:  k.PageDown,
 		Save:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "save marker")),
 		Cancel:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
 	}
@@ -48,6 +56,6 @@ func (m *Model) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{m.keys.StartStop, m.keys.Pause, m.keys.Double, m.keys.Halve},
 		{m.keys.Mark, m.keys.Save, m.keys.Cancel},
-		{m.keys.Up, m.keys.Down},
+		{m.keys.Up, m.keys.Down, m.keys.PageUp, m.keys.PageDown, m.keys.Top, m.keys.Bottom},
 	}
 }

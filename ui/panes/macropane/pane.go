@@ -172,6 +172,14 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.scrollBy(-1)
 	case key.Matches(msg, m.keys.Up):
 		m.scrollBy(1)
+	case key.Matches(msg, m.keys.PageDown):
+		m.scrollBy(-m.pageRows())
+	case key.Matches(msg, m.keys.PageUp):
+		m.scrollBy(m.pageRows())
+	case key.Matches(msg, m.keys.Top):
+		m.scrollBy(len(m.levels))
+	case key.Matches(msg, m.keys.Bottom):
+		m.scrollBy(-len(m.levels))
 	}
 	return nil
 }
@@ -222,6 +230,10 @@ func (m *Model) saveMarker(label string) tea.Cmd {
 	m.addMark(mark{At: m.samples, Label: label, Kind: markUser})
 	return common.Status("marker saved: " + label)
 }
+
+// pageRows is half the levels shown now (at least one), what ctrl+d and
+// ctrl+u move.
+func (m *Model) pageRows() int { return max(1, (len(m.tableLines)-1)/2) }
 
 // scrollBy moves the levels table n rows towards older levels (negative:
 // towards the newest); the table clamps it to what does not fit.

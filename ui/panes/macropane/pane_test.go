@@ -319,6 +319,29 @@ func TestScrollLevels(t *testing.T) {
 	}
 }
 
+// g and G jump to the first and the newest level; ctrl+u and ctrl+d page.
+func TestScrollLevelsJumpAndPage(t *testing.T) {
+	m := newPane(t, 80, 19, false)
+	replay(m, loadEvents(t), -1)
+	m.Update(press("g"))
+	if v := plain(m); !strings.Contains(v, "   1 ") || strings.Contains(v, " 256 ") {
+		t.Fatalf("g shows the first level:\n%s", v)
+	}
+	m.Update(press("G"))
+	if v := plain(m); strings.Contains(v, "   1 ") || !strings.Contains(v, " 256 ") || m.scroll != 0 {
+		t.Fatalf("G follows the newest level again (scroll %d):\n%s", m.scroll, v)
+	}
+	m.Update(tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl})
+	up := m.scroll
+	if up < 1 {
+		t.Fatal("ctrl+u did not scroll")
+	}
+	m.Update(tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl})
+	if m.scroll >= up {
+		t.Fatalf("ctrl+d did not scroll back: %d, was %d", m.scroll, up)
+	}
+}
+
 func TestSteeringWithoutSweep(t *testing.T) {
 	m := newPane(t, 80, 24, false)
 	for _, k := range []string{"p", "+", "-"} {
