@@ -147,6 +147,12 @@ func dateCmd(t time.Time, args []string) string {
 	return t.Format("Mon Jan _2 15:04:05 MST 2006")
 }
 
+// strftimeLayouts are the date(1) conversions that map to one Go layout.
+var strftimeLayouts = map[byte]string{
+	'Y': "2006", 'm': "01", 'd': "02", 'H': "15", 'M': "04", 'S': "05",
+	'z': "-0700", 'Z': "MST", 'F': "2006-01-02", 'T': "15:04:05",
+}
+
 func strftime(t time.Time, f string) string {
 	var b strings.Builder
 	for i := 0; i < len(f); i++ {
@@ -155,31 +161,15 @@ func strftime(t time.Time, f string) string {
 			continue
 		}
 		i++
+		if layout, ok := strftimeLayouts[f[i]]; ok {
+			b.WriteString(t.Format(layout))
+			continue
+		}
 		switch f[i] {
 		case 's':
 			b.WriteString(strconv.FormatInt(t.Unix(), 10))
-		case 'Y':
-			b.WriteString(t.Format("2006"))
-		case 'm':
-			b.WriteString(t.Format("01"))
-		case 'd':
-			b.WriteString(t.Format("02"))
-		case 'H':
-			b.WriteString(t.Format("15"))
-		case 'M':
-			b.WriteString(t.Format("04"))
-		case 'S':
-			b.WriteString(t.Format("05"))
 		case 'N':
 			b.WriteString(fmt.Sprintf("%09d", t.Nanosecond()))
-		case 'z':
-			b.WriteString(t.Format("-0700"))
-		case 'Z':
-			b.WriteString(t.Format("MST"))
-		case 'F':
-			b.WriteString(t.Format("2006-01-02"))
-		case 'T':
-			b.WriteString(t.Format("15:04:05"))
 		case '%':
 			b.WriteByte('%')
 		default:
