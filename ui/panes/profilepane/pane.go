@@ -90,6 +90,12 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, m.keys.Up):
 		m.scroll--
 		m.clampScroll()
+	case key.Matches(msg, m.keys.PageDown):
+		m.scroll += max(1, m.kernelRows()/2)
+		m.clampScroll()
+	case key.Matches(msg, m.keys.PageUp):
+		m.scroll -= max(1, m.kernelRows()/2)
+		m.clampScroll()
 	case key.Matches(msg, m.keys.Top):
 		m.scroll = 0
 	case key.Matches(msg, m.keys.Bottom):
@@ -132,13 +138,14 @@ func (m *Model) ShortHelp() []key.Binding {
 
 // FullHelp lists the pane's keys in columns.
 func (m *Model) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{m.keys.Start, m.keys.Cancel}, {m.keys.Up, m.keys.Down, m.keys.Top, m.keys.Bottom}}
+	return [][]key.Binding{{m.keys.Start, m.keys.Cancel}, {m.keys.Up, m.keys.Down, m.keys.PageUp, m.keys.PageDown, m.keys.Top, m.keys.Bottom}}
 }
 
 // keyMap is the pane's own bindings; scrolling uses the shared ones.
 type keyMap struct {
 	Start, Cancel         key.Binding
 	Up, Down, Top, Bottom key.Binding
+	PageUp, PageDown      key.Binding
 }
 
 func newKeyMap(k *common.KeyMap) keyMap {
@@ -148,6 +155,7 @@ func newKeyMap(k *common.KeyMap) keyMap {
 	}
 	if k != nil {
 		km.Up, km.Down, km.Top, km.Bottom = k.Up, k.Down, k.Top, k.Bottom
+		km.PageUp, km.PageDown = k.PageUp, k.PageDown
 		km.Up.SetHelp("k/↑", "scroll kernels")
 		km.Down.SetHelp("j/↓", "scroll kernels")
 	}

@@ -155,6 +155,15 @@ func TestPaneCapture(t *testing.T) {
 	if m.scroll != first+1 {
 		t.Errorf("j: scroll %d → %d", first, m.scroll)
 	}
+	m.Update(tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl})
+	if m.scroll <= first+1 {
+		t.Errorf("ctrl+d: scroll stays at %d", m.scroll)
+	}
+	m.Update(tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl})
+	m.Update(tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl})
+	if m.scroll != 0 {
+		t.Errorf("ctrl+u twice: scroll %d, want 0", m.scroll)
+	}
 	m.SetSize(120, 40)
 	big := m.View()
 	checkFits(t, big, 120, 40)
