@@ -48,6 +48,11 @@ func TestRunFillsTheTable(t *testing.T) {
 		}
 	}
 	checkFits(t, m.View(), 78, 19)
+	// At 78×19 not every GEMM fits: the header says which rows show, and
+	// what * means stays on screen.
+	if !strings.Contains(v, "GEMM 1–") || !strings.Contains(v, "served int4") {
+		t.Errorf("view does not say which rows show, or what * means:\n%s", v)
+	}
 	// Largest contributor first: the routed experts at M=1.
 	lines := strings.Split(v, "\n")
 	for i, l := range lines {

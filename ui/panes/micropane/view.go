@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/micro"
 	"github.com/profdeck/profdeck/ui/panes/gpubench"
@@ -59,12 +61,18 @@ func (m *Model) topLines(w int) []string {
 				fmt.Fprintf(&b, "  %d ", v)
 			}
 		}
-		note := "  h/l M · sorted by " + micro.OrderNames[m.order] + " (o)"
+		note := " sorted by " + micro.OrderNames[m.order] + " (o)"
 		for _, g := range m.res.GEMMs {
 			if g.Served != "" {
 				note += " · * timed BF16, served " + g.Served
 				break
 			}
+		}
+		// The key hint gives way first: what * means is not in the help.
+		if hint := "  h/l M ·"; ansi.StringWidth(b.String())+len(hint)+ansi.StringWidth(note) <= w {
+			note = hint + note
+		} else {
+			note = " " + note
 		}
 		b.WriteString(st.Subtle.Render(note))
 		lines = append(lines, gpubench.Fit(b.String(), w))
@@ -85,15 +93,20 @@ func (m *Model) table(w, rows int) []string {
 	}
 	st := m.d.Styles
 	wide := w >= 86
-	head := fmt.Sprintf("%-15s %-17s %4s %7s %6s %5s %8s %5s", "GEMM", "M×N×K", "/stp", "µs", "TF/s", "%BW", "step µs", "share")
-	if wide {
-		head += fmt.Sprintf(" %6s", "GB/s")
-	}
-	lines := []string{st.TableHeader.Render(gpubench.Fit(head, w))}
 	m0 := ms[m.mi]
 	all := m.res.Rows(m0, m.order)
 	sum := m.res.StepSum(m0)
 	end := min(len(all), m.scroll+rows)
+	// When the rows do not all fit, the first column says which show.
+	first := "GEMM"
+	if m.scroll > 0 || end < len(all) {
+		first = fmt.Sprintf("GEMM %d–%d/%d", m.scroll+1, end, len(all))
+	}
+	head := fmt.Sprintf("%-15s %-17s %4s %7s %6s %5s %8s %5s", first, "M×N×K", "/stp", "µs", "TF/s", "%BW", "step µs", "share")
+	if wide {
+		head += fmt.Sprintf(" %6s", "GB/s")
+	}
+	lines := []string{st.TableHeader.Render(gpubench.Fit(head, w))}
 	for _, g := range all[m.scroll:end] {
 		lines = append(lines, gpubench.Fit(m.row(g, sum, wide), w))
 	}
