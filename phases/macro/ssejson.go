@@ -15,31 +15,16 @@ import (
 // understand, leaving the event to encoding/json.
 func scanChunk(data []byte, c *chunk) error {
 	s := jscan{b: data}
-	s.ws()
-	if !s.eat('{') {
-		return errScan
-	}
 	var obj, msg []byte
 	var errRaw []byte
 	var choices []choiceFlags
 	var ch [4]choiceFlags
-	for first := true; ; first = false {
-		s.ws()
-		if s.eat('}') {
-			break
-		}
-		if !first && !s.eat(',') {
-			return errScan
-		}
-		key, ok := s.key()
-		if !ok {
-			return errScan
-		}
+	err := s.object(func(key []byte) error {
 		switch {
 		case keyIs(key, "choices"):
 			if s.null() {
 				choices = nil
-				continue
+				return nil
 			}
 			// A repeated "choices" decodes over the earlier one's elements,
 			// as encoding/json does.
@@ -71,15 +56,13 @@ func scanChunk(data []byte, c *chunk) error {
 		case keyIs(key, "usage"):
 			if s.null() {
 				c.HasUsage, c.Prompt, c.Completion = false, 0, 0
-				continue
+				return nil
 			}
 			if !c.HasUsage {
 				c.Prompt, c.Completion = 0, 0
 			}
 			c.HasUsage = true
-			if err := s.usage(c); err != nil {
-				return err
-			}
+			return s.usage(c)
 		case keyIs(key, "error"):
 			s.ws()
 			start := s.i
@@ -108,6 +91,10 @@ func scanChunk(data []byte, c *chunk) error {
 				return errScan
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	s.ws()
 	if s.i != len(s.b) {
@@ -326,20 +313,7 @@ func (s *jscan) integer() (int, bool, bool) {
 }
 
 func (s *jscan) usage(c *chunk) error {
-	if !s.eat('{') {
-		return errScan
-	}
-	for n := 0; ; n++ {
-		if s.eat('}') {
-			return nil
-		}
-		if n > 0 && !s.eat(',') {
-			return errScan
-		}
-		k, ok := s.key()
-		if !ok {
-			return errScan
-		}
+	return s.object(func(k []byte) error {
 		var dst *int
 		switch {
 		case keyIs(k, "prompt_tokens"):
@@ -350,7 +324,7 @@ func (s *jscan) usage(c *chunk) error {
 			if !s.skip() {
 				return errScan
 			}
-			continue
+			return nil
 		}
 		v, null, ok := s.integer()
 		if !ok {
@@ -359,7 +333,8 @@ func (s *jscan) usage(c *chunk) error {
 		if !null {
 			*dst = v
 		}
-	}
+		return nil
+	})
 }
 
 // strFlag reads a string field into a non-empty flag (null: unchanged).
@@ -375,25 +350,10 @@ func (s *jscan) strFlag(f *bool) error {
 }
 
 func (s *jscan) choice(f *choiceFlags) error {
-	if !s.eat('{') {
-		return errScan
-	}
-	for n := 0; ; n++ {
-		if s.eat('}') {
-			return nil
-		}
-		if n > 0 && !s.eat(',') {
-			return errScan
-		}
-		k, ok := s.key()
-		if !ok {
-			return errScan
-		}
+	return s.object(func(k []byte) error {
 		switch {
 		case keyIs(k, "text"):
-			if err := s.strFlag(&f.text); err != nil {
-				return err
-			}
+			return s.strFlag(&f.text)
 		case keyIs(k, "finish_reason"):
 			v, ok := s.str()
 			if !ok {
@@ -402,20 +362,51 @@ func (s *jscan) choice(f *choiceFlags) error {
 			f.finish = v
 		case keyIs(k, "delta"):
 			if s.null() {
-				continue
+				return nil
 			}
-			if err := s.delta(f); err != nil {
-				return err
+			return s.delta(f)
+		default:
+			if !s.skip() {
+				return errScan
+			}
+		}
+		return nil
+	})
+}
+
+func (s *jscan) delta(f *choiceFlags) error {
+	return s.object(func(k []byte) error {
+		switch {
+		case keyIs(k, "content"):
+			return s.strFlag(&f.content)
+		case keyIs(k, "reasoning_content"):
+			return s.strFlag(&f.reasoning)
+		case keyIs(k, "reasoning"):
+			return s.strFlag(&f.reasoning2)
+		case keyIs(k, "role"):
+			return s.strFlag(&f.role)
+		case keyIs(k, "tool_calls"):
+			s.ws()
+			if s.null() {
+				f.tools = false
+				return nil
+			}
+			f.tools = true
+			if !s.skip() {
+				return errScan
 			}
 		default:
 			if !s.skip() {
 				return errScan
 			}
 		}
-	}
+		return nil
+	})
 }
 
-func (s *jscan) delta(f *choiceFlags) error {
+// object reads one JSON object, calling field with each key; field reads
+// the key's value.
+func (s *jscan) object(field func(k []byte) error) error {
 	if !s.eat('{') {
 		return errScan
 	}
@@ -430,32 +421,7 @@ func (s *jscan) delta(f *choiceFlags) error {
 		if !ok {
 			return errScan
 		}
-		var err error
-		switch {
-		case keyIs(k, "content"):
-			err = s.strFlag(&f.content)
-		case keyIs(k, "reasoning_content"):
-			err = s.strFlag(&f.reasoning)
-		case keyIs(k, "reasoning"):
-			err = s.strFlag(&f.reasoning2)
-		case keyIs(k, "role"):
-			err = s.strFlag(&f.role)
-		case keyIs(k, "tool_calls"):
-			s.ws()
-			if s.null() {
-				f.tools = false
-				continue
-			}
-			f.tools = true
-			if !s.skip() {
-				err = errScan
-			}
-		default:
-			if !s.skip() {
-				err = errScan
-			}
-		}
-		if err != nil {
+		if err := field(k); err != nil {
 			return err
 		}
 	}
