@@ -47,12 +47,15 @@ func TestRunFillsTheTables(t *testing.T) {
 		}
 	}
 	checkFits(t, m.View(), 78, 19)
+	if !strings.Contains(v, "↓") {
+		t.Errorf("the view does not say that the tables go on below:\n%s", v)
+	}
 	// The All-to-All table is below: scroll to it.
 	for i := 0; i < 30; i++ {
 		m.Update(keyMsg("j"))
 	}
 	v = ansi.Strip(m.View())
-	if !strings.Contains(v, "◀ cliff") || !strings.Contains(v, "latency cliff at T=16") {
+	if !strings.Contains(v, "◀ cliff") || !strings.Contains(v, "latency cliff at T=16") || strings.Contains(v, "↓") {
 		t.Errorf("scrolled view:\n%s", v)
 	}
 	checkFits(t, m.View(), 78, 19)

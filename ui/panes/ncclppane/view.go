@@ -19,6 +19,12 @@ func (m *Model) View() string {
 	end := min(len(body), m.scroll+rows)
 	if m.scroll < end {
 		out = append(out, body[m.scroll:end]...)
+		if more := len(body) - end; more > 0 {
+			// Say that the tables go on below (j scrolls).
+			mark := fmt.Sprintf(" ↓%d more", more)
+			last := len(out) - 1
+			out[last] = gpubench.Fit(out[last], w-len([]rune(mark))) + m.d.Styles.Subtle.Render(mark)
+		}
 	}
 	if len(out) > h {
 		out = out[:h]
