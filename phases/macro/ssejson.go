@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"unicode/utf8"
 )
 
 // scanChunk is the fast path of parseChunk: a single pass over the event's
@@ -137,9 +138,10 @@ type choiceFlags struct {
 
 func keyIs(k []byte, name string) bool { return bytes.EqualFold(k, []byte(name)) }
 
-// unquote decodes a raw JSON string body (between the quotes).
+// unquote decodes a raw JSON string body (between the quotes). Invalid
+// UTF-8 becomes U+FFFD, as encoding/json does.
 func unquote(raw []byte) string {
-	if bytes.IndexByte(raw, '\\') < 0 {
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
 		return string(raw)
 	}
 	var s string
