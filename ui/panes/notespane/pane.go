@@ -41,6 +41,9 @@ type Model struct {
 	inputs []phases.Event // the budget's inputs, in journal order
 	budget report.BudgetResult
 
+	// budgetView is the budget block as drawn by the last layout.
+	budgetView []string
+
 	vp     viewport.Model
 	follow bool // keep the newest note in view
 	now    time.Time
@@ -68,6 +71,7 @@ func New(d *common.Deps) *Model {
 		m.add(d.Session.Events())
 	}
 	m.refreshNotebook()
+	m.layout()
 	return m
 }
 

@@ -11,9 +11,12 @@ import (
 	"github.com/profdeck/profdeck/report"
 )
 
-// layout redraws the budget block and the notes for the current size.
+// layout redraws the budget block and the notes for the current size. It
+// runs when the size, the notes or the budget's inputs change, so View only
+// joins what is drawn.
 func (m *Model) layout() {
 	w := max(m.w, 20)
+	m.budgetView = m.budgetLines(w)
 	m.vp.SetWidth(w)
 	m.vp.SetHeight(max(m.notesHeight(), 1))
 	m.vp.SetContentLines(m.noteLines(w))
@@ -150,7 +153,7 @@ func missingShort(b report.BudgetSplit) string {
 
 // notesHeight is what is left for the notes list.
 func (m *Model) notesHeight() int {
-	h := m.h - len(m.budgetLines(max(m.w, 20))) - 2 // header line and status line
+	h := m.h - len(m.budgetView) - 2 // header line and status line
 	if m.journalErr != "" {
 		h--
 	}
@@ -189,7 +192,7 @@ func (m *Model) noteLines(w int) []string {
 // View draws the budget, the notes and the notebook's status.
 func (m *Model) View() string {
 	w := max(m.w, 20)
-	lines := m.budgetLines(w)
+	lines := append(make([]string, 0, len(m.budgetView)+4), m.budgetView...)
 	hdr := fmt.Sprintf("Notes and markers (%d)", len(m.items))
 	if !m.vp.AtBottom() || !m.vp.AtTop() {
 		hdr += fmt.Sprintf(" · %3.0f%%", 100*m.vp.ScrollPercent())
