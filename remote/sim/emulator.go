@@ -69,7 +69,6 @@ type EmulatorConfig struct {
 
 // The emulator's defaults.
 const (
-	defaultEmuModel        = "moonshotai/Kimi-K2.5"
 	DefaultStepTime        = 12500 * time.Microsecond
 	DefaultStepPerSeq      = 573 * time.Microsecond
 	DefaultPrefillPerToken = 10 * time.Microsecond
@@ -80,7 +79,7 @@ const (
 
 func (c EmulatorConfig) withDefaults() EmulatorConfig {
 	if c.Model == "" {
-		c.Model = defaultEmuModel
+		c.Model = DefaultModel
 	}
 	if c.StepTime <= 0 {
 		c.StepTime = DefaultStepTime
