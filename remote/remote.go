@@ -100,6 +100,7 @@ type ExitError struct {
 	Stderr string // the last lines of stderr, for the message
 }
 
+// Error gives the status, the command and the last lines of stderr.
 func (e *ExitError) Error() string {
 	msg := fmt.Sprintf("command exited with status %d: %s", e.Status, e.Cmd)
 	if s := strings.TrimSpace(e.Stderr); s != "" {

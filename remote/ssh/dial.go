@@ -23,6 +23,7 @@ type ConnectError struct {
 	Permanent bool
 }
 
+// Error names the host and why it could not be reached.
 func (e *ConnectError) Error() string {
 	if e.Via != "" {
 		return fmt.Sprintf("ssh %s: via jump host %s: %v", e.Via, e.Host, e.Err)
@@ -30,6 +31,7 @@ func (e *ConnectError) Error() string {
 	return fmt.Sprintf("ssh %s: %v", e.Host, e.Err)
 }
 
+// Unwrap returns the underlying dial, handshake or authentication error.
 func (e *ConnectError) Unwrap() error { return e.Err }
 
 // isPermanent reports whether retrying err cannot help.

@@ -27,6 +27,7 @@ type HostKeyError struct {
 	File    string // where an accepted key would be written
 }
 
+// Error explains the host key problem and what to do about it.
 func (e *HostKeyError) Error() string {
 	if e.Changed {
 		return fmt.Sprintf("host key changed: known %s, offered %s %s — possible man-in-the-middle; if the host was really reinstalled, remove the old line", e.Known, e.KeyType, e.Offered)

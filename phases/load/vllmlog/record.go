@@ -33,6 +33,7 @@ var kindNames = [...]string{"other", "version", "rank", "load_start", "shard_bar
 	"model_loaded", "compile", "compile_done", "kv_memory", "kv_cache", "kv_blocks", "concurrency",
 	"graphs", "graphs_done", "engine_init", "ready", "failure", "watchdog", "profiler", "warning"}
 
+// String is the kind's short name ("load_start", "ready", ...).
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]

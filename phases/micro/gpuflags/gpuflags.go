@@ -41,6 +41,7 @@ type Common struct {
 // IntList is a comma-separated list of positive integers.
 type IntList []int
 
+// String writes the list back comma-separated (flag.Value).
 func (l *IntList) String() string {
 	s := make([]string, len(*l))
 	for i, v := range *l {

@@ -89,6 +89,7 @@ type GPUProc struct {
 // benchmark would fail half-way or measure a shared GPU.
 type BusyError struct{ Procs []GPUProc }
 
+// Error names the processes holding the GPUs and how to go on.
 func (e *BusyError) Error() string {
 	var names []string
 	mem := 0
