@@ -31,6 +31,7 @@ type reqState struct {
 	w    wireChunk
 	c    chunk
 	body bytes.Buffer
+	sr   sseReader
 }
 
 func newClient(cfg Config, maxConns int) *client {
@@ -157,7 +158,9 @@ func (c *client) once(ctx context.Context, rec *Record, st *reqState, cont bool,
 	}
 	tl := &st.tl
 	tl.reset()
-	sr := newSSEReader(resp.Body)
+	sr := &st.sr
+	sr.reset(resp.Body)
+	defer sr.reset(nil) // the pooled reader must not keep the response
 read:
 	for {
 		data, err := sr.Next()

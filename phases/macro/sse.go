@@ -26,7 +26,20 @@ type sseReader struct {
 }
 
 func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{br: bufio.NewReaderSize(r, 32<<10)}
+	s := &sseReader{}
+	s.reset(r)
+	return s
+}
+
+// reset makes s read r, keeping its buffers (a client reuses one reader
+// across requests).
+func (s *sseReader) reset(r io.Reader) {
+	if s.br == nil {
+		s.br = bufio.NewReaderSize(r, 32<<10)
+	} else {
+		s.br.Reset(r)
+	}
+	s.data, s.has = s.data[:0], false
 }
 
 // readLine returns the next line without its line end. The slice is valid
