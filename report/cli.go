@@ -30,6 +30,24 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseArgs parses args as parseInterleaved does and wants exactly n
+// positional arguments. When ok is false the command ends with code: 0
+// after -h, 2 after a bad flag or a wrong count (the usage was printed).
+func parseArgs(fs *flag.FlagSet, args []string, n int) (pos []string, code int, ok bool) {
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, 0, false
+	}
+	if err != nil {
+		return nil, 2, false
+	}
+	if len(pos) != n {
+		fs.Usage()
+		return nil, 2, false
+	}
+	return pos, 0, true
+}
+
 // defaultNotebookPath is the journal's path with a .md extension.
 func defaultNotebookPath(journal string) string {
 	ext := filepath.Ext(journal)
@@ -54,16 +72,9 @@ func ReportMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "Renders the markdown notebook (and its charts) from a campaign journal.")
 		fs.PrintDefaults()
 	}
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		return 2
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return 2
+	pos, code, ok := parseArgs(fs, args, 1)
+	if !ok {
+		return code
 	}
 	journal := pos[0]
 	rr, err := ReadJournalFile(journal)
@@ -135,16 +146,9 @@ func CompareMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "Prints each level's metrics in A and B and B's change relative to A.")
 		fs.PrintDefaults()
 	}
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		return 2
-	}
-	if len(pos) != 2 {
-		fs.Usage()
-		return 2
+	pos, code, ok := parseArgs(fs, args, 2)
+	if !ok {
+		return code
 	}
 	var sw [2]Sweep
 	for i, p := range pos {
