@@ -35,10 +35,8 @@ type profState struct {
 	captures int
 }
 
-var (
-	profMu    sync.Mutex
-	profileOf = map[*Deployment]*profState{}
-)
+// profMu guards Deployment.prof, set once by InstallProfiler.
+var profMu sync.Mutex
 
 // Every simulated deployment has the profiler endpoints, as a vLLM build
 // does; they answer 404 until the server runs with the profiler enabled.
@@ -49,11 +47,11 @@ func init() { RegisterStartHook(InstallProfiler) }
 func InstallProfiler(d *Deployment) {
 	profMu.Lock()
 	defer profMu.Unlock()
-	if _, ok := profileOf[d]; ok {
+	if d.prof != nil {
 		return
 	}
 	ps := &profState{}
-	profileOf[d] = ps
+	d.prof = ps
 	d.Handle("/start_profile", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { d.startProfile(ps, w, r) }))
 	d.Handle("/stop_profile", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { d.stopProfile(ps, w, r) }))
 }

@@ -133,6 +133,8 @@ type Deployment struct {
 	stalls    int // launches that were given a stall
 	conns     map[net.Conn]struct{}
 	closeOnce sync.Once
+
+	prof *profState // the profiler endpoints' state (InstallProfiler); guarded by profMu
 }
 
 // Start starts the simulated deployment. It runs until ctx ends or Close is
