@@ -101,6 +101,7 @@ func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, aut
 	}
 	defer journal.Close()
 	sess := report.NewSession(ctx, journal)
+	prior := len(sess.Events()) // a resumed campaign's events
 	keyEnv := c.Server.APIKeyEnv
 	if keyEnv == "" {
 		keyEnv = "OPENAI_API_KEY"
@@ -120,13 +121,19 @@ func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, aut
 		go forwardStates(ctx, sess, sr)
 	}
 	saver := report.NewAutosave(sess, c.Notebook, report.NotebookOptions{Campaign: c.Name, Now: now}, 3*time.Second)
+	// The phases stop when the program ends, before the session and the
+	// journal do, so that how each ended is still journalled.
+	phaseCtx, stopPhases := context.WithCancel(ctx)
+	defer stopPhases()
 	d := &common.Deps{
-		Ctx: ctx, Host: host, Campaign: c, Session: sess,
+		Ctx: phaseCtx, Host: host, Campaign: c, Session: sess,
 		Styles: common.NewStyles(common.DefaultTheme()), Keys: common.DefaultKeyMap(),
 		Now: now, APIKey: apiKey, AutoStart: autoStart,
 	}
 	p := tea.NewProgram(New(d, saver), tea.WithContext(ctx))
 	_, runErr := p.Run()
+	stopPhases()
+	waitPhases(sess, prior, 3*time.Second)
 	saver.Close()
 	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) {
 		fmt.Fprintf(stderr, "profdeck: %v\n", runErr)
@@ -134,6 +141,35 @@ func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, aut
 	}
 	fmt.Fprintf(stderr, "profdeck: journal %s, notebook %s\n", c.JournalPath(), c.Notebook)
 	return 0
+}
+
+// waitPhases waits, at most timeout, until every phase that started in this
+// session (after the first skip journalled events) has journalled its end,
+// so that a sweep cut short by quitting reads as stopped in the notebook,
+// not as still running. The load is not waited for: the server goes on
+// loading after the cockpit quits.
+func waitPhases(sess *report.Session, skip int, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for {
+		open := map[string]bool{}
+		evs := sess.Events()
+		for _, ev := range evs[min(skip, len(evs)):] {
+			switch v := ev.Data.(type) {
+			case phases.PhaseStarted:
+				open[v.Name] = v.Name != phases.Load
+			case phases.PhaseFinished:
+				open[v.Name] = false
+			}
+		}
+		waiting := false
+		for _, o := range open {
+			waiting = waiting || o
+		}
+		if !waiting || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // gatherSystem records the host's system metadata once per campaign.

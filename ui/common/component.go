@@ -74,7 +74,7 @@ func Status(text string) tea.Cmd {
 	return func() tea.Msg { return StatusMsg{Text: text} }
 }
 
-// Errorf returns a command that shows an error in the footer.
+// Error returns a command that shows err in the footer as an error.
 func Error(err error) tea.Cmd {
 	return func() tea.Msg { return StatusMsg{Text: err.Error(), Error: true} }
 }
