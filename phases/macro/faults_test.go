@@ -3,6 +3,8 @@ package macro_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,5 +90,36 @@ func TestServerWithoutUsage(t *testing.T) {
 	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{2}, Requests: 4, InputLen: 16, OutputLen: 10, Seed: 6})
 	if lv := res.Levels[0]; lv.TokenSource != macro.SourceChunks || lv.TotalOutputTokens != 40 {
 		t.Errorf("source %s tokens %d", lv.TokenSource, lv.TotalOutputTokens)
+	}
+}
+
+// failAfter accepts n writes, then fails every one (a full disk).
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.n == 0 {
+		return 0, errors.New("no space left on device")
+	}
+	f.n--
+	return len(p), nil
+}
+
+// A JSONL file that stops taking records is said in the result's notes; the
+// sweep itself goes on.
+func TestJSONLWriteFailureNoted(t *testing.T) {
+	t.Parallel()
+	_, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
+	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{2}, Requests: 6, InputLen: 8, OutputLen: 4, Seed: 3, JSONL: &failAfter{n: 3}})
+	if res.Levels[0].Completed != 6 {
+		t.Errorf("completed %d, want 6", res.Levels[0].Completed)
+	}
+	found := false
+	for _, n := range res.Notes {
+		if strings.Contains(n, "after 3 of them") && strings.Contains(n, "no space left on device") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no note of the failed JSONL write: %q", res.Notes)
 	}
 }

@@ -26,7 +26,9 @@ type runner struct {
 	em  *phases.Emitter
 	t0  time.Time
 
-	jsonlMu sync.Mutex
+	jsonlMu    sync.Mutex
+	jsonlErr   error // the first failed write; later records are still tried
+	jsonlWrote int   // records written before it
 
 	srvMu      sync.Mutex
 	srvSamples []phases.ServerStats // the current level's scrapes
@@ -63,10 +65,27 @@ func (r *runner) writeJSONL(rec *Record) {
 	b = append(b, '\n')
 	r.jsonlMu.Lock()
 	defer r.jsonlMu.Unlock()
-	_, _ = r.cfg.JSONL.Write(b)
-	if f, ok := r.cfg.JSONL.(interface{ Flush() error }); ok {
-		_ = f.Flush()
+	_, err = r.cfg.JSONL.Write(b)
+	if f, ok := r.cfg.JSONL.(interface{ Flush() error }); ok && err == nil {
+		err = f.Flush()
 	}
+	switch {
+	case err != nil && r.jsonlErr == nil:
+		r.jsonlErr = err
+	case err == nil && r.jsonlErr == nil:
+		r.jsonlWrote++
+	}
+}
+
+// jsonlNote is the result's note when a per-request record could not be
+// written, so that an incomplete JSONL file is not taken for a whole one.
+func (r *runner) jsonlNote() string {
+	r.jsonlMu.Lock()
+	defer r.jsonlMu.Unlock()
+	if r.jsonlErr == nil {
+		return ""
+	}
+	return fmt.Sprintf("writing the per-request records failed after %d of them (%v): the JSONL file is incomplete", r.jsonlWrote, r.jsonlErr)
 }
 
 // runLevel runs one level: closed loop at concurrency conc, or open loop at

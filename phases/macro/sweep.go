@@ -157,6 +157,11 @@ func (s *Sweep) Run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 		go func() { defer scrapeWG.Done(); r.scrapeLoop(sctx) }()
 	}
 	defer func() { stopScrape(); scrapeWG.Wait() }()
+	defer func() {
+		if n := r.jsonlNote(); n != "" {
+			res.Notes = append(res.Notes, n)
+		}
+	}()
 
 	type lvl struct {
 		c    int
