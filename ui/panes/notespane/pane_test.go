@@ -205,3 +205,22 @@ func TestJournalFailureIsShown(t *testing.T) {
 		t.Fatalf("%s", ansi.Strip(v))
 	}
 }
+
+// A note typed in the Server/Load pane shows the pane's whole name, and the
+// other notes line up with it.
+func TestNoteNamesTheWholePane(t *testing.T) {
+	d, _ := deps(t)
+	m := New(d)
+	m.SetSize(78, 19)
+	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
+		ev(1, phases.KindNote, phases.Note{Text: "weights at 40 GiB/min", Pane: "Server/Load"}),
+		ev(2, phases.KindNote, phases.Note{Text: "sweep looks flat", Pane: "Macro"}),
+	}})
+	v := ansi.Strip(m.View())
+	for _, want := range []string{"09:00:01 Server/Load weights at 40 GiB/min", "09:00:02 Macro       sweep looks flat"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("lacks %q:\n%s", want, v)
+		}
+	}
+	checkFits(t, m.View(), 78, 19)
+}

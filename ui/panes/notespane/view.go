@@ -164,6 +164,12 @@ func (m *Model) noteLines(w int) []string {
 	if len(m.items) == 0 {
 		return []string{m.st.subtle.Render("No notes yet: press n to add one (it is on disk before it shows here).")}
 	}
+	// The pane a note was typed in gets 7 cells, more when a longer one
+	// ("Server/Load") is in the list, so that no name is cut.
+	tagWidth := 7
+	for _, it := range m.items {
+		tagWidth = max(tagWidth, min(ansi.StringWidth(it.pane), 11))
+	}
 	var out []string
 	for _, it := range m.items {
 		head := m.st.time.Render(it.at.Local().Format("15:04:05")) + " "
@@ -171,12 +177,12 @@ func (m *Model) noteLines(w int) []string {
 		if tag == "" {
 			tag = "—"
 		}
-		head += m.st.subtle.Render(fmt.Sprintf("%-7s", ansi.Truncate(tag, 7, ""))) + " "
+		head += m.st.subtle.Render(fmt.Sprintf("%-*s", tagWidth, ansi.Truncate(tag, tagWidth, "…"))) + " "
 		text := it.text
 		if it.marker {
 			text = m.st.marker.Render("▲ " + text)
 		}
-		indent := 17
+		indent := 8 + 1 + tagWidth + 1
 		body := ansi.Wrap(text, max(w-indent, 10), " ")
 		for i, l := range strings.Split(body, "\n") {
 			if i == 0 {
