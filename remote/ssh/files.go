@@ -139,7 +139,7 @@ mkdir -p -- "$d" && cat > "$t" && chmod %o "$t" && mv -f -- "$t" "$f" || { rm -f
 	wg.Wait()
 	if p.err != nil {
 		if isExit(p.err) {
-			return h.wrap("writing "+path, fmt.Errorf("%s", strings.TrimSpace(errb.String())))
+			return h.wrap("writing "+path, exitMessage(errb.String(), p.err))
 		}
 		return h.wrap("writing "+path, p.err)
 	}

@@ -2,6 +2,7 @@ package ssh
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -103,4 +104,16 @@ func FuzzNotice(f *testing.F) {
 			t.Fatalf("%q: prefix %q msg %q", line, prefix, msg)
 		}
 	})
+}
+
+// A command that failed without a word on stderr is still explained: by
+// its exit status.
+func TestExitMessage(t *testing.T) {
+	status := errors.New("Process exited with status 1")
+	if got := exitMessage("  cat: x: No such file\n", status); got.Error() != "cat: x: No such file" {
+		t.Errorf("with stderr: %q", got)
+	}
+	if got := exitMessage(" \n", status); got != status {
+		t.Errorf("without stderr: %q, want the exit status", got)
+	}
 }

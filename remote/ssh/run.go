@@ -345,6 +345,15 @@ func (h *Host) Run(ctx context.Context, cmd string, stdin io.Reader, out func(re
 	return h.exitError(cmd, p.err, tail)
 }
 
+// exitMessage is what a failed command said on stderr, or its exit status
+// when it said nothing.
+func exitMessage(stderr string, err error) error {
+	if s := strings.TrimSpace(stderr); s != "" {
+		return errors.New(s)
+	}
+	return err
+}
+
 func isExit(err error) bool {
 	var ee *gossh.ExitError
 	return errors.As(err, &ee)
@@ -385,7 +394,7 @@ func (h *Host) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	wg.Wait()
 	if p.err != nil {
 		if isExit(p.err) {
-			return nil, h.wrap("reading "+path, errors.New(strings.TrimSpace(strings.TrimPrefix(errb.String(), "cat: "))))
+			return nil, h.wrap("reading "+path, exitMessage(strings.TrimPrefix(errb.String(), "cat: "), p.err))
 		}
 		return nil, h.wrap("reading "+path, p.err)
 	}
