@@ -150,6 +150,10 @@ func TestPaneCapture(t *testing.T) {
 		}
 	}
 	checkFits(t, v, 78, 19)
+	// Where the decode-step count came from stays on screen at 78 columns.
+	if !strings.Contains(v, "steps from /metrics") && !strings.Contains(v, "steps estimated") {
+		t.Errorf("view does not say where the step count came from:\n%s", v)
+	}
 	first := m.scroll
 	press(t, m, "j")
 	if m.scroll != first+1 {

@@ -159,18 +159,7 @@ func (m *Model) summaryLines(w, h int) []string {
 	var out []string
 	head := fmt.Sprintf("GPU %s in %d kernels · communication %.1f%% of GPU time", us(sum.TotalCUDAUs), sum.KernelCount, 100*sum.CommunicationShare)
 	out = append(out, s.Bold.Render(fit(head, w)))
-	if sum.DecodeSteps > 0 {
-		src := "estimated"
-		if strings.Contains(sum.DecodeStepsSource, "/metrics") {
-			src = "from /metrics"
-		}
-		line := "per decode step: comm " + us(sum.CommPerStepUs)
-		if tpot := m.tpot; tpot > 0 {
-			line += fmt.Sprintf(" (%.0f%% of TPOT %.1fms)", 100*sum.CommPerStepUs/(tpot*1000), tpot)
-		}
-		line += fmt.Sprintf(" of %s GPU · %d steps %s", us(sum.GPUPerStepUs), sum.DecodeSteps, src)
-		out = append(out, fit(line, w))
-	}
+	out = append(out, m.perStepLines(w)...)
 	barW := w - 14 - 10 - 8
 	if barW > 50 {
 		barW = 50
@@ -227,12 +216,36 @@ func (m *Model) summaryLines(w, h int) []string {
 	return out
 }
 
+// perStepLines is the time per decode step and where the step count came
+// from, on a second line when one is too narrow for both.
+func (m *Model) perStepLines(w int) []string {
+	sum := m.sum
+	if sum == nil || sum.DecodeSteps <= 0 {
+		return nil
+	}
+	src := "estimated"
+	if strings.Contains(sum.DecodeStepsSource, "/metrics") {
+		src = "from /metrics"
+	}
+	line := "per decode step: comm " + us(sum.CommPerStepUs)
+	if tpot := m.tpot; tpot > 0 {
+		line += fmt.Sprintf(" (%.0f%% of TPOT %.1fms)", 100*sum.CommPerStepUs/(tpot*1000), tpot)
+	}
+	line += " of " + us(sum.GPUPerStepUs) + " GPU"
+	steps := fmt.Sprintf("%d steps %s", sum.DecodeSteps, src)
+	if len([]rune(line))+3+len([]rune(steps)) <= w {
+		return []string{line + " · " + steps}
+	}
+	return []string{fit(line, w), fit("  over "+steps, w)}
+}
+
 // kernelRows is how many kernel rows fit at the current size.
 func (m *Model) kernelRows() int {
-	used := 1 + 1 + 1 + len(profile.Categories) + 1
-	if m.sum != nil && m.sum.DecodeSteps > 0 {
-		used++
+	w := m.w
+	if w <= 0 {
+		w = 78
 	}
+	used := 1 + 1 + 1 + len(profile.Categories) + 1 + len(m.perStepLines(w))
 	return m.h - used
 }
 
