@@ -23,13 +23,18 @@ type Journal struct {
 	f     *os.File
 	path  string
 	prior ReadResult
+	// torn is set when a write failed: the file may end in part of a
+	// line, so the next event starts with a newline of its own rather
+	// than being glued to the broken line and lost with it.
+	torn bool
 }
 
 // OpenJournal opens (creating if needed) the journal at path for appending.
 // The events already in it are read first (see Prior), so that a campaign
-// resumed after a quit or a crash keeps its whole notebook. A journal left by a crash may end in half a line: a newline is written
-// first so that the next event starts on a line of its own and the broken
-// line stays a single, skipped line.
+// resumed after a quit or a crash keeps its whole notebook. A journal left
+// by a crash may end in half a line: a newline is written first so that the
+// next event starts on a line of its own and the broken line stays a single,
+// skipped line.
 func OpenJournal(path string) (*Journal, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -112,9 +117,14 @@ func (j *Journal) Append(ev phases.Event) error {
 	if j.f == nil {
 		return fmt.Errorf("journal %s: closed", j.path)
 	}
+	if j.torn {
+		b = append([]byte{'\n'}, b...)
+	}
 	if _, err := j.f.Write(b); err != nil {
+		j.torn = true
 		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
+	j.torn = false
 	if err := j.f.Sync(); err != nil {
 		return fmt.Errorf("journal %s: sync: %w", j.path, err)
 	}

@@ -129,3 +129,49 @@ func FuzzReadJournal(f *testing.F) {
 		Budget(rr.Events)
 	})
 }
+
+// A write that failed part-way (a full disk) may leave half a line: the next
+// event, once it is acknowledged, must still read back.
+func TestJournalEventAfterTornWriteReadsBack(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.jsonl")
+	j, err := OpenJournal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	if err := j.Append(note(t0, "before")); err != nil {
+		t.Fatal(err)
+	}
+	// A failed write marks the journal torn...
+	f := j.f
+	j.f, _ = os.Open(p) // read-only: the write fails
+	if err := j.Append(note(t0.Add(time.Second), "lost")); err == nil || !j.torn {
+		t.Fatalf("append on a read-only file: err %v, torn %v", err, j.torn)
+	}
+	j.f.Close()
+	j.f = f
+	// ...and the failed write left half a line behind.
+	if _, err := f.WriteString(`{"t":"2026-11-29T12:00:01Z","phase":"ses`); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Append(note(t0.Add(2*time.Second), "after")); err != nil {
+		t.Fatal(err)
+	}
+	if j.torn {
+		t.Error("a good write leaves the journal torn")
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rr, err := ReadJournalFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, ev := range rr.Events {
+		texts = append(texts, ev.Data.(phases.Note).Text)
+	}
+	if strings.Join(texts, ",") != "before,after" || len(rr.Skipped) != 1 {
+		t.Fatalf("read back %v, skipped %v", texts, rr.Skipped)
+	}
+}
