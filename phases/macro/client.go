@@ -161,6 +161,7 @@ func (c *client) once(ctx context.Context, rec *Record, st *reqState, cont bool,
 	sr := &st.sr
 	sr.reset(resp.Body)
 	defer sr.reset(nil) // the pooled reader must not keep the response
+	live := 0           // tokens passed to lv so far
 read:
 	for {
 		data, err := sr.Next()
@@ -187,6 +188,7 @@ read:
 		}
 		first := len(tl.at) == 0
 		if n, tok := tl.add(ch, at); tok {
+			live += n
 			if lv != nil {
 				lv.tokens(n)
 				if first {
@@ -203,6 +205,12 @@ read:
 		_, _ = io.Copy(io.Discard, io.LimitReader(sr.br, 64<<10))
 	}
 	tl.finish(rec)
+	if d := rec.OutputTokens - live; rec.Failure == "" && d > 0 && lv != nil {
+		// Without usage on every chunk a chunk counted as one token; the
+		// final usage gives the ones that went uncounted (chunks of several
+		// tokens), so the level's throughput has them too.
+		lv.tokens(d)
+	}
 	if rec.TTFTms = ms(rec.ttft); rec.Failure == "" {
 		rec.E2ELms, rec.TPOTms = ms(rec.e2el), ms(rec.tpot)
 		if rec.OutputTokens == 0 {

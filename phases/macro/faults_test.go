@@ -123,3 +123,25 @@ func TestJSONLWriteFailureNoted(t *testing.T) {
 		t.Errorf("no note of the failed JSONL write: %q", res.Notes)
 	}
 }
+
+// With only a final usage, chunks that carry several tokens (speculative
+// decoding) still count every token in the level's throughput: the usage
+// corrects the live count, which had one token per chunk.
+func TestFinalUsageThroughput(t *testing.T) {
+	t.Parallel()
+	tput := func(reject bool) (float64, string) {
+		cfg := sim.EmulatorConfig{StepTime: 4 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true,
+			TokensPerStep: 3, RejectContinuousUsage: reject}
+		_, url := startEmu(t, cfg)
+		lv := runSweep(t, macro.Config{URL: url, Concurrency: []int{4}, Requests: 16, InputLen: 8, OutputLen: 60, Seed: 4}).Levels[0]
+		return lv.OutputThroughput, lv.TokenSource
+	}
+	exact, src1 := tput(false)
+	final, src2 := tput(true)
+	if src1 != macro.SourceContinuous || src2 != macro.SourceFinal {
+		t.Fatalf("sources %s, %s", src1, src2)
+	}
+	if r := final / exact; r < 0.75 || r > 1.33 {
+		t.Errorf("throughput %.0f tok/s from the final usage, %.0f with usage on every chunk (ratio %.2f)", final, exact, r)
+	}
+}
