@@ -50,3 +50,20 @@ func BenchmarkRun(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFollowIdle is one poll of a followed log with nothing new, what
+// a follow does several times a second for hours while a server runs.
+func BenchmarkFollowIdle(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "server.log")
+	if err := os.WriteFile(p, []byte("INFO ready\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	fl := &follower{path: p, out: func(remote.FollowEvent) {}}
+	defer fl.close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := fl.step(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

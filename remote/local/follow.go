@@ -24,6 +24,7 @@ type follower struct {
 	dev     uint64
 	off     int64 // bytes of the current file read so far
 	partial []byte
+	buf     []byte // the read buffer, kept across polls
 	out     func(remote.FollowEvent)
 }
 
@@ -122,7 +123,10 @@ func (fl *follower) step() error {
 
 // read reads from the current offset to the end and emits complete lines.
 func (fl *follower) read() error {
-	buf := make([]byte, 256*1024)
+	if fl.buf == nil {
+		fl.buf = make([]byte, 256*1024)
+	}
+	buf := fl.buf
 	for {
 		n, err := fl.f.ReadAt(buf, fl.off)
 		if n > 0 {
