@@ -82,12 +82,12 @@ func (m *Model) toPane(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // noteKey edits the note being typed: enter records it, esc cancels.
 func (m *Model) noteKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
-	switch msg.String() {
-	case "esc":
+	switch {
+	case key.Matches(msg, noteCancel):
 		m.noting = false
 		m.note.Blur()
 		return m, m.setStatus("note discarded", false)
-	case "enter":
+	case key.Matches(msg, noteSave):
 		text := strings.TrimSpace(m.note.Value())
 		m.noting = false
 		m.note.Blur()

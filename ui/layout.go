@@ -170,7 +170,7 @@ func (m *Model) statusBar() string {
 }
 
 func (m *Model) helpLine() string {
-	return ansi.Truncate(m.help.ShortHelpView(keyMap{global: m.globalKeys(), pane: m.focused()}.ShortHelp()), m.w, "…")
+	return ansi.Truncate(m.help.ShortHelpView(m.helpKeys()), m.w, "…")
 }
 
 // fit cuts or pads s to exactly h lines of at most w cells.

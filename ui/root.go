@@ -259,6 +259,28 @@ func (k keyMap) ShortHelp() []key.Binding {
 // them off an 80-column screen.
 func (k keyMap) FullHelp() [][]key.Binding { return k.pane.FullHelp() }
 
+// The keys of the note input, for the help line.
+var (
+	noteSave   = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "save note"))
+	noteCancel = key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "discard"))
+)
+
+// helpKeys are the keys the help line shows: only those that work now.
+// While a question or a text input is open, the global keys go to it and
+// are not offered.
+func (m *Model) helpKeys() []key.Binding {
+	k := m.d.Keys
+	switch {
+	case m.confirmQuit:
+		return []key.Binding{k.Confirm, k.ForceQuit}
+	case m.noting:
+		return []key.Binding{noteSave, noteCancel, k.ForceQuit}
+	case m.focused().Typing():
+		return append(append([]key.Binding{}, m.focused().ShortHelp()...), k.ForceQuit)
+	}
+	return keyMap{global: m.globalKeys(), pane: m.focused()}.ShortHelp()
+}
+
 // globalKeys are the root's keys for the help line.
 func (m *Model) globalKeys() []key.Binding {
 	k := m.d.Keys

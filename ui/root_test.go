@@ -243,3 +243,23 @@ func TestFullHelpShowsGlobalKeysAt80Columns(t *testing.T) {
 		}
 	}
 }
+
+// While a text input has the keys, the help line offers only what works
+// there: not the global keys, which the input takes as text.
+func TestHelpLineWhileTyping(t *testing.T) {
+	m, _, _ := newTestRoot(t)
+	if got := m.helpLine(); !strings.Contains(got, "go to pane") {
+		t.Fatalf("help line lacks the global keys: %q", got)
+	}
+	press(m, "n")
+	if got := m.helpLine(); !strings.Contains(got, "save note") || strings.Contains(got, "go to pane") {
+		t.Errorf("help line while typing a note: %q", got)
+	}
+	press(m, "esc", "2", "m")
+	if !m.focused().Typing() {
+		t.Fatal("m opened no marker input")
+	}
+	if got := m.helpLine(); !strings.Contains(got, "save marker") || !strings.Contains(got, "quit now") || strings.Contains(got, "go to pane") {
+		t.Errorf("help line while typing a marker: %q", got)
+	}
+}
