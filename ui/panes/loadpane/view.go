@@ -29,11 +29,8 @@ func (m *Model) View() string {
 		return strings.Join(lines, "\n")
 	}
 	banner := m.bannerLines(w)
-	bottom := m.bottomLine(w)
-	fixed := 1 + 2 + len(banner) // title, shard + milestones, banner
-	if bottom != "" {
-		fixed++
-	}
+	bottom := m.bottomLines(w)
+	fixed := 1 + 2 + len(banner) + len(bottom) // title, shard + milestones, banner, question
 	room := h - fixed
 	gpuRows := m.gpuRows(w)
 	if len(gpuRows) > 8 && len(gpuRows) > room-3 && w >= 2*36+1 {
@@ -49,23 +46,14 @@ func (m *Model) View() string {
 	lines = append(lines, gpuRows...)
 	lines = append(lines, m.shardLine(w), m.milestoneLine(w))
 	lines = append(lines, banner...)
-	if n := h - len(lines) - boolInt(bottom != ""); n > 0 {
+	if n := h - len(lines) - len(bottom); n > 0 {
 		lines = append(lines, m.logLines(w, n, 0)...)
 	}
-	if bottom != "" {
-		lines = append(lines, bottom)
-	}
+	lines = append(lines, bottom...)
 	if len(lines) > h {
 		lines = lines[:h]
 	}
 	return strings.Join(lines, "\n")
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func (m *Model) titleLine(w int) string {
@@ -215,13 +203,30 @@ func (m *Model) logPath() string {
 	return load.DefaultLogPath
 }
 
-// bottomLine is the open question or the running operation.
-func (m *Model) bottomLine(w int) string {
-	if m.confirm != nil {
-		// The answer keys always show, whatever the width.
-		return m.d.Styles.BannerWarn.Render(clip(m.confirm.prompt, w-2-6) + " (y/n)")
+// bottomLines is the open question: one line, or two when it is too long
+// for one (the restart's says what it costs and how the profiler is turned
+// on). The answer keys always show, whatever the width.
+func (m *Model) bottomLines(w int) []string {
+	if m.confirm == nil {
+		return nil
 	}
-	return ""
+	st := m.d.Styles.BannerWarn
+	const keys = " (y/n)"
+	p := m.confirm.prompt
+	if visible(p)+len(keys) <= w-2 {
+		return []string{st.Render(p + keys)}
+	}
+	// Break at the last space that leaves the first line within the width.
+	r := []rune(p)
+	cut := min(len(r), w-2)
+	for cut > 0 && r[cut-1] != ' ' {
+		cut--
+	}
+	if cut == 0 {
+		return []string{st.Render(clip(p, w-2-len(keys)) + keys)}
+	}
+	first := strings.TrimRight(string(r[:cut]), " ")
+	return []string{st.Render(first), st.Render(clip(string(r[cut:]), w-2-len(keys)) + keys)}
 }
 
 // clip cuts s to w display cells (the pane's text is plain before styling).

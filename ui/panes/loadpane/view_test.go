@@ -117,3 +117,21 @@ func TestFullLogScrolls(t *testing.T) {
 		t.Error("l did not close the full log")
 	}
 }
+
+// A question too long for one line takes two: what the restart costs and
+// how the profiler is turned on both show, with the answer keys.
+func TestLongQuestionWraps(t *testing.T) {
+	m := bare()
+	m.confirm = &confirmation{prompt: "Restart with the torch profiler? It costs a full reload (last load 29m 40s); uses --profiler-config"}
+	v := m.View()
+	for _, want := range []string{"Restart with the torch profiler?", "last load 29m", "uses --profiler-config (y/n)"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+	checkFits(t, v, 78, 19)
+	m.confirm.prompt = "The server is serving. Stop it and free the GPUs?"
+	if v := m.View(); !strings.Contains(v, "free the GPUs? (y/n)") {
+		t.Errorf("short question:\n%s", v)
+	}
+}
