@@ -64,8 +64,12 @@ func (m *Model) render() string {
 
 func (m *Model) tooSmall() string {
 	msg := fmt.Sprintf("too small: have %d×%d, need %d×%d", m.w, m.h, MinWidth, MinHeight)
-	return m.d.Styles.Bad.Render(ansi.Truncate(msg, m.w, "…")) + "\n" +
-		m.d.Styles.Subtle.Render(ansi.Truncate("enlarge the window (q quits)", m.w, "…"))
+	hint := m.d.Styles.Subtle.Render(ansi.Truncate("enlarge the window (q quits)", m.w, "…"))
+	if m.confirmQuit {
+		// The question must show here too, or q seems to do nothing.
+		hint = m.d.Styles.Warn.Render(ansi.Truncate("a phase is running: y quits, any other key stays", m.w, "…"))
+	}
+	return m.d.Styles.Bad.Render(ansi.Truncate(msg, m.w, "…")) + "\n" + hint
 }
 
 func (m *Model) header() string {

@@ -263,3 +263,13 @@ func TestHelpLineWhileTyping(t *testing.T) {
 		t.Errorf("help line while typing a marker: %q", got)
 	}
 }
+
+// On a screen too small for the cockpit, the quit question still shows.
+func TestTooSmallScreenShowsTheQuitQuestion(t *testing.T) {
+	m, _, _ := newTestRoot(t)
+	m.Update(tea.WindowSizeMsg{Width: 70, Height: 20})
+	m.confirmQuit = true // q while a phase runs
+	if got := m.render(); !strings.Contains(got, "y quits") {
+		t.Fatalf("the quit question is hidden: %q", got)
+	}
+}
