@@ -141,7 +141,9 @@ func TestFinalUsageThroughput(t *testing.T) {
 	if src1 != macro.SourceContinuous || src2 != macro.SourceFinal {
 		t.Fatalf("sources %s, %s", src1, src2)
 	}
-	if r := final / exact; r < 0.75 || r > 1.33 {
-		t.Errorf("throughput %.0f tok/s from the final usage, %.0f with usage on every chunk (ratio %.2f)", final, exact, r)
+	r := final / exact
+	t.Logf("throughput %.0f tok/s from the final usage, %.0f with usage on every chunk (ratio %.2f)", final, exact, r)
+	if r < 0.75 || r > 1.33 {
+		t.Errorf("ratio %.2f: the final usage's throughput is not the exact one's", r)
 	}
 }
