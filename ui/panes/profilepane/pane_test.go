@@ -240,3 +240,22 @@ func TestPaneStepsAndCancel(t *testing.T) {
 		t.Fatal("the capture did not end after c")
 	}
 }
+
+// With a message above the summary, G still reaches the last kernel.
+func TestLastKernelReachableUnderAMessage(t *testing.T) {
+	d := &common.Deps{Styles: common.NewStyles(common.DefaultTheme()), Keys: common.DefaultKeyMap(), Now: time.Now}
+	m := New(d)
+	m.SetSize(78, 19)
+	sum := phases.ProfileSummary{TotalCUDAUs: 1e6, Categories: map[string]float64{profile.CatGEMM: 1e6}, KernelCount: 20}
+	for i := range 20 {
+		sum.Top = append(sum.Top, phases.Kernel{Name: "kernel_" + string(rune('a'+i)), SelfCUDAUs: float64(1000 - i), Calls: 1, Category: profile.CatGEMM})
+	}
+	m.Update(common.EventsMsg{At: time.Now(), Events: []phases.Event{phases.New(time.Now(), phases.KindProfileSummary, sum)}})
+	m.msg = "Capture cancelled; stop_profile was sent so the server stops recording."
+	m.Update(tea.KeyPressMsg{Code: 'G', Text: "G"})
+	v := ansi.Strip(m.View())
+	if !strings.Contains(v, "kernel_t") {
+		t.Errorf("G does not reach the last kernel:\n%s", v)
+	}
+	checkFits(t, m.View(), 78, 19)
+}

@@ -245,7 +245,8 @@ func (m *Model) kernelRows() int {
 	if w <= 0 {
 		w = 78
 	}
-	used := 1 + 1 + 1 + len(profile.Categories) + 1 + len(m.perStepLines(w))
+	// title, message, capture line, totals, categories, table header
+	used := 1 + len(m.messageLines(w)) + 1 + 1 + len(profile.Categories) + 1 + len(m.perStepLines(w))
 	return m.h - used
 }
 
