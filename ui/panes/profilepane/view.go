@@ -43,10 +43,13 @@ func (m *Model) View() string {
 	return strings.Join(lines, "\n")
 }
 
+// stateNames say where the capture stands, in the title.
+var stateNames = map[runState]string{idle: "idle", running: "capturing", cancelling: "cancelling (sending stop_profile)",
+	finished: "captured", failed: "failed"}
+
 func (m *Model) titleLine(w int) string {
 	s := m.d.Styles
-	state := map[runState]string{idle: "idle", running: "capturing", cancelling: "cancelling (sending stop_profile)",
-		finished: "captured", failed: "failed"}[m.state]
+	state := stateNames[m.state]
 	if m.state == idle && m.sum != nil {
 		state = "from the journal"
 	}
