@@ -126,6 +126,10 @@ type Emulator struct {
 
 	mu sync.Mutex // guards the figures below (written by the scheduler)
 	st emuStats
+
+	// The scheduler's per-step scratch, used by its goroutine only.
+	stepITL  []float64
+	stepDone []*emuReq
 }
 
 // EmulatorState is the emulator's live state, for the simulated log's stats

@@ -244,8 +244,7 @@ func dropGone(rs []*emuReq) []*emuReq {
 func (e *Emulator) step(running []*emuReq, now time.Time, kv int) ([]*emuReq, int) {
 	cfg := e.cfg
 	var gen, drafts, draftTok, accepted int64
-	var finished []*emuReq
-	var itl []float64
+	finished, itl := e.stepDone[:0], e.stepITL[:0]
 	out := running[:0]
 	for _, r := range running {
 		k := 1
@@ -310,6 +309,8 @@ func (e *Emulator) step(running []*emuReq, now time.Time, kv int) ([]*emuReq, in
 		}
 	}
 	e.mu.Unlock()
+	clear(finished) // the scratch must not keep finished requests
+	e.stepDone, e.stepITL = finished[:0], itl[:0]
 	return out, kv
 }
 
