@@ -71,6 +71,10 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.note.Reset()
 		return m, m.note.Focus()
 	}
+	if m.showHelp {
+		// The pane is hidden behind the help: its keys must not act unseen.
+		return m, nil
+	}
 	return m.toPane(msg)
 }
 

@@ -273,3 +273,18 @@ func TestTooSmallScreenShowsTheQuitQuestion(t *testing.T) {
 		t.Fatalf("the quit question is hidden: %q", got)
 	}
 }
+
+func TestPaneKeysDoNotActBehindTheHelp(t *testing.T) {
+	m, _, _ := newTestRoot(t)
+	press(m, "2", "?")
+	if cmd := press(m, "s"); cmd != nil {
+		t.Fatal("s reached the Macro pane while the help covered it")
+	}
+	if !m.showHelp {
+		t.Fatal("a pane key closed the help")
+	}
+	press(m, "esc")
+	if m.showHelp {
+		t.Fatal("esc did not close the help")
+	}
+}
