@@ -71,6 +71,14 @@ func lifecycle(t *testing.T, h remote.Host, python, script, dir string) {
 	if _, alive := s.Running(ctx); alive {
 		t.Fatal("still alive after stop")
 	}
+	// Neither this Server nor a later profdeck takes a pid of a stopped
+	// server for its own.
+	if p := s.PID(ctx); p != 0 {
+		t.Errorf("PID after stop = %d, want 0", p)
+	}
+	if p := (&load.Server{Host: h, Settings: s.Settings}).PID(ctx); p != 0 {
+		t.Errorf("the pid file names %d after stop, want none", p)
+	}
 	// The server outlived the command that started it, and now it is gone:
 	// its port answers no more.
 	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {

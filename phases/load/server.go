@@ -259,12 +259,25 @@ func (s *Server) Stop(ctx context.Context) error {
 				return err
 			}
 		}
+		if pid > 0 {
+			s.clearPID(ctx)
+		}
 	}
 	if err := s.waitReleased(ctx); err != nil {
 		return err
 	}
 	s.emit(ctx, "stopped", "GPU memory released")
 	return nil
+}
+
+// clearPID forgets the pid of a server that is gone, and empties the pid
+// file: left behind, it would name whatever process gets that pid next, and
+// a later Stop would signal it.
+func (s *Server) clearPID(ctx context.Context) {
+	s.pid = 0
+	if err := s.Host.WriteFile(ctx, s.pidFile(), nil, 0o644); err != nil {
+		s.emit(ctx, "stop", fmt.Sprintf("could not clear %s: %v", s.pidFile(), err))
+	}
 }
 
 // waitExit waits for pid to exit, escalating to SIGKILL after 30 s.
