@@ -78,3 +78,18 @@ func FuzzQuote(f *testing.F) {
 		}
 	})
 }
+
+func TestQuotePathKeepsHome(t *testing.T) {
+	for in, want := range map[string]string{
+		"~":           `"$HOME"`,
+		"~/a b/c":     `"$HOME"/'a b/c'`,
+		"/var/log/x":  "/var/log/x",
+		"~user/x":     `'~user/x'`,
+		"dir/~/x":     `'dir/~/x'`,
+		"~/$(reboot)": `"$HOME"/'$(reboot)'`,
+	} {
+		if got := QuotePath(in); got != want {
+			t.Errorf("QuotePath(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

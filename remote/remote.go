@@ -156,6 +156,19 @@ func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// QuotePath quotes a file path like Quote, but keeps a leading "~/" (or a
+// lone "~") meaning the home directory of the user the command runs as, as
+// every Host's file methods read it.
+func QuotePath(p string) string {
+	switch {
+	case p == "~":
+		return `"$HOME"`
+	case strings.HasPrefix(p, "~/"):
+		return `"$HOME"/` + Quote(p[2:])
+	}
+	return Quote(p)
+}
+
 // QuoteArgs quotes each argument and joins them with spaces.
 func QuoteArgs(args ...string) string {
 	q := make([]string, len(args))

@@ -156,13 +156,13 @@ func (s *Server) Start(ctx context.Context, extraFlags []string, extraEnv map[st
 	}
 	log := s.LogPath()
 	if dir := path.Dir(log); dir != "." && dir != "/" {
-		_, _ = remote.Output(ctx, s.Host, "mkdir -p "+remote.Quote(dir))
+		_, _ = remote.Output(ctx, s.Host, "mkdir -p "+remote.QuotePath(dir))
 	}
 	if c := s.Settings.Container; c != "" {
 		// A stopped container of the same name would block `docker run --name`.
 		_, _ = remote.Output(ctx, s.Host, "docker rm "+remote.Quote(c)+" >/dev/null 2>&1 || true")
 	}
-	cmd := fmt.Sprintf("nohup setsid sh -c %s > %s 2>&1 < /dev/null & echo $!", remote.Quote(inner), remote.Quote(log))
+	cmd := fmt.Sprintf("nohup setsid sh -c %s > %s 2>&1 < /dev/null & echo $!", remote.Quote(inner), remote.QuotePath(log))
 	if s.BeforeLaunch != nil {
 		s.BeforeLaunch()
 	}

@@ -29,7 +29,7 @@ func (f fileInfo) mtimeF() float64 { v, _ := strconv.ParseFloat(f.mtime, 64); re
 // listDir lists the files under dir (two levels) on the host. A directory
 // that does not exist yet is empty: the profiler creates it.
 func listDir(ctx context.Context, h remote.Host, dir string) (map[string]fileInfo, error) {
-	cmd := "find " + remote.Quote(dir) + ` -maxdepth 2 -type f -printf '%T@ %s %p\n'`
+	cmd := "find " + remote.QuotePath(dir) + ` -maxdepth 2 -type f -printf '%T@ %s %p\n'`
 	out, err := remote.Output(ctx, h, cmd)
 	files := map[string]fileInfo{}
 	if err != nil {

@@ -37,7 +37,7 @@ func (h *Host) Follow(ctx context.Context, path string, from int64, out func(rem
 	if from < 0 {
 		from = 0
 	}
-	fl := &follower{path: path, off: from, out: out}
+	fl := &follower{path: expandHome(path), off: from, out: out}
 	defer fl.close()
 	t := time.NewTicker(h.poll())
 	defer t.Stop()

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/profdeck/profdeck/remote"
@@ -51,7 +52,21 @@ func (h *Host) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return os.ReadFile(path)
+	return os.ReadFile(expandHome(path))
+}
+
+// expandHome turns a leading "~/" (or a lone "~") into the home directory,
+// as the shell does for commands, so a path means the same file to Run and
+// to the file methods.
+func expandHome(p string) string {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return p
+	}
+	return filepath.Join(home, p[1:])
 }
 
 // WriteFile writes a local file atomically: parent directories are created,
@@ -64,6 +79,7 @@ func (h *Host) WriteFile(ctx context.Context, path string, data []byte, mode os.
 	if mode == 0 {
 		mode = 0o644
 	}
+	path = expandHome(path)
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err

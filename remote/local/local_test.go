@@ -232,3 +232,26 @@ func TestDial(t *testing.T) {
 		t.Fatal("dial to a closed port succeeded")
 	}
 }
+
+// A "~/" path names the same file to Run (through the shell) and to the
+// file methods.
+func TestHomePathsAgreeWithTheShell(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	h := New()
+	ctx := context.Background()
+	if err := h.WriteFile(ctx, "~/a dir/x.txt", []byte("hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := remote.Output(ctx, h, "cat "+remote.QuotePath("~/a dir/x.txt"))
+	if err != nil || out != "hi\n" {
+		t.Fatalf("shell read %q, %v", out, err)
+	}
+	if err := h.Run(ctx, "echo there >> "+remote.QuotePath("~/a dir/x.txt"), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := h.ReadFile(ctx, "~/a dir/x.txt")
+	if err != nil || string(b) != "hi\nthere\n" {
+		t.Fatalf("ReadFile %q, %v", b, err)
+	}
+}

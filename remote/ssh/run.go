@@ -36,15 +36,7 @@ type proc struct {
 
 // qpath quotes a remote path for the shell, keeping a leading "~/"
 // meaning the login's home directory.
-func qpath(p string) string {
-	switch {
-	case p == "~":
-		return `"$HOME"`
-	case strings.HasPrefix(p, "~/"):
-		return `"$HOME"/` + remote.Quote(p[2:])
-	}
-	return remote.Quote(p)
-}
+func qpath(p string) string { return remote.QuotePath(p) }
 
 // start runs cmd in the login shell, after a line that reports its process
 // group. stdin, when not nil, is copied to the command and then closed.
