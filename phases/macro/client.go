@@ -251,12 +251,12 @@ func (c *client) models(ctx context.Context) ([]string, error) {
 	c.header(req)
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s/v1/models: %w", c.cfg.URL, err)
+		return nil, fmt.Errorf("%s/v1/models: %w", shownURL(c.cfg.URL), err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if resp.StatusCode != http.StatusOK {
-		return nil, &statusError{url: c.cfg.URL + "/v1/models", code: resp.StatusCode, body: oneLine(string(body))}
+		return nil, &statusError{url: shownURL(c.cfg.URL) + "/v1/models", code: resp.StatusCode, body: oneLine(string(body))}
 	}
 	var list struct {
 		Data []struct {
@@ -264,7 +264,7 @@ func (c *client) models(ctx context.Context) ([]string, error) {
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &list); err != nil {
-		return nil, fmt.Errorf("%s/v1/models: not a model list: %v", c.cfg.URL, err)
+		return nil, fmt.Errorf("%s/v1/models: not a model list: %v", shownURL(c.cfg.URL), err)
 	}
 	var ids []string
 	for _, m := range list.Data {

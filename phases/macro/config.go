@@ -66,6 +66,16 @@ type Scraper interface {
 	Scrape(ctx context.Context, now time.Time) (phases.ServerStats, error)
 }
 
+// shownURL is a URL as it may be printed or recorded: a password in it is
+// replaced by "xxxxx".
+func shownURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return u.Redacted()
+}
+
 // withDefaults checks cfg and fills its defaults; errors name the input.
 func (cfg Config) withDefaults() (Config, error) {
 	if strings.TrimSpace(cfg.URL) == "" {

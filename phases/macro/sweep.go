@@ -118,7 +118,7 @@ func (s *Sweep) Run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 	maxC := cfg.Concurrency[len(cfg.Concurrency)-1]
 	c := newClient(cfg, maxC)
 	defer c.close()
-	res := &Result{URL: cfg.URL, API: cfg.API, Started: time.Now().UTC().Format(time.RFC3339),
+	res := &Result{URL: shownURL(cfg.URL), API: cfg.API, Started: time.Now().UTC().Format(time.RFC3339),
 		InputLen: cfg.InputLen, OutputLen: cfg.OutputLen, Requests: cfg.Requests,
 		DurationS: cfg.Duration.Seconds(), Warmup: cfg.Warmup, Rate: cfg.Rate, Levels: []phases.LevelResult{}}
 	// Preflight: the server must answer, and serve the model asked for.
@@ -129,12 +129,12 @@ func (s *Sweep) Run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 	case err != nil:
 		res.Notes = append(res.Notes, "no model list ("+oneLine(err.Error())+"); using --model as given")
 	case cfg.Model == "" && len(ids) == 0:
-		return nil, fmt.Errorf("%s/v1/models lists no model; give --model", cfg.URL)
+		return nil, fmt.Errorf("%s/v1/models lists no model; give --model", shownURL(cfg.URL))
 	case cfg.Model == "":
 		cfg.Model = ids[0]
 		c.cfg.Model = ids[0]
 	case !contains(ids, cfg.Model):
-		return nil, fmt.Errorf("--model %q is not served by %s (it serves: %s)", cfg.Model, cfg.URL, strings.Join(ids, ", "))
+		return nil, fmt.Errorf("--model %q is not served by %s (it serves: %s)", cfg.Model, shownURL(cfg.URL), strings.Join(ids, ", "))
 	}
 	res.Model = cfg.Model
 	pg := newPromptGen(cfg.Seed)
