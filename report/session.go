@@ -95,6 +95,9 @@ func (s *Session) Record(ev phases.Event) error {
 	return s.record(ev, false)
 }
 
+// maxKeptErrors bounds the journal errors a session keeps.
+const maxKeptErrors = 100
+
 // record journals and delivers ev. When the journal fails, keepOnError
 // still shows the event (a phase's result stays on screen and in the
 // notebook) and announces the failure; a note's Record only reports it.
@@ -116,7 +119,13 @@ func (s *Session) record(ev phases.Event, keepOnError bool) error {
 	if !eph && s.journal != nil {
 		if jerr = s.journal.Append(ev); jerr != nil {
 			s.mu.Lock()
-			s.errs = append(s.errs, jerr)
+			// While a disk keeps failing, keep the first errors and the
+			// latest, not one per event for hours.
+			if len(s.errs) < maxKeptErrors {
+				s.errs = append(s.errs, jerr)
+			} else {
+				s.errs[len(s.errs)-1] = jerr
+			}
 			first := keepOnError && jerr.Error() != s.lastJournalErr
 			if keepOnError {
 				s.lastJournalErr = jerr.Error()
