@@ -219,3 +219,20 @@ func TestJournalFailureKeepsPhaseResultsAndRefusesNotes(t *testing.T) {
 		t.Fatalf("errors %v", s.Errors())
 	}
 }
+
+func TestJournalErrorsAreBounded(t *testing.T) {
+	j, err := OpenJournal(filepath.Join(t.TempDir(), "j.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSession(t.Context(), j)
+	j.Close() // every append fails from here on
+	for i := 0; i < 3*maxKeptErrors; i++ {
+		if err := s.Record(phases.New(time.Now(), phases.KindMarker, phases.Marker{Label: "m"})); err == nil {
+			t.Fatal("recording into a closed journal succeeded")
+		}
+	}
+	if n := len(s.Errors()); n != maxKeptErrors {
+		t.Fatalf("kept %d errors, want %d", n, maxKeptErrors)
+	}
+}
