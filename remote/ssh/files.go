@@ -128,7 +128,7 @@ mkdir -p -- "$d" && cat > "$t" && chmod %o "$t" && mv -f -- "$t" "$f" || { rm -f
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); io.Copy(io.Discard, p.stdout) }()
-	go func() { defer wg.Done(); io.Copy(&errb, io.LimitReader(p.stderr, 4096)) }()
+	go func() { defer wg.Done(); keepStderr(&errb, p.stderr) }()
 	select {
 	case <-p.waited:
 	case <-ctx.Done():
@@ -159,4 +159,12 @@ func (h *Host) DialContext(ctx context.Context, network, addr string) (net.Conn,
 		return nil, h.wrap(fmt.Sprintf("dialing %s %s from the host", network, addr), err)
 	}
 	return nc, nil
+}
+
+// keepStderr keeps the first 4 KiB of a command's stderr for its error
+// message and reads the rest away, so a chatty command never stalls on a
+// full channel window.
+func keepStderr(dst *bytes.Buffer, r io.Reader) {
+	_, _ = io.Copy(dst, io.LimitReader(r, 4096))
+	_, _ = io.Copy(io.Discard, r)
 }

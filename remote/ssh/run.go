@@ -375,7 +375,7 @@ func (h *Host) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); io.Copy(&data, p.stdout) }()
-	go func() { defer wg.Done(); io.Copy(&errb, io.LimitReader(p.stderr, 4096)) }()
+	go func() { defer wg.Done(); keepStderr(&errb, p.stderr) }()
 	select {
 	case <-p.waited:
 	case <-ctx.Done():
