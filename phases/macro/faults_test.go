@@ -85,7 +85,10 @@ func TestContinuousUsageRefused(t *testing.T) {
 
 func TestServerWithoutUsage(t *testing.T) {
 	t.Parallel()
-	cfg := sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true, NoUsage: true}
+	// Steps long enough that the server never has two tokens of one request
+	// waiting when it writes: a late writer sends them in one chunk (as vLLM
+	// does), and without usage a chunk can only count as one token.
+	cfg := sim.EmulatorConfig{StepTime: 20 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true, NoUsage: true}
 	_, url := startEmu(t, cfg)
 	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{2}, Requests: 4, InputLen: 16, OutputLen: 10, Seed: 6})
 	if lv := res.Levels[0]; lv.TokenSource != macro.SourceChunks || lv.TotalOutputTokens != 40 {
