@@ -387,3 +387,23 @@ func TestLevelFlags(t *testing.T) {
 		t.Fatalf("steered and paused levels are flagged:\n%s", v)
 	}
 }
+
+// At 80 columns a level that is both the plateau and client-bound keeps
+// both flags, in their short form.
+func TestLevelFlagsFitAt80(t *testing.T) {
+	m := newPane(t, 80, 24, false)
+	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{
+		phases.New(clock0, phases.KindMacroLevel, phases.LevelResult{Concurrency: 128, Completed: 10, OutputThroughput: 1400,
+			MedianTTFTms: 290, P99TTFTms: 309, MedianTPOTms: 84.4, P99TPOTms: 88.1, P99ITLms: 168, ClientBound: true}),
+		phases.New(clock0, phases.KindMacroPlateau, phases.Plateau{Concurrency: 128, OutputThroughput: 1400}),
+	}})
+	for _, l := range strings.Split(plain(m), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "128 ") {
+			if !strings.Contains(l, "◀") || !strings.Contains(l, "bound") {
+				t.Fatalf("row lost a flag at 80 columns: %q", l)
+			}
+			return
+		}
+	}
+	t.Fatalf("no C=128 row:\n%s", plain(m))
+}

@@ -64,6 +64,9 @@ func (m *Model) table(rows int) []string {
 		flag := ""
 		if len(flags) > 0 {
 			flag = " " + strings.Join(flags, ", ")
+			if len([]rune(line+flag)) > m.w {
+				flag = " " + shortFlags(flags)
+			}
 		}
 		out = append(out, style.Render(fit(line+flag, m.w)))
 	}
@@ -73,6 +76,20 @@ func (m *Model) table(rows int) []string {
 		out[0] = s.TableHeader.Render(fit(fit(head, max(0, m.w-len([]rune(more))))+more, m.w))
 	}
 	return out
+}
+
+// shortFlags writes a level's flags in few cells, for a narrow screen.
+func shortFlags(flags []string) string {
+	short := map[string]string{"◀ plateau": "◀", "client-bound": "bound", "steered": "steer",
+		"paused": "pause", "stopped early": "stop"}
+	out := make([]string, len(flags))
+	for i, f := range flags {
+		out[i] = f
+		if s, ok := short[f]; ok {
+			out[i] = s
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 // levelFlag names what the operator did to a level (its notes say more
