@@ -1,6 +1,9 @@
 package common
 
-import "charm.land/bubbles/v2/key"
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
 
 // KeyMap holds every binding of the cockpit. Panes use the shared ones and
 // define their own in their packages only for pane-specific actions.
@@ -45,4 +48,31 @@ func DefaultKeyMap() *KeyMap {
 		PageUp:    key.NewBinding(key.WithKeys("ctrl+u", "pgup"), key.WithHelp("ctrl+u", "page up")),
 		PageDown:  key.NewBinding(key.WithKeys("ctrl+d", "pgdown"), key.WithHelp("ctrl+d", "page down")),
 	}
+}
+
+// ScrollEnd is the step Scroll returns for Top (negated) and Bottom: larger
+// than any list, so the caller's clamp lands on the first or last line.
+const ScrollEnd = 1 << 30
+
+// Scroll maps the list keys to a step down the list: Down +1, Up −1,
+// PageDown +page, PageUp −page, Bottom +ScrollEnd, Top −ScrollEnd. ok is
+// false for any other key. Every pane with a list scrolls through it, so
+// the keys mean the same everywhere; the pane clamps the result.
+func (k *KeyMap) Scroll(msg tea.KeyPressMsg, page int) (step int, ok bool) {
+	page = max(1, page)
+	switch {
+	case key.Matches(msg, k.Down):
+		return 1, true
+	case key.Matches(msg, k.Up):
+		return -1, true
+	case key.Matches(msg, k.PageDown):
+		return page, true
+	case key.Matches(msg, k.PageUp):
+		return -page, true
+	case key.Matches(msg, k.Bottom):
+		return ScrollEnd, true
+	case key.Matches(msg, k.Top):
+		return -ScrollEnd, true
+	}
+	return 0, false
 }

@@ -34,18 +34,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case m.fullLog && key.Matches(msg, m.keys.Back):
 		m.fullLog = false
 		m.scroll = 0
-	case m.fullLog && key.Matches(msg, m.keys.Up):
-		m.scrollLog(1)
-	case m.fullLog && key.Matches(msg, m.keys.Down):
-		m.scrollLog(-1)
-	case m.fullLog && key.Matches(msg, m.keys.PageUp):
-		m.scrollLog(m.logRows() / 2)
-	case m.fullLog && key.Matches(msg, m.keys.PageDown):
-		m.scrollLog(-m.logRows() / 2)
-	case m.fullLog && key.Matches(msg, m.keys.Top):
-		m.scrollLog(len(m.logs))
-	case m.fullLog && key.Matches(msg, m.keys.Bottom):
-		m.scroll = 0
+	case m.fullLog && m.scrollKey(msg):
 	case key.Matches(msg, m.keys.Start):
 		return m.start()
 	case key.Matches(msg, m.keys.Stop):
@@ -152,4 +141,14 @@ func (m *Model) host() string {
 		return m.hosts[0]
 	}
 	return ""
+}
+
+// scrollKey scrolls the full log for the list keys; the offset counts back
+// from the newest line. It reports whether msg was one of them.
+func (m *Model) scrollKey(msg tea.KeyPressMsg) bool {
+	step, ok := m.d.Keys.Scroll(msg, m.logRows()/2)
+	if ok {
+		m.scrollLog(-step)
+	}
+	return ok
 }

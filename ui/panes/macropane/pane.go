@@ -168,18 +168,11 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.input.SetWidth(max(10, m.w-len(m.input.Prompt)-2))
 		m.dirty = true
 		return m.input.Focus()
-	case key.Matches(msg, m.keys.Down):
-		m.scrollBy(-1)
-	case key.Matches(msg, m.keys.Up):
-		m.scrollBy(1)
-	case key.Matches(msg, m.keys.PageDown):
-		m.scrollBy(-m.pageRows())
-	case key.Matches(msg, m.keys.PageUp):
-		m.scrollBy(m.pageRows())
-	case key.Matches(msg, m.keys.Top):
-		m.scrollBy(len(m.levels))
-	case key.Matches(msg, m.keys.Bottom):
-		m.scrollBy(-len(m.levels))
+	default:
+		// The offset counts back from the newest level.
+		if step, ok := m.d.Keys.Scroll(msg, m.pageRows()); ok {
+			m.scrollBy(-step)
+		}
 	}
 	return nil
 }

@@ -97,18 +97,10 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			m.mi++
 			m.scroll = 0
 		}
-	case key.Matches(msg, k.Down):
-		m.scroll++
-	case key.Matches(msg, k.Up):
-		m.scroll--
-	case key.Matches(msg, k.PageDown):
-		m.scroll += max(1, m.rowsVisible()-1)
-	case key.Matches(msg, k.PageUp):
-		m.scroll -= max(1, m.rowsVisible()-1)
-	case key.Matches(msg, k.Top):
-		m.scroll = 0
-	case key.Matches(msg, k.Bottom):
-		m.scroll = 1 << 20
+	default:
+		if step, ok := k.Scroll(msg, m.rowsVisible()-1); ok {
+			m.scroll += step
+		}
 	}
 	m.clamp()
 	return nil

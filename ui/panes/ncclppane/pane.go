@@ -66,19 +66,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return cmd
 	}
 	k := m.d.Keys
-	switch {
-	case key.Matches(msg, k.Down):
-		m.scroll++
-	case key.Matches(msg, k.Up):
-		m.scroll--
-	case key.Matches(msg, k.PageDown):
-		m.scroll += max(1, m.bodyRows()-1)
-	case key.Matches(msg, k.PageUp):
-		m.scroll -= max(1, m.bodyRows()-1)
-	case key.Matches(msg, k.Top):
-		m.scroll = 0
-	case key.Matches(msg, k.Bottom):
-		m.scroll = 1 << 20
+	if step, ok := k.Scroll(msg, m.bodyRows()-1); ok {
+		m.scroll += step
 	}
 	m.clamp()
 	return nil

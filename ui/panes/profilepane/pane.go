@@ -84,23 +84,11 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.start()
 	case key.Matches(msg, m.keys.Cancel):
 		return m.stop()
-	case key.Matches(msg, m.keys.Down):
-		m.scroll++
-		m.clampScroll()
-	case key.Matches(msg, m.keys.Up):
-		m.scroll--
-		m.clampScroll()
-	case key.Matches(msg, m.keys.PageDown):
-		m.scroll += max(1, m.kernelRows()/2)
-		m.clampScroll()
-	case key.Matches(msg, m.keys.PageUp):
-		m.scroll -= max(1, m.kernelRows()/2)
-		m.clampScroll()
-	case key.Matches(msg, m.keys.Top):
-		m.scroll = 0
-	case key.Matches(msg, m.keys.Bottom):
-		m.scroll = 1 << 20
-		m.clampScroll()
+	default:
+		if step, ok := m.d.Keys.Scroll(msg, m.kernelRows()/2); ok {
+			m.scroll += step
+			m.clampScroll()
+		}
 	}
 	return nil
 }
