@@ -17,6 +17,7 @@ import (
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
 	"github.com/profdeck/profdeck/remote/sim"
+	"github.com/profdeck/profdeck/remote/ssh"
 	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/report/campaign"
 	"github.com/profdeck/profdeck/ui/common"
@@ -117,9 +118,7 @@ func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, aut
 		return 1
 	}
 	go gatherSystem(ctx, sess, host, c.Server.Launch)
-	if sr, ok := host.(remote.StateReporter); ok {
-		go forwardStates(ctx, sess, sr)
-	}
+	go ssh.ForwardStates(ctx, host, &phases.Emitter{Out: sess.Sink()})
 	saver := report.NewAutosave(sess, c.Notebook, report.NotebookOptions{Campaign: c.Name, Now: now}, 3*time.Second)
 	// The phases stop when the program ends, before the session and the
 	// journal do, so that how each ended is still journalled.
@@ -182,38 +181,4 @@ func gatherSystem(ctx context.Context, sess *report.Session, host remote.Host, l
 		return
 	}
 	_ = sess.Record(phases.New(time.Now(), phases.KindSystemInfo, info))
-}
-
-// forwardStates turns connection state changes into journalled events; a
-// keepalive's new round-trip time on a link that stays up is only shown.
-func forwardStates(ctx context.Context, sess *report.Session, sr remote.StateReporter) {
-	last := ""
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case st, ok := <-sr.States():
-			if !ok {
-				return
-			}
-			cs := phases.ConnState{Host: st.Host, State: st.State, RTTms: float64(st.RTT) / float64(time.Millisecond), Retry: st.RetryIn.Seconds()}
-			if st.Err != nil {
-				cs.Err = st.Err.Error()
-			}
-			kind := phases.KindConnState
-			if st.State == last {
-				kind = phases.KindConnRTT
-			}
-			last = st.State
-			ev := phases.New(st.At, kind, cs)
-			if st.At.IsZero() {
-				ev.Time = time.Now()
-			}
-			select {
-			case sess.Sink() <- ev:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}
 }

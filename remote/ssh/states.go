@@ -22,15 +22,18 @@ func ConnEvent(s remote.State) phases.ConnState {
 	return ev
 }
 
-// ForwardStates emits every connection state of h as a KindConnState
-// event until h is closed or ctx ends. Hosts that do not report states
-// (sim, local) return at once.
+// ForwardStates emits every connection state of h until h is closed or ctx
+// ends: a change of state as a journalled KindConnState event, and a
+// keepalive's new round-trip time on a link that stays in its state as an
+// ephemeral KindConnRTT, so hours of keepalives do not fill the journal.
+// Hosts that do not report states (sim, local) return at once.
 func ForwardStates(ctx context.Context, h remote.Host, em *phases.Emitter) {
 	sr, ok := h.(remote.StateReporter)
 	if !ok {
 		return
 	}
 	ch := sr.States()
+	last := ""
 	for {
 		select {
 		case <-ctx.Done():
@@ -39,7 +42,12 @@ func ForwardStates(ctx context.Context, h remote.Host, em *phases.Emitter) {
 			if !ok {
 				return
 			}
-			em.Emit(ctx, phases.KindConnState, ConnEvent(s))
+			kind := phases.KindConnState
+			if s.State == last {
+				kind = phases.KindConnRTT
+			}
+			last = s.State
+			em.Emit(ctx, kind, ConnEvent(s))
 		}
 	}
 }
