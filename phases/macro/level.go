@@ -1,0 +1,307 @@
+package macro
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// level is the state of one running level, shared by its steps: start,
+// dispatch (launch, onDone, the per-second tick) and result.
+type level struct {
+	r      *runner
+	cfg    Config
+	conc   int
+	rate   float64
+	notes  []string
+	lctx   context.Context // the requests' context
+	cancel context.CancelFunc
+
+	agg          *levelAgg
+	ttfb, ttfat  *hdrhistogram.Histogram
+	ts           *tickStats
+	done         chan *Record
+	cpu0         time.Duration
+	start        time.Time
+	maxSends     int // -1: no request limit
+	rng          *rand.Rand
+	arrivalTimer *time.Timer
+
+	sent, inFlight, measuredDone int
+	measuredStart                time.Time
+	deadline                     <-chan time.Time
+	sendingOver                  bool
+	inflightArea                 float64 // ∫ in-flight dt over the measured window
+	lastChange                   time.Time
+	pausedSince                  time.Time
+	pausedTotal                  time.Duration
+	lastTarget                   int
+	nextArrival                  time.Time
+	cancelled                    error
+
+	// The throughput window of a closed-loop level: from the first
+	// measured send until the in-flight count first drops below the
+	// target once sending is over, so the tail, where fewer than C run,
+	// does not dilute it.
+	tok0, tokEnd int64
+	winEnd       time.Time
+	winArea      float64
+	freed        []time.Time // when the slots not yet refilled freed
+	steady       bool        // no pause and no live concurrency change
+}
+
+// startLevel sets a level up and announces it.
+func (r *runner) startLevel(ctx context.Context, conc int, rate float64) *level {
+	cfg := r.cfg
+	l := &level{r: r, conc: conc, rate: rate}
+	// C requests cannot stay in flight with fewer than C to send: a level
+	// gets at least two rounds of measured requests.
+	if rate == 0 && cfg.Requests > 0 && cfg.Requests < 2*conc {
+		l.notes = append(l.notes, fmt.Sprintf("measured requests raised from %d to %d so that %d stay in flight", cfg.Requests, 2*conc, conc))
+		cfg.Requests = 2 * conc
+	}
+	l.cfg = cfg
+	s := r.s
+	s.mu.Lock()
+	s.target = conc
+	s.mu.Unlock()
+	r.srvMu.Lock()
+	r.srvSamples = r.srvSamples[:0]
+	r.srvMu.Unlock()
+
+	r.em.Emit(ctx, phases.KindMacroLevelGo, &phases.LevelStarted{Concurrency: conc, Rate: rate,
+		Requests: cfg.Requests, DurationS: cfg.Duration.Seconds()})
+
+	l.lctx, l.cancel = context.WithCancel(ctx)
+	l.agg = newLevelAgg()
+	l.ttfb, l.ttfat = newHist(), newHist()
+	l.ts = &tickStats{ttft: newHist(), tpot: newHist()}
+	l.done = make(chan *Record, 256)
+	l.cpu0 = cpuTime()
+	l.start = time.Now()
+	l.lastChange, l.nextArrival = l.start, l.start
+	l.lastTarget = conc
+	l.rng = rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(conc)+uint64(rate*1000)))
+	l.steady = true
+	l.maxSends = -1
+	if cfg.Requests > 0 {
+		l.maxSends = cfg.Warmup + cfg.Requests
+	}
+	return l
+}
+
+// accountInFlight adds the in-flight count since its last change to the
+// measured window's area.
+func (l *level) accountInFlight(now time.Time) {
+	if !l.measuredStart.IsZero() {
+		from := l.lastChange
+		if from.Before(l.measuredStart) {
+			from = l.measuredStart
+		}
+		if now.After(from) {
+			l.inflightArea += float64(l.inFlight) * now.Sub(from).Seconds()
+		}
+	}
+	l.lastChange = now
+}
+
+// launch sends the next request; scheduled is when it was due.
+func (l *level) launch(scheduled time.Time) {
+	r, cfg := l.r, l.cfg
+	idx := l.sent
+	l.sent++
+	warm := idx < cfg.Warmup
+	prompt := r.pg.make(cfg.InputLen)
+	now := time.Now()
+	l.accountInFlight(now)
+	l.inFlight++
+	if !warm && l.measuredStart.IsZero() {
+		l.measuredStart = now
+		l.lastChange = now
+		l.tok0 = l.ts.total.Load()
+		l.agg.start(r.since(now))
+		if cfg.Duration > 0 {
+			l.deadline = time.After(cfg.Duration)
+		}
+	}
+	conc, rate, lctx, ts, done := l.conc, l.rate, l.lctx, l.ts, l.done
+	go func() {
+		rec := &Record{Concurrency: conc, Rate: rate, Index: idx, Warmup: warm, InputTokens: cfg.InputLen}
+		at := time.Now()
+		rec.sendLag = max(at.Sub(scheduled), 0)
+		rec.ScheduledS = r.since(scheduled).Seconds()
+		rec.SentS = r.since(at).Seconds()
+		rec.SendLagMs = ms(rec.sendLag)
+		r.c.send(lctx, rec, prompt, ts)
+		rec.endAt = time.Now()
+		rec.end = r.since(rec.endAt)
+		done <- rec
+	}()
+}
+
+// followControls applies the operator's pause and live concurrency to the
+// level's bookkeeping.
+func (l *level) followControls(now time.Time, paused bool, target int) {
+	if paused && l.pausedSince.IsZero() {
+		l.pausedSince = now
+		l.steady = false
+	} else if !paused && !l.pausedSince.IsZero() {
+		l.pausedTotal += now.Sub(l.pausedSince)
+		l.pausedSince = time.Time{}
+		if l.rate > 0 {
+			l.nextArrival = now // arrivals missed while paused are not made up
+			l.arrivalTimer.Reset(0)
+		}
+	}
+	if target != l.lastTarget && l.rate == 0 {
+		l.notes = append(l.notes, fmt.Sprintf("concurrency changed live from %d to %d at %.1fs", l.lastTarget, target, now.Sub(l.start).Seconds()))
+		l.lastTarget = target
+		l.steady = false
+	}
+}
+
+// refill tops a closed-loop level up to target requests in flight.
+func (l *level) refill(now time.Time, target int) {
+	for l.inFlight < target && (l.maxSends < 0 || l.sent < l.maxSends) {
+		// A refill is due when its slot freed (the request's end), so
+		// time the dispatcher took counts as send lag.
+		due := now
+		if len(l.freed) > 0 {
+			due, l.freed = l.freed[0], l.freed[1:]
+		}
+		l.launch(due)
+	}
+}
+
+// onDone takes one ended request.
+func (l *level) onDone(rec *Record) {
+	now := time.Now()
+	l.accountInFlight(now)
+	l.inFlight--
+	if l.rate == 0 {
+		l.freed = append(l.freed, rec.endAt)
+	}
+	if l.winEnd.IsZero() && !l.measuredStart.IsZero() && l.sendingOver && rec.Failure != FailCancelled {
+		l.winEnd, l.tokEnd, l.winArea = now, l.ts.total.Load(), l.inflightArea
+	}
+	l.r.finish(rec, l.agg, l.ttfb, l.ttfat, l.ts)
+	if !rec.Warmup {
+		l.measuredDone++
+	}
+	// A freed slot is refilled at once: the next request's send lag is
+	// measured from now.
+}
+
+// dispatch sends the level's requests and takes their ends until sending
+// is over and none is in flight.
+func (l *level) dispatch(ctx context.Context) {
+	s := l.r.s
+	if l.rate > 0 {
+		l.arrivalTimer = time.NewTimer(0)
+		defer l.arrivalTimer.Stop()
+	}
+	tickNext := l.start.Add(time.Second)
+	tick := time.NewTimer(time.Until(tickNext))
+	defer tick.Stop()
+	for {
+		paused, stopping, target := s.state()
+		now := time.Now()
+		l.followControls(now, paused, target)
+		if stopping || l.cancelled != nil || (l.maxSends >= 0 && l.sent >= l.maxSends) {
+			l.sendingOver = true
+		}
+		if !l.sendingOver && !paused && l.rate == 0 {
+			l.refill(now, target)
+		}
+		l.freed = l.freed[:0] // slots not refilled now (paused, lowered) are not owed
+		if l.sendingOver && l.inFlight == 0 {
+			return
+		}
+		var arrivals <-chan time.Time
+		if l.rate > 0 && !l.sendingOver && !paused {
+			arrivals = l.arrivalTimer.C
+		}
+		select {
+		case rec := <-l.done:
+			l.onDone(rec)
+		case <-arrivals:
+			l.launch(l.nextArrival)
+			l.nextArrival = l.nextArrival.Add(time.Duration(l.rng.ExpFloat64() / l.rate * float64(time.Second)))
+			l.arrivalTimer.Reset(time.Until(l.nextArrival))
+		case <-l.deadline:
+			l.sendingOver = true
+			l.deadline = nil
+		case <-s.wake:
+		case <-tick.C:
+			l.r.emitTick(ctx, l.cfg, l.rate, l.inFlight, l.agg, l.ts, l.start, l.measuredStart, l.measuredDone, paused)
+			tickNext = tickNext.Add(time.Second)
+			tick.Reset(time.Until(tickNext))
+		case <-ctx.Done():
+			if l.cancelled == nil {
+				l.cancelled = ctx.Err()
+				l.cancel()
+			}
+		}
+	}
+}
+
+// result sums the level up once its last request ended.
+func (l *level) result(ctx context.Context) *phases.LevelResult {
+	l.accountInFlight(time.Now())
+	cpu := cpuTime() - l.cpu0
+	if !l.pausedSince.IsZero() {
+		l.pausedTotal += time.Since(l.pausedSince)
+	}
+	lr := l.agg.result(l.lastTarget, l.rate)
+	if l.rate > 0 {
+		lr.Concurrency = 0
+	}
+	lr.MedianTTFBms = float64(l.ttfb.ValueAtQuantile(50)) / 1e3
+	lr.MedianTTFATms = float64(l.ttfat.ValueAtQuantile(50)) / 1e3
+	lr.ClientCPUs = cpu.Seconds()
+	l.throughput(&lr)
+	if l.pausedTotal > 0 {
+		l.notes = append(l.notes, fmt.Sprintf("paused for %.1fs during the level; throughput includes the pause", l.pausedTotal.Seconds()))
+	}
+	if _, stopping, _ := l.r.s.state(); stopping {
+		l.notes = append(l.notes, "stopped early by the operator")
+	}
+	if l.cancelled != nil {
+		l.notes = append(l.notes, "cancelled: in-flight requests were cut and are not counted")
+	}
+	lr.Notes = l.notes
+	l.r.audit(&lr, l.rate, time.Since(l.start), l.steady)
+	lr.Server = l.r.serverLevel(ctx)
+	return &lr
+}
+
+// throughput sets the level's throughput window, throughputs and mean in
+// flight.
+func (l *level) throughput(lr *phases.LevelResult) {
+	lr.ThroughputWindow = "measured"
+	area := l.inflightArea
+	if l.rate == 0 && !l.winEnd.IsZero() && l.winEnd.After(l.measuredStart) {
+		// Closed loop: throughput while C were in flight (every token
+		// received in that window, warm-up requests' included, as they
+		// held slots too).
+		w := l.winEnd.Sub(l.measuredStart).Seconds()
+		lr.ThroughputWindow = "in_flight"
+		lr.DurationS = w
+		lr.OutputThroughput = float64(l.tokEnd-l.tok0) / w
+		// Completions come in bursts when requests run in step, so the
+		// request rate is the token rate over the mean output length.
+		lr.RequestThroughput = 0
+		if lr.TotalOutputTokens > 0 {
+			lr.RequestThroughput = lr.OutputThroughput * float64(lr.Completed) / float64(lr.TotalOutputTokens)
+		}
+		area = l.winArea
+	}
+	if lr.DurationS > 0 {
+		lr.MeanInFlight = area / lr.DurationS
+	}
+}
