@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"io"
 	"os"
 	"time"
@@ -49,7 +50,7 @@ func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	dep, err := sim.Start(ctx, sim.Options{LoadTime: *loadTime, StallAtGiB: *stallAt, FailWith: *fail,
-		AutoStart: true, Emulator: sim.EmulatorConfig{ServeBeforeReady: true}})
+		AutoStart: true, Emulator: vllmemu.Config{ServeBeforeReady: true}})
 	if err != nil {
 		fmt.Fprintf(stderr, "profdeck demo: simulated deployment: %v\n", err)
 		return 1

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases/macro"
-	"github.com/profdeck/profdeck/remote/sim"
 )
 
 func sweepCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -26,7 +26,7 @@ func sweepCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 
 func TestSweepCommand(t *testing.T) {
 	t.Parallel()
-	_, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true, FailureRate: 0.4, Seed: 3})
+	_, url := startEmu(t, vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true, FailureRate: 0.4, Seed: 3})
 	jsonl := filepath.Join(t.TempDir(), "req.jsonl")
 	code, out, errs := sweepCLI(t, "--url", url, "--concurrency", "1,2", "--requests", "5", "--warmup", "1",
 		"--input-len", "16", "--output-len", "6", "--json", "-", "--jsonl", jsonl, "--seed", "1")
@@ -95,7 +95,7 @@ func TestSweepCommandCannotStart(t *testing.T) {
 	}
 	dead := "http://" + ln.Addr().String()
 	ln.Close()
-	_, url := startEmu(t, sim.EmulatorConfig{CoarseTiming: true})
+	_, url := startEmu(t, vllmemu.Config{CoarseTiming: true})
 	cases := []struct {
 		args []string
 		code int

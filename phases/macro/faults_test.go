@@ -4,19 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/profdeck/profdeck/phases/macro"
-	"github.com/profdeck/profdeck/remote/sim"
 )
 
 // TestFaultsCountedExactly: every fault the emulator injects is one failed
 // request of the right reason, and none is counted as completed.
 func TestFaultsCountedExactly(t *testing.T) {
 	t.Parallel()
-	cfg := sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true,
+	cfg := vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true,
 		FailureRate: 0.1, CutRate: 0.1, ErrorAfter200Rate: 0.1, Seed: 7}
 	emu, url := startEmu(t, cfg)
 	var jsonl bytes.Buffer
@@ -66,7 +66,7 @@ func TestFaultsCountedExactly(t *testing.T) {
 // come from the final usage, and the result says so.
 func TestContinuousUsageRefused(t *testing.T) {
 	t.Parallel()
-	cfg := sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true, RejectContinuousUsage: true}
+	cfg := vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true, RejectContinuousUsage: true}
 	emu, url := startEmu(t, cfg)
 	var logs []string
 	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{4}, Requests: 12, InputLen: 16, OutputLen: 10, Seed: 6,
@@ -88,7 +88,7 @@ func TestServerWithoutUsage(t *testing.T) {
 	// Steps long enough that the server never has two tokens of one request
 	// waiting when it writes: a late writer sends them in one chunk (as vLLM
 	// does), and without usage a chunk can only count as one token.
-	cfg := sim.EmulatorConfig{StepTime: 20 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true, NoUsage: true}
+	cfg := vllmemu.Config{StepTime: 20 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true, NoUsage: true}
 	_, url := startEmu(t, cfg)
 	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{2}, Requests: 4, InputLen: 16, OutputLen: 10, Seed: 6})
 	if lv := res.Levels[0]; lv.TokenSource != macro.SourceChunks || lv.TotalOutputTokens != 40 {
@@ -111,7 +111,7 @@ func (f *failAfter) Write(p []byte) (int, error) {
 // sweep itself goes on.
 func TestJSONLWriteFailureNoted(t *testing.T) {
 	t.Parallel()
-	_, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
+	_, url := startEmu(t, vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
 	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{2}, Requests: 6, InputLen: 8, OutputLen: 4, Seed: 3, JSONL: &failAfter{n: 3}})
 	if res.Levels[0].Completed != 6 {
 		t.Errorf("completed %d, want 6", res.Levels[0].Completed)
@@ -133,7 +133,7 @@ func TestJSONLWriteFailureNoted(t *testing.T) {
 func TestFinalUsageThroughput(t *testing.T) {
 	t.Parallel()
 	tput := func(reject bool) (float64, string) {
-		cfg := sim.EmulatorConfig{StepTime: 4 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true,
+		cfg := vllmemu.Config{StepTime: 4 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true,
 			TokensPerStep: 3, RejectContinuousUsage: reject}
 		_, url := startEmu(t, cfg)
 		lv := runSweep(t, macro.Config{URL: url, Concurrency: []int{4}, Requests: 16, InputLen: 8, OutputLen: 60, Seed: 4}).Levels[0]

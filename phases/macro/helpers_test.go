@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"io"
 	"net"
 	"net/http"
@@ -16,16 +17,15 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases/macro"
-	"github.com/profdeck/profdeck/remote/sim"
 )
 
 // startEmu serves an emulator on loopback for one test.
-func startEmu(t testing.TB, cfg sim.EmulatorConfig) (*sim.Emulator, string) {
+func startEmu(t testing.TB, cfg vllmemu.Config) (*vllmemu.Emulator, string) {
 	t.Helper()
 	if cfg.Model == "" {
 		cfg.Model = "test/model"
 	}
-	emu := sim.NewEmulator(cfg)
+	emu := vllmemu.New(cfg)
 	srv := httptest.NewServer(emu)
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
@@ -73,7 +73,7 @@ func TestMain(m *testing.M) {
 		// The emulator uses every core, whatever GOMAXPROCS the client
 		// under test was given.
 		runtime.GOMAXPROCS(runtime.NumCPU())
-		emu := sim.NewEmulator(sim.EmulatorConfig{Model: "test/model", StepTime: d, StepPerSeq: 1, PrefillPerToken: 1, MaxNumSeqs: 100000})
+		emu := vllmemu.New(vllmemu.Config{Model: "test/model", StepTime: d, StepPerSeq: 1, PrefillPerToken: 1, MaxNumSeqs: 100000})
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -1,16 +1,16 @@
 package macro_test
 
 import (
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"strings"
 	"testing"
 
 	"github.com/profdeck/profdeck/phases/macro"
-	"github.com/profdeck/profdeck/remote/sim"
 )
 
 // A password in --url is used for the requests but never recorded or shown.
 func TestURLPasswordNotRecorded(t *testing.T) {
-	_, base := startEmu(t, sim.EmulatorConfig{})
+	_, base := startEmu(t, vllmemu.Config{})
 	withCreds := strings.Replace(base, "http://", "http://bench:s3cretpw@", 1)
 	res := runSweep(t, macro.Config{URL: withCreds, Concurrency: []int{1}, Requests: 1, OutputLen: 4, InputLen: 8})
 	if strings.Contains(res.URL, "s3cretpw") {

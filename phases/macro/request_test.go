@@ -2,6 +2,7 @@ package macro_test
 
 import (
 	"encoding/json"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases/macro"
-	"github.com/profdeck/profdeck/remote/sim"
 )
 
 // TestRequestBody: what the client sends, for both APIs: a fixed output
@@ -18,7 +18,7 @@ import (
 // every chunk, and the key as a bearer token.
 func TestRequestBody(t *testing.T) {
 	t.Parallel()
-	emu := sim.NewEmulator(sim.EmulatorConfig{Model: "test/model", StepTime: time.Millisecond, CoarseTiming: true})
+	emu := vllmemu.New(vllmemu.Config{Model: "test/model", StepTime: time.Millisecond, CoarseTiming: true})
 	defer emu.Close()
 	var mu sync.Mutex
 	bodies := map[string]map[string]any{}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,7 +16,6 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
-	"github.com/profdeck/profdeck/remote/sim"
 )
 
 // TestPlateauWhereEmulatorSaturates: at most 8 requests run at once, so
@@ -24,7 +24,7 @@ import (
 // request leaves until the next one arrives costs little at C=8.)
 func TestPlateauWhereEmulatorSaturates(t *testing.T) {
 	t.Parallel()
-	cfg := sim.EmulatorConfig{StepTime: 3 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, MaxNumSeqs: 8, CoarseTiming: true}
+	cfg := vllmemu.Config{StepTime: 3 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, MaxNumSeqs: 8, CoarseTiming: true}
 	_, url := startEmu(t, cfg)
 	s, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{4, 8, 16, 32}, Requests: 32, InputLen: 16, OutputLen: 32,
 		StopAtPlateau: true, Seed: 8})
@@ -73,7 +73,7 @@ func collect() (chan phases.Event, <-chan map[string]int) {
 func TestWarmupSendsExactly(t *testing.T) {
 	t.Parallel()
 	for _, warm := range []int{0, 3} {
-		emu, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
+		emu, url := startEmu(t, vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
 		var jsonl bytes.Buffer
 		res := runSweep(t, macro.Config{URL: url, Concurrency: []int{1, 3}, Requests: 6, Warmup: warm, InputLen: 16, OutputLen: 5, Seed: 9, JSONL: &jsonl})
 		if got, want := emu.State().Succeeded, int64(2*(6+warm)); got != want {
@@ -117,7 +117,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // ends the sweep after the requests in flight.
 func TestSteering(t *testing.T) {
 	t.Parallel()
-	emu, url := startEmu(t, sim.EmulatorConfig{StepTime: 5 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
+	emu, url := startEmu(t, vllmemu.Config{StepTime: 5 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
 	s, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{2, 4}, Duration: 20 * time.Second, InputLen: 16, OutputLen: 20, Seed: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +172,7 @@ func TestSteering(t *testing.T) {
 // (not counted as failures) and returns the finished levels.
 func TestCancelKeepsLevels(t *testing.T) {
 	t.Parallel()
-	_, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
+	_, url := startEmu(t, vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
 	s, _ := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{1, 2}, Requests: 4, Duration: 0, InputLen: 8, OutputLen: 4, Seed: 11})
 	s2, _ := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{3}, Duration: time.Minute, InputLen: 8, OutputLen: 4000, Seed: 11})
 	if res, err := s.Run(context.Background(), nil); err != nil || len(res.Levels) != 2 {
@@ -193,7 +193,7 @@ func TestCancelKeepsLevels(t *testing.T) {
 // send time.
 func TestRateMode(t *testing.T) {
 	t.Parallel()
-	_, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
+	_, url := startEmu(t, vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
 	var jsonl bytes.Buffer
 	res := runSweep(t, macro.Config{URL: url, Rate: 50, Requests: 25, InputLen: 8, OutputLen: 5, Seed: 12, JSONL: &jsonl})
 	if len(res.Levels) != 1 {
@@ -224,7 +224,7 @@ func TestRateMode(t *testing.T) {
 // side, and a server without /metrics still sweeps.
 func TestServerMetricsScraped(t *testing.T) {
 	t.Parallel()
-	emu, url := startEmu(t, sim.EmulatorConfig{StepTime: 5 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
+	emu, url := startEmu(t, vllmemu.Config{StepTime: 5 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
 	s, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{4}, Duration: 2200 * time.Millisecond, InputLen: 8, OutputLen: 20, Seed: 13,
 		Scraper: servermetrics.NewScraper(url+"/metrics", nil)})
 	if err != nil {
@@ -283,7 +283,7 @@ func TestServerMetricsScraped(t *testing.T) {
 
 func TestAPIKey(t *testing.T) {
 	t.Parallel()
-	_, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true, APIKey: "sekrit"})
+	_, url := startEmu(t, vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true, APIKey: "sekrit"})
 	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{1}, Requests: 2, InputLen: 8, OutputLen: 3, APIKey: "sekrit"})
 	if res.Levels[0].Completed != 2 {
 		t.Errorf("completed %d with the right key", res.Levels[0].Completed)
@@ -302,7 +302,7 @@ func TestAPIKey(t *testing.T) {
 // TestTimeout: a request that runs past Config.Timeout is a timeout failure.
 func TestTimeout(t *testing.T) {
 	t.Parallel()
-	_, url := startEmu(t, sim.EmulatorConfig{StepTime: 10 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
+	_, url := startEmu(t, vllmemu.Config{StepTime: 10 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
 	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{2}, Requests: 4, InputLen: 8, OutputLen: 100, Timeout: 150 * time.Millisecond})
 	if lv := res.Levels[0]; lv.Failures[macro.FailTimeout] != 4 || lv.Completed != 0 {
 		t.Errorf("failures %v completed %d, want 4 timeouts", lv.Failures, lv.Completed)
@@ -313,7 +313,7 @@ func TestTimeout(t *testing.T) {
 // requests to keep C in flight; fewer are raised, with a note.
 func TestRequestsRaisedToKeepConcurrency(t *testing.T) {
 	t.Parallel()
-	emu, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
+	emu, url := startEmu(t, vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
 	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{4}, Requests: 3, InputLen: 8, OutputLen: 5})
 	lv := res.Levels[0]
 	if lv.Completed != 8 || emu.State().Succeeded != 8 || !strings.Contains(strings.Join(lv.Notes, ";"), "raised from 3 to 8") {
@@ -325,7 +325,7 @@ func TestRequestsRaisedToKeepConcurrency(t *testing.T) {
 // remote.Host's DialContext does for a server bound to the GPU host).
 func TestDialThroughHost(t *testing.T) {
 	t.Parallel()
-	_, url := startEmu(t, sim.EmulatorConfig{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
+	_, url := startEmu(t, vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
 	var mu sync.Mutex
 	dials := 0
 	d := &net.Dialer{}

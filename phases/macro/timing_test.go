@@ -1,18 +1,18 @@
 package macro_test
 
 import (
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"testing"
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
-	"github.com/profdeck/profdeck/remote/sim"
 )
 
 // Steps of exactly 12.5 ms whatever the batch: StepPerSeq and
 // PrefillPerToken of 1 ns are as good as zero (zero means the default).
-func flatSteps(tokensPerStep int) sim.EmulatorConfig {
-	return sim.EmulatorConfig{StepTime: 12500 * time.Microsecond, StepPerSeq: 1, PrefillPerToken: 1, TokensPerStep: tokensPerStep}
+func flatSteps(tokensPerStep int) vllmemu.Config {
+	return vllmemu.Config{StepTime: 12500 * time.Microsecond, StepPerSeq: 1, PrefillPerToken: 1, TokensPerStep: tokensPerStep}
 }
 
 // prefillTTFT is the emulator's TTFT for an idle engine: one step plus the
@@ -26,7 +26,7 @@ func prefillTTFT(lv phases.LevelResult, step, perToken time.Duration) float64 {
 // is perToken. The client is what is under test, so a run in which the
 // emulator itself missed its schedule by more than 0.5% (a machine too busy
 // for its timers) is run once more before the figures are checked.
-func timedSweep(t *testing.T, emu *sim.Emulator, cfg macro.Config, perToken time.Duration) *macro.Result {
+func timedSweep(t *testing.T, emu *vllmemu.Emulator, cfg macro.Config, perToken time.Duration) *macro.Result {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
 		before := emu.State()
@@ -52,7 +52,7 @@ func timedSweep(t *testing.T, emu *sim.Emulator, cfg macro.Config, perToken time
 // TestTTFTSingleStream: at C=1 the first token comes after one prefill
 // step (12.5 ms + 100 prompt tokens × 1.875 ms = 200 ms).
 func TestTTFTSingleStream(t *testing.T) {
-	cfg := sim.EmulatorConfig{StepTime: 12500 * time.Microsecond, PrefillPerToken: 1875 * time.Microsecond}
+	cfg := vllmemu.Config{StepTime: 12500 * time.Microsecond, PrefillPerToken: 1875 * time.Microsecond}
 	emu, url := startEmu(t, cfg)
 	res := timedSweep(t, emu, macro.Config{URL: url, Concurrency: []int{1}, Requests: 8, Warmup: 1, InputLen: 100, OutputLen: 16, Seed: 1}, cfg.StepTime)
 	lv := res.Levels[0]
@@ -121,7 +121,7 @@ func TestTimingChat(t *testing.T) {
 // (The throughput itself is checked on a quiet machine: see the package
 // README; here the step time pins the curve.)
 func TestDefaultEmulatorCurve(t *testing.T) {
-	emu, url := startEmu(t, sim.EmulatorConfig{})
+	emu, url := startEmu(t, vllmemu.Config{})
 	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{1}, Requests: 3, InputLen: 16, OutputLen: 24, Seed: 14})
 	within(t, "C=1 median TPOT", res.Levels[0].MedianTPOTms, 12.5, 0.01)
 	before := emu.State()

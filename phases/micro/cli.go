@@ -9,7 +9,7 @@ import (
 	"io"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/micro/gpuflags"
+	"github.com/profdeck/profdeck/phases/gpubench"
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/report/campaign"
@@ -26,7 +26,7 @@ type Report struct {
 
 // Main is `profdeck micro`.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var c gpuflags.Common
+	var c gpubench.Common
 	fs := c.FlagSet("micro", "usage: profdeck micro [-c FILE | --host HOST] --model-config FILE|PRESET --tp N [--ep] [--batch 1,8,64,128] [--python CMD] [--dry-run] [--json FILE|-]", stderr)
 	python := fs.String("python", "", `command prefix that runs Python on the host (default: the campaign's, else python3; e.g. "docker exec -i vllm python3")`)
 	warm := fs.Float64("warmup-ms", 0, "warm-up per GEMM in ms (default 10)")
@@ -46,7 +46,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer h.Close()
 	rep := Report{Host: h.Name(), Python: *python, Plan: plan}
-	return c.Run(ctx, gpuflags.Phase{Result: &rep.Result, ErrorText: ErrorText,
+	return c.Run(ctx, gpubench.Phase{Result: &rep.Result, ErrorText: ErrorText,
 		Run: func(ctx context.Context, em *phases.Emitter, onRaw func(string)) error {
 			return Run(ctx, Config{Host: h, Python: *python, Plan: plan, WorkDir: c.WorkDir, Force: c.Force,
 				WarmupMs: *warm, RepMs: *repMs, NoCalib: *noCalib,

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/micro/pyrun"
 	"github.com/profdeck/profdeck/phases/model"
+	"github.com/profdeck/profdeck/phases/pyrun"
 	"github.com/profdeck/profdeck/remote"
 )
 

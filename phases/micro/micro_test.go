@@ -15,9 +15,9 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/micro"
-	"github.com/profdeck/profdeck/phases/micro/pyrun"
-	"github.com/profdeck/profdeck/phases/micro/pyrun/pyruntest"
 	"github.com/profdeck/profdeck/phases/model"
+	"github.com/profdeck/profdeck/phases/pyrun"
+	"github.com/profdeck/profdeck/phases/pyrun/pyruntest"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/local"
 	"github.com/profdeck/profdeck/remote/sim"

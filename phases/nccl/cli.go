@@ -10,7 +10,7 @@ import (
 	"io"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/micro/gpuflags"
+	"github.com/profdeck/profdeck/phases/gpubench"
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/report/campaign"
@@ -28,12 +28,12 @@ type Report struct {
 
 // Main is `profdeck nccl`.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var c gpuflags.Common
+	var c gpubench.Common
 	fs := c.FlagSet("nccl", "usage: profdeck nccl [-c FILE | --host HOST] --model-config FILE|PRESET --tp N [--ep] [--batch 1,8,64,128] --nproc N [--torchrun CMD] [--dry-run] [--json FILE|-]", stderr)
 	nproc := fs.Int("nproc", 0, "processes (GPUs) for torchrun (default: the campaign's, else 8)")
 	torchrun := fs.String("torchrun", "", `torchrun command prefix (default: the campaign's, else torchrun; e.g. "docker exec -i vllm torchrun")`)
 	python := fs.String("python", "python3", "the Python torchrun starts for each rank")
-	var tokens gpuflags.IntList
+	var tokens gpubench.IntList
 	fs.Var(&tokens, "tokens", "All-to-All tokens per GPU (default 1,2,4,…,256)")
 	repeats := fs.Int("repeats", 0, "bursts timed per batch size (default 10)")
 	noGraph := fs.Bool("no-graph", false, "skip the CUDA-graph burst")
@@ -56,7 +56,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer h.Close()
 	rep := Report{Host: h.Name(), Torchrun: *torchrun, NProc: *nproc, Plan: plan}
-	return c.Run(ctx, gpuflags.Phase{Result: &rep.Result, ErrorText: ErrorText,
+	return c.Run(ctx, gpubench.Phase{Result: &rep.Result, ErrorText: ErrorText,
 		Run: func(ctx context.Context, em *phases.Emitter, onRaw func(string)) error {
 			return Run(ctx, Config{Host: h, Torchrun: *torchrun, Python: *python, NProc: *nproc, Plan: plan, Tokens: tokens,
 				WorkDir: c.WorkDir, Force: c.Force, Repeats: *repeats, NoGraph: *noGraph,

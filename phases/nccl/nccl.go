@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/micro/gpuflags"
-	"github.com/profdeck/profdeck/phases/micro/pyrun"
+	"github.com/profdeck/profdeck/phases/gpubench"
 	"github.com/profdeck/profdeck/phases/model"
+	"github.com/profdeck/profdeck/phases/pyrun"
 	"github.com/profdeck/profdeck/remote"
 )
 
@@ -62,7 +62,7 @@ func (cfg Config) tokens() []int {
 }
 
 func join(v []int) string {
-	l := gpuflags.IntList(v)
+	l := gpubench.IntList(v)
 	return l.String()
 }
 

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/micro/pyrun"
-	"github.com/profdeck/profdeck/phases/micro/pyrun/pyruntest"
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/phases/nccl"
+	"github.com/profdeck/profdeck/phases/pyrun"
+	"github.com/profdeck/profdeck/phases/pyrun/pyruntest"
 	"github.com/profdeck/profdeck/remote/sim"
 )
 

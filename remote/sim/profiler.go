@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"io"
 	"net/http"
 	"path"
@@ -30,7 +31,7 @@ type profState struct {
 	mu       sync.Mutex
 	active   bool
 	started  time.Time
-	start    EmulatorState
+	start    vllmemu.State
 	stopping bool
 	captures int
 }

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"io"
 	"math/rand"
 	"net"
@@ -54,7 +55,7 @@ type Options struct {
 	ServerAddr string         // where the server listens as seen from the host, default "127.0.0.1:8000"
 	AutoStart  bool           // start loading at once; otherwise on the launch command
 	Model      string         // default "moonshotai/Kimi-K2.5"
-	Emulator   EmulatorConfig // the OpenAI-compatible emulator; zero value = defaults
+	Emulator   vllmemu.Config // the OpenAI-compatible emulator; zero value = defaults
 	Seed       int64
 	// StatsInterval is how often the serving server logs its
 	// "Engine 000: Avg prompt throughput" line while busy, default 10s.
@@ -71,7 +72,7 @@ const (
 	DefaultLoadTime   = 60 * time.Second
 	DefaultLogPath    = "/var/log/vllm/server.log"
 	DefaultServerAddr = "127.0.0.1:8000"
-	DefaultModel      = "moonshotai/Kimi-K2.5"
+	DefaultModel      = vllmemu.DefaultModel
 )
 
 func (o Options) withDefaults() Options {
@@ -113,7 +114,7 @@ func (o Options) withDefaults() Options {
 type Deployment struct {
 	opt      Options
 	fs       *memFS
-	emu      *Emulator
+	emu      *vllmemu.Emulator
 	mux      *http.ServeMux
 	srv      *http.Server
 	ln       net.Listener
@@ -165,7 +166,7 @@ func Start(ctx context.Context, opt Options) (*Deployment, error) {
 	d := &Deployment{
 		opt:      opt,
 		fs:       newMemFS(),
-		emu:      NewEmulator(opt.Emulator),
+		emu:      vllmemu.New(opt.Emulator),
 		mux:      http.NewServeMux(),
 		ln:       ln,
 		url:      "http://" + ln.Addr().String(),
@@ -233,7 +234,7 @@ func (d *Deployment) Options() Options { return d.opt }
 func (d *Deployment) URL() string { return d.url }
 
 // Emulator returns the OpenAI-compatible emulator behind the HTTP server.
-func (d *Deployment) Emulator() *Emulator { return d.emu }
+func (d *Deployment) Emulator() *vllmemu.Emulator { return d.emu }
 
 // Handle adds an HTTP endpoint to the server (e.g. /start_profile).
 func (d *Deployment) Handle(pattern string, h http.Handler) { d.mux.Handle(pattern, h) }

@@ -2,6 +2,7 @@ package servermetrics_test
 
 import (
 	"context"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -9,14 +10,13 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
-	"github.com/profdeck/profdeck/remote/sim"
 )
 
 // The emulator's /metrics moves with its load: idle before, requests
 // running and tokens generated during a level, idle again after, and the
 // generation counter agrees with what the client received.
 func TestEmulatorMetricsFollowLoad(t *testing.T) {
-	emu := sim.NewEmulator(sim.EmulatorConfig{Model: "test/model", CoarseTiming: true})
+	emu := vllmemu.New(vllmemu.Config{Model: "test/model", CoarseTiming: true})
 	srv := httptest.NewServer(emu)
 	defer func() { srv.CloseClientConnections(); srv.Close(); emu.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -80,7 +80,7 @@ func TestEmulatorMetricsFollowLoad(t *testing.T) {
 // draft positions is accepted with chance 0.6 until the first rejection,
 // so accepted/drafted = (0.6 + 0.6² + 0.6³) / 3 ≈ 0.392.
 func TestEmulatorSpecDecodeAcceptance(t *testing.T) {
-	emu := sim.NewEmulator(sim.EmulatorConfig{Model: "test/model", CoarseTiming: true, TokensPerStep: 4, SpecAcceptRate: 0.6})
+	emu := vllmemu.New(vllmemu.Config{Model: "test/model", CoarseTiming: true, TokensPerStep: 4, SpecAcceptRate: 0.6})
 	srv := httptest.NewServer(emu)
 	defer func() { srv.CloseClientConnections(); srv.Close(); emu.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

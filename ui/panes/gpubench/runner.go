@@ -14,8 +14,8 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
-	"github.com/profdeck/profdeck/phases/micro/pyrun"
 	"github.com/profdeck/profdeck/phases/model"
+	"github.com/profdeck/profdeck/phases/pyrun"
 	"github.com/profdeck/profdeck/ui/common"
 )
 

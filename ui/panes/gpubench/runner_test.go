@@ -10,7 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/micro/pyrun"
+	"github.com/profdeck/profdeck/phases/pyrun"
 	"github.com/profdeck/profdeck/ui/common"
 )
 

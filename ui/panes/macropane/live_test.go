@@ -2,6 +2,7 @@ package macropane
 
 import (
 	"context"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -28,7 +29,7 @@ type harness struct {
 
 func newHarness(t *testing.T, conc []int, requests, outputLen int) *harness {
 	t.Helper()
-	emu := sim.NewEmulator(sim.EmulatorConfig{Model: "test/model", CoarseTiming: true})
+	emu := vllmemu.New(vllmemu.Config{Model: "test/model", CoarseTiming: true})
 	srv := httptest.NewServer(emu)
 	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close(); emu.Close() })
 	d := testDeps(t, false)
@@ -230,7 +231,7 @@ func TestLiveThroughSimulatedHost(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	dep, err := sim.Start(ctx, sim.Options{AutoStart: true, LoadTime: 300 * time.Millisecond,
-		Emulator: sim.EmulatorConfig{CoarseTiming: true}})
+		Emulator: vllmemu.Config{CoarseTiming: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"net/http/httptest"
 	"os"
 	"testing"
@@ -13,7 +14,6 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
-	"github.com/profdeck/profdeck/remote/sim"
 )
 
 var record = flag.Bool("record", false, "re-record testdata/sweep.jsonl from a sweep of the emulator (about 40 s)")
@@ -40,7 +40,7 @@ func TestRecordSweep(t *testing.T) {
 		}
 		return
 	}
-	emu := sim.NewEmulator(sim.EmulatorConfig{CoarseTiming: true})
+	emu := vllmemu.New(vllmemu.Config{CoarseTiming: true})
 	srv := httptest.NewServer(emu)
 	defer func() { srv.CloseClientConnections(); srv.Close(); emu.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

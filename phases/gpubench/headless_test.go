@@ -1,4 +1,4 @@
-package gpuflags
+package gpubench
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/micro/pyrun"
+	"github.com/profdeck/profdeck/phases/pyrun"
 )
 
 type testResult struct{ events []string }

@@ -1,4 +1,4 @@
-package sim
+package vllmemu
 
 import (
 	"bufio"
@@ -14,12 +14,12 @@ import (
 	"time"
 )
 
-func startTestEmu(t *testing.T, cfg EmulatorConfig) (*Emulator, string) {
+func startTestEmu(t *testing.T, cfg Config) (*Emulator, string) {
 	t.Helper()
 	if cfg.Model == "" {
 		cfg.Model = "m"
 	}
-	e := NewEmulator(cfg)
+	e := New(cfg)
 	srv := httptest.NewServer(e)
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
@@ -71,7 +71,7 @@ type testChunk struct {
 }
 
 func TestEmulatorChatStream(t *testing.T) {
-	_, url := startTestEmu(t, EmulatorConfig{StepTime: time.Millisecond, TokensPerStep: 3, ReasoningTokens: 2})
+	_, url := startTestEmu(t, Config{StepTime: time.Millisecond, TokensPerStep: 3, ReasoningTokens: 2})
 	resp := post(t, url+"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"one two three"}],
 		"max_completion_tokens":8,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}`)
 	defer resp.Body.Close()
@@ -120,7 +120,7 @@ func TestEmulatorChatStream(t *testing.T) {
 func jsonInts(v []int) string { b, _ := json.Marshal(v); return string(b) }
 
 func TestEmulatorCompletionsWithoutContinuousUsage(t *testing.T) {
-	_, url := startTestEmu(t, EmulatorConfig{StepTime: time.Millisecond})
+	_, url := startTestEmu(t, Config{StepTime: time.Millisecond})
 	resp := post(t, url+"/v1/completions", `{"model":"m","prompt":"a b","max_tokens":4,"stream":true,"stream_options":{"include_usage":true}}`)
 	defer resp.Body.Close()
 	evs := events(t, resp.Body)
@@ -140,7 +140,7 @@ func TestEmulatorCompletionsWithoutContinuousUsage(t *testing.T) {
 }
 
 func TestEmulatorNonStreaming(t *testing.T) {
-	_, url := startTestEmu(t, EmulatorConfig{StepTime: time.Millisecond})
+	_, url := startTestEmu(t, Config{StepTime: time.Millisecond})
 	resp := post(t, url+"/v1/completions", `{"model":"m","prompt":"a b c","max_tokens":5}`)
 	defer resp.Body.Close()
 	var out struct {
@@ -155,7 +155,7 @@ func TestEmulatorNonStreaming(t *testing.T) {
 }
 
 func TestEmulatorRejects(t *testing.T) {
-	_, url := startTestEmu(t, EmulatorConfig{MaxModelLen: 100})
+	_, url := startTestEmu(t, Config{MaxModelLen: 100})
 	cases := []struct {
 		path, body string
 		code       int
@@ -176,7 +176,7 @@ func TestEmulatorRejects(t *testing.T) {
 }
 
 func TestEmulatorReady(t *testing.T) {
-	e, url := startTestEmu(t, EmulatorConfig{NotReady: true, StepTime: 5 * time.Millisecond})
+	e, url := startTestEmu(t, Config{NotReady: true, StepTime: 5 * time.Millisecond})
 	get := func(p string) int {
 		r, err := http.Get(url + p)
 		if err != nil {
@@ -218,7 +218,7 @@ func metric(text, name string) (float64, bool) {
 }
 
 func TestEmulatorMetricsMoveWithLoad(t *testing.T) {
-	e, url := startTestEmu(t, EmulatorConfig{StepTime: 5 * time.Millisecond, MaxNumSeqs: 4, TokensPerStep: 2, SpecAcceptRate: 0.5})
+	e, url := startTestEmu(t, Config{StepTime: 5 * time.Millisecond, MaxNumSeqs: 4, TokensPerStep: 2, SpecAcceptRate: 0.5})
 	scrape := func() string {
 		r, err := http.Get(url + "/metrics")
 		if err != nil {
@@ -271,7 +271,7 @@ func TestEmulatorMetricsMoveWithLoad(t *testing.T) {
 // TestEmulatorPreemption: when the KV cache fills, the newest requests go
 // back to waiting (vLLM recomputes them) and still finish whole.
 func TestEmulatorPreemption(t *testing.T) {
-	e, url := startTestEmu(t, EmulatorConfig{StepTime: time.Millisecond, KVCacheTokens: 120, CoarseTiming: true})
+	e, url := startTestEmu(t, Config{StepTime: time.Millisecond, KVCacheTokens: 120, CoarseTiming: true})
 	var wg sync.WaitGroup
 	counts := make([]int, 4)
 	for i := range counts {

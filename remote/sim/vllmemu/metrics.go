@@ -1,4 +1,4 @@
-package sim
+package vllmemu
 
 import (
 	"fmt"
@@ -32,7 +32,7 @@ func (h *emuHist) observe(v float64) {
 
 // emuStats are the emulator's counters, gauges and histograms.
 type emuStats struct {
-	state                                     EmulatorState
+	state                                     State
 	specDrafts, specDraftTokens, specAccepted int64
 	ttft, e2e, itl, tpot, iterTokens          *emuHist
 }

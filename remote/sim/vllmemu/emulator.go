@@ -1,4 +1,9 @@
-package sim
+// Package vllmemu is a vLLM-compatible HTTP server without a GPU: the
+// OpenAI completion and chat routes (streamed or whole), /tokenize, /health
+// and a /metrics that moves with its load, driven by a continuous-batching
+// model of an engine's steps, with faults injected on request. The simulated
+// deployment serves it; tests sweep it.
+package vllmemu
 
 import (
 	"encoding/json"
@@ -10,12 +15,12 @@ import (
 	"time"
 )
 
-// EmulatorConfig configures the OpenAI-compatible emulator. The zero value
+// Config configures the OpenAI-compatible emulator. The zero value
 // of every field means its default; the defaults give a single-stream TPOT
 // of 12.5 ms and an output throughput that stops growing near 1,500 tok/s
 // at 128 concurrent requests (128 run at most; more wait in the queue),
 // like an 8×H200 deployment of a large MoE model.
-type EmulatorConfig struct {
+type Config struct {
 	Model string // served model id, default moonshotai/Kimi-K2.5
 	// StepTime is one engine step (one token to every running request) with
 	// one request running, default 12.5ms.
@@ -69,6 +74,7 @@ type EmulatorConfig struct {
 
 // The emulator's defaults.
 const (
+	DefaultModel           = "moonshotai/Kimi-K2.5"
 	DefaultStepTime        = 12500 * time.Microsecond
 	DefaultStepPerSeq      = 573 * time.Microsecond
 	DefaultPrefillPerToken = 10 * time.Microsecond
@@ -77,7 +83,7 @@ const (
 	DefaultKVCacheTokens   = 1 << 18
 )
 
-func (c EmulatorConfig) withDefaults() EmulatorConfig {
+func (c Config) withDefaults() Config {
 	if c.Model == "" {
 		c.Model = DefaultModel
 	}
@@ -114,7 +120,7 @@ func (c EmulatorConfig) withDefaults() EmulatorConfig {
 // requests run, at most MaxNumSeqs run and the rest wait. Its /metrics
 // moves with its load, under vLLM's metric names.
 type Emulator struct {
-	cfg    EmulatorConfig
+	cfg    Config
 	ready  atomic.Bool
 	arrive chan *emuReq
 	quit   chan struct{}
@@ -132,9 +138,9 @@ type Emulator struct {
 	stepDone []*emuReq
 }
 
-// EmulatorState is the emulator's live state, for the simulated log's stats
+// State is the emulator's live state, for the simulated log's stats
 // lines and for tests.
-type EmulatorState struct {
+type State struct {
 	Running, Waiting int
 	KVCacheUsage     float64 // 0..1
 	PromptTokens     int64   // totals since start
@@ -151,8 +157,8 @@ type EmulatorState struct {
 	TPOTRequests   int64
 }
 
-// NewEmulator starts an emulator's scheduler. Close stops it.
-func NewEmulator(cfg EmulatorConfig) *Emulator {
+// New starts an emulator's scheduler. Close stops it.
+func New(cfg Config) *Emulator {
 	cfg = cfg.withDefaults()
 	e := &Emulator{cfg: cfg, arrive: make(chan *emuReq, 1024), quit: make(chan struct{}), done: make(chan struct{}),
 		rng: rand.New(rand.NewSource(cfg.Seed))}
@@ -163,7 +169,7 @@ func NewEmulator(cfg EmulatorConfig) *Emulator {
 }
 
 // Config returns the configuration in effect (defaults filled in).
-func (e *Emulator) Config() EmulatorConfig { return e.cfg }
+func (e *Emulator) Config() Config { return e.cfg }
 
 // SetReady marks the server ready (it serves) or not (503, as while
 // loading). Going not ready cuts every request in flight, as a server that
@@ -187,7 +193,7 @@ func (e *Emulator) Close() {
 }
 
 // State returns the live state.
-func (e *Emulator) State() EmulatorState {
+func (e *Emulator) State() State {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.st.state

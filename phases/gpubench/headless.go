@@ -1,4 +1,4 @@
-package gpuflags
+package gpubench
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/micro/pyrun"
 	"github.com/profdeck/profdeck/phases/model"
+	"github.com/profdeck/profdeck/phases/pyrun"
 	"github.com/profdeck/profdeck/remote"
 )
 

@@ -1,7 +1,8 @@
-// Package gpuflags holds the command-line flags the micro and nccl commands
-// share: the campaign file, the host, the model and its parallelism, the
-// batch sizes and where JSON goes.
-package gpuflags
+// Package gpubench is what the micro and nccl GPU benchmarks share: the
+// flags (the campaign file, the host, the model and its parallelism, the
+// batch sizes and where JSON goes), the decode-step plan they time and the
+// headless run that prints their results.
+package gpubench
 
 import (
 	"context"

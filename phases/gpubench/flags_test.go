@@ -1,4 +1,4 @@
-package gpuflags
+package gpubench
 
 import (
 	"flag"

@@ -1,4 +1,4 @@
-package sim
+package vllmemu
 
 import (
 	"encoding/json"
