@@ -119,24 +119,25 @@ func (m *Model) milestoneLine(w int) string {
 	plain := 0
 	for _, stage := range vllmlog.StageOrder[1:] {
 		name := stageNames[stage]
-		at, reached := m.milestones[stage]
+		_, reached := m.milestones[stage]
 		idx := vllmlog.StageIndex(stage)
+		took := load.FormatDuration(m.stageTook(stage, st))
 		var p string
 		switch {
 		case reached && st.Stage == "failed" && idx == furthest:
-			p = "✗" + name + " " + load.FormatDuration(at)
+			p = "✗" + name + " " + took
 			parts = append(parts, s.Bad.Render(p))
 		case reached && (idx < cur || cur < 0 || stage == vllmlog.StageReady):
-			p = "✓" + name + " " + load.FormatDuration(at)
+			p = "✓" + name + " " + took
 			parts = append(parts, s.Good.Render(p))
 		case reached:
-			p = "▶" + name + " " + load.FormatDuration(at)
+			p = "▶" + name + " " + took
 			parts = append(parts, s.Bold.Render(p))
 		default:
 			p = "·" + name
 			parts = append(parts, s.Subtle.Render(p))
 		}
-		plain += len([]rune(p)) + 2
+	plain += len([]rune(p)) + 2
 		plainParts = append(plainParts, p)
 	}
 	line := strings.Join(parts, "  ")
@@ -147,4 +148,24 @@ func (m *Model) milestoneLine(w int) string {
 		return s.Subtle.Render(clip(strings.Join(plainParts, " "), w))
 	}
 	return line
+}
+
+// stageTook is how long a reached stage lasted: until the next stage
+// reached, or until now for the stage the load is in. Ready is a moment:
+// its figure is the whole load's time, as the header says it. The header's
+// "weights 6 s" and the milestone's "▶weights 6 s" are the same number.
+func (m *Model) stageTook(stage string, st phases.LoadState) float64 {
+	at, ok := m.milestones[stage]
+	if !ok {
+		return 0
+	}
+	if stage == vllmlog.StageReady {
+		return at
+	}
+	for _, next := range vllmlog.StageOrder[vllmlog.StageIndex(stage)+1:] {
+		if n, ok := m.milestones[next]; ok {
+			return max(0, n-at)
+		}
+	}
+	return max(0, st.ElapsedS-at)
 }

@@ -63,6 +63,11 @@ func (m *Model) titleLine(w int) string {
 	style := s.Subtle
 	if ok {
 		status = strings.ReplaceAll(st.Stage, "_", " ") + " " + load.FormatDuration(st.ElapsedS)
+		if _, ok := m.milestones[st.Stage]; ok && st.Stage != vllmlog.StageReady {
+			// The time in the stage, as its milestone shows it, then the whole load's.
+			status = strings.ReplaceAll(st.Stage, "_", " ") + " " + load.FormatDuration(m.stageTook(st.Stage, st)) +
+				" · " + load.FormatDuration(st.ElapsedS) + " in all"
+		}
 		switch {
 		case st.Ready:
 			status, style = "SERVING (/health 200) · loaded in "+load.FormatDuration(m.readyAt(st)), s.Good

@@ -135,3 +135,27 @@ func TestLongQuestionWraps(t *testing.T) {
 		t.Errorf("short question:\n%s", v)
 	}
 }
+
+// The header's time in the current stage is the milestone line's: a load
+// 8 s in that entered weights at 2 s reads "weights 6 s" in both, and a
+// finished stage shows how long it lasted.
+func TestMilestoneTimesAgreeWithHeader(t *testing.T) {
+	m := bare()
+	m.SetSize(120, 24)
+	m.Update(common.EventsMsg{At: time.Unix(1000, 0), Events: []phases.Event{
+		ev(phases.KindMilestone, phases.Milestone{Stage: "weights", AtS: 2}),
+		ev(phases.KindLoadState, phases.LoadState{Host: "gpu1", Stage: "weights", ElapsedS: 8}),
+	}})
+	v := m.View()
+	if !strings.Contains(v, "weights 6 s · 8 s in all") || !strings.Contains(v, "▶weights 6 s") {
+		t.Fatalf("header and milestone disagree:\n%s", v)
+	}
+	m.Update(common.EventsMsg{At: time.Unix(1000, 0), Events: []phases.Event{
+		ev(phases.KindMilestone, phases.Milestone{Stage: "kv_cache", AtS: 20}),
+		ev(phases.KindLoadState, phases.LoadState{Host: "gpu1", Stage: "kv_cache", ElapsedS: 23}),
+	}})
+	v = m.View()
+	if !strings.Contains(v, "✓weights 18 s") || !strings.Contains(v, "▶KV cache 3 s") || !strings.Contains(v, "kv cache 3 s · 23 s in all") {
+		t.Fatalf("after weights:\n%s", v)
+	}
+}
