@@ -56,6 +56,8 @@ type ProfileFailed struct {
 	// ProfilerDisabled is true when the server answered 404: it was not
 	// started with the torch profiler.
 	ProfilerDisabled bool `json:"profiler_disabled,omitempty"`
+	// ServerDown is true when nothing answered at the server's URL.
+	ServerDown bool `json:"server_down,omitempty"`
 }
 
 func init() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,6 +93,42 @@ var ErrProfilerDisabled = errors.New("the server was not started with the torch 
 	"Restart it with the profiler (--profiler-config '{\"profiler\":\"torch\",\"torch_profiler_dir\":\"DIR\"}' on vLLM 0.13+, " +
 	"VLLM_TORCH_PROFILER_DIR=DIR before); the restart reloads the model weights")
 
+// ErrServerDown is matched (errors.Is) by a capture's error when nothing
+// answers at the server's URL: it is not running, or still loading.
+var ErrServerDown = errors.New("the server is not running")
+
+// downError is a capture against a server that does not answer: it names
+// the URL and the transport's reason in words, and says what to do.
+type downError struct {
+	url string
+	err error
+}
+
+func (e downError) Error() string {
+	return fmt.Sprintf("no server answers at %s (%s): start it with the torch profiler first "+
+		"(the cockpit's Server/Load pane: 1, then s to start or r to restart with the profiler; headless: "+
+		"profdeck load follows a load until the server is ready)", e.url, dialReason(e.err))
+}
+func (e downError) Is(t error) bool { return t == ErrServerDown }
+func (e downError) Unwrap() error   { return e.err }
+
+// dialReason says why a request found no server, in words rather than Go's
+// "dial tcp …: connect: connection refused".
+func dialReason(err error) string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "connection refused"):
+		return "connection refused: nothing listens on that port"
+	case strings.Contains(msg, "no such host"):
+		return "the host name does not resolve"
+	case errors.Is(err, context.DeadlineExceeded) || strings.Contains(msg, "timeout"):
+		return "no answer in time"
+	case strings.Contains(msg, "connection reset") || strings.Contains(msg, "EOF"):
+		return "the connection was closed: the server may be starting or stopping"
+	}
+	return "unreachable"
+}
+
 // Capture takes one profile: start_profile, a short fixed load, stop_profile
 // (waiting while the traces flush), then it reads the newest output in the
 // profiler directory and summarises it. Progress goes out as
@@ -112,7 +149,8 @@ func Capture(ctx context.Context, cfg Config, em *phases.Emitter) (*phases.Profi
 	s, err := r.capture(ctx)
 	if err != nil {
 		em.Emit(context.WithoutCancel(ctx), phases.KindProfileFailed, phases.ProfileFailed{
-			Step: r.step, Error: err.Error(), ProfilerDisabled: errors.Is(err, ErrProfilerDisabled)})
+			Step: r.step, Error: err.Error(), ProfilerDisabled: errors.Is(err, ErrProfilerDisabled),
+			ServerDown: errors.Is(err, ErrServerDown)})
 		return nil, err
 	}
 	em.Emit(ctx, phases.KindProfileSummary, s)
@@ -149,7 +187,10 @@ func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {
 	defer pcancel()
 	code, _, err := r.c.status(pctx, http.MethodGet, "/start_profile")
 	if err != nil {
-		return nil, fmt.Errorf("server %s: %w", cfg.URL, err)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, downError{url: cfg.URL, err: err}
 	}
 	if code == http.StatusNotFound {
 		return nil, ErrProfilerDisabled

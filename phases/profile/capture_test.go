@@ -172,3 +172,32 @@ func TestCaptureCancelStopsProfiler(t *testing.T) {
 		t.Error("stop_profile was not sent after the cancel")
 	}
 }
+
+// A capture against a server that is not running says so in words and
+// points to starting it, instead of Go's dial error.
+func TestCaptureServerDown(t *testing.T) {
+	d, ctx := startSim(t) // no server started: nothing listens
+	em, events := collect(ctx)
+	_, err := profile.Capture(ctx, profile.Config{Host: d, URL: "http://" + d.Options().ServerAddr}, em)
+	evs := events()
+	if !errors.Is(err, profile.ErrServerDown) {
+		t.Fatalf("err = %v, want ErrServerDown", err)
+	}
+	for _, want := range []string{"no server answers at http://", "start it with the torch profiler", "1, then s", "r to restart"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "dial tcp") {
+		t.Errorf("message %q shows the raw dial error", err)
+	}
+	var failed *phases.ProfileFailed
+	for _, ev := range evs {
+		if f, ok := ev.Data.(phases.ProfileFailed); ok {
+			failed = &f
+		}
+	}
+	if failed == nil || !failed.ServerDown || failed.ProfilerDisabled {
+		t.Errorf("failure event = %+v", failed)
+	}
+}

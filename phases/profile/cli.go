@@ -185,7 +185,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	<-done
 	if err != nil {
 		fmt.Fprintln(stderr, "profdeck profile:", err)
-		if errors.Is(err, ErrProfilerDisabled) {
+		if errors.Is(err, ErrProfilerDisabled) || errors.Is(err, ErrServerDown) {
 			return 3
 		}
 		return 1

@@ -116,6 +116,28 @@ func TestPaneProfilerDisabled(t *testing.T) {
 	checkFits(t, v, 78, 19)
 }
 
+// s with no server running: the pane points to pane 1 (start, or r to
+// restart with the profiler) and says what the reload costs, from the
+// journal's last load; never Go's dial error.
+func TestPaneServerDown(t *testing.T) {
+	m, _, _ := newPane(t)
+	if err := m.d.Session.Record(phases.New(time.Now(), phases.KindMilestone, phases.Milestone{Stage: "ready", AtS: 1800})); err != nil {
+		t.Fatal(err)
+	}
+	press(t, m, "s")
+	v := ansi.Strip(m.View())
+	flat := strings.Join(strings.Fields(v), " ")
+	for _, want := range []string{"No server answers", "(1, then s)", "r there", "30 min last time"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "dial tcp") {
+		t.Errorf("raw dial error shown:\n%s", v)
+	}
+	checkFits(t, v, 78, 19)
+}
+
 // s on a server with the profiler: the steps, then the category split and
 // the kernels, fitting 78×19; j scrolls the kernels.
 func TestPaneCapture(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/profile"
 	"github.com/profdeck/profdeck/ui/common"
 )
@@ -31,11 +32,43 @@ type doneMsg struct {
 	err error
 }
 
-// disabledHelp is what the operator is told when the server has no
-// profiler endpoints.
-const disabledHelp = "Profiling is not enabled on this server (POST /start_profile answers 404). " +
-	"Restart it with the torch profiler from the Server/Load pane (1, then r): the restart reloads the weights, " +
-	"which takes as long as the first load (the Load pane shows its progress). Then press s here."
+// downHelp is what the operator is told when no server answers: start it
+// from pane 1, with the profiler, and what that costs.
+func (m *Model) downHelp() string {
+	return "No server answers at " + m.serverURL() + ". Start it from the Server/Load pane (1, then s), " +
+		"or r there to restart it with the torch profiler: " + m.reloadCost() + ". Then press s here."
+}
+
+// profilerHelp is disabledHelp with the reload's cost from the journal.
+func (m *Model) profilerHelp() string {
+	return "Profiling is not enabled on this server (POST /start_profile answers 404). " +
+		"Restart it with the torch profiler from the Server/Load pane (1, then r): the restart reloads the weights, " +
+		m.reloadCost() + ". Then press s here."
+}
+
+// reloadCost says how long a reload takes: the last load's time to ready
+// from the journal, or that it takes as long as the first load.
+func (m *Model) reloadCost() string {
+	if m.d.Session != nil {
+		last := 0.0
+		for _, e := range m.d.Session.Events() {
+			if ms, ok := e.Data.(phases.Milestone); ok && ms.Stage == "ready" && ms.AtS > 0 {
+				last = ms.AtS
+			}
+		}
+		if last > 0 {
+			return "a full reload of the weights, " + load.FormatDuration(last) + " last time"
+		}
+	}
+	return "a full reload of the weights, which takes as long as the first load"
+}
+
+func (m *Model) serverURL() string {
+	if m.d.Campaign != nil && m.d.Campaign.Server.URL != "" {
+		return m.d.Campaign.Server.URL
+	}
+	return "the server's URL"
+}
 
 // config builds the capture from the campaign: the server, the profiler
 // directory, N requests at C=1 and at the sweep's plateau when there is one.
@@ -155,8 +188,12 @@ func (m *Model) finish(msg doneMsg) tea.Cmd {
 		return common.Status(fmt.Sprintf("profile captured: communication %.1f%% of GPU time", 100*m.sum.CommunicationShare))
 	case errors.Is(msg.err, profile.ErrProfilerDisabled):
 		m.state = failed
-		m.msg = disabledHelp
+		m.msg = m.profilerHelp()
 		return common.Status("profiling is not enabled on the server: restart it with the profiler from the Load pane (r)")
+	case errors.Is(msg.err, profile.ErrServerDown):
+		m.state = failed
+		m.msg = m.downHelp()
+		return common.Status("no server answers: start it from the Load pane (1, then s or r)")
 	case errors.Is(msg.err, context.Canceled):
 		m.state = failed
 		m.msg = "Capture cancelled; stop_profile was sent so the server stops recording."

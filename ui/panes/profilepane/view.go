@@ -73,7 +73,10 @@ func (m *Model) messageLines(w int) []string {
 	if msg == "" && m.failed != nil {
 		msg = "Capture failed at " + m.failed.Step + ": " + m.failed.Error
 		if m.failed.ProfilerDisabled {
-			msg = disabledHelp
+			msg = m.profilerHelp()
+		}
+		if m.failed.ServerDown {
+			msg = m.downHelp()
 		}
 	}
 	if msg != "" {
