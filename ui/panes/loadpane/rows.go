@@ -137,7 +137,7 @@ func (m *Model) milestoneLine(w int) string {
 			p = "·" + name
 			parts = append(parts, s.Subtle.Render(p))
 		}
-	plain += len([]rune(p)) + 2
+		plain += len([]rune(p)) + 2
 		plainParts = append(plainParts, p)
 	}
 	line := strings.Join(parts, "  ")
