@@ -24,19 +24,22 @@ var (
 	kvTokRe     = regexp.MustCompile(`GPU KV cache size: ([\d,]+) tokens`)
 	kvBlocksRe  = regexp.MustCompile(`# GPU blocks: (\d+)`)
 	concRe      = regexp.MustCompile(`Maximum concurrency for ([\d,]+) tokens per request: ([\d.,]+)x`)
-	graphsRe    = regexp.MustCompile(`Capturing the model for CUDA graphs|Capturing cudagraphs for decoding|Profiling CUDA graph memory|Capturing model for speculator`)
+	graphsRe    = regexp.MustCompile(`Capturing the model for CUDA graphs|Capturing cudagraphs for decoding|Profiling CUDA graph memory|Capturing model for speculator|Registering \d+ cuda graph addresses`)
 	graphsDone  = regexp.MustCompile(`Graph capturing finished in (\d+) secs(?:, took ([\d.]+) GiB)?`)
 	engineInit  = regexp.MustCompile(`init engine \(profile, create kv cache, warmup model\) took ([\d.]+) (?:seconds|s)`)
 	readyRe     = regexp.MustCompile(`Starting vLLM API server|Starting vLLM server on|Uvicorn running on|Application startup complete|Available routes are`)
 	watchdogRe  = regexp.MustCompile(`No available shared memory broadcast block found in (\d+) seconds`)
 	profilerRe  = regexp.MustCompile(`Torch Profiler is enabled|Profiler with mode '\w+' is enabled|[Pp]rofiling enabled\. Traces will be saved to|Profiler (?:started|stopped)|Starting profiler|Stopping profiler`)
 
-	oomRe     = regexp.MustCompile(`CUDA out of memory|OutOfMemoryError|No available memory for the cache blocks|CUDA error: out of memory`)
-	ncclRe    = regexp.MustCompile(`NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclRemoteError|ncclInvalidUsage`)
-	timeoutRe = regexp.MustCompile(`TimeoutError|[Tt]imed out waiting for|Timeout while waiting for|startup timed out|did not become ready within`)
-	launchRe  = regexp.MustCompile(`in launch_core_engines|with launch_core_engines\(`)
-	diedRe    = regexp.MustCompile(`Worker proc \S+ died unexpectedly|WorkerProc failed to start|WorkerProc hit an exception|Exception in worker \S+ while processing|Worker process .* died|RayWorkerWrapper died`)
-	engineRe  = regexp.MustCompile(`EngineCore failed to start|Engine core initialization failed|Engine process failed to start|Failed core proc\(s\)`)
+	oomRe  = regexp.MustCompile(`CUDA out of memory|OutOfMemoryError|No available memory for the cache blocks|CUDA error: out of memory`)
+	ncclRe = regexp.MustCompile(`NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclRemoteError|ncclInvalidUsage`)
+	// Whole words only: a function named …WithTimeout is not a timeout.
+	timeoutRe = regexp.MustCompile(`(?:^|[^\w])(?:TimeoutError|[Tt]imed out waiting for|Timeout while waiting for|startup timed out|did not become ready within)`)
+	// An accelerator fault: Ascend's ACL/PTA errors, CUDA and HIP runtime faults.
+	deviceRe = regexp.MustCompile(`NPU function error|PTA call acl api failed|ACL stream synchronize failed|\bE[A-Z]9999: Inner Error|CUDA error: (?:an illegal|unspecified launch failure|misaligned address|device-side assert)|HIP error: (?:an illegal|unspecified launch failure)`)
+	launchRe = regexp.MustCompile(`in launch_core_engines|with launch_core_engines\(`)
+	diedRe   = regexp.MustCompile(`Worker proc \S+ died unexpectedly|WorkerProc failed to start|WorkerProc hit an exception|Exception in worker \S+ while processing|Worker process .* died|RayWorkerWrapper died`)
+	engineRe = regexp.MustCompile(`EngineCore failed to start|Engine core initialization failed|Engine process failed to start|Failed core proc\(s\)`)
 )
 
 // classify fills r's kind and values from its message.
@@ -44,7 +47,7 @@ func classify(r *Record) {
 	msg := r.Msg
 	if !strings.Contains(msg, "%") || !strings.Contains(msg, "/") {
 		// not a bar
-	} else if m := barRe.FindStringSubmatch(msg); m != nil {
+	} else if m := barRe.FindStringSubmatch(barFrom(msg)); m != nil {
 		b := parseBar(m)
 		if strings.Contains(b.Desc, "CUDA graph") || strings.Contains(b.Desc, "cudagraph") {
 			r.Kind, r.Bar = KindGraphs, b
@@ -117,7 +120,7 @@ var rules = []rule{
 			r.GiB = atof(m[2])
 		}
 	}},
-	{[]string{"Capturing", "CUDA graph memory"}, graphsRe, func(r *Record, m []string) { r.Kind = KindGraphs }},
+	{[]string{"Capturing", "CUDA graph memory", "cuda graph addresses"}, graphsRe, func(r *Record, m []string) { r.Kind = KindGraphs }},
 	{[]string{"init engine"}, engineInit, func(r *Record, m []string) { r.Kind, r.Seconds = KindEngineInit, atof(m[1]) }},
 	{[]string{"Starting vLLM", "Uvicorn running", "startup complete", "Available routes"}, readyRe, func(r *Record, m []string) { r.Kind = KindReady }},
 	{[]string{"shared memory broadcast"}, watchdogRe, func(r *Record, m []string) { r.Kind = KindWatchdog }},
@@ -144,6 +147,8 @@ func failureOf(msg string) (string, bool) {
 		return FailOOM, true
 	case ncclRe.MatchString(msg):
 		return FailNCCL, true
+	case deviceRe.MatchString(msg):
+		return FailDevice, true
 	case timeoutRe.MatchString(msg):
 		return FailTimeout, true
 	case diedRe.MatchString(msg):
@@ -161,11 +166,24 @@ func failureOf(msg string) (string, bool) {
 // failNeedles: a failure message contains one of these.
 var failNeedles = []string{"out of memory", "OutOfMemory", "No available memory", "NCCL error", "nccl", "Timeout", "imed out",
 	"ready within", "died", "WorkerProc", "Exception in worker", "EngineCore failed", "Engine core initialization failed",
-	"Engine process failed", "Failed core proc", "launch_core_engines"}
+	"Engine process failed", "Failed core proc", "launch_core_engines", "NPU function error", "acl api failed",
+	"synchronize failed", "Inner Error", "CUDA error", "HIP error"}
 
 var loadBarDescs = []string{"Loading safetensors checkpoint shards", "Loading safetensors using Runai Model Streamer",
 	"Multi-thread loading shards", "Loading weights (pinned)", "Loading safetensors (Buffered)",
 	"Loading pt checkpoint shards", "Loading checkpoint shards", "Loading gguf", "Loading weights"}
+
+// barFrom starts msg at a known bar's description when one follows some
+// other text (a wrapper the cleaner did not know): the bar is read by what
+// it says, wherever it stands.
+func barFrom(msg string) string {
+	for _, d := range append(loadBarDescs, "Capturing CUDA graph") {
+		if i := strings.Index(msg, d+":"); i > 0 {
+			return msg[i:]
+		}
+	}
+	return msg
+}
 
 func isLoadBar(desc string) bool {
 	for _, d := range loadBarDescs {

@@ -23,8 +23,16 @@ var (
 	torchsRe   = regexp.MustCompile(`^.*? MODEL_LOG - `)
 	ansibleRe  = regexp.MustCompile(`^\S+ \| [A-Z]+ \| rc=\d+ \| \((?:stdout|stderr)\) `)
 	rayDupRe   = regexp.MustCompile(` \[repeated \d+x across cluster\]$`)
+	// journald: "Aug 15 18:15:59 HOST UNIT[PID]: ".
+	journaldRe = regexp.MustCompile(`^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.@/-]+(?:\[\d+\])?: `)
+	// docker compose's service column: "NAME-1  | ".
+	composeRe = regexp.MustCompile(`^[A-Za-z0-9][\w.-]*\s+\| `)
+	// A launcher's tag or date before the line: "[SERVER] ", "[vllm] ",
+	// "2026-05-08 11:47:02.257 [Error] (Process) ".
+	tagRe      = regexp.MustCompile(`^\[[A-Za-z][\w .-]{0,23}\](?: |$)`)
+	launcherRe = regexp.MustCompile(`^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? (?:\[\w+ ?\] )?(?:\(\w+\) )?`)
 	// Process prefix: (Name[ rank=R] pid=N[, ip=A.B.C.D]).
-	prefixRe = regexp.MustCompile(`^\(([A-Za-z][\w]*)(?: rank=(\d+))? pid=(\d+)(?:, ip=[\d.:a-fA-F]+)?\)\s?`)
+	prefixRe = regexp.MustCompile(`^\(([A-Za-z][\w]*)(?: rank=(\d+)| TP(\d+))? pid=(\d+)(?:, ip=[\d.:a-fA-F]+)?\)\s?`)
 	// Where a glued line starts: a process prefix or a torch C++ "[rankN]:[" warning.
 	glueRe = regexp.MustCompile(`\((?:VllmWorkerProcess|VllmWorker|Worker|EngineCore|APIServer|RayWorkerWrapper)[^)]*pid=\d+|\[rank\d+\]:\[`)
 	// Logger header; V0 has no opening bracket before the file name.
@@ -52,11 +60,18 @@ func cleanLine(s string) string {
 		return r
 	}, s)
 	s = strings.ReplaceAll(s, "^O", "")
-	for _, w := range wrappers {
-		if strings.Contains(s, w.literal) {
-			if loc := w.re.FindStringIndex(s); loc != nil {
-				s = s[loc[1]:]
+	// Wrappers nest (journald around a launcher's tag): peel until none is left.
+	for pass := 0; pass < 4; pass++ {
+		before := len(s)
+		for _, w := range wrappers {
+			if strings.Contains(s, w.literal) {
+				if loc := w.re.FindStringIndex(s); loc != nil && loc[1] > 0 {
+					s = s[loc[1]:]
+				}
 			}
+		}
+		if len(s) == before {
+			break
 		}
 	}
 	s = strings.TrimRight(s, " ")
@@ -77,6 +92,7 @@ var wrappers = []struct {
 	re      *regexp.Regexp
 }{
 	{"Z ", dockerTSRe}, {"PyProcess - W-", djlRe}, {" | rc=", ansibleRe}, {" MODEL_LOG - ", torchsRe},
+	{"]: ", journaldRe}, {" | ", composeRe}, {"] ", tagRe}, {":", launcherRe},
 }
 
 // splitSegments splits one received line into the segments vLLM actually
@@ -86,9 +102,42 @@ func splitSegments(line string) []string {
 	line = strings.ReplaceAll(line, "^M", "\r")
 	var out []string
 	for _, part := range strings.Split(line, "\r") {
-		out = append(out, splitGlued(part)...)
+		for _, g := range splitGlued(part) {
+			out = append(out, splitCollapsed(g)...)
+		}
 	}
 	return out
+}
+
+// recordStartRe finds, after a space, where another log record begins in a
+// line whose newlines were collapsed into spaces: a process prefix, a logger
+// header, or a shard bar.
+var (
+	recordStartRe = regexp.MustCompile(` ` + recordStart)
+	recordInRe    = regexp.MustCompile(recordStart)
+)
+
+const recordStart = `(?:\((?:VllmWorkerProcess|VllmWorker|Worker|EngineCore|APIServer|RayWorkerWrapper)[^)]{0,40}pid=\d+\)|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d|Loading safetensors checkpoint shards: +\d{1,3}% Completed)`
+
+// splitCollapsed splits a pasted line that holds several log records. A
+// header right after a process prefix belongs to it and is not cut off, and
+// a cut is made only after text that holds a record of its own (not after a
+// wrapper such as "[SERVER]" or journald's "HOST UNIT[PID]:").
+func splitCollapsed(s string) []string {
+	if len(s) < 80 || !strings.Contains(s, "  ") && strings.Count(s, " ") < 12 {
+		return []string{s}
+	}
+	var out []string
+	start := 0
+	for _, loc := range recordStartRe.FindAllStringIndex(s, -1) {
+		i := loc[0]
+		if i <= start || strings.HasSuffix(s[:i], ")") && s[i+1] != '(' || !recordInRe.MatchString(s[start:i]) {
+			continue
+		}
+		out = append(out, s[start:i])
+		start = i + 1
+	}
+	return append(out, s[start:])
 }
 
 func splitGlued(s string) []string {
@@ -129,7 +178,24 @@ type proc struct {
 }
 
 // parsePrefix reads a process prefix at the start of s.
+// Prefixes can nest ("(Worker pid=1) (Worker_DP0_TP6_EP6 pid=1) …"): the
+// innermost one names the process most precisely.
 func parsePrefix(s string) (proc, string, bool) {
+	p, rest, ok := parseOnePrefix(s)
+	for i := 0; ok && i < 3; i++ {
+		inner, r, more := parseOnePrefix(rest)
+		if !more {
+			break
+		}
+		if inner.rank < 0 && inner.pid == p.pid {
+			inner.rank = p.rank
+		}
+		p, rest = inner, r
+	}
+	return p, rest, ok
+}
+
+func parseOnePrefix(s string) (proc, string, bool) {
 	m := prefixRe.FindStringSubmatchIndex(s)
 	if m == nil {
 		return proc{rank: -1}, s, false
@@ -137,8 +203,10 @@ func parsePrefix(s string) (proc, string, bool) {
 	p := proc{name: s[m[2]:m[3]], rank: -1}
 	if m[4] >= 0 {
 		p.rank, _ = strconv.Atoi(s[m[4]:m[5]])
+	} else if m[6] >= 0 {
+		p.rank, _ = strconv.Atoi(s[m[6]:m[7]])
 	}
-	p.pid, _ = strconv.Atoi(s[m[6]:m[7]])
+	p.pid, _ = strconv.Atoi(s[m[8]:m[9]])
 	if p.rank < 0 {
 		p.rank = rankFromName(p.name)
 	}

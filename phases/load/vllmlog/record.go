@@ -48,6 +48,7 @@ const (
 	FailWorkerDied   = "worker_died"
 	FailEngineFailed = "engine_failed"
 	FailTimeout      = "timeout"
+	FailDevice       = "device" // an accelerator fault: NPU/ACL, CUDA or HIP runtime error
 )
 
 // Stages of a load, in order. StageOf maps a record to the stage it proves.

@@ -39,10 +39,19 @@ var fixtures = map[string]want{
 	"vllm-log-22-v0.5-single-gpu-and-tp8-with-external-poller.txt": {state: "loaded", stage: "cuda_graphs", shards: [2]int{3, 3}, weights: 13.5083, kvTokens: 54775 * 16, ranks: 7},
 	"vllm-log-23-v0.10-enginecore0-single-gpu-rocm.txt":            {state: "loaded", stage: "kv_cache", shards: [2]int{3, 3}, weights: 7.6785, loadSeconds: 2.195456, ranks: 1},
 	"vllm-log-24-stall-signals-shm-broadcast-and-nccl-debug.txt":   {state: "loaded", stage: "kv_cache", weights: 30.7098, loadSeconds: 11.18, kvTokens: 1126400, ranks: 2},
-	"synthetic-01-current-tp2-ready-esc-cr.txt":                    {version: "0.21.1", state: "ready", stage: "ready", shards: [2]int{4, 4}, weights: 75.0519, loadSeconds: 123.4, kvTokens: 1128064, ranks: 2},
-	"synthetic-02-worker-died-then-oom-caret.txt":                  {state: "failed", stage: "weights", ranks: 1, failure: "oom", failLine: "GPU 3 has a total capacity"},
-	"synthetic-03-worker-died.txt":                                 {version: "0.10.1.1", state: "failed", stage: "starting", failure: "worker_died", failLine: "died unexpectedly"},
-	"synthetic-04-glued-rsyslog-docker.txt":                        {version: "0.8.3", state: "ready", stage: "ready", shards: [2]int{2, 2}, weights: 7.3901, loadSeconds: 10.2, kvTokens: 4096, ranks: 2},
+	// Real logs the parser misread before: wrappers, nested prefixes, collapsed pastes, "Timeout" in an identifier.
+	"real-01-ascend-npu-sync-with-timeout-identifier-FAILURE.txt": {state: "failed", stage: "starting", ranks: 1, failure: "device", failLine: "PTA call acl api failed"},
+	"real-02-ascend-nested-worker-prefix-FAILURE.txt":             {state: "failed", stage: "starting", ranks: 3, failure: "device", failLine: "NPU function error"},
+	"real-03-journald-vllm-service.txt":                           {state: "loading", stage: "weights", shards: [2]int{1, 1}},
+	"real-04-lemonade-rocm-hip-oom-FAILURE.txt":                   {state: "failed", stage: "starting", failure: "oom", failLine: "HIP out of memory"},
+	"real-05-kimi-oom-in-cuda-graph-capture-FAILURE.txt":          {state: "failed", stage: "cuda_graphs", ranks: 4, failure: "oom", failLine: "CUDA out of memory"},
+	"real-06-server-wrapper-prefix-bar.txt":                       {state: "loading", stage: "weights", shards: [2]int{2, 2}},
+	"real-07-docker-compose-prefix.txt":                           {version: "0.8.4", state: "loading", stage: "weights", shards: [2]int{1, 2}},
+	"real-08-collapsed-newlines-paste.txt":                        {state: "loaded", stage: "weights", shards: [2]int{30, 30}, weights: 65.7407, ranks: 1},
+	"synthetic-01-current-tp2-ready-esc-cr.txt":                   {version: "0.21.1", state: "ready", stage: "ready", shards: [2]int{4, 4}, weights: 75.0519, loadSeconds: 123.4, kvTokens: 1128064, ranks: 2},
+	"synthetic-02-worker-died-then-oom-caret.txt":                 {state: "failed", stage: "weights", ranks: 1, failure: "oom", failLine: "GPU 3 has a total capacity"},
+	"synthetic-03-worker-died.txt":                                {version: "0.10.1.1", state: "failed", stage: "starting", failure: "worker_died", failLine: "died unexpectedly"},
+	"synthetic-04-glued-rsyslog-docker.txt":                       {version: "0.8.3", state: "ready", stage: "ready", shards: [2]int{2, 2}, weights: 7.3901, loadSeconds: 10.2, kvTokens: 4096, ranks: 2},
 }
 
 func TestFixtures(t *testing.T) {

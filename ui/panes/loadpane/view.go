@@ -164,6 +164,8 @@ func failureName(kind string) string {
 		return "the engine core failed to start"
 	case vllmlog.FailTimeout:
 		return "loading timed out"
+	case vllmlog.FailDevice:
+		return "a device (GPU/NPU) error"
 	}
 	return kind
 }
