@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/units"
 )
 
 // BudgetSplit is one decode step's time split into all-reduce, GEMM and the
@@ -154,10 +155,10 @@ func (in budgetInputs) split(name string, c int) BudgetSplit {
 	}
 	if br, ok := in.bursts[c]; ok && br.GraphMs > 0 {
 		b.AllReduceMs, b.HasAR = br.GraphMs, true
-		b.Sources = append(b.Sources, fmt.Sprintf("all-reduce: NCCL burst at M=%d (%d × %s) replayed from a CUDA graph, as vLLM decodes (eager: %.2f ms)", c, br.Count, fmtBytes(br.Bytes), br.TotalMs))
+		b.Sources = append(b.Sources, fmt.Sprintf("all-reduce: NCCL burst at M=%d (%d × %s) replayed from a CUDA graph, as vLLM decodes (eager: %.2f ms)", c, br.Count, units.Bytes(br.Bytes), br.TotalMs))
 	} else if ok && br.TotalMs > 0 {
 		b.AllReduceMs, b.HasAR = br.TotalMs, true
-		b.Sources = append(b.Sources, fmt.Sprintf("all-reduce: NCCL burst at M=%d (%d × %s)", c, br.Count, fmtBytes(br.Bytes)))
+		b.Sources = append(b.Sources, fmt.Sprintf("all-reduce: NCCL burst at M=%d (%d × %s)", c, br.Count, units.Bytes(br.Bytes)))
 	} else {
 		b.Missing = append(b.Missing, fmt.Sprintf("all-reduce burst at M=%d (run the NCCL phase with M=%d)", c, c))
 	}
@@ -188,18 +189,4 @@ func (in budgetInputs) split(name string, c int) BudgetSplit {
 		b.Warnings = append(b.Warnings, fmt.Sprintf("measured parts exceed TPOT by %.2f ms: the isolated benchmarks overlap or over-state the step", -rest))
 	}
 	return b
-}
-
-// fmtBytes prints a byte count in binary units.
-func fmtBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	default:
-		return fmt.Sprintf("%d B", n)
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/units"
 )
 
 func (n *nb) gpuEnv(e phases.GPUEnv) {
@@ -160,7 +161,7 @@ func (n *nb) ncclRun(r *phaseRun) {
 			if b.GraphMs > 0 {
 				g, gp = fmt.Sprintf("%.3f", b.GraphMs), fmt.Sprintf("%.1f", b.GraphPerOpUs)
 			}
-			n.p("| %d | %d | %s | %.3f | %.1f | %s | %s | %d |\n", b.M, b.Count, fmtBytes(b.Bytes), b.TotalMs, b.PerOpUs, g, gp, b.NProc)
+			n.p("| %d | %d | %s | %.3f | %.1f | %s | %s | %d |\n", b.M, b.Count, units.Bytes(b.Bytes), b.TotalMs, b.PerOpUs, g, gp, b.NProc)
 		}
 		n.ln("")
 	}
@@ -173,7 +174,7 @@ func (n *nb) ncclRun(r *phaseRun) {
 			if cliff != nil && a.Tokens == cliff.Tokens {
 				mark = "**cliff**"
 			}
-			n.p("| %d | %s | %.1f | %.2f | %.2f | %s |\n", a.Tokens, fmtBytes(a.Bytes), a.Us, a.AlgBW, a.BusBW, mark)
+			n.p("| %d | %s | %.1f | %.2f | %.2f | %s |\n", a.Tokens, units.Bytes(a.Bytes), a.Us, a.AlgBW, a.BusBW, mark)
 		}
 		n.ln("")
 		if cliff != nil {

@@ -8,6 +8,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/profdeck/profdeck/ui/components"
 )
 
 // Rows taken by the root around the pane: header, tabs, status bar, help line.
@@ -64,12 +66,12 @@ func (m *Model) render() string {
 
 func (m *Model) tooSmall() string {
 	msg := fmt.Sprintf("too small: have %d×%d, need %d×%d", m.w, m.h, MinWidth, MinHeight)
-	hint := m.d.Styles.Subtle.Render(ansi.Truncate("enlarge the window (q quits)", m.w, "…"))
+	hint := m.d.Styles.Subtle.Render(components.Truncate("enlarge the window (q quits)", m.w))
 	if m.confirmQuit {
 		// The question must show here too, or q seems to do nothing.
-		hint = m.d.Styles.Warn.Render(ansi.Truncate("a phase is running: y quits, any other key stays", m.w, "…"))
+		hint = m.d.Styles.Warn.Render(components.Truncate("a phase is running: y quits, any other key stays", m.w))
 	}
-	return m.d.Styles.Bad.Render(ansi.Truncate(msg, m.w, "…")) + "\n" + hint
+	return m.d.Styles.Bad.Render(components.Truncate(msg, m.w)) + "\n" + hint
 }
 
 func (m *Model) header() string {
@@ -90,9 +92,9 @@ func (m *Model) header() string {
 	head := s.Header.Render("profdeck") + " │ "
 	room := m.w - lipgloss.Width(head) - lipgloss.Width(tail)
 	if room < 8 {
-		return ansi.Truncate(head+tail, m.w, "…")
+		return components.Truncate(head+tail, m.w)
 	}
-	return head + ansi.Truncate(name, room, "…") + tail
+	return head + components.Truncate(name, room) + tail
 }
 
 func (m *Model) connText() string {
@@ -137,20 +139,20 @@ func (m *Model) tabs() string {
 			b.WriteString(s.TabInactive.Render(label))
 		}
 	}
-	return ansi.Truncate(b.String(), m.w, "…")
+	return components.Truncate(b.String(), m.w)
 }
 
 func (m *Model) statusBar() string {
 	s := m.d.Styles
 	if m.noting {
-		return ansi.Truncate(m.note.View(), m.w, "…")
+		return components.Truncate(m.note.View(), m.w)
 	}
 	if m.status != "" {
 		st := s.Footer
 		if m.statusErr {
 			st = s.FooterError
 		}
-		return st.Render(ansi.Truncate(m.status, m.w, "…"))
+		return st.Render(components.Truncate(m.status, m.w))
 	}
 	// "? help" comes first so that a long notebook path never hides it.
 	parts := []string{"? help", "pane " + m.focused().Title()}
@@ -170,11 +172,11 @@ func (m *Model) statusBar() string {
 		}
 		parts = append(parts, nb)
 	}
-	return s.Footer.Render(ansi.Truncate(strings.Join(parts, " │ "), m.w, "…"))
+	return s.Footer.Render(components.Truncate(strings.Join(parts, " │ "), m.w))
 }
 
 func (m *Model) helpLine() string {
-	return ansi.Truncate(m.help.ShortHelpView(m.helpKeys()), m.w, "…")
+	return components.Truncate(m.help.ShortHelpView(m.helpKeys()), m.w)
 }
 
 // fit cuts or pads s to exactly h lines of at most w cells.

@@ -13,7 +13,7 @@ import (
 	"github.com/profdeck/profdeck/ui/panes/loadpane"
 	"github.com/profdeck/profdeck/ui/panes/macropane"
 	"github.com/profdeck/profdeck/ui/panes/micropane"
-	"github.com/profdeck/profdeck/ui/panes/ncclppane"
+	"github.com/profdeck/profdeck/ui/panes/ncclpane"
 	"github.com/profdeck/profdeck/ui/panes/notespane"
 	"github.com/profdeck/profdeck/ui/panes/profilepane"
 )
@@ -70,7 +70,7 @@ type Model struct {
 func New(d *common.Deps, saver Saver) *Model {
 	panes := []common.Component{
 		loadpane.New(d), macropane.New(d), micropane.New(d),
-		ncclppane.New(d), profilepane.New(d), notespane.New(d),
+		ncclpane.New(d), profilepane.New(d), notespane.New(d),
 	}
 	ti := textinput.New()
 	ti.Placeholder = "what did you see? (enter saves, esc cancels)"

@@ -11,6 +11,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load/vllmlog"
+	"github.com/profdeck/profdeck/phases/units"
 )
 
 // printer writes the headless `load` command's output.
@@ -98,7 +99,7 @@ func (p *printer) finish(end Ending, err error, stderr io.Writer) int {
 // StatusLine is a one-line summary of a load's state, e.g.
 // "weights · shards 31/62 ETA 4 min · 8 GPUs 41.2/74.9 GiB (55%) · 1.9 GiB/min · ETA 6 min".
 func StatusLine(s phases.LoadState) string {
-	parts := []string{strings.ReplaceAll(s.Stage, "_", " ") + " " + FormatDuration(s.ElapsedS)}
+	parts := []string{phases.StageLabel(s.Stage) + " " + FormatDuration(s.ElapsedS)}
 	if s.VLLM != "" {
 		parts[0] = "vLLM " + s.VLLM + " " + parts[0]
 	}
@@ -109,7 +110,7 @@ func StatusLine(s phases.LoadState) string {
 		}
 		parts = append(parts, sh)
 	}
-	pastWeights := vllmlog.StageIndex(s.Stage) > vllmlog.StageIndex(vllmlog.StageWeights) || s.Stage == "failed" || s.Stage == "stopped"
+	pastWeights := vllmlog.StageIndex(s.Stage) > vllmlog.StageIndex(vllmlog.StageWeights) || s.Stage == phases.StageFailed || s.Stage == phases.StageStopped
 	var used, exp, total, rate, eta float64
 	known, n := 0, len(s.GPUs)
 	for _, g := range s.GPUs {
@@ -144,7 +145,7 @@ func StatusLine(s phases.LoadState) string {
 		}
 	}
 	if s.KVCacheTokens > 0 {
-		parts = append(parts, "KV "+groupDigits(s.KVCacheTokens)+" tokens")
+		parts = append(parts, "KV "+units.Int(s.KVCacheTokens)+" tokens")
 	}
 	if s.Ready {
 		parts = append(parts, "READY")
@@ -162,11 +163,9 @@ func MilestoneText(m phases.Milestone) string {
 	case "stall_resumed":
 		return "stall over: " + m.Value
 	case "weights_loaded", "kv_cache_size", "compile_done", "cuda_graphs_done":
-		text = strings.ReplaceAll(m.Stage, "_", " ")
-		text = strings.Replace(text, "kv cache", "KV cache", 1)
-		text = strings.Replace(text, "cuda graphs", "CUDA graphs", 1)
+		text = phases.StageLabel(m.Stage)
 	default:
-		text = "reached " + strings.ReplaceAll(m.Stage, "_", " ")
+		text = "reached " + phases.StageLabel(m.Stage)
 	}
 	if m.Value != "" {
 		text += ": " + m.Value

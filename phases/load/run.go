@@ -8,6 +8,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load/smi"
 	"github.com/profdeck/profdeck/phases/load/vllmlog"
+	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/remote"
 )
 
@@ -146,7 +147,7 @@ func detailMilestone(r vllmlog.Record, at float64) *phases.Milestone {
 			return nil // one per load is enough for the story; rank 0 (or unknown) tells it
 		}
 	case vllmlog.KindKVCache:
-		m.Stage, m.Value = "kv_cache_size", fmt.Sprintf("%s tokens", groupDigits(r.Tokens))
+		m.Stage, m.Value = "kv_cache_size", fmt.Sprintf("%s tokens", units.Int(r.Tokens))
 	case vllmlog.KindCompileDone:
 		m.Stage, m.Value = "compile_done", fmt.Sprintf("%.1f s", r.Seconds)
 	case vllmlog.KindGraphsDone:
@@ -160,18 +161,6 @@ func detailMilestone(r vllmlog.Record, at float64) *phases.Milestone {
 		return nil
 	}
 	return m
-}
-
-func groupDigits(n int64) string {
-	s := fmt.Sprintf("%d", n)
-	out := ""
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out += ","
-		}
-		out += string(c)
-	}
-	return out
 }
 
 func (s *run) poll(p pollResult) {

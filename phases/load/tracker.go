@@ -289,9 +289,9 @@ func (t *Tracker) State(now time.Time) phases.LoadState {
 		IdleS: now.Sub(t.lastProgress).Seconds(), Ready: t.ready, Failure: t.failure, Stall: t.stall, Load: t.gen}
 	switch {
 	case t.failure != nil:
-		st.Stage = "failed"
+		st.Stage = phases.StageFailed
 	case t.stopped:
-		st.Stage = "stopped"
+		st.Stage = phases.StageStopped
 	}
 	if t.sum.Version != nil {
 		st.VLLM = *t.sum.Version

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/units"
 )
 
 // Result is everything one NCCL run reported, gathered from its events.
@@ -44,19 +45,6 @@ func (r *Result) Add(ev phases.Event) {
 	}
 }
 
-// Bytes formats a byte count in binary units.
-func Bytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
-
 // WriteTables writes the burst and All-to-All tables as plain text.
 func (r *Result) WriteTables(w io.Writer) {
 	if e := r.Env; e != nil {
@@ -81,7 +69,7 @@ func (r *Result) WriteTables(w io.Writer) {
 			if b.GraphMs > 0 {
 				g1, g2 = fmt.Sprintf("%.3f", b.GraphMs), fmt.Sprintf("%.1f", b.GraphPerOpUs)
 			}
-			fmt.Fprintf(w, "%-5d %10s %6d %10.3f %9.1f %10s %9s\n", b.M, Bytes(b.Bytes), b.Count, b.TotalMs, b.PerOpUs, g1, g2)
+			fmt.Fprintf(w, "%-5d %10s %6d %10.3f %9.1f %10s %9s\n", b.M, units.Bytes(b.Bytes), b.Count, b.TotalMs, b.PerOpUs, g1, g2)
 		}
 	}
 	if r.Env != nil && r.Env.NProc == 1 {
@@ -95,7 +83,7 @@ func (r *Result) WriteTables(w io.Writer) {
 			if r.Cliff != nil && r.Cliff.Tokens == a.Tokens {
 				mark = "  ◀ cliff"
 			}
-			fmt.Fprintf(w, "%-6d %11s %10.1f %11.2f %11.2f%s\n", a.Tokens, Bytes(a.Bytes), a.Us, a.AlgBW, a.BusBW, mark)
+			fmt.Fprintf(w, "%-6d %11s %10.1f %11.2f %11.2f%s\n", a.Tokens, units.Bytes(a.Bytes), a.Us, a.AlgBW, a.BusBW, mark)
 		}
 		if r.Cliff != nil {
 			fmt.Fprintf(w, "latency cliff at T=%d: %.1f → %.1f µs (%.1f×)\n", r.Cliff.Tokens, r.Cliff.FromUs, r.Cliff.ToUs, r.Cliff.ToUs/r.Cliff.FromUs)

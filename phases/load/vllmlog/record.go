@@ -1,5 +1,7 @@
 package vllmlog
 
+import "github.com/profdeck/profdeck/phases"
+
 // Kind classifies one log record.
 type Kind int
 
@@ -51,28 +53,22 @@ const (
 	FailDevice       = "device" // an accelerator fault: NPU/ACL, CUDA or HIP runtime error
 )
 
-// Stages of a load, in order. StageOf maps a record to the stage it proves.
+// Stages of a load, in order (phases names them). StageOf maps a record to
+// the stage it proves.
 const (
-	StageStarting   = "starting"
-	StageWeights    = "weights"
-	StageCompile    = "compile"
-	StageKVCache    = "kv_cache"
-	StageCUDAGraphs = "cuda_graphs"
-	StageReady      = "ready"
+	StageStarting   = phases.StageStarting
+	StageWeights    = phases.StageWeights
+	StageCompile    = phases.StageCompile
+	StageKVCache    = phases.StageKVCache
+	StageCUDAGraphs = phases.StageCUDAGraphs
+	StageReady      = phases.StageReady
 )
 
 // StageOrder lists the stages in the order a load goes through them.
-var StageOrder = []string{StageStarting, StageWeights, StageCompile, StageKVCache, StageCUDAGraphs, StageReady}
+var StageOrder = phases.StageOrder
 
 // StageIndex is the position of stage in StageOrder, -1 when unknown.
-func StageIndex(stage string) int {
-	for i, s := range StageOrder {
-		if s == stage {
-			return i
-		}
-	}
-	return -1
-}
+func StageIndex(stage string) int { return phases.StageIndex(stage) }
 
 // Bar is one tqdm progress update.
 type Bar struct {

@@ -2,24 +2,10 @@ package gpubench
 
 import (
 	"fmt"
-	"strings"
-
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/ui/components"
 )
-
-// Fit cuts s to w cells, marking the cut with "…".
-func Fit(s string, w int) string { return ansi.Truncate(s, w, "…") }
-
-// ProgressBar is a bar of width cells, done of total filled.
-func ProgressBar(done, total, width int) string {
-	if total <= 0 {
-		return strings.Repeat("░", width)
-	}
-	n := min(width, done*width/total)
-	return strings.Repeat("█", n) + strings.Repeat("░", width-n)
-}
 
 // TitleLine is the pane's title, the last run's label and the SIMULATED
 // mark, cut to w.
@@ -32,7 +18,7 @@ func (r *Runner) TitleLine(title string, w int) string {
 	if r.D.Simulated() {
 		s += " " + st.HeaderSim.Render("SIMULATED")
 	}
-	return Fit(s, w)
+	return components.Truncate(s, w)
 }
 
 // Status is what the status lines say in the states only a pane knows.
@@ -50,28 +36,28 @@ func (r *Runner) StatusLines(s Status, w int) []string {
 	st := r.D.Styles
 	switch {
 	case r.State == StoppingServer:
-		return []string{st.Warn.Render(Fit("stopping the server to free the GPUs…", w))}
+		return []string{st.Warn.Render(components.Truncate("stopping the server to free the GPUs…", w))}
 	case r.State == Running || r.State == Cancelling:
 		p := s.Progress
 		verb := "running"
 		if r.State == Cancelling {
 			verb = "cancelling"
 		}
-		bar := ProgressBar(p.Done, p.Total, 20)
-		return []string{Fit(fmt.Sprintf("%s %s %d/%d %s", st.BarFull.Render(bar), verb, p.Done, p.Total, p.Text), w)}
+		bar := components.Bar{Full: st.BarFull, Empty: st.BarEmpty}.Count(p.Done, p.Total, 20)
+		return []string{components.Truncate(fmt.Sprintf("%s %s %d/%d %s", bar, verb, p.Done, p.Total, p.Text), w)}
 	case r.Busy != nil:
 		return []string{
-			st.BannerWarn.Render(Fit(r.Busy.Error(), w-2)),
-			Fit("x: stop the server (as the Load phase does) and run · f: run on the busy GPUs · s: check again", w),
+			st.BannerWarn.Render(components.Truncate(r.Busy.Error(), w-2)),
+			components.Truncate("x: stop the server (as the Load phase does) and run · f: run on the busy GPUs · s: check again", w),
 		}
 	case r.Failed:
-		return []string{st.Bad.Render(Fit("error: "+r.Msg, w))}
+		return []string{st.Bad.Render(components.Truncate("error: "+r.Msg, w))}
 	case r.Msg != "":
-		return []string{st.Good.Render(Fit(r.Msg, w))}
+		return []string{st.Good.Render(components.Truncate(r.Msg, w))}
 	case r.Done:
-		return []string{st.Good.Render(Fit(s.Done, w))}
+		return []string{st.Good.Render(components.Truncate(s.Done, w))}
 	case s.Empty:
-		return []string{st.Subtle.Render(Fit(s.Hint, w))}
+		return []string{st.Subtle.Render(components.Truncate(s.Hint, w))}
 	}
 	return nil
 }

@@ -30,11 +30,11 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, m.keys.Log):
 		m.fullLog = !m.fullLog
-		m.scroll = 0
+		m.log.Reset()
 	case m.fullLog && key.Matches(msg, m.keys.Back):
 		m.fullLog = false
-		m.scroll = 0
-	case m.fullLog && m.scrollKey(msg):
+		m.log.Reset()
+	case m.fullLog && m.log.Key(m.d.Keys, msg):
 	case key.Matches(msg, m.keys.Start):
 		return m.start()
 	case key.Matches(msg, m.keys.Stop):
@@ -52,12 +52,6 @@ func (m *Model) logRows() int {
 		h = 19
 	}
 	return max(1, h-2)
-}
-
-// scrollLog moves the full log n lines towards older lines (negative: towards
-// the newest), stopping when the oldest line is at the top of the screen.
-func (m *Model) scrollLog(n int) {
-	m.scroll = max(0, min(m.scroll+n, len(m.logs)-m.logRows()))
 }
 
 func (m *Model) ready() error {
@@ -141,14 +135,4 @@ func (m *Model) host() string {
 		return m.hosts[0]
 	}
 	return ""
-}
-
-// scrollKey scrolls the full log for the list keys; the offset counts back
-// from the newest line. It reports whether msg was one of them.
-func (m *Model) scrollKey(msg tea.KeyPressMsg) bool {
-	step, ok := m.d.Keys.Scroll(msg, m.logRows()/2)
-	if ok {
-		m.scrollLog(-step)
-	}
-	return ok
 }

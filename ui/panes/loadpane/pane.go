@@ -14,6 +14,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/ui/common"
+	"github.com/profdeck/profdeck/ui/components"
 )
 
 // maxLog is how many relevant log lines the pane keeps for the full view.
@@ -44,7 +45,8 @@ type Model struct {
 	confirm *confirmation
 
 	fullLog bool
-	scroll  int // lines up from the bottom of the full log
+	log     components.List // the full log, following the newest line
+	bar     components.Bar
 
 	now time.Time
 }
@@ -72,7 +74,8 @@ type opDoneMsg struct {
 
 // New builds the pane.
 func New(d *common.Deps) *Model {
-	m := &Model{d: d, keys: newKeyMap(d.Keys), states: map[string]phases.LoadState{}, milestones: map[string]float64{}}
+	m := &Model{d: d, keys: newKeyMap(d.Keys), states: map[string]phases.LoadState{}, milestones: map[string]float64{},
+		log: components.List{FromEnd: true}, bar: components.Bar{Full: d.Styles.BarFull, Empty: d.Styles.BarEmpty}}
 	if d.Now != nil {
 		m.now = d.Now()
 	}

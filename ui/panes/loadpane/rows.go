@@ -7,6 +7,8 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/load/vllmlog"
+	"github.com/profdeck/profdeck/phases/units"
+	"github.com/profdeck/profdeck/ui/components"
 )
 
 // gpuRows draws one bar per GPU, per host.
@@ -36,7 +38,7 @@ func (m *Model) gpuRow(label string, g phases.GPULoad, w int, past bool) string 
 	s := m.d.Styles
 	label = fmt.Sprintf("%-5s", label)
 	if !g.Known {
-		return s.Bold.Render(label) + " " + s.Warn.Render(clip("memory unknown (nvidia-smi: N/A)", w-len(label)-1))
+		return s.Bold.Render(label) + " " + s.Warn.Render(components.Truncate("memory unknown (nvidia-smi: N/A)", w-len(label)-1))
 	}
 	denom, of := g.ExpectedGiB, ""
 	if denom <= 0 || past {
@@ -62,24 +64,14 @@ func (m *Model) gpuRow(label string, g phases.GPULoad, w int, past bool) string 
 		tail = ""
 		barW = w - len(label) - 1 - len(figs)
 	}
-	return s.Bold.Render(label) + " " + m.bar(pct/100, max(0, barW)) + figs + s.Subtle.Render(tail)
-}
-
-// bar draws a plain progress bar of width w for a fraction (capped at 1).
-func (m *Model) bar(frac float64, w int) string {
-	if w <= 0 {
-		return ""
-	}
-	frac = max(0, min(1, frac))
-	full := int(frac*float64(w) + 0.5)
-	return m.d.Styles.BarFull.Render(strings.Repeat("█", full)) + m.d.Styles.BarEmpty.Render(strings.Repeat("░", w-full))
+	return s.Bold.Render(label) + " " + m.bar.View(pct/100, max(0, barW)) + figs + s.Subtle.Render(tail)
 }
 
 func (m *Model) shardLine(w int) string {
 	s := m.d.Styles
 	st, ok := m.states[m.host()]
 	if !ok || st.ShardsTotal == 0 {
-		return s.Subtle.Render(clip("shards: no bar yet (rank 0 draws it once loading starts)", w))
+		return s.Subtle.Render(components.Truncate("shards: no bar yet (rank 0 draws it once loading starts)", w))
 	}
 	label := "shards"
 	figs := fmt.Sprintf(" %d/%d", st.ShardsDone, st.ShardsTotal)
@@ -97,14 +89,9 @@ func (m *Model) shardLine(w int) string {
 	}
 	barW := min(30, w-len(label)-1-len(figs))
 	if barW < 5 {
-		return clip(label+figs, w)
+		return components.Truncate(label+figs, w)
 	}
-	return s.Bold.Render(label) + " " + m.bar(float64(st.ShardsDone)/float64(st.ShardsTotal), barW) + clip(figs, w-len(label)-1-barW)
-}
-
-var stageNames = map[string]string{
-	vllmlog.StageWeights: "weights", vllmlog.StageCompile: "compile", vllmlog.StageKVCache: "KV cache",
-	vllmlog.StageCUDAGraphs: "CUDA graphs", vllmlog.StageReady: "ready",
+	return s.Bold.Render(label) + " " + m.bar.View(float64(st.ShardsDone)/float64(st.ShardsTotal), barW) + components.Truncate(figs, w-len(label)-1-barW)
 }
 
 func (m *Model) milestoneLine(w int) string {
@@ -118,13 +105,13 @@ func (m *Model) milestoneLine(w int) string {
 	var parts, plainParts []string
 	plain := 0
 	for _, stage := range vllmlog.StageOrder[1:] {
-		name := stageNames[stage]
+		name := phases.StageLabel(stage)
 		_, reached := m.milestones[stage]
 		idx := vllmlog.StageIndex(stage)
 		took := load.FormatDuration(m.stageTook(stage, st))
 		var p string
 		switch {
-		case reached && st.Stage == "failed" && idx == furthest:
+		case reached && st.Stage == phases.StageFailed && idx == furthest:
 			p = "✗" + name + " " + took
 			parts = append(parts, s.Bad.Render(p))
 		case reached && (idx < cur || cur < 0 || stage == vllmlog.StageReady):
@@ -142,10 +129,10 @@ func (m *Model) milestoneLine(w int) string {
 	}
 	line := strings.Join(parts, "  ")
 	if kv := st.KVCacheTokens; kv > 0 && plain+20 < w {
-		line += s.Subtle.Render(fmt.Sprintf("  KV %s tok", groupDigits(kv)))
+		line += s.Subtle.Render(fmt.Sprintf("  KV %s tok", units.Int(kv)))
 	}
 	if plain > w {
-		return s.Subtle.Render(clip(strings.Join(plainParts, " "), w))
+		return s.Subtle.Render(components.Truncate(strings.Join(plainParts, " "), w))
 	}
 	return line
 }

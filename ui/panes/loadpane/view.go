@@ -10,6 +10,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/load/vllmlog"
+	"github.com/profdeck/profdeck/ui/components"
 )
 
 // View renders the pane into its content area.
@@ -23,9 +24,9 @@ func (m *Model) View() string {
 	}
 	lines := []string{m.titleLine(w)}
 	if m.fullLog {
-		m.scroll = max(0, min(m.scroll, len(m.logs)-m.logRows()))
-		lines = append(lines, m.logLines(w, h-2, m.scroll)...)
-		lines = append(lines, m.d.Styles.Subtle.Render(clip(fmt.Sprintf("full log: %d lines · j/k scroll · l or esc back", len(m.logs)), w)))
+		m.log.SetSize(len(m.logs), m.logRows())
+		lines = append(lines, m.logLines(w, h-2, m.log.Offset)...)
+		lines = append(lines, m.d.Styles.Subtle.Render(components.Truncate(fmt.Sprintf("full log: %d lines · j/k scroll · l or esc back", len(m.logs)), w)))
 		return strings.Join(lines, "\n")
 	}
 	banner := m.bannerLines(w)
@@ -98,17 +99,17 @@ func (m *Model) titleLine(w int) string {
 	if m.d.Simulated() {
 		sim = "SIMULATED"
 	}
-	head = clip(head, w)
-	avail := w - visible(head) - 1
+	head = components.Truncate(head, w)
+	avail := w - components.Width(head) - 1
 	if sim != "" {
 		avail -= len(sim) + 1
 	}
-	status = clip(status, max(0, avail))
+	status = components.Truncate(status, max(0, avail))
 	left := s.Title.Render(head) + " " + style.Render(status)
 	if sim == "" {
 		return left
 	}
-	pad := w - visible(head) - 1 - visible(status) - len(sim)
+	pad := w - components.Width(head) - 1 - components.Width(status) - len(sim)
 	return left + strings.Repeat(" ", max(1, pad)) + s.HeaderSim.Render(sim)
 }
 
@@ -138,7 +139,7 @@ func (m *Model) bannerLines(w int) []string {
 		if ev == "" {
 			ev = f.Line
 		}
-		return []string{s.Banner.Render(clip(head, w-2)), s.Bad.Render(clip("» "+ev, w))}
+		return []string{s.Banner.Render(components.Truncate(head, w-2)), s.Bad.Render(components.Truncate("» "+ev, w))}
 	case st.Stall != nil:
 		ev := st.Stall.Line
 		if ev == "" {
@@ -147,7 +148,7 @@ func (m *Model) bannerLines(w int) []string {
 		if msg := vllmlog.Message(ev); msg != "" {
 			ev = msg
 		}
-		return []string{s.Banner.Render(clip(load.StallText(st.Stall), w-2)), s.Bad.Render(clip("» last log: "+ev, w))}
+		return []string{s.Banner.Render(components.Truncate(load.StallText(st.Stall), w-2)), s.Bad.Render(components.Truncate("» last log: "+ev, w))}
 	}
 	return nil
 }
@@ -185,7 +186,7 @@ func (m *Model) logLines(w, n, skip int) []string {
 			msg = e.line.Text
 		}
 		who := rankList(e.ranks)
-		text := clip(e.at.Format("15:04:05")+" "+who+msg, w)
+		text := components.Truncate(e.at.Format("15:04:05")+" "+who+msg, w)
 		switch e.line.Level {
 		case "ERROR", "CRITICAL":
 			out = append(out, s.Bad.Render(text))
@@ -198,7 +199,7 @@ func (m *Model) logLines(w, n, skip int) []string {
 		}
 	}
 	if len(out) == 0 && skip == 0 {
-		out = append(out, s.Subtle.Render(clip("no relevant log lines yet (following "+m.logPath()+")", w)))
+		out = append(out, s.Subtle.Render(components.Truncate("no relevant log lines yet (following "+m.logPath()+")", w)))
 	}
 	return out
 }
@@ -220,7 +221,7 @@ func (m *Model) bottomLines(w int) []string {
 	st := m.d.Styles.BannerWarn
 	const keys = " (y/n)"
 	p := m.confirm.prompt
-	if visible(p)+len(keys) <= w-2 {
+	if components.Width(p)+len(keys) <= w-2 {
 		return []string{st.Render(p + keys)}
 	}
 	// Break at the last space that leaves the first line within the width.
@@ -230,39 +231,10 @@ func (m *Model) bottomLines(w int) []string {
 		cut--
 	}
 	if cut == 0 {
-		return []string{st.Render(clip(p, w-2-len(keys)) + keys)}
+		return []string{st.Render(components.Truncate(p, w-2-len(keys)) + keys)}
 	}
 	first := strings.TrimRight(string(r[:cut]), " ")
-	return []string{st.Render(first), st.Render(clip(string(r[cut:]), w-2-len(keys)) + keys)}
-}
-
-// clip cuts s to w display cells (the pane's text is plain before styling).
-func clip(s string, w int) string {
-	if w <= 0 {
-		return ""
-	}
-	r := []rune(s)
-	if len(r) <= w {
-		return s
-	}
-	if w == 1 {
-		return "…"
-	}
-	return string(r[:w-1]) + "…"
-}
-
-func visible(s string) int { return len([]rune(s)) }
-
-func groupDigits(n int64) string {
-	s := fmt.Sprintf("%d", n)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return []string{st.Render(first), st.Render(components.Truncate(string(r[cut:]), w-2-len(keys)) + keys)}
 }
 
 // rankList writes ranks compactly for a log line: "r3 ", "r0-7 ", "r0,2 ".

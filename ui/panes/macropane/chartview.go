@@ -3,6 +3,9 @@ package macropane
 import (
 	"fmt"
 	"strings"
+
+	"github.com/profdeck/profdeck/phases/units"
+	"github.com/profdeck/profdeck/ui/components"
 )
 
 // writeCharts writes the three charts, label column first, then the axis.
@@ -18,7 +21,7 @@ func (m *Model) writeCharts(b *strings.Builder, l layout) {
 	srvText, srvShort := "server —", "srv —"
 	if m.haveServer && m.server.Available {
 		srv = m.server.GenTokS
-		srvText, srvShort = "server "+rate(srv), "srv "+rate(srv)
+		srvText, srvShort = "server "+units.Rate(srv), "srv "+units.Rate(srv)
 	}
 	type spec struct {
 		c             *chart
@@ -27,16 +30,16 @@ func (m *Model) writeCharts(b *strings.Builder, l layout) {
 		unit          string
 	}
 	specs := []spec{
-		{m.tpotChart, "TPOT", "p50 " + ms(t50) + " ms", "p99 " + ms(t99) + " ms", "p99 " + ms(t99), " ms"},
-		{m.ttftChart, "TTFT", "p50 " + ms(ttft) + " ms", "", "", " ms"},
-		{m.tokChart, "tok/s", rate(tok), srvText, srvShort, ""},
+		{m.tpotChart, "TPOT", "p50 " + units.Ms(t50) + " ms", "p99 " + units.Ms(t99) + " ms", "p99 " + units.Ms(t99), " ms"},
+		{m.ttftChart, "TTFT", "p50 " + units.Ms(ttft) + " ms", "", "", " ms"},
+		{m.tokChart, "tok/s", units.Rate(tok), srvText, srvShort, ""},
 	}
 	if l.charts == 4 {
 		sub := "waiting —"
 		run := "—"
 		if m.haveServer && m.server.Available {
-			run = thousands(m.server.Running)
-			sub = "waiting " + thousands(m.server.Waiting)
+			run = units.Thousands(m.server.Running)
+			sub = "waiting " + units.Thousands(m.server.Waiting)
 		}
 		specs = append(specs, spec{m.srvChart, "server run", run, sub, sub, ""})
 	}
@@ -55,7 +58,7 @@ func (m *Model) writeCharts(b *strings.Builder, l layout) {
 		lines := strings.Split(sp.c.view, "\n")
 		for i := 0; i < l.chartH; i++ {
 			b.WriteByte('\n')
-			b.WriteString(s.Subtle.Render(fit(rows[i], l.labelW)))
+			b.WriteString(s.Subtle.Render(components.Fit(rows[i], l.labelW)))
 			b.WriteByte(' ')
 			if i < len(lines) {
 				b.WriteString(lines[i])
@@ -63,7 +66,7 @@ func (m *Model) writeCharts(b *strings.Builder, l layout) {
 		}
 	}
 	b.WriteByte('\n')
-	b.WriteString(s.Subtle.Render(fit(fmt.Sprintf("◂ %d s, 1 col = 1 s", l.chartW), l.labelW)))
+	b.WriteString(s.Subtle.Render(components.Fit(fmt.Sprintf("◂ %d s, 1 col = 1 s", l.chartW), l.labelW)))
 	b.WriteByte(' ')
 	b.WriteString(m.axisLine(l.chartW))
 }
@@ -71,9 +74,9 @@ func (m *Model) writeCharts(b *strings.Builder, l layout) {
 // topLabel writes a chart's Y-range top compactly.
 func topLabel(v float64) string {
 	if v >= 10000 {
-		return rate(v/1000) + "k"
+		return units.Rate(v/1000) + "k"
 	}
-	return rate(v)
+	return units.Rate(v)
 }
 
 // axisLine pins level starts, the plateau and markers to their seconds.

@@ -13,13 +13,13 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/progress"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/ui/common"
+	"github.com/profdeck/profdeck/ui/components"
 )
 
 // Model is the Macro pane.
@@ -55,8 +55,8 @@ type Model struct {
 	typing bool
 	input  textinput.Model
 
-	bar    progress.Model
-	scroll int
+	bar       components.Bar
+	levelList components.List // the levels table, following the newest
 
 	// Render caches: charts are drawn when samples arrive, the table when
 	// levels do, and the whole view when anything changed.
@@ -77,8 +77,8 @@ func New(d *common.Deps) *Model {
 	m.input.Prompt = "marker: "
 	m.input.Placeholder = "what changed (enter saves, esc cancels)"
 	m.input.CharLimit = 80
-	m.bar = progress.New(progress.WithColors(s.BarFull.GetForeground()), progress.WithFillCharacters('█', '░'),
-		progress.WithoutPercentage())
+	m.bar = components.Bar{Full: s.BarFull, Empty: s.BarEmpty}
+	m.levelList.FromEnd = true
 	return m
 }
 
@@ -169,9 +169,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.dirty = true
 		return m.input.Focus()
 	default:
-		// The offset counts back from the newest level.
-		if step, ok := m.d.Keys.Scroll(msg, m.pageRows()); ok {
-			m.scrollBy(-step)
+		if m.levelList.Key(m.d.Keys, msg) {
+			m.tableDirty, m.dirty = true, true
 		}
 	}
 	return nil
@@ -222,15 +221,4 @@ func (m *Model) saveMarker(label string) tea.Cmd {
 	}
 	m.addMark(mark{At: m.samples, Label: label, Kind: markUser})
 	return common.Status("marker saved: " + label)
-}
-
-// pageRows is half the levels shown now (at least one), what ctrl+d and
-// ctrl+u move.
-func (m *Model) pageRows() int { return max(1, (len(m.tableLines)-1)/2) }
-
-// scrollBy moves the levels table n rows towards older levels (negative:
-// towards the newest); the table clamps it to what does not fit.
-func (m *Model) scrollBy(n int) {
-	m.scroll = max(0, min(m.scroll+n, len(m.levels)))
-	m.tableDirty, m.dirty = true, true
 }

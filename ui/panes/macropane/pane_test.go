@@ -314,7 +314,7 @@ func TestScrollLevels(t *testing.T) {
 		t.Fatalf("k scrolls to the first level:\n%s", v)
 	}
 	m.Update(press("j"))
-	if m.scroll == 0 {
+	if m.levelList.Offset == 0 {
 		t.Fatal("j scrolls back towards the newest")
 	}
 }
@@ -328,17 +328,17 @@ func TestScrollLevelsJumpAndPage(t *testing.T) {
 		t.Fatalf("g shows the first level:\n%s", v)
 	}
 	m.Update(press("G"))
-	if v := plain(m); strings.Contains(v, "   1 ") || !strings.Contains(v, " 256 ") || m.scroll != 0 {
-		t.Fatalf("G follows the newest level again (scroll %d):\n%s", m.scroll, v)
+	if v := plain(m); strings.Contains(v, "   1 ") || !strings.Contains(v, " 256 ") || m.levelList.Offset != 0 {
+		t.Fatalf("G follows the newest level again (scroll %d):\n%s", m.levelList.Offset, v)
 	}
 	m.Update(tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl})
-	up := m.scroll
+	up := m.levelList.Offset
 	if up < 1 {
 		t.Fatal("ctrl+u did not scroll")
 	}
 	m.Update(tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl})
-	if m.scroll >= up {
-		t.Fatalf("ctrl+d did not scroll back: %d, was %d", m.scroll, up)
+	if m.levelList.Offset >= up {
+		t.Fatalf("ctrl+d did not scroll back: %d, was %d", m.levelList.Offset, up)
 	}
 }
 

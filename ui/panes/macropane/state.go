@@ -144,7 +144,7 @@ func (m *Model) resetRun() {
 	m.plateau = nil
 	m.audits = nil
 	m.cur = nil
-	m.scroll = 0
+	m.levelList.Reset()
 	m.runErr = ""
 	m.tableDirty = true
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/units"
+	"github.com/profdeck/profdeck/ui/components"
 )
 
 // rowFmt lays out one row of the levels table (64 cells, so a flag still
@@ -24,26 +26,25 @@ func (m *Model) table(rows int) []string {
 	if wide {
 		head += fmt.Sprintf(" %7s %6s %6s %7s %9s", "srv run", "wait", "KV max", "preempt", "srv tok/s")
 	}
-	out := []string{s.TableHeader.Render(fit(head, m.w))}
+	out := []string{s.TableHeader.Render(components.Fit(head, m.w))}
 	body := rows - 1
 	if body <= 0 {
 		return out
 	}
 	if len(m.levels) == 0 {
-		return append(out, s.Subtle.Render(fit("      finished levels appear here", m.w)))
+		return append(out, s.Subtle.Render(components.Fit("      finished levels appear here", m.w)))
 	}
-	// scroll counts rows scrolled up from the newest (0 follows the sweep).
-	m.scroll = max(0, min(m.scroll, len(m.levels)-body))
-	first := max(0, len(m.levels)-body-m.scroll)
+	m.levelList.SetSize(len(m.levels), body)
+	first, _ := m.levelList.Window()
 	bound := map[int]bool{}
 	for _, a := range m.audits {
 		bound[a.Concurrency] = true
 	}
 	for i := first; i < len(m.levels) && len(out) <= body; i++ {
 		lv := m.levels[i]
-		line := fmt.Sprintf(rowFmt, strconv.Itoa(lv.Concurrency), rate(lv.RequestThroughput),
-			thousands(lv.OutputThroughput), ms(lv.MedianTTFTms), ms(lv.P99TTFTms), ms(lv.MedianTPOTms),
-			ms(lv.P99TPOTms), ms(lv.P99ITLms), strconv.Itoa(lv.Failed))
+		line := fmt.Sprintf(rowFmt, strconv.Itoa(lv.Concurrency), units.Rate(lv.RequestThroughput),
+			units.Thousands(lv.OutputThroughput), units.Ms(lv.MedianTTFTms), units.Ms(lv.P99TTFTms), units.Ms(lv.MedianTPOTms),
+			units.Ms(lv.P99TPOTms), units.Ms(lv.P99ITLms), strconv.Itoa(lv.Failed))
 		if wide {
 			line += serverCols(lv.Server)
 		}
@@ -68,12 +69,12 @@ func (m *Model) table(rows int) []string {
 				flag = " " + shortFlags(flags)
 			}
 		}
-		out = append(out, style.Render(fit(line+flag, m.w)))
+		out = append(out, style.Render(components.Fit(line+flag, m.w)))
 	}
 	if n := len(m.levels) - first - (len(out) - 1); n > 0 || first > 0 {
 		// Say that there is more, on the header line.
 		more := fmt.Sprintf(" [%d–%d of %d, j/k]", first+1, first+len(out)-1, len(m.levels))
-		out[0] = s.TableHeader.Render(fit(fit(head, max(0, m.w-len([]rune(more))))+more, m.w))
+		out[0] = s.TableHeader.Render(components.Fit(components.Fit(head, max(0, m.w-len([]rune(more))))+more, m.w))
 	}
 	return out
 }
@@ -112,6 +113,6 @@ func serverCols(sl *phases.ServerLevel) string {
 	if sl == nil || !sl.Available {
 		return fmt.Sprintf(" %7s %6s %6s %7s %9s", "—", "—", "—", "—", "—")
 	}
-	return fmt.Sprintf(" %7s %6s %6s %7s %9s", rate(sl.MeanRunning), rate(sl.MeanWaiting), pct(sl.MaxKVCacheUsage),
-		thousands(sl.Preemptions), thousands(sl.GenerationTokS))
+	return fmt.Sprintf(" %7s %6s %6s %7s %9s", units.Rate(sl.MeanRunning), units.Rate(sl.MeanWaiting), units.Pct(sl.MaxKVCacheUsage),
+		units.Thousands(sl.Preemptions), units.Thousands(sl.GenerationTokS))
 }

@@ -5,7 +5,9 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
+
+	"github.com/profdeck/profdeck/phases/units"
+	"github.com/profdeck/profdeck/ui/components"
 )
 
 // Layout constants.
@@ -71,7 +73,7 @@ func (m *Model) refresh() {
 	if m.w < minW || m.h < minH {
 		m.chartsDirty, m.tableDirty, m.dirty = false, false, false
 		lines := make([]string, m.h)
-		lines[0] = m.d.Styles.Warn.Render(fit(fmt.Sprintf("Macro needs %d×%d, has %d×%d", minW, minH, m.w, m.h), m.w))
+		lines[0] = m.d.Styles.Warn.Render(components.Fit(fmt.Sprintf("Macro needs %d×%d, has %d×%d", minW, minH, m.w, m.h), m.w))
 		m.view = strings.Join(lines, "\n")
 		return
 	}
@@ -156,7 +158,7 @@ func (m *Model) titleLine() string {
 	}
 	gap := m.w - lipgloss.Width(left) - lipgloss.Width(right)
 	if gap < 1 {
-		return ansi.Truncate(left, m.w, "…")
+		return components.Truncate(left, m.w)
 	}
 	return left + strings.Repeat(" ", gap) + right
 }
@@ -171,17 +173,17 @@ func (m *Model) banners() []string {
 	}
 	if cb := m.clientBound(); cb != nil {
 		text := fmt.Sprintf("CLIENT-BOUND at C=%d: %s. This level measured the client, not the server.", cb.Concurrency, cb.Reason)
-		out = append(out, s.BannerWarn.Render(fit(text, m.w-2)))
+		out = append(out, s.BannerWarn.Render(components.Fit(text, m.w-2)))
 	}
 	if p := m.plateau; p != nil {
-		out = append(out, s.Good.Render(fit(fmt.Sprintf("plateau at C=%d: %s tok/s — doubling C adds <10%%",
-			p.Concurrency, thousands(p.OutputThroughput)), m.w)))
+		out = append(out, s.Good.Render(components.Fit(fmt.Sprintf("plateau at C=%d: %s tok/s — doubling C adds <10%%",
+			p.Concurrency, units.Thousands(p.OutputThroughput)), m.w)))
 	}
 	if m.runErr != "" {
-		out = append(out, s.Bad.Render(fit("sweep failed: "+m.runErr, m.w)))
+		out = append(out, s.Bad.Render(components.Fit("sweep failed: "+m.runErr, m.w)))
 	}
 	if len(out) == 0 {
-		out = append(out, s.Subtle.Render(fit(m.summary(), m.w)))
+		out = append(out, s.Subtle.Render(components.Fit(m.summary(), m.w)))
 	}
 	return out
 }
@@ -220,29 +222,29 @@ func (m *Model) serverLine() string {
 	label := s.Bold.Render("server") + " "
 	switch {
 	case !m.haveServer:
-		return label + s.Subtle.Render(fit("— /metrics is read once a second while the sweep runs", m.w-7))
+		return label + s.Subtle.Render(components.Fit("— /metrics is read once a second while the sweep runs", m.w-7))
 	case !m.server.Available:
 		note := m.server.Note
 		if note == "" {
 			note = "server metrics unavailable"
 		}
-		return label + s.Warn.Render(fit(note, m.w-7))
+		return label + s.Warn.Render(components.Fit(note, m.w-7))
 	}
 	st := m.server
 	parts := []string{
-		"running " + thousands(st.Running),
-		"waiting " + thousands(st.Waiting),
-		"KV " + pct(st.KVCacheUsage),
-		"preemptions " + thousands(st.Preemptions),
-		"gen " + rate(st.GenTokS) + " tok/s",
+		"running " + units.Thousands(st.Running),
+		"waiting " + units.Thousands(st.Waiting),
+		"KV " + units.Pct(st.KVCacheUsage),
+		"preemptions " + units.Thousands(st.Preemptions),
+		"gen " + units.Rate(st.GenTokS) + " tok/s",
 	}
 	if st.SpecAcceptRate != nil {
-		parts = append(parts, "spec accept "+pct(*st.SpecAcceptRate))
+		parts = append(parts, "spec accept "+units.Pct(*st.SpecAcceptRate))
 	}
 	if st.Engines > 1 {
 		parts = append(parts, fmt.Sprintf("%d engines", st.Engines))
 	}
-	return label + fit(strings.Join(parts, " · "), m.w-7)
+	return label + components.Fit(strings.Join(parts, " · "), m.w-7)
 }
 
 func (m *Model) progressLine() string {
@@ -250,11 +252,11 @@ func (m *Model) progressLine() string {
 	if m.cur == nil {
 		switch {
 		case m.state == idle && len(m.levels) == 0:
-			return s.Subtle.Render(fit("no sweep yet — press s to start", m.w))
+			return s.Subtle.Render(components.Fit("no sweep yet — press s to start", m.w))
 		case m.state == running:
-			return s.Subtle.Render(fit("preparing: finding the model, calibrating the prompt…", m.w))
+			return s.Subtle.Render(components.Fit("preparing: finding the model, calibrating the prompt…", m.w))
 		}
-		return s.Subtle.Render(fit(fmt.Sprintf("%d levels done", len(m.levels)), m.w))
+		return s.Subtle.Render(components.Fit(fmt.Sprintf("%d levels done", len(m.levels)), m.w))
 	}
 	c := m.cur
 	conc := c.Started.Concurrency
@@ -276,8 +278,7 @@ func (m *Model) progressLine() string {
 	}
 	barW := min(60, m.w-len([]rune(head))-len([]rune(tail)))
 	if barW < 8 {
-		return fit(head+tail, m.w)
+		return components.Fit(head+tail, m.w)
 	}
-	m.bar.SetWidth(barW)
-	return s.Bold.Render(head) + m.bar.ViewAs(t.LevelProgress) + fit(tail, m.w-len([]rune(head))-barW)
+	return s.Bold.Render(head) + m.bar.View(t.LevelProgress, barW) + components.Fit(tail, m.w-len([]rune(head))-barW)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/micro"
 	"github.com/profdeck/profdeck/ui/common"
+	"github.com/profdeck/profdeck/ui/components"
 	"github.com/profdeck/profdeck/ui/panes/gpubench"
 )
 
@@ -31,14 +32,14 @@ func newKeys() keyMap {
 
 // Model is the Micro pane.
 type Model struct {
-	d      *common.Deps
-	keys   keyMap
-	w, h   int
-	res    micro.Result
-	r      gpubench.Runner // the run and its outcome
-	order  int
-	mi     int // index of the shown batch size in res.Ms()
-	scroll int
+	d     *common.Deps
+	keys  keyMap
+	w, h  int
+	res   micro.Result
+	r     gpubench.Runner // the run and its outcome
+	order int
+	mi    int             // index of the shown batch size in res.Ms()
+	rows  components.List // the GEMM table
 }
 
 // New builds the pane.
@@ -86,21 +87,20 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, m.keys.Order):
 		m.order = micro.NextOrder(m.order)
-		m.scroll = 0
+		m.rows.Reset()
 	case key.Matches(msg, m.keys.PrevM):
 		if m.mi > 0 {
 			m.mi--
-			m.scroll = 0
+			m.rows.Reset()
 		}
 	case key.Matches(msg, m.keys.NextM):
 		if m.mi < len(m.res.Ms())-1 {
 			m.mi++
-			m.scroll = 0
+			m.rows.Reset()
 		}
 	default:
-		if step, ok := k.Scroll(msg, m.rowsVisible()-1); ok {
-			m.scroll += step
-		}
+		m.clamp()
+		m.rows.Key(k, msg)
 	}
 	m.clamp()
 	return nil
@@ -116,8 +116,7 @@ func (m *Model) clamp() {
 	if len(ms) > 0 {
 		rows = len(m.res.Rows(ms[m.mi], m.order))
 	}
-	m.scroll = min(m.scroll, max(0, rows-m.rowsVisible()))
-	m.scroll = max(m.scroll, 0)
+	m.rows.SetSize(rows, m.rowsVisible())
 }
 
 // ShortHelp lists the pane's keys.

@@ -83,7 +83,7 @@ func TestRunFillsTheTable(t *testing.T) {
 		m.Update(keyMsg("j"))
 	}
 	checkFits(t, m.View(), 78, 12)
-	if m.scroll == 0 {
+	if m.rows.Offset == 0 {
 		t.Error("j did not scroll")
 	}
 }

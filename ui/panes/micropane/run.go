@@ -20,7 +20,8 @@ func (m *Model) start(force bool) tea.Cmd {
 		return cmd
 	}
 	c := m.d.Campaign
-	m.res, m.mi, m.scroll = micro.Result{}, 0, 0
+	m.res, m.mi = micro.Result{}, 0
+	m.rows.Reset()
 	label := fmt.Sprintf("%s TP%d", spec, tp)
 	if c.Model.EP {
 		label += " EP"

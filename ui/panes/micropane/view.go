@@ -8,6 +8,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/micro"
+	"github.com/profdeck/profdeck/ui/components"
 	"github.com/profdeck/profdeck/ui/panes/gpubench"
 )
 
@@ -43,7 +44,7 @@ func (m *Model) topLines(w int) []string {
 			}
 		}
 		s += fmt.Sprintf(" · peak %.0f GB/s · torch %s CUDA %s", e.PeakGBs, e.Torch, e.CUDA)
-		lines = append(lines, st.Subtle.Render(gpubench.Fit(s, w)))
+		lines = append(lines, st.Subtle.Render(components.Truncate(s, w)))
 	}
 	lines = append(lines, m.r.StatusLines(gpubench.Status{
 		Progress: m.res.Progress,
@@ -75,7 +76,7 @@ func (m *Model) topLines(w int) []string {
 			note = " " + note
 		}
 		b.WriteString(st.Subtle.Render(note))
-		lines = append(lines, gpubench.Fit(b.String(), w))
+		lines = append(lines, components.Truncate(b.String(), w))
 	}
 	return lines
 }
@@ -96,26 +97,27 @@ func (m *Model) table(w, rows int) []string {
 	m0 := ms[m.mi]
 	all := m.res.Rows(m0, m.order)
 	sum := m.res.StepSum(m0)
-	end := min(len(all), m.scroll+rows)
+	m.rows.SetSize(len(all), rows)
+	from, end := m.rows.Window()
 	// When the rows do not all fit, the first column says which show.
 	first := "GEMM"
-	if m.scroll > 0 || end < len(all) {
-		first = fmt.Sprintf("GEMM %d–%d/%d", m.scroll+1, end, len(all))
+	if m.rows.Clipped() {
+		first = fmt.Sprintf("GEMM %d–%d/%d", from+1, end, len(all))
 	}
 	head := fmt.Sprintf("%-15s %-17s %4s %7s %6s %5s %8s %5s", first, "M×N×K", "/stp", "µs", "TF/s", "%BW", "step µs", "share")
 	if wide {
 		head += fmt.Sprintf(" %6s", "GB/s")
 	}
-	lines := []string{st.TableHeader.Render(gpubench.Fit(head, w))}
-	for _, g := range all[m.scroll:end] {
-		lines = append(lines, gpubench.Fit(m.row(g, sum, wide), w))
+	lines := []string{st.TableHeader.Render(components.Truncate(head, w))}
+	for _, g := range all[from:end] {
+		lines = append(lines, components.Truncate(m.row(g, sum, wide), w))
 	}
 	return lines
 }
 
 func (m *Model) row(g phases.GEMMResult, sum float64, wide bool) string {
 	s := fmt.Sprintf("%-15s %-17s %4d %7.1f %6.1f %5.1f %8.0f %4.1f%%",
-		gpubench.Fit(micro.Name(g), 15), gpubench.Fit(micro.Shape(g), 17), g.PerStep, g.Us, g.TFLOPs, g.BWPct, g.StepUs, micro.Share(g, sum))
+		components.Truncate(micro.Name(g), 15), components.Truncate(micro.Shape(g), 17), g.PerStep, g.Us, g.TFLOPs, g.BWPct, g.StepUs, micro.Share(g, sum))
 	if wide {
 		s += fmt.Sprintf(" %6.0f", g.GBs)
 	}
@@ -130,7 +132,7 @@ func (m *Model) totalLines(w int) []string {
 		return nil
 	}
 	st := m.d.Styles
-	lines := []string{st.TableHeader.Render(gpubench.Fit(fmt.Sprintf("%-6s %12s %18s", "step", "Σ GEMMs ms", "back-to-back ms"), w))}
+	lines := []string{st.TableHeader.Render(components.Truncate(fmt.Sprintf("%-6s %12s %18s", "step", "Σ GEMMs ms", "back-to-back ms"), w))}
 	for _, v := range ms {
 		b2b := "…"
 		if s, ok := m.res.Step(v); ok {
@@ -143,14 +145,14 @@ func (m *Model) totalLines(w int) []string {
 		if v == ms[m.mi] {
 			line = st.Bold.Render(line)
 		}
-		lines = append(lines, gpubench.Fit(line, w))
+		lines = append(lines, components.Truncate(line, w))
 	}
 	errs := m.res.Errors
 	if len(errs) > 2 {
 		errs = errs[len(errs)-2:]
 	}
 	for _, e := range errs {
-		lines = append(lines, st.Bad.Render(gpubench.Fit("error: "+micro.ErrorText(e), w)))
+		lines = append(lines, st.Bad.Render(components.Truncate("error: "+micro.ErrorText(e), w)))
 	}
 	return lines
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/profdeck/profdeck/report"
+	"github.com/profdeck/profdeck/ui/components"
 )
 
 // layout redraws the budget block and the notes for the current size. It
@@ -44,7 +45,7 @@ func (m *Model) budgetLines(w int) []string {
 			}
 			c += " per step"
 		}
-		out = append(out, m.st.subtle.Render(ansi.Truncate(c, w, "…")))
+		out = append(out, m.st.subtle.Render(components.Truncate(c, w)))
 	}
 	return out
 }
@@ -59,25 +60,25 @@ func (m *Model) splitLines(b report.BudgetSplit, w int, full bool) []string {
 	var out []string
 	switch {
 	case !b.HasTPOT && full:
-		out = append(out, title, m.st.subtle.Render(ansi.Truncate(b.Summary(), w, "…")))
+		out = append(out, title, m.st.subtle.Render(components.Truncate(b.Summary(), w)))
 	case !b.HasTPOT:
-		out = append(out, ansi.Truncate(title+m.st.subtle.Render(b.Summary()), w, "…"))
+		out = append(out, components.Truncate(title+m.st.subtle.Render(b.Summary()), w))
 	case full:
 		tp := fmt.Sprintf("TPOT %.2f ms", b.TPOTms)
-		out = append(out, ansi.Truncate(title+"  "+m.st.bold.Render(tp), w, "…"), m.bar(b, w), ansi.Truncate(m.legend(b), w, "…"))
+		out = append(out, components.Truncate(title+"  "+m.st.bold.Render(tp), w), m.bar(b, w), components.Truncate(m.legend(b), w))
 	default:
 		var ps []string
 		for _, p := range b.Parts() {
 			ps = append(ps, fmt.Sprintf("%s %.1f%%", shortName(p.Name), p.Pct))
 		}
 		line := title + m.bar(b, 12) + " " + fmt.Sprintf("%s of %.2f ms", strings.Join(ps, " · "), b.TPOTms)
-		out = append(out, ansi.Truncate(line, w, "…"))
+		out = append(out, components.Truncate(line, w))
 	}
 	if miss := missingShort(b); miss != "" {
-		out = append(out, ansi.Truncate(m.st.warn.Render("missing: ")+m.st.subtle.Render(miss), w, "…"))
+		out = append(out, components.Truncate(m.st.warn.Render("missing: ")+m.st.subtle.Render(miss), w))
 	}
 	for _, x := range b.Warnings {
-		out = append(out, ansi.Truncate(m.st.bad.Render("! ")+m.st.warn.Render(x), w, "…"))
+		out = append(out, components.Truncate(m.st.bad.Render("! ")+m.st.warn.Render(x), w))
 	}
 	return out
 }
@@ -177,7 +178,7 @@ func (m *Model) noteLines(w int) []string {
 		if tag == "" {
 			tag = "—"
 		}
-		head += m.st.subtle.Render(fmt.Sprintf("%-*s", tagWidth, ansi.Truncate(tag, tagWidth, "…"))) + " "
+		head += m.st.subtle.Render(fmt.Sprintf("%-*s", tagWidth, components.Truncate(tag, tagWidth))) + " "
 		text := it.text
 		if it.marker {
 			text = m.st.marker.Render("▲ " + text)
@@ -206,7 +207,7 @@ func (m *Model) View() string {
 	lines = append(lines, m.st.title.Render(hdr))
 	lines = append(lines, m.vp.View())
 	if m.journalErr != "" {
-		lines = append(lines, m.st.bad.Render(ansi.Truncate("journal not written: "+m.journalErr, w, "…")))
+		lines = append(lines, m.st.bad.Render(components.Truncate("journal not written: "+m.journalErr, w)))
 	}
 	lines = append(lines, m.status(w))
 	return strings.Join(lines, "\n")
@@ -243,5 +244,5 @@ func (m *Model) status(w int) string {
 	if pw := ansi.StringWidth(path); pw > room && room > 1 {
 		path = ansi.TruncateLeft(path, pw-room+1, "…")
 	}
-	return st.Render(ansi.Truncate(prefix+path+suffix, w, "…"))
+	return st.Render(components.Truncate(prefix+path+suffix, w))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/ui/common"
+	"github.com/profdeck/profdeck/ui/components"
 )
 
 // Model is the Profile pane.
@@ -19,16 +20,16 @@ type Model struct {
 	keys keyMap
 	w, h int
 
-	state  runState
-	run    int        // id of the current capture, to drop stale done messages
-	cancel func()     // cancels the running capture
-	steps  []stepView // the capture's steps, in order
-	sum    *phases.ProfileSummary
-	failed *phases.ProfileFailed
-	msg    string  // a line for the operator (why nothing started, what to do)
-	frame  int     // spinner frame, advanced by the root's clock
-	scroll int     // first kernel row shown
-	tpot   float64 // the sweep's median TPOT at C=1 (ms), read when a summary arrives
+	state   runState
+	run     int        // id of the current capture, to drop stale done messages
+	cancel  func()     // cancels the running capture
+	steps   []stepView // the capture's steps, in order
+	sum     *phases.ProfileSummary
+	failed  *phases.ProfileFailed
+	msg     string          // a line for the operator (why nothing started, what to do)
+	frame   int             // spinner frame, advanced by the root's clock
+	kernels components.List // the kernel table
+	tpot    float64         // the sweep's median TPOT at C=1 (ms), read when a summary arrives
 }
 
 // stepView is one capture step as shown.
@@ -58,7 +59,7 @@ func (m *Model) Busy() bool { return m.state == running || m.state == cancelling
 // SetSize records the pane's size.
 func (m *Model) SetSize(w, h int) {
 	m.w, m.h = w, h
-	m.clampScroll()
+	m.kernels.SetSize(m.kernelCount(), m.kernelRows())
 }
 
 // Update handles keys, the phase's events, the clock and the capture's end.
@@ -85,10 +86,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, m.keys.Cancel):
 		return m.stop()
 	default:
-		if step, ok := m.d.Keys.Scroll(msg, m.kernelRows()/2); ok {
-			m.scroll += step
-			m.clampScroll()
-		}
+		m.kernels.SetSize(m.kernelCount(), m.kernelRows())
+		m.kernels.Key(m.d.Keys, msg)
 	}
 	return nil
 }
@@ -111,8 +110,7 @@ func (m *Model) apply(e phases.Event) {
 		s := v
 		m.sum, m.failed = &s, nil
 		m.tpot = m.tpotC1()
-		m.scroll = 0
-		m.clampScroll()
+		m.kernels.Reset()
 	case phases.ProfileFailed:
 		f := v
 		m.failed = &f
@@ -148,4 +146,12 @@ func newKeyMap(k *common.KeyMap) keyMap {
 		km.Down.SetHelp("j/↓", "scroll kernels")
 	}
 	return km
+}
+
+// kernelCount is how many kernels the summary lists.
+func (m *Model) kernelCount() int {
+	if m.sum == nil {
+		return 0
+	}
+	return len(m.sum.Top)
 }

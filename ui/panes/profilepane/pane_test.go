@@ -176,19 +176,19 @@ func TestPaneCapture(t *testing.T) {
 	if !strings.Contains(v, "steps from /metrics") && !strings.Contains(v, "steps estimated") {
 		t.Errorf("view does not say where the step count came from:\n%s", v)
 	}
-	first := m.scroll
+	first := m.kernels.Offset
 	press(t, m, "j")
-	if m.scroll != first+1 {
-		t.Errorf("j: scroll %d → %d", first, m.scroll)
+	if m.kernels.Offset != first+1 {
+		t.Errorf("j: scroll %d → %d", first, m.kernels.Offset)
 	}
 	m.Update(tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl})
-	if m.scroll <= first+1 {
-		t.Errorf("ctrl+d: scroll stays at %d", m.scroll)
+	if m.kernels.Offset <= first+1 {
+		t.Errorf("ctrl+d: scroll stays at %d", m.kernels.Offset)
 	}
 	m.Update(tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl})
 	m.Update(tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl})
-	if m.scroll != 0 {
-		t.Errorf("ctrl+u twice: scroll %d, want 0", m.scroll)
+	if m.kernels.Offset != 0 {
+		t.Errorf("ctrl+u twice: scroll %d, want 0", m.kernels.Offset)
 	}
 	m.SetSize(120, 40)
 	big := m.View()

@@ -139,7 +139,8 @@ func (m *Model) start() tea.Cmd {
 	m.run++
 	run := m.run
 	m.cancel, m.state = cancel, running
-	m.steps, m.sum, m.failed, m.msg, m.scroll = nil, nil, nil, "", 0
+	m.steps, m.sum, m.failed, m.msg = nil, nil, nil, ""
+	m.kernels.Reset()
 	em := &phases.Emitter{Out: m.d.Session.Sink(), Now: m.d.Now}
 	params := map[string]any{"url": cfg.URL, "requests": cfg.Requests, "concurrency": cfg.Concurrency,
 		"profiler_dir": cfg.ProfilerDir, "input_len": cfg.InputLen, "output_len": cfg.OutputLen}

@@ -8,6 +8,8 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/phases/units"
+	"github.com/profdeck/profdeck/ui/components"
 )
 
 var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
@@ -127,7 +129,7 @@ func (m *Model) stepLines(w int) []string {
 		} else if !st.done {
 			mark = "·"
 		}
-		text := fit(fmt.Sprintf("%s %-13s %7s  %s", mark, st.name, fmtDur(el), st.detail), w)
+		text := components.Truncate(fmt.Sprintf("%s %-13s %7s  %s", mark, st.name, fmtDur(el), st.detail), w)
 		switch {
 		case live:
 			out = append(out, s.Bold.Render(text))
@@ -155,7 +157,7 @@ func (m *Model) captureLine(w int) string {
 		src = src[:i]
 	}
 	parts = append(parts, src)
-	return m.d.Styles.Subtle.Render(fit(strings.Join(parts, " · "), w))
+	return m.d.Styles.Subtle.Render(components.Truncate(strings.Join(parts, " · "), w))
 }
 
 // summaryLines are the totals, the category bars and the kernel table.
@@ -163,8 +165,8 @@ func (m *Model) summaryLines(w, h int) []string {
 	s := m.d.Styles
 	sum := m.sum
 	var out []string
-	head := fmt.Sprintf("GPU %s in %d kernels · communication %.1f%% of GPU time", us(sum.TotalCUDAUs), sum.KernelCount, 100*sum.CommunicationShare)
-	out = append(out, s.Bold.Render(fit(head, w)))
+	head := fmt.Sprintf("GPU %s in %d kernels · communication %.1f%% of GPU time", units.Us(sum.TotalCUDAUs), sum.KernelCount, 100*sum.CommunicationShare)
+	out = append(out, s.Bold.Render(components.Truncate(head, w)))
 	out = append(out, m.perStepLines(w)...)
 	barW := w - 14 - 10 - 8
 	if barW > 50 {
@@ -176,19 +178,15 @@ func (m *Model) summaryLines(w, h int) []string {
 		if sum.TotalCUDAUs > 0 {
 			frac = v / sum.TotalCUDAUs
 		}
-		full := int(frac*float64(barW) + 0.5)
-		if full > barW {
-			full = barW
-		}
-		style := s.BarFull
+		b := components.Bar{Full: s.BarFull, Empty: s.BarEmpty}
 		if c == profile.CatCommunication {
-			style = s.ChartAlt
+			b.Full = s.ChartAlt
 		}
 		bar := ""
 		if barW > 0 {
-			bar = style.Render(strings.Repeat("█", full)) + s.BarEmpty.Render(strings.Repeat("░", barW-full)) + " "
+			bar = b.View(frac, barW) + " "
 		}
-		out = append(out, fmt.Sprintf("%-13s %s%9s %5.1f%%", c, bar, us(v), 100*frac))
+		out = append(out, fmt.Sprintf("%-13s %s%9s %5.1f%%", c, bar, units.Us(v), 100*frac))
 	}
 	rows := h - len(out) - 1
 	if rows < 1 || len(sum.Top) == 0 {
@@ -198,26 +196,23 @@ func (m *Model) summaryLines(w, h int) []string {
 	if nameW < 10 {
 		nameW = 10
 	}
-	out = append(out, s.TableHeader.Render(fit(fmt.Sprintf("%9s %6s %9s %8s %-5s  %s", "self", "%GPU", "µs/step", "calls", "cat", "kernel (top "+fmt.Sprint(len(sum.Top))+")"), w)))
-	m.clampScroll()
-	end := m.scroll + rows
-	if end > len(sum.Top) {
-		end = len(sum.Top)
-	}
-	for _, k := range sum.Top[m.scroll:end] {
+	out = append(out, s.TableHeader.Render(components.Truncate(fmt.Sprintf("%9s %6s %9s %8s %-5s  %s", "self", "%GPU", "µs/step", "calls", "cat", "kernel (top "+fmt.Sprint(len(sum.Top))+")"), w)))
+	m.kernels.SetSize(len(sum.Top), rows)
+	first, end := m.kernels.Window()
+	for _, k := range sum.Top[first:end] {
 		per := "-"
 		if sum.DecodeSteps > 0 {
-			per = us(k.SelfCUDAUs / float64(sum.DecodeSteps))
+			per = units.Us(k.SelfCUDAUs / float64(sum.DecodeSteps))
 		}
 		pct := 0.0
 		if sum.TotalCUDAUs > 0 {
 			pct = 100 * k.SelfCUDAUs / sum.TotalCUDAUs
 		}
-		line := fmt.Sprintf("%9s %5.1f%% %9s %8d %-5s  %s", us(k.SelfCUDAUs), pct, per, k.Calls, catShort[k.Category], profile.Shorten(k.Name, nameW))
-		out = append(out, fit(line, w))
+		line := fmt.Sprintf("%9s %5.1f%% %9s %8d %-5s  %s", units.Us(k.SelfCUDAUs), pct, per, k.Calls, catShort[k.Category], profile.Shorten(k.Name, nameW))
+		out = append(out, components.Truncate(line, w))
 	}
 	if more := len(sum.Top) - end; more > 0 && len(out) > 0 {
-		out[len(out)-1] = fit(out[len(out)-1], w-8) + s.Subtle.Render(fmt.Sprintf(" ↓%d more", more))
+		out[len(out)-1] = components.Truncate(out[len(out)-1], w-8) + s.Subtle.Render(fmt.Sprintf(" ↓%d more", more))
 	}
 	return out
 }
@@ -233,16 +228,16 @@ func (m *Model) perStepLines(w int) []string {
 	if strings.Contains(sum.DecodeStepsSource, "/metrics") {
 		src = "from /metrics"
 	}
-	line := "per decode step: comm " + us(sum.CommPerStepUs)
+	line := "per decode step: comm " + units.Us(sum.CommPerStepUs)
 	if tpot := m.tpot; tpot > 0 {
 		line += fmt.Sprintf(" (%.0f%% of TPOT %.1fms)", 100*sum.CommPerStepUs/(tpot*1000), tpot)
 	}
-	line += " of " + us(sum.GPUPerStepUs) + " GPU"
+	line += " of " + units.Us(sum.GPUPerStepUs) + " GPU"
 	steps := fmt.Sprintf("%d steps %s", sum.DecodeSteps, src)
 	if len([]rune(line))+3+len([]rune(steps)) <= w {
 		return []string{line + " · " + steps}
 	}
-	return []string{fit(line, w), fit("  over "+steps, w)}
+	return []string{components.Truncate(line, w), components.Truncate("  over "+steps, w)}
 }
 
 // kernelRows is how many kernel rows fit at the current size.
@@ -254,34 +249,6 @@ func (m *Model) kernelRows() int {
 	// title, message, capture line, totals, categories, table header
 	used := 1 + len(m.messageLines(w)) + 1 + 1 + len(profile.Categories) + 1 + len(m.perStepLines(w))
 	return m.h - used
-}
-
-func (m *Model) clampScroll() {
-	if m.sum == nil {
-		m.scroll = 0
-		return
-	}
-	maxS := len(m.sum.Top) - m.kernelRows()
-	if maxS < 0 {
-		maxS = 0
-	}
-	if m.scroll > maxS {
-		m.scroll = maxS
-	}
-	if m.scroll < 0 {
-		m.scroll = 0
-	}
-}
-
-// us formats microseconds: 812.3µs, 12.41ms, 3.02s.
-func us(v float64) string {
-	switch {
-	case v >= 1e6:
-		return fmt.Sprintf("%.2fs", v/1e6)
-	case v >= 1e3:
-		return fmt.Sprintf("%.2fms", v/1e3)
-	}
-	return fmt.Sprintf("%.1fµs", v)
 }
 
 func fmtDur(s float64) string {
@@ -298,21 +265,6 @@ func joinInts(v []int) string {
 		parts[i] = fmt.Sprint(n)
 	}
 	return strings.Join(parts, ",")
-}
-
-// fit cuts s to w columns (runes; the pane's text is single-width).
-func fit(s string, w int) string {
-	r := []rune(s)
-	if w <= 0 {
-		return ""
-	}
-	if len(r) <= w {
-		return s
-	}
-	if w == 1 {
-		return "…"
-	}
-	return string(r[:w-1]) + "…"
 }
 
 // wrap breaks text into lines of at most w columns at spaces.
@@ -334,10 +286,10 @@ func wrap(text string, w int) []string {
 		}
 	}
 	if line != "" {
-		out = append(out, fit(line, w))
+		out = append(out, components.Truncate(line, w))
 	}
 	for i := range out {
-		out[i] = fit(out[i], w)
+		out[i] = components.Truncate(out[i], w)
 	}
 	return out
 }

@@ -1,8 +1,8 @@
-// Package ncclppane is the cockpit's NCCL pane: it runs the NCCL phase under
+// Package ncclpane is the cockpit's NCCL pane: it runs the NCCL phase under
 // torchrun on the GPU host and shows the decode step's all-reduce burst per
 // batch size and the expert-parallel All-to-All by tokens per GPU, with the
 // latency cliff marked.
-package ncclppane
+package ncclpane
 
 import (
 	"charm.land/bubbles/v2/key"
@@ -11,17 +11,18 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/ui/common"
+	"github.com/profdeck/profdeck/ui/components"
 	"github.com/profdeck/profdeck/ui/panes/gpubench"
 )
 
 // Model is the NCCL pane.
 type Model struct {
-	d      *common.Deps
-	keys   gpubench.Keys
-	w, h   int
-	res    nccl.Result
-	r      gpubench.Runner // the run and its outcome
-	scroll int
+	d    *common.Deps
+	keys gpubench.Keys
+	w, h int
+	res  nccl.Result
+	r    gpubench.Runner // the run and its outcome
+	body components.List // the tables below the head
 }
 
 // New builds the pane.
@@ -65,18 +66,13 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := m.r.Key(msg, m.keys, m.start); ok {
 		return cmd
 	}
-	k := m.d.Keys
-	if step, ok := k.Scroll(msg, m.bodyRows()-1); ok {
-		m.scroll += step
-	}
 	m.clamp()
+	m.body.Key(m.d.Keys, msg)
 	return nil
 }
 
 func (m *Model) clamp() {
-	w := max(m.w, 40)
-	m.scroll = min(m.scroll, max(0, len(m.bodyLines(w))-m.bodyRows()))
-	m.scroll = max(m.scroll, 0)
+	m.body.SetSize(len(m.bodyLines(max(m.w, 40))), m.bodyRows())
 }
 
 // ShortHelp lists the pane's keys.

@@ -1,4 +1,4 @@
-package ncclppane
+package ncclpane
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package ncclppane
+package ncclpane
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/profdeck/profdeck/phases/nccl"
+	"github.com/profdeck/profdeck/phases/units"
+	"github.com/profdeck/profdeck/ui/components"
 	"github.com/profdeck/profdeck/ui/panes/gpubench"
 )
 
@@ -15,15 +17,15 @@ func (m *Model) View() string {
 	w, h := max(m.w, 40), max(m.h, 8)
 	out := m.headLines(w)
 	body := m.bodyLines(w)
-	rows := max(0, h-len(out))
-	end := min(len(body), m.scroll+rows)
-	if m.scroll < end {
-		out = append(out, body[m.scroll:end]...)
+	m.body.SetSize(len(body), max(0, h-len(out)))
+	first, end := m.body.Window()
+	if first < end {
+		out = append(out, body[first:end]...)
 		if more := len(body) - end; more > 0 {
 			// Say that the tables go on below (j scrolls).
 			mark := fmt.Sprintf(" ↓%d more", more)
 			last := len(out) - 1
-			out[last] = gpubench.Fit(out[last], w-len([]rune(mark))) + m.d.Styles.Subtle.Render(mark)
+			out[last] = components.Truncate(out[last], w-len([]rune(mark))) + m.d.Styles.Subtle.Render(mark)
 		}
 	}
 	if len(out) > h {
@@ -52,7 +54,7 @@ func (m *Model) headLines(w int) []string {
 		for _, k := range keys {
 			s += " " + k + "=" + e.NCCLEnv[k]
 		}
-		lines = append(lines, st.Subtle.Render(gpubench.Fit(s, w)))
+		lines = append(lines, st.Subtle.Render(components.Truncate(s, w)))
 	}
 	return append(lines, m.r.StatusLines(gpubench.Status{
 		Progress: m.res.Progress,
@@ -73,17 +75,17 @@ func (m *Model) bodyLines(w int) []string {
 		if b0.M > 0 {
 			hidden = int(b0.Bytes) / b0.M / 2
 		}
-		lines = append(lines, st.Bold.Render(gpubench.Fit(fmt.Sprintf("All-reduce burst: %d × [M, %d] BF16 per step, max over ranks", b0.Count, hidden), w)),
-			st.TableHeader.Render(gpubench.Fit(fmt.Sprintf("%-5s %9s %9s %8s %9s %8s", "M", "bytes/op", "eager ms", "µs/op", "graph ms", "µs/op"), w)))
+		lines = append(lines, st.Bold.Render(components.Truncate(fmt.Sprintf("All-reduce burst: %d × [M, %d] BF16 per step, max over ranks", b0.Count, hidden), w)),
+			st.TableHeader.Render(components.Truncate(fmt.Sprintf("%-5s %9s %9s %8s %9s %8s", "M", "bytes/op", "eager ms", "µs/op", "graph ms", "µs/op"), w)))
 		for _, b := range r.Bursts {
 			g1, g2 := "-", "-"
 			if b.GraphMs > 0 {
 				g1, g2 = fmt.Sprintf("%.3f", b.GraphMs), fmt.Sprintf("%.1f", b.GraphPerOpUs)
 			}
-			lines = append(lines, gpubench.Fit(fmt.Sprintf("%-5d %9s %9.3f %8.1f %9s %8s", b.M, nccl.Bytes(b.Bytes), b.TotalMs, b.PerOpUs, g1, g2), w))
+			lines = append(lines, components.Truncate(fmt.Sprintf("%-5d %9s %9.3f %8.1f %9s %8s", b.M, units.Bytes(b.Bytes), b.TotalMs, b.PerOpUs, g1, g2), w))
 		}
 		if r.Env != nil && r.Env.NProc == 1 {
-			lines = append(lines, st.Subtle.Render(gpubench.Fit("one rank: NCCL moves no data; these are launch costs", w)))
+			lines = append(lines, st.Subtle.Render(components.Truncate("one rank: NCCL moves no data; these are launch costs", w)))
 		}
 	}
 	if len(r.AllToAll) > 0 {
@@ -92,24 +94,24 @@ func (m *Model) bodyLines(w int) []string {
 		if a0.Tokens > 0 {
 			per = a0.Bytes / int64(a0.Tokens)
 		}
-		lines = append(lines, "", st.Bold.Render(gpubench.Fit(fmt.Sprintf("All-to-All, EP dispatch: T tokens/GPU × %s each, busbw = algbw×(n−1)/n", nccl.Bytes(per)), w)),
-			st.TableHeader.Render(gpubench.Fit(fmt.Sprintf("%-6s %10s %9s %10s %10s", "T/GPU", "bytes", "µs", "algbw GB/s", "busbw GB/s"), w)))
+		lines = append(lines, "", st.Bold.Render(components.Truncate(fmt.Sprintf("All-to-All, EP dispatch: T tokens/GPU × %s each, busbw = algbw×(n−1)/n", units.Bytes(per)), w)),
+			st.TableHeader.Render(components.Truncate(fmt.Sprintf("%-6s %10s %9s %10s %10s", "T/GPU", "bytes", "µs", "algbw GB/s", "busbw GB/s"), w)))
 		for _, a := range r.AllToAll {
-			row := fmt.Sprintf("%-6d %10s %9.1f %10.2f %10.2f", a.Tokens, nccl.Bytes(a.Bytes), a.Us, a.AlgBW, a.BusBW)
+			row := fmt.Sprintf("%-6d %10s %9.1f %10.2f %10.2f", a.Tokens, units.Bytes(a.Bytes), a.Us, a.AlgBW, a.BusBW)
 			if c := r.Cliff; c != nil && c.Tokens == a.Tokens {
-				lines = append(lines, st.Warn.Render(gpubench.Fit(row+fmt.Sprintf("  ◀ cliff ×%.1f", c.ToUs/c.FromUs), w)))
+				lines = append(lines, st.Warn.Render(components.Truncate(row+fmt.Sprintf("  ◀ cliff ×%.1f", c.ToUs/c.FromUs), w)))
 				continue
 			}
-			lines = append(lines, gpubench.Fit(row, w))
+			lines = append(lines, components.Truncate(row, w))
 		}
 		if c := r.Cliff; c != nil {
-			lines = append(lines, st.Warn.Render(gpubench.Fit(fmt.Sprintf("latency cliff at T=%d tokens/GPU: %.1f → %.1f µs", c.Tokens, c.FromUs, c.ToUs), w)))
+			lines = append(lines, st.Warn.Render(components.Truncate(fmt.Sprintf("latency cliff at T=%d tokens/GPU: %.1f → %.1f µs", c.Tokens, c.FromUs, c.ToUs), w)))
 		} else if m.r.Done {
-			lines = append(lines, st.Subtle.Render(gpubench.Fit("no latency cliff: no step more than doubles the latency", w)))
+			lines = append(lines, st.Subtle.Render(components.Truncate("no latency cliff: no step more than doubles the latency", w)))
 		}
 	}
 	for _, e := range r.Errors {
-		lines = append(lines, st.Bad.Render(gpubench.Fit("error: "+nccl.ErrorText(e), w)))
+		lines = append(lines, st.Bad.Render(components.Truncate("error: "+nccl.ErrorText(e), w)))
 	}
 	return lines
 }

@@ -1,4 +1,4 @@
-package ncclppane
+package ncclpane
 
 import (
 	"context"
@@ -26,7 +26,8 @@ func (m *Model) start(force bool) tea.Cmd {
 	if nproc < 1 {
 		nproc = tp
 	}
-	m.res, m.scroll = nccl.Result{}, 0
+	m.res = nccl.Result{}
+	m.body.Reset()
 	cfg := nccl.Config{Host: m.d.Host, Torchrun: c.NCCL.Torchrun, Python: innerPython(c.Micro.Python), NProc: nproc, Batch: c.NCCL.Batch, Force: force}
 	return m.r.Launch(fmt.Sprintf("%s TP%d · %d ranks", spec, tp, nproc), gpubench.Job{
 		Spec:    spec,

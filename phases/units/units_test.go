@@ -1,0 +1,37 @@
+package units
+
+import (
+	"math"
+	"testing"
+)
+
+func TestFormatters(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{Bytes(512), "512 B"},
+		{Bytes(1536), "1.5 KiB"},
+		{Bytes(64 << 10), "64 KiB"},
+		{Bytes(16 << 20), "16 MiB"},
+		{Bytes(1835008), "1.75 MiB"},
+		{Bytes(3 << 29), "1.50 GiB"},
+		{Thousands(0), "0"},
+		{Thousands(999.6), "1,000"},
+		{Thousands(1536), "1,536"},
+		{Thousands(-1234567), "-1,234,567"},
+		{Thousands(math.NaN()), Missing},
+		{Int(10000000), "10,000,000"},
+		{Ms(12.34), "12.3"},
+		{Ms(1234.4), "1,234"},
+		{Ms(math.Inf(1)), Missing},
+		{Rate(99.94), "99.9"},
+		{Us(812.34), "812.3µs"},
+		{Us(12410), "12.41ms"},
+		{Us(3.02e6), "3.02s"},
+		{Pct(0.424), "42%"},
+		{Pct1(0.4249), "42.5%"},
+		{Pct(math.NaN()), Missing},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package components
+
+import (
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/profdeck/profdeck/ui/common"
+)
+
+func TestFitAndTruncateCountCellsNotBytes(t *testing.T) {
+	styled := lipgloss.NewStyle().Bold(true).Render("µs–ÜÜ")
+	if got := Width(Fit(styled, 8)); got != 8 {
+		t.Errorf("Fit pads to %d cells", got)
+	}
+	if got := Truncate(styled, 3); Width(got) != 3 || !strings.HasSuffix(strings.TrimRight(got, "\x1b[0m"), Ellipsis) {
+		t.Errorf("Truncate(3) = %q", got)
+	}
+	if Fit("abc", 0) != "" || Truncate("abc", -1) != "" {
+		t.Error("zero width is not empty")
+	}
+	if PadLeft("12", 5) != "   12" || PadLeft("123456", 3) != "123456" {
+		t.Error("PadLeft")
+	}
+}
+
+func TestBarNeverClaimsDoneOrUntouched(t *testing.T) {
+	b := Bar{}
+	for _, c := range []struct {
+		frac float64
+		w    int
+		full int
+	}{{0, 10, 0}, {0.01, 10, 1}, {0.5, 10, 5}, {0.99, 10, 9}, {1, 10, 10}, {2, 10, 10}, {-1, 10, 0}} {
+		v := b.View(c.frac, c.w)
+		if n := strings.Count(v, FullCell); n != c.full || Width(v) != c.w {
+			t.Errorf("View(%v, %d) = %q: %d full", c.frac, c.w, v, n)
+		}
+	}
+	if v := b.Count(3, 0, 4); v != strings.Repeat(EmptyCell, 4) {
+		t.Errorf("Count of nothing = %q", v)
+	}
+	if v := b.Count(1, 2, 4); strings.Count(v, FullCell) != 2 {
+		t.Errorf("Count(1,2) = %q", v)
+	}
+}
+
+func press(l *List, k string) bool {
+	var msg tea.KeyPressMsg
+	switch k {
+	case "ctrl+d":
+		msg = tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl}
+	default:
+		msg = tea.KeyPressMsg{Code: rune(k[0]), Text: k}
+	}
+	return l.Key(common.DefaultKeyMap(), msg)
+}
+
+func TestListFromTheTop(t *testing.T) {
+	var l List
+	l.SetSize(10, 4)
+	if f, e := l.Window(); f != 0 || e != 4 {
+		t.Fatalf("window %d–%d", f, e)
+	}
+	press(&l, "j")
+	press(&l, "ctrl+d")
+	if f, _ := l.Window(); f != 3 {
+		t.Errorf("j then ctrl+d: first %d, want 3", f)
+	}
+	press(&l, "G")
+	if f, e := l.Window(); f != 6 || e != 10 {
+		t.Errorf("G: %d–%d", f, e)
+	}
+	press(&l, "g")
+	if l.Offset != 0 {
+		t.Errorf("g: offset %d", l.Offset)
+	}
+	if press(&l, "x") {
+		t.Error("x is no list key")
+	}
+	l.SetSize(2, 4)
+	if l.Clipped() || l.Offset != 0 {
+		t.Error("a short list scrolls")
+	}
+}
+
+func TestListFromTheEndFollowsTheNewest(t *testing.T) {
+	l := List{FromEnd: true}
+	l.SetSize(10, 4)
+	if f, e := l.Window(); f != 6 || e != 10 {
+		t.Fatalf("window %d–%d", f, e)
+	}
+	press(&l, "k")
+	if f, e := l.Window(); f != 5 || e != 9 {
+		t.Errorf("k: %d–%d", f, e)
+	}
+	press(&l, "g")
+	if f, e := l.Window(); f != 0 || e != 4 {
+		t.Errorf("g: %d–%d", f, e)
+	}
+	press(&l, "G")
+	if l.Offset != 0 {
+		t.Errorf("G: offset %d", l.Offset)
+	}
+}

@@ -1,0 +1,47 @@
+// Package components holds the small widgets every cockpit pane draws
+// with: the bar (load, progress, shares), the scrolling list bound to the
+// shared list keys, and ANSI-aware truncation and padding. A pane uses
+// these instead of its own copy, so a bar or a cut line looks the same on
+// every pane.
+package components
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Ellipsis marks where a line was cut.
+const Ellipsis = "…"
+
+// Truncate cuts s (which may hold ANSI styles) to at most w cells, marking
+// a cut with "…".
+func Truncate(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	return ansi.Truncate(s, w, Ellipsis)
+}
+
+// Fit cuts or pads s (which may hold ANSI styles) to exactly w cells.
+func Fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	s = Truncate(s, w)
+	if n := ansi.StringWidth(s); n < w {
+		s += strings.Repeat(" ", w-n)
+	}
+	return s
+}
+
+// PadLeft right-aligns s in w cells; a longer s is returned whole.
+func PadLeft(s string, w int) string {
+	if n := ansi.StringWidth(s); n < w {
+		return strings.Repeat(" ", w-n) + s
+	}
+	return s
+}
+
+// Width is the number of cells s takes on screen (ANSI styles take none).
+func Width(s string) int { return ansi.StringWidth(s) }
