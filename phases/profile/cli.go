@@ -72,7 +72,7 @@ func ParseFile(name string, top int) (*phases.ProfileSummary, error) {
 	}
 	var s *phases.ProfileSummary
 	if looksLikeTrace(head) {
-		s, err = parseTrace(f, top)
+		s, err = parseTrace(f, top, MaxTraceBytes)
 	} else {
 		s, err = parseTable(f, top)
 	}

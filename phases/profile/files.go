@@ -127,20 +127,28 @@ func summarise(ctx context.Context, cfg Config, files []fileInfo, progress func(
 	}
 	var s *phases.ProfileSummary
 	var err error
-	if trace.size > cfg.RemoteOver {
+	local := trace.size <= cfg.RemoteOver
+	if local {
+		// The limit holds for the decompressed bytes: a small .json.gz may
+		// hold gigabytes, and is then summarised on the host too.
+		progress("reading " + trace.path)
+		var b []byte
+		b, err = cfg.Host.ReadFile(ctx, trace.path)
+		if err == nil {
+			s, err = parseTrace(bytes.NewReader(b), cfg.Top, cfg.RemoteOver)
+		}
+		if errors.Is(err, ErrTraceTooLarge) {
+			notes = append(notes, fmt.Sprintf("%s is over %d MiB once decompressed: summarised on the host", trace.path, cfg.RemoteOver>>20))
+			local = false
+		}
+	}
+	if !local {
 		progress(fmt.Sprintf("summarising %s (%.0f MB) on the host", trace.path, float64(trace.size)/1e6))
 		s, err = summariseOnHost(ctx, cfg, trace.path)
 		if err != nil && ctx.Err() == nil {
 			notes = append(notes, fmt.Sprintf("summarising on the host failed (%v); streamed the trace over the connection instead", err))
 			progress(fmt.Sprintf("streaming %s (%.0f MB) over the connection", trace.path, float64(trace.size)/1e6))
 			s, err = streamTrace(ctx, cfg, trace.path)
-		}
-	} else {
-		progress("reading " + trace.path)
-		var b []byte
-		b, err = cfg.Host.ReadFile(ctx, trace.path)
-		if err == nil {
-			s, err = parseTrace(bytes.NewReader(b), cfg.Top)
 		}
 	}
 	if err != nil {
@@ -220,7 +228,7 @@ func streamTrace(ctx context.Context, cfg Config, file string) (*phases.ProfileS
 		}
 		pw.CloseWithError(err)
 	}()
-	s, err := parseTrace(pr, cfg.Top)
+	s, err := parseTrace(pr, cfg.Top, MaxTraceBytes)
 	pr.CloseWithError(io.ErrClosedPipe) // stop the writer if the parser stopped early
 	return s, err
 }

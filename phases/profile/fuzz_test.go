@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -54,6 +55,11 @@ func FuzzParseTrace(f *testing.F) {
 	f.Add([]byte(`{"traceEvents":[{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_bf16_RING_LL","dur":12.5},{"ph":"X","cat":"kernel","name":"nvjet","dur":"7"}]}`))
 	f.Add([]byte(`[{"ph":"X","cat":"kernel","name":"k","dur":1e400}]`))
 	f.Add([]byte(`{"a":{"b":[1,2,{"c":null}]},"traceEvents":[{"ph":"X","cat":"gpu_memcpy","name":"Memcpy","dur":-3}],"z":1}`))
+	// Hostile shapes: deep nesting, a long number, a long run of spaces.
+	f.Add([]byte(`{"traceEvents":[{"args":` + strings.Repeat("[", 200) + `]}]}`))
+	f.Add([]byte(`[{"ph":"X","cat":"kernel","name":"k","dur":` + strings.Repeat("9", 400) + `}]`))
+	f.Add([]byte(`{"traceEvents":[` + strings.Repeat(" ", 4096) + `{"ph":"X","cat":"kernel","name":"k","dur":1}]}`))
+	f.Add([]byte(`{"traceEvents":[{"ph":"X","cat":"kernel","name":"\u0000\"` + strings.Repeat("\\", 100) + `","dur":1}]}`))
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	zw.Write([]byte(`{"traceEvents":[{"ph":"X","cat":"kernel","name":"fused_moe_kernel","dur":3}]}`))

@@ -124,3 +124,36 @@ func TestSummariseFallsBackToStreaming(t *testing.T) {
 		}
 	}
 }
+
+// The local/remote limit holds for the decompressed bytes: a .json.gz
+// smaller than RemoteOver that expands past it is summarised on the host,
+// and the summary says so.
+func TestSummariseSmallGzipOverLimitGoesToHost(t *testing.T) {
+	needPython(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := os.ReadFile("testdata/trace.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "rank0.trace.json.gz")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile("testdata/trace.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	over := int64(len(b)) + 1 // the file fits, its content does not
+	if int64(len(raw)) <= over {
+		t.Fatalf("the fixture compresses too little: %d of %d bytes", len(b), len(raw))
+	}
+	cfg := Config{Host: local.New(), URL: "x", RemoteOver: over}.withDefaults()
+	s, err := summarise(ctx, cfg, []fileInfo{{path: p, size: int64(len(b)), mtime: "1"}}, func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(s.Source, "summarised on the host") || len(s.Notes) == 0 || !strings.Contains(s.Notes[0], "once decompressed") {
+		t.Fatalf("source %q, notes %q: want the host's summary and a note why", s.Source, s.Notes)
+	}
+}

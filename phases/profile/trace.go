@@ -28,13 +28,17 @@ var deviceCats = map[string]bool{"kernel": true, "gpu_memcpy": true, "gpu_memset
 // ParseTrace reads a torch.profiler Chrome trace (JSON, or gzip-compressed
 // JSON: detected by its magic bytes) as a stream, event by event, and sums
 // the device time of every kernel, memory copy and memset. It never holds
-// the whole trace in memory: hundreds of MB are fine.
+// the whole trace in memory: hundreds of MB are fine. Every token is
+// bounded (MaxTraceString, MaxTraceNumber, MaxTraceDepth, MaxTraceEvent) and
+// so is the decompressed size (MaxTraceBytes): a hostile trace is an error,
+// never gigabytes of memory.
 func ParseTrace(r io.Reader) (*phases.ProfileSummary, error) {
-	return parseTrace(r, TopN)
+	return parseTrace(r, TopN, MaxTraceBytes)
 }
 
-func parseTrace(r io.Reader, top int) (*phases.ProfileSummary, error) {
-	agg, n, err := scanTrace(r)
+// parseTrace reads at most max decompressed bytes (ErrTraceTooLarge past it).
+func parseTrace(r io.Reader, top int, max int64) (*phases.ProfileSummary, error) {
+	agg, n, err := scanTrace(r, max)
 	if err != nil {
 		return nil, err
 	}
@@ -62,13 +66,13 @@ func openMaybeGzip(r io.Reader) (io.Reader, func(), error) {
 
 // scanTrace walks the trace's events: either {"traceEvents": [...], ...}
 // or a bare array of events.
-func scanTrace(r io.Reader) (*kernelAgg, int, error) {
+func scanTrace(r io.Reader, max int64) (*kernelAgg, int, error) {
 	in, done, err := openMaybeGzip(r)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer done()
-	dec := json.NewDecoder(in)
+	dec := json.NewDecoder(newGuard(in, max))
 	dec.UseNumber()
 	agg := newKernelAgg()
 	tok, err := dec.Token()
@@ -179,6 +183,10 @@ func traceErr(dec *json.Decoder, what string, err error) error {
 	}
 	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
+	}
+	var le *traceLimitError
+	if errors.As(err, &le) || errors.Is(err, ErrTraceTooLarge) {
+		return fmt.Errorf("trace: %w", err)
 	}
 	return fmt.Errorf("trace: %s at byte %d: %w", what, dec.InputOffset(), err)
 }
