@@ -82,14 +82,14 @@ func ReportMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "profdeck report: %v\n", err)
 		return 1
 	}
-	if note := skippedNote(journal, rr.Skipped); note != "" {
+	if note := skippedNote(journal, rr.Skipped, rr.SkippedCount); note != "" {
 		fmt.Fprintln(stderr, "profdeck report: "+note)
 	}
 	if len(rr.Events) == 0 {
 		fmt.Fprintf(stderr, "profdeck report: %s: no events could be read; not a profdeck journal?\n", journal)
 		return 1
 	}
-	opts := NotebookOptions{Campaign: *name, Journal: journal, NoCharts: *noCharts, Skipped: rr.Skipped}
+	opts := NotebookOptions{Campaign: *name, Journal: journal, NoCharts: *noCharts, Skipped: rr.Skipped, SkippedCount: rr.SkippedCount}
 	if *png {
 		opts.ChartFormat = "png"
 	}
@@ -121,8 +121,8 @@ func ReportMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "profdeck report: %v\n", err)
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d events", path, len(rr.Events))
-	if len(rr.Skipped) > 0 {
-		fmt.Fprintf(stdout, ", %d lines skipped", len(rr.Skipped))
+	if rr.SkippedCount > 0 {
+		fmt.Fprintf(stdout, ", %d lines skipped", rr.SkippedCount)
 	}
 	fmt.Fprintln(stdout, ")")
 	if !*noCharts {
@@ -157,7 +157,7 @@ func CompareMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			fmt.Fprintf(stderr, "profdeck compare: %v\n", err)
 			return 1
 		}
-		if note := skippedNote(p, s.Skipped); note != "" {
+		if note := skippedNote(p, s.Skipped, s.SkippedCount); note != "" {
 			fmt.Fprintln(stderr, "profdeck compare: "+note)
 		}
 		sw[i] = s

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -23,8 +24,10 @@ type Sweep struct {
 	Model   string
 	Levels  []phases.LevelResult
 	Plateau *phases.Plateau
-	// Skipped lists journal lines that could not be read.
-	Skipped []string
+	// Skipped describes the first journal lines that could not be read;
+	// SkippedCount counts them all.
+	Skipped      []string
+	SkippedCount int
 }
 
 // sweepJSON is the part of the `sweep --json` document compare reads.
@@ -36,27 +39,85 @@ type sweepJSON struct {
 	Plateau *phases.Plateau      `json:"plateau"`
 }
 
+// MaxSweepJSON is the largest file read whole as a `sweep --json` document;
+// a larger file is read as a journal, line by line (lines are bounded).
+const MaxSweepJSON = 32 << 20
+
 // LoadSweep reads a sweep from path: a `sweep --json` document, or a
 // journal (its last sweep that finished at least one level). "PATH#N"
 // picks the journal's Nth sweep (1 is the first, -1 the last), e.g. to
 // compare the sweeps before and after a server restart in one campaign.
 func LoadSweep(path string) (Sweep, error) {
-	b, err := os.ReadFile(path)
+	file, which, err := sweepRef(path)
+	if err != nil {
+		return Sweep{}, err
+	}
+	sw, err := loadSweepFile(file, which)
+	if which != 0 {
+		sw.Path = path
+	}
+	return sw, err
+}
+
+// sweepRef splits "PATH#N" when PATH is not itself a file name; the
+// errors name what is missing: the file, or the journal before "#N".
+func sweepRef(path string) (string, int, error) {
+	_, err := os.Stat(path)
 	if err == nil {
-		return ParseSweep(path, b, 0)
+		return path, 0, nil
 	}
-	if i := strings.LastIndexByte(path, '#'); i > 0 {
-		if n, perr := strconv.Atoi(path[i+1:]); perr == nil && n != 0 {
-			b, ferr := os.ReadFile(path[:i])
-			if ferr != nil {
-				return Sweep{}, ferr
-			}
-			sw, err := ParseSweep(path[:i], b, n)
-			sw.Path = path
-			return sw, err
+	i := strings.LastIndexByte(path, '#')
+	if i <= 0 {
+		return "", 0, err
+	}
+	n, perr := strconv.Atoi(path[i+1:])
+	if perr != nil {
+		return "", 0, err
+	}
+	file := path[:i]
+	if _, serr := os.Stat(file); serr != nil {
+		return "", 0, fmt.Errorf("%s: the journal %s: %w", path, file, unwrapPath(serr))
+	}
+	if n == 0 {
+		return "", 0, fmt.Errorf("%s: sweeps are numbered from 1 (#-1 is the last)", path)
+	}
+	return file, n, nil
+}
+
+// unwrapPath drops the path an *os.PathError repeats.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func loadSweepFile(path string, which int) (Sweep, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Sweep{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Sweep{}, err
+	}
+	if st.IsDir() {
+		return Sweep{}, fmt.Errorf("%s: a directory, not a journal or a sweep JSON file", path)
+	}
+	if st.Size() > MaxSweepJSON {
+		rr, err := ReadJournal(f)
+		if err != nil {
+			return Sweep{}, fmt.Errorf("%s: %w", path, err)
 		}
+		return sweepFromJournal(path, rr, which)
 	}
-	return Sweep{}, err
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return Sweep{}, err
+	}
+	return ParseSweep(path, b, which)
 }
 
 // ParseSweep reads a sweep from the bytes of a sweep JSON document or a
@@ -90,13 +151,18 @@ func ParseSweep(path string, b []byte, which int) (Sweep, error) {
 	if err != nil {
 		return Sweep{}, fmt.Errorf("%s: %w", path, err)
 	}
+	return sweepFromJournal(path, rr, which)
+}
+
+// sweepFromJournal picks the sweep which (as ParseSweep) from a journal.
+func sweepFromJournal(path string, rr ReadResult, which int) (Sweep, error) {
 	if len(rr.Events) == 0 {
-		return Sweep{}, fmt.Errorf("%s: neither a sweep JSON document (no \"levels\") nor a journal (no event could be read; %d lines skipped)", path, len(rr.Skipped))
+		return Sweep{}, fmt.Errorf("%s: neither a sweep JSON document (no \"levels\") nor a journal (no event could be read; %d lines skipped)", path, rr.SkippedCount)
 	}
 	c := classify(rr.Events)
 	runs := c.runs[phases.Macro]
 	sweepOf := func(i int) Sweep {
-		sw := Sweep{Path: path, Skipped: rr.Skipped}
+		sw := Sweep{Path: path, Skipped: rr.Skipped, SkippedCount: rr.SkippedCount}
 		for _, ev := range runs[i].events {
 			switch d := ev.Data.(type) {
 			case phases.LevelResult:
@@ -351,11 +417,15 @@ func plateauText(p *phases.Plateau) string {
 }
 
 // skippedNote summarises unread journal lines for stderr.
-func skippedNote(path string, skipped []string) string {
-	if len(skipped) == 0 {
+func skippedNote(path string, skipped []string, count int) string {
+	if count == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s: %d line(s) skipped:\n  %s", path, len(skipped), strings.Join(skipped, "\n  "))
+	head := fmt.Sprintf("%s: %d line(s) skipped", path, count)
+	if count > len(skipped) {
+		head += fmt.Sprintf("; the first %d", len(skipped))
+	}
+	return head + ":\n  " + strings.Join(skipped, "\n  ")
 }
 
 func fmtVal(v float64, prec int) string {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/profdeck/profdeck/phases"
@@ -146,34 +147,62 @@ func (j *Journal) Close() error {
 // ReadResult is a journal read back: its events, and what could not be read.
 type ReadResult struct {
 	Events []phases.Event
-	// Skipped lists lines that were not valid events, with their line number.
-	Skipped []string
+	// Skipped describes the first MaxSkippedShown lines that were not valid
+	// events, with their line number; SkippedCount counts them all.
+	Skipped      []string
+	SkippedCount int
 	// TruncatedTail is true when the last line had no newline (a crash
 	// mid-write); it is skipped and reported.
 	TruncatedTail bool
 }
 
-// ReadJournal reads every event from r. Bad lines are skipped and reported,
-// never fatal: a journal is read for what it holds.
+const (
+	// MaxJournalLine is the longest journal line read; a longer one is
+	// skipped without being held.
+	MaxJournalLine = 8 << 20
+	// MaxSkippedShown is how many skipped lines are described; the rest
+	// are counted.
+	MaxSkippedShown = 5
+	maxSkipText     = 200
+)
+
+func (res *ReadResult) skip(n int, format string, a ...any) {
+	res.SkippedCount++
+	if len(res.Skipped) < MaxSkippedShown {
+		msg := fmt.Sprintf("line %d: ", n) + fmt.Sprintf(format, a...)
+		if len(msg) > maxSkipText {
+			msg = strings.ToValidUTF8(msg[:maxSkipText], "") + "…"
+		}
+		res.Skipped = append(res.Skipped, msg)
+	}
+}
+
+// ReadJournal reads every event from r. Bad lines are skipped and counted,
+// never fatal: a journal is read for what it holds. Lines are bounded
+// (MaxJournalLine), so any input is read in bounded memory.
 func ReadJournal(r io.Reader) (ReadResult, error) {
 	var res ReadResult
 	br := bufio.NewReaderSize(r, 1<<16)
+	var buf []byte
 	n := 0
 	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
+		line, long, err := readBoundedLine(br, buf[:0])
+		buf = line[:0]
+		if len(line) > 0 || long > 0 {
 			n++
-			complete := line[len(line)-1] == '\n'
+			complete := err == nil
 			line = bytes.TrimSpace(line)
 			switch {
+			case long > 0:
+				res.skip(n, "%d bytes, longer than %d MiB, skipped", long, MaxJournalLine>>20)
 			case !complete:
 				res.TruncatedTail = true
-				res.Skipped = append(res.Skipped, fmt.Sprintf("line %d: incomplete last line (%d bytes) skipped", n, len(line)))
+				res.skip(n, "incomplete last line (%d bytes) skipped", len(line))
 			case len(line) == 0:
 			default:
 				ev, derr := phases.Decode(line)
 				if derr != nil {
-					res.Skipped = append(res.Skipped, fmt.Sprintf("line %d: %v", n, derr))
+					res.skip(n, "%v", derr)
 				} else {
 					res.Events = append(res.Events, ev)
 				}
@@ -185,6 +214,29 @@ func ReadJournal(r io.Reader) (ReadResult, error) {
 		if err != nil {
 			return res, err
 		}
+	}
+}
+
+// readBoundedLine appends the next line (with its newline) to buf. A line
+// longer than MaxJournalLine is read to its end but not kept: long is then
+// its length. err is io.EOF when the input ended without a newline.
+func readBoundedLine(br *bufio.Reader, buf []byte) (line []byte, long int, err error) {
+	total := 0
+	for {
+		chunk, err := br.ReadSlice('\n')
+		total += len(chunk)
+		if total <= MaxJournalLine {
+			buf = append(buf, chunk...)
+		} else {
+			buf = buf[:0]
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if total > MaxJournalLine {
+			return buf, total, err
+		}
+		return buf, 0, err
 	}
 }
 

@@ -36,8 +36,10 @@ type NotebookOptions struct {
 	ChartFormat string
 	// Secrets are replaced by [redacted] wherever they appear.
 	Secrets []string
-	// Skipped lists journal lines that could not be read, for the footer.
-	Skipped []string
+	// Skipped describes the first journal lines that could not be read and
+	// SkippedCount counts them all, for the footer.
+	Skipped      []string
+	SkippedCount int
 }
 
 func (o NotebookOptions) now() time.Time {
@@ -252,10 +254,13 @@ func (n *nb) footer(events []phases.Event) {
 		src = " from `" + n.opts.Journal + "`"
 	}
 	n.p("_Written by profdeck%s (%d events) at %s._\n", src, len(events), n.stamp(n.opts.now()))
-	if len(n.opts.Skipped) > 0 {
-		n.p("\n_Journal lines skipped (%d):_\n\n", len(n.opts.Skipped))
+	if count := max(n.opts.SkippedCount, len(n.opts.Skipped)); count > 0 {
+		n.p("\n_Journal lines skipped (%d):_\n\n", count)
 		for _, s := range n.opts.Skipped {
 			n.p("- %s\n", s)
+		}
+		if more := count - len(n.opts.Skipped); more > 0 {
+			n.p("- … and %d more\n", more)
 		}
 	}
 	n.ln("")

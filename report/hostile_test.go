@@ -1,0 +1,108 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/profdeck/profdeck/phases/memtest"
+)
+
+// writeHugeLineJournal writes a journal with a valid note, one line of n
+// bytes, and a second note, without holding the line.
+func writeHugeLineJournal(t *testing.T, path string, n int) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	line := `{"time":"2026-11-29T10:00:00Z","phase":"session","kind":"note","data":{"text":"%s"}}` + "\n"
+	fmt.Fprintf(w, line, "before")
+	w.WriteString(`{"time":"2026-11-29T10:00:01Z","phase":"session","kind":"note","data":{"text":"`)
+	chunk := strings.Repeat("x", 1<<16)
+	for i := 0; i < n>>16; i++ {
+		w.WriteString(chunk)
+	}
+	w.WriteString("\"}}\n")
+	fmt.Fprintf(w, line, "after")
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+// report and compare read a journal with a 200 MB line in bounded memory:
+// the line is skipped and named, the events around it are kept.
+func TestHugeJournalLineBoundedMemory(t *testing.T) {
+	got := memtest.Run(t, 256, func() string {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "j.jsonl")
+		writeHugeLineJournal(t, p, 200<<20)
+		rr, err := ReadJournalFile(p)
+		if err != nil {
+			return err.Error()
+		}
+		_, cerr := LoadSweep(p)
+		code, out, errOut := runCLI(t, reportMain, p, "-o", filepath.Join(dir, "nb.md"), "--no-charts")
+		return fmt.Sprintf("events=%d skipped=%d %q compare=%v report=%d %q %q", len(rr.Events), rr.SkippedCount, rr.Skipped, cerr, code, out, errOut)
+	})
+	if !strings.Contains(got, "events=2 skipped=1") || !strings.Contains(got, "bytes, longer than 8 MiB, skipped") ||
+		!strings.Contains(got, "no finished sweep level") || !strings.Contains(got, "report=0") {
+		t.Fatalf("got %s", got)
+	}
+}
+
+// report on a 1 MB random file names a few of the skipped lines and
+// counts the rest, rather than printing one line per skipped line.
+func TestReportRandomFileFewSkippedLines(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "random.bin")
+	b := make([]byte, 1<<20)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	os.WriteFile(p, b, 0o644)
+	_, _, errOut := runCLI(t, reportMain, p)
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if len(lines) > MaxSkippedShown+3 {
+		t.Fatalf("%d lines on stderr:\n%s", len(lines), errOut[:min(len(errOut), 2000)])
+	}
+	if !strings.Contains(errOut, "line(s) skipped; the first 5:") || len(errOut) > 2000 {
+		t.Fatalf("stderr %q", errOut)
+	}
+	// The notebook's footer, too, lists a few and counts the rest.
+	var sb strings.Builder
+	for i := 0; i < 50; i++ {
+		sb.WriteString("junk\n")
+	}
+	sb.WriteString(`{"time":"2026-11-29T10:00:00Z","phase":"session","kind":"note","data":{"text":"kept"}}` + "\n")
+	j := filepath.Join(t.TempDir(), "j.jsonl")
+	os.WriteFile(j, []byte(sb.String()), 0o644)
+	code, _, _ := runCLI(t, reportMain, j, "--no-charts")
+	md, _ := os.ReadFile(strings.TrimSuffix(j, ".jsonl") + ".md")
+	if code != 0 || !strings.Contains(string(md), "Journal lines skipped (50)") || !strings.Contains(string(md), "… and 45 more") || strings.Count(string(md), "invalid character") > MaxSkippedShown {
+		t.Fatalf("code %d, notebook:\n%s", code, md)
+	}
+}
+
+// compare A J#N: a missing journal is said to be missing; #0 is refused.
+func TestCompareJournalRef(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.json")
+	writeSweepJSON(t, a, nil, nil)
+	_, _, errOut := runCLI(t, compareMain, filepath.Join(dir, "J")+"#0", a)
+	if !strings.Contains(errOut, "the journal "+filepath.Join(dir, "J")+": no such file") {
+		t.Fatalf("missing journal: %q", errOut)
+	}
+	j := filepath.Join(dir, "j.jsonl")
+	os.WriteFile(j, []byte("\n"), 0o644)
+	_, _, errOut = runCLI(t, compareMain, j+"#0", a)
+	if !strings.Contains(errOut, "#0: sweeps are numbered from 1") {
+		t.Fatalf("#0: %q", errOut)
+	}
+}
