@@ -22,6 +22,7 @@ import (
 	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/report/campaign"
 	"github.com/profdeck/profdeck/ui"
+	"github.com/profdeck/profdeck/ui/headless"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -34,6 +35,7 @@ type command struct {
 
 var commands = map[string]command{
 	"demo":    {ui.DemoMain, "run the cockpit on the built-in simulated 8-GPU deployment (no GPU, no SSH)"},
+	"run":     {headless.RunMain, "run the whole campaign in order, resumably: run [-c FILE] [--phases …] [--redo …] [--json FILE|-]"},
 	"tui":     {ui.TUIMain, "run the cockpit for a campaign file: tui [-c profdeck.yaml]"},
 	"init":    {campaign.InitMain, "write a commented example campaign file: init [FILE]"},
 	"sweep":   {macro.SweepMain, "headless concurrency sweep against an OpenAI-compatible server"},
@@ -57,6 +59,7 @@ var parsers = map[string]func(ctx context.Context, args []string, stdout, stderr
 
 func main() {
 	ui.Version = version
+	headless.Version = version
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -221,6 +221,7 @@ func buildNotebook(events []phases.Event, opts NotebookOptions) ([]byte, []chart
 	c := classify(events)
 	n.header(c, events)
 	n.budget(Budget(events))
+	n.campaignStepsTable(events)
 	for _, ph := range phaseOrder {
 		runs := c.runs[ph]
 		notes := c.notes[ph]

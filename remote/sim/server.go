@@ -284,6 +284,9 @@ func (d *Deployment) launchCmd(logPath string, profiler bool, cmd string) int {
 	if d.opt.StallWhenProfiling && !profiler {
 		s.stallAt = 0
 	}
+	if profiler && d.opt.ProfilerStallAtGiB > 0 {
+		s.stallAt = d.opt.ProfilerStallAtGiB
+	}
 	if s.stallAt > 0 {
 		if d.opt.StallOnce && d.stalls > 0 {
 			s.stallAt = 0

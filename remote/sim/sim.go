@@ -48,6 +48,10 @@ type Options struct {
 	// only; a restart after it loads normally (the demo's "restart and it
 	// works" ending).
 	StallOnce bool
+	// ProfilerStallAtGiB stalls the launches with the torch profiler
+	// enabled at this many GiB per GPU (whatever StallAtGiB says); the
+	// launches without it load normally unless StallAtGiB is set.
+	ProfilerStallAtGiB float64
 	// FailWith makes the load fail part-way with a realistic log error:
 	// "oom" (during the KV cache allocation) or "nccl" (at distributed init).
 	FailWith   string

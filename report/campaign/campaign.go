@@ -34,6 +34,8 @@ type Campaign struct {
 	Micro    Micro   `yaml:"micro"`
 	NCCL     NCCL    `yaml:"nccl"`
 	Profile  Profile `yaml:"profile"`
+	Run      Run     `yaml:"run"`
+	Sim      Sim     `yaml:"sim"`
 
 	// Path is the file this campaign was read from (empty for defaults).
 	Path string `yaml:"-"`
@@ -137,6 +139,7 @@ func Defaults() *Campaign {
 		Micro:   Micro{Batch: []int{1, 8, 64, 128}, Python: "python3"},
 		NCCL:    NCCL{NProc: 8, Torchrun: "torchrun", Batch: []int{1, 8, 64, 128}},
 		Profile: Profile{Requests: 8},
+		Run:     Run{LeaveServer: "serving"},
 	}
 }
 

@@ -114,6 +114,9 @@ func (c *Campaign) validate(root *yaml.Node) error {
 	if c.Macro.Rate < 0 {
 		return bad("macro.rate", "must not be negative")
 	}
+	if err := c.validateRunSim(bad); err != nil {
+		return err
+	}
 	for key, list := range map[string][]int{"micro.batch": c.Micro.Batch, "nccl.batch": c.NCCL.Batch} {
 		for _, v := range list {
 			if v < 1 {

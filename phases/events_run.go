@@ -1,0 +1,59 @@
+package phases
+
+// Campaign-run event kinds: one run of the whole campaign in order (serve,
+// sweep, free the GPUs, micro, NCCL, restart with the profiler, profile,
+// leave the server, notebook), each step journalled as it starts and ends.
+const (
+	KindRunStarted  = "run.started"
+	KindRunStep     = "run.step"
+	KindRunFinished = "run.finished"
+)
+
+// Step states. A step that is started and never ended in the journal was cut
+// short by a crash; a resumed run does it again.
+const (
+	StepStarted = "started"
+	StepDone    = "done"
+	StepFailed  = "failed"
+	StepStalled = "stalled"
+	StepSkipped = "skipped"
+	StepStopped = "stopped" // interrupted (Ctrl-C): what it gathered is kept
+	StepPending = "pending" // not reached (the run was interrupted before it)
+)
+
+// RunIdentity is what a campaign's steps were done for: a step done for
+// another model, tensor-parallel size or launch command is not done for
+// this one.
+type RunIdentity struct {
+	Model  string `json:"model"`
+	TP     int    `json:"tp"`
+	Launch string `json:"launch,omitempty"` // redacted
+}
+
+// RunStarted opens one run of the campaign: the steps it will go through
+// and those it takes as done from the journal.
+type RunStarted struct {
+	Identity RunIdentity `json:"identity"`
+	Steps    []string    `json:"steps"`
+	Resumed  []string    `json:"resumed,omitempty"` // done earlier, not done again
+	Redo     []string    `json:"redo,omitempty"`
+}
+
+// RunStep is one step's start or end.
+type RunStep struct {
+	Name   string `json:"name"`
+	State  string `json:"state"` // StepStarted, StepDone, …
+	Reason string `json:"reason,omitempty"`
+}
+
+// RunFinished closes a run.
+type RunFinished struct {
+	Notebook    string `json:"notebook,omitempty"`
+	Interrupted bool   `json:"interrupted,omitempty"`
+}
+
+func init() {
+	Register(KindRunStarted, Session, RunStarted{}, false)
+	Register(KindRunStep, Session, RunStep{}, false)
+	Register(KindRunFinished, Session, RunFinished{}, false)
+}

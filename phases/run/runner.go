@@ -1,0 +1,243 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// Server modes the runner tracks between steps.
+const (
+	modeUnknown  = ""
+	modeServing  = "serving"
+	modeProfiler = "profiler"
+	modeStopped  = "stopped"
+	modeBroken   = "broken" // a load failed or stalled: the process may still be there
+)
+
+// runner is one Run's state.
+type runner struct {
+	cfg Config
+	out *phases.Emitter
+	em  *phases.Emitter // what the phases emit into: seen here, then passed on
+	ch  chan phases.Event
+	wg  sync.WaitGroup
+
+	mu      sync.Mutex
+	plateau int    // from the sweep's events (this run's, or the journal's)
+	version string // the server's vLLM version, as its log or /version said
+
+	mode      string // the server as the last step left it
+	touched   bool   // a step of this run started, stopped or restarted the server
+	endReason string // set when a step ends the run (the first load failed)
+	skipNext  map[string]string
+}
+
+func newRunner(cfg Config, out *phases.Emitter) *runner {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Leave == "" {
+		cfg.Leave = LeaveServing
+	}
+	r := &runner{cfg: cfg, out: out, ch: make(chan phases.Event, 256), skipNext: map[string]string{}}
+	r.em = &phases.Emitter{Out: r.ch, Now: cfg.Now}
+	if cfg.Server != nil && cfg.Server.Emitter == nil {
+		cfg.Server.Emitter = r.em
+	}
+	r.version = cfg.Version
+	for _, ev := range cfg.Prior {
+		r.see(ev)
+	}
+	r.wg.Add(1)
+	go r.tee()
+	return r
+}
+
+// tee passes every event on, after noting what later steps need from it.
+// Nothing is dropped: the receiver of out is expected to keep reading.
+func (r *runner) tee() {
+	defer r.wg.Done()
+	for ev := range r.ch {
+		r.see(ev)
+		r.out.Emit(context.Background(), ev.Kind, ev.Data)
+	}
+}
+
+func (r *runner) see(ev phases.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch d := ev.Data.(type) {
+	case phases.Plateau:
+		r.plateau = d.Concurrency
+	case phases.Milestone:
+		if d.Stage == "vllm_version" && r.cfg.Version == "" && d.Value != "" {
+			r.version = d.Value
+		}
+	}
+}
+
+// settle waits (briefly) until the events sent so far are seen.
+func (r *runner) settle() {
+	for i := 0; i < 200 && len(r.ch) > 0; i++ {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (r *runner) close() {
+	close(r.ch)
+	r.wg.Wait()
+}
+
+func (r *runner) emit(kind string, data any) {
+	r.em.Emit(context.Background(), kind, data)
+}
+
+// stepFunc does one step; it returns the step's end state and reason.
+type stepFunc func(ctx context.Context) (state, reason string)
+
+func (r *runner) funcs() map[string]stepFunc {
+	return map[string]stepFunc{
+		Serve: r.serve, Macro: r.macro, FreeGPUs: r.freeGPUs, Micro: r.micro, NCCL: r.nccl,
+		Restart: r.restart, Profile: r.profile, LeaveServer: r.leave,
+	}
+}
+
+func (r *runner) run(ctx context.Context) (*Result, error) {
+	plan := Plan(r.cfg.Phases)
+	done := DoneSteps(r.cfg.Prior, r.cfg.Identity)
+	redo := expandRedo(r.cfg.Redo)
+	todo := r.todo(plan, done, redo)
+	res := &Result{}
+	var resumed []string
+	for _, s := range plan {
+		if !todo[s] {
+			resumed = append(resumed, s)
+		}
+	}
+	r.emit(phases.KindRunStarted, phases.RunStarted{Identity: r.cfg.Identity, Steps: plan, Resumed: resumed, Redo: r.cfg.Redo})
+	fns := r.funcs()
+	for _, s := range plan {
+		switch {
+		case s == Notebook:
+			res.Steps = append(res.Steps, r.notebook(ctx, res))
+		case !todo[s]:
+			res.Steps = append(res.Steps, StepResult{Name: s, State: phases.StepDone, Started: done[s].Started,
+				Finished: done[s].Finished, Reason: "done earlier (journal)", Earlier: true})
+		case ctx.Err() != nil:
+			res.Steps = append(res.Steps, StepResult{Name: s, State: phases.StepPending, Reason: "not reached: the run was interrupted"})
+		case r.endReason != "":
+			res.Steps = append(res.Steps, r.skip(s, r.endReason))
+		case r.skipNext[s] != "":
+			res.Steps = append(res.Steps, r.skip(s, r.skipNext[s]))
+		default:
+			res.Steps = append(res.Steps, r.step(ctx, s, fns[s]))
+		}
+	}
+	r.settle()
+	r.mu.Lock()
+	res.Plateau = r.plateau
+	r.mu.Unlock()
+	res.Interrupted = ctx.Err() != nil
+	r.emit(phases.KindRunFinished, phases.RunFinished{Notebook: res.Notebook, Interrupted: res.Interrupted})
+	if res.Interrupted {
+		return res, ErrInterrupted
+	}
+	return res, nil
+}
+
+// todo says which steps of plan this run does: those not done (or named by
+// --redo), and the server steps a later step needs (the sweep needs a
+// serving server, micro and NCCL free GPUs, the profile a restart with the
+// profiler). The server is left as asked only when this run changed it.
+func (r *runner) todo(plan []string, done map[string]Span, redo map[string]bool) map[string]bool {
+	in := map[string]bool{}
+	for _, s := range plan {
+		in[s] = true
+	}
+	t := map[string]bool{}
+	for _, s := range plan {
+		_, d := done[s]
+		t[s] = !d || redo[s]
+	}
+	needs := map[string][]string{Serve: {Macro}, FreeGPUs: {Micro, NCCL}, Restart: {Profile}}
+	for step, deps := range needs {
+		for _, d := range deps {
+			if in[step] && t[d] {
+				t[step] = true
+			}
+		}
+	}
+	t[LeaveServer] = in[LeaveServer] && (t[Serve] || t[FreeGPUs] || t[Restart] || redo[LeaveServer])
+	t[Notebook] = true
+	return t
+}
+
+// redoSteps are the steps a phase named by --redo does again.
+var redoSteps = map[string][]string{
+	phases.Load: {Serve}, phases.Macro: {Macro}, phases.Micro: {Micro}, phases.NCCL: {NCCL},
+	phases.Profile: {Restart, Profile},
+}
+
+// expandRedo turns phase names into their steps.
+func expandRedo(words []string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range words {
+		out[w] = true
+		for _, s := range redoSteps[w] {
+			out[s] = true
+		}
+	}
+	return out
+}
+
+// step runs one step between its started and finished events. A step cut
+// short by ctx is "stopped": its phase has journalled what it gathered.
+func (r *runner) step(ctx context.Context, name string, fn stepFunc) StepResult {
+	res := StepResult{Name: name, Started: r.cfg.Now()}
+	r.emit(phases.KindRunStep, phases.RunStep{Name: name, State: phases.StepStarted})
+	state, reason := fn(ctx)
+	if ctx.Err() != nil && state != phases.StepDone {
+		state, reason = phases.StepStopped, "interrupted: what it gathered is kept"
+	}
+	res.State, res.Reason, res.Finished = state, reason, r.cfg.Now()
+	r.emit(phases.KindRunStep, phases.RunStep{Name: name, State: state, Reason: reason})
+	return res
+}
+
+func (r *runner) skip(name, reason string) StepResult {
+	now := r.cfg.Now()
+	r.emit(phases.KindRunStep, phases.RunStep{Name: name, State: phases.StepSkipped, Reason: reason})
+	return StepResult{Name: name, State: phases.StepSkipped, Started: now, Finished: now, Reason: reason}
+}
+
+// notebook writes the notebook, also after an interruption (with a context
+// of its own, so what was gathered reaches it).
+func (r *runner) notebook(ctx context.Context, res *Result) StepResult {
+	if r.cfg.WriteNotebook == nil {
+		return r.skip(Notebook, "no notebook configured")
+	}
+	r.settle()
+	ctx = context.WithoutCancel(ctx)
+	return r.step(ctx, Notebook, func(ctx context.Context) (string, string) {
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		path, err := r.cfg.WriteNotebook(wctx)
+		if err != nil {
+			return phases.StepFailed, err.Error()
+		}
+		res.Notebook = path
+		return phases.StepDone, path
+	})
+}
+
+// errText is an error's text, or "interrupted" for a cancelled context.
+func errText(err error) string {
+	if errors.Is(err, context.Canceled) {
+		return "interrupted"
+	}
+	return err.Error()
+}

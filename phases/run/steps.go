@@ -1,0 +1,299 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/micro"
+	"github.com/profdeck/profdeck/phases/micro/pyrun"
+	"github.com/profdeck/profdeck/phases/model"
+	"github.com/profdeck/profdeck/phases/nccl"
+	"github.com/profdeck/profdeck/phases/profile"
+)
+
+// serve makes sure the server serves: it already does (GET /health answers
+// 200), or a load under way is followed, or the server is started and its
+// load followed. A load that fails or stalls ends the run.
+func (r *runner) serve(ctx context.Context) (string, string) {
+	if r.healthy(ctx) {
+		r.mode = modeServing
+		return phases.StepDone, "already serving: GET " + r.cfg.Watch.HealthURL + " answered 200"
+	}
+	how := "following the load under way"
+	if pid, alive := r.cfg.Server.Running(ctx); !alive {
+		if _, err := r.cfg.Server.Start(ctx, nil, nil); err != nil {
+			r.endReason = "the server could not be started: " + errText(err)
+			return phases.StepFailed, errText(err)
+		}
+		r.touched = true
+		how = "started"
+	} else {
+		how += fmt.Sprintf(" (pid %d)", pid)
+	}
+	state, reason := r.follow(ctx)
+	if state != phases.StepDone {
+		r.mode = modeBroken
+		r.endReason = "the server did not come up (" + state + "): " + reason
+		return state, reason
+	}
+	r.mode = modeServing
+	return state, how + "; " + reason
+}
+
+// follow follows the load under way until the server is ready, its load
+// failed or stalled.
+func (r *runner) follow(ctx context.Context) (string, string) {
+	cfg := r.cfg.Watch
+	cfg.Host = r.cfg.Host
+	end, err := load.NewWatcher(cfg).Until(ctx, r.em)
+	if err != nil {
+		return phases.StepFailed, errText(err)
+	}
+	switch end.Kind {
+	case load.EndReady:
+		return phases.StepDone, "ready: " + end.Reason
+	case load.EndStalled:
+		return phases.StepStalled, end.Reason
+	}
+	return phases.StepFailed, end.Reason
+}
+
+// healthy reports whether GET /health answers 200 through the host.
+func (r *runner) healthy(ctx context.Context) bool {
+	if r.cfg.Watch.HealthURL == "" {
+		return false
+	}
+	h := r.cfg.Host
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return h.DialContext(ctx, network, addr)
+		},
+		DisableKeepAlives: true,
+	}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.cfg.Watch.HealthURL, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// phase runs fn between the phase's started and finished events.
+func (r *runner) phase(ctx context.Context, name string, params any, fn func(ctx context.Context) error) error {
+	r.emit(phases.KindPhaseStarted, phases.PhaseStarted{Name: name, Params: params})
+	err := fn(ctx)
+	fin := phases.PhaseFinished{Name: name}
+	if err != nil {
+		fin.Err = errText(err)
+	}
+	r.emit(phases.KindPhaseFinished, fin)
+	return err
+}
+
+// macro runs the campaign's sweep.
+func (r *runner) macro(ctx context.Context) (string, string) {
+	sw, err := macro.NewSweep(r.cfg.Sweep)
+	if err != nil {
+		return phases.StepFailed, err.Error()
+	}
+	c := sw.Config()
+	params := map[string]any{"url": c.URL, "concurrency": c.Concurrency, "requests": c.Requests,
+		"input_len": c.InputLen, "output_len": c.OutputLen}
+	var res *macro.Result
+	err = r.phase(ctx, phases.Macro, params, func(ctx context.Context) error {
+		var err error
+		res, err = sw.Run(ctx, r.em)
+		return err
+	})
+	if err != nil {
+		return phases.StepFailed, errText(err)
+	}
+	ok := 0
+	for _, l := range res.Levels {
+		ok += l.Completed
+	}
+	if ok == 0 {
+		return phases.StepFailed, fmt.Sprintf("no request completed in %d level(s)", len(res.Levels))
+	}
+	reason := fmt.Sprintf("%d level(s), %d requests", len(res.Levels), ok)
+	if res.Plateau != nil {
+		r.mu.Lock()
+		r.plateau = res.Plateau.Concurrency
+		r.mu.Unlock()
+		reason += fmt.Sprintf("; plateau at C=%d", res.Plateau.Concurrency)
+	} else {
+		reason += "; no plateau found"
+	}
+	return phases.StepDone, reason
+}
+
+// freeGPUs stops the server and waits until the GPUs' memory is released.
+func (r *runner) freeGPUs(ctx context.Context) (string, string) {
+	r.touched = true
+	err := r.cfg.Server.Stop(ctx)
+	if err == nil {
+		r.mode = modeStopped
+		return phases.StepDone, "server stopped; GPU memory released"
+	}
+	if ctx.Err() == nil && pyrun.Busy(ctx, r.cfg.Host) == nil {
+		r.mode = modeStopped
+		return phases.StepDone, "no server to stop (" + err.Error() + "); the GPUs are free"
+	}
+	return phases.StepFailed, errText(err)
+}
+
+// gpuPhase builds the model's plan on the host and runs a GPU phase with it.
+func (r *runner) gpuPhase(ctx context.Context, name string, opts model.Options, params func(model.Plan) map[string]any,
+	fn func(context.Context, model.Plan) error) (string, string) {
+	mc, err := model.Resolve(ctx, r.cfg.Host, r.cfg.ModelSpec)
+	var plan model.Plan
+	if err == nil {
+		plan, err = model.Build(mc, opts)
+	}
+	if err != nil {
+		return phases.StepFailed, fmt.Sprintf("model %s: %s", r.cfg.ModelSpec, errText(err))
+	}
+	if err := r.phase(ctx, name, params(plan), func(ctx context.Context) error { return fn(ctx, plan) }); err != nil {
+		return phases.StepFailed, errText(err)
+	}
+	return phases.StepDone, fmt.Sprintf("%s TP%d at batch %v", r.cfg.ModelSpec, opts.TP, plan.Batch)
+}
+
+func (r *runner) micro(ctx context.Context) (string, string) {
+	cfg := r.cfg.Micro
+	cfg.Host = r.cfg.Host
+	return r.gpuPhase(ctx, phases.Micro, r.cfg.MicroPlan, func(p model.Plan) map[string]any {
+		return map[string]any{"model": r.cfg.ModelSpec, "tp": r.cfg.MicroPlan.TP, "ep": r.cfg.MicroPlan.EP,
+			"batch": p.Batch, "python": cfg.Python, "gemms": len(p.GEMMs)}
+	}, func(ctx context.Context, p model.Plan) error {
+		cfg.Plan = p
+		return micro.Run(ctx, cfg, r.em)
+	})
+}
+
+func (r *runner) nccl(ctx context.Context) (string, string) {
+	cfg := r.cfg.NCCL
+	cfg.Host = r.cfg.Host
+	return r.gpuPhase(ctx, phases.NCCL, r.cfg.NCCLPlan, func(p model.Plan) map[string]any {
+		return map[string]any{"model": r.cfg.ModelSpec, "tp": r.cfg.NCCLPlan.TP, "nproc": cfg.NProc,
+			"torchrun": cfg.Torchrun, "batch": p.Batch, "allreduce_per_step": p.AllReduce.PerStep}
+	}, func(ctx context.Context, p model.Plan) error {
+		cfg.Plan = p
+		return nccl.Run(ctx, cfg, r.em)
+	})
+}
+
+// profilerArgs are the flags or environment that turn the torch profiler on
+// for the server's version, and the version they were chosen for.
+func (r *runner) profilerArgs() ([]string, map[string]string, string) {
+	r.settle()
+	r.mu.Lock()
+	v := r.version
+	r.mu.Unlock()
+	flags, env := load.ProfilerArgs(v, r.cfg.ProfilerDir)
+	if v == "" {
+		v = "unknown (taken as current)"
+	}
+	return flags, env, v
+}
+
+// restart restarts the server with the torch profiler and follows the load.
+// A stall or failure skips the profile with it as the reason; the run goes on.
+func (r *runner) restart(ctx context.Context) (string, string) {
+	flags, env, v := r.profilerArgs()
+	r.touched = true
+	if _, err := r.cfg.Server.Restart(ctx, flags, env); err != nil {
+		r.mode = modeUnknown
+		r.skipNext[Profile] = "the restart with the profiler failed: " + errText(err)
+		return phases.StepFailed, errText(err)
+	}
+	state, reason := r.follow(ctx)
+	if state != phases.StepDone {
+		r.mode = modeBroken
+		r.skipNext[Profile] = "the restart with the profiler " + state + ": " + reason
+		return state, reason
+	}
+	r.mode = modeProfiler
+	how := "--profiler-config"
+	if len(env) > 0 {
+		how = "VLLM_TORCH_PROFILER_DIR"
+	}
+	return state, fmt.Sprintf("with %s (vLLM %s); %s", how, v, reason)
+}
+
+// profile captures the torch profile at C=1 and at the sweep's plateau.
+func (r *runner) profile(ctx context.Context) (string, string) {
+	cfg := r.cfg.Profile
+	cfg.Host = r.cfg.Host
+	r.mu.Lock()
+	plateau := r.plateau
+	r.mu.Unlock()
+	cfg.Concurrency = []int{1}
+	if plateau > 1 {
+		cfg.Concurrency = append(cfg.Concurrency, plateau)
+	}
+	params := map[string]any{"url": cfg.URL, "requests": cfg.Requests, "concurrency": cfg.Concurrency}
+	var sum *phases.ProfileSummary
+	err := r.phase(ctx, phases.Profile, params, func(ctx context.Context) error {
+		var err error
+		sum, err = profile.Capture(ctx, cfg, r.em)
+		return err
+	})
+	if err != nil {
+		return phases.StepFailed, errText(err)
+	}
+	reason := fmt.Sprintf("at C=%v: communication %.1f%% of device time", cfg.Concurrency, 100*sum.CommunicationShare)
+	if plateau <= 1 {
+		reason += " (no plateau from the sweep: C=1 only)"
+	}
+	return phases.StepDone, reason
+}
+
+// leave leaves the server as the campaign says.
+func (r *runner) leave(ctx context.Context) (string, string) {
+	switch r.cfg.Leave {
+	case LeaveStopped:
+		if r.mode == modeStopped {
+			return phases.StepDone, "left stopped"
+		}
+		if err := r.cfg.Server.Stop(ctx); err != nil {
+			return phases.StepFailed, "stopping the server: " + errText(err)
+		}
+		r.mode = modeStopped
+		return phases.StepDone, "stopped; GPU memory released"
+	case LeaveProfiler:
+		if r.mode == modeProfiler {
+			return phases.StepDone, "left serving with the profiler"
+		}
+		flags, env, _ := r.profilerArgs()
+		return r.restartAndFollow(ctx, flags, env, modeProfiler, "restarted with the profiler")
+	}
+	if r.mode == modeServing {
+		return phases.StepDone, "left serving"
+	}
+	return r.restartAndFollow(ctx, nil, nil, modeServing, "restarted without the profiler")
+}
+
+func (r *runner) restartAndFollow(ctx context.Context, flags []string, env map[string]string, mode, what string) (string, string) {
+	if _, err := r.cfg.Server.Restart(ctx, flags, env); err != nil {
+		r.mode = modeUnknown
+		return phases.StepFailed, errText(err)
+	}
+	state, reason := r.follow(ctx)
+	if state != phases.StepDone {
+		r.mode = modeBroken
+		return state, reason
+	}
+	r.mode = mode
+	return state, what + "; " + reason
+}

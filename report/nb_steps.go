@@ -1,0 +1,80 @@
+package report
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// stepRow is one step of a campaign run, as the notebook lists it.
+type stepRow struct {
+	run           int
+	name, state   string
+	start, finish time.Time
+	reason        string
+}
+
+// campaignSteps collects the campaign runs' steps in journal order: one row
+// per step a run started or skipped. A step started and never ended was cut
+// short by a crash.
+func campaignSteps(events []phases.Event) []stepRow {
+	var rows []stepRow
+	open := map[string]int{} // step → its row in the current run
+	run := 0
+	for _, ev := range events {
+		switch d := ev.Data.(type) {
+		case phases.RunStarted:
+			run++
+			clear(open)
+		case phases.RunStep:
+			if i, ok := open[d.Name]; ok && d.State != phases.StepStarted {
+				rows[i].state, rows[i].finish, rows[i].reason = d.State, ev.Time, d.Reason
+				delete(open, d.Name)
+				continue
+			}
+			rows = append(rows, stepRow{run: run, name: d.Name, state: d.State, start: ev.Time, reason: d.Reason})
+			if d.State == phases.StepStarted {
+				open[d.Name] = len(rows) - 1
+			} else {
+				rows[len(rows)-1].finish = ev.Time
+			}
+		}
+	}
+	return rows
+}
+
+// campaignStepsTable writes the "Campaign steps" section: step, state,
+// start, duration and reason of every step the campaign runs went through.
+func (n *nb) campaignStepsTable(events []phases.Event) {
+	rows := campaignSteps(events)
+	if len(rows) == 0 {
+		return
+	}
+	n.ln("## Campaign steps\n")
+	n.ln("| Run | Step | State | Start | Duration | Reason |")
+	n.ln("|---:|---|---|---|---:|---|")
+	for _, r := range rows {
+		state, dur := r.state, "—"
+		if state == phases.StepStarted {
+			state = "cut short (no end in the journal)"
+		}
+		if !r.finish.IsZero() {
+			dur = fmtStepDuration(r.finish.Sub(r.start))
+		}
+		n.p("| %d | %s | %s | %s | %s | %s |\n", r.run, r.name, state, n.clock(r.start), dur, mdCell(r.reason))
+	}
+	n.ln("")
+}
+
+func fmtStepDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return "0 s"
+	case d < time.Minute:
+		return fmt.Sprintf("%.0f s", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%d min %02d s", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%d h %02d min", int(d.Hours()), int(d.Minutes())%60)
+}

@@ -1,0 +1,114 @@
+package headless
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/run"
+	"github.com/profdeck/profdeck/report"
+)
+
+// follow prints the run's progress as the session delivers it, rewrites the
+// notebook after every step, and copies every event to jsonl.
+func follow(ctx context.Context, sess *report.Session, saver *report.Autosave, log io.Writer, jsonl io.Writer) {
+	if log == nil {
+		log = io.Discard
+	}
+	var enc *json.Encoder
+	if jsonl != nil {
+		enc = json.NewEncoder(jsonl)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-sess.Updates():
+			if enc != nil {
+				_ = enc.Encode(ev)
+			}
+			if line := progressLine(ev); line != "" {
+				fmt.Fprintf(log, "%s %s\n", ev.Time.Format("15:04:05"), line)
+			}
+			if s, ok := ev.Data.(phases.RunStep); ok && s.State != phases.StepStarted {
+				saver.Kick()
+			}
+		}
+	}
+}
+
+// progressLine is an event in one line for the run's stderr ("" to skip).
+func progressLine(ev phases.Event) string {
+	switch d := ev.Data.(type) {
+	case phases.RunStarted:
+		s := "run: steps " + strings.Join(d.Steps, ", ")
+		if len(d.Resumed) > 0 {
+			s += " (done earlier: " + strings.Join(d.Resumed, ", ") + ")"
+		}
+		return s
+	case phases.RunStep:
+		if d.Reason == "" {
+			return fmt.Sprintf("step %s: %s", d.Name, d.State)
+		}
+		return fmt.Sprintf("step %s: %s: %s", d.Name, d.State, d.Reason)
+	case phases.ServerEvent:
+		return fmt.Sprintf("  server %s: %s", d.Action, d.Detail)
+	case phases.Milestone:
+		if d.Value != "" {
+			return fmt.Sprintf("  load %s: %s", d.Stage, d.Value)
+		}
+		return fmt.Sprintf("  load %s at %s", d.Stage, load.FormatDuration(d.AtS))
+	case phases.Stall:
+		return "  load " + load.StallText(&d)
+	case phases.LoadFailure:
+		return fmt.Sprintf("  load failed (%s): %s", d.Kind, d.Line)
+	case phases.LevelResult:
+		return "  " + macro.LevelLine(d)
+	case phases.Plateau:
+		return fmt.Sprintf("  plateau: C=%d at %.1f tok/s", d.Concurrency, d.OutputThroughput)
+	case phases.ProfileSummary:
+		return fmt.Sprintf("  profile: communication %.1f%% of device time", 100*d.CommunicationShare)
+	case phases.ScriptError:
+		return "  error: " + d.Err
+	}
+	return ""
+}
+
+// StepsTable is the run's steps as a table: step, state, start, duration,
+// reason.
+func StepsTable(res *run.Result) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tSTATE\tSTART\tTOOK\tREASON")
+	for _, s := range res.Steps {
+		start, took := "-", "-"
+		if !s.Started.IsZero() {
+			start = s.Started.Format("15:04:05")
+		}
+		if !s.Finished.IsZero() && !s.Started.IsZero() {
+			took = s.Finished.Sub(s.Started).Round(time.Second).String()
+		}
+		state := s.State
+		if s.Earlier {
+			state += " (earlier)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, state, start, took, oneLine(s.Reason, 90))
+	}
+	tw.Flush()
+	return b.String()
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
