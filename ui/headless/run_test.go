@@ -1,0 +1,257 @@
+package headless
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/run"
+	"github.com/profdeck/profdeck/report"
+)
+
+// simCampaign is a campaign on the simulated host scaled down to seconds.
+const simCampaign = `name: test campaign
+host: sim
+notebook: nb.md
+server:
+  url: http://127.0.0.1:8000
+  launch: vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8 --port 8000
+  log: /var/log/vllm/server.log
+  profiler_dir: /tmp/vllm_profile
+model:
+  name: moonshotai/Kimi-K2.5
+  preset: kimi-k2.5
+  tp: 8
+load:
+  stall_after: 2s
+  poll_interval: 200ms
+macro:
+  concurrency: [1, 8]
+  duration: 1s
+  warmup: 1
+  input_len: 32
+  output_len: 8
+micro:
+  batch: [1, 8]
+nccl:
+  batch: [1, 8]
+profile:
+  requests: 2
+sim:
+  load_time: 3s
+`
+
+func writeCampaign(t *testing.T, dir, extra string) string {
+	t.Helper()
+	p := filepath.Join(dir, "profdeck.yaml")
+	if err := os.WriteFile(p, []byte(simCampaign+extra), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+type runOutput struct {
+	code           int
+	stdout, stderr string
+	rep            runReport
+}
+
+func runCmd(t *testing.T, ctx context.Context, path string, args ...string) runOutput {
+	t.Helper()
+	jpath := filepath.Join(filepath.Dir(path), "run.json")
+	os.Remove(jpath)
+	var out, errb bytes.Buffer
+	code := RunMain(ctx, append([]string{"-c", path, "--json", jpath}, args...), &out, &errb)
+	o := runOutput{code: code, stdout: out.String(), stderr: errb.String()}
+	b, err := os.ReadFile(jpath)
+	if err != nil {
+		t.Fatalf("exit %d, no --json file: %v\n%s", code, err, o.stderr)
+	}
+	if err := json.Unmarshal(b, &o.rep); err != nil {
+		t.Fatalf("--json: %v\n%s", err, b)
+	}
+	return o
+}
+
+func stepState(rep runReport, name string) run.StepResult {
+	for _, s := range rep.Steps {
+		if s.Name == name {
+			return s
+		}
+	}
+	return run.StepResult{}
+}
+
+// startedSteps lists the steps the journal's last run started.
+func startedSteps(t *testing.T, journal string) []string {
+	t.Helper()
+	rr, err := report.ReadJournalFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	for _, ev := range rr.Events {
+		switch d := ev.Data.(type) {
+		case phases.RunStarted:
+			steps = nil
+		case phases.RunStep:
+			if d.State == phases.StepStarted {
+				steps = append(steps, d.Name)
+			}
+		}
+	}
+	return steps
+}
+
+func TestRunWholeCampaignOnSim(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("a whole campaign on the simulated host")
+	}
+	dir := t.TempDir()
+	path := writeCampaign(t, dir, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	o := runCmd(t, ctx, path)
+	if o.code != 0 {
+		t.Fatalf("exit %d, want 0\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if len(o.rep.Steps) != len(run.Steps) {
+		t.Fatalf("%d steps in --json, want %d", len(o.rep.Steps), len(run.Steps))
+	}
+	for _, s := range o.rep.Steps {
+		if s.State != phases.StepDone || s.Started.IsZero() || s.Finished.Before(s.Started) {
+			t.Errorf("step %s: %s (%s), started %v finished %v", s.Name, s.State, s.Reason, s.Started, s.Finished)
+		}
+	}
+	if !o.rep.Budget.Single.Complete() {
+		t.Errorf("the budget at C=1 is not complete: missing %v", o.rep.Budget.Single.Missing)
+	}
+	if o.rep.Notebook != filepath.Join(dir, "nb.md") {
+		t.Errorf("notebook %q", o.rep.Notebook)
+	}
+	nb, err := os.ReadFile(o.rep.Notebook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sec := range []string{"## Decode-time budget", "## Campaign steps", "## Load", "## Macro", "## Micro", "## NCCL", "## Profile", report.NotebookEndMarker} {
+		if !bytes.Contains(nb, []byte(sec)) {
+			t.Errorf("the notebook lacks %q", sec)
+		}
+	}
+	if !bytes.Contains(nb, []byte("| 1 | profile | done |")) {
+		t.Errorf("the steps table lacks the profile row:\n%s", nb)
+	}
+	// Nothing is left to do: a second run does no step but the notebook.
+	o = runCmd(t, ctx, path)
+	if o.code != 0 {
+		t.Fatalf("second run: exit %d\n%s", o.code, o.stderr)
+	}
+	if got := startedSteps(t, filepath.Join(dir, "nb.journal.jsonl")); strings.Join(got, ",") != "notebook" {
+		t.Errorf("second run started %v, want only the notebook", got)
+	}
+}
+
+func TestRunProfilerStallThenRerun(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("a whole campaign on the simulated host")
+	}
+	dir := t.TempDir()
+	path := writeCampaign(t, dir, "  stall_with_profiler_at_gib: 75.8\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	o := runCmd(t, ctx, path)
+	if o.code != 3 {
+		t.Fatalf("exit %d, want 3\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	rs, pr := stepState(o.rep, run.Restart), stepState(o.rep, run.Profile)
+	if rs.State != phases.StepStalled || !strings.Contains(rs.Reason, "STALLED") {
+		t.Errorf("profiler restart: %s (%s), want stalled", rs.State, rs.Reason)
+	}
+	if pr.State != phases.StepSkipped || !strings.Contains(pr.Reason, "stalled") || !strings.Contains(pr.Reason, "75.") {
+		t.Errorf("profile: %s (%s), want skipped with the stall as its reason", pr.State, pr.Reason)
+	}
+	for _, s := range []string{run.Serve, run.Macro, run.FreeGPUs, run.Micro, run.NCCL, run.LeaveServer, run.Notebook} {
+		if st := stepState(o.rep, s); st.State != phases.StepDone {
+			t.Errorf("step %s: %s (%s), want done", s, st.State, st.Reason)
+		}
+	}
+	for _, want := range []string{"step profiler_restart stalled:", "step profile skipped: the restart with the profiler stalled"} {
+		if !strings.Contains(o.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, o.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nb.md")); err != nil {
+		t.Errorf("no notebook: %v", err)
+	}
+	// Without the stall, the rerun does the restart and the profile only
+	// (then leaves the server serving and writes the notebook).
+	writeCampaign(t, dir, "")
+	o = runCmd(t, ctx, path)
+	if o.code != 0 {
+		t.Fatalf("rerun: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	got := startedSteps(t, filepath.Join(dir, "nb.journal.jsonl"))
+	if want := "profiler_restart,profile,leave_server,notebook"; strings.Join(got, ",") != want {
+		t.Errorf("rerun started %v, want %s", got, want)
+	}
+	if s := stepState(o.rep, run.Macro); s.State != phases.StepDone || !s.Earlier {
+		t.Errorf("rerun macro: %+v, want done earlier", s)
+	}
+}
+
+func TestRunInterruptedMidSweepThenResumes(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("a whole campaign on the simulated host")
+	}
+	dir := t.TempDir()
+	path := writeCampaign(t, dir, "")
+	journal := filepath.Join(dir, "nb.journal.jsonl")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// Ctrl-C once the sweep has finished its first level.
+	ictx, interrupt := context.WithCancel(ctx)
+	go func() {
+		for ictx.Err() == nil {
+			if b, err := os.ReadFile(journal); err == nil && bytes.Contains(b, []byte(`"kind":"macro.level"`)) {
+				interrupt()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	o := runCmd(t, ictx, path)
+	interrupt()
+	if o.code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", o.code, o.stderr)
+	}
+	if s := stepState(o.rep, run.Macro); s.State != phases.StepStopped {
+		t.Errorf("macro: %+v, want stopped", s)
+	}
+	if s := stepState(o.rep, run.Micro); s.State != phases.StepPending {
+		t.Errorf("micro: %+v, want pending", s)
+	}
+	if s := stepState(o.rep, run.Notebook); s.State != phases.StepDone {
+		t.Errorf("notebook after the interrupt: %+v, want done", s)
+	}
+	nb, _ := os.ReadFile(filepath.Join(dir, "nb.md"))
+	if !bytes.Contains(nb, []byte("| 1 | macro | stopped |")) || !bytes.Contains(nb, []byte("C=1")) {
+		t.Errorf("the notebook lacks the stopped sweep and its first level:\n%s", nb)
+	}
+	o = runCmd(t, ctx, path)
+	if o.code != 0 {
+		t.Fatalf("rerun: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	got := startedSteps(t, journal)
+	if len(got) < 2 || got[0] != run.Serve || got[1] != run.Macro {
+		t.Errorf("rerun started %v, want it to resume at the sweep (after making sure the server serves)", got)
+	}
+}
