@@ -11,7 +11,7 @@ import (
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/micro"
-	"github.com/profdeck/profdeck/phases/micro/pyrun"
+	"github.com/profdeck/profdeck/phases/pyrun"
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/phases/profile"
