@@ -10,6 +10,7 @@ const (
 	KindMacroLevelGo = "macro.level_started"
 	KindServerStats  = "macro.server" // one /metrics scrape turned into figures (ephemeral)
 	KindMacroAudit   = "macro.client_bound"
+	KindMacroWarning = "macro.warning" // an estimate or a doubt about the measurement, said once
 )
 
 // MacroTick is one second of what the client saw, plus the level's progress.
@@ -64,37 +65,51 @@ type LevelResult struct {
 	// than C were in flight, every token received in it) or "measured"
 	// (open loop: first measured send to last measured completion, the
 	// measured requests' tokens, as vLLM bench computes it).
-	ThroughputWindow  string         `json:"throughput_window,omitempty"`
-	RequestThroughput float64        `json:"request_throughput"`
-	OutputThroughput  float64        `json:"output_throughput"`
-	MeanTTFTms        float64        `json:"mean_ttft_ms"`
-	MedianTTFTms      float64        `json:"median_ttft_ms"`
-	P90TTFTms         float64        `json:"p90_ttft_ms"`
-	P99TTFTms         float64        `json:"p99_ttft_ms"`
-	MeanTPOTms        float64        `json:"mean_tpot_ms"`
-	MedianTPOTms      float64        `json:"median_tpot_ms"`
-	P90TPOTms         float64        `json:"p90_tpot_ms"`
-	P99TPOTms         float64        `json:"p99_tpot_ms"`
-	MeanITLms         float64        `json:"mean_itl_ms"`
-	MedianITLms       float64        `json:"median_itl_ms"`
-	P90ITLms          float64        `json:"p90_itl_ms"`
-	P99ITLms          float64        `json:"p99_itl_ms"`
-	MeanE2ELms        float64        `json:"mean_e2el_ms"`
-	MedianE2ELms      float64        `json:"median_e2el_ms"`
-	P90E2ELms         float64        `json:"p90_e2el_ms"`
-	P99E2ELms         float64        `json:"p99_e2el_ms"`
-	MedianTTFBms      float64        `json:"median_ttfb_ms"`  // first byte (headers)
-	MedianTTFATms     float64        `json:"median_ttfat_ms"` // first non-reasoning token
-	TokenSource       string         `json:"token_source"`    // the least exact source any request used
-	TokenSources      map[string]int `json:"token_sources,omitempty"`
-	MeanInFlight      float64        `json:"mean_in_flight"` // time-weighted over the measured window
-	ClientCPUs        float64        `json:"client_cpu_s"`
-	MaxSendLagms      float64        `json:"max_send_lag_ms"`
-	P99SendLagms      float64        `json:"p99_send_lag_ms"`
-	ClientBound       bool           `json:"client_bound"`
-	ClientBoundReason string         `json:"client_bound_reason,omitempty"`
-	Notes             []string       `json:"notes,omitempty"`
-	Server            *ServerLevel   `json:"server,omitempty"`
+	ThroughputWindow  string  `json:"throughput_window,omitempty"`
+	RequestThroughput float64 `json:"request_throughput"`
+	OutputThroughput  float64 `json:"output_throughput"`
+	MeanTTFTms        float64 `json:"mean_ttft_ms"`
+	MedianTTFTms      float64 `json:"median_ttft_ms"`
+	P90TTFTms         float64 `json:"p90_ttft_ms"`
+	P99TTFTms         float64 `json:"p99_ttft_ms"`
+	MeanTPOTms        float64 `json:"mean_tpot_ms"`
+	MedianTPOTms      float64 `json:"median_tpot_ms"`
+	P90TPOTms         float64 `json:"p90_tpot_ms"`
+	P99TPOTms         float64 `json:"p99_tpot_ms"`
+	MeanITLms         float64 `json:"mean_itl_ms"`
+	MedianITLms       float64 `json:"median_itl_ms"`
+	P90ITLms          float64 `json:"p90_itl_ms"`
+	P99ITLms          float64 `json:"p99_itl_ms"`
+	// ITL per chunk, as vllm bench serve computes it: the gaps between
+	// consecutive chunks that carry choices, whatever they hold.
+	MeanITLChunkms   float64        `json:"mean_itl_chunk_ms"`
+	MedianITLChunkms float64        `json:"median_itl_chunk_ms"`
+	P90ITLChunkms    float64        `json:"p90_itl_chunk_ms"`
+	P99ITLChunkms    float64        `json:"p99_itl_chunk_ms"`
+	MeanE2ELms       float64        `json:"mean_e2el_ms"`
+	MedianE2ELms     float64        `json:"median_e2el_ms"`
+	P90E2ELms        float64        `json:"p90_e2el_ms"`
+	P99E2ELms        float64        `json:"p99_e2el_ms"`
+	MedianTTFBms     float64        `json:"median_ttfb_ms"`  // first byte (headers)
+	MedianTTFATms    float64        `json:"median_ttfat_ms"` // first non-reasoning token
+	TokenSource      string         `json:"token_source"`    // the least exact source any request used
+	TokenSources     map[string]int `json:"token_sources,omitempty"`
+	// InputTokenSource says where TotalInputTokens came from: "usage"
+	// (the server's prompt_tokens), "tokenize" (prompts sized with the
+	// server's /tokenize) or "estimate" (one token per word).
+	InputTokenSource  string   `json:"input_token_source,omitempty"`
+	MeanInFlight      float64  `json:"mean_in_flight"` // time-weighted over the measured window
+	ClientCPUs        float64  `json:"client_cpu_s"`
+	MaxSendLagms      float64  `json:"max_send_lag_ms"`
+	P99SendLagms      float64  `json:"p99_send_lag_ms"`
+	ClientBound       bool     `json:"client_bound"`
+	ClientBoundReason string   `json:"client_bound_reason,omitempty"`
+	Notes             []string `json:"notes,omitempty"`
+	// Warnings are the level's estimates and doubts, said aloud.
+	Warnings []string `json:"warnings,omitempty"`
+	// FailureExamples holds one example per distinct error (a bounded few).
+	FailureExamples []FailureExample `json:"failure_examples,omitempty"`
+	Server          *ServerLevel     `json:"server,omitempty"`
 }
 
 // ServerLevel summarises /metrics over one level.
@@ -127,6 +142,24 @@ type LevelStarted struct {
 	DurationS   float64 `json:"duration_s,omitempty"`
 }
 
+// FailureExample is one distinct error of a level and how often it came.
+// Kind is the failure reason (http_<status>, error_event, cut_stream,
+// timeout, connect_error, ...); Status the HTTP status when there was one;
+// Body the first 200 bytes of the error body or event, or the error text.
+type FailureExample struct {
+	Kind   string `json:"kind"`
+	Status int    `json:"status,omitempty"`
+	Body   string `json:"body,omitempty"`
+	Count  int    `json:"count"`
+}
+
+// MacroWarning is a sweep-wide estimate or doubt (Concurrency 0), or one
+// of a level's, said as it is found.
+type MacroWarning struct {
+	Concurrency int    `json:"concurrency,omitempty"`
+	Text        string `json:"text"`
+}
+
 // ClientBound says the client, not the server, limited a level.
 type ClientBound struct {
 	Concurrency int    `json:"concurrency"`
@@ -140,4 +173,5 @@ func init() {
 	Register(KindMacroLevelGo, Macro, LevelStarted{}, false)
 	Register(KindServerStats, Macro, ServerStats{}, true)
 	Register(KindMacroAudit, Macro, ClientBound{}, false)
+	Register(KindMacroWarning, Macro, MacroWarning{}, false)
 }

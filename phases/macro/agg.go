@@ -42,8 +42,12 @@ func stats4(h *hdrhistogram.Histogram) (mean, p50, p90, p99 float64) {
 // levelAgg accumulates one level's measured requests in bounded memory.
 type levelAgg struct {
 	ttft, tpot, itl, e2el, lag *hdrhistogram.Histogram
+	itlChunk                   *hdrhistogram.Histogram
 	completed, failed          int
 	failures                   map[string]int
+	examples                   []phases.FailureExample // first seen first, at most maxExamples
+	outputLen                  int                     // the output length asked for
+	obs                        observed
 	sources                    map[string]int
 	inTok, outTok              int64
 	first, last                time.Duration // measured window, since sweep start
@@ -53,7 +57,69 @@ type levelAgg struct {
 
 func newLevelAgg() *levelAgg {
 	return &levelAgg{ttft: newHist(), tpot: newHist(), itl: newHist(), e2el: newHist(), lag: newHist(),
-		failures: map[string]int{}, sources: map[string]int{}}
+		itlChunk: newHist(), failures: map[string]int{}, sources: map[string]int{}}
+}
+
+// maxExamples bounds the distinct errors a level keeps an example of.
+const maxExamples = 8
+
+// observed counts what the level's completed requests showed about the
+// server, for its warnings.
+type observed struct {
+	chunks, tokenized int // output counted one per chunk, or by /tokenize
+	finalOnly         int // continuous usage asked for, usage only at the end
+	chatShape         int // chat-shaped chunks on the completions API
+	promptUsage       int // prompt_tokens came from usage
+	lenJudged, lenOff int // outputs counted exactly, and those >10% off the length asked
+	lenMin, lenMax    int // among the judged
+}
+
+// example counts one failure under its distinct error.
+func (a *levelAgg) example(r *Record) {
+	body := r.Body
+	if body == "" {
+		body = head([]byte(r.Error), bodyBytes)
+	}
+	for i := range a.examples {
+		if e := &a.examples[i]; e.Kind == r.Failure && e.Status == r.Status && e.Body == body {
+			e.Count++
+			return
+		}
+	}
+	if len(a.examples) < maxExamples {
+		a.examples = append(a.examples, phases.FailureExample{Kind: r.Failure, Status: r.Status, Body: body, Count: 1})
+	}
+}
+
+// observe notes what a completed request showed about the server.
+func (a *levelAgg) observe(r *Record) {
+	o := &a.obs
+	switch r.TokenSource {
+	case SourceChunks:
+		o.chunks++
+	case SourceTokenize:
+		o.tokenized++
+	case SourceFinal:
+		if r.contAsked {
+			o.finalOnly++
+		}
+	}
+	if r.chatShape {
+		o.chatShape++
+	}
+	if r.promptUsage {
+		o.promptUsage++
+	}
+	if r.TokenSource != SourceChunks && a.outputLen > 0 {
+		if o.lenJudged == 0 || r.OutputTokens < o.lenMin {
+			o.lenMin = r.OutputTokens
+		}
+		o.lenMax = max(o.lenMax, r.OutputTokens)
+		o.lenJudged++
+		if d := r.OutputTokens - a.outputLen; 10*d > a.outputLen || -10*d > a.outputLen {
+			o.lenOff++
+		}
+	}
 }
 
 // start marks the send of a measured request (the window opens at the first).
@@ -78,9 +144,11 @@ func (a *levelAgg) add(r *Record) {
 	if !r.Completed() {
 		a.failed++
 		a.failures[r.Failure]++
+		a.example(r)
 		return
 	}
 	a.completed++
+	a.observe(r)
 	a.sources[r.TokenSource]++
 	a.inTok += int64(r.InputTokens)
 	a.outTok += int64(r.OutputTokens)
@@ -91,6 +159,9 @@ func (a *levelAgg) add(r *Record) {
 	}
 	for _, s := range r.itl {
 		recordDur(a.itl, s.perToken, int64(s.tokens))
+	}
+	for _, g := range r.chunkGaps {
+		recordDur(a.itlChunk, g, 1)
 	}
 }
 
@@ -109,7 +180,9 @@ func (a *levelAgg) result(concurrency int, rate float64) phases.LevelResult {
 	lr.MeanTTFTms, lr.MedianTTFTms, lr.P90TTFTms, lr.P99TTFTms = stats4(a.ttft)
 	lr.MeanTPOTms, lr.MedianTPOTms, lr.P90TPOTms, lr.P99TPOTms = stats4(a.tpot)
 	lr.MeanITLms, lr.MedianITLms, lr.P90ITLms, lr.P99ITLms = stats4(a.itl)
+	lr.MeanITLChunkms, lr.MedianITLChunkms, lr.P90ITLChunkms, lr.P99ITLChunkms = stats4(a.itlChunk)
 	lr.MeanE2ELms, lr.MedianE2ELms, lr.P90E2ELms, lr.P99E2ELms = stats4(a.e2el)
+	lr.FailureExamples = append([]phases.FailureExample(nil), a.examples...)
 	lr.TokenSource = worstSource(a.sources)
 	lr.TokenSources = map[string]int{}
 	for k, v := range a.sources {

@@ -108,7 +108,7 @@ func TestSweepCommandCannotStart(t *testing.T) {
 		{[]string{"--url", url, "--requests", "3", "--duration", "1s"}, 2, "not both"},
 		{[]string{"--url", dead}, 1, "cannot reach"},
 		{[]string{"--url", dead, "--model", "m"}, 1, "cannot reach"},
-		{[]string{"--url", url, "--model", "nope"}, 1, "not served"},
+		{[]string{"--url", url, "--model", "nope"}, 1, "does not exist"},
 	}
 	for _, c := range cases {
 		code, _, errs := sweepCLI(t, c.args...)

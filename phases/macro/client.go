@@ -20,9 +20,11 @@ type client struct {
 	cfg        Config
 	hc         *http.Client
 	path       string // /v1/completions or /v1/chat/completions
-	continuous atomic.Bool
-	noCont     sync.Once
-	pool       sync.Pool // *reqState
+	continuous atomic.Bool // continuous_usage_stats is asked for
+	// canTokenize: the server has /tokenize, so output without usage is
+	// counted by it.
+	canTokenize atomic.Bool
+	pool        sync.Pool // *reqState
 }
 
 // reqState is the per-request scratch space, reused across requests.
@@ -106,60 +108,64 @@ type live interface {
 	firstToken(ttft time.Duration)
 }
 
-// send runs one request to its end and fills rec. sent is when it was
-// handed to the transport.
+// send runs one request to its end and fills rec. A request is sent once:
+// whatever it ends in is what is counted.
 func (c *client) send(ctx context.Context, rec *Record, prompt string, lv live) {
 	st := c.pool.Get().(*reqState)
 	defer c.pool.Put(st)
-	retried := false
-	for {
-		cont := c.continuous.Load()
-		c.writeBody(&st.body, prompt, cont)
-		retry := c.once(ctx, rec, st, cont, lv)
-		if !retry || retried {
-			return
-		}
-		retried = true
-	}
+	cont := c.continuous.Load()
+	rec.contAsked = cont
+	c.writeBody(&st.body, prompt, cont)
+	c.once(ctx, rec, st, lv)
 }
 
-// once sends the request one time. It returns true when the server refused
-// continuous_usage_stats and the request should go again without it.
-func (c *client) once(ctx context.Context, rec *Record, st *reqState, cont bool, lv live) bool {
+// bodyBytes is how much of an error body a record keeps.
+const bodyBytes = 200
+
+// head is the first n bytes of b as valid UTF-8.
+func head(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
+	}
+	return strings.ToValidUTF8(string(b), "\ufffd")
+}
+
+// once sends the request in st.body one time.
+func (c *client) once(ctx context.Context, rec *Record, st *reqState, lv live) {
 	rctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.cfg.URL+c.path, bytes.NewReader(st.body.Bytes()))
 	if err != nil {
 		rec.Failure, rec.Error = FailConnect, err.Error()
-		return false
+		return
 	}
 	c.header(req)
 	sent := time.Now()
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		rec.Failure, rec.Error = failReason(ctx, rctx, err, FailConnect), err.Error()
-		return false
+		return
 	}
 	defer resp.Body.Close()
 	rec.TTFBms = ms(time.Since(sent))
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-		if resp.StatusCode == http.StatusBadRequest && cont {
-			c.noCont.Do(func() {
-				c.continuous.Store(false)
-				c.logf("server refused continuous_usage_stats (HTTP 400: %s); sending without it, so per-chunk token counts are estimated from the final usage",
-					oneLine(string(msg)))
-			})
-			return true
-		}
 		rec.Failure = fmt.Sprintf("http_%d", resp.StatusCode)
-		rec.Error = oneLine(string(msg))
-		return false
+		rec.Status = resp.StatusCode
+		rec.Body = head(msg, bodyBytes)
+		rec.Error = oneLine(rec.Body)
+		rec.errBody = string(msg)
+		return
 	}
+	c.stream(ctx, rctx, rec, st, resp.Body, sent, lv)
+}
+
+// stream reads a 200 response's events and fills rec.
+func (c *client) stream(ctx, rctx context.Context, rec *Record, st *reqState, body io.Reader, sent time.Time, lv live) {
 	tl := &st.tl
 	tl.reset()
 	sr := &st.sr
-	sr.reset(resp.Body)
+	sr.reset(body)
 	defer sr.reset(nil) // the pooled reader must not keep the response
 	live := 0           // tokens passed to lv so far
 read:
@@ -177,13 +183,16 @@ read:
 		ch := &st.c
 		if err := parseChunk(data, &st.w, ch); err != nil {
 			rec.Failure, rec.Error = FailBadEvent, fmt.Sprintf("event is not JSON: %v: %.80q", err, data)
+			rec.Body = head(data, bodyBytes)
 			break
 		}
 		switch {
 		case ch.Done:
+			tl.done(at)
 			break read
 		case ch.Err != "":
 			rec.Failure, rec.Error = FailErrorEvent, oneLine(ch.Err)
+			rec.Body = head(data, bodyBytes)
 			break read
 		}
 		first := len(tl.at) == 0
@@ -204,6 +213,13 @@ read:
 		// Read the end of the response so the connection is reused.
 		_, _ = io.Copy(io.Discard, io.LimitReader(sr.br, 64<<10))
 	}
+	rec.endAt = time.Now()
+	if rec.Failure == "" && tl.final < 0 && len(tl.at) > 0 && !tl.textCut && c.canTokenize.Load() {
+		// No usage: the server's tokenizer counts what it sent.
+		if n, ok := c.tokenCount(ctx, tl.textString(), false); ok {
+			tl.counted = n
+		}
+	}
 	tl.finish(rec)
 	if d := rec.OutputTokens - live; rec.Failure == "" && d > 0 && lv != nil {
 		// Without usage on every chunk a chunk counted as one token; the
@@ -217,7 +233,6 @@ read:
 			rec.Failure, rec.Error = FailNoTokens, "the stream ended with no token"
 		}
 	}
-	return false
 }
 
 // failReason names why a request ended early: the sweep's own cancellation,
@@ -275,12 +290,17 @@ func (c *client) models(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// tokenCount asks the server's /tokenize how many tokens prompt is. ok is
-// false when the server has no such endpoint.
-func (c *client) tokenCount(ctx context.Context, prompt string) (n int, ok bool) {
+// tokenCount asks the server's /tokenize how many tokens prompt is, with
+// the tokenizer's special tokens (a prompt's) or without (generated text).
+// ok is false when the server has no such endpoint.
+func (c *client) tokenCount(ctx context.Context, prompt string, special bool) (n int, ok bool) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	body, _ := json.Marshal(map[string]any{"model": c.cfg.Model, "prompt": prompt})
+	q := map[string]any{"model": c.cfg.Model, "prompt": prompt}
+	if !special {
+		q["add_special_tokens"] = false
+	}
+	body, _ := json.Marshal(q)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.URL+"/tokenize", bytes.NewReader(body))
 	if err != nil {
 		return 0, false

@@ -38,6 +38,10 @@ type Config struct {
 	Rate        float64       // >0: one open-loop level with Poisson arrivals at Rate req/s
 	// StopAtPlateau ends the sweep at the plateau level.
 	StopAtPlateau bool
+	// NoPreflight skips the request sent with the sweep's settings before
+	// the first level (which settles continuous_usage_stats and stops the
+	// sweep early when the server refuses the request).
+	NoPreflight bool
 	// APIKey is sent as "Authorization: Bearer". It never reaches events.
 	APIKey string
 	// Dial, when set, opens the client's connections (e.g. through a

@@ -20,7 +20,8 @@ func TestFaultsCountedExactly(t *testing.T) {
 		FailureRate: 0.1, CutRate: 0.1, ErrorAfter200Rate: 0.1, Seed: 7}
 	emu, url := startEmu(t, cfg)
 	var jsonl bytes.Buffer
-	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{8}, Requests: 120, InputLen: 16, OutputLen: 10, Seed: 5, JSONL: &jsonl})
+	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{8}, Requests: 120, InputLen: 16, OutputLen: 10, Seed: 5, JSONL: &jsonl,
+		NoPreflight: true})
 	lv := res.Levels[0]
 	st := emu.State()
 	t.Logf("injected: 500 %d, cuts %d, errors %d; level: completed %d failures %v", st.Injected500, st.InjectedCuts, st.InjectedErrors, lv.Completed, lv.Failures)
@@ -62,8 +63,9 @@ func TestFaultsCountedExactly(t *testing.T) {
 }
 
 // TestContinuousUsageRefused: a server that answers 400 to
-// continuous_usage_stats gets the request again without it; tokens then
-// come from the final usage, and the result says so.
+// continuous_usage_stats is found by the pre-flight request, once; the
+// measured requests go without it, none is retried, tokens come from the
+// final usage, and the result says so.
 func TestContinuousUsageRefused(t *testing.T) {
 	t.Parallel()
 	cfg := vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true, RejectContinuousUsage: true}
@@ -75,11 +77,12 @@ func TestContinuousUsageRefused(t *testing.T) {
 	if lv.Completed != 12 || lv.Failed != 0 || lv.TokenSource != macro.SourceFinal || lv.TotalOutputTokens != 120 {
 		t.Errorf("completed %d failed %d source %s tokens %d", lv.Completed, lv.Failed, lv.TokenSource, lv.TotalOutputTokens)
 	}
-	if res.Continuous || len(logs) == 0 || len(res.Notes) == 0 {
-		t.Errorf("the fallback was not reported: continuous %v logs %q notes %q", res.Continuous, logs, res.Notes)
+	if res.Continuous || res.Preflight != "ok without continuous_usage_stats" || !strings.Contains(strings.Join(res.Warnings, "\n"), "refused continuous_usage_stats") {
+		t.Errorf("the fallback was not reported: continuous %v preflight %q warnings %q", res.Continuous, res.Preflight, res.Warnings)
 	}
-	if emu.State().Succeeded != 12 {
-		t.Errorf("server finished %d requests, want 12", emu.State().Succeeded)
+	// 12 measured and the pre-flight's second try; its first was refused.
+	if emu.State().Succeeded != 13 {
+		t.Errorf("server finished %d requests, want 13", emu.State().Succeeded)
 	}
 }
 
@@ -88,11 +91,16 @@ func TestServerWithoutUsage(t *testing.T) {
 	// Steps long enough that the server never has two tokens of one request
 	// waiting when it writes: a late writer sends them in one chunk (as vLLM
 	// does), and without usage a chunk can only count as one token.
-	cfg := vllmemu.Config{StepTime: 20 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true, NoUsage: true}
+	// Without /tokenize the chunks are counted, and a warning says so.
+	cfg := vllmemu.Config{StepTime: 20 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true, NoUsage: true, NoTokenize: true}
 	_, url := startEmu(t, cfg)
 	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{2}, Requests: 4, InputLen: 16, OutputLen: 10, Seed: 6})
-	if lv := res.Levels[0]; lv.TokenSource != macro.SourceChunks || lv.TotalOutputTokens != 40 {
-		t.Errorf("source %s tokens %d", lv.TokenSource, lv.TotalOutputTokens)
+	lv := res.Levels[0]
+	if lv.TokenSource != macro.SourceChunks || lv.TotalOutputTokens != 40 || lv.InputTokenSource != "estimate" {
+		t.Errorf("source %s tokens %d input %s", lv.TokenSource, lv.TotalOutputTokens, lv.InputTokenSource)
+	}
+	if w := strings.Join(lv.Warnings, "\n"); !strings.Contains(w, "counted one per chunk") || !strings.Contains(w, "one token per word") {
+		t.Errorf("level warnings %q", lv.Warnings)
 	}
 }
 

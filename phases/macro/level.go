@@ -79,6 +79,7 @@ func (r *runner) startLevel(ctx context.Context, conc int, rate float64) *level 
 
 	l.lctx, l.cancel = context.WithCancel(ctx)
 	l.agg = newLevelAgg()
+	l.agg.outputLen = cfg.OutputLen
 	l.ttfb, l.ttfat = newHist(), newHist()
 	l.ts = &tickStats{ttft: newHist(), tpot: newHist()}
 	l.done = make(chan *Record, 256)
@@ -138,7 +139,9 @@ func (l *level) launch(scheduled time.Time) {
 		rec.SentS = r.since(at).Seconds()
 		rec.SendLagMs = ms(rec.sendLag)
 		r.c.send(lctx, rec, prompt, ts)
-		rec.endAt = time.Now()
+		if rec.endAt.IsZero() {
+			rec.endAt = time.Now()
+		}
 		rec.end = r.since(rec.endAt)
 		done <- rec
 	}()
@@ -275,7 +278,14 @@ func (l *level) result(ctx context.Context) *phases.LevelResult {
 		l.notes = append(l.notes, "cancelled: in-flight requests were cut and are not counted")
 	}
 	lr.Notes = l.notes
-	l.r.audit(&lr, l.rate, time.Since(l.start), l.steady)
+	r := l.r
+	lr.InputTokenSource = inputSource(l.agg.obs, lr.Completed, r.promptCal)
+	r.warns.addLevel(&lr, levelWarnings(l.agg.obs, lr.Completed, l.cfg, r.promptCal, r.c.continuous.Load()))
+	if lr.Completed > 0 {
+		// A level with nothing completed has no figure to judge the
+		// client by (every request failing fast is not a client limit).
+		r.audit(&lr, l.rate, time.Since(l.start), l.steady)
+	}
 	lr.Server = l.r.serverLevel(ctx)
 	return &lr
 }

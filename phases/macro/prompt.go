@@ -59,7 +59,7 @@ func (g *promptGen) calibrate(ctx context.Context, c *client, tokens int) (float
 	if n < 64 {
 		n = 64
 	}
-	count, ok := c.tokenCount(ctx, g.words(n))
+	count, ok := c.tokenCount(ctx, g.words(n), true)
 	if !ok {
 		return 1, false
 	}

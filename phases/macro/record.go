@@ -8,6 +8,7 @@ import (
 const (
 	SourceContinuous = "continuous_usage" // usage on every chunk: tokens per chunk known exactly
 	SourceFinal      = "final_usage"      // one usage at the end: total exact, per chunk estimated
+	SourceTokenize   = "tokenize"         // no usage: the received text counted by the server's /tokenize
 	SourceChunks     = "chunks"           // no usage: one token per text chunk (a guess)
 )
 
@@ -18,13 +19,17 @@ func sourceRank(s string) int {
 		return 0
 	case SourceFinal:
 		return 1
-	case SourceChunks:
+	case SourceTokenize:
 		return 2
+	case SourceChunks:
+		return 3
 	}
-	return 3
+	return 4
 }
 
-// Failure reasons. HTTP errors are "http_<status>".
+// Failure reasons. HTTP errors are "http_<status>". A reason names the
+// side that failed; the record keeps the HTTP status and the first bytes
+// of what the server said (Record.Status, Record.Body).
 const (
 	FailErrorEvent = "error_event"   // data: {"error": ...} after HTTP 200
 	FailCutStream  = "cut_stream"    // the stream ended without [DONE]
@@ -56,11 +61,18 @@ type Record struct {
 	Chunks       int     `json:"chunks"`
 	Failure      string  `json:"failure,omitempty"`
 	Error        string  `json:"error,omitempty"`
+	Status       int     `json:"status,omitempty"` // the HTTP status of a failed request
+	Body         string  `json:"body,omitempty"`   // the first 200 bytes of its error body or event
 
 	// Kept for aggregation, not written.
 	ttft, tpot, e2el time.Duration
 	sendLag          time.Duration
 	itl              []itlSample
+	chunkGaps        []time.Duration // between chunks with choices, as vLLM's ITL
+	errBody          string          // the error body, up to 4 KiB, for the pre-flight's decision
+	contAsked        bool            // continuous_usage_stats was asked for
+	chatShape        bool            // chat-shaped chunks (delta) on the completions API
+	promptUsage      bool            // InputTokens came from the server's usage
 	end              time.Duration // since sweep start
 	endAt            time.Time
 }
@@ -78,8 +90,14 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // timeline collects the token chunks of one request as they arrive.
 type timeline struct {
-	at     []time.Duration // since send, per token chunk
-	tokens []int           // tokens in that chunk, -1 when unknown
+	at      []time.Duration // since send, per token chunk
+	tokens  []int           // tokens in that chunk, -1 when unknown
+	chunkAt []time.Duration // since send, every chunk that has choices
+	end     time.Duration   // the response's last chunk: finish_reason, else [DONE]; -1 none
+	text    []byte          // the received text as raw JSON string bodies, when usage is missing
+	textCut bool            // text grew past maxText
+	counted int             // output tokens counted by /tokenize, -1 none
+	delta   bool            // some chunk had a chat delta
 	cumul  int             // last cumulative completion_tokens seen
 	allCum bool            // every token chunk carried usage
 	final  int             // completion_tokens of the last usage seen (-1 none)
@@ -87,14 +105,43 @@ type timeline struct {
 }
 
 func (t *timeline) reset() {
-	t.at, t.tokens = t.at[:0], t.tokens[:0]
+	t.at, t.tokens, t.chunkAt, t.text = t.at[:0], t.tokens[:0], t.chunkAt[:0], t.text[:0]
 	t.cumul, t.allCum, t.final, t.prompt = 0, true, -1, -1
+	t.end, t.textCut, t.counted, t.delta = -1, false, -1, false
 }
+
+// maxText bounds the text kept per request for /tokenize.
+const maxText = 1 << 20
+
+// done marks the [DONE] event at offset at: the response's end unless a
+// finish_reason chunk came.
+func (t *timeline) done(at time.Duration) {
+	if t.end < 0 {
+		t.end = at
+	}
+}
+
+// textString is the received text, decoded.
+func (t *timeline) textString() string { return unquote(t.text) }
 
 // add takes one parsed chunk that arrived at offset at. It returns the
 // number of tokens the chunk carried as far as is known (1 when unknown) and
 // whether it was a token chunk.
 func (t *timeline) add(c *chunk, at time.Duration) (int, bool) {
+	if c.Choices > 0 {
+		t.chunkAt = append(t.chunkAt, at)
+	}
+	if c.FinishReason != "" {
+		t.end = at
+	}
+	t.delta = t.delta || c.Delta
+	if len(c.Text) > 0 && !c.HasUsage {
+		if len(t.text)+len(c.Text) > maxText {
+			t.textCut = true
+		} else if !t.textCut {
+			t.text = append(t.text, c.Text...)
+		}
+	}
 	n := -1
 	if c.HasUsage {
 		t.final = c.Completion
@@ -143,15 +190,26 @@ func (t *timeline) finish(r *Record) {
 	case t.final > 0:
 		r.TokenSource = SourceFinal
 		r.OutputTokens = t.final
+	case t.final < 0 && t.counted > 0:
+		r.TokenSource = SourceTokenize
+		r.OutputTokens = t.counted
 	default:
 		r.TokenSource = SourceChunks
 		r.OutputTokens = k
 	}
 	if t.prompt >= 0 {
 		r.InputTokens = t.prompt
+		r.promptUsage = true
 	}
+	r.chatShape = t.delta
 	r.ttft = t.at[0]
-	r.e2el = t.at[k-1]
+	// E2EL ends at the response's last chunk (the one with finish_reason,
+	// else [DONE]), as vLLM's does, not at the last text.
+	r.e2el = max(t.at[k-1], t.end)
+	r.chunkGaps = r.chunkGaps[:0]
+	for i := 1; i < len(t.chunkAt); i++ {
+		r.chunkGaps = append(r.chunkGaps, t.chunkAt[i]-t.chunkAt[i-1])
+	}
 	if r.OutputTokens > 1 {
 		r.tpot = (r.e2el - r.ttft) / time.Duration(r.OutputTokens-1)
 	}

@@ -29,6 +29,9 @@ type runner struct {
 	jsonlErr   error // the first failed write; later records are still tried
 	jsonlWrote int   // records written before it
 
+	promptCal string   // how prompts were sized: "tokenize" or "estimate"
+	warns     warnings // the sweep's and its levels' warnings
+
 	srvMu      sync.Mutex
 	srvSamples []phases.ServerStats // the current level's scrapes
 }

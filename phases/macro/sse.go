@@ -128,6 +128,10 @@ type chunk struct {
 	Completion   int
 	FinishReason string
 	Err          string // an error event after HTTP 200
+	Delta        bool   // a choice had a non-empty chat delta (chat-shaped)
+	// Text is the generated text (answer and reasoning) as raw JSON string
+	// bodies, still escaped; it points into the event's data.
+	Text []byte
 }
 
 // Token reports whether the chunk carried any generated text.
@@ -205,6 +209,16 @@ func parseChunkStd(data []byte, w *wireChunk, c *chunk) error {
 		}
 		if ch.Delta.Role != "" {
 			c.Role = true
+		}
+		if ch.Delta.Role != "" || ch.Delta.Content != "" || ch.Delta.ReasoningContent != "" || ch.Delta.Reasoning != "" ||
+			(len(ch.Delta.ToolCalls) > 0 && !bytes.Equal(ch.Delta.ToolCalls, []byte("null"))) {
+			c.Delta = true
+		}
+		for _, t := range []string{ch.Text, ch.Delta.ReasoningContent, ch.Delta.Reasoning, ch.Delta.Content} {
+			if t != "" {
+				q, _ := json.Marshal(t)
+				c.Text = append(c.Text, q[1:len(q)-1]...)
+			}
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			c.FinishReason = *ch.FinishReason

@@ -115,6 +115,16 @@ func scanChunk(data []byte, c *chunk) error {
 	}
 	c.Choices = len(choices)
 	for _, f := range choices {
+		c.Delta = c.Delta || f.content || f.reasoning || f.reasoning2 || f.role || f.tools
+		for _, t := range [...][]byte{f.textRaw, f.reasoningRaw, f.reasoning2Raw, f.contentRaw} {
+			if len(t) > 0 {
+				if c.Text == nil {
+					c.Text = t // one piece, the common case: no copy
+				} else {
+					c.Text = append(c.Text[:len(c.Text):len(c.Text)], t...)
+				}
+			}
+		}
 		c.Content = c.Content || f.text || f.content || f.tools
 		c.Reasoning = c.Reasoning || f.reasoning || f.reasoning2
 		c.Role = c.Role || f.role
@@ -134,6 +144,8 @@ var errScan = errors.New("not a simple chunk")
 type choiceFlags struct {
 	text, content, reasoning, reasoning2, role, tools bool
 	finish                                            []byte // raw string body, nil when null/absent
+	// The raw string bodies of the text fields (nil when null/absent).
+	textRaw, contentRaw, reasoningRaw, reasoning2Raw []byte
 }
 
 func keyIs(k []byte, name string) bool { return bytes.EqualFold(k, []byte(name)) }
@@ -339,14 +351,18 @@ func (s *jscan) usage(c *chunk) error {
 	})
 }
 
-// strFlag reads a string field into a non-empty flag (null: unchanged).
-func (s *jscan) strFlag(f *bool) error {
+// strFlag reads a string field into a non-empty flag and, when raw is not
+// nil, its raw body (null: both unchanged).
+func (s *jscan) strFlag(f *bool, raw *[]byte) error {
 	v, ok := s.str()
 	if !ok {
 		return errScan
 	}
 	if v != nil {
 		*f = len(v) > 0
+		if raw != nil {
+			*raw = v
+		}
 	}
 	return nil
 }
@@ -355,7 +371,7 @@ func (s *jscan) choice(f *choiceFlags) error {
 	return s.object(func(k []byte) error {
 		switch {
 		case keyIs(k, "text"):
-			return s.strFlag(&f.text)
+			return s.strFlag(&f.text, &f.textRaw)
 		case keyIs(k, "finish_reason"):
 			v, ok := s.str()
 			if !ok {
@@ -380,13 +396,13 @@ func (s *jscan) delta(f *choiceFlags) error {
 	return s.object(func(k []byte) error {
 		switch {
 		case keyIs(k, "content"):
-			return s.strFlag(&f.content)
+			return s.strFlag(&f.content, &f.contentRaw)
 		case keyIs(k, "reasoning_content"):
-			return s.strFlag(&f.reasoning)
+			return s.strFlag(&f.reasoning, &f.reasoningRaw)
 		case keyIs(k, "reasoning"):
-			return s.strFlag(&f.reasoning2)
+			return s.strFlag(&f.reasoning2, &f.reasoning2Raw)
 		case keyIs(k, "role"):
-			return s.strFlag(&f.role)
+			return s.strFlag(&f.role, nil)
 		case keyIs(k, "tool_calls"):
 			s.ws()
 			if s.null() {

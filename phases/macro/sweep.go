@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +34,13 @@ type Result struct {
 	Notes      []string             `json:"notes,omitempty"`
 	PromptCal  string               `json:"prompt_calibration"` // "tokenize" or "estimate"
 	Continuous bool                 `json:"continuous_usage_stats"`
+	// Preflight is what the request sent before the first level found:
+	// "ok", "ok without continuous_usage_stats", or "skipped".
+	Preflight string `json:"preflight"`
+	// Warnings are the sweep's estimates and doubts, said aloud: its own,
+	// then each kind of level warning with the levels that had it.
+	Warnings    []string    `json:"warnings"`
+	Definitions Definitions `json:"definitions"`
 }
 
 // Sweep runs the levels of one Config. Its steering methods are safe to call
@@ -121,35 +127,44 @@ func (s *Sweep) Run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 	res := &Result{URL: shownURL(cfg.URL), API: cfg.API, Started: time.Now().UTC().Format(time.RFC3339),
 		InputLen: cfg.InputLen, OutputLen: cfg.OutputLen, Requests: cfg.Requests,
 		DurationS: cfg.Duration.Seconds(), Warmup: cfg.Warmup, Rate: cfg.Rate, Levels: []phases.LevelResult{}}
-	// Preflight: the server must answer, and serve the model asked for.
-	ids, err := c.models(ctx)
-	switch {
-	case err != nil && (cfg.Model == "" || isConnectError(err) || isAuthError(err)):
-		return nil, fmt.Errorf("cannot reach the server: %w", err)
-	case err != nil:
-		res.Notes = append(res.Notes, "no model list ("+oneLine(err.Error())+"); using --model as given")
-	case cfg.Model == "" && len(ids) == 0:
-		return nil, fmt.Errorf("%s/v1/models lists no model; give --model", shownURL(cfg.URL))
-	case cfg.Model == "":
-		cfg.Model = ids[0]
-		c.cfg.Model = ids[0]
-	case !contains(ids, cfg.Model):
-		return nil, fmt.Errorf("--model %q is not served by %s (it serves: %s)", cfg.Model, shownURL(cfg.URL), strings.Join(ids, ", "))
+	// The server must answer, serve the model asked for, and take one
+	// request with the sweep's settings.
+	var sweepWarns []string
+	warn := func(text string) {
+		sweepWarns = append(sweepWarns, text)
+		em.Emit(ctx, phases.KindMacroWarning, &phases.MacroWarning{Text: text})
+	}
+	ids, err := s.resolveModel(ctx, c, &cfg, res)
+	if err != nil {
+		return nil, err
 	}
 	res.Model = cfg.Model
 	pg := newPromptGen(cfg.Seed)
 	if tpw, ok := pg.calibrate(ctx, c, cfg.InputLen); ok {
 		res.PromptCal = "tokenize"
+		c.canTokenize.Store(true)
 		c.logf("prompt length calibrated with /tokenize: %.3f tokens per word", tpw)
 	} else {
 		res.PromptCal = "estimate"
-		res.Notes = append(res.Notes, "server has no /tokenize: prompt length estimated at one token per word; total_input_tokens comes from usage")
+		warn("the server has no /tokenize: prompts are sized at one token per word (an estimate); each level's input_token_source says where its total_input_tokens came from")
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	res.Preflight = "skipped"
+	if !cfg.NoPreflight {
+		if res.Preflight, err = preflight(ctx, c, pg, ids, warn); err != nil {
+			return nil, err
+		}
+	}
+	if ids != nil && !contains(ids, cfg.Model) {
+		warn(fmt.Sprintf("--model %q is not in the server's /v1/models (it lists: %s); the server answers it", cfg.Model, listed(ids)))
+	}
 
-	r := &runner{s: s, cfg: cfg, c: c, pg: pg, em: em, t0: time.Now()}
+	r := &runner{s: s, cfg: cfg, c: c, pg: pg, em: em, t0: time.Now(), promptCal: res.PromptCal}
+	r.warns.sweep = sweepWarns
+	res.Definitions = definitions
+	defer func() { res.Warnings = r.warns.list() }()
 	var scrapeWG sync.WaitGroup
 	sctx, stopScrape := context.WithCancel(ctx)
 	if cfg.Scraper != nil {
@@ -205,9 +220,6 @@ func (s *Sweep) Run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 		}
 	}
 	res.Continuous = c.continuous.Load()
-	if !res.Continuous {
-		res.Notes = append(res.Notes, "server refused continuous_usage_stats: tokens per chunk estimated from the final usage")
-	}
 	return res, nil
 }
 

@@ -76,7 +76,8 @@ func TestWarmupSendsExactly(t *testing.T) {
 		emu, url := startEmu(t, vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
 		var jsonl bytes.Buffer
 		res := runSweep(t, macro.Config{URL: url, Concurrency: []int{1, 3}, Requests: 6, Warmup: warm, InputLen: 16, OutputLen: 5, Seed: 9, JSONL: &jsonl})
-		if got, want := emu.State().Succeeded, int64(2*(6+warm)); got != want {
+		// Warm-up and measured requests of each level, and the pre-flight.
+		if got, want := emu.State().Succeeded, int64(2*(6+warm)+1); got != want {
 			t.Errorf("warmup %d: server answered %d completions, want %d", warm, got, want)
 		}
 		lines, warmLines := 0, 0
@@ -118,7 +119,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestSteering(t *testing.T) {
 	t.Parallel()
 	emu, url := startEmu(t, vllmemu.Config{StepTime: 5 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
-	s, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{2, 4}, Duration: 20 * time.Second, InputLen: 16, OutputLen: 20, Seed: 10})
+	s, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{2, 4}, Duration: 20 * time.Second, InputLen: 16, OutputLen: 20, Seed: 10,
+		NoPreflight: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +176,7 @@ func TestCancelKeepsLevels(t *testing.T) {
 	t.Parallel()
 	_, url := startEmu(t, vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
 	s, _ := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{1, 2}, Requests: 4, Duration: 0, InputLen: 8, OutputLen: 4, Seed: 11})
-	s2, _ := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{3}, Duration: time.Minute, InputLen: 8, OutputLen: 4000, Seed: 11})
+	s2, _ := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{3}, Duration: time.Minute, InputLen: 8, OutputLen: 4000, Seed: 11, NoPreflight: true})
 	if res, err := s.Run(context.Background(), nil); err != nil || len(res.Levels) != 2 {
 		t.Fatalf("%v %v", res, err)
 	}
@@ -303,7 +305,8 @@ func TestAPIKey(t *testing.T) {
 func TestTimeout(t *testing.T) {
 	t.Parallel()
 	_, url := startEmu(t, vllmemu.Config{StepTime: 10 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
-	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{2}, Requests: 4, InputLen: 8, OutputLen: 100, Timeout: 150 * time.Millisecond})
+	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{2}, Requests: 4, InputLen: 8, OutputLen: 100, Timeout: 150 * time.Millisecond,
+		NoPreflight: true})
 	if lv := res.Levels[0]; lv.Failures[macro.FailTimeout] != 4 || lv.Completed != 0 {
 		t.Errorf("failures %v completed %d, want 4 timeouts", lv.Failures, lv.Completed)
 	}
@@ -316,7 +319,7 @@ func TestRequestsRaisedToKeepConcurrency(t *testing.T) {
 	emu, url := startEmu(t, vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
 	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{4}, Requests: 3, InputLen: 8, OutputLen: 5})
 	lv := res.Levels[0]
-	if lv.Completed != 8 || emu.State().Succeeded != 8 || !strings.Contains(strings.Join(lv.Notes, ";"), "raised from 3 to 8") {
+	if lv.Completed != 8 || emu.State().Succeeded != 8+1 || !strings.Contains(strings.Join(lv.Notes, ";"), "raised from 3 to 8") {
 		t.Errorf("completed %d, server %d, notes %q", lv.Completed, emu.State().Succeeded, lv.Notes)
 	}
 }
