@@ -19,7 +19,7 @@ import (
 type client struct {
 	cfg        Config
 	hc         *http.Client
-	path       string // /v1/completions or /v1/chat/completions
+	path       string      // /v1/completions or /v1/chat/completions
 	continuous atomic.Bool // continuous_usage_stats is asked for
 	// canTokenize: the server has /tokenize, so output without usage is
 	// counted by it.

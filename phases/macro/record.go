@@ -73,7 +73,7 @@ type Record struct {
 	contAsked        bool            // continuous_usage_stats was asked for
 	chatShape        bool            // chat-shaped chunks (delta) on the completions API
 	promptUsage      bool            // InputTokens came from the server's usage
-	end              time.Duration // since sweep start
+	end              time.Duration   // since sweep start
 	endAt            time.Time
 }
 
@@ -98,10 +98,10 @@ type timeline struct {
 	textCut bool            // text grew past maxText
 	counted int             // output tokens counted by /tokenize, -1 none
 	delta   bool            // some chunk had a chat delta
-	cumul  int             // last cumulative completion_tokens seen
-	allCum bool            // every token chunk carried usage
-	final  int             // completion_tokens of the last usage seen (-1 none)
-	prompt int
+	cumul   int             // last cumulative completion_tokens seen
+	allCum  bool            // every token chunk carried usage
+	final   int             // completion_tokens of the last usage seen (-1 none)
+	prompt  int
 }
 
 func (t *timeline) reset() {
