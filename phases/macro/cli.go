@@ -21,7 +21,8 @@ import (
 // to stderr, one line per finished level; --json writes the result document,
 // --jsonl appends one line per finished request as it goes. It exits 0 when
 // the sweep ran (failed requests are data), 1 when it could not start, 2 on
-// bad flags, 130 when interrupted (what was measured is still written).
+// bad flags, 130 when interrupted (what was measured is still written). A
+// sweep in which no request completed exits 1 (after writing its result).
 func SweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -43,12 +44,13 @@ func SweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.IntVar(&cfg.OutputLen, "output-len", 256, "output length in tokens (fixed with ignore_eos)")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop: Poisson arrivals at R requests/s instead of a concurrency sweep")
 	fs.BoolVar(&cfg.StopAtPlateau, "stop-at-plateau", false, "end the sweep at the level where throughput stops growing")
+	fs.BoolVar(&cfg.NoPreflight, "no-preflight", false, "skip the request sent with the sweep's settings before the first level")
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "limit for one request")
 	fs.Int64Var(&cfg.Seed, "seed", 0, "seed for prompts and arrivals (default: time based)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: profdeck sweep --url URL [--model NAME] [--api completions|chat] [--concurrency 1,2,4]\n"+
 			"       [--requests N | --duration D] [--warmup N] [--input-len N] [--output-len N] [--rate R]\n"+
-			"       [--stop-at-plateau] [--json FILE|-] [--jsonl FILE] [--metrics-url URL|off]")
+			"       [--stop-at-plateau] [--no-preflight] [--json FILE|-] [--jsonl FILE] [--metrics-url URL|off]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -122,6 +124,12 @@ func SweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	for _, n := range res.Notes {
 		fmt.Fprintln(stderr, "note:", n)
 	}
+	if len(res.Warnings) > 0 {
+		fmt.Fprintf(stderr, "%d warning(s) in the result:\n", len(res.Warnings))
+		for _, w := range res.Warnings {
+			fmt.Fprintln(stderr, "  warning:", w)
+		}
+	}
 	if *jsonOut != "" {
 		if err := writeResult(*jsonOut, res, stdout); err != nil {
 			fmt.Fprintf(stderr, "profdeck sweep: --json: %v\n", err)
@@ -131,6 +139,10 @@ func SweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if runErr != nil {
 		fmt.Fprintf(stderr, "profdeck sweep: interrupted after %d level(s); what was measured is written\n", len(res.Levels))
 		return 130
+	}
+	if completed(res) == 0 && len(res.Levels) > 0 {
+		fmt.Fprintln(stderr, "profdeck sweep: no request completed (the server's errors are above)")
+		return 1
 	}
 	return 0
 }
@@ -156,15 +168,36 @@ func perLevel(c Config) string {
 	return fmt.Sprintf("%d requests", c.Requests)
 }
 
-// printProgress writes one line per finished level, and the plateau and
-// client-bound warnings, as they come.
+func completed(res *Result) int {
+	n := 0
+	for _, l := range res.Levels {
+		n += l.Completed
+	}
+	return n
+}
+
+// printProgress writes one line per finished level, its warnings, an
+// example of each distinct error the first time it comes, and the plateau
+// and client-bound warnings, as they come.
 func printProgress(w io.Writer, events <-chan phases.Event) {
+	seen := map[string]bool{}
 	for ev := range events {
 		switch d := ev.Data.(type) {
+		case phases.MacroWarning:
+			fmt.Fprintln(w, "warning:", d.Text)
 		case phases.LevelResult:
 			fmt.Fprintln(w, LevelLine(d))
 			for _, n := range d.Notes {
 				fmt.Fprintln(w, "       note:", n)
+			}
+			for _, x := range d.Warnings {
+				fmt.Fprintln(w, "       warning:", x)
+			}
+			for _, e := range d.FailureExamples {
+				if k := ErrorKey(e); !seen[k] {
+					seen[k] = true
+					fmt.Fprintln(w, "       error:", ErrorLine(e))
+				}
 			}
 		case phases.Plateau:
 			fmt.Fprintf(w, "plateau: C=%d at %.1f tok/s (the next level adds less than 10%%)\n", d.Concurrency, d.OutputThroughput)
@@ -190,6 +223,25 @@ func LevelLine(l phases.LevelResult) string {
 	}
 	if l.ClientBound {
 		s += "  CLIENT-BOUND"
+	}
+	return s
+}
+
+// ErrorKey identifies a distinct error across levels.
+func ErrorKey(e phases.FailureExample) string {
+	return fmt.Sprintf("%s\x00%d\x00%s", e.Kind, e.Status, e.Body)
+}
+
+// ErrorLine is one distinct error in one line: its kind, HTTP status and
+// what the server said.
+func ErrorLine(e phases.FailureExample) string {
+	s := e.Kind
+	if e.Status != 0 && e.Kind != fmt.Sprintf("http_%d", e.Status) {
+		s += fmt.Sprintf(" (HTTP %d)", e.Status)
+	}
+	s += fmt.Sprintf(" ×%d", e.Count)
+	if e.Body != "" {
+		s += ": " + oneLine(e.Body)
 	}
 	return s
 }
