@@ -112,3 +112,22 @@ func (ws *warnings) list() []string {
 	}
 	return out
 }
+
+// ErrorKey identifies a distinct error across levels.
+func ErrorKey(e phases.FailureExample) string {
+	return fmt.Sprintf("%s\x00%d\x00%s", e.Kind, e.Status, e.Body)
+}
+
+// ErrorLine is one distinct error in one line: its kind, HTTP status and
+// what the server said.
+func ErrorLine(e phases.FailureExample) string {
+	s := e.Kind
+	if e.Status != 0 && e.Kind != fmt.Sprintf("http_%d", e.Status) {
+		s += fmt.Sprintf(" (HTTP %d)", e.Status)
+	}
+	s += fmt.Sprintf(" ×%d", e.Count)
+	if e.Body != "" {
+		s += ": " + oneLine(e.Body)
+	}
+	return s
+}

@@ -40,6 +40,9 @@ type Model struct {
 	plateau    *phases.Plateau
 	audits     []phases.ClientBound
 	cur        *level
+	warns      []string                // the sweep's and its levels' warnings, in order
+	errs       []phases.FailureExample // distinct errors, counts summed over levels
+	errLevel   []string                // the level each error was first seen in
 	server     phases.ServerStats
 	haveServer bool
 

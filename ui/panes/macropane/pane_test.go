@@ -407,3 +407,30 @@ func TestLevelFlagsFitAt80(t *testing.T) {
 	}
 	t.Fatalf("no C=128 row:\n%s", plain(m))
 }
+
+// Warnings and each distinct error reach the pane as banners, the error
+// with what the server said, and the pane still fits at 80×24.
+func TestWarningsAndErrorsShown(t *testing.T) {
+	m := newPane(t, 80, 24, false)
+	replay(m, loadEvents(t), -1)
+	ex := phases.FailureExample{Kind: "http_400", Status: 400, Body: `{"message":"maximum context length is 128"}`, Count: 3}
+	lv := phases.LevelResult{Concurrency: 512, Completed: 5, Failed: 3, Failures: map[string]int{"http_400": 3},
+		Warnings: []string{"4 of 5 completed requests had no usage"}, FailureExamples: []phases.FailureExample{ex}}
+	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{
+		phases.New(clock0, phases.KindMacroWarning, phases.MacroWarning{Text: "the server has no /tokenize"}),
+		phases.New(clock0, phases.KindMacroLevel, lv),
+	}})
+	v := plain(m)
+	for _, want := range []string{"error (C=512): http_400 ×3: {\"message\":\"maximum context", "2 warnings; latest: C=512: 4 of 5"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("no %q in:\n%s", want, v)
+		}
+	}
+	checkFits(t, m, 80, 24)
+	// The same error at the next level adds to its count, not a line.
+	lv.Concurrency = 1024
+	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{phases.New(clock0, phases.KindMacroLevel, lv)}})
+	if v := plain(m); !strings.Contains(v, "error (C=512): http_400 ×6") || strings.Contains(v, "distinct errors") {
+		t.Errorf("repeated error:\n%s", v)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro"
 )
 
 // mark is something pinned to the time axis: a level start, the plateau,
@@ -71,8 +72,11 @@ func (m *Model) apply(ev phases.Event) (sampled bool) {
 		if m.server.At.IsZero() {
 			m.server.At = ev.Time
 		}
+	case phases.MacroWarning:
+		m.warns = append(m.warns, d.Text)
 	case phases.LevelResult:
 		m.levels = append(m.levels, d)
+		m.noteLevel(d)
 		m.cur = nil
 		m.tableDirty = true
 	case phases.Plateau:
@@ -89,6 +93,28 @@ func (m *Model) apply(ev phases.Event) (sampled bool) {
 		}
 	}
 	return false
+}
+
+// noteLevel keeps a finished level's warnings and each distinct error.
+func (m *Model) noteLevel(d phases.LevelResult) {
+	name := fmt.Sprintf("C=%d", d.Concurrency)
+	if d.Concurrency == 0 && d.Rate > 0 {
+		name = fmt.Sprintf("%g/s", d.Rate)
+	}
+	for _, w := range d.Warnings {
+		m.warns = append(m.warns, name+": "+w)
+	}
+next:
+	for _, e := range d.FailureExamples {
+		for i := range m.errs {
+			if macro.ErrorKey(m.errs[i]) == macro.ErrorKey(e) {
+				m.errs[i].Count += e.Count
+				continue next
+			}
+		}
+		m.errs = append(m.errs, e)
+		m.errLevel = append(m.errLevel, name)
+	}
 }
 
 // ownMarker reports whether label is a marker this pane already placed
@@ -143,6 +169,7 @@ func (m *Model) resetRun() {
 	m.levels = nil
 	m.plateau = nil
 	m.audits = nil
+	m.warns, m.errs, m.errLevel = nil, nil, nil
 	m.cur = nil
 	m.levelList.Reset()
 	m.runErr = ""

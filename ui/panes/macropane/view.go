@@ -6,6 +6,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 
+	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/ui/components"
 )
@@ -178,6 +179,21 @@ func (m *Model) banners() []string {
 	if p := m.plateau; p != nil {
 		out = append(out, s.Good.Render(components.Fit(fmt.Sprintf("plateau at C=%d: %s tok/s — doubling C adds <10%%",
 			p.Concurrency, units.Thousands(p.OutputThroughput)), m.w)))
+	}
+	if n := len(m.errs); n > 0 {
+		// The latest distinct error, with what the server said.
+		text := fmt.Sprintf("error (%s): %s", m.errLevel[n-1], macro.ErrorLine(m.errs[n-1]))
+		if n > 1 {
+			text = fmt.Sprintf("%d distinct errors; latest %s", n, text)
+		}
+		out = append(out, s.Bad.Render(components.Fit(text, m.w)))
+	}
+	if n := len(m.warns); n > 0 {
+		text := "warning: " + m.warns[n-1]
+		if n > 1 {
+			text = fmt.Sprintf("%d warnings; latest: %s", n, m.warns[n-1])
+		}
+		out = append(out, s.Warn.Render(components.Fit(text, m.w)))
 	}
 	if m.runErr != "" {
 		out = append(out, s.Bad.Render(components.Fit("sweep failed: "+m.runErr, m.w)))
