@@ -26,11 +26,14 @@ type Diagnosis struct {
 
 // ProcEvidence is one server process over the sampling window.
 type ProcEvidence struct {
-	PID       int     `json:"pid"`
-	Name      string  `json:"name,omitempty"`
-	State     string  `json:"state"` // R, S, D, Z, T, or "gone"
-	CPUPct    float64 `json:"cpu_pct"`
-	ReadBps   float64 `json:"read_bps"`             // bytes read per second (storage, else read calls)
+	PID    int     `json:"pid"`
+	Name   string  `json:"name,omitempty"`
+	State  string  `json:"state"` // R, S, D, Z, T, or "gone"
+	CPUPct float64 `json:"cpu_pct"`
+	// ReadBps is bytes read per second from storage; from read calls when
+	// storage shows none (a page-cached file), a trickle under 64 KiB/s
+	// (sockets, pipes) counting as none.
+	ReadBps   float64 `json:"read_bps"`
 	ReadTotal int64   `json:"read_total,omitempty"` // bytes read since the process started
 	IOKnown   bool    `json:"io_known"`             // /proc/PID/io was readable
 	GPU       int     `json:"gpu"`                  // -1 when it holds no GPU
@@ -56,8 +59,8 @@ type RankEvidence struct {
 type StackGroup struct {
 	PIDs   []int    `json:"pids"`
 	Ranks  []int    `json:"ranks,omitempty"` // the GPUs (ranks on one host) those processes hold
-	Where  string   `json:"where"`  // the innermost frame, "file: function"
-	Frames []string `json:"frames"` // innermost first, a few
+	Where  string   `json:"where"`           // the innermost frame, "file: function"
+	Frames []string `json:"frames"`          // innermost first, a few
 }
 
 func init() {

@@ -95,7 +95,7 @@ func (d *Deployment) exec(ctx context.Context, cmd string, args []string, stdin 
 			return copyLines(stdin, out)
 		}
 		for _, p := range args[1:] {
-			b, err := d.fs.read(p)
+			b, err := d.readFile(p)
 			if err != nil {
 				return fail(1, fmt.Sprintf("cat: %s: No such file or directory", p))
 			}
@@ -121,7 +121,20 @@ func (d *Deployment) exec(ctx context.Context, cmd string, args []string, stdin 
 	case "head", "tail":
 		return d.headTail(cmd, args, stdin, out)
 	case "grep":
+		if grepHasFiles(args[1:]) {
+			return d.grepFiles(cmd, args[1:], out)
+		}
 		return grep(cmd, args[1:], stdin, out)
+	case "ps":
+		return d.ps(args[1:], out)
+	case "getconf":
+		Stdout(out, "100")
+		return nil
+	case "py-spy":
+		if d.opt.NoPySpy {
+			return fail(127, "sh: py-spy: command not found")
+		}
+		return d.pySpy(cmd, args[1:], out)
 	case "wc":
 		var buf bytes.Buffer
 		if stdin != nil {
@@ -219,7 +232,7 @@ func (d *Deployment) exec(ctx context.Context, cmd string, args []string, stdin 
 			a = a[1:]
 		}
 		if len(a) == 1 {
-			if p, ok := knownBinaries[a[0]]; ok {
+			if p, ok := d.lookPath(a[0]); ok {
 				Stdout(out, p)
 				return nil
 			}

@@ -141,6 +141,8 @@ func (d *Deployment) docker(cmd string, args []string, out func(remote.Line)) er
 			Stdout(out, n)
 		}
 		return nil
+	case "top":
+		return d.dockerTop(cmd, args[1:], out)
 	case "ps":
 		Stdout(out, "CONTAINER ID   IMAGE                     COMMAND                  STATUS         NAMES")
 		d.mu.Lock()

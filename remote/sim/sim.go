@@ -64,6 +64,8 @@ type Options struct {
 	// StatsInterval is how often the serving server logs its
 	// "Engine 000: Avg prompt throughput" line while busy, default 10s.
 	StatsInterval time.Duration
+	// NoPySpy leaves py-spy off the host (a diagnosis then hints to install it).
+	NoPySpy bool
 }
 
 // The defaults of Options.
@@ -140,6 +142,8 @@ type Deployment struct {
 	closeOnce sync.Once
 
 	prof *profState // the profiler endpoints' state (InstallProfiler); guarded by profMu
+
+	procs procTable // the server processes' /proc counters (procfs.go)
 }
 
 // Start starts the simulated deployment. It runs until ctx ends or Close is

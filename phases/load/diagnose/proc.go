@@ -261,11 +261,15 @@ func (g *gatherer) sample(ctx context.Context) error {
 		pe.CPUPct = round1(100 * (b.ticks - a.ticks) / hz / dt)
 		pe.IOKnown = a.ioKnown && b.ioKnown
 		if pe.IOKnown {
-			// Storage reads when there are any; page-cache or pipe reads
-			// (rchar) otherwise, so a file read from cache still counts.
+			// Storage reads when there are any; read calls (rchar)
+			// otherwise, so a file read from the page cache still counts,
+			// but not the trickle of sockets and pipes.
 			delta := b.readBytes - a.readBytes
 			if delta <= 0 {
 				delta = b.rchar - a.rchar
+				if float64(delta)/dt < readingBps {
+					delta = 0
+				}
 			}
 			pe.ReadBps = round1(float64(max(delta, 0)) / dt)
 			pe.ReadTotal = max(b.readBytes, b.rchar)
