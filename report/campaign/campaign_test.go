@@ -206,3 +206,28 @@ func TestDurationReplacesDefaultCount(t *testing.T) {
 		t.Fatalf("%+v %v", c.Macro, err)
 	}
 }
+
+// A fraction where a whole number is wanted is an error naming the key and
+// its line (it used to become 8, 7, [1, 2], 4); a quoted number says it is
+// text and wants a number.
+func TestCampaignNumbersNotTruncated(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"model:\n  tp: 8.5\n", "line 2: model.tp: 8.5 is not a whole number"},
+		{"model:\n  name: x\n  tp: 7.9\n", "line 3: model.tp: 7.9 is not a whole number"},
+		{"macro:\n  concurrency: [1.5, 2.7]\n", "line 2: macro.concurrency: 1.5 is not a whole number"},
+		{"macro:\n  concurrency:\n    - 1\n    - 2.7\n", "line 4: macro.concurrency: 2.7 is not a whole number"},
+		{"macro:\n  requests: 4.9\n", "line 2: macro.requests: 4.9 is not a whole number"},
+		{"model:\n  tp: \"8\"\n", `line 2: model.tp: "8" is quoted, so it is text; want a whole number (write 8 without quotes)`},
+		{"model:\n  expect_gib: '74.9'\n", `line 2: model.expect_gib: "74.9" is quoted, so it is text; want a number`},
+		{"model:\n  tp: \"eight\"\n", `line 2: model.tp: "eight" is text; want a whole number`},
+	} {
+		_, err := Parse([]byte(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err %v, want %q", tc.in, err, tc.want)
+		}
+	}
+	c, err := Parse([]byte("model:\n  tp: 8\n  expect_gib: 74\nmacro:\n  concurrency: [1, 2]\n"))
+	if err != nil || c.Model.TP != 8 || c.Model.ExpectGiB != 74 || len(c.Macro.Concurrency) != 2 {
+		t.Fatalf("whole numbers: %v %+v", err, c)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -25,8 +26,25 @@ func checkKeys(root *yaml.Node) error {
 }
 
 func checkNode(n *yaml.Node, t reflect.Type, path string) error {
-	if reflect.PointerTo(t).Implements(unmarshalerType) || t.Kind() != reflect.Struct {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
 		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+	case reflect.Slice, reflect.Array:
+		if n.Kind == yaml.SequenceNode {
+			for _, item := range n.Content {
+				if err := checkNode(item, t.Elem(), path); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	default:
+		return checkNumber(n, t, path)
 	}
 	if n.Kind != yaml.MappingNode {
 		return nil // a wrong kind of value: the decoder says so with the line
@@ -109,4 +127,37 @@ func keyAtNode(n *yaml.Node, line int, path string) string {
 		}
 	}
 	return best
+}
+
+// checkNumber refuses what the decoder would take silently or describe
+// badly: a fraction where a whole number is wanted (8.5 would become 8),
+// and a quoted number ("8"), which is text.
+func checkNumber(n *yaml.Node, t reflect.Type, key string) error {
+	if n.Kind != yaml.ScalarNode {
+		return nil
+	}
+	whole := false
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		whole = true
+	case reflect.Float32, reflect.Float64:
+	default:
+		return nil
+	}
+	want := "a number"
+	if whole {
+		want = "a whole number"
+	}
+	tag := n.ShortTag()
+	switch {
+	case tag == "!!float" && whole:
+		return fmt.Errorf("line %d: %s: %s is not a whole number", n.Line, key, n.Value)
+	case tag == "!!str" && n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0:
+		if _, err := strconv.ParseFloat(strings.TrimSpace(n.Value), 64); err == nil {
+			return fmt.Errorf("line %d: %s: %q is quoted, so it is text; want %s (write %s without quotes)", n.Line, key, n.Value, want, strings.TrimSpace(n.Value))
+		}
+		return fmt.Errorf("line %d: %s: %q is text; want %s", n.Line, key, n.Value, want)
+	}
+	return nil
 }
