@@ -24,7 +24,8 @@ type client struct {
 	// canTokenize: the server has /tokenize, so output without usage is
 	// counted by it.
 	canTokenize atomic.Bool
-	pool        sync.Pool // *reqState
+	pool        sync.Pool      // *reqState
+	maxLen      map[string]int // max_model_len by model id, as /v1/models lists it
 }
 
 // reqState is the per-request scratch space, reused across requests.
@@ -143,7 +144,11 @@ func (c *client) once(ctx context.Context, rec *Record, st *reqState, lv live) {
 	sent := time.Now()
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		rec.Failure, rec.Error = failReason(ctx, rctx, err, FailConnect), err.Error()
+		def := FailConnect
+		if isClientLimit(err) {
+			def = FailClient // this machine's limit, not the server's
+		}
+		rec.Failure, rec.Error = failReason(ctx, rctx, err, def), err.Error()
 		return
 	}
 	defer resp.Body.Close()
@@ -275,16 +280,19 @@ func (c *client) models(ctx context.Context) ([]string, error) {
 	}
 	var list struct {
 		Data []struct {
-			ID string `json:"id"`
+			ID          string `json:"id"`
+			MaxModelLen int    `json:"max_model_len"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &list); err != nil {
 		return nil, fmt.Errorf("%s/v1/models: not a model list: %v", shownURL(c.cfg.URL), err)
 	}
 	var ids []string
+	c.maxLen = map[string]int{}
 	for _, m := range list.Data {
 		if m.ID != "" {
 			ids = append(ids, m.ID)
+			c.maxLen[m.ID] = m.MaxModelLen
 		}
 	}
 	return ids, nil

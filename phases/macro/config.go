@@ -125,6 +125,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.OutputLen == 0 {
 		cfg.OutputLen = 256
 	}
+	if cfg.OutputLen == 1 {
+		return cfg, errors.New("--output-len 1: must be at least 2 so that TPOT is defined")
+	}
+	if cfg.InputLen > MaxInputLen {
+		return cfg, fmt.Errorf("--input-len %d: at most %d tokens (prompts are built in memory, one per request in flight)", cfg.InputLen, MaxInputLen)
+	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 10 * time.Minute
 	}

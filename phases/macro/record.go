@@ -35,6 +35,7 @@ const (
 	FailCutStream  = "cut_stream"    // the stream ended without [DONE]
 	FailTimeout    = "timeout"       // the request ran past Config.Timeout
 	FailConnect    = "connect_error" // no connection, or it broke before a response
+	FailClient     = "client_error"  // this machine's own limit (open files, ports, memory): not the server's failure
 	FailBadEvent   = "bad_event"     // an event that is not JSON
 	FailNoTokens   = "no_tokens"     // [DONE] with no token at all
 	FailCancelled  = "cancelled"     // the sweep was cancelled mid-request (not counted as failed)

@@ -92,6 +92,9 @@ func (s *Sweep) SetConcurrency(n int) {
 	if n < 1 {
 		n = 1
 	}
+	if fit := fdFit(); fit > 0 && n > fit {
+		n = fit // one socket per request in flight: no more than the open-file limit allows
+	}
 	s.mu.Lock()
 	s.target = n
 	s.mu.Unlock()
@@ -139,6 +142,12 @@ func (s *Sweep) Run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 		return nil, err
 	}
 	res.Model = cfg.Model
+	if err := checkModelLen(cfg, cfg.Model, c.maxLen[cfg.Model]); err != nil {
+		return nil, err
+	}
+	if err := checkFDs(maxC); err != nil {
+		return nil, err
+	}
 	pg := newPromptGen(cfg.Seed)
 	if tpw, ok := pg.calibrate(ctx, c, cfg.InputLen); ok {
 		res.PromptCal = "tokenize"
