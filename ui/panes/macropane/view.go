@@ -270,7 +270,7 @@ func (m *Model) progressLine() string {
 		case m.state == idle && len(m.levels) == 0:
 			return s.Subtle.Render(components.Fit("no sweep yet — press s to start", m.w))
 		case m.state == running:
-			return s.Subtle.Render(components.Fit("preparing: finding the model, calibrating the prompt…", m.w))
+			return s.Subtle.Render(components.Fit("preparing: finding the model, calibrating the prompt, one pre-flight request…", m.w))
 		}
 		return s.Subtle.Render(components.Fit(fmt.Sprintf("%d levels done", len(m.levels)), m.w))
 	}
