@@ -19,7 +19,7 @@ func TestClassifyByMeaning(t *testing.T) {
 		{"ERROR 05-01 10:00:00 [core.py:1] TimeoutError: RPC call to sample_tokens timed out.", KindFailure, FailTimeout, -1},
 		{"torch.distributed.DistStoreError: Timed out waiting for 8 clients", KindFailure, FailTimeout, -1},
 		{"ERROR 05-01 10:00:00 [x.py:1] RuntimeError: CUDA error: an illegal memory access was encountered", KindFailure, FailDevice, -1},
-		{"[SERVER] Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:00<00:00,  1.62it/s]", KindShardBar, "", 0}, // rank 0 draws the bar
+		{"[SERVER] Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:00<00:00,  1.62it/s]", KindShardBar, "", 0},  // rank 0 draws the bar
 		{"launcher: Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:00<00:00,  1.62it/s]", KindShardBar, "", 0}, // rank 0 draws the bar
 		{"Aug 15 18:16:20 gpu1 vllm[7405]: (Worker_TP3 pid=7512) INFO 08-15 18:16:20 [gpu_model_runner.py:1] Starting to load model x...", KindLoadStart, "", 3},
 		{"vllm-1  | [SERVER] INFO 08-15 18:16:20 [kv_cache_utils.py:1] GPU KV cache size: 1,024 tokens", KindKVCache, "", -1},
