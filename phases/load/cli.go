@@ -215,6 +215,12 @@ func (f *loadFlags) config() (Config, string, hosts.Options, error) {
 	if f.log != "" {
 		cfg.LogPath = f.log
 	}
+	cfg.Container = c.Server.Container
+	if cfg.LogPath != "" {
+		cfg.PIDFile = cfg.LogPath + ".pid" // where Server.Start keeps the launch's pid
+	} else {
+		cfg.PIDFile = DefaultLogPath + ".pid"
+	}
 	if f.url != "" {
 		cfg.HealthURL = HealthURL(f.url)
 	}

@@ -41,6 +41,24 @@ func TestLoadCommandStalledAndFailed(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "stalled: STALLED at 30.0 GiB on GPUs 0-7") {
 		t.Fatalf("stall: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
+	// The stall is diagnosed before the command ends: the workers found on
+	// the GPUs read nothing, the GPUs idle; py-spy groups the 8 ranks.
+	if !strings.Contains(out, "why: weights I/O stopped (0 B/s for ") || !strings.Contains(out, "8 ranks in safetensors/torch.py: _read_into") {
+		t.Errorf("no diagnosis in stdout:\n%s", out)
+	}
+	code, out, _ = runCLI(t, loadMain, "--host", "sim", "--sim-load-time", "2s", "--sim-stall-at", "30", "--stall-after", "1500ms", "--poll", "200ms", "--json")
+	last := strings.Split(strings.TrimSpace(out), "\n")
+	var stalled struct {
+		Ending    string `json:"ending"`
+		Diagnosis struct {
+			Verdict string `json:"verdict"`
+			Procs   []any  `json:"procs"`
+		} `json:"diagnosis"`
+	}
+	if err := json.Unmarshal([]byte(last[len(last)-1]), &stalled); err != nil || code != 2 || stalled.Ending != "stalled" ||
+		!strings.HasPrefix(stalled.Diagnosis.Verdict, "weights I/O stopped") || len(stalled.Diagnosis.Procs) != 8 {
+		t.Errorf("--json stall: exit %d, last line %q: %v", code, last[len(last)-1], err)
+	}
 	code, out, errs = runCLI(t, loadMain, "--host", "sim", "--sim-load-time", "2s", "--sim-fail", "nccl", "--poll", "200ms", "--json")
 	if code != 2 || !strings.Contains(errs, "failed: nccl: ") {
 		t.Fatalf("nccl: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)

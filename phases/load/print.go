@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load/diagnose"
 	"github.com/profdeck/profdeck/phases/load/vllmlog"
 	"github.com/profdeck/profdeck/phases/units"
 )
@@ -57,6 +58,10 @@ func (p *printer) event(ev phases.Event) {
 		fmt.Fprintf(p.out, "%s FAILED (%s): %s\n", stamp, d.Kind, d.Line)
 	case phases.Stall:
 		fmt.Fprintf(p.out, "%s %s\n", stamp, StallText(&d))
+	case phases.Diagnosis:
+		for _, l := range diagnose.Lines(d) {
+			fmt.Fprintf(p.out, "%s %s\n", stamp, l)
+		}
 	case phases.ServerEvent:
 		fmt.Fprintf(p.out, "%s server %s: %s\n", stamp, d.Action, d.Detail)
 	case phases.ErrorEvent:
@@ -73,7 +78,7 @@ func (p *printer) finish(end Ending, err error, stderr io.Writer) int {
 		fmt.Fprintf(p.out, "%s %s\n", time.Now().Format("15:04:05"), StatusLine(*p.state))
 	}
 	if p.json {
-		b, _ := json.Marshal(map[string]any{"ending": end.Kind, "reason": end.Reason, "state": p.state})
+		b, _ := json.Marshal(map[string]any{"ending": end.Kind, "reason": end.Reason, "state": p.state, "diagnosis": end.Diagnosis})
 		fmt.Fprintln(p.out, string(b))
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
@@ -34,6 +35,8 @@ type run struct {
 	version   string
 	stallFrom time.Time
 	open      bool // a PhaseStarted "load" is open for the current load
+	until     bool // the headless follow: a stall's diagnosis is taken as it ends
+	diagBusy  atomic.Bool
 }
 
 // phaseStart opens the notebook's run for the current load once it shows
@@ -75,6 +78,8 @@ func (s *run) control(c control) {
 		s.tr.SetStopped(now, true)
 		s.ready, s.stalled = false, false
 		s.emitState(now)
+	case ctlDiagnose:
+		s.diagnoseAsync("request")
 	case ctlStarted:
 		if now.Sub(s.resetAt) > 10*time.Second {
 			// The log was not replaced (an appending launch): start over
@@ -222,6 +227,9 @@ func (s *run) tick() {
 		s.stalled = true
 		s.stallFrom = now.Add(-time.Duration(st.ForS * float64(time.Second)))
 		s.emit(phases.KindStall, *st)
+		if !s.until {
+			s.diagnoseAsync("stall")
+		}
 	} else if s.tr.stall == nil && s.stalled {
 		s.stalled = false
 		if !s.tr.stopped && s.tr.failure == nil {

@@ -2,6 +2,7 @@ package load
 
 import (
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
@@ -47,6 +48,13 @@ type Tracker struct {
 	failStrong   bool
 	stall        *phases.Stall
 	gen          int
+	ranks        map[int]*rankTrack // what each worker rank's log lines told
+}
+
+// rankTrack is one rank's furthest stage and last line.
+type rankTrack struct {
+	stage int
+	line  string
 }
 
 type gpuTrack struct {
@@ -85,6 +93,7 @@ func (t *Tracker) Reset(now time.Time) {
 	t.sum = vllmlog.NewSummary()
 	t.stage, t.armed, t.barSeen, t.ready, t.stopped = 0, false, false, false, false
 	t.failure, t.failStrong, t.stall, t.lastLine = nil, false, nil, ""
+	t.ranks = map[int]*rankTrack{}
 	if t.gpus == nil {
 		t.gpus = map[int]*gpuTrack{}
 	}
@@ -161,6 +170,19 @@ func (t *Tracker) Record(now time.Time, r vllmlog.Record) (ms *phases.Milestone,
 	if r.Relevant() {
 		t.lastLine = r.Text
 	}
+	if r.Rank >= 0 && r.Proc != "" {
+		rt := t.ranks[r.Rank]
+		if rt == nil {
+			rt = &rankTrack{}
+			t.ranks[r.Rank] = rt
+		}
+		if st := r.Stage(); st != "" {
+			rt.stage = max(rt.stage, vllmlog.StageIndex(st))
+		}
+		if strings.TrimSpace(r.Msg) != "" {
+			rt.line = r.Text
+		}
+	}
 	moved := r.Progress()
 	if r.Bar != nil {
 		moved = !t.barSeen || r.Bar.Done != t.lastBar.Done || r.Bar.Desc != t.lastBar.Desc
@@ -184,6 +206,20 @@ func (t *Tracker) Record(now time.Time, r vllmlog.Record) (ms *phases.Milestone,
 	}
 	return ms, fail
 }
+
+// Ranks is each worker rank's furthest stage and last log line, for a
+// diagnosis (ranks that printed no prefixed line are not listed).
+func (t *Tracker) Ranks() []phases.RankEvidence {
+	out := make([]phases.RankEvidence, 0, len(t.ranks))
+	for r, rt := range t.ranks {
+		out = append(out, phases.RankEvidence{Rank: r, Stage: vllmlog.StageOrder[rt.stage], LastLine: rt.line})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Rank < out[j].Rank })
+	return out
+}
+
+// Stage is the load's furthest stage.
+func (t *Tracker) Stage() string { return vllmlog.StageOrder[t.stage] }
 
 // Summary is what the log told so far.
 func (t *Tracker) Summary() *vllmlog.Summary { return t.sum }

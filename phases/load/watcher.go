@@ -31,6 +31,16 @@ type Config struct {
 	// (default 10 s).
 	SnapshotEvery time.Duration
 	Now           func() time.Time
+	// PIDFile on the host holds the launch's pid (its process group), and
+	// Container names the server's docker container: a stall diagnosis
+	// samples their processes (and those nvidia-smi lists on the GPUs).
+	PIDFile   string
+	Container string
+	// NoDiagnosis leaves stalls undiagnosed (no commands beyond the log,
+	// nvidia-smi and /health are run on the host).
+	NoDiagnosis bool
+	// DiagnoseWindow is the diagnosis's sampling window (default 2 s).
+	DiagnoseWindow time.Duration
 }
 
 // Watcher follows one server's load: its log (from the start of the file),
@@ -79,6 +89,9 @@ func NewWatcher(cfg Config) *Watcher {
 type Ending struct {
 	Kind   string // "ready", "failed", "stalled"
 	Reason string
+	// Diagnosis says why a stalled load stopped (nil otherwise, or when
+	// it could not be taken).
+	Diagnosis *phases.Diagnosis
 }
 
 // Ending kinds.
@@ -116,7 +129,12 @@ type control int
 const (
 	ctlStopped control = iota
 	ctlStarted
+	ctlDiagnose
 )
+
+// Diagnose asks for a diagnosis of the server now (the Load pane's key): it
+// is emitted as KindDiagnosis when taken.
+func (w *Watcher) Diagnose() { w.send(ctlDiagnose) }
 
 func (w *Watcher) send(c control) {
 	select {
@@ -152,7 +170,7 @@ func (w *Watcher) loop(ctx context.Context, em *phases.Emitter, until bool) (End
 
 	now := w.cfg.Now()
 	s := &run{w: w, em: em, ctx: ctx, tr: NewTracker(w.cfg.Host.Name(), w.cfg.ExpectGiB, w.cfg.StallAfter, now),
-		parser: vllmlog.New(), lastSnap: time.Time{}}
+		parser: vllmlog.New(), lastSnap: time.Time{}, until: until}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -172,6 +190,9 @@ func (w *Watcher) loop(ctx context.Context, em *phases.Emitter, until bool) (End
 		}
 		if until {
 			if end, ok := s.ending(); ok {
+				if end.Kind == EndStalled {
+					end.Diagnosis = s.diagnoseNow("stall")
+				}
 				if end.Kind == EndReady {
 					s.phaseFinish("")
 				} else {

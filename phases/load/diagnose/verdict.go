@@ -34,6 +34,17 @@ func markBehind(ranks []phases.RankEvidence) []phases.RankEvidence {
 	for _, r := range out {
 		top = max(top, vllmlog.StageIndex(r.Stage))
 	}
+	// Some stages are printed by rank 0 alone: a rank is behind only when
+	// at least half of the ranks (and two) reached the furthest stage.
+	atTop := 0
+	for _, r := range out {
+		if vllmlog.StageIndex(r.Stage) == top {
+			atTop++
+		}
+	}
+	if atTop < 2 || 2*atTop < len(out) {
+		return out
+	}
 	for i := range out {
 		out[i].Behind = vllmlog.StageIndex(out[i].Stage) < top
 	}
