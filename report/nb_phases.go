@@ -264,6 +264,19 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 			n.p("- C=%d: %s\n", l.Concurrency, x)
 			levelNotes++
 		}
+		for _, x := range l.Warnings {
+			n.p("- C=%d warning: %s\n", l.Concurrency, x)
+			levelNotes++
+		}
+		for _, e := range l.FailureExamples {
+			// What the server said, as it said it (bounded to 200 bytes).
+			n.p("- C=%d error: %s ×%d", l.Concurrency, e.Kind, e.Count)
+			if e.Body != "" {
+				n.p(": `%s`", noTicks(strings.Join(strings.Fields(e.Body), " ")))
+			}
+			n.ln("")
+			levelNotes++
+		}
 	}
 	if levelNotes > 0 {
 		n.ln("")

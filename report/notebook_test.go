@@ -194,3 +194,18 @@ func TestSparkline(t *testing.T) {
 		t.Fatalf("unknown %q", got)
 	}
 }
+
+// A level's warnings and distinct errors reach the notebook, the server's
+// text verbatim and kept inside its code span.
+func TestNotebookLevelWarningsAndErrors(t *testing.T) {
+	lv := phases.LevelResult{Concurrency: 4, Completed: 5, Failed: 3, MedianTPOTms: 10,
+		Warnings:        []string{"5 of 5 completed requests had no usage: output tokens counted by the server's /tokenize"},
+		FailureExamples: []phases.FailureExample{{Kind: "http_400", Status: 400, Body: "{\"message\":\"maximum `context` length\"}\n", Count: 3}}}
+	md, _ := RenderNotebook(budgetEvents(phases.KindMacroLevel, lv), NotebookOptions{Location: time.UTC})
+	for _, want := range []string{"- C=4 warning: 5 of 5 completed requests had no usage",
+		"- C=4 error: http_400 ×3: `{\"message\":\"maximum 'context' length\"}`\n"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("notebook lacks %q:\n%s", want, md)
+		}
+	}
+}

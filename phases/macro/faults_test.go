@@ -84,6 +84,14 @@ func TestContinuousUsageRefused(t *testing.T) {
 	if emu.State().Succeeded != 13 {
 		t.Errorf("server finished %d requests, want 13", emu.State().Succeeded)
 	}
+	// Without the pre-flight every request asks for it and fails, none is
+	// retried, and the level says why.
+	res = runSweep(t, macro.Config{URL: url, Concurrency: []int{2}, Requests: 4, InputLen: 16, OutputLen: 10, NoPreflight: true})
+	lv = res.Levels[0]
+	if lv.Completed != 0 || lv.Failures["http_400"] != 4 || emu.State().Succeeded != 13 ||
+		!strings.Contains(strings.Join(lv.Warnings, "\n"), "4 requests failed because the server refuses continuous_usage_stats") {
+		t.Errorf("no pre-flight: completed %d failures %v warnings %q", lv.Completed, lv.Failures, lv.Warnings)
+	}
 }
 
 func TestServerWithoutUsage(t *testing.T) {

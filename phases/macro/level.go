@@ -280,7 +280,8 @@ func (l *level) result(ctx context.Context) *phases.LevelResult {
 	lr.Notes = l.notes
 	r := l.r
 	lr.InputTokenSource = inputSource(l.agg.obs, lr.Completed, r.promptCal)
-	r.warns.addLevel(&lr, levelWarnings(l.agg.obs, lr.Completed, l.cfg, r.promptCal, r.c.continuous.Load()))
+	r.warns.addLevel(&lr, append(levelWarnings(l.agg.obs, lr.Completed, l.cfg, r.promptCal, r.c.continuous.Load()),
+		refusedWarning(lr.FailureExamples)...))
 	if lr.Completed > 0 {
 		// A level with nothing completed has no figure to judge the
 		// client by (every request failing fast is not a client limit).

@@ -87,7 +87,7 @@ func preflight(ctx context.Context, c *client, pg *promptGen, ids []string, warn
 	if ids != nil && !contains(ids, c.cfg.Model) {
 		msg += fmt.Sprintf(" (--model %q; the server lists: %s)", c.cfg.Model, listed(ids))
 	}
-	return "", errors.New(msg + "; --no-preflight skips this check")
+	return "", errors.New(msg + "; --no-preflight (campaign: macro.no_preflight) skips this check")
 }
 
 // probe sends one unmeasured request.

@@ -15,6 +15,7 @@ const (
 	warnChatShape = "chat_shape"
 	warnLength    = "output_length"
 	warnInput     = "input_tokens"
+	warnRefused   = "continuous_refused"
 )
 
 // warning is one estimate or doubt about a level's figures.
@@ -29,7 +30,7 @@ func levelWarnings(o observed, completed int, cfg Config, promptCal string, cont
 	var w []warning
 	of := func(n int) string { return fmt.Sprintf("%d of %d completed requests", n, completed) }
 	if o.chunks > 0 {
-		w = append(w, warning{warnChunks, of(o.chunks) + " had no usage and the server has no /tokenize: output tokens counted one per chunk " +
+		w = append(w, warning{warnChunks, of(o.chunks) + " had no usage and their text was not counted by a /tokenize: output tokens counted one per chunk " +
 			"(an estimate: a chunk of several tokens counts as one, so tok/s reads low and TPOT high)"})
 	}
 	if o.tokenized > 0 {
@@ -55,6 +56,18 @@ func levelWarnings(o observed, completed int, cfg Config, promptCal string, cont
 		w = append(w, warning{warnInput, fmt.Sprintf("%s had no prompt_tokens in usage: their input tokens are the prompt length %s", of(completed-o.promptUsage), how)})
 	}
 	return w
+}
+
+// refusedWarning is said when requests failed because the server refuses
+// continuous_usage_stats (a sweep without its pre-flight).
+func refusedWarning(ex []phases.FailureExample) []warning {
+	for _, e := range ex {
+		if e.Status >= 400 && e.Status < 500 && refusesContinuous(e.Body) {
+			return []warning{{warnRefused, fmt.Sprintf("%d requests failed because the server refuses continuous_usage_stats: "+
+				"run with the pre-flight request (without --no-preflight) to go on without it", e.Count)}}
+		}
+	}
+	return nil
 }
 
 // inputSource says where a level's total_input_tokens came from.
@@ -105,7 +118,7 @@ func (ws *warnings) addLevel(lr *phases.LevelResult, w []warning) {
 
 // list is the result document's top-level warnings.
 func (ws *warnings) list() []string {
-	out := append([]string(nil), ws.sweep...)
+	out := append([]string{}, ws.sweep...)
 	for _, k := range ws.kinds {
 		lw := ws.by[k]
 		out = append(out, fmt.Sprintf("%s: %s", strings.Join(lw.levels, ", "), lw.text))

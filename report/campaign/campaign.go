@@ -89,6 +89,9 @@ type Macro struct {
 	OutputLen     int      `yaml:"output_len"`
 	Rate          float64  `yaml:"rate"`
 	StopAtPlateau bool     `yaml:"stop_at_plateau"`
+	// NoPreflight skips the one request sent with the sweep's settings
+	// before the first level.
+	NoPreflight bool `yaml:"no_preflight"`
 }
 
 // Micro phase parameters.

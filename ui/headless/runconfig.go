@@ -41,7 +41,7 @@ func RunConfig(c *campaign.Campaign, host remote.Host, apiKey string) (run.Confi
 		Sweep: macro.Config{URL: c.Server.URL, API: c.Macro.API, Concurrency: c.Macro.Concurrency,
 			Requests: c.Macro.Requests, Duration: c.Macro.Duration.Duration, Warmup: c.Macro.Warmup,
 			InputLen: c.Macro.InputLen, OutputLen: c.Macro.OutputLen, Rate: c.Macro.Rate,
-			StopAtPlateau: c.Macro.StopAtPlateau, APIKey: apiKey, Dial: host.DialContext,
+			StopAtPlateau: c.Macro.StopAtPlateau, NoPreflight: c.Macro.NoPreflight, APIKey: apiKey, Dial: host.DialContext,
 			Scraper: servermetrics.NewScraper(metricsURL(c.Server.URL, c.Server.MetricsURL), client)},
 		ModelSpec: spec,
 		MicroPlan: model.Options{TP: tp, EP: c.Model.EP, Batch: c.Micro.Batch},

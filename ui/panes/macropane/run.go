@@ -52,6 +52,7 @@ func (m *Model) sweepConfig() (cfg macro.Config, done func()) {
 		OutputLen:     c.Macro.OutputLen,
 		Rate:          c.Macro.Rate,
 		StopAtPlateau: c.Macro.StopAtPlateau,
+		NoPreflight:   c.Macro.NoPreflight,
 		APIKey:        m.d.APIKey,
 	}
 	client := &http.Client{}
