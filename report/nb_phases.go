@@ -87,6 +87,8 @@ func (n *nb) loadRun(r *phaseRun, tag string) {
 				s += fmt.Sprintf("; last log line: `%s`", noTicks(d.Line))
 			}
 			log = append(log, s)
+		case phases.Diagnosis:
+			log = append(log, diagnosisLines(n.clock(ev.Time), d)...)
 		}
 	}
 	if len(log) > 0 {

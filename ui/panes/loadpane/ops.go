@@ -41,6 +41,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.stop()
 	case key.Matches(msg, m.keys.Restart):
 		return m.restart()
+	case key.Matches(msg, m.keys.Diagnose):
+		return m.diagnose()
 	}
 	return nil
 }
@@ -135,4 +137,15 @@ func (m *Model) host() string {
 		return m.hosts[0]
 	}
 	return ""
+}
+
+// diagnose is the d key: the watcher samples the server's processes, GPUs
+// and stacks and says why it is stuck (the result arrives as an event).
+func (m *Model) diagnose() tea.Cmd {
+	if m.watcher == nil {
+		return common.Error(errors.New("diagnose: no host or campaign"))
+	}
+	m.diagnosing = true
+	m.watcher.Diagnose()
+	return common.Status("diagnosing: sampling the server's processes, GPUs and stacks for a few seconds…")
 }

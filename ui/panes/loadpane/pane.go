@@ -37,6 +37,8 @@ type Model struct {
 	logs       []logEntry
 	lastServer string
 	failure    *phases.LoadFailure
+	diag       *phases.Diagnosis // the latest stall diagnosis, nil before one
+	diagnosing bool
 	version    string
 	gen        int // the load the milestones belong to
 
@@ -92,6 +94,8 @@ func New(d *common.Deps) *Model {
 		StallAfter: c.Load.StallAfter.Duration,
 		Poll:       c.Load.PollInterval.Duration,
 		Now:        d.Now,
+		PIDFile:    m.server.PIDPath(),
+		Container:  c.Server.Container,
 	})
 	m.server.Emitter = m.emitter()
 	m.server.BeforeLaunch = m.watcher.MarkStarted
@@ -180,6 +184,10 @@ func (m *Model) event(e phases.Event) {
 	case phases.LoadFailure:
 		f := v
 		m.failure = &f
+	case phases.Diagnosis:
+		dg := v
+		m.diag, m.diagnosing = &dg, false
+		m.logs = append(m.logs, logEntry{at: e.Time, line: phases.LogLine{Rank: -1, Level: "WHY", Msg: "diagnosis: " + v.Verdict, Text: "diagnosis: " + v.Verdict}})
 	case phases.Stall:
 		s := v
 		for h, st := range m.states {
@@ -222,6 +230,7 @@ func (m *Model) newLoad(gen int) {
 	if gen > m.gen {
 		m.gen = gen
 		m.milestones = map[string]float64{}
+		m.diag = nil
 	}
 }
 

@@ -111,6 +111,27 @@ func TestPaneStallBanner(t *testing.T) {
 		t.Fatalf("no stall banner:\n%s", v)
 	}
 	checkFits(t, v, 78, 19)
+	// The stall is diagnosed on its own; d asks again at any time.
+	for i := 0; i < 20 && m.diag == nil; i++ {
+		pump(500 * time.Millisecond)
+	}
+	v = m.View()
+	if m.diag == nil || m.diag.Trigger != "stall" || !strings.Contains(v, "why: weights I/O stopped (0 B/s for") || !strings.Contains(v, "8 ranks in safetensors/torch.py") {
+		t.Fatalf("no diagnosis under the banner:\n%s", v)
+	}
+	checkFits(t, v, 78, 19)
+	m.SetSize(80, 24)
+	checkFits(t, m.View(), 80, 24)
+	first := m.diag
+	if cmd := press(m, "d"); cmd == nil || !m.diagnosing {
+		t.Fatal("d did not start a diagnosis")
+	}
+	for i := 0; i < 20 && m.diag == first; i++ {
+		pump(500 * time.Millisecond)
+	}
+	if m.diag == first || m.diag.Trigger != "request" {
+		t.Errorf("d brought no new diagnosis: %+v", m.diag)
+	}
 }
 
 func press(m *Model, k string) tea.Cmd {

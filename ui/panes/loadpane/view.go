@@ -129,6 +129,7 @@ func (m *Model) bannerLines(w int) []string {
 	if f == nil {
 		f = m.failure
 	}
+	diag := m.diagLines(w)
 	switch {
 	case f != nil:
 		head := fmt.Sprintf("FAILED: %s", failureName(f.Kind))
@@ -139,7 +140,7 @@ func (m *Model) bannerLines(w int) []string {
 		if ev == "" {
 			ev = f.Line
 		}
-		return []string{s.Banner.Render(components.Truncate(head, w-2)), s.Bad.Render(components.Truncate("» "+ev, w))}
+		return append([]string{s.Banner.Render(components.Truncate(head, w-2)), s.Bad.Render(components.Truncate("» "+ev, w))}, diag...)
 	case st.Stall != nil:
 		ev := st.Stall.Line
 		if ev == "" {
@@ -148,9 +149,9 @@ func (m *Model) bannerLines(w int) []string {
 		if msg := vllmlog.Message(ev); msg != "" {
 			ev = msg
 		}
-		return []string{s.Banner.Render(components.Truncate(load.StallText(st.Stall), w-2)), s.Bad.Render(components.Truncate("» last log: "+ev, w))}
+		return append([]string{s.Banner.Render(components.Truncate(load.StallText(st.Stall), w-2)), s.Bad.Render(components.Truncate("» last log: "+ev, w))}, diag...)
 	}
-	return nil
+	return diag
 }
 
 func failureName(kind string) string {
@@ -265,4 +266,23 @@ func twoColumns(rows []string, w int) []string {
 		}
 	}
 	return out
+}
+
+// diagLines are the latest diagnosis: its verdict and the first piece of
+// evidence or hint (the full list is in the notebook and the full log).
+func (m *Model) diagLines(w int) []string {
+	s := m.d.Styles
+	switch {
+	case m.diag != nil:
+		out := []string{s.Warn.Render(components.Truncate("why: "+m.diag.Verdict, w))}
+		if len(m.diag.Why) > 0 {
+			out = append(out, s.Subtle.Render(components.Truncate("  · "+m.diag.Why[0], w)))
+		} else if len(m.diag.Hints) > 0 {
+			out = append(out, s.Subtle.Render(components.Truncate("  "+m.diag.Hints[0], w)))
+		}
+		return out
+	case m.diagnosing:
+		return []string{s.Subtle.Render(components.Truncate("why: diagnosing (sampling processes, GPUs, stacks)…", w))}
+	}
+	return nil
 }
