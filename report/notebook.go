@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote"
 )
 
 // NotebookEndMarker is the notebook's last line: a file that ends with it
@@ -240,7 +241,7 @@ func buildNotebook(events []phases.Event, opts NotebookOptions) ([]byte, []chart
 	}
 	n.sessionLog(c.session)
 	n.footer(events)
-	out := n.b.Bytes()
+	out := []byte(remote.MaskURL(n.b.String()))
 	if len(opts.Secrets) > 0 {
 		out = []byte(scrubText(string(out), opts.Secrets))
 	}

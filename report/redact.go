@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote"
 )
 
 // Redacted is what a secret is replaced with.
@@ -66,8 +67,8 @@ var (
 	bearer = regexp.MustCompile(`(?i)(bearer\s+)[^\s'"]+`)
 	// 'api_key': 'x' (a Python dict, as vLLM logs its non-default args)
 	secretDict = regexp.MustCompile(`(?i)(['"][a-z0-9_-]*(?:api[-_]?key|token|password|passwd|secret)['"]\s*:\s*)('[^']*'|"[^"]*")`)
-	// a quick test for any of the above
-	secretHint = regexp.MustCompile(`(?i)key|token|passw|secret|bearer`)
+	// a quick test for any of the above, and for a URL's user:password@
+	secretHint = regexp.MustCompile(`(?i)key|token|passw|secret|bearer|://[^/\s"]*@`)
 )
 
 // ScrubCommandLine hides the values of secret-looking flags and environment
@@ -81,9 +82,10 @@ func ScrubCommandLine(cmd string) string {
 	return cmd
 }
 
-// scrubEvent hides secret-looking values (ScrubCommandLine) in every string
-// of ev's payload: launch commands, log lines and error texts can carry an
-// API key the operator never registered with Redact.
+// scrubEvent hides secret-looking values (ScrubCommandLine) and URLs'
+// user:password@ (remote.MaskURL) in every string of ev's payload: launch
+// commands, log lines and error texts can carry an API key or a password
+// the operator never registered with Redact.
 func scrubEvent(ev phases.Event) phases.Event {
 	b, err := json.Marshal(ev.Data)
 	if err != nil || !secretHint.Match(b) {
@@ -98,7 +100,7 @@ func scrubEvent(ev phases.Event) phases.Event {
 	walk = func(x any) any {
 		switch t := x.(type) {
 		case string:
-			if s := ScrubCommandLine(t); s != t {
+			if s := remote.MaskURL(ScrubCommandLine(t)); s != t {
 				changed = true
 				return s
 			}

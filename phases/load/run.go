@@ -193,7 +193,7 @@ func (s *run) poll(p pollResult) {
 			s.ready = true
 			s.emit(phases.KindMilestone, *ms)
 			s.emit(phases.KindServer, phases.ServerEvent{Action: "ready",
-				Detail: fmt.Sprintf("GET %s answered 200 after %s", s.w.cfg.HealthURL, FormatDuration(ms.AtS))})
+				Detail: fmt.Sprintf("GET %s answered 200 after %s", remote.MaskURL(s.w.cfg.HealthURL), FormatDuration(ms.AtS))})
 			s.phaseFinish("")
 		}
 	case s.ready && (p.health.err != nil || p.health.status != 0):
@@ -204,6 +204,7 @@ func (s *run) poll(p pollResult) {
 		if p.health.err != nil {
 			detail = fmt.Sprintf("GET %s: %v", s.w.cfg.HealthURL, p.health.err)
 		}
+		detail = remote.MaskURL(detail)
 		s.emit(phases.KindServer, phases.ServerEvent{Action: "unhealthy", Detail: detail})
 	}
 	if s.tr.ready {
@@ -244,7 +245,7 @@ func (s *run) tick() {
 func (s *run) ending() (Ending, bool) {
 	switch {
 	case s.tr.Ready():
-		return Ending{Kind: EndReady, Reason: "GET " + s.w.cfg.HealthURL + " answered 200"}, true
+		return Ending{Kind: EndReady, Reason: "GET " + remote.MaskURL(s.w.cfg.HealthURL) + " answered 200"}, true
 	case s.tr.Failure() != nil && !s.failAt.IsZero() && s.now().Sub(s.failAt) >= failGrace:
 		f := s.tr.Failure()
 		return Ending{Kind: EndFailed, Reason: fmt.Sprintf("%s: %s", f.Kind, f.Line)}, true

@@ -287,7 +287,7 @@ func (w *Watcher) health(ctx context.Context) healthResult {
 	}
 	u, err := url.Parse(w.cfg.HealthURL)
 	if err != nil {
-		return healthResult{err: fmt.Errorf("health URL %q: %w", w.cfg.HealthURL, err)}
+		return healthResult{err: errors.New(remote.MaskURL(fmt.Sprintf("health URL %q: %v", w.cfg.HealthURL, err)))}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {

@@ -137,7 +137,7 @@ func (c *client) once(ctx context.Context, rec *Record, st *reqState, lv live) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.cfg.URL+c.path, bytes.NewReader(st.body.Bytes()))
 	if err != nil {
-		rec.Failure, rec.Error = FailConnect, err.Error()
+		rec.Failure, rec.Error = FailConnect, shownURL(err.Error())
 		return
 	}
 	c.header(req)
@@ -148,7 +148,7 @@ func (c *client) once(ctx context.Context, rec *Record, st *reqState, lv live) {
 		if isClientLimit(err) {
 			def = FailClient // this machine's limit, not the server's
 		}
-		rec.Failure, rec.Error = failReason(ctx, rctx, err, def), err.Error()
+		rec.Failure, rec.Error = failReason(ctx, rctx, err, def), shownURL(err.Error())
 		return
 	}
 	defer resp.Body.Close()
@@ -253,7 +253,7 @@ func failReason(parent, rctx context.Context, err error, def string) string {
 }
 
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(shownURL(s)), " ")
 	if len(s) > 300 {
 		s = s[:300] + "…"
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote"
 )
 
 // The two APIs the client can drive.
@@ -70,15 +71,9 @@ type Scraper interface {
 	Scrape(ctx context.Context, now time.Time) (phases.ServerStats, error)
 }
 
-// shownURL is a URL as it may be printed or recorded: a password in it is
-// replaced by "xxxxx".
-func shownURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
-	}
-	return u.Redacted()
-}
+// shownURL is a URL as it may be printed or recorded: its user and
+// password are masked.
+func shownURL(raw string) string { return remote.MaskURL(raw) }
 
 // withDefaults checks cfg and fills its defaults; errors name the input.
 func (cfg Config) withDefaults() (Config, error) {
@@ -87,7 +82,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	u, err := url.Parse(strings.TrimRight(cfg.URL, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return cfg, fmt.Errorf("--url %q: want http://host:port or https://host:port", cfg.URL)
+		return cfg, fmt.Errorf("--url %q: want http://host:port or https://host:port", shownURL(cfg.URL))
 	}
 	// A base URL given with the /v1 suffix still works.
 	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1")

@@ -148,6 +148,7 @@ func Capture(ctx context.Context, cfg Config, em *phases.Emitter) (*phases.Profi
 	r := &run{cfg: cfg, c: c, em: em}
 	s, err := r.capture(ctx)
 	if err != nil {
+		err = remote.MaskErr(err) // the server URL may carry user:password@
 		em.Emit(context.WithoutCancel(ctx), phases.KindProfileFailed, phases.ProfileFailed{
 			Step: r.step, Error: err.Error(), ProfilerDisabled: errors.Is(err, ErrProfilerDisabled),
 			ServerDown: errors.Is(err, ErrServerDown)})
@@ -167,15 +168,15 @@ type run struct {
 
 func (r *run) begin(ctx context.Context, step, detail string) {
 	r.step, r.stepStart = step, time.Now()
-	r.em.Emit(ctx, phases.KindProfileStep, phases.ProfileStep{Step: step, Detail: detail})
+	r.em.Emit(ctx, phases.KindProfileStep, phases.ProfileStep{Step: step, Detail: remote.MaskURL(detail)})
 }
 
 func (r *run) progress(ctx context.Context, detail string) {
-	r.em.Emit(ctx, phases.KindProfileStep, phases.ProfileStep{Step: r.step, ElapsedS: time.Since(r.stepStart).Seconds(), Detail: detail})
+	r.em.Emit(ctx, phases.KindProfileStep, phases.ProfileStep{Step: r.step, ElapsedS: time.Since(r.stepStart).Seconds(), Detail: remote.MaskURL(detail)})
 }
 
 func (r *run) done(ctx context.Context, detail string) {
-	r.em.Emit(ctx, phases.KindProfileStep, phases.ProfileStep{Step: r.step, ElapsedS: time.Since(r.stepStart).Seconds(), Detail: detail, Done: true})
+	r.em.Emit(ctx, phases.KindProfileStep, phases.ProfileStep{Step: r.step, ElapsedS: time.Since(r.stepStart).Seconds(), Detail: remote.MaskURL(detail), Done: true})
 }
 
 func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {

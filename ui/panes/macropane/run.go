@@ -13,6 +13,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
+	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/ui/common"
 )
 
@@ -92,10 +93,10 @@ func (m *Model) start() tea.Cmd {
 	m.run++
 	run := m.run
 	em := &phases.Emitter{Out: m.d.Session.Sink(), Now: m.d.Now}
-	params := map[string]any{"url": cfg.URL, "concurrency": sw.Config().Concurrency,
+	params := map[string]any{"url": remote.MaskURL(cfg.URL), "concurrency": sw.Config().Concurrency,
 		"requests": cfg.Requests, "input_len": sw.Config().InputLen, "output_len": sw.Config().OutputLen}
 	m.chartsDirty = true
-	return tea.Batch(common.Status("macro sweep started against "+cfg.URL), func() tea.Msg {
+	return tea.Batch(common.Status("macro sweep started against "+remote.MaskURL(cfg.URL)), func() tea.Msg {
 		em.Emit(ctx, phases.KindPhaseStarted, &phases.PhaseStarted{Name: phases.Macro, Params: params})
 		res, err := sw.Run(ctx, em)
 		release()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/units"
+	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/ui/components"
 )
 
@@ -226,7 +227,7 @@ func (m *Model) summary() string {
 	if mc.Rate > 0 {
 		span, per = fmt.Sprintf("open loop at %g req/s", mc.Rate), ""
 	}
-	text := fmt.Sprintf("%s · %s · in %d / out %d tok → %s", span, per, mc.InputLen, mc.OutputLen, c.Server.URL)
+	text := fmt.Sprintf("%s · %s · in %d / out %d tok → %s", span, per, mc.InputLen, mc.OutputLen, remote.MaskURL(c.Server.URL))
 	if m.state == idle && len(m.levels) == 0 {
 		text = "no sweep yet — press s to start · " + text
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/ui/common"
 )
 
@@ -65,7 +66,7 @@ func (m *Model) reloadCost() string {
 
 func (m *Model) serverURL() string {
 	if m.d.Campaign != nil && m.d.Campaign.Server.URL != "" {
-		return m.d.Campaign.Server.URL
+		return remote.MaskURL(m.d.Campaign.Server.URL)
 	}
 	return "the server's URL"
 }
@@ -142,9 +143,9 @@ func (m *Model) start() tea.Cmd {
 	m.steps, m.sum, m.failed, m.msg = nil, nil, nil, ""
 	m.kernels.Reset()
 	em := &phases.Emitter{Out: m.d.Session.Sink(), Now: m.d.Now}
-	params := map[string]any{"url": cfg.URL, "requests": cfg.Requests, "concurrency": cfg.Concurrency,
+	params := map[string]any{"url": remote.MaskURL(cfg.URL), "requests": cfg.Requests, "concurrency": cfg.Concurrency,
 		"profiler_dir": cfg.ProfilerDir, "input_len": cfg.InputLen, "output_len": cfg.OutputLen}
-	return tea.Batch(common.Status("profile capture started against "+cfg.URL), func() tea.Msg {
+	return tea.Batch(common.Status("profile capture started against "+remote.MaskURL(cfg.URL)), func() tea.Msg {
 		em.Emit(ctx, phases.KindPhaseStarted, &phases.PhaseStarted{Name: phases.Profile, Params: params})
 		sum, err := profile.Capture(ctx, cfg, em)
 		fin := &phases.PhaseFinished{Name: phases.Profile}
