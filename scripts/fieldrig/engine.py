@@ -1,0 +1,259 @@
+"""Rank 0's engine: continuous batching up to max_num_seqs. Each iteration
+admits waiting requests (prefilling each, eagerly) and then runs one decode
+step of every running sequence as a CUDA graph replay of the padded batch
+size. Finished sequences leave at once and their cache row is refilled by
+moving the last row into it, so the batch always occupies rows 0..B-1.
+"""
+import concurrent.futures
+import queue
+import statistics
+import threading
+import time
+
+from runner import OP_DECODE, OP_MOVE, OP_PREFILL, OP_PROF_START, OP_PROF_STOP, OP_STOP, OP_TRUTH, vlog
+
+
+class Hist:
+    """A Prometheus histogram with vLLM's bucket bounds."""
+
+    def __init__(self, *bounds):
+        self.bounds, self.counts, self.sum, self.n = bounds, [0] * len(bounds), 0.0, 0
+
+    def observe(self, v):
+        self.sum += v
+        self.n += 1
+        for i, b in enumerate(self.bounds):
+            if v <= b:
+                self.counts[i] += 1
+                return
+
+
+class Request:
+    def __init__(self, rid, prompt_ids, max_tokens, loop, sink):
+        self.rid, self.prompt, self.max_tokens = rid, prompt_ids, max_tokens
+        self.loop, self.sink = loop, sink  # sink: asyncio.Queue fed through loop
+        self.out = []
+        self.arrived = time.time()
+        self.first = self.last = None
+        self.cancelled = False
+        self.row = -1
+
+
+class Engine:
+    def __init__(self, runner, args):
+        self.r, self.args = runner, args
+        self.inbox = queue.Queue()
+        self.ctl = queue.Queue()
+        self.waiting, self.running = [], []
+        self.lock = threading.Lock()
+        self.prompt_tokens = self.gen_tokens = self.succeeded = self.aborted = 0
+        self.ttft = Hist(0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560)
+        self.e2e = Hist(0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680)
+        self.itl = Hist(0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80)
+        self.tpot = Hist(0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80)
+        self.iter_tokens = Hist(1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+        # Wall time of each decode step by padded batch size (bounded).
+        self.step_wall = {}
+        self.steps = 0
+        self.stats_t, self.stats_prompt, self.stats_gen = time.time(), 0, 0
+        self.error = None
+        self.thread = threading.Thread(target=self._main, name="engine", daemon=True)
+
+    def start(self):
+        self.thread.start()
+
+    # ---- called from the HTTP thread -----------------------------------
+    def submit(self, req):
+        self.inbox.put(req)
+
+    def control(self, op, *args):
+        """Runs op on the engine thread between iterations; returns a future."""
+        fut = concurrent.futures.Future()
+        self.ctl.put((op, args, fut))
+        return fut
+
+    def kv_usage(self):
+        with self.lock:
+            used = sum(len(q.prompt) + len(q.out) for q in self.running)
+        return used / float(self.args.max_num_seqs * self.args.max_model_len)
+
+    # ---- engine thread ---------------------------------------------------
+    def _main(self):
+        self.r.torch.set_grad_enabled(False)  # per thread
+        try:
+            self._loop()
+        except BaseException as e:  # the server answers 500s from now on
+            self.error = "%s: %s" % (type(e).__name__, e)
+            vlog("EngineCore_DP0", "EngineCore encountered a fatal error: " + self.error, "core.py:700", "ERROR")
+            raise
+
+    def _loop(self):
+        torch = self.r.torch
+        while True:
+            self._controls()
+            idle = not self.waiting and not self.running
+            try:
+                while True:
+                    self.waiting.append(self.inbox.get(timeout=0.05) if idle else self.inbox.get_nowait())
+                    idle = False
+            except queue.Empty:
+                pass
+            self._drop_cancelled()
+            self._admit()
+            if self.running:
+                self._decode()
+            self._stats_log()
+
+    def _controls(self):
+        while True:
+            try:
+                op, args, fut = self.ctl.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                if op == OP_TRUTH:
+                    if self.running or self.waiting:
+                        # Wait for the batch to drain: the pass writes rows 0..M-1.
+                        self.ctl.put((op, args, fut))
+                        return
+                    ms, reps = args
+                    self.r.bcast([OP_TRUTH, len(ms), reps] + list(ms))
+                    fut.set_result(self.r.truth(ms, reps))
+                elif op == OP_PROF_START:
+                    vlog("EngineCore_DP0", "Starting profiler...", "api_server.py:950")
+                    self.r.bcast([OP_PROF_START])
+                    self.r.prof_start()
+                    fut.set_result(True)
+                elif op == OP_PROF_STOP:
+                    self.r.bcast([OP_PROF_STOP])
+                    self.r.prof_stop()
+                    fut.set_result(True)
+                elif op == OP_STOP:
+                    self.r.bcast([OP_STOP])
+                    fut.set_result(True)
+                    raise SystemExit(0)
+            except SystemExit:
+                raise
+            except BaseException as e:
+                fut.set_exception(e)
+
+    def _deliver(self, batch):
+        """Hands (request, token or None, finished) to the HTTP side."""
+        by_loop = {}
+        for req, tok, fin in batch:
+            by_loop.setdefault(req.loop, []).append((req.sink, tok, fin))
+        for loop, items in by_loop.items():
+            loop.call_soon_threadsafe(_put_all, items)
+
+    def _drop_cancelled(self):
+        keep = []
+        for q in self.waiting:
+            if q.cancelled:
+                self.aborted += 1
+            else:
+                keep.append(q)
+        self.waiting = keep
+        for q in list(self.running):
+            if q.cancelled:
+                self.aborted += 1
+                self._release(q)
+
+    def _release(self, q):
+        with self.lock:
+            last = self.running[-1]
+            if last is not q:
+                self.r.bcast([OP_MOVE, last.row, q.row])
+                self.r.move(last.row, q.row)
+                last.row = q.row
+                self.running[q.row] = last
+            self.running.pop()
+
+    def _admit(self):
+        budget = self.args.max_num_batched_tokens
+        out = []
+        while self.waiting and len(self.running) < self.args.max_num_seqs and budget > 0:
+            q = self.waiting.pop(0)
+            budget -= len(q.prompt)
+            q.row = len(self.running)
+            self.r.bcast([OP_PREFILL, q.row, len(q.prompt)] + q.prompt)
+            tok = self.r.prefill(q.row, q.prompt)
+            now = time.time()
+            self.steps += 1
+            self.iter_tokens.observe(len(q.prompt))
+            self.prompt_tokens += len(q.prompt)
+            self.stats_prompt += len(q.prompt)
+            q.first = q.last = now
+            q.out.append(tok)
+            self.gen_tokens += 1
+            self.stats_gen += 1
+            self.ttft.observe(now - q.arrived)
+            fin = len(q.out) >= q.max_tokens
+            out.append((q, tok, fin))
+            if fin:
+                self._finish(q, now)
+            else:
+                with self.lock:
+                    self.running.append(q)
+        if out:
+            self._deliver(out)
+
+    def _decode(self):
+        b = len(self.running)
+        ids = [q.out[-1] for q in self.running]
+        pos = [len(q.prompt) + len(q.out) - 1 for q in self.running]
+        t0 = time.perf_counter()
+        self.r.bcast([OP_DECODE, b] + ids + pos)
+        toks, bp = self.r.decode(b, ids, pos)
+        wall = time.perf_counter() - t0
+        w = self.step_wall.setdefault(bp, [])
+        if len(w) >= 4096:
+            del w[:2048]
+        w.append(wall)
+        self.steps += 1
+        self.iter_tokens.observe(b)
+        now = time.time()
+        out, done = [], []
+        for q, tok in zip(self.running, toks):
+            q.out.append(tok)
+            self.itl.observe(now - q.last)
+            q.last = now
+            fin = len(q.out) >= q.max_tokens
+            out.append((q, tok, fin))
+            if fin:
+                done.append(q)
+        self.gen_tokens += b
+        self.stats_gen += b
+        self._deliver(out)
+        for q in done:
+            self._release(q)
+            self._finish(q, now)
+
+    def _finish(self, q, now):
+        self.succeeded += 1
+        self.e2e.observe(now - q.arrived)
+        if len(q.out) > 1:
+            self.tpot.observe((now - q.first) / (len(q.out) - 1))
+
+    def _stats_log(self):
+        now = time.time()
+        el = now - self.stats_t
+        if el < 10:
+            return
+        if self.stats_prompt or self.stats_gen or self.running:
+            vlog("APIServer", "Engine 000: Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, "
+                 "Running: %d reqs, Waiting: %d reqs, GPU KV cache usage: %.1f%%, Prefix cache hit rate: 0.0%%" % (
+                     self.stats_prompt / el, self.stats_gen / el, len(self.running), len(self.waiting), 100 * self.kv_usage()),
+                 "loggers.py:271")
+        self.stats_t, self.stats_prompt, self.stats_gen = now, 0, 0
+
+    def reset_served(self):
+        self.step_wall = {}
+
+    def served_steps(self):
+        """Median wall time of the decode steps served, by padded batch size."""
+        return {b: (statistics.median(v) * 1e3, len(v)) for b, v in list(self.step_wall.items()) if v}
+
+
+def _put_all(items):
+    for sink, tok, fin in items:
+        sink.put_nowait((tok, fin))

@@ -1,0 +1,229 @@
+// Package fieldrig_test runs the fieldrig decode server on the CPU (a tiny
+// model, two ranks over gloo) and checks it with profdeck's own engines: the
+// concurrency sweep, the vLLM log reader and the decode-step plan.
+package fieldrig_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases/load/vllmlog"
+	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/model"
+)
+
+// torchPython finds a Python that imports torch and aiohttp: $FIELDRIG_PYTHON,
+// python3, or Debian's /usr/bin/python3 (python3-torch, python3-aiohttp).
+func torchPython(t *testing.T) string {
+	t.Helper()
+	cands := []string{os.Getenv("FIELDRIG_PYTHON"), "python3", "/usr/bin/python3"}
+	for _, c := range cands {
+		if c == "" {
+			continue
+		}
+		if err := exec.Command(c, "-c", "import torch, aiohttp").Run(); err == nil {
+			return c
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("no Python with torch and aiohttp (apt-get install python3-torch python3-aiohttp, or set FIELDRIG_PYTHON)")
+	}
+	t.Skip("no Python with torch and aiohttp: install python3-torch and python3-aiohttp, or set FIELDRIG_PYTHON")
+	return ""
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+type rig struct {
+	url, log, model string
+}
+
+// startRig writes the tiny checkpoint and starts the server at TP 2 on the CPU.
+func startRig(t *testing.T, py string) rig {
+	t.Helper()
+	dir := t.TempDir()
+	mdir := filepath.Join(dir, "model")
+	if out, err := exec.Command(py, "prepare.py", "--preset", "tiny", "--out", mdir, "--shard-gib", "0.002").CombinedOutput(); err != nil {
+		t.Fatalf("prepare: %v\n%s", err, out)
+	}
+	port, dport := freePort(t), freePort(t)
+	logPath := filepath.Join(dir, "server.log")
+	lf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, "serve.py", "--model", mdir, "--served-model-name", "tiny", "--tp", "2", "--device", "cpu",
+		"--port", fmt.Sprint(port), "--dist-port", fmt.Sprint(dport), "--max-num-seqs", "4", "--max-model-len", "96",
+		"--profiler-dir", filepath.Join(dir, "prof"))
+	cmd.Stdout, cmd.Stderr = lf, lf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		lf.Close()
+	})
+	r := rig{url: fmt.Sprintf("http://127.0.0.1:%d", port), log: logPath, model: mdir}
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		resp, err := http.Get(r.url + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return r
+			}
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(logPath)
+			t.Fatalf("the rig did not become ready in 120 s; its log:\n%s", b)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// truthBatch is one batch size of /truth.
+type truthBatch struct {
+	M              int                `json:"m"`
+	EagerStepMs    float64            `json:"eager_step_ms"`
+	AllReduceMs    float64            `json:"allreduce_ms"`
+	AllReduceCount int                `json:"allreduce_count"`
+	GatherMs       float64            `json:"gather_ms"`
+	GEMMms         float64            `json:"gemm_ms"`
+	GEMMCalls      map[string]int     `json:"gemm_calls_by_name"`
+	GEMMByName     map[string]float64 `json:"gemm_ms_by_name"`
+	RestMs         float64            `json:"rest_ms"`
+	ServedStepMs   float64            `json:"served_step_ms"`
+	ServedSteps    int                `json:"served_steps"`
+	AllReduceRanks []float64          `json:"allreduce_ms_by_rank"`
+}
+
+type truthDoc struct {
+	TP               int          `json:"tp"`
+	AllReducePerStep int          `json:"allreduce_per_step"`
+	Batch            []truthBatch `json:"batch"`
+}
+
+func TestRigOnCPU(t *testing.T) {
+	py := torchPython(t)
+	r := startRig(t, py)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	// The sweep: every request completes with exactly the asked tokens,
+	// counted from the continuous usage.
+	s, err := macro.NewSweep(macro.Config{URL: r.url, Concurrency: []int{1, 2, 4}, Requests: 4, Warmup: 1,
+		InputLen: 24, OutputLen: 8, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Continuous || res.PromptCal != "tokenize" {
+		t.Errorf("continuous usage %v, prompt calibration %q: want true, tokenize", res.Continuous, res.PromptCal)
+	}
+	if len(res.Levels) != 3 {
+		t.Fatalf("%d levels, want 3", len(res.Levels))
+	}
+	for _, lv := range res.Levels {
+		if lv.Failed != 0 || lv.Completed < 4 {
+			t.Errorf("C=%d: %d completed, %d failed %v", lv.Concurrency, lv.Completed, lv.Failed, lv.Failures)
+		}
+		if lv.TotalOutputTokens != int64(8*lv.Completed) {
+			t.Errorf("C=%d: %d output tokens for %d requests of 8", lv.Concurrency, lv.TotalOutputTokens, lv.Completed)
+		}
+		if lv.MedianTPOTms <= 0 || lv.MedianTTFTms <= 0 {
+			t.Errorf("C=%d: TPOT %.2f ms, TTFT %.2f ms", lv.Concurrency, lv.MedianTPOTms, lv.MedianTTFTms)
+		}
+	}
+
+	// /truth: the step's collectives and GEMMs are those of profdeck's plan.
+	cfg, err := model.LoadFile(filepath.Join(r.model, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := model.Build(cfg, model.Options{TP: 2, Batch: []int{1, 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(r.url + "/truth?m=1,4&reps=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc truthDoc
+	err = json.NewDecoder(resp.Body).Decode(&doc)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("/truth: HTTP %d, %v", resp.StatusCode, err)
+	}
+	if doc.TP != 2 || doc.AllReducePerStep != plan.AllReduce.PerStep || len(doc.Batch) != 2 {
+		t.Fatalf("/truth: tp %d, %d all-reduces per step (plan %d), %d batch sizes", doc.TP, doc.AllReducePerStep, plan.AllReduce.PerStep, len(doc.Batch))
+	}
+	for _, b := range doc.Batch {
+		if b.AllReduceCount != plan.AllReduce.PerStep {
+			t.Errorf("M=%d: %d all-reduces timed, the plan has %d", b.M, b.AllReduceCount, plan.AllReduce.PerStep)
+		}
+		want := map[string]int{}
+		for _, g := range plan.At(b.M) {
+			name, _, _ := strings.Cut(g.Name, ".m") // experts.w13.m2 → experts.w13
+			if strings.HasPrefix(g.Name, "experts.") {
+				want[name] = g.PerStep
+			} else {
+				want[g.Name] += g.PerStep
+			}
+		}
+		for name, n := range want {
+			if b.GEMMCalls[name] != n {
+				t.Errorf("M=%d %s: %d calls per step, the plan has %d", b.M, name, b.GEMMCalls[name], n)
+			}
+		}
+		if len(b.GEMMCalls) != len(want) {
+			t.Errorf("M=%d: GEMMs %v, the plan's %v", b.M, b.GEMMCalls, want)
+		}
+		if b.EagerStepMs <= 0 || b.AllReduceMs <= 0 || b.GEMMms <= 0 || len(b.AllReduceRanks) != 2 {
+			t.Errorf("M=%d: step %.3f, all-reduce %.3f, GEMM %.3f ms, ranks %v", b.M, b.EagerStepMs, b.AllReduceMs, b.GEMMms, b.AllReduceRanks)
+		}
+		if d := b.EagerStepMs - b.AllReduceMs - b.GatherMs - b.GEMMms - b.RestMs; d > 1e-3 || d < -1e-3 {
+			t.Errorf("M=%d: the parts do not add up to the step (%.4f ms off)", b.M, d)
+		}
+	}
+	if doc.Batch[0].ServedSteps == 0 || doc.Batch[0].ServedStepMs <= 0 {
+		t.Errorf("M=1: no served decode steps recorded (%d, %.3f ms)", doc.Batch[0].ServedSteps, doc.Batch[0].ServedStepMs)
+	}
+
+	// The load log reads as vLLM's: every shard, the weights, the KV cache, ready.
+	b, err := os.ReadFile(r.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := vllmlog.Read(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Shards == nil || sum.Shards.Done != sum.Shards.Total || sum.LoadSeconds == nil || sum.KVCacheTokens == nil || *sum.KVCacheTokens != 4*96 || sum.State != "ready" || len(sum.Ranks) != 2 {
+		js, _ := json.Marshal(sum)
+		t.Errorf("log summary: %s\nlog:\n%s", js, b)
+	}
+}

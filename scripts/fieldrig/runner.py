@@ -1,0 +1,331 @@
+"""One rank's executor: loads the shards, owns the KV cache and the decode
+CUDA graphs, and runs the operations rank 0 broadcasts (prefill, decode, row
+moves, the ground-truth pass, the profiler). Log lines follow vLLM's format
+so that log readers made for vLLM read them.
+"""
+import os
+import statistics
+import sys
+import time
+
+import weights
+from model import EventProbe, Model
+
+# Operations, broadcast as the first word of a control message.
+OP_STOP, OP_PREFILL, OP_DECODE, OP_MOVE, OP_TRUTH, OP_PROF_START, OP_PROF_STOP = range(7)
+
+
+def vlog(role, msg, src="fieldrig.py:1", level="INFO"):
+    """One vLLM-format log line: (Role pid=N) INFO mm-dd hh:mm:ss [file:line] msg."""
+    ts = time.strftime("%m-%d %H:%M:%S")
+    sys.stdout.write("(%s pid=%d) %s %s [%s] %s\n" % (role, os.getpid(), level, ts, src, msg))
+    sys.stdout.flush()
+
+
+def fmt_clock(s):
+    s = int(s)
+    return "%02d:%02d" % (s // 60, s % 60) if s < 3600 else "%d:%02d:%02d" % (s // 3600, s // 60 % 60, s % 60)
+
+
+def bar_line(desc, n, total, t0, style="completed"):
+    """A tqdm progress line as vLLM prints it."""
+    el = time.time() - t0
+    pct = int(100 * n / total) if total else 100
+    if n == 0 or el <= 0:
+        tail = "[%s<?, ?it/s]" % fmt_clock(el)
+    else:
+        rate = n / el
+        r = "%5.2fit/s" % rate if rate >= 1 else "%5.2fs/it" % (1 / rate)
+        tail = "[%s<%s, %s]" % (fmt_clock(el), fmt_clock((total - n) / rate), r)
+    if style == "completed":
+        line = "%s: %3d%% Completed | %d/%d %s" % (desc, pct, n, total, tail)
+    else:
+        fill = int(10 * n / total) if total else 10
+        line = "%s: %3d%%|%s%s| %d/%d %s" % (desc, pct, "█" * fill, " " * (10 - fill), n, total, tail)
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def capture_sizes(max_seqs):
+    """vLLM's decode graph sizes: 1, 2, 4, then every 8, up to max_num_seqs."""
+    out = [s for s in [1, 2, 4] + list(range(8, max_seqs + 1, 8)) if s <= max_seqs]
+    if max_seqs not in out:
+        out.append(max_seqs)
+    return out
+
+
+class Runner:
+    def __init__(self, torch, args, rank, tp, group, ctrl):
+        self.torch, self.args, self.rank, self.tp, self.group, self.ctrl = torch, args, rank, tp, group, ctrl
+        self.cuda = args.device == "cuda"
+        self.device = torch.device("cuda", rank) if self.cuda else torch.device("cpu")
+        self.dtype = torch.bfloat16 if self.cuda else torch.float32
+        self.role = "Worker_TP%d" % rank
+        self.graphs = {}
+        self.prof = None
+        self.msg_len = 8 + max(2 * args.max_num_seqs, args.max_model_len)
+
+    def log(self, msg, src="gpu_model_runner.py:3467", level="INFO", all_ranks=False):
+        if self.rank == 0 or all_ranks:
+            vlog(self.role, msg, src, level)
+
+    # ---- control messages ------------------------------------------------
+    def bcast(self, words):
+        """Rank 0: sends one control message to the other ranks."""
+        if self.tp == 1:
+            return
+        t = self.torch.zeros(self.msg_len, dtype=self.torch.int64)
+        t[:len(words)] = self.torch.tensor(words, dtype=self.torch.int64)
+        self.torch.distributed.broadcast(t, src=0, group=self.ctrl)
+
+    def recv(self):
+        t = self.torch.zeros(self.msg_len, dtype=self.torch.int64)
+        self.torch.distributed.broadcast(t, src=0, group=self.ctrl)
+        return t.tolist()
+
+    # ---- load ----------------------------------------------------------------
+    def load(self, cfg):
+        torch, args = self.torch, self.args
+        t0 = time.time()
+        self.log("Starting to load model %s..." % args.model)
+        self.model = Model(torch, cfg, self.rank, self.tp, self.device, self.dtype, self.group)
+        files = weights.shard_files(args.model)
+        desc = "Loading safetensors checkpoint shards"
+        if self.rank == 0:
+            bar_line(desc, 0, len(files), t0)
+        tw = time.time()
+        for i, fn in enumerate(files):
+            sh = weights.Shard(os.path.join(args.model, fn))
+            for name in sh.names():
+                self.model.load_tensor(name, sh.get(torch, name))
+            sh.close()
+            if self.cuda:
+                torch.cuda.synchronize(self.device)
+            if self.rank == 0:
+                bar_line(desc, i + 1, len(files), tw)
+        self.model.check_loaded()
+        self.moe_impl = self.model.check_grouped()
+        self.log("Loading weights took %.2f seconds" % (time.time() - tw), src="default_loader.py:308", all_ranks=True)
+        gib = torch.cuda.memory_allocated(self.device) / 2**30 if self.cuda else 0.0
+        self.log("Model loading took %.4f GiB memory and %.6f seconds" % (gib, time.time() - t0), src="gpu_model_runner.py:3549", all_ranks=True)
+        self.log("MoE: %s" % self.moe_impl, src="fused_moe.py:1")
+        return gib
+
+    def alloc_kv(self):
+        torch, args, s = self.torch, self.args, self.model.s
+        R, L = args.max_num_seqs, args.max_model_len
+        self.caches = [torch.zeros(R, L, s.kv_lora + s.rope, device=self.device, dtype=self.dtype) for _ in range(s.layers)]
+        gib = sum(c.numel() * c.element_size() for c in self.caches) / 2**30
+        self.log("Available KV cache memory: %.2f GiB" % gib, src="gpu_worker.py:356")
+        self.log("GPU KV cache size: {:,} tokens".format(R * L), src="kv_cache_utils.py:1307")
+        self.log("Maximum concurrency for {:,} tokens per request: {:.2f}x".format(L, float(R)), src="kv_cache_utils.py:1312")
+        self.rows = torch.arange(R, device=self.device)
+        self.ids = torch.zeros(R, dtype=torch.int64, device=self.device)
+        self.pos = torch.zeros(R, dtype=torch.int64, device=self.device)
+        self.out = torch.zeros(R, dtype=torch.int64, device=self.device)
+
+    def capture(self):
+        """Captures the decode step for every batch size (largest first,
+        sharing one memory pool), as vLLM does."""
+        torch = self.torch
+        sizes = capture_sizes(self.args.max_num_seqs)
+        self.sizes = sorted(sizes)
+        if not self.cuda or self.args.enforce_eager:
+            self.log("CUDA graphs are off (%s): decode runs eagerly" % ("--enforce-eager" if self.cuda else "CPU"),
+                     src="gpu_model_runner.py:4100")
+            return
+        if self.model.grouped is False:
+            self.log("CUDA graphs are off: the per-expert MoE loop has data-dependent shapes", src="gpu_model_runner.py:4100", level="WARNING")
+            return
+        t0 = time.time()
+        free0 = torch.cuda.mem_get_info(self.device)[0]
+        pool = torch.cuda.graph_pool_handle()
+        desc = "Capturing CUDA graphs (decode, FULL)"
+        if self.rank == 0:
+            bar_line(desc, 0, len(sizes), t0, style="bar")
+        side = torch.cuda.Stream(self.device)
+        for i, b in enumerate(sorted(sizes, reverse=True)):
+            side.wait_stream(torch.cuda.current_stream(self.device))
+            with torch.cuda.stream(side):
+                for _ in range(2):
+                    self._decode_body(b)
+            torch.cuda.current_stream(self.device).wait_stream(side)
+            torch.cuda.synchronize(self.device)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g, pool=pool):
+                self._decode_body(b)
+            torch.cuda.synchronize(self.device)
+            self.graphs[b] = g
+            if self.rank == 0:
+                bar_line(desc, i + 1, len(sizes), t0, style="bar")
+        took = (free0 - torch.cuda.mem_get_info(self.device)[0]) / 2**30
+        self.log("Graph capturing finished in %d secs, took %.2f GiB" % (round(time.time() - t0), max(took, 0.0)),
+                 src="gpu_model_runner.py:4583")
+
+    def _decode_body(self, b, p=None):
+        t = self.model.forward(self.ids[:b], self.pos[:b], self.caches, rows=self.rows[:b], p=p)
+        self.out[:b].copy_(t)
+
+    def padded(self, b):
+        for s in self.sizes:
+            if s >= b:
+                return s
+        return b
+
+    # ---- operations ----------------------------------------------------
+    def prefill(self, row, ids):
+        torch = self.torch
+        t = torch.tensor(ids, dtype=torch.int64, device=self.device)
+        pos = torch.arange(len(ids), device=self.device)
+        with torch.no_grad():
+            tok = self.model.forward(t, pos, self.caches, prefill_row=row)
+        return int(tok[0]) if self.rank == 0 else None
+
+    def decode(self, b, ids, pos):
+        """One decode step of b rows (rows 0..b-1), padded to a captured size."""
+        torch = self.torch
+        bp = self.padded(b)
+        self.ids[:b].copy_(torch.tensor(ids, dtype=torch.int64), non_blocking=False)
+        self.pos[:b].copy_(torch.tensor(pos, dtype=torch.int64), non_blocking=False)
+        if bp > b:
+            self.pos[b:bp].zero_()
+        with torch.no_grad():
+            g = self.graphs.get(bp)
+            if g is not None:
+                g.replay()
+            else:
+                self._decode_body(bp)
+        return self.out[:b].tolist() if self.rank == 0 else None, bp
+
+    def move(self, src, dst):
+        for c in self.caches:
+            c[dst].copy_(c[src])
+
+    # ---- ground truth ----------------------------------------------------
+    def _barrier(self):
+        if self.tp > 1:
+            self.torch.distributed.barrier(group=self.ctrl)
+        if self.cuda:
+            self.torch.cuda.synchronize(self.device)
+
+    def truth(self, ms, reps):
+        """Per batch size M: the graph replay's step time, and an eager step
+        with CUDA events around every GEMM and collective (the CPU is given
+        a head start with a GPU sleep so launches never gate the GPU)."""
+        torch = self.torch
+        out = []
+        cycles_per_ms = 0
+        if self.cuda:
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            torch.cuda._sleep(10_000_000)
+            e.record()
+            torch.cuda.synchronize(self.device)
+            cycles_per_ms = 10_000_000 / max(s.elapsed_time(e), 1e-3)
+        with torch.no_grad():
+            for m in ms:
+                if m > self.args.max_num_seqs:
+                    continue
+                self.ids[:m].copy_(torch.randint(0, self.model.s.vocab, (m,), generator=torch.Generator().manual_seed(m)))
+                self.pos[:m].fill_(min(200, self.args.max_model_len - 1))
+                rec = {"m": m}
+                g = self.graphs.get(m)
+                if g is not None:
+                    times = []
+                    for _ in range(reps + 2):
+                        self._barrier()
+                        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                        a.record()
+                        g.replay()
+                        b.record()
+                        torch.cuda.synchronize(self.device)
+                        times.append(a.elapsed_time(b))
+                    rec["graph_step_ms"] = statistics.median(times[2:])
+                steps, ars, gathers, gemms, names = [], [], [], [], {}
+                counts = {}
+                for r in range(reps + 2):
+                    self._barrier()
+                    if self.cuda:
+                        torch.cuda._sleep(int(cycles_per_ms * self.args.truth_head_start_ms))
+                    p = EventProbe(torch, self.cuda)
+                    t0 = p._mark()
+                    self._decode_body(m, p)
+                    t1 = p._mark()
+                    if self.cuda:
+                        torch.cuda.synchronize(self.device)
+                    if r < 2:
+                        continue
+                    kinds, per, counts = p.totals()
+                    steps.append(p.elapsed_ms(t0, t1))
+                    gemms.append(kinds.get("gemm", 0.0))
+                    ars.append(per.get(("comm", "all_reduce"), 0.0))
+                    gathers.append(per.get(("comm", "all_gather"), 0.0))
+                    for (k, n), v in per.items():
+                        if k == "gemm":
+                            names.setdefault(n, []).append(v)
+                med = statistics.median
+                rec.update(eager_step_ms=med(steps), allreduce_ms=med(ars), gather_ms=med(gathers), gemm_ms=med(gemms),
+                           allreduce_count=counts.get(("comm", "all_reduce"), 0),
+                           gemm_ms_by_name={n: round(med(v), 4) for n, v in sorted(names.items())},
+                           gemm_calls_by_name={n: c for (k, n), c in sorted(counts.items()) if k == "gemm"})
+                rec["rest_ms"] = rec["eager_step_ms"] - rec["allreduce_ms"] - rec["gather_ms"] - rec["gemm_ms"]
+                out.append(rec)
+        if self.tp > 1:
+            allr = [None] * self.tp
+            self.torch.distributed.all_gather_object(allr, out, group=self.ctrl)
+            return allr
+        return [out]
+
+    # ---- profiler --------------------------------------------------------
+    def prof_start(self):
+        torch = self.torch
+        acts = [torch.profiler.ProfilerActivity.CPU]
+        if self.cuda:
+            acts.append(torch.profiler.ProfilerActivity.CUDA)
+        self.prof = torch.profiler.profile(activities=acts)
+        self.prof.start()
+        vlog(self.role, "Profiler started.", "gpu_worker.py:330")
+
+    def prof_stop(self):
+        torch, d = self.torch, self.args.profiler_dir
+        if self.prof is None:
+            self._barrier()
+            return
+        self.prof.stop()
+        os.makedirs(d, exist_ok=True)
+        name = "dp0_pp0_tp%d_dcp0_ep0_rank%d.%d.pt.trace.json" % (self.rank, self.rank, time.time_ns())
+        self.prof.export_chrome_trace(os.path.join(d, name))
+        sort = "self_cuda_time_total" if self.cuda else "self_cpu_time_total"
+        table = self.prof.key_averages().table(sort_by=sort, row_limit=-1, max_name_column_width=120)
+        with open(os.path.join(d, "profiler_out_%d.txt" % self.rank), "w") as f:
+            f.write(table)
+        if self.rank == 0:
+            print(table, flush=True)
+        self.prof = None
+        vlog(self.role, "Profiler stopped successfully.", "wrapper.py:120")
+        self._barrier()  # stop_profile answers once every rank has written its files
+
+    # ---- the other ranks' loop -------------------------------------------
+    def follow(self):
+        """Ranks other than 0: run what rank 0 broadcasts until OP_STOP."""
+        torch = self.torch
+        while True:
+            w = self.recv()
+            op = w[0]
+            if op == OP_STOP:
+                return
+            if op == OP_PREFILL:
+                row, n = w[1], w[2]
+                self.prefill(row, w[3:3 + n])
+            elif op == OP_DECODE:
+                b = w[1]
+                self.decode(b, w[2:2 + b], w[2 + b:2 + 2 * b])
+            elif op == OP_MOVE:
+                self.move(w[1], w[2])
+            elif op == OP_TRUTH:
+                n, reps = w[1], w[2]
+                self.truth(w[3:3 + n], reps)
+            elif op == OP_PROF_START:
+                self.prof_start()
+            elif op == OP_PROF_STOP:
+                self.prof_stop()
