@@ -41,7 +41,7 @@ func TestSweepCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("--json - is not JSON: %v\n%s", err, out)
 	}
-	for _, k := range []string{"url", "model", "api", "started", "levels", "plateau"} {
+	for _, k := range []string{"url", "model", "api", "started", "levels", "plateau", "preflight", "warnings", "definitions"} {
 		if _, ok := doc[k]; !ok {
 			t.Errorf("result lacks %q", k)
 		}

@@ -33,6 +33,8 @@ type fakeServer struct {
 	streamError   bool     // those requests get an error event after two chunks
 	gap           time.Duration
 	requests      atomic.Int64
+	firstMax      atomic.Int64 // max_tokens of request 0 (the pre-flight)
+	firstCont     atomic.Bool  // request 0 asked for continuous_usage_stats
 	tokenizeCalls atomic.Int64
 }
 
@@ -80,8 +82,15 @@ func (f *fakeServer) complete(w http.ResponseWriter, r *http.Request, chat bool)
 		Prompt        string
 		MaxTokens     int `json:"max_tokens"`
 		MaxCompletion int `json:"max_completion_tokens"`
+		StreamOptions struct {
+			Continuous bool `json:"continuous_usage_stats"`
+		} `json:"stream_options"`
 	}
 	_ = json.NewDecoder(r.Body).Decode(&q)
+	if idx == 0 {
+		f.firstMax.Store(int64(q.MaxTokens))
+		f.firstCont.Store(q.StreamOptions.Continuous)
+	}
 	picked := f.every > 0 && idx%int64(f.every) == int64(f.every-1)
 	switch {
 	case f.completions != 0:
@@ -162,6 +171,12 @@ func TestCompatUsageOnlyAtEnd(t *testing.T) {
 	}
 	if f.tokenizeCalls.Load() != 1 {
 		t.Errorf("/tokenize called %d times: with usage only the prompt is calibrated", f.tokenizeCalls.Load())
+	}
+	// The pre-flight went first, with the sweep's settings, and is not
+	// counted: the server saw 7 requests, the level has 6.
+	if f.requests.Load() != 7 || f.firstMax.Load() != 12 || !f.firstCont.Load() || res.Preflight != "ok" {
+		t.Errorf("server saw %d requests; the first asked max_tokens %d, continuous %v; preflight %q",
+			f.requests.Load(), f.firstMax.Load(), f.firstCont.Load(), res.Preflight)
 	}
 }
 
@@ -311,9 +326,15 @@ func TestCompat404OnModels(t *testing.T) {
 	url := f.start(t)
 	s, _ := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{1}, Requests: 2})
 	_, err := s.Run(context.Background(), nil)
-	if err == nil || !strings.Contains(err.Error(), "the server does not list models") || !strings.Contains(err.Error(), "give --model") ||
+	if err == nil || !strings.HasPrefix(err.Error(), "the server does not list models: give --model (") || !strings.Contains(err.Error(), "HTTP 404") ||
 		strings.Contains(err.Error(), "cannot reach") {
 		t.Errorf("no model list: %v", err)
+	}
+	// A list with no ids says the same.
+	empty := (&fakeServer{listed: []string{}, usage: "continuous"}).start(t)
+	s, _ = macro.NewSweep(macro.Config{URL: empty, Concurrency: []int{1}, Requests: 2})
+	if _, err := s.Run(context.Background(), nil); err == nil || !strings.HasPrefix(err.Error(), "the server does not list models: give --model (") {
+		t.Errorf("empty model list: %v", err)
 	}
 	res := runSweep(t, macro.Config{URL: url, Model: "any", Concurrency: []int{1}, Requests: 2, InputLen: 4, OutputLen: 3})
 	if lv := res.Levels[0]; lv.Completed != 2 || res.Model != "any" {

@@ -23,12 +23,12 @@ func (s *Sweep) resolveModel(ctx context.Context, c *client, cfg *Config, res *R
 	case err != nil && isAuthError(err):
 		return nil, err
 	case err != nil && cfg.Model == "":
-		return nil, fmt.Errorf("the server does not list models (%v): give --model", err)
+		return nil, fmt.Errorf("the server does not list models: give --model (%v)", err)
 	case err != nil:
 		res.Notes = append(res.Notes, "the server does not list models ("+oneLine(err.Error())+"); using --model as given")
 		return nil, nil
 	case len(ids) == 0 && cfg.Model == "":
-		return nil, fmt.Errorf("the server does not list models (%s/v1/models has no ids): give --model", shownURL(cfg.URL))
+		return nil, fmt.Errorf("the server does not list models: give --model (%s/v1/models has no ids)", shownURL(cfg.URL))
 	case len(ids) == 0:
 		res.Notes = append(res.Notes, "the server does not list models (/v1/models has no ids); using --model as given")
 		return nil, nil
