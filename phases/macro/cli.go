@@ -190,14 +190,8 @@ func printProgress(w io.Writer, events <-chan phases.Event) {
 			for _, n := range d.Notes {
 				fmt.Fprintln(w, "       note:", n)
 			}
-			for _, x := range d.Warnings {
-				fmt.Fprintln(w, "       warning:", x)
-			}
-			for _, e := range d.FailureExamples {
-				if k := ErrorKey(e); !seen[k] {
-					seen[k] = true
-					fmt.Fprintln(w, "       error:", ErrorLine(e))
-				}
+			for _, x := range LevelDetail(d, seen) {
+				fmt.Fprintln(w, "      ", x)
 			}
 		case phases.Plateau:
 			fmt.Fprintf(w, "plateau: C=%d at %.1f tok/s (the next level adds less than 10%%)\n", d.Concurrency, d.OutputThroughput)

@@ -126,6 +126,22 @@ func (ws *warnings) list() []string {
 	return out
 }
 
+// LevelDetail is what follows a level's line: its warnings and an example
+// of each distinct error not in seen (which it updates), one line each.
+func LevelDetail(l phases.LevelResult, seen map[string]bool) []string {
+	var out []string
+	for _, x := range l.Warnings {
+		out = append(out, "warning: "+x)
+	}
+	for _, e := range l.FailureExamples {
+		if k := ErrorKey(e); !seen[k] {
+			seen[k] = true
+			out = append(out, "error: "+ErrorLine(e))
+		}
+	}
+	return out
+}
+
 // ErrorKey identifies a distinct error across levels.
 func ErrorKey(e phases.FailureExample) string {
 	return fmt.Sprintf("%s\x00%d\x00%s", e.Kind, e.Status, e.Body)

@@ -26,6 +26,7 @@ func follow(ctx context.Context, sess *report.Session, saver *report.Autosave, l
 	if jsonl != nil {
 		enc = json.NewEncoder(jsonl)
 	}
+	seen := map[string]bool{} // distinct errors already printed
 	for {
 		select {
 		case <-ctx.Done():
@@ -34,7 +35,7 @@ func follow(ctx context.Context, sess *report.Session, saver *report.Autosave, l
 			if enc != nil {
 				_ = enc.Encode(ev)
 			}
-			if line := progressLine(ev); line != "" {
+			if line := progressLine(ev, seen); line != "" {
 				fmt.Fprintf(log, "%s %s\n", ev.Time.Format("15:04:05"), line)
 			}
 			if s, ok := ev.Data.(phases.RunStep); ok && s.State != phases.StepStarted {
@@ -44,8 +45,9 @@ func follow(ctx context.Context, sess *report.Session, saver *report.Autosave, l
 	}
 }
 
-// progressLine is an event in one line for the run's stderr ("" to skip).
-func progressLine(ev phases.Event) string {
+// progressLine is an event in one line for the run's stderr ("" to skip);
+// a level adds a line for each warning and each error not in seen.
+func progressLine(ev phases.Event, seen map[string]bool) string {
 	switch d := ev.Data.(type) {
 	case phases.RunStarted:
 		s := "run: steps " + strings.Join(d.Steps, ", ")
@@ -70,7 +72,13 @@ func progressLine(ev phases.Event) string {
 	case phases.LoadFailure:
 		return fmt.Sprintf("  load failed (%s): %s", d.Kind, d.Line)
 	case phases.LevelResult:
-		return "  " + macro.LevelLine(d)
+		s := "  " + macro.LevelLine(d)
+		for _, x := range macro.LevelDetail(d, seen) {
+			s += "\n           " + x
+		}
+		return s
+	case phases.MacroWarning:
+		return "  warning: " + d.Text
 	case phases.Plateau:
 		return fmt.Sprintf("  plateau: C=%d at %.1f tok/s", d.Concurrency, d.OutputThroughput)
 	case phases.ProfileSummary:
