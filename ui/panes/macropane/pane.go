@@ -41,6 +41,7 @@ type Model struct {
 	audits     []phases.ClientBound
 	cur        *level
 	warns      []string                // the sweep's and its levels' warnings, in order
+	warnTop    string                  // the first (weightiest) warning of the latest to come
 	errs       []phases.FailureExample // distinct errors, counts summed over levels
 	errLevel   []string                // the level each error was first seen in
 	server     phases.ServerStats

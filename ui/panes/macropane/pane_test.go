@@ -415,13 +415,13 @@ func TestWarningsAndErrorsShown(t *testing.T) {
 	replay(m, loadEvents(t), -1)
 	ex := phases.FailureExample{Kind: "http_400", Status: 400, Body: `{"message":"maximum context length is 128"}`, Count: 3}
 	lv := phases.LevelResult{Concurrency: 512, Completed: 5, Failed: 3, Failures: map[string]int{"http_400": 3},
-		Warnings: []string{"4 of 5 completed requests had no usage"}, FailureExamples: []phases.FailureExample{ex}}
+		Warnings: []string{"4 of 5 completed requests had no usage", "input tokens estimated"}, FailureExamples: []phases.FailureExample{ex}}
 	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{
 		phases.New(clock0, phases.KindMacroWarning, phases.MacroWarning{Text: "the server has no /tokenize"}),
 		phases.New(clock0, phases.KindMacroLevel, lv),
 	}})
 	v := plain(m)
-	for _, want := range []string{"error (C=512): http_400 ×3: {\"message\":\"maximum context", "2 warnings; latest: C=512: 4 of 5"} {
+	for _, want := range []string{"error (C=512): http_400 ×3: {\"message\":\"maximum context", "3 warnings; latest: C=512: 4 of 5"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("no %q in:\n%s", want, v)
 		}

@@ -74,6 +74,7 @@ func (m *Model) apply(ev phases.Event) (sampled bool) {
 		}
 	case phases.MacroWarning:
 		m.warns = append(m.warns, d.Text)
+		m.warnTop = d.Text
 	case phases.LevelResult:
 		m.levels = append(m.levels, d)
 		m.noteLevel(d)
@@ -103,6 +104,9 @@ func (m *Model) noteLevel(d phases.LevelResult) {
 	}
 	for _, w := range d.Warnings {
 		m.warns = append(m.warns, name+": "+w)
+	}
+	if len(d.Warnings) > 0 {
+		m.warnTop = name + ": " + d.Warnings[0]
 	}
 next:
 	for _, e := range d.FailureExamples {
@@ -169,7 +173,7 @@ func (m *Model) resetRun() {
 	m.levels = nil
 	m.plateau = nil
 	m.audits = nil
-	m.warns, m.errs, m.errLevel = nil, nil, nil
+	m.warns, m.warnTop, m.errs, m.errLevel = nil, "", nil, nil
 	m.cur = nil
 	m.levelList.Reset()
 	m.runErr = ""

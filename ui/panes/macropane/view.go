@@ -190,9 +190,9 @@ func (m *Model) banners() []string {
 		out = append(out, s.Bad.Render(components.Fit(text, m.w)))
 	}
 	if n := len(m.warns); n > 0 {
-		text := "warning: " + m.warns[n-1]
+		text := "warning: " + m.warnTop
 		if n > 1 {
-			text = fmt.Sprintf("%d warnings; latest: %s", n, m.warns[n-1])
+			text = fmt.Sprintf("%d warnings; latest: %s", n, m.warnTop)
 		}
 		out = append(out, s.Warn.Render(components.Fit(text, m.w)))
 	}
