@@ -169,6 +169,7 @@ func (c *client) once(ctx context.Context, rec *Record, st *reqState, lv live) {
 func (c *client) stream(ctx, rctx context.Context, rec *Record, st *reqState, body io.Reader, sent time.Time, lv live) {
 	tl := &st.tl
 	tl.reset()
+	tl.keep = c.canTokenize.Load()
 	sr := &st.sr
 	sr.reset(body)
 	defer sr.reset(nil) // the pooled reader must not keep the response

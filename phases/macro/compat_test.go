@@ -399,3 +399,17 @@ func TestCompatChatChunksOnCompletions(t *testing.T) {
 		t.Errorf("completed %d tokens %d warnings %q", lv.Completed, lv.TotalOutputTokens, lv.Warnings)
 	}
 }
+
+// Text past the bound kept per request is not sent to /tokenize: the
+// request is counted by chunks, and said to be.
+func TestCompatTextTooLongForTokenize(t *testing.T) {
+	t.Parallel()
+	f := &fakeServer{listed: []string{"m"}, wordsPerChunk: 1000, tokenize: true}
+	lv := runSweep(t, macro.Config{URL: f.start(t), Concurrency: []int{1}, Requests: 2, InputLen: 8, OutputLen: 70000, Seed: 2}).Levels[0]
+	if lv.Completed != 2 || lv.TokenSource != macro.SourceChunks || lv.TotalOutputTokens != 2*70 || !warned(lv.Warnings, "counted one per chunk") {
+		t.Errorf("completed %d source %s tokens %d warnings %q", lv.Completed, lv.TokenSource, lv.TotalOutputTokens, lv.Warnings)
+	}
+	if n := f.tokenizeCalls.Load(); n != 1 {
+		t.Errorf("/tokenize called %d times, want only the prompt's calibration", n)
+	}
+}

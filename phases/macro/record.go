@@ -97,6 +97,7 @@ type timeline struct {
 	end     time.Duration   // the response's last chunk: finish_reason, else [DONE]; -1 none
 	text    []byte          // the received text as raw JSON string bodies, when usage is missing
 	textCut bool            // text grew past maxText
+	keep    bool            // keep the text (the server has /tokenize)
 	counted int             // output tokens counted by /tokenize, -1 none
 	delta   bool            // some chunk had a chat delta
 	cumul   int             // last cumulative completion_tokens seen
@@ -111,8 +112,9 @@ func (t *timeline) reset() {
 	t.end, t.textCut, t.counted, t.delta = -1, false, -1, false
 }
 
-// maxText bounds the text kept per request for /tokenize.
-const maxText = 1 << 20
+// maxText bounds the text kept per request for /tokenize (a longer one is
+// counted by chunks, and said so).
+const maxText = 256 << 10
 
 // done marks the [DONE] event at offset at: the response's end unless a
 // finish_reason chunk came.
@@ -136,7 +138,7 @@ func (t *timeline) add(c *chunk, at time.Duration) (int, bool) {
 		t.end = at
 	}
 	t.delta = t.delta || c.Delta
-	if len(c.Text) > 0 && !c.HasUsage {
+	if t.keep && len(c.Text) > 0 && !c.HasUsage {
 		if len(t.text)+len(c.Text) > maxText {
 			t.textCut = true
 		} else if !t.textCut {
