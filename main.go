@@ -12,12 +12,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/profdeck/profdeck/phases/load"
-	"github.com/profdeck/profdeck/phases/macro"
-	"github.com/profdeck/profdeck/phases/macro/servermetrics"
-	"github.com/profdeck/profdeck/phases/micro"
-	"github.com/profdeck/profdeck/phases/nccl"
-	"github.com/profdeck/profdeck/phases/profile"
 	"github.com/profdeck/profdeck/remote/ssh"
 	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/report/campaign"
@@ -38,11 +32,11 @@ var commands = map[string]command{
 	"run":     {headless.RunMain, "run the whole campaign in order, resumably: run [-c FILE] [--phases …] [--redo …] [--json FILE|-]"},
 	"tui":     {ui.TUIMain, "run the cockpit for a campaign file: tui [-c profdeck.yaml]"},
 	"init":    {campaign.InitMain, "write a commented example campaign file: init [FILE]"},
-	"sweep":   {macro.SweepMain, "headless concurrency sweep against an OpenAI-compatible server"},
-	"load":    {load.LoadMain, "follow a server's weight loading until ready, failed or stalled"},
-	"micro":   {micro.Main, "time the model's decode-step GEMMs on the GPU host"},
-	"nccl":    {nccl.Main, "time a decode step's collectives on the GPU host"},
-	"profile": {profile.Main, "capture a torch profile of the serving engine and summarise it"},
+	"sweep":   {headless.SweepMain, "headless concurrency sweep against an OpenAI-compatible server"},
+	"load":    {headless.LoadMain, "follow a server's weight loading until ready, failed or stalled"},
+	"micro":   {headless.MicroMain, "time the model's decode-step GEMMs on the GPU host"},
+	"nccl":    {headless.NCCLMain, "time a decode step's collectives on the GPU host"},
+	"profile": {headless.ProfileMain, "capture a torch profile of the serving engine and summarise it"},
 	"tail":    {ssh.TailMain, "follow a file on an SSH host across reconnects (like tail -F)"},
 	"report":  {report.ReportMain, "render the notebook from a journal: report JOURNAL [-o FILE]"},
 	"compare": {report.CompareMain, "compare two journals or sweep JSON files: compare A B"},
@@ -51,10 +45,10 @@ var commands = map[string]command{
 }
 
 var parsers = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
-	"vllm-log":       load.ParseLogMain,
-	"nvidia-smi":     load.ParseSMIMain,
-	"metrics":        servermetrics.ParseMain,
-	"profiler-table": profile.ParseTableMain,
+	"vllm-log":       headless.ParseLogMain,
+	"nvidia-smi":     headless.ParseSMIMain,
+	"metrics":        headless.ParseMetricsMain,
+	"profiler-table": headless.ParseProfilerMain,
 }
 
 func main() {

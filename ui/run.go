@@ -18,7 +18,6 @@ import (
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
 	"github.com/profdeck/profdeck/remote/sim"
-	"github.com/profdeck/profdeck/remote/ssh"
 	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/report/campaign"
 	"github.com/profdeck/profdeck/ui/common"
@@ -82,10 +81,9 @@ func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	fmt.Fprintf(stderr, "profdeck: connecting to %s…\n", c.Host)
-	host, err := hosts.Open(ctx, c.Host, hosts.Options{
-		Identity: c.SSH.Identity, KnownHosts: c.SSH.KnownHosts, SSHConfig: c.SSH.Config,
-		AcceptNewHostKey: c.SSH.AcceptNewHostKey, Prompt: terminalPrompt(stderr),
-	})
+	opts := c.HostOptions()
+	opts.Prompt = terminalPrompt(stderr)
+	host, err := hosts.Open(ctx, c.Host, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "profdeck: %v\n", err)
 		return 1
@@ -104,11 +102,7 @@ func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, aut
 	defer journal.Close()
 	sess := report.NewSession(ctx, journal)
 	prior := len(sess.Events()) // a resumed campaign's events
-	keyEnv := c.Server.APIKeyEnv
-	if keyEnv == "" {
-		keyEnv = "OPENAI_API_KEY"
-	}
-	apiKey := os.Getenv(keyEnv)
+	apiKey := c.APIKey()
 	sess.Redact(apiKey)
 	now := time.Now
 	if err := sess.Record(phases.New(now(), phases.KindSessionStarted, phases.SessionStarted{
@@ -119,7 +113,7 @@ func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, aut
 		return 1
 	}
 	go gatherSystem(ctx, sess, host, c.Server.Launch)
-	go ssh.ForwardStates(ctx, host, &phases.Emitter{Out: sess.Sink()})
+	go phases.ForwardStates(ctx, host, &phases.Emitter{Out: sess.Sink()})
 	saver := report.NewAutosave(sess, c.Notebook, report.NotebookOptions{Campaign: c.Name, Now: now}, 3*time.Second)
 	// The phases stop when the program ends, before the session and the
 	// journal do, so that how each ended is still journalled.

@@ -2,8 +2,11 @@ package load
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load/vllmlog"
+	"github.com/profdeck/profdeck/phases/units"
 )
 
 // StallText is the one-line story of a stall, e.g.
@@ -56,4 +59,81 @@ func FormatDuration(s float64) string {
 		return fmt.Sprintf("%.0f min", s/60)
 	}
 	return fmt.Sprintf("%d h %02d min", int(s)/3600, (int(s)%3600)/60)
+}
+
+// StatusLine is a one-line summary of a load's state, e.g.
+// "weights · shards 31/62 ETA 4 min · 8 GPUs 41.2/74.9 GiB (55%) · 1.9 GiB/min · ETA 6 min".
+func StatusLine(s phases.LoadState) string {
+	parts := []string{phases.StageLabel(s.Stage) + " " + FormatDuration(s.ElapsedS)}
+	if s.VLLM != "" {
+		parts[0] = "vLLM " + s.VLLM + " " + parts[0]
+	}
+	if s.ShardsTotal > 0 {
+		sh := fmt.Sprintf("shards %d/%d", s.ShardsDone, s.ShardsTotal)
+		if s.ShardETA > 0 {
+			sh += " ETA " + FormatDuration(s.ShardETA)
+		}
+		parts = append(parts, sh)
+	}
+	pastWeights := vllmlog.StageIndex(s.Stage) > vllmlog.StageIndex(vllmlog.StageWeights) || s.Stage == phases.StageFailed || s.Stage == phases.StageStopped
+	var used, exp, total, rate, eta float64
+	known, n := 0, len(s.GPUs)
+	for _, g := range s.GPUs {
+		if !g.Known {
+			continue
+		}
+		known++
+		used += g.UsedGiB
+		exp += g.ExpectedGiB
+		total += g.TotalGiB
+		rate += g.RateGiBMin
+		eta = max(eta, g.ETASeconds)
+	}
+	switch {
+	case n == 0:
+		parts = append(parts, "no GPU readings")
+	case known == 0:
+		parts = append(parts, fmt.Sprintf("%d GPUs, memory unknown", n))
+	default:
+		g := fmt.Sprintf("%d GPUs avg %.1f", n, used/float64(known))
+		switch {
+		case exp > 0 && !pastWeights:
+			g += fmt.Sprintf("/%.1f GiB (%.0f%% of the weights)", exp/float64(known), 100*used/exp)
+		case total > 0:
+			g += fmt.Sprintf("/%.1f GiB", total/float64(known))
+		default:
+			g += " GiB"
+		}
+		parts = append(parts, g, fmt.Sprintf("%.1f GiB/min", rate/float64(known)))
+		if eta > 0 {
+			parts = append(parts, "ETA "+FormatDuration(eta))
+		}
+	}
+	if s.KVCacheTokens > 0 {
+		parts = append(parts, "KV "+units.Int(s.KVCacheTokens)+" tokens")
+	}
+	if s.Ready {
+		parts = append(parts, "READY")
+	}
+	return strings.Join(parts, " · ")
+}
+
+// MilestoneText words a milestone for a status line or the notebook:
+// "reached compile (at 5 min)", "weights loaded: 74.40 GiB in 1812 s".
+func MilestoneText(m phases.Milestone) string {
+	var text string
+	switch m.Stage {
+	case "vllm_version":
+		return "vLLM " + m.Value
+	case "stall_resumed":
+		return "stall over: " + m.Value
+	case "weights_loaded", "kv_cache_size", "compile_done", "cuda_graphs_done":
+		text = phases.StageLabel(m.Stage)
+	default:
+		text = "reached " + phases.StageLabel(m.Stage)
+	}
+	if m.Value != "" {
+		text += ": " + m.Value
+	}
+	return text
 }

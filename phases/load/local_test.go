@@ -14,7 +14,6 @@ import (
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/local"
-	"github.com/profdeck/profdeck/report/campaign"
 )
 
 // needTool skips when a tool is missing, except under CI where it fails.
@@ -48,8 +47,8 @@ func lifecycle(t *testing.T, h remote.Host, python, script, dir string) {
 	port := freePort(t)
 	logPath := filepath.Join(dir, "logs", "server.log")
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	s := &load.Server{Host: h, StopTimeout: 15 * time.Second, Settings: campaign.Server{
-		Launch: fmt.Sprintf("%s %s %d 0.4", remote.Quote(python), remote.Quote(script), port), Log: logPath, URL: url}}
+	s := &load.Server{Host: h, StopTimeout: 15 * time.Second, Settings: load.Settings{
+		Launch: fmt.Sprintf("%s %s %d 0.4", remote.Quote(python), remote.Quote(script), port), Log: logPath}}
 	pid, err := s.Start(ctx, nil, nil)
 	if err != nil {
 		t.Fatalf("start: %v", err)

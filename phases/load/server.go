@@ -14,18 +14,26 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load/smi"
 	"github.com/profdeck/profdeck/remote"
-	"github.com/profdeck/profdeck/report/campaign"
 )
 
-// Server starts, stops and restarts the serving process from the campaign's
-// server settings. Start runs the launch command detached in its own
+// Settings are how the serving process is launched, where it logs and how
+// it is stopped.
+type Settings struct {
+	Launch      string            // launch command (run detached on the host)
+	Log         string            // the server's log file on the host (default DefaultLogPath)
+	Container   string            // docker container, when the server runs in one
+	Env         map[string]string // extra environment for the launch
+	ProfilerDir string            // where the torch profiler writes
+}
+
+// Server starts, stops and restarts the serving process from its settings. Start runs the launch command detached in its own
 // session (setsid + nohup, output to the log file), so it outlives the SSH
 // connection; its pid (= process group) is kept in PIDFile on the host so a
 // later profdeck can stop it. With Settings.Container set, Stop uses
 // `docker stop`.
 type Server struct {
 	Host     remote.Host
-	Settings campaign.Server
+	Settings Settings
 	// PIDFile on the host (default: the log path + ".pid").
 	PIDFile string
 	// ReleasedBelowGiB: Stop waits until every GPU uses less than this

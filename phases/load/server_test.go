@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/profdeck/profdeck/remote"
-	"github.com/profdeck/profdeck/report/campaign"
 )
 
 // failingHost fails every command the way a host does: an ExitError that
@@ -25,7 +24,7 @@ func (failingHost) ReadFile(context.Context, string) ([]byte, error) { return ni
 // A launch that fails must not carry the campaign's secrets into the error,
 // which the pane shows and the journal keeps.
 func TestStartErrorRedacted(t *testing.T) {
-	s := &Server{Host: failingHost{}, Settings: campaign.Server{
+	s := &Server{Host: failingHost{}, Settings: Settings{
 		Launch: "vllm serve m --api-key sk-secret1", Env: map[string]string{"HF_TOKEN": "hf_secret2"}}}
 	_, err := s.Start(context.Background(), nil, nil)
 	if err == nil {

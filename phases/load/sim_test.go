@@ -10,7 +10,6 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/remote/sim"
-	"github.com/profdeck/profdeck/report/campaign"
 )
 
 // collect drains events into a list until the returned stop is called.
@@ -165,7 +164,7 @@ func TestServerLifecycleSim(t *testing.T) {
 	defer cancel()
 	em, stop := collect(t)
 	s := &load.Server{Host: d, Emitter: em, StopTimeout: 15 * time.Second,
-		Settings: campaign.Server{Launch: "vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8", Log: d.LogPath()}}
+		Settings: load.Settings{Launch: "vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8", Log: d.LogPath()}}
 	pid, err := s.Start(ctx, nil, nil)
 	if err != nil || pid <= 0 {
 		t.Fatalf("start: %d %v", pid, err)
@@ -226,7 +225,7 @@ func TestServerLifecycleDockerSim(t *testing.T) {
 	d := startSim(t, sim.Options{LoadTime: 1 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	s := &load.Server{Host: d, StopTimeout: 15 * time.Second, Settings: campaign.Server{
+	s := &load.Server{Host: d, StopTimeout: 15 * time.Second, Settings: load.Settings{
 		Launch:    "docker run --name vllm --gpus all vllm/vllm-openai:v0.12.0 --model moonshotai/Kimi-K2.5 -tp 8",
 		Container: "vllm", Log: d.LogPath()}}
 	if _, err := s.Start(ctx, nil, nil); err != nil {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/profdeck/profdeck/phases/load/smi"
 	"github.com/profdeck/profdeck/phases/load/vllmlog"
-	"github.com/profdeck/profdeck/report/campaign"
 )
 
 func gpus(n int, gib float64) []smi.GPU {
@@ -240,8 +239,8 @@ func TestLaunchCommandQuoting(t *testing.T) {
 	}
 }
 
-func campaignServer(launch string, env map[string]string) campaign.Server {
-	return campaign.Server{Launch: launch, Env: env}
+func campaignServer(launch string, env map[string]string) Settings {
+	return Settings{Launch: launch, Env: env}
 }
 
 func TestRedacted(t *testing.T) {

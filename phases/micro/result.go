@@ -2,6 +2,7 @@ package micro
 
 import (
 	"fmt"
+	"github.com/profdeck/profdeck/phases/model"
 	"io"
 	"sort"
 	"strings"
@@ -216,4 +217,13 @@ func ErrorText(e phases.ScriptError) string {
 		s += ": "
 	}
 	return s + e.Err
+}
+
+// Report is what `profdeck micro --json` writes.
+type Report struct {
+	Host   string     `json:"host"`
+	Python string     `json:"python"`
+	Plan   model.Plan `json:"plan"`
+	Result
+	Error string `json:"error,omitempty"`
 }

@@ -3,7 +3,6 @@ package nccl_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/phases/pyrun"
 	"github.com/profdeck/profdeck/phases/pyrun/pyruntest"
@@ -176,21 +174,6 @@ func TestCommand(t *testing.T) {
 	want := `torchrun --standalone --nproc-per-node 8 --no-python python3 -c "$(cat /tmp/profdeck/s.py)" --hidden 7168 --count 123 --batch 1,8,64,128 --a2a-bytes-per-token 114688 --tokens 1,16`
 	if c != want {
 		t.Errorf("\n got %s\nwant %s", c, want)
-	}
-}
-
-func TestMainDryRunAndErrors(t *testing.T) {
-	var out, errb bytes.Buffer
-	if code := nccl.Main(context.Background(), []string{"--model-config", "deepseek-v3", "--tp", "8", "--dry-run"}, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	var p model.Plan
-	if err := json.Unmarshal(out.Bytes(), &p); err != nil || p.AllReduce.PerStep != 123 || p.AllToAll == nil {
-		t.Errorf("%v %+v", err, p)
-	}
-	errb.Reset()
-	if code := nccl.Main(context.Background(), []string{"--model-config", "kimi-k2.5", "--batch", "1,x"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `"x"`) {
-		t.Errorf("bad batch: exit %d %s", code, errb.String())
 	}
 }
 

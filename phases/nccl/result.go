@@ -2,6 +2,7 @@ package nccl
 
 import (
 	"fmt"
+	"github.com/profdeck/profdeck/phases/model"
 	"io"
 	"sort"
 
@@ -103,4 +104,14 @@ func ErrorText(e phases.ScriptError) string {
 		s = e.What + ": " + s
 	}
 	return s
+}
+
+// Report is what `profdeck nccl --json` writes.
+type Report struct {
+	Host     string     `json:"host"`
+	Torchrun string     `json:"torchrun"`
+	NProc    int        `json:"nproc"`
+	Plan     model.Plan `json:"plan"`
+	Result
+	Error string `json:"error,omitempty"`
 }

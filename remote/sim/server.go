@@ -7,20 +7,20 @@ import (
 	"strings"
 	"time"
 
-	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote"
 )
 
-// The stages of the simulated server, as in phases.LoadState.Stage.
+// The stages of the simulated server: the words of phases.LoadState.Stage
+// (a host imports no engine; TestStageNames holds the two to one set).
 const (
-	StageStarting   = phases.StageStarting
-	StageWeights    = phases.StageWeights
-	StageCompile    = phases.StageCompile
-	StageKVCache    = phases.StageKVCache
-	StageCUDAGraphs = phases.StageCUDAGraphs
-	StageReady      = phases.StageReady
-	StageFailed     = phases.StageFailed
-	StageStopped    = phases.StageStopped
+	StageStarting   = "starting"
+	StageWeights    = "weights"
+	StageCompile    = "compile"
+	StageKVCache    = "kv_cache"
+	StageCUDAGraphs = "cuda_graphs"
+	StageReady      = "ready"
+	StageFailed     = "failed"
+	StageStopped    = "stopped"
 )
 
 // releaseTime is how long a stopped server takes to give its GPU memory back.

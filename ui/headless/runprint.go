@@ -72,7 +72,7 @@ func progressLine(ev phases.Event, seen map[string]bool) string {
 	case phases.LoadFailure:
 		return fmt.Sprintf("  load failed (%s): %s", d.Kind, d.Line)
 	case phases.LevelResult:
-		s := "  " + macro.LevelLine(d)
+		s := "  " + LevelLine(d)
 		for _, x := range macro.LevelDetail(d, seen) {
 			s += "\n           " + x
 		}

@@ -81,16 +81,12 @@ func (r *Runner) Begin() (spec string, tp int, cmd tea.Cmd, ok bool) {
 	if c == nil || r.D.Session == nil || r.D.Host == nil {
 		return "", 0, common.Error(fmt.Errorf("%s: no campaign, session or host", r.Name)), false
 	}
-	spec, err := model.Spec(c.Model.Config, c.Model.Preset, c.Model.Name)
+	spec, err := c.ModelSpec()
 	if err != nil {
 		r.Msg, r.Failed = err.Error(), true
 		return "", 0, common.Error(err), false
 	}
-	tp = c.Model.TP
-	if tp < 1 {
-		tp = 8
-	}
-	return spec, tp, nil, true
+	return spec, c.TP(), nil, true
 }
 
 // Job is one run of the phase.
@@ -199,7 +195,7 @@ func (r *Runner) StopServer() tea.Cmd {
 		return nil
 	}
 	r.State = StoppingServer
-	srv := &load.Server{Host: r.D.Host, Settings: r.D.Campaign.Server,
+	srv := &load.Server{Host: r.D.Host, Settings: r.D.Campaign.ServerSettings(),
 		Emitter: &phases.Emitter{Out: r.D.Session.Sink(), Now: r.D.Now}}
 	ctx := r.parent()
 	return tea.Batch(common.Status(r.Name+": stopping the server to free the GPUs"), func() tea.Msg {

@@ -85,18 +85,10 @@ func New(d *common.Deps) *Model {
 		return m
 	}
 	c := d.Campaign
-	m.server = &load.Server{Host: d.Host, Settings: c.Server}
-	m.watcher = load.NewWatcher(load.Config{
-		Host:       d.Host,
-		LogPath:    m.server.LogPath(),
-		HealthURL:  load.HealthURL(c.Server.URL),
-		ExpectGiB:  c.Model.ExpectGiB,
-		StallAfter: c.Load.StallAfter.Duration,
-		Poll:       c.Load.PollInterval.Duration,
-		Now:        d.Now,
-		PIDFile:    m.server.PIDPath(),
-		Container:  c.Server.Container,
-	})
+	m.server = &load.Server{Host: d.Host, Settings: c.ServerSettings()}
+	cfg := c.LoadConfig()
+	cfg.Host, cfg.Now = d.Host, d.Now
+	m.watcher = load.NewWatcher(cfg)
 	m.server.Emitter = m.emitter()
 	m.server.BeforeLaunch = m.watcher.MarkStarted
 	m.server.BeforeStop = m.watcher.MarkStopped

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -42,35 +41,14 @@ const (
 // scraper's idle connection once the sweep has ended.
 func (m *Model) sweepConfig() (cfg macro.Config, done func()) {
 	c := m.d.Campaign
-	cfg = macro.Config{
-		URL:           c.Server.URL,
-		API:           c.Macro.API,
-		Concurrency:   c.Macro.Concurrency,
-		Requests:      c.Macro.Requests,
-		Duration:      c.Macro.Duration.Duration,
-		Warmup:        c.Macro.Warmup,
-		InputLen:      c.Macro.InputLen,
-		OutputLen:     c.Macro.OutputLen,
-		Rate:          c.Macro.Rate,
-		StopAtPlateau: c.Macro.StopAtPlateau,
-		NoPreflight:   c.Macro.NoPreflight,
-		APIKey:        m.d.APIKey,
-	}
+	cfg = c.SweepConfig(m.d.APIKey)
 	client := &http.Client{}
 	if m.d.Host != nil {
 		cfg.Dial = m.d.Host.DialContext
 		client.Transport = &http.Transport{DialContext: m.d.Host.DialContext, MaxIdleConns: 2}
 	}
-	cfg.Scraper = servermetrics.NewScraper(metricsURL(c.Server.URL, c.Server.MetricsURL), client)
+	cfg.Scraper = servermetrics.NewScraper(c.MetricsURL(), client)
 	return cfg, client.CloseIdleConnections
-}
-
-// metricsURL is the configured /metrics address, or the server URL's.
-func metricsURL(server, configured string) string {
-	if configured != "" {
-		return configured
-	}
-	return strings.TrimSuffix(strings.TrimRight(server, "/"), "/v1") + "/metrics"
 }
 
 // start launches a sweep in a goroutine emitting into the session.

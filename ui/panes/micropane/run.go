@@ -26,10 +26,11 @@ func (m *Model) start(force bool) tea.Cmd {
 	if c.Model.EP {
 		label += " EP"
 	}
-	cfg := micro.Config{Host: m.d.Host, Python: c.Micro.Python, Force: force}
+	cfg := c.MicroConfig()
+	cfg.Host, cfg.Force = m.d.Host, force
 	return m.r.Launch(label, gpubench.Job{
 		Spec:    spec,
-		Options: model.Options{TP: tp, EP: c.Model.EP, Batch: c.Micro.Batch},
+		Options: c.PlanOptions(c.Micro.Batch),
 		Params: func(p model.Plan) map[string]any {
 			return map[string]any{"model": spec, "tp": tp, "ep": c.Model.EP, "batch": p.Batch, "python": cfg.Python, "gemms": len(p.GEMMs)}
 		},

@@ -3,7 +3,6 @@ package ncclpane
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -22,16 +21,14 @@ func (m *Model) start(force bool) tea.Cmd {
 		return cmd
 	}
 	c := m.d.Campaign
-	nproc := c.NCCL.NProc
-	if nproc < 1 {
-		nproc = tp
-	}
 	m.res = nccl.Result{}
 	m.body.Reset()
-	cfg := nccl.Config{Host: m.d.Host, Torchrun: c.NCCL.Torchrun, Python: innerPython(c.Micro.Python), NProc: nproc, Batch: c.NCCL.Batch, Force: force}
+	cfg := c.NCCLConfig()
+	cfg.Host, cfg.Force = m.d.Host, force
+	nproc := cfg.NProc
 	return m.r.Launch(fmt.Sprintf("%s TP%d · %d ranks", spec, tp, nproc), gpubench.Job{
 		Spec:    spec,
-		Options: model.Options{TP: tp, EP: c.Model.EP, Batch: c.NCCL.Batch},
+		Options: c.PlanOptions(c.NCCL.Batch),
 		Params: func(p model.Plan) map[string]any {
 			return map[string]any{"model": spec, "tp": tp, "nproc": nproc, "torchrun": cfg.Torchrun, "batch": p.Batch,
 				"allreduce_per_step": p.AllReduce.PerStep}
@@ -41,15 +38,4 @@ func (m *Model) start(force bool) tea.Cmd {
 			return nccl.Run(ctx, cfg, em)
 		},
 	})
-}
-
-// innerPython is the interpreter torchrun starts for each rank: the last
-// word of the campaign's Python prefix ("docker exec -i vllm python3" gives
-// python3).
-func innerPython(prefix string) string {
-	f := strings.Fields(prefix)
-	if len(f) == 0 {
-		return "python3"
-	}
-	return f[len(f)-1]
 }

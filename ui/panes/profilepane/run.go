@@ -75,18 +75,8 @@ func (m *Model) serverURL() string {
 // directory, N requests at C=1 and at the sweep's plateau when there is one.
 func (m *Model) config() profile.Config {
 	c := m.d.Campaign
-	cfg := profile.Config{
-		Host:        m.d.Host,
-		URL:         c.Server.URL,
-		Model:       c.Model.Name,
-		API:         c.Macro.API,
-		APIKey:      m.d.APIKey,
-		ProfilerDir: c.Server.ProfilerDir,
-		Requests:    c.Profile.Requests,
-		Concurrency: []int{1},
-		InputLen:    c.Macro.InputLen,
-		OutputLen:   c.Macro.OutputLen,
-	}
+	cfg := c.ProfileConfig(m.d.APIKey)
+	cfg.Host = m.d.Host
 	if p := m.plateau(); p > 1 {
 		cfg.Concurrency = append(cfg.Concurrency, p)
 	}

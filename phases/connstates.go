@@ -1,16 +1,15 @@
-package ssh
+package phases
 
 import (
 	"context"
 
-	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote"
 )
 
 // ConnEvent is the session event for a connection state: what the header
 // shows and the journal keeps.
-func ConnEvent(s remote.State) phases.ConnState {
-	ev := phases.ConnState{
+func ConnEvent(s remote.State) ConnState {
+	ev := ConnState{
 		Host:  s.Host,
 		State: s.State,
 		RTTms: float64(s.RTT.Microseconds()) / 1000,
@@ -27,7 +26,7 @@ func ConnEvent(s remote.State) phases.ConnState {
 // keepalive's new round-trip time on a link that stays in its state as an
 // ephemeral KindConnRTT, so hours of keepalives do not fill the journal.
 // Hosts that do not report states (sim, local) return at once.
-func ForwardStates(ctx context.Context, h remote.Host, em *phases.Emitter) {
+func ForwardStates(ctx context.Context, h remote.Host, em *Emitter) {
 	sr, ok := h.(remote.StateReporter)
 	if !ok {
 		return
@@ -42,9 +41,9 @@ func ForwardStates(ctx context.Context, h remote.Host, em *phases.Emitter) {
 			if !ok {
 				return
 			}
-			kind := phases.KindConnState
+			kind := KindConnState
 			if s.State == last {
-				kind = phases.KindConnRTT
+				kind = KindConnRTT
 			}
 			last = s.State
 			em.Emit(ctx, kind, ConnEvent(s))

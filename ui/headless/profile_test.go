@@ -1,4 +1,4 @@
-package profile_test
+package headless_test
 
 import (
 	"bytes"
@@ -10,16 +10,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/profdeck/profdeck/phases/profile"
 	"github.com/profdeck/profdeck/remote/sim"
+	"github.com/profdeck/profdeck/ui/headless"
 )
 
 // parse profiler-table prints the documented JSON shape, for a table and
 // for a gzipped trace alike.
 func TestParseTableMainJSON(t *testing.T) {
-	for _, f := range []string{"testdata/key_averages.txt", "testdata/trace.json.gz"} {
+	for _, f := range []string{"../../phases/profile/testdata/key_averages.txt", "../../phases/profile/testdata/trace.json.gz"} {
 		var out, errb bytes.Buffer
-		if code := profile.ParseTableMain(context.Background(), []string{f}, &out, &errb); code != 0 {
+		if code := headless.ParseProfilerMain(context.Background(), []string{f}, &out, &errb); code != 0 {
 			t.Fatalf("%s: exit %d: %s", f, code, errb.String())
 		}
 		var got struct {
@@ -52,21 +52,21 @@ func TestParseTableMainJSON(t *testing.T) {
 
 func TestParseTableMainErrors(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := profile.ParseTableMain(context.Background(), []string{"testdata/nope.txt"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "testdata/nope.txt") {
+	if code := headless.ParseProfilerMain(context.Background(), []string{"../../phases/profile/testdata/nope.txt"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "../../phases/profile/testdata/nope.txt") {
 		t.Errorf("missing file: exit %d, %q", code, errb.String())
 	}
 	errb.Reset()
-	if code := profile.ParseTableMain(context.Background(), nil, &out, &errb); code != 2 {
+	if code := headless.ParseProfilerMain(context.Background(), nil, &out, &errb); code != 2 {
 		t.Errorf("no file: exit %d", code)
 	}
 	errb.Reset()
-	if code := profile.ParseTableMain(context.Background(), []string{"testdata/README"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "no key_averages table") {
+	if code := headless.ParseProfilerMain(context.Background(), []string{"../../phases/profile/testdata/README"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "no key_averages table") {
 		t.Errorf("not a table: exit %d, %q", code, errb.String())
 	}
 }
 
 // profdeck profile against the simulated deployment, headless, with --json.
-func TestMainSim(t *testing.T) {
+func TestProfileMainSim(t *testing.T) {
 	sim.ProfilerFlushTime = 300 * time.Millisecond
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "profdeck.yaml")
@@ -77,7 +77,7 @@ func TestMainSim(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var out, errb bytes.Buffer
-	code := profile.Main(ctx, []string{"-c", cfg, "--requests", "3", "--concurrency", "1,4", "--json", jsonPath}, &out, &errb)
+	code := headless.ProfileMain(ctx, []string{"-c", cfg, "--requests", "3", "--concurrency", "1,4", "--json", jsonPath}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	}

@@ -1,14 +1,5 @@
 package servermetrics
 
-import (
-	"context"
-	"encoding/json"
-	"flag"
-	"fmt"
-	"io"
-	"os"
-)
-
 // Figures is what `profdeck parse metrics` prints: the pane's server view of
 // one /metrics text. Rates need two scrapes, so one file gives totals.
 type Figures struct {
@@ -45,38 +36,8 @@ func missing(s Snapshot) []string {
 	return out
 }
 
-// ParseMain is `profdeck parse metrics FILE`: it reads a saved /metrics text
-// (use - for standard input) and prints the figures profdeck takes from it as
-// JSON.
-func ParseMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("parse metrics", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: profdeck parse metrics FILE   (a saved /metrics text; - reads standard input)")
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
-	}
-	name := fs.Arg(0)
-	var r io.Reader = os.Stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			fmt.Fprintf(stderr, "profdeck parse metrics: %v\n", err)
-			return 1
-		}
-		defer f.Close()
-		r = f
-	}
-	snap, err := Parse(r)
-	if err != nil {
-		fmt.Fprintf(stderr, "profdeck parse metrics: %s: %v\n", name, err)
-		return 1
-	}
+// FiguresOf is the figures of a snapshot read from the file name.
+func FiguresOf(name string, snap Snapshot) Figures {
 	out := Figures{File: name, Available: snap.Available(), Snapshot: snap, SpecAcceptance: snap.SpecAcceptance(),
 		Missing: missing(snap)}
 	if out.Found == nil {
@@ -85,11 +46,5 @@ func ParseMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !out.Available {
 		out.Note = "no vLLM serving series found"
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		fmt.Fprintf(stderr, "profdeck parse metrics: %v\n", err)
-		return 1
-	}
-	return 0
+	return out
 }

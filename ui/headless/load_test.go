@@ -1,27 +1,19 @@
-package load_test
+package headless_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/ui/headless"
 )
 
-func runCLI(t *testing.T, f func(context.Context, []string, *bytes.Buffer, *bytes.Buffer) int, args ...string) (int, string, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
-	defer cancel()
-	var out, errb bytes.Buffer
-	code := f(ctx, args, &out, &errb)
-	return code, out.String(), errb.String()
-}
-
-func loadMain(ctx context.Context, args []string, out, errb *bytes.Buffer) int {
-	return load.LoadMain(ctx, args, out, errb)
+func loadMain(ctx context.Context, args []string, out, errb io.Writer) int {
+	return headless.LoadMain(ctx, args, out, errb)
 }
 
 func TestLoadCommandReady(t *testing.T) {
@@ -38,7 +30,7 @@ func TestLoadCommandReady(t *testing.T) {
 func TestLoadCommandStalledAndFailed(t *testing.T) {
 	t.Parallel()
 	code, out, errs := runCLI(t, loadMain, "--host", "sim", "--sim-load-time", "2s", "--sim-stall-at", "30", "--stall-after", "1500ms", "--poll", "200ms")
-	if code != 2 || !strings.Contains(errs, "stalled: STALLED at 30.0 GiB on GPUs 0-7") {
+	if code != 3 || !strings.Contains(errs, "stalled: STALLED at 30.0 GiB on GPUs 0-7") {
 		t.Fatalf("stall: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 	// The stall is diagnosed before the command ends: the workers found on
@@ -46,7 +38,7 @@ func TestLoadCommandStalledAndFailed(t *testing.T) {
 	if !strings.Contains(out, "why: weights I/O stopped (0 B/s for ") || !strings.Contains(out, "8 ranks in safetensors/torch.py: _read_into") {
 		t.Errorf("no diagnosis in stdout:\n%s", out)
 	}
-	code, out, _ = runCLI(t, loadMain, "--host", "sim", "--sim-load-time", "2s", "--sim-stall-at", "30", "--stall-after", "1500ms", "--poll", "200ms", "--json")
+	code, out, _ = runCLI(t, loadMain, "--host", "sim", "--sim-load-time", "2s", "--sim-stall-at", "30", "--stall-after", "1500ms", "--poll", "200ms", "--jsonl", "-")
 	last := strings.Split(strings.TrimSpace(out), "\n")
 	var stalled struct {
 		Ending    string `json:"ending"`
@@ -55,18 +47,41 @@ func TestLoadCommandStalledAndFailed(t *testing.T) {
 			Procs   []any  `json:"procs"`
 		} `json:"diagnosis"`
 	}
-	if err := json.Unmarshal([]byte(last[len(last)-1]), &stalled); err != nil || code != 2 || stalled.Ending != "stalled" ||
+	if err := json.Unmarshal([]byte(last[len(last)-1]), &stalled); err != nil || code != 3 || stalled.Ending != "stalled" ||
 		!strings.HasPrefix(stalled.Diagnosis.Verdict, "weights I/O stopped") || len(stalled.Diagnosis.Procs) != 8 {
-		t.Errorf("--json stall: exit %d, last line %q: %v", code, last[len(last)-1], err)
+		t.Errorf("--jsonl stall: exit %d, last line %q: %v", code, last[len(last)-1], err)
 	}
-	code, out, errs = runCLI(t, loadMain, "--host", "sim", "--sim-load-time", "2s", "--sim-fail", "nccl", "--poll", "200ms", "--json")
-	if code != 2 || !strings.Contains(errs, "failed: nccl: ") {
+	code, out, errs = runCLI(t, loadMain, "--host", "sim", "--sim-load-time", "2s", "--sim-fail", "nccl", "--poll", "200ms", "--jsonl", "-")
+	if code != 3 || !strings.Contains(errs, "failed: nccl: ") {
 		t.Fatalf("nccl: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	var end map[string]any
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &end); err != nil || end["ending"] != "failed" {
 		t.Errorf("last JSON line %q: %v", lines[len(lines)-1], err)
+	}
+}
+
+// --json writes the ending as a document; --jsonl keeps the events.
+func TestLoadCommandJSON(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	doc, lines := filepath.Join(dir, "load.json"), filepath.Join(dir, "load.jsonl")
+	code, out, errs := runCLI(t, loadMain, "--host", "sim", "--sim-load-time", "1s", "--poll", "200ms", "--json", doc, "--jsonl", lines)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	var end struct {
+		Ending string
+		State  struct{ Ready bool }
+	}
+	b, err := os.ReadFile(doc)
+	if err != nil || json.Unmarshal(b, &end) != nil || end.Ending != "ready" || !end.State.Ready {
+		t.Errorf("--json: %s %v", b, err)
+	}
+	b, err = os.ReadFile(lines)
+	if err != nil || !strings.Contains(string(b), `"load.milestone"`) {
+		t.Errorf("--jsonl: %s %v", b, err)
 	}
 }
 
@@ -81,8 +96,8 @@ func TestLoadCommandUsage(t *testing.T) {
 }
 
 func TestParseCommands(t *testing.T) {
-	code, out, errs := runCLI(t, func(ctx context.Context, a []string, o, e *bytes.Buffer) int { return load.ParseLogMain(ctx, a, o, e) },
-		"vllmlog/testdata/vllm-log-14-nccl-errors-v0.5-v0.8-FAILURE.txt")
+	code, out, errs := runCLI(t, headless.ParseLogMain,
+		"../../phases/load/vllmlog/testdata/vllm-log-14-nccl-errors-v0.5-v0.8-FAILURE.txt")
 	if code != 0 {
 		t.Fatalf("parse vllm-log: %d %s", code, errs)
 	}
@@ -98,15 +113,15 @@ func TestParseCommands(t *testing.T) {
 	if sum["state"] != "failed" || sum["failure"].(map[string]any)["kind"] != "nccl" {
 		t.Errorf("summary: %s", out)
 	}
-	code, out, _ = runCLI(t, func(ctx context.Context, a []string, o, e *bytes.Buffer) int { return load.ParseSMIMain(ctx, a, o, e) },
-		"smi/testdata/nvidia-smi-03-h100x8-535-table.txt")
+	code, out, _ = runCLI(t, headless.ParseSMIMain,
+		"../../phases/load/smi/testdata/nvidia-smi-03-h100x8-535-table.txt")
 	var smiOut struct {
 		GPUs []map[string]any `json:"gpus"`
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &smiOut) != nil || len(smiOut.GPUs) != 8 || smiOut.GPUs[0]["memory_total_mib"] != 81559.0 {
 		t.Errorf("parse nvidia-smi: %d %s", code, out)
 	}
-	if code, _, errs := runCLI(t, func(ctx context.Context, a []string, o, e *bytes.Buffer) int { return load.ParseLogMain(ctx, a, o, e) },
+	if code, _, errs := runCLI(t, headless.ParseLogMain,
 		"/nonexistent.log"); code != 1 || !strings.Contains(errs, "/nonexistent.log") {
 		t.Errorf("missing file: %d %s", code, errs)
 	}

@@ -1,27 +1,42 @@
-package macro_test
+package headless_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"github.com/profdeck/profdeck/remote/sim/vllmemu"
+	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
+	"github.com/profdeck/profdeck/remote/ssh/sshtest"
+	"github.com/profdeck/profdeck/ui/headless"
 )
 
 func sweepCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var o, e bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	code = macro.SweepMain(ctx, args, &o, &e)
-	return code, o.String(), e.String()
+	return runCLI(t, headless.SweepMain, args...)
+}
+
+// startEmu serves an emulator on loopback for one test.
+func startEmu(t testing.TB, cfg vllmemu.Config) (*vllmemu.Emulator, string) {
+	t.Helper()
+	if cfg.Model == "" {
+		cfg.Model = "test/model"
+	}
+	emu := vllmemu.New(cfg)
+	srv := httptest.NewServer(emu)
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		emu.Close()
+	})
+	return emu, srv.URL
 }
 
 func TestSweepCommand(t *testing.T) {
@@ -120,5 +135,83 @@ func TestSweepCommandCannotStart(t *testing.T) {
 		if c.code == 1 && !strings.HasPrefix(last, "profdeck sweep: ") {
 			t.Errorf("%q: last line %q is not a one-line reason", c.args, last)
 		}
+	}
+}
+
+// A sweep through the campaign's SSH host reaches a server bound to the
+// host's loopback over the SSH connection (direct-tcpip), as the cockpit
+// does; with forwarding refused by sshd it cannot start.
+func TestSweepCommandOverSSH(t *testing.T) {
+	t.Parallel()
+	sshtest.Require(t)
+	_, url := startEmu(t, vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
+	for _, c := range []struct {
+		name  string
+		extra []string
+		code  int
+	}{
+		{"forwarding", []string{"AllowTcpForwarding yes"}, 0},
+		{"no forwarding", []string{"AllowTcpForwarding no"}, 1},
+	} {
+		srv := sshtest.Start(t, sshtest.Options{ExtraConfig: c.extra})
+		dir := t.TempDir()
+		sshConfig := filepath.Join(dir, "ssh_config")
+		writeFile(t, sshConfig, "")
+		camp := filepath.Join(dir, "profdeck.yaml")
+		writeFile(t, camp, fmt.Sprintf("host: %s\nssh:\n  identity: %s\n  known_hosts: %s\n  config: %s\nserver:\n  url: %s\n"+
+			"macro:\n  concurrency: [1, 2]\n  requests: 4\n  warmup: 0\n  input_len: 16\n  output_len: 4\n",
+			srv.Target(), srv.ClientKey, srv.KnownHosts, sshConfig, url))
+		out := filepath.Join(dir, "sweep.json")
+		code, _, errs := sweepCLI(t, "-c", camp, "--json", out, "--metrics-url", "off")
+		if code != c.code {
+			t.Fatalf("%s: exit %d, want %d\nstderr:\n%s\nsshd:\n%s", c.name, code, c.code, errs, srv.Log())
+		}
+		if c.code != 0 {
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s: a sweep that could not start wrote %s", c.name, out)
+			}
+			continue
+		}
+		if !strings.Contains(errs, "via "+srv.Host) {
+			t.Errorf("%s: stderr does not name the SSH host:\n%s", c.name, errs)
+		}
+		var doc struct {
+			Levels []struct{ Concurrency, Completed int }
+		}
+		b, err := os.ReadFile(out)
+		if err != nil || json.Unmarshal(b, &doc) != nil || len(doc.Levels) != 2 || doc.Levels[1].Completed != 4 {
+			t.Errorf("%s: result %s (%v)", c.name, b, err)
+		}
+	}
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// 404 on /v1/completions: without the pre-flight every request fails, the
+// command exits 1 with the server's text on stderr once per distinct error;
+// with it the sweep stops at once with the status and the text.
+func TestSweepCommandServer404(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model"}]}`)
+			return
+		}
+		http.Error(w, `{"error":{"message":"Not Found: no such route","code":404}}`, http.StatusNotFound)
+	}))
+	t.Cleanup(srv.Close)
+	url := srv.URL
+	code, _, errs := sweepCLI(t, "--url", url, "--concurrency", "1,2", "--requests", "4", "--no-preflight", "--metrics-url", "off")
+	if code != 1 || strings.Count(errs, "no such route") != 1 || !strings.Contains(errs, "error: http_404 ×4") || strings.Contains(errs, "CLIENT-BOUND") {
+		t.Errorf("exit %d, stderr:\n%s", code, errs)
+	}
+	code, _, errs = sweepCLI(t, "--url", url, "--concurrency", "1", "--requests", "4", "--metrics-url", "off")
+	if code != 1 || !strings.Contains(errs, "HTTP 404: {\"error\":{\"message\":\"Not Found: no such route\"") {
+		t.Errorf("pre-flight: exit %d, stderr:\n%s", code, errs)
 	}
 }

@@ -1,4 +1,4 @@
-package servermetrics
+package headless_test
 
 import (
 	"bytes"
@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/profdeck/profdeck/ui/headless"
 )
 
-func TestParseMain(t *testing.T) {
+func TestParseMetricsMain(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := ParseMain(context.Background(), []string{"testdata/constructed-v0.11-dp2-specdecode.txt"}, &out, &errb)
+	code := headless.ParseMetricsMain(context.Background(), []string{"../../phases/macro/servermetrics/testdata/constructed-v0.11-dp2-specdecode.txt"}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -26,9 +28,9 @@ func TestParseMain(t *testing.T) {
 	}
 }
 
-func TestParseMainSaysWhatIsMissing(t *testing.T) {
+func TestParseMetricsMainSaysWhatIsMissing(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := ParseMain(context.Background(), []string{"testdata/vllm-metrics-03-v0.8-v1early-prodstack-qwen25coder32b.txt"}, &out, &errb); code != 0 {
+	if code := headless.ParseMetricsMain(context.Background(), []string{"../../phases/macro/servermetrics/testdata/vllm-metrics-03-v0.8-v1early-prodstack-qwen25coder32b.txt"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	var f struct{ Missing []string }
@@ -40,21 +42,21 @@ func TestParseMainSaysWhatIsMissing(t *testing.T) {
 	}
 }
 
-func TestParseMainNoVLLMSeries(t *testing.T) {
+func TestParseMetricsMainNoVLLMSeries(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := ParseMain(context.Background(), []string{"testdata/vllm-metrics-06-v1-source-definitions-renames.txt"}, &out, &errb)
+	code := headless.ParseMetricsMain(context.Background(), []string{"../../phases/macro/servermetrics/testdata/vllm-metrics-06-v1-source-definitions-renames.txt"}, &out, &errb)
 	if code != 0 || !strings.Contains(out.String(), `"available": false`) || !strings.Contains(out.String(), "no vLLM serving series") {
 		t.Fatalf("exit %d: %s %s", code, out.String(), errb.String())
 	}
 }
 
-func TestParseMainBadInput(t *testing.T) {
+func TestParseMetricsMainBadInput(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := ParseMain(context.Background(), []string{"testdata/missing.txt"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "missing.txt") {
+	if code := headless.ParseMetricsMain(context.Background(), []string{"../../phases/macro/servermetrics/testdata/missing.txt"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "missing.txt") {
 		t.Fatalf("exit %d, stderr %q: want the file named", code, errb.String())
 	}
 	errb.Reset()
-	if code := ParseMain(context.Background(), nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "usage") {
+	if code := headless.ParseMetricsMain(context.Background(), nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "usage") {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
 	}
 }

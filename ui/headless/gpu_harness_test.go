@@ -1,4 +1,4 @@
-package gpubench
+package headless
 
 import (
 	"bytes"
@@ -31,6 +31,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"failed", errors.New("exit status 1"), false, 1, true},
 		{"cancelled", errors.New("cancelled: context canceled"), true, 130, true},
 		{"busy", busy, false, 3, false},
+		{"busy, cancelled", busy, true, 3, false},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		if c.cancel {
@@ -39,13 +40,13 @@ func TestRunExitCodes(t *testing.T) {
 		var out, errOut bytes.Buffer
 		res := &testResult{}
 		var report string
-		cm := Common{name: "micro"}
-		code := cm.Run(ctx, Phase{Result: res, ErrorText: func(e phases.ScriptError) string { return e.Err },
+		cm := New("micro", "", &out, &errOut)
+		code := cm.Exit(ctx, runGPU(ctx, cm, gpuPhase{Result: res, ErrorText: func(e phases.ScriptError) string { return e.Err },
 			Run: func(ctx context.Context, em *phases.Emitter, onRaw func(string)) error {
 				em.Emit(context.Background(), phases.KindMicroProgress, phases.Progress{Done: 1, Total: 2, Text: "M=1"})
 				return c.err
 			},
-			Report: func(e string) any { report = e; return e }}, &out, &errOut)
+			Report: func(e string) any { report = e; return e }}))
 		cancel()
 		if code != c.code {
 			t.Errorf("%s: code %d, want %d", c.name, code, c.code)

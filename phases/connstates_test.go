@@ -1,22 +1,38 @@
-package ssh
+package phases_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote/ssh"
 	"github.com/profdeck/profdeck/remote/ssh/sshtest"
 )
 
 func TestForwardStates(t *testing.T) {
-	_, cfg := isolate(t)
+	sshtest.Require(t)
+	t.Setenv("SSH_AUTH_SOCK", "")
 	srv := sshtest.Start(t, sshtest.Options{})
-	h := dialTest(t, srv, fastOpts(srv, cfg))
+	cfg := filepath.Join(t.TempDir(), "ssh_config")
+	if err := os.WriteFile(cfg, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h, err := ssh.Dial(ctx, srv.Target(), ssh.Options{Identity: srv.ClientKey, KnownHosts: srv.KnownHosts, SSHConfig: cfg,
+		KeepAlive: time.Second, KeepAliveTimeout: 2 * time.Second, ConnectTimeout: 2 * time.Second, HandshakeTimeout: 3 * time.Second,
+		BackoffMin: 100 * time.Millisecond, BackoffMax: 800 * time.Millisecond, KillGrace: time.Second})
+	if err != nil {
+		t.Fatalf("dial: %v\nsshd log:\n%s", err, srv.Log())
+	}
+	defer h.Close()
 	out := make(chan phases.Event, 64)
 	done := make(chan struct{})
 	go func() {
-		ForwardStates(context.Background(), h, &phases.Emitter{Out: out})
+		phases.ForwardStates(context.Background(), h, &phases.Emitter{Out: out})
 		close(done)
 	}()
 	srv.Restart()

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"go/build"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/profdeck/profdeck"
+
+// importRules are the layering rules: engines (phases/) never import the
+// front-ends or the report, and hosts (remote/) import no engine but the
+// model plan the simulator imitates. withTests applies a rule to test files
+// too.
+var importRules = []struct {
+	under     string   // packages under this path
+	forbidden []string // may import no package under these
+	allowed   []string // except these
+	withTests bool
+}{
+	{under: "phases", forbidden: []string{module + "/report", module + "/ui"}, withTests: true},
+	{under: "remote", forbidden: []string{module + "/phases", module + "/report", module + "/ui"},
+		allowed: []string{module + "/phases/model"}},
+}
+
+// importViolations lists "package imports forbidden" for every broken rule
+// in the module rooted at root.
+func importViolations(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	for _, r := range importRules {
+		base := filepath.Join(root, r.under)
+		err := filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return err
+			}
+			if n := d.Name(); n == "testdata" || strings.HasPrefix(n, ".") {
+				return filepath.SkipDir
+			}
+			pkg, err := build.Default.ImportDir(path, 0)
+			if err != nil {
+				if _, ok := err.(*build.NoGoError); ok {
+					return nil
+				}
+				return err
+			}
+			imports := pkg.Imports
+			if r.withTests {
+				imports = append(append(imports, pkg.TestImports...), pkg.XTestImports...)
+			}
+			rel, _ := filepath.Rel(root, path)
+			for _, imp := range imports {
+				if breaks(imp, r.forbidden, r.allowed) {
+					out = append(out, filepath.ToSlash(rel)+" imports "+imp)
+				}
+			}
+			return nil
+		})
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func breaks(imp string, forbidden, allowed []string) bool {
+	under := func(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+	for _, a := range allowed {
+		if under(imp, a) {
+			return false
+		}
+	}
+	for _, f := range forbidden {
+		if under(imp, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestImportRules holds the module to its layering.
+func TestImportRules(t *testing.T) {
+	for _, v := range importViolations(t, ".") {
+		t.Error(v)
+	}
+}
+
+// TestImportRulesCatchViolations checks that the rule test fails on a tree
+// that breaks each rule, and passes the allowed import.
+func TestImportRulesCatchViolations(t *testing.T) {
+	root := t.TempDir()
+	write := func(path, src string) {
+		p := filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("phases/a/a.go", "package a\nimport _ \""+module+"/report/campaign\"\n")
+	write("phases/b/b_test.go", "package b\nimport _ \""+module+"/ui/cli\"\n")
+	write("remote/c/c.go", "package c\nimport _ \""+module+"/phases/load\"\n")
+	write("remote/d/d.go", "package d\nimport _ \""+module+"/phases/model\"\n")
+	write("remote/e/e_test.go", "package e\nimport _ \""+module+"/phases/profile\"\n")
+	got := strings.Join(importViolations(t, root), "\n")
+	want := "phases/a imports " + module + "/report/campaign\n" +
+		"phases/b imports " + module + "/ui/cli\n" +
+		"remote/c imports " + module + "/phases/load"
+	if got != want {
+		t.Errorf("violations:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -1,0 +1,130 @@
+package campaign
+
+import (
+	"os"
+	"strings"
+
+	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/micro"
+	"github.com/profdeck/profdeck/phases/model"
+	"github.com/profdeck/profdeck/phases/nccl"
+	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/remote/hosts"
+)
+
+// This file is the one mapping from the campaign to each engine's
+// configuration; the cockpit's panes and the headless commands both use it.
+// The host is the caller's to set: the campaign names it, the front-end
+// opens it.
+
+// HostOptions are the campaign's SSH settings for hosts.Open.
+func (c *Campaign) HostOptions() hosts.Options {
+	return hosts.Options{Identity: c.SSH.Identity, KnownHosts: c.SSH.KnownHosts,
+		SSHConfig: c.SSH.Config, AcceptNewHostKey: c.SSH.AcceptNewHostKey}
+}
+
+// APIKeyEnv is the environment variable holding the server's API key.
+func (c *Campaign) APIKeyEnv() string {
+	if c.Server.APIKeyEnv != "" {
+		return c.Server.APIKeyEnv
+	}
+	return "OPENAI_API_KEY"
+}
+
+// APIKey is the server's API key, read from the campaign's variable.
+func (c *Campaign) APIKey() string { return os.Getenv(c.APIKeyEnv()) }
+
+// ServerSettings are how the load phase launches, follows and stops the
+// serving process.
+func (c *Campaign) ServerSettings() load.Settings {
+	s := c.Server
+	return load.Settings{Launch: s.Launch, Log: s.Log, Container: s.Container, Env: s.Env, ProfilerDir: s.ProfilerDir}
+}
+
+// LoadConfig is the load watcher's configuration (without its host).
+func (c *Campaign) LoadConfig() load.Config {
+	log := c.Server.Log
+	if log == "" {
+		log = load.DefaultLogPath
+	}
+	return load.Config{LogPath: log, HealthURL: load.HealthURL(c.Server.URL), ExpectGiB: c.Model.ExpectGiB,
+		StallAfter: c.Load.StallAfter.Duration, Poll: c.Load.PollInterval.Duration,
+		PIDFile: log + ".pid", Container: c.Server.Container} // the pid file Server.Start keeps
+}
+
+// SweepConfig is the macro sweep's configuration from the server and macro
+// sections, with the given API key (without dialer or scraper).
+func (c *Campaign) SweepConfig(apiKey string) macro.Config {
+	m := c.Macro
+	return macro.Config{URL: c.Server.URL, API: m.API, Concurrency: m.Concurrency, Requests: m.Requests,
+		Duration: m.Duration.Duration, Warmup: m.Warmup, InputLen: m.InputLen, OutputLen: m.OutputLen,
+		Rate: m.Rate, StopAtPlateau: m.StopAtPlateau, NoPreflight: m.NoPreflight, APIKey: apiKey}
+}
+
+// MetricsURL is where the server's Prometheus /metrics is: the campaign's
+// server.metrics_url, else the server URL's /metrics.
+func (c *Campaign) MetricsURL() string { return MetricsURL(c.Server.URL, c.Server.MetricsURL) }
+
+// MetricsURL is configured when set, else server's /metrics (a trailing /v1
+// dropped).
+func MetricsURL(server, configured string) string {
+	if configured != "" {
+		return configured
+	}
+	return strings.TrimSuffix(strings.TrimRight(server, "/"), "/v1") + "/metrics"
+}
+
+// ProfileConfig is a capture's configuration: the server, the profiler
+// directory, the profile section's requests at C=1 and the macro section's
+// lengths (without its host).
+func (c *Campaign) ProfileConfig(apiKey string) profile.Config {
+	return profile.Config{URL: c.Server.URL, Model: c.Model.Name, API: c.Macro.API, APIKey: apiKey,
+		ProfilerDir: c.Server.ProfilerDir, Requests: c.Profile.Requests, Concurrency: []int{1},
+		InputLen: c.Macro.InputLen, OutputLen: c.Macro.OutputLen}
+}
+
+// ModelSpec names the model for model.Resolve: its config file, its preset,
+// or the preset guessed from the served name.
+func (c *Campaign) ModelSpec() (string, error) {
+	return model.Spec(c.Model.Config, c.Model.Preset, c.Model.Name)
+}
+
+// TP is the tensor-parallel size (default 8).
+func (c *Campaign) TP() int {
+	if c.Model.TP < 1 {
+		return 8
+	}
+	return c.Model.TP
+}
+
+// PlanOptions are the decode-step plan's options for the given batch sizes.
+func (c *Campaign) PlanOptions(batch []int) model.Options {
+	return model.Options{TP: c.TP(), EP: c.Model.EP, Batch: batch}
+}
+
+// MicroConfig is the micro phase's configuration (without host and plan).
+func (c *Campaign) MicroConfig() micro.Config {
+	return micro.Config{Python: c.Micro.Python}
+}
+
+// NCCLConfig is the NCCL phase's configuration (without host and plan):
+// the nccl section's launcher, ranks (default: the TP size) and batch
+// sizes; each rank runs the interpreter of the micro section's Python
+// prefix ("docker exec -i vllm python3" gives python3).
+func (c *Campaign) NCCLConfig() nccl.Config {
+	nproc := c.NCCL.NProc
+	if nproc < 1 {
+		nproc = c.TP()
+	}
+	return nccl.Config{Torchrun: c.NCCL.Torchrun, Python: innerPython(c.Micro.Python), NProc: nproc, Batch: c.NCCL.Batch}
+}
+
+// innerPython is the last word of a Python command prefix.
+func innerPython(prefix string) string {
+	f := strings.Fields(prefix)
+	if len(f) == 0 {
+		return "python3"
+	}
+	return f[len(f)-1]
+}

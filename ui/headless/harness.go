@@ -1,0 +1,198 @@
+// Package headless holds profdeck's headless commands (sweep, load, micro, nccl,
+// profile and the parsers) and the harness they share: one convention of
+// flags (-c FILE, --host HOST, --json FILE|-, --jsonl FILE), one path from
+// campaign or flags to a host and an engine configuration, output paths
+// checked before any work starts, and one set of exit codes:
+//
+//	0    the work ran (failed requests are data)
+//	1    it could not run (host, server or GPUs not available)
+//	2    bad input: one line on stderr names it
+//	3    a step failed or stalled
+//	130  interrupted (what was gathered is still written)
+package headless
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/remote/hosts"
+	"github.com/profdeck/profdeck/report/campaign"
+)
+
+// The exit codes of every headless command.
+const (
+	ExitOK          = 0
+	ExitCannotRun   = 1
+	ExitBadInput    = 2
+	ExitStepFailed  = 3
+	ExitInterrupted = 130
+)
+
+// BadInputError is an error in what the operator gave (a flag, a file, a
+// campaign value): the command says it in one line and exits 2.
+type BadInputError struct {
+	Err  error
+	said bool // already printed (by the flag package)
+}
+
+func (e *BadInputError) Error() string { return e.Err.Error() }
+func (e *BadInputError) Unwrap() error { return e.Err }
+
+// BadInput makes a bad-input error from a message.
+func BadInput(format string, args ...any) error {
+	return &BadInputError{Err: fmt.Errorf(format, args...)}
+}
+
+// StepFailedError is a step that ran and failed or stalled: exit 3.
+type StepFailedError struct{ Err error }
+
+func (e *StepFailedError) Error() string { return e.Err.Error() }
+func (e *StepFailedError) Unwrap() error { return e.Err }
+
+// Code is the exit status for err: 0 for nil, 2 for bad input, 3 for a
+// failed step, 130 when ctx was cancelled, else 1.
+func Code(ctx context.Context, err error) int {
+	var bad *BadInputError
+	var step *StepFailedError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &bad):
+		return ExitBadInput
+	case errors.As(err, &step):
+		return ExitStepFailed
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		return ExitInterrupted
+	}
+	return ExitCannotRun
+}
+
+// Command is one headless command's flags and output: the shared flags are
+// registered on Flags, and the command adds its own.
+type Command struct {
+	Name   string
+	Flags  *flag.FlagSet
+	Stdout io.Writer
+	Stderr io.Writer
+
+	CampaignPath string // -c
+	HostSpec     string // --host
+	JSONPath     string // --json FILE|-
+	JSONLPath    string // --jsonl FILE|-
+
+	jsonl *os.File
+}
+
+// New is the command name with the shared flags; usage is its first help
+// line, e.g. "profdeck sweep [-c FILE | --host HOST] [--url URL] ...".
+func New(name, usage string, stdout, stderr io.Writer) *Command {
+	c := &Command{Name: name, Flags: flag.NewFlagSet(name, flag.ContinueOnError), Stdout: stdout, Stderr: stderr}
+	fs := c.Flags
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.CampaignPath, "c", "", "campaign file (default ./"+campaign.DefaultPath+" when it exists)")
+	fs.StringVar(&c.HostSpec, "host", "", "host: sim, local or an SSH target (overrides the campaign; default local)")
+	fs.StringVar(&c.JSONPath, "json", "", "write the result document to FILE (- for stdout)")
+	fs.StringVar(&c.JSONLPath, "jsonl", "", "append events or records as JSON lines to FILE as they happen (- for stdout)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: "+usage)
+		fs.PrintDefaults()
+	}
+	return c
+}
+
+// Parse parses args (no positional arguments) and checks the output paths
+// before any work starts. -h is ErrHelp (exit 0); anything else is bad input.
+func (c *Command) Parse(args []string) error {
+	if err := c.Flags.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &BadInputError{Err: err, said: true}
+	}
+	if c.Flags.NArg() > 0 {
+		return BadInput("unexpected argument %q", c.Flags.Arg(0))
+	}
+	return c.checkOutputs()
+}
+
+// Exit says err on stderr (once, prefixed with the command) and returns the
+// exit status.
+func (c *Command) Exit(ctx context.Context, err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	var bad *BadInputError
+	if err != nil && !(errors.As(err, &bad) && bad.said) {
+		fmt.Fprintf(c.Stderr, "profdeck %s: %v\n", c.Name, err)
+	}
+	c.Close()
+	return Code(ctx, err)
+}
+
+// Set reports whether the flag name was given on the command line.
+func (c *Command) Set(name string) bool {
+	set := false
+	c.Flags.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// Campaign reads -c FILE, else ./profdeck.yaml when it exists, else the
+// defaults. fromFile says whether a file was read. A bad file is bad input.
+func (c *Command) Campaign() (camp *campaign.Campaign, fromFile bool, err error) {
+	path := c.CampaignPath
+	if path == "" {
+		if _, err := os.Stat(campaign.DefaultPath); err != nil {
+			return campaign.Defaults(), false, nil
+		}
+		path = campaign.DefaultPath
+	}
+	camp, err = campaign.LoadFile(path)
+	if err != nil {
+		return nil, false, &BadInputError{Err: err}
+	}
+	return camp, true, nil
+}
+
+// Host is --host, else the campaign's host, else local.
+func (c *Command) Host(camp *campaign.Campaign) string {
+	switch {
+	case c.HostSpec != "":
+		return c.HostSpec
+	case camp != nil && camp.Host != "":
+		return camp.Host
+	}
+	return "local"
+}
+
+// OpenHost opens the host with the campaign's SSH settings; opt adjusts the
+// options (the simulated deployment's, for one) and may be nil. Headless
+// commands never prompt: an unknown host key is an error.
+func (c *Command) OpenHost(ctx context.Context, camp *campaign.Campaign, opt func(*hosts.Options)) (remote.Host, error) {
+	o := camp.HostOptions()
+	if opt != nil {
+		opt(&o)
+	}
+	spec := c.Host(camp)
+	h, err := hosts.Open(ctx, spec, o)
+	if err != nil {
+		return nil, fmt.Errorf("host %s: %w", spec, err)
+	}
+	if remote.IsSimulated(h) {
+		fmt.Fprintf(c.Stderr, "profdeck %s: SIMULATED host: what it reports is modelled, not measured\n", c.Name)
+	}
+	return h, nil
+}
+
+// Human is where the human-readable output goes: stdout, unless the JSON
+// document or the JSON lines go there.
+func (c *Command) Human() io.Writer {
+	if c.JSONPath == "-" || c.JSONLPath == "-" {
+		return c.Stderr
+	}
+	return c.Stdout
+}

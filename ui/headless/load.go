@@ -1,0 +1,194 @@
+package headless
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/phases/load/diagnose"
+	"github.com/profdeck/profdeck/remote/hosts"
+	"github.com/profdeck/profdeck/report/campaign"
+)
+
+// loadFlags are the `profdeck load` options beyond the shared ones.
+type loadFlags struct {
+	log, url                string
+	expect                  float64
+	stallAfter, poll, every time.Duration
+	// The simulated host's load (host "sim" only).
+	simLoad    time.Duration
+	simStallAt float64
+	simFail    string
+}
+
+// LoadMain is `profdeck load`: follow a load until ready (exit 0), failed
+// or stalled (exit 3, the reason on stderr), printing a status line every
+// few seconds; --jsonl writes the events and states as they come, --json
+// the ending.
+func LoadMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := New("load", "profdeck load [-c FILE | --host HOST --log PATH --url URL] [--expect-gib N] [--stall-after D] [--json FILE|-] [--jsonl FILE]", stdout, stderr)
+	var f loadFlags
+	fs := c.Flags
+	fs.StringVar(&f.log, "log", "", "the server's log file on the host (default "+load.DefaultLogPath+")")
+	fs.StringVar(&f.url, "url", "", "the server's URL as seen from the host (default http://127.0.0.1:8000)")
+	fs.Float64Var(&f.expect, "expect-gib", 0, "expected weights per GPU in GiB (default: the campaign's model.expect_gib, else from the log)")
+	fs.DurationVar(&f.stallAfter, "stall-after", 0, "no progress for this long is a stall (default 5m, or 5× the seconds per shard)")
+	fs.DurationVar(&f.poll, "poll", 0, "nvidia-smi and /health period (default 1s)")
+	fs.DurationVar(&f.every, "every", 5*time.Second, "status line period")
+	fs.DurationVar(&f.simLoad, "sim-load-time", 0, "host sim only: how long the simulated load takes (default 60s)")
+	fs.Float64Var(&f.simStallAt, "sim-stall-at", 0, "host sim only: the simulated load stalls at this many GiB per GPU")
+	fs.StringVar(&f.simFail, "sim-fail", "", "host sim only: the simulated load fails with oom or nccl")
+	if err := c.Parse(args); err != nil {
+		return c.Exit(ctx, err)
+	}
+	return c.Exit(ctx, followLoad(ctx, c, &f))
+}
+
+func followLoad(ctx context.Context, c *Command, f *loadFlags) error {
+	camp, fromFile, err := c.Campaign()
+	if err != nil {
+		return err
+	}
+	if !fromFile && c.HostSpec == "" {
+		return BadInput("give -c FILE, or --host HOST (with --log and --url), or run where %s is", campaign.DefaultPath)
+	}
+	cfg := f.config(camp)
+	h, err := c.OpenHost(ctx, camp, func(o *hosts.Options) {
+		// Nothing launches the simulated server in a headless follow: it
+		// loads on its own.
+		o.Sim.AutoStart = true
+		o.Sim.LoadTime, o.Sim.StallAtGiB, o.Sim.FailWith = f.simLoad, f.simStallAt, f.simFail
+		o.Sim.LogPath = cfg.LogPath
+	})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	cfg.Host = h
+	events := make(chan phases.Event, 256)
+	type result struct {
+		end load.Ending
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		end, err := load.NewWatcher(cfg).Until(ctx, &phases.Emitter{Out: events})
+		done <- result{end, err}
+	}()
+	p := &printer{c: c, out: c.Human(), every: f.every}
+	for {
+		select {
+		case ev := <-events:
+			p.event(ev)
+		case r := <-done:
+			for len(events) > 0 {
+				p.event(<-events)
+			}
+			return p.finish(r.end, r.err)
+		}
+	}
+}
+
+// config is the campaign's load configuration with the flags on top.
+func (f *loadFlags) config(camp *campaign.Campaign) load.Config {
+	cfg := camp.LoadConfig()
+	setIf(&cfg.LogPath, f.log)
+	if f.url != "" {
+		cfg.HealthURL = load.HealthURL(f.url)
+	}
+	setIf(&cfg.ExpectGiB, f.expect)
+	setIf(&cfg.StallAfter, f.stallAfter)
+	setIf(&cfg.Poll, f.poll)
+	return cfg
+}
+
+// printer writes the headless `load` command's output.
+type printer struct {
+	c         *Command
+	out       io.Writer
+	every     time.Duration
+	state     *phases.LoadState
+	lastLine  time.Time // the last status line printed
+	lastState time.Time // the last state written to --jsonl
+}
+
+func (p *printer) event(ev phases.Event) {
+	p.jsonl(ev)
+	stamp := ev.Time.Format("15:04:05")
+	switch d := ev.Data.(type) {
+	case phases.LoadState:
+		p.state = &d
+		if ev.Time.Sub(p.lastLine) >= p.every {
+			p.lastLine = ev.Time
+			fmt.Fprintf(p.out, "%s %s\n", stamp, load.StatusLine(d))
+		}
+	case phases.Milestone:
+		fmt.Fprintf(p.out, "%s %s (at %s)\n", stamp, load.MilestoneText(d), load.FormatDuration(d.AtS))
+	case phases.LoadFailure:
+		fmt.Fprintf(p.out, "%s FAILED (%s): %s\n", stamp, d.Kind, d.Line)
+	case phases.Stall:
+		fmt.Fprintf(p.out, "%s %s\n", stamp, load.StallText(&d))
+	case phases.Diagnosis:
+		for _, l := range diagnose.Lines(d) {
+			fmt.Fprintf(p.out, "%s %s\n", stamp, l)
+		}
+	case phases.ServerEvent:
+		fmt.Fprintf(p.out, "%s server %s: %s\n", stamp, d.Action, d.Detail)
+	case phases.ErrorEvent:
+		fmt.Fprintf(p.out, "%s error: %s: %s\n", stamp, d.Where, d.Err)
+	case phases.LogLine:
+		if d.Level == "NOTE" {
+			fmt.Fprintf(p.out, "%s note: %s\n", stamp, d.Text)
+		}
+	}
+}
+
+// jsonl writes the events to --jsonl: not the per-poll GPU samples (the
+// state carries them) nor log lines (they are for the cockpit), and a state
+// once per status period.
+func (p *printer) jsonl(ev phases.Event) {
+	switch ev.Kind {
+	case phases.KindGPUSample, phases.KindLogLine:
+		return
+	case phases.KindLoadState:
+		if ev.Time.Sub(p.lastState) < p.every {
+			return
+		}
+		p.lastState = ev.Time
+	}
+	p.c.WriteLine(ev)
+}
+
+// loadEnding is the --json document and the last --jsonl line.
+type loadEnding struct {
+	Ending    string            `json:"ending"`
+	Reason    string            `json:"reason"`
+	State     *phases.LoadState `json:"state"`
+	Diagnosis *phases.Diagnosis `json:"diagnosis"`
+}
+
+func (p *printer) finish(end load.Ending, err error) error {
+	if p.state != nil {
+		fmt.Fprintf(p.out, "%s %s\n", time.Now().Format("15:04:05"), load.StatusLine(*p.state))
+	}
+	doc := loadEnding{Ending: end.Kind, Reason: end.Reason, State: p.state, Diagnosis: end.Diagnosis}
+	p.c.WriteLine(doc)
+	if werr := p.c.WriteJSON(doc); werr != nil {
+		return werr
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("interrupted before the load ended: %w", err)
+		}
+		return err
+	}
+	if end.Kind == load.EndReady {
+		fmt.Fprintf(p.out, "ready: %s\n", end.Reason)
+		return nil
+	}
+	return &StepFailedError{Err: fmt.Errorf("%s: %s", end.Kind, end.Reason)}
+}

@@ -1,0 +1,52 @@
+package headless
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/micro"
+	"github.com/profdeck/profdeck/remote"
+)
+
+// MicroMain is `profdeck micro`: the decode step's GEMMs timed on the host.
+func MicroMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c, g := newGPUCommand("micro", "profdeck micro [-c FILE] [--host HOST] --model-config FILE|PRESET --tp N [--ep] [--batch 1,8,64,128]\n"+
+		"       [--python CMD] [--dry-run] [--json FILE|-] [--jsonl FILE]", stdout, stderr)
+	fs := c.Flags
+	python := fs.String("python", "", `command prefix that runs Python on the host (default: the campaign's, else python3; e.g. "docker exec -i vllm python3")`)
+	warm := fs.Float64("warmup-ms", 0, "warm-up per GEMM in ms (default 10)")
+	repMs := fs.Float64("rep-ms", 0, "timed repetitions per GEMM in ms (default 40)")
+	noCalib := fs.Bool("no-calib", false, "skip the 8192³ GEMM check against triton's do_bench")
+	if err := c.Parse(args); err != nil {
+		return c.Exit(ctx, err)
+	}
+	return c.Exit(ctx, func() error {
+		camp, fromFile, err := c.Campaign()
+		if err != nil {
+			return err
+		}
+		if err := g.resolve(camp, fromFile, camp.Micro.Batch); err != nil {
+			return err
+		}
+		cfg := camp.MicroConfig()
+		setIf(&cfg.Python, *python)
+		h, plan, err := g.prepare(ctx, c, camp)
+		if err != nil || h == nil {
+			return err
+		}
+		defer h.Close()
+		cfg.Host, cfg.Plan, cfg.WorkDir, cfg.Force = h, plan, g.workDir, g.force
+		cfg.WarmupMs, cfg.RepMs, cfg.NoCalib = *warm, *repMs, *noCalib
+		cfg.OnText = func(l remote.Line) { fmt.Fprintln(stderr, "  |", l.Text) }
+		rep := micro.Report{Host: h.Name(), Python: cfg.Python, Plan: plan}
+		return runGPU(ctx, c, gpuPhase{Result: &rep.Result, ErrorText: micro.ErrorText,
+			Run: func(ctx context.Context, em *phases.Emitter, onRaw func(string)) error {
+				cfg.OnRaw = onRaw
+				return micro.Run(ctx, cfg, em)
+			},
+			Report: func(errText string) any { rep.Error = errText; return rep },
+		})
+	}())
+}

@@ -1,0 +1,59 @@
+package headless
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/gpubench"
+	"github.com/profdeck/profdeck/phases/nccl"
+	"github.com/profdeck/profdeck/remote"
+)
+
+// NCCLMain is `profdeck nccl`: the decode step's collectives timed on the
+// host under torchrun.
+func NCCLMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c, g := newGPUCommand("nccl", "profdeck nccl [-c FILE] [--host HOST] --model-config FILE|PRESET --tp N [--ep] [--batch 1,8,64,128]\n"+
+		"       --nproc N [--torchrun CMD] [--dry-run] [--json FILE|-] [--jsonl FILE]", stdout, stderr)
+	fs := c.Flags
+	nproc := fs.Int("nproc", 0, "processes (GPUs) for torchrun (default: the campaign's, else the TP size)")
+	torchrun := fs.String("torchrun", "", `torchrun command prefix (default: the campaign's, else torchrun; e.g. "docker exec -i vllm torchrun")`)
+	python := fs.String("python", "", "the Python torchrun starts for each rank (default: the last word of the campaign's micro.python, else python3)")
+	var tokens gpubench.IntList
+	fs.Var(&tokens, "tokens", "All-to-All tokens per GPU (default 1,2,4,…,256)")
+	repeats := fs.Int("repeats", 0, "bursts timed per batch size (default 10)")
+	noGraph := fs.Bool("no-graph", false, "skip the CUDA-graph burst")
+	if err := c.Parse(args); err != nil {
+		return c.Exit(ctx, err)
+	}
+	return c.Exit(ctx, func() error {
+		camp, fromFile, err := c.Campaign()
+		if err != nil {
+			return err
+		}
+		if err := g.resolve(camp, fromFile, camp.NCCL.Batch); err != nil {
+			return err
+		}
+		cfg := camp.NCCLConfig()
+		setIf(&cfg.Torchrun, *torchrun)
+		setIf(&cfg.Python, *python)
+		setIf(&cfg.NProc, *nproc)
+		h, plan, err := g.prepare(ctx, c, camp)
+		if err != nil || h == nil {
+			return err
+		}
+		defer h.Close()
+		cfg.Host, cfg.Plan, cfg.Batch, cfg.Tokens, cfg.WorkDir, cfg.Force = h, plan, nil, tokens, g.workDir, g.force
+		cfg.Repeats, cfg.NoGraph = *repeats, *noGraph
+		cfg.OnText = func(l remote.Line) { fmt.Fprintln(stderr, "  |", l.Text) }
+		rep := nccl.Report{Host: h.Name(), Torchrun: cfg.Torchrun, NProc: cfg.NProc, Plan: plan}
+		return runGPU(ctx, c, gpuPhase{Result: &rep.Result, ErrorText: nccl.ErrorText,
+			Run: func(ctx context.Context, em *phases.Emitter, onRaw func(string)) error {
+				cfg.OnRaw = onRaw
+				return nccl.Run(ctx, cfg, em)
+			},
+			Report: func(errText string) any { rep.Error = errText; return rep },
+		})
+	}())
+}

@@ -1,0 +1,157 @@
+package headless
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/profdeck/profdeck/phases/load/smi"
+	"github.com/profdeck/profdeck/phases/load/vllmlog"
+	"github.com/profdeck/profdeck/phases/macro/servermetrics"
+	"github.com/profdeck/profdeck/phases/profile"
+)
+
+// parseCommand is the flag set of `profdeck parse NAME`; it parses args
+// and wants exactly one file. When ok is false the command ends with code.
+func parseCommand(name, usage string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (file string, code int, ok bool) {
+	fs := flag.NewFlagSet("parse "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if extra != nil {
+		extra(fs)
+	}
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: "+usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return "", ExitOK, false
+		}
+		return "", ExitBadInput, false
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return "", ExitBadInput, false
+	}
+	return fs.Arg(0), 0, true
+}
+
+// openInput opens a file, or standard input for "-".
+func openInput(name string) (io.ReadCloser, error) {
+	if name == "-" {
+		return io.NopCloser(os.Stdin), nil
+	}
+	return os.Open(name)
+}
+
+// ParseLogMain is `profdeck parse vllm-log FILE`: the log's summary as JSON.
+func ParseLogMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	name, code, ok := parseCommand("vllm-log", "profdeck parse vllm-log FILE   (- reads standard input)", args, stderr, nil)
+	if !ok {
+		return code
+	}
+	r, err := openInput(name)
+	if err != nil {
+		fmt.Fprintf(stderr, "profdeck parse vllm-log: %v\n", err)
+		return ExitCannotRun
+	}
+	defer r.Close()
+	sum, err := vllmlog.Read(r)
+	if err != nil {
+		fmt.Fprintf(stderr, "profdeck parse vllm-log: reading %s: %v (the summary covers what was read)\n", name, err)
+	}
+	printJSON(stdout, sum)
+	if err != nil {
+		return ExitCannotRun
+	}
+	return ExitOK
+}
+
+// ParseSMIMain is `profdeck parse nvidia-smi FILE`: one reading per GPU as JSON.
+func ParseSMIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var fields string
+	name, code, ok := parseCommand("nvidia-smi", "profdeck parse nvidia-smi [--fields a,b,c] FILE   (table, CSV with or without header/units, dmon, -L; - reads standard input)",
+		args, stderr, func(fs *flag.FlagSet) {
+			fs.StringVar(&fields, "fields", "", "columns of a CSV without header, as given to --query-gpu (default "+strings.Join(smi.QueryFields, ",")+")")
+		})
+	if !ok {
+		return code
+	}
+	r, err := openInput(name)
+	if err != nil {
+		fmt.Fprintf(stderr, "profdeck parse nvidia-smi: %v\n", err)
+		return ExitCannotRun
+	}
+	defer r.Close()
+	b, err := io.ReadAll(io.LimitReader(r, 64<<20))
+	if err != nil {
+		fmt.Fprintf(stderr, "profdeck parse nvidia-smi: reading %s: %v\n", name, err)
+		return ExitCannotRun
+	}
+	var names []string
+	if fields != "" {
+		for _, f := range strings.Split(fields, ",") {
+			names = append(names, strings.TrimSpace(f))
+		}
+	}
+	gpus := smi.Parse(string(b), names)
+	printJSON(stdout, map[string]any{"gpus": gpus})
+	if len(gpus) == 0 {
+		fmt.Fprintf(stderr, "profdeck parse nvidia-smi: no GPU readings found in %s\n", name)
+		return ExitCannotRun
+	}
+	return ExitOK
+}
+
+// ParseMetricsMain is `profdeck parse metrics FILE`: it reads a saved
+// /metrics text (- for standard input) and prints the figures profdeck
+// takes from it as JSON.
+func ParseMetricsMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	name, code, ok := parseCommand("metrics", "profdeck parse metrics FILE   (a saved /metrics text; - reads standard input)", args, stderr, nil)
+	if !ok {
+		return code
+	}
+	r, err := openInput(name)
+	if err != nil {
+		fmt.Fprintf(stderr, "profdeck parse metrics: %v\n", err)
+		return ExitCannotRun
+	}
+	defer r.Close()
+	snap, err := servermetrics.Parse(r)
+	if err != nil {
+		fmt.Fprintf(stderr, "profdeck parse metrics: %s: %v\n", name, err)
+		return ExitCannotRun
+	}
+	if err := printJSON(stdout, servermetrics.FiguresOf(name, snap)); err != nil {
+		fmt.Fprintf(stderr, "profdeck parse metrics: %v\n", err)
+		return ExitCannotRun
+	}
+	return ExitOK
+}
+
+// ParseProfilerMain is `profdeck parse profiler-table FILE`: it reads a
+// key_averages table or a trace (.json, .json.gz) and prints the summary
+// as JSON.
+func ParseProfilerMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	top := profile.TopN
+	name, code, ok := parseCommand("profiler-table", "profdeck parse profiler-table [--top N] FILE\n\n"+
+		"FILE is a torch.profiler key_averages table (vLLM's profiler_out_0.txt, or a log that holds one),\n"+
+		"or a Chrome trace (.json or .json.gz). Prints device-kernel time by category as JSON.",
+		args, stderr, func(fs *flag.FlagSet) { fs.IntVar(&top, "top", profile.TopN, "how many kernels to list") })
+	if !ok {
+		return code
+	}
+	s, err := profile.ParseFile(name, top)
+	if err != nil {
+		fmt.Fprintf(stderr, "profdeck parse profiler-table: %s: %v\n", name, err)
+		return ExitCannotRun
+	}
+	if err := printJSON(stdout, s); err != nil {
+		fmt.Fprintln(stderr, "profdeck parse profiler-table:", err)
+		return ExitCannotRun
+	}
+	return ExitOK
+}

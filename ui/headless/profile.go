@@ -1,0 +1,165 @@
+package headless
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/remote/hosts"
+	"github.com/profdeck/profdeck/remote/sim"
+	"github.com/profdeck/profdeck/report/campaign"
+)
+
+// ProfileMain is `profdeck profile`: one capture against the campaign's
+// server. Steps go to stderr (and to --jsonl as they happen), the summary
+// to stdout, the summary document to --json.
+func ProfileMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := New("profile", "profdeck profile [-c FILE] [--host HOST] [--requests N] [--concurrency 1,C] [--json FILE|-] [--jsonl FILE]\n\n"+
+		"Captures a torch profile of the running server (it must have been started with the torch profiler)\n"+
+		"and summarises where the GPU time went.", stdout, stderr)
+	fs := c.Flags
+	requests := fs.Int("requests", 0, "requests per concurrency level (default: the campaign's profile.requests)")
+	conc := fs.String("concurrency", "1", "comma-separated concurrency levels of the profiled load, e.g. 1,128")
+	dir := fs.String("profiler-dir", "", "the server's torch profiler directory on the host (default: the campaign's server.profiler_dir, else "+profile.DefaultProfilerDir+")")
+	stopTimeout := fs.Duration("stop-timeout", 30*time.Minute, "how long to wait for stop_profile while traces flush")
+	top := fs.Int("top", profile.TopN, "how many kernels to list")
+	if err := c.Parse(args); err != nil {
+		return c.Exit(ctx, err)
+	}
+	levels, err := parseLevels(*conc)
+	if err != nil {
+		return c.Exit(ctx, BadInput("--concurrency: %v", err))
+	}
+	camp, _, err := c.Campaign()
+	if err != nil {
+		return c.Exit(ctx, err)
+	}
+	cfg := camp.ProfileConfig(camp.APIKey())
+	cfg.Concurrency, cfg.StopTimeout, cfg.Top = levels, *stopTimeout, *top
+	setIf(&cfg.ProfilerDir, *dir)
+	setIf(&cfg.Requests, *requests)
+	return c.Exit(ctx, capture(ctx, c, camp, cfg))
+}
+
+// capture opens the host (the simulated one started with the profiler) and
+// runs the capture.
+func capture(ctx context.Context, c *Command, camp *campaign.Campaign, cfg profile.Config) error {
+	h, err := c.OpenHost(ctx, camp, func(o *hosts.Options) { o.Sim = sim.Options{LoadTime: 3 * time.Second} })
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	cfg.Host = h
+	if d, ok := h.(*sim.Deployment); ok {
+		fmt.Fprintln(c.Stderr, "SIMULATED deployment: starting its server with the torch profiler")
+		if err := profile.PrepareSim(ctx, d, cfg.ProfilerDir); err != nil {
+			return err
+		}
+		cfg.URL = "http://" + d.Options().ServerAddr
+	}
+	events := make(chan phases.Event, 64)
+	var wg sync.WaitGroup
+	wg.Go(func() { printSteps(c, events) })
+	s, err := profile.Capture(ctx, cfg, &phases.Emitter{Out: events})
+	close(events)
+	wg.Wait()
+	if err != nil {
+		if errors.Is(err, profile.ErrProfilerDisabled) || errors.Is(err, profile.ErrServerDown) {
+			return &StepFailedError{Err: err}
+		}
+		return err
+	}
+	printSummary(c.Human(), s, remote.IsSimulated(h))
+	return c.WriteJSON(s)
+}
+
+// printSteps writes the capture's steps to stderr as they come (and every
+// step event to --jsonl).
+func printSteps(c *Command, events <-chan phases.Event) {
+	last := ""
+	for ev := range events {
+		c.WriteLine(ev)
+		st, ok := ev.Data.(phases.ProfileStep)
+		if !ok {
+			continue
+		}
+		line := st.Step + ": " + st.Detail
+		switch {
+		case st.Done:
+			fmt.Fprintf(c.Stderr, "%-13s done in %5.1fs  %s\n", st.Step, st.ElapsedS, st.Detail)
+		case st.ElapsedS == 0 && line != last:
+			fmt.Fprintf(c.Stderr, "%-13s %s\n", st.Step, st.Detail)
+		case st.Step == "stop_profile" && int(st.ElapsedS)%15 == 0 && int(st.ElapsedS) > 0:
+			fmt.Fprintf(c.Stderr, "%-13s still flushing after %.0fs\n", st.Step, st.ElapsedS)
+		}
+		last = line
+	}
+}
+
+func parseLevels(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 || n > 4096 {
+			return nil, fmt.Errorf("%q is not a concurrency (1-4096)", f)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no levels")
+	}
+	return out, nil
+}
+
+// printSummary writes the human-readable summary.
+func printSummary(w io.Writer, s *phases.ProfileSummary, simulated bool) {
+	if simulated {
+		fmt.Fprintln(w, "SIMULATED")
+	}
+	fmt.Fprintf(w, "source: %s\n", s.Source)
+	fmt.Fprintf(w, "GPU time %s in %d kernels; communication %.1f%% of it\n", fmtUs(s.TotalCUDAUs), s.KernelCount, 100*s.CommunicationShare)
+	if s.DecodeSteps > 0 {
+		fmt.Fprintf(w, "per decode step: %s GPU, %s communication (%d steps: %s)\n", fmtUs(s.GPUPerStepUs), fmtUs(s.CommPerStepUs), s.DecodeSteps, s.DecodeStepsSource)
+	}
+	for _, c := range profile.Categories {
+		v := s.Categories[c]
+		fmt.Fprintf(w, "  %-14s %12s %6.1f%%\n", c, fmtUs(v), pctOf(v, s.TotalCUDAUs))
+	}
+	fmt.Fprintln(w, "top kernels by self CUDA time:")
+	for _, k := range s.Top {
+		fmt.Fprintf(w, "  %12s %6.1f%% %8d  %-13s %s\n", fmtUs(k.SelfCUDAUs), pctOf(k.SelfCUDAUs, s.TotalCUDAUs), k.Calls, k.Category, profile.Shorten(k.Name, 70))
+	}
+	for _, n := range s.Notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+}
+
+func pctOf(v, total float64) float64 {
+	if total <= 0 {
+		return 0
+	}
+	return 100 * v / total
+}
+
+// fmtUs formats microseconds for people: 812.3µs, 12.41ms, 3.02s.
+func fmtUs(us float64) string {
+	switch {
+	case us >= 1e6:
+		return fmt.Sprintf("%.2fs", us/1e6)
+	case us >= 1e3:
+		return fmt.Sprintf("%.2fms", us/1e3)
+	}
+	return fmt.Sprintf("%.1fµs", us)
+}

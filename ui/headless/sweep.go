@@ -1,0 +1,265 @@
+package headless
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/servermetrics"
+	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/remote/hosts"
+	"github.com/profdeck/profdeck/remote/sim"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
+	"github.com/profdeck/profdeck/report/campaign"
+)
+
+// sweepFlags are the sweep's own flags; unset ones take the campaign's
+// server and macro sections.
+type sweepFlags struct {
+	url, model, api, conc, metricsURL, apiKey string
+	requests, warmup, inputLen, outputLen     int
+	duration, timeout                         time.Duration
+	rate                                      float64
+	stopAtPlateau, noPreflight                bool
+	seed                                      int64
+}
+
+// SweepMain is `profdeck sweep`: a headless concurrency sweep through the
+// host (so a server bound to an SSH host's localhost is reached over the
+// SSH connection, as the cockpit does). Progress goes to stderr, one line
+// per finished level; --json writes the result document (also after an
+// interrupt), --jsonl appends one line per finished request as it goes.
+func SweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := New("sweep", "profdeck sweep [-c FILE] [--host HOST] [--url URL] [--model NAME] [--api completions|chat]\n"+
+		"       [--concurrency 1,2,4] [--requests N | --duration D] [--warmup N] [--input-len N] [--output-len N]\n"+
+		"       [--rate R] [--stop-at-plateau] [--no-preflight] [--json FILE|-] [--jsonl FILE] [--metrics-url URL|off]", stdout, stderr)
+	var f sweepFlags
+	fs := c.Flags
+	fs.StringVar(&f.url, "url", "", "server base URL as seen from the host (default: the campaign's server.url)")
+	fs.StringVar(&f.model, "model", "", "model name (default: the first id from /v1/models)")
+	fs.StringVar(&f.api, "api", "", "completions or chat (default: the campaign's, else completions)")
+	fs.StringVar(&f.conc, "concurrency", "", "concurrency levels, comma separated (default: the campaign's, else 1,2,4,…,256)")
+	fs.IntVar(&f.requests, "requests", 0, "measured requests per level (default 64, or no cap with --duration)")
+	fs.DurationVar(&f.duration, "duration", 0, "measured time per level, e.g. 60s (instead of --requests)")
+	fs.IntVar(&f.warmup, "warmup", 0, "requests per level sent first and not counted (default: the campaign's, else 4)")
+	fs.IntVar(&f.inputLen, "input-len", 0, "prompt length in tokens (default: the campaign's, else 256)")
+	fs.IntVar(&f.outputLen, "output-len", 0, "output length in tokens, fixed with ignore_eos (default: the campaign's, else 256)")
+	fs.Float64Var(&f.rate, "rate", 0, "open loop: Poisson arrivals at R requests/s instead of a concurrency sweep")
+	fs.BoolVar(&f.stopAtPlateau, "stop-at-plateau", false, "end the sweep at the level where throughput stops growing")
+	fs.BoolVar(&f.noPreflight, "no-preflight", false, "skip the request sent with the sweep's settings before the first level")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "limit for one request")
+	fs.Int64Var(&f.seed, "seed", 0, "seed for prompts and arrivals (default: time based)")
+	fs.StringVar(&f.metricsURL, "metrics-url", "", "the server's Prometheus metrics (default: the campaign's, else URL/metrics; off to skip)")
+	fs.StringVar(&f.apiKey, "api-key", "", "API key (default: $OPENAI_API_KEY, or the campaign's server.api_key_env)")
+	if err := c.Parse(args); err != nil {
+		return c.Exit(ctx, err)
+	}
+	return c.Exit(ctx, runSweep(ctx, c, &f))
+}
+
+func runSweep(ctx context.Context, c *Command, f *sweepFlags) error {
+	camp, fromFile, err := c.Campaign()
+	if err != nil {
+		return err
+	}
+	cfg, err := f.config(c, camp)
+	if err != nil {
+		return err
+	}
+	if !fromFile && !c.Set("url") {
+		cfg.URL = "" // the defaults name no server
+		if c.Host(camp) != "sim" {
+			return BadInput("no server: give --url URL, or -c FILE with server.url")
+		}
+	}
+	h, err := c.OpenHost(ctx, camp, func(o *hosts.Options) {
+		o.Sim = sim.Options{AutoStart: true, LoadTime: time.Second, Emulator: vllmemu.Config{ServeBeforeReady: true}}
+	})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	if d, ok := h.(*sim.Deployment); ok && !c.Set("url") {
+		cfg.URL = "http://" + d.Options().ServerAddr
+	}
+	cfg.Dial = h.DialContext
+	client := &http.Client{Timeout: servermetrics.DefaultTimeout, Transport: &http.Transport{DialContext: h.DialContext, MaxIdleConns: 2}}
+	defer client.CloseIdleConnections()
+	if m := strings.TrimSpace(f.metricsURL); m != "off" && m != "none" {
+		if m == "" {
+			m = campaign.MetricsURL(cfg.URL, camp.Server.MetricsURL)
+		}
+		cfg.Scraper = servermetrics.NewScraper(m, client)
+	}
+	sw, err := macro.NewSweep(cfg)
+	if err != nil {
+		return &BadInputError{Err: err}
+	}
+	return sweep(ctx, c, sw, h)
+}
+
+// config is the campaign's sweep with the flags that were given on top.
+func (f *sweepFlags) config(c *Command, camp *campaign.Campaign) (macro.Config, error) {
+	key := f.apiKey
+	if key == "" {
+		key = camp.APIKey()
+	}
+	cfg := camp.SweepConfig(key)
+	if c.Set("url") {
+		cfg.URL = f.url
+	}
+	if f.conc != "" {
+		levels, err := macro.ParseConcurrency(f.conc)
+		if err != nil {
+			return cfg, BadInput("--concurrency: %v", err)
+		}
+		cfg.Concurrency = levels
+	}
+	if f.requests > 0 && f.duration > 0 {
+		return cfg, BadInput("give --requests or --duration, not both")
+	}
+	if f.duration > 0 {
+		cfg.Duration, cfg.Requests = f.duration, 0
+	}
+	if f.requests > 0 {
+		cfg.Requests, cfg.Duration = f.requests, 0
+	}
+	setIf(&cfg.Model, f.model)
+	setIf(&cfg.API, f.api)
+	setIf(&cfg.Warmup, f.warmup)
+	setIf(&cfg.InputLen, f.inputLen)
+	setIf(&cfg.OutputLen, f.outputLen)
+	setIf(&cfg.Rate, f.rate)
+	cfg.StopAtPlateau = cfg.StopAtPlateau || f.stopAtPlateau
+	cfg.NoPreflight = cfg.NoPreflight || f.noPreflight
+	cfg.Timeout, cfg.Seed = f.timeout, f.seed
+	cfg.Log = func(msg string) { fmt.Fprintln(c.Stderr, "sweep:", msg) }
+	cfg.JSONL = c.JSONL()
+	return cfg, nil
+}
+
+// setIf sets *dst to v unless v is its type's zero value.
+func setIf[T comparable](dst *T, v T) {
+	var zero T
+	if v != zero {
+		*dst = v
+	}
+}
+
+// sweep runs sw, printing progress, and writes the result document.
+func sweep(ctx context.Context, c *Command, sw *macro.Sweep, h remote.Host) error {
+	events := make(chan phases.Event, 64)
+	var wg sync.WaitGroup
+	wg.Go(func() { printProgress(c.Stderr, events) })
+	sc := sw.Config()
+	fmt.Fprintf(c.Stderr, "sweep %s via %s (%s API): levels %s, %s per level, warm-up %d, input %d, output %d tokens\n",
+		remote.MaskURL(sc.URL), h.Name(), sc.API, levelList(sc), perLevel(sc), sc.Warmup, sc.InputLen, sc.OutputLen)
+	res, runErr := sw.Run(ctx, &phases.Emitter{Out: events})
+	close(events)
+	wg.Wait()
+	if res == nil {
+		return runErr
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintln(c.Stderr, "note:", n)
+	}
+	if len(res.Warnings) > 0 {
+		fmt.Fprintf(c.Stderr, "%d warning(s) in the result:\n", len(res.Warnings))
+		for _, w := range res.Warnings {
+			fmt.Fprintln(c.Stderr, "  warning:", w)
+		}
+	}
+	if err := c.WriteJSON(res); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return fmt.Errorf("interrupted after %d level(s); what was measured is written: %w", len(res.Levels), runErr)
+	}
+	if completed(res) == 0 && len(res.Levels) > 0 {
+		return errors.New("no request completed (the server's errors are above)")
+	}
+	return nil
+}
+
+func completed(res *macro.Result) int {
+	n := 0
+	for _, l := range res.Levels {
+		n += l.Completed
+	}
+	return n
+}
+
+func levelList(c macro.Config) string {
+	if c.Rate > 0 {
+		return fmt.Sprintf("open loop at %g req/s", c.Rate)
+	}
+	parts := make([]string, len(c.Concurrency))
+	for i, n := range c.Concurrency {
+		parts[i] = fmt.Sprint(n)
+	}
+	return strings.Join(parts, ",")
+}
+
+func perLevel(c macro.Config) string {
+	switch {
+	case c.Duration > 0 && c.Requests > 0:
+		return fmt.Sprintf("%s (at most %d requests)", c.Duration, c.Requests)
+	case c.Duration > 0:
+		return c.Duration.String()
+	}
+	return fmt.Sprintf("%d requests", c.Requests)
+}
+
+// printProgress writes one line per finished level, its warnings, an
+// example of each distinct error the first time it comes, and the plateau
+// and client-bound warnings, as they come.
+func printProgress(w io.Writer, events <-chan phases.Event) {
+	seen := map[string]bool{}
+	for ev := range events {
+		switch d := ev.Data.(type) {
+		case phases.MacroWarning:
+			fmt.Fprintln(w, "warning:", d.Text)
+		case phases.LevelResult:
+			fmt.Fprintln(w, LevelLine(d))
+			for _, n := range d.Notes {
+				fmt.Fprintln(w, "       note:", n)
+			}
+			for _, x := range macro.LevelDetail(d, seen) {
+				fmt.Fprintln(w, "      ", x)
+			}
+		case phases.Plateau:
+			fmt.Fprintf(w, "plateau: C=%d at %.1f tok/s (the next level adds less than 10%%)\n", d.Concurrency, d.OutputThroughput)
+		case phases.ClientBound:
+			fmt.Fprintf(w, "warning: C=%d was limited by this client, not the server: %s\n", d.Concurrency, d.Reason)
+		}
+	}
+}
+
+// LevelLine is one finished level in one line.
+func LevelLine(l phases.LevelResult) string {
+	name := fmt.Sprintf("C=%-4d", l.Concurrency)
+	if l.Rate > 0 {
+		name = fmt.Sprintf("R=%-6g", l.Rate)
+	}
+	s := fmt.Sprintf("%s %4d ok %3d failed  %8.1f tok/s  %6.2f req/s  TTFT p50 %7.1f ms  TPOT p50 %6.2f ms  ITL p50 %6.2f ms  E2EL p50 %8.1f ms  [%s]",
+		name, l.Completed, l.Failed, l.OutputThroughput, l.RequestThroughput, l.MedianTTFTms, l.MedianTPOTms, l.MedianITLms, l.MedianE2ELms, l.TokenSource)
+	if len(l.Failures) > 0 {
+		s += "  failures:"
+		for _, k := range slices.Sorted(maps.Keys(l.Failures)) {
+			s += fmt.Sprintf(" %s=%d", k, l.Failures[k])
+		}
+	}
+	if l.ClientBound {
+		s += "  CLIENT-BOUND"
+	}
+	return s
+}
