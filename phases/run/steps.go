@@ -11,10 +11,10 @@ import (
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/micro"
-	"github.com/profdeck/profdeck/phases/pyrun"
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/phases/pyrun"
 )
 
 // serve makes sure the server serves: it already does (GET /health answers
