@@ -96,7 +96,9 @@ func followLoad(ctx context.Context, c *Command, f *loadFlags) error {
 // config is the campaign's load configuration with the flags on top.
 func (f *loadFlags) config(camp *campaign.Campaign) load.Config {
 	cfg := camp.LoadConfig()
-	setIf(&cfg.LogPath, f.log)
+	if f.log != "" {
+		cfg.LogPath, cfg.PIDFile = f.log, f.log+".pid" // where Server.Start keeps the launch's pid
+	}
 	if f.url != "" {
 		cfg.HealthURL = load.HealthURL(f.url)
 	}
