@@ -19,6 +19,7 @@ var commands = map[string]func(context.Context, []string, io.Writer, io.Writer) 
 	"micro":   headless.MicroMain,
 	"nccl":    headless.NCCLMain,
 	"profile": headless.ProfileMain,
+	"run":     headless.RunMain,
 }
 
 // baseArgs would make each command start work on the simulated host.
@@ -28,6 +29,7 @@ var baseArgs = map[string][]string{
 	"micro":   {"--host", "sim", "--model-config", "kimi-k2.5"},
 	"nccl":    {"--host", "sim", "--model-config", "kimi-k2.5"},
 	"profile": {"--host", "sim"},
+	"run":     {"--host", "sim"},
 }
 
 // Every command checks its output paths before any work starts: a path it

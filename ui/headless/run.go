@@ -1,17 +1,9 @@
-// Package headless holds the commands that run a phase, or the whole
-// campaign, without the cockpit: progress on stderr, results on stdout and
-// in --json, and exit codes scripts can test.
 package headless
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -23,7 +15,7 @@ import (
 	"github.com/profdeck/profdeck/report/campaign"
 )
 
-const runUsage = `usage: profdeck run [-c FILE] [--host HOST] [--phases load,macro,micro,nccl,profile]
+const runUsage = `profdeck run [-c FILE] [--host HOST] [--phases load,macro,micro,nccl,profile]
                    [--redo STEP|PHASE,...] [--json FILE|-] [--jsonl FILE]
 
 Runs the campaign in order: serve, macro, free the GPUs, micro, nccl,
@@ -34,85 +26,45 @@ them. Exit 0 when every step is done, 3 when one failed, stalled or was
 skipped (one line each on stderr), 2 for bad input, 1 when it could not
 start, 130 when interrupted (the step in flight is journalled as stopped).`
 
-// runFlags are the options of `profdeck run`.
-type runFlags struct {
-	campaign, host, json, jsonl string
-	phases, redo                []string
-}
-
 // Version is the profdeck version journalled with each session; main sets it.
 var Version = "dev"
 
 // RunMain is `profdeck run`.
 func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f, code, ok := parseRunFlags(args, stdout, stderr)
-	if !ok {
-		return code
+	cmd := New("run", runUsage, stdout, stderr)
+	var phasesList, redoList string
+	cmd.Flags.StringVar(&phasesList, "phases", "", "only the steps of these phases: load,macro,micro,nccl,profile (default all)")
+	cmd.Flags.StringVar(&redoList, "redo", "", "steps or phases to do again although the journal has them done")
+	if err := cmd.Parse(args); err != nil {
+		return cmd.Exit(ctx, err)
 	}
-	c, err := campaign.LoadFile(f.campaign)
+	o := Options{Phases: splitList(phasesList), Redo: splitList(redoList), JSONL: cmd.JSONL(), Log: stderr}
+	if err := run.CheckNames(o.Phases, false); err != nil {
+		return cmd.Exit(ctx, BadInput("--phases: %v", err))
+	}
+	if err := run.CheckNames(o.Redo, true); err != nil {
+		return cmd.Exit(ctx, BadInput("--redo: %v", err))
+	}
+	c, fromFile, err := cmd.Campaign()
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintf(stderr, "profdeck run: no campaign file %s: write one with `profdeck init`\n", f.campaign)
-		} else {
-			fmt.Fprintf(stderr, "profdeck run: %v\n", err)
-		}
-		return 2
+		return cmd.Exit(ctx, err)
 	}
-	if f.host != "" {
-		c.Host = f.host
+	if !fromFile {
+		return cmd.Exit(ctx, BadInput("no campaign file %s: write one with `profdeck init`", campaign.DefaultPath))
 	}
-	host, err := hosts.Open(ctx, c.Host, HostOptions(c))
+	c.Host = cmd.Host(c)
+	host, err := cmd.OpenHost(ctx, c, func(h *hosts.Options) { *h = HostOptions(c) })
 	if err != nil {
-		fmt.Fprintf(stderr, "profdeck run: host %s: %v\n", c.Host, err)
-		return 1
+		return cmd.Exit(ctx, err)
 	}
 	defer host.Close()
-	res, events, err := Campaign(ctx, c, host, Options{Phases: f.phases, Redo: f.redo, JSONL: f.jsonl, Log: stderr})
+	res, events, err := Campaign(ctx, c, host, o)
 	if err != nil {
-		fmt.Fprintf(stderr, "profdeck run: %v\n", err)
-		return 1
+		return cmd.Exit(ctx, err)
 	}
-	return finish(res, events, f.json, stdout, stderr)
-}
-
-func parseRunFlags(args []string, stdout, stderr io.Writer) (runFlags, int, bool) {
-	var f runFlags
-	var phasesList, redoList string
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&f.campaign, "c", campaign.DefaultPath, "campaign file")
-	fs.StringVar(&f.host, "host", "", "host: sim, local or an SSH target (overrides the campaign)")
-	fs.StringVar(&phasesList, "phases", "", "only the steps of these phases: load,macro,micro,nccl,profile (default all)")
-	fs.StringVar(&redoList, "redo", "", "steps or phases to do again although the journal has them done")
-	fs.StringVar(&f.json, "json", "", "write the steps, the notebook's path and the decode-time budget to FILE (- for stdout)")
-	fs.StringVar(&f.jsonl, "jsonl", "", "write every event as a JSON line to FILE as it happens")
-	fs.Usage = func() { fmt.Fprintln(stderr, runUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return f, 0, false
-		}
-		return f, 2, false
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "profdeck run: unexpected argument %q\n", fs.Arg(0))
-		return f, 2, false
-	}
-	f.phases, f.redo = splitList(phasesList), splitList(redoList)
-	if err := run.CheckNames(f.phases, false); err != nil {
-		fmt.Fprintf(stderr, "profdeck run: --phases: %v\n", err)
-		return f, 2, false
-	}
-	if err := run.CheckNames(f.redo, true); err != nil {
-		fmt.Fprintf(stderr, "profdeck run: --redo: %v\n", err)
-		return f, 2, false
-	}
-	for flagName, p := range map[string]string{"--json": f.json, "--jsonl": f.jsonl} {
-		if err := checkOutput(p); err != nil {
-			fmt.Fprintf(stderr, "profdeck run: %s %s: %v\n", flagName, p, err)
-			return f, 2, false
-		}
-	}
-	return f, 0, true
+	code := finish(cmd, res, events)
+	cmd.Close()
+	return code
 }
 
 func splitList(s string) []string {
@@ -125,29 +77,10 @@ func splitList(s string) []string {
 	return out
 }
 
-// checkOutput checks, before any work, that an output file can be written.
-func checkOutput(p string) error {
-	if p == "" || p == "-" {
-		return nil
-	}
-	if st, err := os.Stat(p); err == nil && st.IsDir() {
-		return errors.New("is a directory")
-	}
-	dir := filepath.Dir(p)
-	st, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("its folder: %w", err)
-	}
-	if !st.IsDir() {
-		return fmt.Errorf("%s is not a folder", dir)
-	}
-	return nil
-}
-
 // Options shape one campaign run.
 type Options struct {
 	Phases, Redo []string
-	JSONL        string    // every event as a JSON line ("" for none)
+	JSONL        io.Writer // every event as a JSON line (nil for none)
 	Log          io.Writer // progress lines (nil for none)
 }
 
@@ -160,14 +93,7 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 		return nil, nil, err
 	}
 	defer journal.Close()
-	var jsonl *os.File
-	if o.JSONL != "" {
-		if jsonl, err = os.Create(o.JSONL); err != nil {
-			return nil, nil, fmt.Errorf("--jsonl: %w", err)
-		}
-		defer jsonl.Close()
-	}
-	apiKey := os.Getenv(apiKeyEnv(c))
+	apiKey := c.APIKey()
 	cfg, err := RunConfig(c, host, apiKey)
 	if err != nil {
 		return nil, nil, err
@@ -196,7 +122,7 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
-		follow(sctx, sess, saver, o.Log, jsonl)
+		follow(sctx, sess, saver, o.Log, o.JSONL)
 	}()
 	res, _ := run.Run(ctx, cfg, &phases.Emitter{Out: sess.Sink()})
 	flush(sess)
@@ -205,13 +131,6 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 	<-sess.Done()
 	<-printed
 	return res, sess.Events(), nil
-}
-
-func apiKeyEnv(c *campaign.Campaign) string {
-	if c.Server.APIKeyEnv != "" {
-		return c.Server.APIKeyEnv
-	}
-	return "OPENAI_API_KEY"
 }
 
 // flush waits until the events sent to the session are journalled.
@@ -245,10 +164,9 @@ type runReport struct {
 
 // finish prints the steps, one stderr line per step not done, writes --json
 // and returns the exit code.
-func finish(res *run.Result, events []phases.Event, jsonPath string, stdout, stderr io.Writer) int {
-	if jsonPath != "-" {
-		fmt.Fprint(stdout, StepsTable(res))
-	}
+func finish(cmd *Command, res *run.Result, events []phases.Event) int {
+	stderr := cmd.Stderr
+	fmt.Fprint(cmd.Human(), StepsTable(res))
 	code := 0
 	for _, s := range res.Steps {
 		switch s.State {
@@ -260,34 +178,15 @@ func finish(res *run.Result, events []phases.Event, jsonPath string, stdout, std
 			code = 3
 		}
 	}
-	if jsonPath != "" {
-		rep := runReport{Steps: res.Steps, Notebook: res.Notebook, Plateau: res.Plateau,
-			Interrupted: res.Interrupted, Budget: report.Budget(events)}
-		if err := writeJSON(jsonPath, stdout, rep); err != nil {
-			fmt.Fprintf(stderr, "profdeck run: --json: %v\n", err)
-			return 1
-		}
+	rep := runReport{Steps: res.Steps, Notebook: res.Notebook, Plateau: res.Plateau,
+		Interrupted: res.Interrupted, Budget: report.Budget(events)}
+	if err := cmd.WriteJSON(rep); err != nil {
+		fmt.Fprintf(stderr, "profdeck run: %v\n", err)
+		return ExitCannotRun
 	}
 	if res.Interrupted {
 		fmt.Fprintln(stderr, "profdeck run: interrupted; run it again to resume at the step it was in")
 		return 130
 	}
 	return code
-}
-
-func writeJSON(path string, stdout io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	if path == "-" {
-		_, err = stdout.Write(b)
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
