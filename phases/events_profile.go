@@ -35,18 +35,27 @@ type ProfileSummary struct {
 	Top                []Kernel           `json:"top"`
 	KernelCount        int                `json:"kernel_count,omitempty"` // distinct kernels listed
 	UnlistedUs         float64            `json:"unlisted_us,omitempty"`  // device time of rows the table cut, counted as other
-	DecodeSteps        int                `json:"decode_steps,omitempty"`
-	DecodeStepsSource  string             `json:"decode_steps_source,omitempty"`
-	CommPerStepUs      float64            `json:"comm_per_step_us,omitempty"` // communication µs per decode step
-	GPUPerStepUs       float64            `json:"gpu_per_step_us,omitempty"`  // device µs per decode step
-	Requests           int                `json:"requests,omitempty"`         // requests completed by the driven load, all levels
-	Concurrency        []int              `json:"concurrency,omitempty"`
-	OutputTokens       int64              `json:"output_tokens,omitempty"` // from the server's usage
-	StopS              float64            `json:"stop_s,omitempty"`        // how long stop_profile took (trace flush)
-	ProfilerDir        string             `json:"profiler_dir,omitempty"`
-	Files              []string           `json:"files,omitempty"` // new files in the profiler directory
-	Notes              []string           `json:"notes,omitempty"`
-	Simulated          bool               `json:"simulated,omitempty"` // captured on the simulated deployment
+	// Level is the concurrency of this capture window (0 for a capture of
+	// several levels at once, as older journals have).
+	Level int `json:"level,omitempty"`
+	// TraceSteps are the engine steps counted in rank 0's trace (step
+	// annotations), TraceStepsFrom says how.
+	TraceSteps     int    `json:"trace_steps,omitempty"`
+	TraceStepsFrom string `json:"trace_steps_from,omitempty"`
+	// PerStepUs is device time per decode step by category (µs).
+	PerStepUs         map[string]float64 `json:"per_step_us,omitempty"`
+	DecodeSteps       int                `json:"decode_steps,omitempty"`
+	DecodeStepsSource string             `json:"decode_steps_source,omitempty"`
+	CommPerStepUs     float64            `json:"comm_per_step_us,omitempty"` // communication µs per decode step
+	GPUPerStepUs      float64            `json:"gpu_per_step_us,omitempty"`  // device µs per decode step
+	Requests          int                `json:"requests,omitempty"`         // requests completed by the driven load, all levels
+	Concurrency       []int              `json:"concurrency,omitempty"`
+	OutputTokens      int64              `json:"output_tokens,omitempty"` // from the server's usage
+	StopS             float64            `json:"stop_s,omitempty"`        // how long stop_profile took (trace flush)
+	ProfilerDir       string             `json:"profiler_dir,omitempty"`
+	Files             []string           `json:"files,omitempty"` // new files in the profiler directory
+	Notes             []string           `json:"notes,omitempty"`
+	Simulated         bool               `json:"simulated,omitempty"` // captured on the simulated deployment
 }
 
 // ProfileFailed says why a capture ended without a summary.

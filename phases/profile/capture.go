@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
@@ -27,10 +25,17 @@ type Config struct {
 	API         string // "completions" (default) or "chat"
 	APIKey      string // never journalled
 	ProfilerDir string // default DefaultProfilerDir
-	Requests    int    // requests per concurrency level (at least C at level C), default 8
-	Concurrency []int  // default [1]; the pane adds the sweep's plateau
-	InputLen    int    // prompt tokens, default 256
-	OutputLen   int    // output tokens per request, default 128
+	// Requests is not used by the per-level capture: each window's load
+	// runs until Steps engine steps were recorded. It is kept so older
+	// campaigns still load.
+	Requests int
+	// Concurrency are the levels, one capture window each; default [1] (the
+	// pane and `profdeck run` add the sweep's plateau).
+	Concurrency []int
+	// Steps is how many engine steps a window records, default 50.
+	Steps     int
+	InputLen  int // prompt tokens, default 256
+	OutputLen int // output tokens per request, default 128
 	// StopTimeout bounds stop_profile, which blocks while traces flush
 	// (minutes on a large model), default 30 minutes.
 	StopTimeout time.Duration
@@ -52,6 +57,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Requests <= 0 {
 		c.Requests = 8
+	}
+	if c.Steps <= 0 {
+		c.Steps = DefaultSteps
 	}
 	if len(c.Concurrency) == 0 {
 		c.Concurrency = []int{1}
@@ -76,6 +84,9 @@ func (c Config) withDefaults() Config {
 	}
 	return c
 }
+
+// DefaultSteps is how many engine steps one capture window records.
+const DefaultSteps = 50
 
 // cancelStopWait is how long a cancelled capture waits for stop_profile.
 const cancelStopWait = 10 * time.Second
@@ -129,13 +140,26 @@ func dialReason(err error) string {
 	return "unreachable"
 }
 
-// Capture takes one profile: start_profile, a short fixed load, stop_profile
-// (waiting while the traces flush), then it reads the newest output in the
-// profiler directory and summarises it. Progress goes out as
-// KindProfileStep events, the result as KindProfileSummary (or
-// KindProfileFailed). Cancelling ctx after start_profile still sends
-// stop_profile, so the server does not keep recording.
+// Capture takes one profile per concurrency level (see CaptureLevels) and
+// returns the last level's summary, for callers that want one figure.
 func Capture(ctx context.Context, cfg Config, em *phases.Emitter) (*phases.ProfileSummary, error) {
+	levels, err := CaptureLevels(ctx, cfg, em)
+	if err != nil {
+		return nil, err
+	}
+	return &levels[len(levels)-1], nil
+}
+
+// CaptureLevels opens one capture window per level of cfg.Concurrency: a
+// steady load of C streams, start_profile once the streams run, stop_profile
+// once cfg.Steps engine steps have passed (from /metrics), so each trace
+// holds about Steps decode steps at that concurrency and stays small. Each
+// window's output is read from the profiler directory and summarised, with
+// the steps counted in the trace, and emitted as a KindProfileSummary with
+// Level set. Progress goes out as KindProfileStep events; a failure as
+// KindProfileFailed, with the levels done so far returned. Cancelling ctx
+// after start_profile still sends stop_profile.
+func CaptureLevels(ctx context.Context, cfg Config, em *phases.Emitter) ([]phases.ProfileSummary, error) {
 	cfg = cfg.withDefaults()
 	if cfg.Host == nil {
 		return nil, errors.New("profile: no host")
@@ -146,16 +170,15 @@ func Capture(ctx context.Context, cfg Config, em *phases.Emitter) (*phases.Profi
 	c := newClient(cfg.Host, cfg.URL, cfg.APIKey)
 	defer c.close()
 	r := &run{cfg: cfg, c: c, em: em}
-	s, err := r.capture(ctx)
+	levels, err := r.capture(ctx)
 	if err != nil {
 		err = remote.MaskErr(err) // the server URL may carry user:password@
 		em.Emit(context.WithoutCancel(ctx), phases.KindProfileFailed, phases.ProfileFailed{
 			Step: r.step, Error: err.Error(), ProfilerDisabled: errors.Is(err, ErrProfilerDisabled),
 			ServerDown: errors.Is(err, ErrServerDown)})
-		return nil, err
+		return levels, err
 	}
-	em.Emit(ctx, phases.KindProfileSummary, s)
-	return s, nil
+	return levels, nil
 }
 
 type run struct {
@@ -179,7 +202,7 @@ func (r *run) done(ctx context.Context, detail string) {
 	r.em.Emit(ctx, phases.KindProfileStep, phases.ProfileStep{Step: r.step, ElapsedS: time.Since(r.stepStart).Seconds(), Detail: remote.MaskURL(detail), Done: true})
 }
 
-func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {
+func (r *run) capture(ctx context.Context) ([]phases.ProfileSummary, error) {
 	cfg := r.cfg
 	r.begin(ctx, "check", "profiler endpoints at "+cfg.URL)
 	// A GET on a POST-only route answers 405 when it exists and 404 when
@@ -202,13 +225,35 @@ func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {
 			return nil, fmt.Errorf("server %s: %w", cfg.URL, err)
 		}
 	}
+	r.done(ctx, fmt.Sprintf("profiler on; model %s; %d levels of %d steps", model, len(cfg.Concurrency), cfg.Steps))
+	var out []phases.ProfileSummary
+	for _, conc := range cfg.Concurrency {
+		s, err := r.window(ctx, model, max(conc, 1))
+		if err != nil {
+			return out, fmt.Errorf("C=%d: %w", conc, err)
+		}
+		r.em.Emit(ctx, phases.KindProfileSummary, s)
+		out = append(out, *s)
+	}
+	return out, nil
+}
+
+// window is one level's capture: load, start, Steps steps, stop, read.
+func (r *run) window(ctx context.Context, model string, conc int) (*phases.ProfileSummary, error) {
+	cfg := r.cfg
 	before, err := listDir(ctx, cfg.Host, cfg.ProfilerDir)
 	if err != nil {
 		return nil, err
 	}
-	r.done(ctx, fmt.Sprintf("profiler on; %d files already in %s", len(before), cfg.ProfilerDir))
+	r.begin(ctx, "load", fmt.Sprintf("C=%d: starting %d streams", conc, conc))
+	lctx, stopLoad := context.WithCancel(ctx)
+	ld := r.startLoad(lctx, model, conc)
+	defer func() { stopLoad(); ld.wait() }()
+	if err := r.warm(ctx, ld, conc); err != nil {
+		return nil, err
+	}
+	r.done(ctx, fmt.Sprintf("C=%d: %d streams running", conc, conc))
 
-	steps0, haveSteps := r.c.engineSteps(pctx)
 	r.begin(ctx, "start_profile", "POST "+cfg.URL+"/start_profile")
 	stctx, stcancel := context.WithTimeout(ctx, startTimeout)
 	defer stcancel()
@@ -224,7 +269,7 @@ func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {
 	}
 	r.done(ctx, "profiler started")
 
-	lr, loadErr := r.load(ctx, model)
+	rec, recErr := r.record(ctx, ld, conc)
 	// Stop whatever happened: a server left recording fills its memory.
 	// After a cancel, send stop_profile but wait only briefly for the flush.
 	stopCtx, stopTimeout := ctx, cfg.StopTimeout
@@ -235,23 +280,22 @@ func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {
 		stopTimeout = cancelStopWait
 	}
 	stopS, stopErr := r.stop(stopCtx, stopTimeout)
+	stopLoad()
+	ld.wait()
 	var notes []string
-	if loadErr != nil {
+	if recErr != nil {
 		if stopErr != nil {
-			return nil, fmt.Errorf("%w (and stop_profile: %v)", loadErr, stopErr)
+			return nil, fmt.Errorf("%w (and stop_profile: %v)", recErr, stopErr)
 		}
-		if ctx.Err() != nil || lr.outputTokens == 0 {
-			return nil, loadErr
+		if ctx.Err() != nil || rec.tokens == 0 {
+			return nil, recErr
 		}
-		// Keep what was recorded: the profile covers the requests that finished.
-		notes = append(notes, fmt.Sprintf("the load stopped early (%v): the profile covers %d output tokens", loadErr, lr.outputTokens))
+		// Keep what was recorded: the profile covers the steps that ran.
+		notes = append(notes, fmt.Sprintf("the load stopped early (%v): the profile covers %d output tokens", recErr, rec.tokens))
 	}
 	if stopErr != nil {
 		return nil, stopErr
 	}
-	sctx, scancel := context.WithTimeout(ctx, probeTimeout)
-	steps1, haveSteps1 := r.c.engineSteps(sctx)
-	scancel()
 
 	r.begin(ctx, "collect", "new files in "+cfg.ProfilerDir)
 	files, err := r.newFiles(ctx, before)
@@ -260,107 +304,67 @@ func (r *run) capture(ctx context.Context) (*phases.ProfileSummary, error) {
 	}
 	r.done(ctx, fmt.Sprintf("%d new files", len(files)))
 
-	r.begin(ctx, "summarise", fmt.Sprintf("%d new files", len(files)))
+	r.begin(ctx, "summarise", fmt.Sprintf("C=%d: %d new files", conc, len(files)))
 	s, err := summarise(ctx, cfg, files, func(d string) { r.progress(ctx, d) })
 	if err != nil {
 		return nil, err
 	}
 	r.done(ctx, s.Source)
-	s.Requests, s.Concurrency, s.OutputTokens, s.StopS = lr.requests, cfg.Concurrency, lr.outputTokens, stopS
 	s.Notes = append(notes, s.Notes...)
+	s.Level, s.Concurrency, s.StopS = conc, []int{conc}, stopS
+	s.Requests, s.OutputTokens = rec.done, rec.tokens
 	s.ProfilerDir = cfg.ProfilerDir
 	s.Simulated = remote.IsSimulated(cfg.Host)
 	for _, f := range files {
 		s.Files = append(s.Files, f.path)
 	}
-	if haveSteps && haveSteps1 && steps1 > steps0 {
-		s.DecodeSteps = int(steps1 - steps0)
-		s.DecodeStepsSource = "engine steps from the server's /metrics (vllm:iteration_tokens_total count) over the profiled load, prefill steps included"
-	} else if lr.estSteps > 0 {
-		s.DecodeSteps = lr.estSteps
-		s.DecodeStepsSource = "estimated from the driven load: Σ(output tokens − 1) ÷ concurrency per level, output tokens from the server's usage"
-	}
-	if s.DecodeSteps > 0 {
-		s.CommPerStepUs = round3(s.Categories[CatCommunication] / float64(s.DecodeSteps))
-		s.GPUPerStepUs = round3(s.TotalCUDAUs / float64(s.DecodeSteps))
-	}
+	r.perStep(s, rec, conc)
 	return s, nil
 }
 
-type loadResult struct {
-	requests     int // completed
-	outputTokens int64
-	estSteps     int
+// recording is what the load did between start_profile and stop_profile.
+type recording struct {
+	steps      int   // engine steps from /metrics (0: unknown)
+	haveSteps  bool  // /metrics counted them
+	started    int   // requests started inside the window (their prefills are in it)
+	done       int   // requests completed inside the window
+	tokens     int64 // their output tokens, from the server's usage
+	bytime     bool  // the window ended on its time bound
+	windowTime time.Duration
 }
 
-// load drives Requests requests at each concurrency level, one level after
-// the other, and counts the output tokens the server reports.
-func (r *run) load(ctx context.Context, model string) (loadResult, error) {
-	cfg := r.cfg
-	var res loadResult
-	prompt := promptOf(cfg.InputLen)
-	for _, conc := range cfg.Concurrency {
-		if conc < 1 {
-			conc = 1
+// perStep fills the decode steps and the per-step split: steps counted in
+// the trace first, then /metrics, then an estimate from the tokens.
+func (r *run) perStep(s *phases.ProfileSummary, rec recording, conc int) {
+	switch {
+	case s.TraceSteps > 0:
+		s.DecodeSteps, s.DecodeStepsSource = s.TraceSteps, s.TraceStepsFrom
+		if rec.haveSteps && rec.steps > 0 {
+			s.DecodeStepsSource += fmt.Sprintf("; /metrics counted %d engine steps over the window", rec.steps)
 		}
-		// A level needs at least C requests for C of them to run at once.
-		n := cfg.Requests
-		if conc > n {
-			n = conc
-		}
-		r.begin(ctx, "load", fmt.Sprintf("C=%d: 0/%d requests", conc, n))
-		var next, done, decode atomic.Int64
-		var tokens atomic.Int64
-		var firstErr error
-		var once sync.Once
-		lctx, cancel := context.WithCancel(ctx)
-		var wg sync.WaitGroup
-		for w := 0; w < conc && w < n; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for next.Add(1) <= int64(n) {
-					rctx, rcancel := context.WithTimeout(lctx, requestTimeout)
-					n, err := r.c.complete(rctx, cfg.API, model, prompt, cfg.OutputLen)
-					rcancel()
-					if err != nil {
-						once.Do(func() { firstErr = err; cancel() })
-						return
-					}
-					tokens.Add(int64(n))
-					if n > 1 {
-						decode.Add(int64(n - 1))
-					}
-					done.Add(1)
-				}
-			}()
-		}
-		ticker := time.NewTicker(time.Second)
-		finished := make(chan struct{})
-		go func() { wg.Wait(); close(finished) }()
-	wait:
-		for {
-			select {
-			case <-finished:
-				break wait
-			case <-ticker.C:
-				r.progress(ctx, fmt.Sprintf("C=%d: %d/%d requests, %d tokens", conc, done.Load(), n, tokens.Load()))
-			}
-		}
-		ticker.Stop()
-		cancel()
-		res.requests += int(done.Load())
-		res.outputTokens += tokens.Load()
-		res.estSteps += int((decode.Load() + int64(conc) - 1) / int64(conc))
-		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("load at C=%d: %w", conc, err)
-		}
-		if firstErr != nil {
-			return res, fmt.Errorf("load at C=%d after %d of %d requests: %w", conc, done.Load(), n, firstErr)
-		}
-		r.done(ctx, fmt.Sprintf("C=%d: %d requests, %d output tokens", conc, done.Load(), tokens.Load()))
+	case rec.haveSteps && rec.steps > 0:
+		s.DecodeSteps = rec.steps
+		s.DecodeStepsSource = "engine steps from the server's /metrics (vllm:iteration_tokens_total count) over the window: the trace has no step annotations"
+	case rec.tokens > 0:
+		s.DecodeSteps = int((rec.tokens + int64(conc) - 1) / int64(conc))
+		s.DecodeStepsSource = "estimated: output tokens completed in the window ÷ concurrency (no step annotations in the trace, no /metrics)"
 	}
-	return res, nil
+	if rec.started > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d requests started inside the window: their prefill steps are in the profile", rec.started))
+	}
+	if rec.bytime {
+		s.Notes = append(s.Notes, fmt.Sprintf("the window ended on its time bound (%s) before %d steps were counted", rec.windowTime.Round(time.Second), r.cfg.Steps))
+	}
+	if s.DecodeSteps <= 0 {
+		return
+	}
+	n := float64(s.DecodeSteps)
+	s.CommPerStepUs = round3(s.Categories[CatCommunication] / n)
+	s.GPUPerStepUs = round3(s.TotalCUDAUs / n)
+	s.PerStepUs = map[string]float64{}
+	for c, v := range s.Categories {
+		s.PerStepUs[c] = round3(v / n)
+	}
 }
 
 // stop sends stop_profile and waits for it (it blocks while the traces

@@ -48,48 +48,61 @@ func TestCaptureSim(t *testing.T) {
 		t.Fatal(err)
 	}
 	em, events := collect(ctx)
-	s, err := profile.Capture(ctx, profile.Config{Host: d, URL: "http://" + d.Options().ServerAddr,
-		ProfilerDir: "/tmp/prof_dir", Requests: 4, Concurrency: []int{1, 8}, InputLen: 32, OutputLen: 24}, em)
+	levels, err := profile.CaptureLevels(ctx, profile.Config{Host: d, URL: "http://" + d.Options().ServerAddr,
+		ProfilerDir: "/tmp/prof_dir", Concurrency: []int{1, 8}, Steps: 20, InputLen: 32, OutputLen: 24}, em)
 	evs := events()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(s.Source, "/tmp/prof_dir/profiler_out_0.txt") {
-		t.Errorf("source = %q, want the rank-0 table", s.Source)
+	if len(levels) != 2 || levels[0].Level != 1 || levels[1].Level != 8 {
+		t.Fatalf("levels = %+v", levels)
 	}
-	if s.CommunicationShare < 0.3 || s.CommunicationShare > 0.6 {
-		t.Errorf("communication share = %.3f, want about half", s.CommunicationShare)
+	for _, s := range levels {
+		if !strings.Contains(s.Source, "/tmp/prof_dir/profiler_out_0.txt") {
+			t.Errorf("C=%d: source = %q, want the rank-0 table", s.Level, s.Source)
+		}
+		if s.CommunicationShare < 0.3 || s.CommunicationShare > 0.6 {
+			t.Errorf("C=%d: communication share = %.3f, want about half", s.Level, s.CommunicationShare)
+		}
+		if s.TotalCUDAUs <= 0 || len(s.Top) != profile.TopN {
+			t.Errorf("C=%d: total %v, %d top kernels", s.Level, s.TotalCUDAUs, len(s.Top))
+		}
+		// The window is bounded: about Steps steps, counted in the trace.
+		if s.TraceSteps < 20 || s.TraceSteps > 60 || s.DecodeSteps != s.TraceSteps || !strings.Contains(s.DecodeStepsSource, "counted in the trace") {
+			t.Errorf("C=%d: trace steps %d, decode steps %d (%s)", s.Level, s.TraceSteps, s.DecodeSteps, s.DecodeStepsSource)
+		}
+		sum := 0.0
+		for _, c := range profile.Categories {
+			sum += s.PerStepUs[c]
+		}
+		if s.CommPerStepUs <= 0 || s.GPUPerStepUs <= s.CommPerStepUs || sum < s.GPUPerStepUs*0.999 || sum > s.GPUPerStepUs*1.001 {
+			t.Errorf("C=%d: comm/step %v, gpu/step %v, split %v", s.Level, s.CommPerStepUs, s.GPUPerStepUs, s.PerStepUs)
+		}
+		if len(s.Files) != 9 {
+			t.Errorf("C=%d: files = %v, want the table and 8 traces", s.Level, s.Files)
+		}
 	}
-	if s.TotalCUDAUs <= 0 || len(s.Top) != profile.TopN {
-		t.Errorf("total %v, %d top kernels", s.TotalCUDAUs, len(s.Top))
-	}
-	// 4 requests at C=1, then 8 at C=8 (a level sends at least C).
-	if s.OutputTokens != 12*24 || s.Requests != 12 {
-		t.Errorf("%d requests, %d output tokens, want 12 and 288", s.Requests, s.OutputTokens)
-	}
-	if s.DecodeSteps <= 0 || s.CommPerStepUs <= 0 || s.GPUPerStepUs <= s.CommPerStepUs {
-		t.Errorf("decode steps %d, comm/step %v, gpu/step %v", s.DecodeSteps, s.CommPerStepUs, s.GPUPerStepUs)
-	}
-	if len(s.Files) != 9 {
-		t.Errorf("files = %v, want the table and 8 traces", s.Files)
+	// A larger batch makes each step longer on the GPU.
+	if levels[1].GPUPerStepUs <= levels[0].GPUPerStepUs {
+		t.Errorf("GPU per step at C=8 %.0f µs ≤ C=1 %.0f µs", levels[1].GPUPerStepUs, levels[0].GPUPerStepUs)
 	}
 	steps := map[string]bool{}
-	var summary bool
+	summaries := 0
 	for _, ev := range evs {
 		switch v := ev.Data.(type) {
 		case phases.ProfileStep:
 			steps[v.Step] = true
 		case phases.ProfileSummary:
-			summary = true
+			summaries++
 		}
 	}
-	for _, st := range []string{"check", "start_profile", "load", "stop_profile", "collect", "summarise"} {
+	for _, st := range []string{"check", "load", "start_profile", "record", "stop_profile", "collect", "summarise"} {
 		if !steps[st] {
 			t.Errorf("no %s step event", st)
 		}
 	}
-	if !summary {
-		t.Error("no summary event")
+	if summaries != 2 {
+		t.Errorf("%d summary events, want one per level", summaries)
 	}
 	// The log shows what vLLM logs, and the table rank 0 prints.
 	log, _ := d.ReadFile(ctx, d.LogPath())
@@ -99,6 +112,7 @@ func TestCaptureSim(t *testing.T) {
 		}
 	}
 	// The traces agree with the table on the kernel mix.
+	s := levels[0]
 	tr, err := d.ReadFile(ctx, s.Files[1])
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +172,7 @@ func TestCaptureCancelStopsProfiler(t *testing.T) {
 	ch := make(chan phases.Event, 4096)
 	go func() {
 		for ev := range ch {
-			if st, ok := ev.Data.(phases.ProfileStep); ok && st.Step == "load" {
+			if st, ok := ev.Data.(phases.ProfileStep); ok && st.Step == "record" {
 				cancel()
 			}
 		}

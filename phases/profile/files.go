@@ -110,6 +110,13 @@ func summarise(ctx context.Context, cfg Config, files []fileInfo, progress func(
 			s, perr := parseTable(bytes.NewReader(b), cfg.Top)
 			if perr == nil && s.TotalCUDAUs > 0 {
 				s.Source = table.path + " (" + s.Source + ")"
+				if trace != nil {
+					// The table has the times; the trace has the steps.
+					s.TraceSteps, s.TraceStepsFrom, err = traceSteps(ctx, cfg, *trace, progress)
+					if err != nil && ctx.Err() == nil {
+						s.Notes = append(s.Notes, fmt.Sprintf("counting the steps in %s: %v", trace.path, err))
+					}
+				}
 				return s, nil
 			}
 			if perr == nil {
@@ -176,9 +183,10 @@ func summariseOnHost(ctx context.Context, cfg Config, file string) (*phases.Prof
 // parseHostSummary reads the script's JSON: {"events": n, "kernels": [[name, us, calls], ...]}.
 func parseHostSummary(b []byte, top int) (*phases.ProfileSummary, error) {
 	var res struct {
-		Events  int     `json:"events"`
-		Kernels [][]any `json:"kernels"`
-		Error   string  `json:"error"`
+		Events  int            `json:"events"`
+		Kernels [][]any        `json:"kernels"`
+		Marks   map[string]int `json:"marks"`
+		Error   string         `json:"error"`
 	}
 	if err := json.Unmarshal(b, &res); err != nil {
 		return nil, fmt.Errorf("the host script's output is not JSON: %w", err)
@@ -195,6 +203,12 @@ func parseHostSummary(b []byte, top int) (*phases.ProfileSummary, error) {
 		us, _ := k[1].(float64)
 		calls, _ := k[2].(float64)
 		agg.add(name, us, int(calls))
+	}
+	for k, n := range res.Marks {
+		cat, name, _ := strings.Cut(k, "\t")
+		if stepMarkers[name] && n > 0 && n < 1<<30 {
+			agg.marks[cat+"\x00"+name] += n
+		}
 	}
 	if len(agg.order) == 0 {
 		return nil, fmt.Errorf("trace: %d events but no device kernels", res.Events)
@@ -252,4 +266,29 @@ func runWithStdin(ctx context.Context, h remote.Host, cmd, stdin string) (string
 		ee.Stderr = strings.Join(lines, "\n")
 	}
 	return out.String(), err
+}
+
+// traceSteps counts the engine steps in a trace: read here when small,
+// summarised on the host otherwise.
+func traceSteps(ctx context.Context, cfg Config, trace fileInfo, progress func(string)) (int, string, error) {
+	if trace.size <= cfg.RemoteOver {
+		progress("counting steps in " + trace.path)
+		b, err := cfg.Host.ReadFile(ctx, trace.path)
+		if err == nil {
+			var agg *kernelAgg
+			if agg, _, err = scanTrace(bytes.NewReader(b), cfg.RemoteOver); err == nil {
+				n, from := agg.steps()
+				return n, from, nil
+			}
+		}
+		if !errors.Is(err, ErrTraceTooLarge) {
+			return 0, "", err
+		}
+	}
+	progress(fmt.Sprintf("counting steps in %s (%.0f MB) on the host", trace.path, float64(trace.size)/1e6))
+	s, err := summariseOnHost(ctx, cfg, trace.path)
+	if err != nil {
+		return 0, "", err
+	}
+	return s.TraceSteps, s.TraceStepsFrom, nil
 }

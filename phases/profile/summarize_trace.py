@@ -1,7 +1,7 @@
 # Summarise a torch.profiler Chrome trace (JSON or gzipped JSON) where it
 # lies, streaming it so a trace of hundreds of MB needs little memory, and
 # print per-kernel device time as JSON:
-#   {"events": N, "kernels": [[name, total_us, calls], ...]}
+#   {"events": N, "kernels": [[name, total_us, calls], ...], "marks": {"CAT\tNAME": n}}
 # Device work is every complete ("X") event of category kernel, gpu_memcpy
 # or gpu_memset. Usage: python3 - TRACE < summarize_trace.py
 import gzip
@@ -9,6 +9,8 @@ import json
 import sys
 
 DEVICE = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"}
+# Annotations vLLM records once per engine step (counted, not timed).
+STEP_MARKERS = {"gpu_model_runner: forward", "execute_model", "gpu_model_runner: preprocess"}
 CHUNK = 1 << 20
 
 
@@ -81,11 +83,15 @@ def main():
         fail(str(e))
     n = 0
     agg = {}
+    marks = {}
     with f:
         for ev in events(f):
             n += 1
             if not isinstance(ev, dict) or ev.get("ph") != "X":
                 continue
+            if ev.get("name") in STEP_MARKERS:
+                key = str(ev.get("cat", "")).lower() + "\t" + ev["name"]
+                marks[key] = marks.get(key, 0) + 1
             if str(ev.get("cat", "")).lower() not in DEVICE:
                 continue
             try:
@@ -99,7 +105,7 @@ def main():
             else:
                 a[0] += dur
                 a[1] += 1
-    print(json.dumps({"events": n, "kernels": [[k, v[0], v[1]] for k, v in agg.items()]}))
+    print(json.dumps({"events": n, "kernels": [[k, v[0], v[1]] for k, v in agg.items()], "marks": marks}))
 
 
 main()

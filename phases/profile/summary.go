@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"fmt"
 	"math"
 	"sort"
 
@@ -14,9 +15,47 @@ const TopN = 15
 type kernelAgg struct {
 	order []string
 	byKey map[string]*phases.Kernel
+	marks map[string]int // step annotations seen, by category and name
 }
 
-func newKernelAgg() *kernelAgg { return &kernelAgg{byKey: map[string]*phases.Kernel{}} }
+func newKernelAgg() *kernelAgg {
+	return &kernelAgg{byKey: map[string]*phases.Kernel{}, marks: map[string]int{}}
+}
+
+// stepOrder lists the annotations vLLM's model runner records once per
+// engine step, the most precise first: "gpu_model_runner: forward" (V1,
+// 0.10 and later), "execute_model" (earlier runners and workers).
+var stepOrder = []string{"gpu_model_runner: forward", "execute_model", "gpu_model_runner: preprocess"}
+
+var stepMarkers = map[string]bool{}
+
+func init() {
+	for _, m := range stepOrder {
+		stepMarkers[m] = true
+	}
+}
+
+func (a *kernelAgg) mark(cat, name string) {
+	if len(a.marks) < 16 {
+		a.marks[cat+"\x00"+name]++
+	} else if _, ok := a.marks[cat+"\x00"+name]; ok {
+		a.marks[cat+"\x00"+name]++
+	}
+}
+
+// steps counts the engine steps in the trace: the first step annotation
+// vLLM records, on the CPU side (user_annotation) when present, else its
+// GPU-side copy (gpu_user_annotation); 0 when the trace has none.
+func (a *kernelAgg) steps() (int, string) {
+	for _, m := range stepOrder {
+		for _, cat := range []string{"user_annotation", "gpu_user_annotation"} {
+			if n := a.marks[cat+"\x00"+m]; n > 0 {
+				return n, fmt.Sprintf("counted in the trace: %d %q annotations (%s), one per engine step", n, m, cat)
+			}
+		}
+	}
+	return 0, ""
+}
 
 func (a *kernelAgg) add(name string, us float64, calls int) {
 	k := a.byKey[name]
@@ -90,6 +129,7 @@ func (a *kernelAgg) summary(source string, total float64, top int) *phases.Profi
 		all = all[:top]
 	}
 	s.Top = all
+	s.TraceSteps, s.TraceStepsFrom = a.steps()
 	return s
 }
 

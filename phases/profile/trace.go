@@ -132,6 +132,9 @@ func scanEvents(dec *json.Decoder, agg *kernelAgg) (int, error) {
 			return n, traceErr(dec, fmt.Sprintf("event %d", n+1), err)
 		}
 		n++
+		if ev.Ph == "X" && stepMarkers[ev.Name] {
+			agg.mark(strings.ToLower(ev.Cat), ev.Name)
+		}
 		if ev.Ph != "X" || !deviceCats[strings.ToLower(ev.Cat)] {
 			continue
 		}

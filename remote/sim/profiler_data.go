@@ -214,12 +214,20 @@ func (p *simProfile) trace(rank int) []byte {
 		evs = append(evs, ev{Ph: "X", Cat: "gpu_user_annotation", Name: "execute_model", Pid: rank, Tid: 7, Ts: start, Dur: ts - start})
 		ts = start + simStepTime*(1+0.0045*(p.batch-1))
 	}
+	// The model runner's CPU-side annotation, once per engine step, for
+	// every step of the capture (kernels are written for the first steps
+	// only, to keep the simulated traces small; the table has them all).
+	step := simStepTime * (1 + 0.0045*(p.batch-1))
+	for s := int64(0); s < min(p.steps, 100000); s++ {
+		evs = append(evs, ev{Ph: "X", Cat: "user_annotation", Name: "gpu_model_runner: forward", Pid: 1000 + rank, Tid: 1,
+			Ts: 1.7e12 + float64(s)*step - 30, Dur: step * 0.9})
+	}
 	doc := map[string]any{
 		"schemaVersion":    1,
 		"deviceProperties": []map[string]any{{"id": rank, "name": "NVIDIA H200", "totalGlobalMem": 150109880320, "computeMajor": 9, "computeMinor": 0, "numSms": 132}},
 		"distributedInfo":  map[string]any{"backend": "nccl", "rank": rank, "world_size": 8},
 		"traceEvents":      evs,
-		"traceName":        fmt.Sprintf("simulated rank %d (first %d of %d steps)", rank, steps, p.steps),
+		"traceName":        fmt.Sprintf("simulated rank %d (kernels of the first %d of %d steps)", rank, steps, p.steps),
 	}
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)

@@ -1,0 +1,151 @@
+package profile
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// bgLoad is a steady closed-loop load: conc streams, each sending the next
+// request as soon as its last one finished, until its context ends.
+type bgLoad struct {
+	done, started atomic.Int64
+	tokens        atomic.Int64
+	mu            sync.Mutex
+	err           error
+	wg            sync.WaitGroup
+	ctx           context.Context
+}
+
+func (l *bgLoad) wait() { l.wg.Wait() }
+
+// failed is the first request error, nil when none (or only cancellations).
+func (l *bgLoad) failed() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// startLoad starts conc streams of requests long enough to span a window:
+// at least 2×Steps+16 output tokens each, so few prefills fall inside it.
+func (r *run) startLoad(ctx context.Context, model string, conc int) *bgLoad {
+	cfg := r.cfg
+	l := &bgLoad{ctx: ctx}
+	prompt := promptOf(cfg.InputLen)
+	maxTokens := max(cfg.OutputLen, 2*cfg.Steps+16)
+	for w := 0; w < conc; w++ {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for ctx.Err() == nil {
+				l.started.Add(1)
+				rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+				n, err := r.c.complete(rctx, cfg.API, model, prompt, maxTokens)
+				cancel()
+				if err != nil {
+					if ctx.Err() == nil {
+						l.mu.Lock()
+						if l.err == nil {
+							l.err = err
+						}
+						l.mu.Unlock()
+					}
+					return
+				}
+				l.tokens.Add(int64(n))
+				l.done.Add(1)
+			}
+		}()
+	}
+	return l
+}
+
+// warmSteps is how many engine steps pass after the streams start before
+// the profiler starts, so every stream is past its first prefill.
+const warmSteps = 4
+
+// warm waits until the streams run: warmSteps engine steps after the
+// last of them started (from /metrics), or two seconds without metrics.
+func (r *run) warm(ctx context.Context, l *bgLoad, conc int) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	var base float64
+	haveBase := false
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	start := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		if err := l.failed(); err != nil {
+			return fmt.Errorf("the load at C=%d failed before the window: %w", conc, err)
+		}
+		if l.started.Load() < int64(conc) {
+			continue
+		}
+		steps, ok := r.c.engineSteps(ctx)
+		switch {
+		case !ok && time.Since(start) >= 2*time.Second:
+			return nil
+		case ok && !haveBase:
+			base, haveBase = steps, true
+		case ok && steps-base >= warmSteps:
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the server ran no engine step for 2 minutes at C=%d", conc)
+		}
+	}
+}
+
+// record waits while the profiler records Steps engine steps (counted in
+// /metrics), or, without metrics, until Steps×C output tokens completed;
+// bounded in time by a generous multiple of a slow step.
+func (r *run) record(ctx context.Context, l *bgLoad, conc int) (recording, error) {
+	cfg := r.cfg
+	r.begin(ctx, "record", fmt.Sprintf("C=%d: recording %d decode steps", conc, cfg.Steps))
+	var rec recording
+	steps0, have := r.c.engineSteps(ctx)
+	started0, tokens0, done0 := l.started.Load(), l.tokens.Load(), l.done.Load()
+	rec.windowTime = max(time.Minute, time.Duration(cfg.Steps)*2*time.Second)
+	deadline := time.Now().Add(rec.windowTime)
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return rec, ctx.Err()
+		case <-t.C:
+		}
+		rec.started = int(l.started.Load() - started0)
+		rec.tokens, rec.done = l.tokens.Load()-tokens0, int(l.done.Load()-done0)
+		if err := l.failed(); err != nil {
+			return rec, fmt.Errorf("the load at C=%d failed while recording: %w", conc, err)
+		}
+		if have {
+			if s, ok := r.c.engineSteps(ctx); ok {
+				rec.steps, rec.haveSteps = int(s-steps0), true
+			}
+		}
+		reached := rec.haveSteps && rec.steps >= cfg.Steps ||
+			!have && rec.tokens >= int64(cfg.Steps*conc)
+		if reached {
+			r.done(ctx, fmt.Sprintf("C=%d: %d steps recorded", conc, rec.steps))
+			return rec, nil
+		}
+		if time.Now().After(deadline) {
+			rec.bytime = true
+			r.done(ctx, fmt.Sprintf("C=%d: time bound reached after %d steps", conc, rec.steps))
+			return rec, nil
+		}
+		if time.Since(last) >= time.Second {
+			last = time.Now()
+			r.progress(ctx, fmt.Sprintf("C=%d: %d/%d steps", conc, rec.steps, cfg.Steps))
+		}
+	}
+}
