@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
@@ -243,16 +244,20 @@ func (r *runner) profile(ctx context.Context) (string, string) {
 		cfg.Concurrency = append(cfg.Concurrency, plateau)
 	}
 	params := map[string]any{"url": cfg.URL, "requests": cfg.Requests, "concurrency": cfg.Concurrency}
-	var sum *phases.ProfileSummary
+	var levels []phases.ProfileSummary
 	err := r.phase(ctx, phases.Profile, params, func(ctx context.Context) error {
 		var err error
-		sum, err = profile.Capture(ctx, cfg, r.em)
+		levels, err = profile.CaptureLevels(ctx, cfg, r.em)
 		return err
 	})
 	if err != nil {
 		return phases.StepFailed, errText(err)
 	}
-	reason := fmt.Sprintf("at C=%v: communication %.1f%% of device time", cfg.Concurrency, 100*sum.CommunicationShare)
+	var parts []string
+	for _, s := range levels {
+		parts = append(parts, fmt.Sprintf("C=%d %.1f%%", s.Level, 100*s.CommunicationShare))
+	}
+	reason := "communication share of device time per level: " + strings.Join(parts, ", ")
 	if plateau <= 1 {
 		reason += " (no plateau from the sweep: C=1 only)"
 	}

@@ -110,6 +110,8 @@ type NCCL struct {
 // Profile phase parameters.
 type Profile struct {
 	Requests int `yaml:"requests"`
+	// Steps is how many engine steps each level's capture window records.
+	Steps int `yaml:"steps"`
 }
 
 // Duration is a time.Duration written as "5m", "90s".
@@ -141,7 +143,7 @@ func Defaults() *Campaign {
 			Requests: 64, Warmup: 4, InputLen: 256, OutputLen: 256},
 		Micro:   Micro{Batch: []int{1, 8, 64, 128}, Python: "python3"},
 		NCCL:    NCCL{NProc: 8, Torchrun: "torchrun", Batch: []int{1, 8, 64, 128}},
-		Profile: Profile{Requests: 8},
+		Profile: Profile{Requests: 8, Steps: 50},
 		Run:     Run{LeaveServer: "serving"},
 	}
 }

@@ -80,7 +80,7 @@ func MetricsURL(server, configured string) string {
 // lengths (without its host).
 func (c *Campaign) ProfileConfig(apiKey string) profile.Config {
 	return profile.Config{URL: c.Server.URL, Model: c.Model.Name, API: c.Macro.API, APIKey: apiKey,
-		ProfilerDir: c.Server.ProfilerDir, Requests: c.Profile.Requests, Concurrency: []int{1},
+		ProfilerDir: c.Server.ProfilerDir, Requests: c.Profile.Requests, Concurrency: []int{1}, Steps: c.Profile.Steps,
 		InputLen: c.Macro.InputLen, OutputLen: c.Macro.OutputLen}
 }
 

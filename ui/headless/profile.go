@@ -22,21 +22,32 @@ import (
 // server. Steps go to stderr (and to --jsonl as they happen), the summary
 // to stdout, the summary document to --json.
 func ProfileMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := New("profile", "profdeck profile [-c FILE] [--host HOST] [--requests N] [--concurrency 1,C] [--json FILE|-] [--jsonl FILE]\n\n"+
-		"Captures a torch profile of the running server (it must have been started with the torch profiler)\n"+
-		"and summarises where the GPU time went.", stdout, stderr)
+	c := New("profile", "profdeck profile [-c FILE] [--host HOST] [--levels 1,C] [--steps N] [--json FILE|-] [--jsonl FILE]\n\n"+
+		"Captures a torch profile of the running server (it must have been started with the torch profiler),\n"+
+		"one window of N engine steps per concurrency level, and summarises where the GPU time of a decode\n"+
+		"step went at each level.", stdout, stderr)
 	fs := c.Flags
-	requests := fs.Int("requests", 0, "requests per concurrency level (default: the campaign's profile.requests)")
-	conc := fs.String("concurrency", "1", "comma-separated concurrency levels of the profiled load, e.g. 1,128")
+	requests := fs.Int("requests", 0, "not used: each level's window is bounded by --steps (kept so older scripts run)")
+	var conc string
+	fs.StringVar(&conc, "levels", "", "comma-separated concurrency levels, one capture window each (default 1, or --concurrency)")
+	concOld := fs.String("concurrency", "1", "the same as --levels")
+	steps := fs.Int("steps", 0, "engine steps each level's window records (default: the campaign's profile.steps, 50)")
 	dir := fs.String("profiler-dir", "", "the server's torch profiler directory on the host (default: the campaign's server.profiler_dir, else "+profile.DefaultProfilerDir+")")
 	stopTimeout := fs.Duration("stop-timeout", 30*time.Minute, "how long to wait for stop_profile while traces flush")
 	top := fs.Int("top", profile.TopN, "how many kernels to list")
 	if err := c.Parse(args); err != nil {
 		return c.Exit(ctx, err)
 	}
-	levels, err := parseLevels(*conc)
+	flag := "--levels"
+	if conc == "" {
+		conc, flag = *concOld, "--concurrency"
+	}
+	levels, err := parseLevels(conc)
 	if err != nil {
-		return c.Exit(ctx, BadInput("--concurrency: %v", err))
+		return c.Exit(ctx, BadInput("%s: %v", flag, err))
+	}
+	if *steps < 0 || *steps > 100000 {
+		return c.Exit(ctx, BadInput("--steps: %d is not a step count (1-100000)", *steps))
 	}
 	camp, _, err := c.Campaign()
 	if err != nil {
@@ -46,6 +57,7 @@ func ProfileMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	cfg.Concurrency, cfg.StopTimeout, cfg.Top = levels, *stopTimeout, *top
 	setIf(&cfg.ProfilerDir, *dir)
 	setIf(&cfg.Requests, *requests)
+	setIf(&cfg.Steps, *steps)
 	return c.Exit(ctx, capture(ctx, c, camp, cfg))
 }
 
@@ -68,17 +80,23 @@ func capture(ctx context.Context, c *Command, camp *campaign.Campaign, cfg profi
 	events := make(chan phases.Event, 64)
 	var wg sync.WaitGroup
 	wg.Go(func() { printSteps(c, events) })
-	s, err := profile.Capture(ctx, cfg, &phases.Emitter{Out: events})
+	levels, err := profile.CaptureLevels(ctx, cfg, &phases.Emitter{Out: events})
 	close(events)
 	wg.Wait()
+	for i := range levels {
+		printSummary(c.Human(), &levels[i], remote.IsSimulated(h))
+	}
 	if err != nil {
+		if len(levels) > 0 {
+			// Keep the levels that were captured.
+			_ = c.WriteJSON(levels)
+		}
 		if errors.Is(err, profile.ErrProfilerDisabled) || errors.Is(err, profile.ErrServerDown) {
 			return &StepFailedError{Err: err}
 		}
 		return err
 	}
-	printSummary(c.Human(), s, remote.IsSimulated(h))
-	return c.WriteJSON(s)
+	return c.WriteJSON(levels)
 }
 
 // printSteps writes the capture's steps to stderr as they come (and every
@@ -128,6 +146,9 @@ func printSummary(w io.Writer, s *phases.ProfileSummary, simulated bool) {
 	if simulated {
 		fmt.Fprintln(w, "SIMULATED")
 	}
+	if s.Level > 0 {
+		fmt.Fprintf(w, "== C=%d ==\n", s.Level)
+	}
 	fmt.Fprintf(w, "source: %s\n", s.Source)
 	fmt.Fprintf(w, "GPU time %s in %d kernels; communication %.1f%% of it\n", fmtUs(s.TotalCUDAUs), s.KernelCount, 100*s.CommunicationShare)
 	if s.DecodeSteps > 0 {
@@ -135,7 +156,11 @@ func printSummary(w io.Writer, s *phases.ProfileSummary, simulated bool) {
 	}
 	for _, c := range profile.Categories {
 		v := s.Categories[c]
-		fmt.Fprintf(w, "  %-14s %12s %6.1f%%\n", c, fmtUs(v), pctOf(v, s.TotalCUDAUs))
+		perStep := ""
+		if ps, ok := s.PerStepUs[c]; ok {
+			perStep = fmtUs(ps) + "/step"
+		}
+		fmt.Fprintf(w, "  %-14s %12s %6.1f%% %14s\n", c, fmtUs(v), pctOf(v, s.TotalCUDAUs), perStep)
 	}
 	fmt.Fprintln(w, "top kernels by self CUDA time:")
 	for _, k := range s.Top {

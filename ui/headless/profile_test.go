@@ -77,11 +77,11 @@ func TestProfileMainSim(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var out, errb bytes.Buffer
-	code := headless.ProfileMain(ctx, []string{"-c", cfg, "--requests", "3", "--concurrency", "1,4", "--json", jsonPath}, &out, &errb)
+	code := headless.ProfileMain(ctx, []string{"-c", cfg, "--levels", "1,4", "--steps", "20", "--json", jsonPath}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	}
-	for _, want := range []string{"SIMULATED", "communication", "per decode step", "ncclDevKernel_AllReduce"} {
+	for _, want := range []string{"SIMULATED", "== C=1 ==", "== C=4 ==", "communication", "per decode step", "/step", "ncclDevKernel_AllReduce", "counted in the trace"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out.String())
 		}
@@ -95,16 +95,28 @@ func TestProfileMainSim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s struct {
-		Share float64 `json:"communication_share"`
-		Steps int     `json:"decode_steps"`
-		Conc  []int   `json:"concurrency"`
-		Sim   bool    `json:"simulated"`
+	var levels []struct {
+		Level      int                `json:"level"`
+		Share      float64            `json:"communication_share"`
+		Steps      int                `json:"decode_steps"`
+		TraceSteps int                `json:"trace_steps"`
+		PerStep    map[string]float64 `json:"per_step_us"`
+		Sim        bool               `json:"simulated"`
 	}
-	if err := json.Unmarshal(b, &s); err != nil {
+	if err := json.Unmarshal(b, &levels); err != nil {
 		t.Fatal(err)
 	}
-	if s.Share < 0.3 || s.Share > 0.65 || s.Steps <= 0 || len(s.Conc) != 2 || !s.Sim {
-		t.Errorf("json: %+v", s)
+	if len(levels) != 2 || levels[0].Level != 1 || levels[1].Level != 4 {
+		t.Fatalf("json: %+v", levels)
+	}
+	for _, s := range levels {
+		if s.Share < 0.3 || s.Share > 0.65 || s.Steps <= 0 || s.TraceSteps != s.Steps || len(s.PerStep) != 5 || !s.Sim {
+			t.Errorf("json: %+v", s)
+		}
+	}
+	// A bad level is one clear line and exit 2, before any work.
+	errb.Reset()
+	if code := headless.ProfileMain(ctx, []string{"-c", cfg, "--levels", "1,x"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--levels") {
+		t.Errorf("--levels 1,x: exit %d, %s", code, errb.String())
 	}
 }

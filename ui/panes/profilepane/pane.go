@@ -6,6 +6,8 @@
 package profilepane
 
 import (
+	"fmt"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
@@ -21,15 +23,16 @@ type Model struct {
 	w, h int
 
 	state   runState
-	run     int        // id of the current capture, to drop stale done messages
-	cancel  func()     // cancels the running capture
-	steps   []stepView // the capture's steps, in order
-	sum     *phases.ProfileSummary
+	run     int                     // id of the current capture, to drop stale done messages
+	cancel  func()                  // cancels the running capture
+	steps   []stepView              // the capture's steps, in order
+	sum     *phases.ProfileSummary  // the level shown
+	levels  []phases.ProfileSummary // one per capture window, in order
 	failed  *phases.ProfileFailed
 	msg     string          // a line for the operator (why nothing started, what to do)
 	frame   int             // spinner frame, advanced by the root's clock
 	kernels components.List // the kernel table
-	tpot    float64         // the sweep's median TPOT at C=1 (ms), read when a summary arrives
+	tpot    float64         // the sweep's median TPOT at the shown level's C (ms)
 }
 
 // stepView is one capture step as shown.
@@ -85,6 +88,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.start()
 	case key.Matches(msg, m.keys.Cancel):
 		return m.stop()
+	case key.Matches(msg, m.keys.Level):
+		return m.nextLevel()
 	default:
 		m.kernels.SetSize(m.kernelCount(), m.kernelRows())
 		m.kernels.Key(m.d.Keys, msg)
@@ -107,10 +112,19 @@ func (m *Model) apply(e phases.Event) {
 		}
 		m.steps = append(m.steps, stepView{name: v.Step, detail: v.Detail, started: started, elapsedS: v.ElapsedS, done: v.Done})
 	case phases.ProfileSummary:
+		if v.Level > 0 {
+			for i := range m.levels {
+				if m.levels[i].Level == v.Level {
+					m.levels = append(m.levels[:i], m.levels[i+1:]...)
+					break
+				}
+			}
+			m.levels = append(m.levels, v)
+		} else {
+			m.levels = nil
+		}
 		s := v
-		m.sum, m.failed = &s, nil
-		m.tpot = m.tpotC1()
-		m.kernels.Reset()
+		m.show(&s)
 	case phases.ProfileFailed:
 		f := v
 		m.failed = &f
@@ -119,17 +133,17 @@ func (m *Model) apply(e phases.Event) {
 
 // ShortHelp lists the pane's keys for the footer.
 func (m *Model) ShortHelp() []key.Binding {
-	return []key.Binding{m.keys.Start, m.keys.Cancel, m.keys.Down}
+	return []key.Binding{m.keys.Start, m.keys.Cancel, m.keys.Level, m.keys.Down}
 }
 
 // FullHelp lists the pane's keys in columns.
 func (m *Model) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{m.keys.Start, m.keys.Cancel}, {m.keys.Up, m.keys.Down, m.keys.PageUp, m.keys.PageDown, m.keys.Top, m.keys.Bottom}}
+	return [][]key.Binding{{m.keys.Start, m.keys.Cancel, m.keys.Level}, {m.keys.Up, m.keys.Down, m.keys.PageUp, m.keys.PageDown, m.keys.Top, m.keys.Bottom}}
 }
 
 // keyMap is the pane's own bindings; scrolling uses the shared ones.
 type keyMap struct {
-	Start, Cancel         key.Binding
+	Start, Cancel, Level  key.Binding
 	Up, Down, Top, Bottom key.Binding
 	PageUp, PageDown      key.Binding
 }
@@ -138,6 +152,7 @@ func newKeyMap(k *common.KeyMap) keyMap {
 	km := keyMap{
 		Start:  key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "capture a profile")),
 		Cancel: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel capture")),
+		Level:  key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next level")),
 	}
 	if k != nil {
 		km.Up, km.Down, km.Top, km.Bottom = k.Up, k.Down, k.Top, k.Bottom
@@ -154,4 +169,27 @@ func (m *Model) kernelCount() int {
 		return 0
 	}
 	return len(m.sum.Top)
+}
+
+// show makes s the summary on screen, with the TPOT of its level.
+func (m *Model) show(s *phases.ProfileSummary) {
+	m.sum, m.failed = s, nil
+	m.tpot = m.tpotAt(max(s.Level, 1))
+	m.kernels.Reset()
+}
+
+// nextLevel is the n key: show the next level's window.
+func (m *Model) nextLevel() tea.Cmd {
+	if len(m.levels) < 2 || m.sum == nil {
+		return common.Status("one level captured: nothing to switch to")
+	}
+	i := 0
+	for j := range m.levels {
+		if m.levels[j].Level == m.sum.Level {
+			i = (j + 1) % len(m.levels)
+		}
+	}
+	s := m.levels[i]
+	m.show(&s)
+	return common.Status(fmt.Sprintf("showing the C=%d window", s.Level))
 }

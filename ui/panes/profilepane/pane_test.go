@@ -149,6 +149,7 @@ func TestPaneCapture(t *testing.T) {
 	// its single-stream TPOT the cross-check.
 	for _, ev := range []phases.Event{
 		phases.New(time.Now(), phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 12.5}),
+		phases.New(time.Now(), phases.KindMacroLevel, phases.LevelResult{Concurrency: 8, MedianTPOTms: 15.9}),
 		phases.New(time.Now(), phases.KindMacroPlateau, phases.Plateau{Concurrency: 8, OutputThroughput: 600}),
 	} {
 		if err := m.d.Session.Record(ev); err != nil {
@@ -159,22 +160,29 @@ func TestPaneCapture(t *testing.T) {
 		t.Errorf("idle view should say what s does, at C=1 and the plateau:\n%s", v)
 	}
 	press(t, m, "s")
-	if got := m.sum.Concurrency; len(got) != 2 || got[1] != 8 {
-		t.Errorf("levels %v, want [1 8]", got)
-	}
 	if m.sum == nil {
 		t.Fatalf("no summary; view:\n%s", m.View())
 	}
+	// One window per level; the last one shows, compared with the TPOT of
+	// its own level (not C=1's).
+	if len(m.levels) != 2 || m.levels[0].Level != 1 || m.levels[1].Level != 8 || m.sum.Level != 8 {
+		t.Errorf("levels %+v, shown C=%d", m.levels, m.sum.Level)
+	}
 	v := ansi.Strip(m.View())
-	for _, want := range []string{"communication", "gemm", "attention", "moe", "other", "ncclDevKernel_AllReduce", "per decode step", "% of GPU time", "% of TPOT 12.5ms"} {
+	for _, want := range []string{"communication", "gemm", "attention", "moe", "other", "ncclDevKernel_AllReduce", "per decode step", "% of GPU time",
+		"% of TPOT 15.9ms at C=8", "C=1 ", "▶C=8 "} {
 		if !strings.Contains(v, want) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
 	}
 	checkFits(t, v, 78, 19)
 	// Where the decode-step count came from stays on screen at 78 columns.
-	if !strings.Contains(v, "steps from /metrics") && !strings.Contains(v, "steps estimated") {
+	if !strings.Contains(v, "steps in the trace") {
 		t.Errorf("view does not say where the step count came from:\n%s", v)
+	}
+	press(t, m, "n")
+	if v := ansi.Strip(m.View()); m.sum.Level != 1 || !strings.Contains(v, "% of TPOT 12.5ms at C=1") || !strings.Contains(v, "▶C=1 ") {
+		t.Errorf("n did not show C=1:\n%s", v)
 	}
 	first := m.kernels.Offset
 	press(t, m, "j")

@@ -98,15 +98,16 @@ func (m *Model) plateau() int {
 	return c
 }
 
-// tpotC1 is the median TPOT (ms) of the last single-stream level the
-// macro sweep measured, from the session's journal (0 when none).
-func (m *Model) tpotC1() float64 {
+// tpotAt is the median TPOT (ms) the macro sweep last measured at
+// concurrency c, from the session's journal (0 when none): a window is
+// compared with the TPOT of its own level.
+func (m *Model) tpotAt(c int) float64 {
 	if m.d.Session == nil {
 		return 0
 	}
 	tpot := 0.0
 	for _, e := range m.d.Session.Events() {
-		if l, ok := e.Data.(phases.LevelResult); ok && l.Concurrency == 1 && l.MedianTPOTms > 0 {
+		if l, ok := e.Data.(phases.LevelResult); ok && l.Concurrency == c && l.Rate == 0 && l.MedianTPOTms > 0 {
 			tpot = l.MedianTPOTms
 		}
 	}
@@ -130,10 +131,10 @@ func (m *Model) start() tea.Cmd {
 	m.run++
 	run := m.run
 	m.cancel, m.state = cancel, running
-	m.steps, m.sum, m.failed, m.msg = nil, nil, nil, ""
+	m.steps, m.sum, m.levels, m.failed, m.msg = nil, nil, nil, nil, ""
 	m.kernels.Reset()
 	em := &phases.Emitter{Out: m.d.Session.Sink(), Now: m.d.Now}
-	params := map[string]any{"url": remote.MaskURL(cfg.URL), "requests": cfg.Requests, "concurrency": cfg.Concurrency,
+	params := map[string]any{"url": remote.MaskURL(cfg.URL), "steps": cfg.Steps, "concurrency": cfg.Concurrency,
 		"profiler_dir": cfg.ProfilerDir, "input_len": cfg.InputLen, "output_len": cfg.OutputLen}
 	return tea.Batch(common.Status("profile capture started against "+remote.MaskURL(cfg.URL)), func() tea.Msg {
 		em.Emit(ctx, phases.KindPhaseStarted, &phases.PhaseStarted{Name: phases.Profile, Params: params})

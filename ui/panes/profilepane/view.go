@@ -94,8 +94,12 @@ func (m *Model) messageLines(w int) []string {
 		if dir == "" {
 			dir = profile.DefaultProfilerDir
 		}
-		text := fmt.Sprintf("s captures: start_profile, %d requests at C=%s, stop_profile, then reads %s on %s. "+
-			"The server must run with the torch profiler.", reqs(cfg.Requests), joinInts(cfg.Concurrency), dir, hostName(m))
+		steps := cfg.Steps
+		if steps <= 0 {
+			steps = profile.DefaultSteps
+		}
+		text := fmt.Sprintf("s captures one window per level (C=%s): a steady load, start_profile, %d engine steps, stop_profile, "+
+			"then reads %s on %s. The server must run with the torch profiler.", joinInts(cfg.Concurrency), steps, dir, hostName(m))
 		var out []string
 		for _, l := range wrap(text, w) {
 			out = append(out, s.Subtle.Render(l))
@@ -146,7 +150,9 @@ func (m *Model) stepLines(w int) []string {
 func (m *Model) captureLine(w int) string {
 	sum := m.sum
 	parts := []string{}
-	if sum.Requests > 0 {
+	if sum.Level > 0 {
+		parts = append(parts, fmt.Sprintf("C=%d window", sum.Level))
+	} else if sum.Requests > 0 {
 		parts = append(parts, fmt.Sprintf("%d requests at C=%s", sum.Requests, joinInts(sum.Concurrency)))
 	}
 	if sum.StopS > 0 {
@@ -168,6 +174,9 @@ func (m *Model) summaryLines(w, h int) []string {
 	head := fmt.Sprintf("GPU %s in %d kernels · communication %.1f%% of GPU time", units.Us(sum.TotalCUDAUs), sum.KernelCount, 100*sum.CommunicationShare)
 	out = append(out, s.Bold.Render(components.Truncate(head, w)))
 	out = append(out, m.perStepLines(w)...)
+	if l := m.levelsLine(w); l != "" {
+		out = append(out, l)
+	}
 	barW := w - 14 - 10 - 8
 	if barW > 50 {
 		barW = 50
@@ -225,12 +234,15 @@ func (m *Model) perStepLines(w int) []string {
 		return nil
 	}
 	src := "estimated"
-	if strings.Contains(sum.DecodeStepsSource, "/metrics") {
+	switch {
+	case strings.Contains(sum.DecodeStepsSource, "counted in the trace"):
+		src = "in the trace"
+	case strings.Contains(sum.DecodeStepsSource, "/metrics"):
 		src = "from /metrics"
 	}
 	line := "per decode step: comm " + units.Us(sum.CommPerStepUs)
 	if tpot := m.tpot; tpot > 0 {
-		line += fmt.Sprintf(" (%.0f%% of TPOT %.1fms)", 100*sum.CommPerStepUs/(tpot*1000), tpot)
+		line += fmt.Sprintf(" (%.0f%% of TPOT %.1fms at C=%d)", 100*sum.CommPerStepUs/(tpot*1000), tpot, max(sum.Level, 1))
 	}
 	line += " of " + units.Us(sum.GPUPerStepUs) + " GPU"
 	steps := fmt.Sprintf("%d steps %s", sum.DecodeSteps, src)
@@ -248,6 +260,9 @@ func (m *Model) kernelRows() int {
 	}
 	// title, message, capture line, totals, categories, table header
 	used := 1 + len(m.messageLines(w)) + 1 + 1 + len(profile.Categories) + 1 + len(m.perStepLines(w))
+	if m.levelsLine(w) != "" {
+		used++
+	}
 	return m.h - used
 }
 
@@ -299,4 +314,21 @@ func hostName(m *Model) string {
 		return "the host"
 	}
 	return m.d.Host.Name()
+}
+
+// levelsLine compares the captured levels: GPU time per step and the
+// communication share at each, the shown one marked ("n" switches).
+func (m *Model) levelsLine(w int) string {
+	if len(m.levels) < 2 || m.sum == nil {
+		return ""
+	}
+	var parts []string
+	for _, l := range m.levels {
+		p := fmt.Sprintf("C=%d %s/step comm %.0f%%", l.Level, units.Us(l.GPUPerStepUs), 100*l.CommunicationShare)
+		if l.Level == m.sum.Level {
+			p = "▶" + p
+		}
+		parts = append(parts, p)
+	}
+	return m.d.Styles.Subtle.Render(components.Truncate(strings.Join(parts, " · ")+" (n: next)", w))
 }
