@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 )
 
 // TestFaultsCountedExactly: every fault the emulator injects is one failed

@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"runtime"
@@ -17,22 +15,14 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu/emutest"
 )
 
 // startEmu serves an emulator on loopback for one test.
 func startEmu(t testing.TB, cfg vllmemu.Config) (*vllmemu.Emulator, string) {
 	t.Helper()
-	if cfg.Model == "" {
-		cfg.Model = "test/model"
-	}
-	emu := vllmemu.New(cfg)
-	srv := httptest.NewServer(emu)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		emu.Close()
-	})
-	return emu, srv.URL
+	return emutest.Start(t, cfg)
 }
 
 func runSweep(t testing.TB, cfg macro.Config) *macro.Result {

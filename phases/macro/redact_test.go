@@ -1,11 +1,11 @@
 package macro_test
 
 import (
-	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"strings"
 	"testing"
 
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 )
 
 // A password in --url is used for the requests but never recorded or shown.

@@ -2,7 +2,6 @@ package macro_test
 
 import (
 	"encoding/json"
-	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 )
 
 // TestRequestBody: what the client sends, for both APIs: a fixed output

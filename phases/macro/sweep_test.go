@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +15,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 )
 
 // TestPlateauWhereEmulatorSaturates: at most 8 requests run at once, so

@@ -1,12 +1,12 @@
 package macro_test
 
 import (
-	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"testing"
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 )
 
 // Steps of exactly 12.5 ms whatever the batch: StepPerSeq and

@@ -2,12 +2,12 @@ package micro
 
 import (
 	"fmt"
-	"github.com/profdeck/profdeck/phases/model"
 	"io"
 	"sort"
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/model"
 )
 
 // Result is everything one micro run reported, gathered from its events.

@@ -2,11 +2,11 @@ package nccl
 
 import (
 	"fmt"
-	"github.com/profdeck/profdeck/phases/model"
 	"io"
 	"sort"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/phases/units"
 )
 

@@ -3,7 +3,6 @@ package sim
 import (
 	"context"
 	"fmt"
-	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"io"
 	"net/http"
 	"path"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 )
 
 // The simulated torch profiler: POST /start_profile and /stop_profile, as

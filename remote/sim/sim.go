@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"io"
 	"math/rand"
 	"net"
@@ -27,6 +26,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 )
 
 // Options configure the simulated deployment. The zero value of each field

@@ -47,6 +47,26 @@ func newGPUCommand(name, usage string, stdout, stderr io.Writer) (*Command, *gpu
 	return c, g
 }
 
+// run is a GPU command's work: the campaign (batch picks the phase's batch
+// sizes from it), the flags resolved with it, the host and the plan, then
+// the phase that phase builds from them.
+func (g *gpuFlags) run(ctx context.Context, c *Command, batch func(*campaign.Campaign) []int,
+	phase func(camp *campaign.Campaign, h remote.Host, plan model.Plan) gpuPhase) error {
+	camp, fromFile, err := c.Campaign()
+	if err != nil {
+		return err
+	}
+	if err := g.resolve(camp, fromFile, batch(camp)); err != nil {
+		return err
+	}
+	h, plan, err := g.prepare(ctx, c, camp)
+	if err != nil || h == nil {
+		return err
+	}
+	defer h.Close()
+	return runGPU(ctx, c, phase(camp, h, plan))
+}
+
 // resolve fills the flags left unset from the campaign (fromFile: one was
 // read); batch is the phase's section of it.
 func (g *gpuFlags) resolve(camp *campaign.Campaign, fromFile bool, batch []int) error {

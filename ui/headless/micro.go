@@ -7,7 +7,9 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/micro"
+	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/report/campaign"
 )
 
 // MicroMain is `profdeck micro`: the decode step's GEMMs timed on the host.
@@ -22,31 +24,20 @@ func MicroMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err := c.Parse(args); err != nil {
 		return c.Exit(ctx, err)
 	}
-	return c.Exit(ctx, func() error {
-		camp, fromFile, err := c.Campaign()
-		if err != nil {
-			return err
-		}
-		if err := g.resolve(camp, fromFile, camp.Micro.Batch); err != nil {
-			return err
-		}
-		cfg := camp.MicroConfig()
-		setIf(&cfg.Python, *python)
-		h, plan, err := g.prepare(ctx, c, camp)
-		if err != nil || h == nil {
-			return err
-		}
-		defer h.Close()
-		cfg.Host, cfg.Plan, cfg.WorkDir, cfg.Force = h, plan, g.workDir, g.force
-		cfg.WarmupMs, cfg.RepMs, cfg.NoCalib = *warm, *repMs, *noCalib
-		cfg.OnText = func(l remote.Line) { fmt.Fprintln(stderr, "  |", l.Text) }
-		rep := micro.Report{Host: h.Name(), Python: cfg.Python, Plan: plan}
-		return runGPU(ctx, c, gpuPhase{Result: &rep.Result, ErrorText: micro.ErrorText,
-			Run: func(ctx context.Context, em *phases.Emitter, onRaw func(string)) error {
-				cfg.OnRaw = onRaw
-				return micro.Run(ctx, cfg, em)
-			},
-			Report: func(errText string) any { rep.Error = errText; return rep },
-		})
-	}())
+	return c.Exit(ctx, g.run(ctx, c, func(k *campaign.Campaign) []int { return k.Micro.Batch },
+		func(camp *campaign.Campaign, h remote.Host, plan model.Plan) gpuPhase {
+			cfg := camp.MicroConfig()
+			setIf(&cfg.Python, *python)
+			cfg.Host, cfg.Plan, cfg.WorkDir, cfg.Force = h, plan, g.workDir, g.force
+			cfg.WarmupMs, cfg.RepMs, cfg.NoCalib = *warm, *repMs, *noCalib
+			cfg.OnText = func(l remote.Line) { fmt.Fprintln(stderr, "  |", l.Text) }
+			rep := micro.Report{Host: h.Name(), Python: cfg.Python, Plan: plan}
+			return gpuPhase{Result: &rep.Result, ErrorText: micro.ErrorText,
+				Run: func(ctx context.Context, em *phases.Emitter, onRaw func(string)) error {
+					cfg.OnRaw = onRaw
+					return micro.Run(ctx, cfg, em)
+				},
+				Report: func(errText string) any { rep.Error = errText; return rep },
+			}
+		}))
 }

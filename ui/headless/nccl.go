@@ -7,8 +7,10 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/gpubench"
+	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/report/campaign"
 )
 
 // NCCLMain is `profdeck nccl`: the decode step's collectives timed on the
@@ -27,33 +29,22 @@ func NCCLMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := c.Parse(args); err != nil {
 		return c.Exit(ctx, err)
 	}
-	return c.Exit(ctx, func() error {
-		camp, fromFile, err := c.Campaign()
-		if err != nil {
-			return err
-		}
-		if err := g.resolve(camp, fromFile, camp.NCCL.Batch); err != nil {
-			return err
-		}
-		cfg := camp.NCCLConfig()
-		setIf(&cfg.Torchrun, *torchrun)
-		setIf(&cfg.Python, *python)
-		setIf(&cfg.NProc, *nproc)
-		h, plan, err := g.prepare(ctx, c, camp)
-		if err != nil || h == nil {
-			return err
-		}
-		defer h.Close()
-		cfg.Host, cfg.Plan, cfg.Batch, cfg.Tokens, cfg.WorkDir, cfg.Force = h, plan, nil, tokens, g.workDir, g.force
-		cfg.Repeats, cfg.NoGraph = *repeats, *noGraph
-		cfg.OnText = func(l remote.Line) { fmt.Fprintln(stderr, "  |", l.Text) }
-		rep := nccl.Report{Host: h.Name(), Torchrun: cfg.Torchrun, NProc: cfg.NProc, Plan: plan}
-		return runGPU(ctx, c, gpuPhase{Result: &rep.Result, ErrorText: nccl.ErrorText,
-			Run: func(ctx context.Context, em *phases.Emitter, onRaw func(string)) error {
-				cfg.OnRaw = onRaw
-				return nccl.Run(ctx, cfg, em)
-			},
-			Report: func(errText string) any { rep.Error = errText; return rep },
-		})
-	}())
+	return c.Exit(ctx, g.run(ctx, c, func(k *campaign.Campaign) []int { return k.NCCL.Batch },
+		func(camp *campaign.Campaign, h remote.Host, plan model.Plan) gpuPhase {
+			cfg := camp.NCCLConfig()
+			setIf(&cfg.Torchrun, *torchrun)
+			setIf(&cfg.Python, *python)
+			setIf(&cfg.NProc, *nproc)
+			cfg.Host, cfg.Plan, cfg.Batch, cfg.Tokens, cfg.WorkDir, cfg.Force = h, plan, nil, tokens, g.workDir, g.force
+			cfg.Repeats, cfg.NoGraph = *repeats, *noGraph
+			cfg.OnText = func(l remote.Line) { fmt.Fprintln(stderr, "  |", l.Text) }
+			rep := nccl.Report{Host: h.Name(), Torchrun: cfg.Torchrun, NProc: cfg.NProc, Plan: plan}
+			return gpuPhase{Result: &rep.Result, ErrorText: nccl.ErrorText,
+				Run: func(ctx context.Context, em *phases.Emitter, onRaw func(string)) error {
+					cfg.OnRaw = onRaw
+					return nccl.Run(ctx, cfg, em)
+				},
+				Report: func(errText string) any { rep.Error = errText; return rep },
+			}
+		}))
 }

@@ -39,12 +39,20 @@ func parseCommand(name, usage string, args []string, stderr io.Writer, extra fun
 	return fs.Arg(0), 0, true
 }
 
-// openInput opens a file, or standard input for "-".
-func openInput(name string) (io.ReadCloser, error) {
-	if name == "-" {
-		return io.NopCloser(os.Stdin), nil
+// withInput opens the file name (standard input for "-") for read, which
+// returns the exit status; a file that does not open is said on stderr.
+func withInput(cmd, name string, stderr io.Writer, read func(io.Reader) int) int {
+	var r io.ReadCloser = io.NopCloser(os.Stdin)
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "profdeck parse %s: %v\n", cmd, err)
+			return ExitCannotRun
+		}
+		r = f
 	}
-	return os.Open(name)
+	defer r.Close()
+	return read(r)
 }
 
 // ParseLogMain is `profdeck parse vllm-log FILE`: the log's summary as JSON.
@@ -53,21 +61,17 @@ func ParseLogMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if !ok {
 		return code
 	}
-	r, err := openInput(name)
-	if err != nil {
-		fmt.Fprintf(stderr, "profdeck parse vllm-log: %v\n", err)
-		return ExitCannotRun
-	}
-	defer r.Close()
-	sum, err := vllmlog.Read(r)
-	if err != nil {
-		fmt.Fprintf(stderr, "profdeck parse vllm-log: reading %s: %v (the summary covers what was read)\n", name, err)
-	}
-	printJSON(stdout, sum)
-	if err != nil {
-		return ExitCannotRun
-	}
-	return ExitOK
+	return withInput("vllm-log", name, stderr, func(r io.Reader) int {
+		sum, err := vllmlog.Read(r)
+		if err != nil {
+			fmt.Fprintf(stderr, "profdeck parse vllm-log: reading %s: %v (the summary covers what was read)\n", name, err)
+		}
+		printJSON(stdout, sum)
+		if err != nil {
+			return ExitCannotRun
+		}
+		return ExitOK
+	})
 }
 
 // ParseSMIMain is `profdeck parse nvidia-smi FILE`: one reading per GPU as JSON.
@@ -80,30 +84,26 @@ func ParseSMIMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if !ok {
 		return code
 	}
-	r, err := openInput(name)
-	if err != nil {
-		fmt.Fprintf(stderr, "profdeck parse nvidia-smi: %v\n", err)
-		return ExitCannotRun
-	}
-	defer r.Close()
-	b, err := io.ReadAll(io.LimitReader(r, 64<<20))
-	if err != nil {
-		fmt.Fprintf(stderr, "profdeck parse nvidia-smi: reading %s: %v\n", name, err)
-		return ExitCannotRun
-	}
 	var names []string
 	if fields != "" {
 		for _, f := range strings.Split(fields, ",") {
 			names = append(names, strings.TrimSpace(f))
 		}
 	}
-	gpus := smi.Parse(string(b), names)
-	printJSON(stdout, map[string]any{"gpus": gpus})
-	if len(gpus) == 0 {
-		fmt.Fprintf(stderr, "profdeck parse nvidia-smi: no GPU readings found in %s\n", name)
-		return ExitCannotRun
-	}
-	return ExitOK
+	return withInput("nvidia-smi", name, stderr, func(r io.Reader) int {
+		b, err := io.ReadAll(io.LimitReader(r, 64<<20))
+		if err != nil {
+			fmt.Fprintf(stderr, "profdeck parse nvidia-smi: reading %s: %v\n", name, err)
+			return ExitCannotRun
+		}
+		gpus := smi.Parse(string(b), names)
+		printJSON(stdout, map[string]any{"gpus": gpus})
+		if len(gpus) == 0 {
+			fmt.Fprintf(stderr, "profdeck parse nvidia-smi: no GPU readings found in %s\n", name)
+			return ExitCannotRun
+		}
+		return ExitOK
+	})
 }
 
 // ParseMetricsMain is `profdeck parse metrics FILE`: it reads a saved
@@ -114,22 +114,18 @@ func ParseMetricsMain(ctx context.Context, args []string, stdout, stderr io.Writ
 	if !ok {
 		return code
 	}
-	r, err := openInput(name)
-	if err != nil {
-		fmt.Fprintf(stderr, "profdeck parse metrics: %v\n", err)
-		return ExitCannotRun
-	}
-	defer r.Close()
-	snap, err := servermetrics.Parse(r)
-	if err != nil {
-		fmt.Fprintf(stderr, "profdeck parse metrics: %s: %v\n", name, err)
-		return ExitCannotRun
-	}
-	if err := printJSON(stdout, servermetrics.FiguresOf(name, snap)); err != nil {
-		fmt.Fprintf(stderr, "profdeck parse metrics: %v\n", err)
-		return ExitCannotRun
-	}
-	return ExitOK
+	return withInput("metrics", name, stderr, func(r io.Reader) int {
+		snap, err := servermetrics.Parse(r)
+		if err != nil {
+			fmt.Fprintf(stderr, "profdeck parse metrics: %s: %v\n", name, err)
+			return ExitCannotRun
+		}
+		if err := printJSON(stdout, servermetrics.FiguresOf(name, snap)); err != nil {
+			fmt.Fprintf(stderr, "profdeck parse metrics: %v\n", err)
+			return ExitCannotRun
+		}
+		return ExitOK
+	})
 }
 
 // ParseProfilerMain is `profdeck parse profiler-table FILE`: it reads a

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/remote/sim/vllmemu"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu/emutest"
 	"github.com/profdeck/profdeck/remote/ssh/sshtest"
 	"github.com/profdeck/profdeck/ui/headless"
 )
@@ -26,17 +27,7 @@ func sweepCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // startEmu serves an emulator on loopback for one test.
 func startEmu(t testing.TB, cfg vllmemu.Config) (*vllmemu.Emulator, string) {
 	t.Helper()
-	if cfg.Model == "" {
-		cfg.Model = "test/model"
-	}
-	emu := vllmemu.New(cfg)
-	srv := httptest.NewServer(emu)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		emu.Close()
-	})
-	return emu, srv.URL
+	return emutest.Start(t, cfg)
 }
 
 func TestSweepCommand(t *testing.T) {

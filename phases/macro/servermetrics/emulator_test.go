@@ -2,7 +2,6 @@ package servermetrics_test
 
 import (
 	"context"
-	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 )
 
 // The emulator's /metrics moves with its load: idle before, requests

@@ -2,7 +2,6 @@ package macropane
 
 import (
 	"context"
-	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote/sim"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"github.com/profdeck/profdeck/ui/common"
 )
 

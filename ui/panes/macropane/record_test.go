@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"net/http/httptest"
 	"os"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 )
 
 var record = flag.Bool("record", false, "re-record testdata/sweep.jsonl from a sweep of the emulator (about 40 s)")
