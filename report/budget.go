@@ -30,7 +30,25 @@ type BudgetSplit struct {
 	// Warnings flag figures that do not add up (e.g. measured parts larger
 	// than the TPOT they split).
 	Warnings []string
+	// Engine is the same step in the running engine, from a torch profile
+	// window at this concurrency (nil when none was captured).
+	Engine *EngineSplit
 }
+
+// EngineSplit is a decode step as the torch profile saw it in the running
+// engine: device time per step by category, over a window of Steps steps
+// at one concurrency.
+type EngineSplit struct {
+	Steps                              int
+	StepsFrom                          string
+	CommMs, GEMMms, AttentionMs, MoEms float64
+	OtherMs                            float64
+	StepMs                             float64 // device time per step: the parts' sum
+}
+
+// RestMs is what the isolated benchmarks' "rest" covers in the engine:
+// attention, MoE and other.
+func (e EngineSplit) RestMs() float64 { return e.AttentionMs + e.MoEms + e.OtherMs }
 
 // BudgetResult is the decode-time budget at single stream and, when a
 // plateau was found, at the plateau's concurrency.
@@ -82,6 +100,7 @@ type budgetInputs struct {
 	gemms   map[int]map[string]phases.GEMMResult // M → name → latest
 	plateau *phases.Plateau
 	profile *phases.ProfileSummary
+	engine  map[int]phases.ProfileSummary // per-level profile windows, by C
 }
 
 func collectBudgetInputs(events []phases.Event) budgetInputs {
@@ -90,6 +109,7 @@ func collectBudgetInputs(events []phases.Event) budgetInputs {
 		bursts: map[int]phases.NCCLBurst{},
 		steps:  map[int]phases.GEMMStep{},
 		gemms:  map[int]map[string]phases.GEMMResult{},
+		engine: map[int]phases.ProfileSummary{},
 	}
 	for _, ev := range events {
 		switch d := ev.Data.(type) {
@@ -116,6 +136,9 @@ func collectBudgetInputs(events []phases.Event) budgetInputs {
 		case phases.ProfileSummary:
 			p := d
 			in.profile = &p
+			if d.Level > 0 && d.DecodeSteps > 0 && len(d.PerStepUs) > 0 {
+				in.engine[d.Level] = d
+			}
 		}
 	}
 	return in
@@ -130,6 +153,9 @@ func Budget(events []phases.Event) BudgetResult {
 	if p := in.profile; p != nil && p.TotalCUDAUs > 0 {
 		res.ProfileShare, res.ProfileCommMs, res.ProfileStepMs = p.CommunicationShare, p.CommPerStepUs/1000, p.GPUPerStepUs/1000
 		res.ProfileCheck = fmt.Sprintf("cross-check: the torch profile puts communication at %.1f%% of device time", 100*p.CommunicationShare)
+		if p.Level > 0 {
+			res.ProfileCheck = fmt.Sprintf("cross-check: the torch profile at C=%d puts communication at %.1f%% of device time", p.Level, 100*p.CommunicationShare)
+		}
 		if p.CommPerStepUs > 0 {
 			res.ProfileCheck += fmt.Sprintf(" (%.2f ms per decode step", p.CommPerStepUs/1000)
 			if p.GPUPerStepUs > 0 {
@@ -185,8 +211,27 @@ func (in budgetInputs) split(name string, c int) BudgetSplit {
 	} else {
 		b.Missing = append(b.Missing, fmt.Sprintf("GEMM step sum at M=%d (run the micro phase with M=%d)", c, c))
 	}
+	if p, ok := in.engine[c]; ok {
+		b.Engine = engineSplit(p)
+		b.Sources = append(b.Sources, fmt.Sprintf("in the engine: torch profile window at C=%d, %d decode steps (%s)", c, p.DecodeSteps, p.DecodeStepsSource))
+		if b.HasAR && b.AllReduceMs > 0 {
+			if d := b.Engine.CommMs/b.AllReduceMs - 1; d > 0.25 || d < -0.25 {
+				b.Warnings = append(b.Warnings, fmt.Sprintf("communication takes %.2f ms per step in the engine vs %.2f ms for the isolated all-reduce (%+.0f%%)",
+					b.Engine.CommMs, b.AllReduceMs, 100*d))
+			}
+		}
+	}
 	if rest, ok := b.RestMs(); ok && rest < 0 {
 		b.Warnings = append(b.Warnings, fmt.Sprintf("measured parts exceed TPOT by %.2f ms: the isolated benchmarks overlap or over-state the step", -rest))
 	}
 	return b
+}
+
+// engineSplit is a profile window's per-step split in milliseconds.
+func engineSplit(p phases.ProfileSummary) *EngineSplit {
+	ms := func(c string) float64 { return p.PerStepUs[c] / 1000 }
+	e := &EngineSplit{Steps: p.DecodeSteps, StepsFrom: p.DecodeStepsSource, CommMs: ms("communication"), GEMMms: ms("gemm"),
+		AttentionMs: ms("attention"), MoEms: ms("moe"), OtherMs: ms("other")}
+	e.StepMs = e.CommMs + e.GEMMms + e.AttentionMs + e.MoEms + e.OtherMs
+	return e
 }

@@ -128,7 +128,9 @@ func (n *nb) budget(b BudgetResult) {
 
 func (n *nb) budgetSplit(b BudgetSplit) {
 	n.p("### %s\n\n", strings.ToUpper(b.Label[:1])+b.Label[1:])
-	if !b.Any() {
+	if b.Engine != nil {
+		n.budgetBoth(b)
+	} else if !b.Any() {
 		n.ln("_No inputs measured yet._\n")
 	} else {
 		if b.HasTPOT {
@@ -218,4 +220,45 @@ func (n *nb) sessionLog(evs []phases.Event) {
 		}
 	}
 	n.ln("")
+}
+
+// budgetBoth is the split from the isolated benchmarks beside the same step
+// in the running engine (the torch profile window at this concurrency), and
+// their difference.
+func (n *nb) budgetBoth(b BudgetSplit) {
+	e := b.Engine
+	if b.HasTPOT {
+		n.p("`%s` %s\n\n", TextBar(b.Parts(), 40), "█ all-reduce ▓ GEMM ░ rest (isolated benchmarks)")
+	}
+	cell := func(ok bool, v float64) string {
+		if !ok {
+			return "—"
+		}
+		return fmt.Sprintf("%.2f", v)
+	}
+	diff := func(ok bool, iso, eng float64) string {
+		if !ok {
+			return "—"
+		}
+		return fmt.Sprintf("%+.2f", eng-iso)
+	}
+	rest, hasRest := b.RestMs()
+	n.ln("| part | isolated benchmarks ms | % of TPOT | in the engine (profile) ms | difference ms |")
+	n.ln("|---|---:|---:|---:|---:|")
+	n.p("| all-reduce (communication) | %s | %s | %.2f | %s |\n", cell(b.HasAR, b.AllReduceMs), pctCell(b, b.HasAR, b.AllReduceMs), e.CommMs, diff(b.HasAR, b.AllReduceMs, e.CommMs))
+	n.p("| GEMM | %s | %s | %.2f | %s |\n", cell(b.HasGEMM, b.GEMMms), pctCell(b, b.HasGEMM, b.GEMMms), e.GEMMms, diff(b.HasGEMM, b.GEMMms, e.GEMMms))
+	n.p("| rest | %s | %s | %.2f | %s |\n", cell(hasRest, rest), pctCell(b, hasRest, rest), e.RestMs(), diff(hasRest, rest, e.RestMs()))
+	n.p("| · attention | — | | %.2f | |\n| · MoE | — | | %.2f | |\n| · other | — | | %.2f | |\n", e.AttentionMs, e.MoEms, e.OtherMs)
+	n.p("| **TPOT** / device time per step | %s | %s | **%.2f** | %s |\n\n", cell(b.HasTPOT, b.TPOTms), pctCell(b, b.HasTPOT, b.TPOTms), e.StepMs, diff(b.HasTPOT, b.TPOTms, e.StepMs))
+	if b.HasTPOT && e.StepMs < b.TPOTms {
+		n.p("In the engine the GPUs are busy %.2f ms of the %.2f ms TPOT (%.0f%%); the other %.2f ms per step are launch gaps and host time the isolated benchmarks do not see.\n\n",
+			e.StepMs, b.TPOTms, 100*e.StepMs/b.TPOTms, b.TPOTms-e.StepMs)
+	}
+}
+
+func pctCell(b BudgetSplit, ok bool, v float64) string {
+	if !ok || !b.HasTPOT {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f%%", b.Pct(v))
 }

@@ -74,6 +74,11 @@ func (m *Model) splitLines(b report.BudgetSplit, w int, full bool) []string {
 		line := title + m.bar(b, 12) + " " + fmt.Sprintf("%s of %.2f ms", strings.Join(ps, " · "), b.TPOTms)
 		out = append(out, components.Truncate(line, w))
 	}
+	if e := b.Engine; e != nil && full {
+		line := fmt.Sprintf("in the engine (profile, %d steps): comm %.2f · GEMM %.2f · attn %.2f · MoE %.2f · other %.2f = %.2f ms GPU/step",
+			e.Steps, e.CommMs, e.GEMMms, e.AttentionMs, e.MoEms, e.OtherMs, e.StepMs)
+		out = append(out, components.Truncate(m.st.subtle.Render(line), w))
+	}
 	if miss := missingShort(b); miss != "" {
 		out = append(out, components.Truncate(m.st.warn.Render("missing: ")+m.st.subtle.Render(miss), w))
 	}

@@ -1,0 +1,46 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// A profile window at C=1 puts the engine's split beside the isolated
+// benchmarks' in the budget, and the notebook shows both and the difference.
+func TestBudgetInTheEngine(t *testing.T) {
+	evs := seedEvents()
+	at := evs[len(evs)-1].Time.Add(time.Minute)
+	win := func(c int, comm, gemm, attn, moe, other float64) phases.Event {
+		return phases.New(at, phases.KindProfileSummary, phases.ProfileSummary{Level: c, Concurrency: []int{c}, TotalCUDAUs: 1,
+			DecodeSteps: 50, DecodeStepsSource: "counted in the trace: 50 annotations",
+			PerStepUs: map[string]float64{"communication": comm, "gemm": gemm, "attention": attn, "moe": moe, "other": other}})
+	}
+	evs = append(evs, win(1, 6100, 2900, 900, 1200, 600), win(128, 9000, 4000, 2000, 3000, 900))
+	b := Budget(evs)
+	e := b.Single.Engine
+	if e == nil || e.CommMs != 6.1 || e.GEMMms != 2.9 || e.StepMs < 11.69 || e.StepMs > 11.71 || e.Steps != 50 {
+		t.Fatalf("single stream engine split: %+v", e)
+	}
+	if b.Plateau == nil || b.Plateau.Engine == nil || b.Plateau.Engine.CommMs != 9 {
+		t.Fatalf("plateau engine split: %+v", b.Plateau)
+	}
+	md, err := RenderNotebook(evs, goldenOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(md)
+	for _, want := range []string{
+		"| part | isolated benchmarks ms | % of TPOT | in the engine (profile) ms | difference ms |",
+		"| all-reduce (communication) | 6.39 | 51.5% | 6.10 | -0.29 |",
+		"| · attention | — | | 0.90 | |",
+		"in the engine: torch profile window at C=1, 50 decode steps",
+		"In the engine the GPUs are busy 11.70 ms of the 12.40 ms TPOT",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("notebook lacks %q", want)
+		}
+	}
+}
