@@ -62,10 +62,15 @@ type Marker struct {
 	Pane  string `json:"pane,omitempty"` // as in Note
 }
 
-// NotebookSaved says the notebook was written (the event's time is when).
-// It is not journalled.
+// NotebookSaved says the notebook was written (the event's time is when),
+// or, with Err, that writing it failed. It is not journalled; it is how the
+// cockpit learns the notebook's state.
 type NotebookSaved struct {
 	Path string `json:"path"`
+	// Failed is true when the notebook was not written; Err says why (or,
+	// with Failed false, what went wrong beside it, e.g. its charts).
+	Failed bool   `json:"failed,omitempty"`
+	Err    string `json:"err,omitempty"`
 }
 
 // PhaseStarted / PhaseFinished bracket one run of a phase.
@@ -74,10 +79,13 @@ type PhaseStarted struct {
 	Params any    `json:"params,omitempty"`
 }
 
-// PhaseFinished ends one run of a phase; Err is empty on success.
+// PhaseFinished ends one run of a phase; Err is empty unless it failed.
+// Outcome is OutcomeDone, OutcomeCancelled or OutcomeFailed (empty in
+// journals written before it was recorded).
 type PhaseFinished struct {
-	Name string `json:"name"`
-	Err  string `json:"err,omitempty"`
+	Name    string `json:"name"`
+	Outcome string `json:"outcome,omitempty"`
+	Err     string `json:"err,omitempty"`
 }
 
 // ErrorEvent is a failure worth keeping that belongs to no phase result.

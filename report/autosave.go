@@ -167,9 +167,11 @@ func (a *Autosave) write() (time.Time, error) {
 
 	if a.s != nil {
 		a.s.SetNotebookStatus(NotebookStatus{Path: a.path, At: lastAt, Err: err})
-		if err == nil || ce != nil {
-			_ = a.s.Record(phases.New(at, phases.KindNotebookSaved, phases.NotebookSaved{Path: a.path}))
+		saved := phases.NotebookSaved{Path: a.path, Failed: err != nil && ce == nil}
+		if err != nil {
+			saved.Err = err.Error()
 		}
+		_ = a.s.Record(phases.New(at, phases.KindNotebookSaved, saved))
 		if err != nil && err.Error() != prevErr {
 			// Keep a failing write in the journal once, not at every retry.
 			_ = a.s.Record(phases.New(at, phases.KindError, phases.ErrorEvent{Where: "notebook", Err: err.Error()}))

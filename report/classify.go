@@ -24,6 +24,7 @@ type phaseRun struct {
 	start, end time.Time
 	finished   bool
 	err        string
+	outcome    string // phases.OutcomeDone, …; empty in older journals
 	params     any
 	events     []phases.Event
 }
@@ -103,7 +104,7 @@ func classify(events []phases.Event) *classified {
 				if r == nil {
 					r = lastRun(c, p, ev.Time)
 				}
-				r.end, r.finished, r.err = ev.Time, true, d.Err
+				r.end, r.finished, r.err, r.outcome = ev.Time, true, d.Err, d.Outcome
 				open[p] = nil
 				continue
 			}

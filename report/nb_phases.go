@@ -17,6 +17,11 @@ func (n *nb) run(ph string, i, total int, r *phaseRun) {
 	}
 	line := "Started " + n.clock(r.start)
 	switch {
+	case r.finished && r.outcome == phases.OutcomeCancelled:
+		line += fmt.Sprintf(", cancelled at %s after %s", n.clock(r.end), dur(r.end.Sub(r.start)))
+		if r.err != "" {
+			line += " (" + r.err + ")"
+		}
 	case r.finished && r.err != "":
 		line += fmt.Sprintf(", failed at %s after %s: %s", n.clock(r.end), dur(r.end.Sub(r.start)), r.err)
 	case r.finished:

@@ -60,7 +60,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.active = (m.active + len(m.panes) - 1) % len(m.panes)
 		return m, nil
 	case key.Matches(msg, k.Pane):
-		if n := int(msg.String()[0] - '1'); n >= 0 && n < len(m.panes) {
+		if n := paneFor(m.table, msg.String()); n >= 0 {
 			m.active = n
 		}
 		return m, nil

@@ -7,17 +7,14 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
 
+	"github.com/profdeck/profdeck/ui/common"
 	"github.com/profdeck/profdeck/ui/components"
 )
 
-// Rows taken by the root around the pane: header, tabs, status bar, help line.
-const chromeRows = 4
-
 // layout gives every pane its content area.
 func (m *Model) layout() {
-	w, h := m.w, m.h-chromeRows
+	w, h := m.w, m.h-common.ChromeRows
 	if h < 1 {
 		h = 1
 	}
@@ -47,20 +44,20 @@ func (m *Model) render() string {
 		return m.tooSmall()
 	}
 	s := m.d.Styles
-	bodyH := m.h - chromeRows
+	bodyH := m.h - common.ChromeRows
 	var body string
 	switch {
 	case m.confirmQuit:
 		body = s.BannerWarn.Render("A phase is still running. Quit anyway? y = quit, any other key = stay")
 	case m.showHelp:
-		body = s.Title.Render("Help — "+m.focused().Title()) + "\n\n" +
+		body = s.Title.Render("Help — "+m.table[m.active].Title) + "\n\n" +
 			m.help.FullHelpView(keyMap{pane: m.focused()}.FullHelp()) + "\n\n" +
 			s.Title.Render("Everywhere") + "\n" + m.help.FullHelpView(m.globalColumns()) + "\n\n" +
 			s.Subtle.Render("? or esc closes the help. In tmux, `set -sg escape-time 10` makes esc quick.")
 	default:
 		body = m.focused().View()
 	}
-	out := []string{m.header(), m.tabs(), fit(body, m.w, bodyH), m.statusBar(), m.helpLine()}
+	out := []string{m.header(), m.tabs(), components.Box(body, m.w, bodyH), m.statusBar(), m.helpLine()}
 	return strings.Join(out, "\n")
 }
 
@@ -129,9 +126,9 @@ func (m *Model) tabs() string {
 	s := m.d.Styles
 	var b strings.Builder
 	for i, p := range m.panes {
-		label := fmt.Sprintf(" %d %s ", i+1, p.Title())
+		label := " " + m.table[i].Key + " " + m.table[i].Title + " "
 		if p.Busy() {
-			label = fmt.Sprintf(" %d %s* ", i+1, p.Title())
+			label = " " + m.table[i].Key + " " + m.table[i].Title + "* "
 		}
 		if i == m.active {
 			b.WriteString(s.TabActive.Render(label))
@@ -155,11 +152,11 @@ func (m *Model) statusBar() string {
 		return st.Render(components.Truncate(m.status, m.w))
 	}
 	// "? help" comes first so that a long notebook path never hides it.
-	parts := []string{"? help", "pane " + m.focused().Title()}
+	parts := []string{"? help", "pane " + m.table[m.active].Title}
 	var run []string
-	for _, ph := range panePhases {
-		if m.running[ph] {
-			run = append(run, ph)
+	for _, e := range m.table {
+		if m.running[e.Phase] {
+			run = append(run, e.Phase)
 		}
 	}
 	if len(run) > 0 {
@@ -177,23 +174,6 @@ func (m *Model) statusBar() string {
 
 func (m *Model) helpLine() string {
 	return components.Truncate(m.help.ShortHelpView(m.helpKeys()), m.w)
-}
-
-// fit cuts or pads s to exactly h lines of at most w cells.
-func fit(s string, w, h int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > h {
-		lines = lines[:h]
-	}
-	for i, l := range lines {
-		if lipgloss.Width(l) > w {
-			lines[i] = ansi.Truncate(l, w, "")
-		}
-	}
-	for len(lines) < h {
-		lines = append(lines, "")
-	}
-	return strings.Join(lines, "\n")
 }
 
 func clock(d time.Duration) string {

@@ -10,12 +10,6 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/ui/common"
-	"github.com/profdeck/profdeck/ui/panes/loadpane"
-	"github.com/profdeck/profdeck/ui/panes/macropane"
-	"github.com/profdeck/profdeck/ui/panes/micropane"
-	"github.com/profdeck/profdeck/ui/panes/ncclpane"
-	"github.com/profdeck/profdeck/ui/panes/notespane"
-	"github.com/profdeck/profdeck/ui/panes/profilepane"
 )
 
 // MinWidth and MinHeight are the smallest screen the cockpit draws on.
@@ -23,9 +17,6 @@ const (
 	MinWidth  = 80
 	MinHeight = 24
 )
-
-// Pane order: the number keys 1–6 follow it.
-var panePhases = []string{phases.Load, phases.Macro, phases.Micro, phases.NCCL, phases.Profile, phases.Notes}
 
 // Saver writes the notebook (report.Autosave satisfies it).
 type Saver interface {
@@ -37,6 +28,7 @@ type Saver interface {
 // them out between a header and a status bar.
 type Model struct {
 	d      *common.Deps
+	table  []PaneEntry // the panes' entries, in tab order
 	panes  []common.Component
 	active int
 	w, h   int
@@ -66,12 +58,18 @@ type Model struct {
 	lastSavePath string
 }
 
-// New builds the root with one pane per phase.
+// New builds the root with the panes of the table.
 func New(d *common.Deps, saver Saver) *Model {
-	panes := []common.Component{
-		loadpane.New(d), macropane.New(d), micropane.New(d),
-		ncclpane.New(d), profilepane.New(d), notespane.New(d),
+	return NewWith(d, saver, Panes)
+}
+
+// NewWith builds the root with the panes of table.
+func NewWith(d *common.Deps, saver Saver, table []PaneEntry) *Model {
+	panes := make([]common.Component, len(table))
+	for i, e := range table {
+		panes[i] = e.New(d)
 	}
+	d.Keys.Pane = paneKey(table)
 	ti := textinput.New()
 	ti.Placeholder = "what did you see? (enter saves, esc cancels)"
 	ti.Prompt = "note> "
@@ -79,7 +77,7 @@ func New(d *common.Deps, saver Saver) *Model {
 	h := help.New()
 	now := d.Now()
 	m := &Model{
-		d: d, panes: panes, help: h, note: ti, saver: saver,
+		d: d, table: table, panes: panes, help: h, note: ti, saver: saver,
 		start: now, now: now, running: map[string]bool{},
 	}
 	if d.Session != nil {
@@ -137,10 +135,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case savedMsg:
+		// When it was written reaches the status bar as an event, as it
+		// does for every write; this only says so.
 		if msg.err != nil {
 			return m, m.setStatus("notebook not written: "+msg.err.Error(), true)
 		}
-		m.lastSave, m.lastSavePath = msg.at, msg.path
 		return m, m.setStatus("notebook written to "+msg.path+" at "+msg.at.Format("15:04:05"), false)
 	case noteSavedMsg:
 		if msg.err != nil {
@@ -170,41 +169,20 @@ func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// route hands each pane the events of its phase; the Notes pane gets every
-// journalled event. Phase boundaries and connection state stay with the root.
+// route hands each pane the events its table entry asks for. Phase
+// boundaries, the connection and the notebook's writes also update the root.
 func (m *Model) route(b batchMsg) tea.Cmd {
 	per := make([][]phases.Event, len(m.panes))
-	notes := len(m.panes) - 1
 	kick := false
 	for _, ev := range b.events {
-		switch ev.Kind {
-		case phases.KindConnState, phases.KindConnRTT:
-			if cs, ok := ev.Data.(phases.ConnState); ok {
-				m.conn, m.hasConn = cs, true
-			}
-		case phases.KindPhaseStarted:
-			if ps, ok := ev.Data.(phases.PhaseStarted); ok {
-				m.running[ps.Name] = true
-			}
-		case phases.KindPhaseFinished:
-			if pf, ok := ev.Data.(phases.PhaseFinished); ok {
-				m.running[pf.Name] = false
-			}
-		case phases.KindNotebookSaved:
-			if ns, ok := ev.Data.(phases.NotebookSaved); ok {
-				m.lastSave, m.lastSavePath = ev.Time, ns.Path
-			}
-		}
-		for i, ph := range panePhases[:notes] {
-			if ev.Phase == ph {
+		m.observe(ev)
+		for i, e := range m.table {
+			if e.wants(ev) {
 				per[i] = append(per[i], ev)
 			}
 		}
-		if !phases.Ephemeral(ev.Kind) {
-			per[notes] = append(per[notes], ev)
-			if ev.Kind != phases.KindNotebookSaved && ev.Kind != phases.KindConnState {
-				kick = true
-			}
+		if !phases.Ephemeral(ev.Kind) && ev.Kind != phases.KindConnState {
+			kick = true
 		}
 	}
 	if kick && m.saver != nil {
@@ -220,6 +198,23 @@ func (m *Model) route(b batchMsg) tea.Cmd {
 		cmds = append(cmds, cmd)
 	}
 	return tea.Batch(cmds...)
+}
+
+// observe keeps what the root shows itself: the link, the running phases and
+// the notebook's last write.
+func (m *Model) observe(ev phases.Event) {
+	switch d := ev.Data.(type) {
+	case phases.ConnState:
+		m.conn, m.hasConn = d, true
+	case phases.PhaseStarted:
+		m.running[d.Name] = true
+	case phases.PhaseFinished:
+		m.running[d.Name] = false
+	case phases.NotebookSaved:
+		if !d.Failed {
+			m.lastSave, m.lastSavePath = ev.Time, d.Path
+		}
+	}
 }
 
 func (m *Model) setStatus(text string, isErr bool) tea.Cmd {
@@ -310,7 +305,7 @@ func (m *Model) saveNow() tea.Cmd {
 
 func (m *Model) recordNote(text string) tea.Cmd {
 	s := m.d.Session
-	pane := m.focused().Title()
+	pane := m.table[m.active].Title
 	now := m.d.Now()
 	return func() tea.Msg {
 		if s == nil {

@@ -230,14 +230,14 @@ func TestFullHelpShowsGlobalKeysAt80Columns(t *testing.T) {
 		for _, b := range m.globalColumns() {
 			for _, k := range b {
 				if !strings.Contains(got, k.Help().Desc) {
-					t.Errorf("%s: full help lacks %q:\n%s", m.focused().Title(), k.Help().Desc, got)
+					t.Errorf("%s: full help lacks %q:\n%s", m.table[m.active].Title, k.Help().Desc, got)
 				}
 			}
 		}
 		for _, k := range m.focused().FullHelp() {
 			for _, b := range k {
 				if !strings.Contains(got, b.Help().Desc) {
-					t.Errorf("%s: full help lacks %q:\n%s", m.focused().Title(), b.Help().Desc, got)
+					t.Errorf("%s: full help lacks %q:\n%s", m.table[m.active].Title, b.Help().Desc, got)
 				}
 			}
 		}

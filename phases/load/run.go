@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -59,7 +60,14 @@ func (s *run) phaseFinish(err string) {
 		return
 	}
 	s.open = false
-	s.emit(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Load, Err: err})
+	fin := phases.PhaseFinished{Name: phases.Load, Outcome: phases.OutcomeDone}
+	switch {
+	case err == "stopped", strings.HasPrefix(err, "replaced"):
+		fin.Outcome, fin.Err = phases.OutcomeCancelled, err
+	case err != "":
+		fin.Outcome, fin.Err = phases.OutcomeFailed, err
+	}
+	s.emit(phases.KindPhaseFinished, fin)
 }
 
 func (s *run) now() time.Time { return s.w.cfg.Now() }

@@ -117,12 +117,34 @@ func (s *Sweep) state() (paused, stopping bool, target int) {
 	return s.paused, s.stopping, s.target
 }
 
-// Run runs the sweep, emitting events on em (which may be nil), and returns
-// what it measured. An error means the sweep could not start (no server, no
-// model); failed requests are data in the result, not errors. When ctx is
-// cancelled mid-sweep, Run returns the levels finished so far and ctx's
-// error.
-func (s *Sweep) Run(ctx context.Context, em *phases.Emitter) (*Result, error) {
+// Run runs the sweep, emitting events on em (which may be nil) between the
+// phase's start and finish, and returns what it measured. An error means
+// the sweep could not start (no server, no model); failed requests are data
+// in the result, not errors. When ctx is cancelled mid-sweep, Run returns
+// the levels finished so far and ctx's error.
+func (s *Sweep) Run(ctx context.Context, em *phases.Emitter) (res *Result, err error) {
+	err = phases.Run(ctx, em, phases.Macro, s.params(), func(ctx context.Context) error {
+		res, err = s.run(ctx, em)
+		return err
+	})
+	return res, err
+}
+
+// params are the sweep's parameters, journalled with its start.
+func (s *Sweep) params() map[string]any {
+	c := s.cfg
+	p := map[string]any{"url": shownURL(c.URL), "concurrency": c.Concurrency, "requests": c.Requests,
+		"input_len": c.InputLen, "output_len": c.OutputLen}
+	if c.Duration > 0 {
+		p["duration_s"] = c.Duration.Seconds()
+	}
+	if c.Rate > 0 {
+		p["rate"] = c.Rate
+	}
+	return p
+}
+
+func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 	cfg := s.cfg
 	maxC := cfg.Concurrency[len(cfg.Concurrency)-1]
 	c := newClient(cfg, maxC)

@@ -65,6 +65,13 @@ func Command(cfg Config, scriptPath, planPath string) string {
 // before that are already emitted). When the GPUs are busy it returns a
 // *pyrun.BusyError before uploading anything, unless cfg.Force.
 func Run(ctx context.Context, cfg Config, em *phases.Emitter) error {
+	p := cfg.Plan
+	params := map[string]any{"model": p.Model, "tp": p.TP, "ep": p.EP, "batch": p.Batch, "python": cfg.Python,
+		"gemms": len(p.GEMMs), "force": cfg.Force}
+	return phases.Run(ctx, em, phases.Micro, params, func(ctx context.Context) error { return run(ctx, cfg, em) })
+}
+
+func run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 	if cfg.Host == nil {
 		return errors.New("micro: no host")
 	}

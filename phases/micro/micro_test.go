@@ -147,8 +147,13 @@ func TestScriptDiesHalfway(t *testing.T) {
 	if len(r.Errors) != 1 || !r.Errors[0].Fatal || !strings.Contains(r.Errors[0].Err, "illegal memory access") {
 		t.Errorf("errors %+v", r.Errors)
 	}
-	if last := evs[len(evs)-1]; last.Kind != phases.KindMicroError {
-		t.Errorf("last event %s", last.Kind)
+	// The script's error is the last result; the phase's failed finish
+	// follows it.
+	if n := len(evs); n < 2 || evs[n-2].Kind != phases.KindMicroError || evs[n-1].Kind != phases.KindPhaseFinished {
+		t.Errorf("last events %s", evs[max(0, n-2):])
+	}
+	if fin := evs[len(evs)-1].Data.(phases.PhaseFinished); fin.Outcome != phases.OutcomeFailed || fin.Err == "" {
+		t.Errorf("finish %+v", fin)
 	}
 }
 

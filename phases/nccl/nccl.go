@@ -102,6 +102,13 @@ func Command(cfg Config, scriptPath string) string {
 // before a failure are already emitted). Busy GPUs give a *pyrun.BusyError
 // before anything runs, unless cfg.Force.
 func Run(ctx context.Context, cfg Config, em *phases.Emitter) error {
+	p := cfg.Plan
+	params := map[string]any{"model": p.Model, "tp": p.TP, "nproc": cfg.NProc, "torchrun": cfg.Torchrun, "batch": p.Batch,
+		"allreduce_per_step": p.AllReduce.PerStep, "force": cfg.Force}
+	return phases.Run(ctx, em, phases.NCCL, params, func(ctx context.Context) error { return run(ctx, cfg, em) })
+}
+
+func run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 	if cfg.Host == nil {
 		return errors.New("nccl: no host")
 	}

@@ -161,6 +161,17 @@ func Capture(ctx context.Context, cfg Config, em *phases.Emitter) (*phases.Profi
 // after start_profile still sends stop_profile.
 func CaptureLevels(ctx context.Context, cfg Config, em *phases.Emitter) ([]phases.ProfileSummary, error) {
 	cfg = cfg.withDefaults()
+	params := map[string]any{"url": remote.MaskURL(cfg.URL), "steps": cfg.Steps, "concurrency": cfg.Concurrency,
+		"profiler_dir": cfg.ProfilerDir, "input_len": cfg.InputLen, "output_len": cfg.OutputLen}
+	var levels []phases.ProfileSummary
+	err := phases.Run(ctx, em, phases.Profile, params, func(ctx context.Context) (err error) {
+		levels, err = captureLevels(ctx, cfg, em)
+		return err
+	})
+	return levels, err
+}
+
+func captureLevels(ctx context.Context, cfg Config, em *phases.Emitter) ([]phases.ProfileSummary, error) {
 	if cfg.Host == nil {
 		return nil, errors.New("profile: no host")
 	}

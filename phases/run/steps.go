@@ -89,33 +89,13 @@ func (r *runner) healthy(ctx context.Context) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// phase runs fn between the phase's started and finished events.
-func (r *runner) phase(ctx context.Context, name string, params any, fn func(ctx context.Context) error) error {
-	r.emit(phases.KindPhaseStarted, phases.PhaseStarted{Name: name, Params: params})
-	err := fn(ctx)
-	fin := phases.PhaseFinished{Name: name}
-	if err != nil {
-		fin.Err = errText(err)
-	}
-	r.emit(phases.KindPhaseFinished, fin)
-	return err
-}
-
 // macro runs the campaign's sweep.
 func (r *runner) macro(ctx context.Context) (string, string) {
 	sw, err := macro.NewSweep(r.cfg.Sweep)
 	if err != nil {
 		return phases.StepFailed, err.Error()
 	}
-	c := sw.Config()
-	params := map[string]any{"url": c.URL, "concurrency": c.Concurrency, "requests": c.Requests,
-		"input_len": c.InputLen, "output_len": c.OutputLen}
-	var res *macro.Result
-	err = r.phase(ctx, phases.Macro, params, func(ctx context.Context) error {
-		var err error
-		res, err = sw.Run(ctx, r.em)
-		return err
-	})
+	res, err := sw.Run(ctx, r.em) // the engine brackets its run
 	if err != nil {
 		return phases.StepFailed, errText(err)
 	}
@@ -154,8 +134,7 @@ func (r *runner) freeGPUs(ctx context.Context) (string, string) {
 }
 
 // gpuPhase builds the model's plan on the host and runs a GPU phase with it.
-func (r *runner) gpuPhase(ctx context.Context, name string, opts model.Options, params func(model.Plan) map[string]any,
-	fn func(context.Context, model.Plan) error) (string, string) {
+func (r *runner) gpuPhase(ctx context.Context, opts model.Options, fn func(context.Context, model.Plan) error) (string, string) {
 	mc, err := model.Resolve(ctx, r.cfg.Host, r.cfg.ModelSpec)
 	var plan model.Plan
 	if err == nil {
@@ -164,7 +143,7 @@ func (r *runner) gpuPhase(ctx context.Context, name string, opts model.Options, 
 	if err != nil {
 		return phases.StepFailed, fmt.Sprintf("model %s: %s", r.cfg.ModelSpec, errText(err))
 	}
-	if err := r.phase(ctx, name, params(plan), func(ctx context.Context) error { return fn(ctx, plan) }); err != nil {
+	if err := fn(ctx, plan); err != nil {
 		return phases.StepFailed, errText(err)
 	}
 	return phases.StepDone, fmt.Sprintf("%s TP%d at batch %v", r.cfg.ModelSpec, opts.TP, plan.Batch)
@@ -173,10 +152,7 @@ func (r *runner) gpuPhase(ctx context.Context, name string, opts model.Options, 
 func (r *runner) micro(ctx context.Context) (string, string) {
 	cfg := r.cfg.Micro
 	cfg.Host = r.cfg.Host
-	return r.gpuPhase(ctx, phases.Micro, r.cfg.MicroPlan, func(p model.Plan) map[string]any {
-		return map[string]any{"model": r.cfg.ModelSpec, "tp": r.cfg.MicroPlan.TP, "ep": r.cfg.MicroPlan.EP,
-			"batch": p.Batch, "python": cfg.Python, "gemms": len(p.GEMMs)}
-	}, func(ctx context.Context, p model.Plan) error {
+	return r.gpuPhase(ctx, r.cfg.MicroPlan, func(ctx context.Context, p model.Plan) error {
 		cfg.Plan = p
 		return micro.Run(ctx, cfg, r.em)
 	})
@@ -185,10 +161,7 @@ func (r *runner) micro(ctx context.Context) (string, string) {
 func (r *runner) nccl(ctx context.Context) (string, string) {
 	cfg := r.cfg.NCCL
 	cfg.Host = r.cfg.Host
-	return r.gpuPhase(ctx, phases.NCCL, r.cfg.NCCLPlan, func(p model.Plan) map[string]any {
-		return map[string]any{"model": r.cfg.ModelSpec, "tp": r.cfg.NCCLPlan.TP, "nproc": cfg.NProc,
-			"torchrun": cfg.Torchrun, "batch": p.Batch, "allreduce_per_step": p.AllReduce.PerStep}
-	}, func(ctx context.Context, p model.Plan) error {
+	return r.gpuPhase(ctx, r.cfg.NCCLPlan, func(ctx context.Context, p model.Plan) error {
 		cfg.Plan = p
 		return nccl.Run(ctx, cfg, r.em)
 	})
@@ -243,13 +216,7 @@ func (r *runner) profile(ctx context.Context) (string, string) {
 	if plateau > 1 {
 		cfg.Concurrency = append(cfg.Concurrency, plateau)
 	}
-	params := map[string]any{"url": cfg.URL, "requests": cfg.Requests, "concurrency": cfg.Concurrency}
-	var levels []phases.ProfileSummary
-	err := r.phase(ctx, phases.Profile, params, func(ctx context.Context) error {
-		var err error
-		levels, err = profile.CaptureLevels(ctx, cfg, r.em)
-		return err
-	})
+	levels, err := profile.CaptureLevels(ctx, cfg, r.em) // the engine brackets its run
 	if err != nil {
 		return phases.StepFailed, errText(err)
 	}

@@ -24,8 +24,6 @@ type Component interface {
 	Update(msg tea.Msg) (Component, tea.Cmd)
 	View() string
 	SetSize(width, height int)
-	// Title is the pane's name in the tab bar ("Macro").
-	Title() string
 	// Typing is true while a text input has focus: global letter keys
 	// (q, digits, w, n) then go to the pane.
 	Typing() bool
@@ -77,4 +75,25 @@ func Status(text string) tea.Cmd {
 // Error returns a command that shows err in the footer as an error.
 func Error(err error) tea.Cmd {
 	return func() tea.Msg { return StatusMsg{Text: err.Error(), Error: true} }
+}
+
+// ChromeRows are the screen rows the root takes around the pane: header,
+// tabs, status bar and help line.
+const ChromeRows = 4
+
+// PhaseOf is the phase whose pane an event is for: the phase it belongs
+// to, except that a run's start and finish go to the phase that ran and a
+// marker to the phase it was dropped on.
+func PhaseOf(ev phases.Event) string {
+	switch d := ev.Data.(type) {
+	case phases.PhaseStarted:
+		return d.Name
+	case phases.PhaseFinished:
+		return d.Name
+	case phases.Marker:
+		if d.Pane != "" {
+			return d.Pane
+		}
+	}
+	return ev.Phase
 }

@@ -45,3 +45,24 @@ func PadLeft(s string, w int) string {
 
 // Width is the number of cells s takes on screen (ANSI styles take none).
 func Width(s string) int { return ansi.StringWidth(s) }
+
+// Box cuts or pads view to exactly h lines of at most w cells, so a pane
+// fills the area it was given whatever it drew.
+func Box(view string, w, h int) string {
+	if h <= 0 {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(view, "\n"), "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for i, l := range lines {
+		if ansi.StringWidth(l) > w {
+			lines[i] = Truncate(l, w)
+		}
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
+}

@@ -3,6 +3,8 @@ package gpubench
 import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/profdeck/profdeck/ui/common"
 )
 
 // Keys are the keys both panes have.
@@ -29,9 +31,9 @@ func (r *Runner) Key(msg tea.KeyPressMsg, k Keys, start func(force bool) tea.Cmd
 		return start(false), true
 	case key.Matches(msg, k.Cancel):
 		return r.Stop(), true
-	case key.Matches(msg, k.Force) && r.Busy != nil:
+	case key.Matches(msg, k.Force) && r.State == common.RunBusy:
 		return start(true), true
-	case key.Matches(msg, k.StopServer) && r.Busy != nil:
+	case key.Matches(msg, k.StopServer) && r.State == common.RunBusy:
 		return r.StopServer(), true
 	}
 	return nil, false
@@ -39,7 +41,7 @@ func (r *Runner) Key(msg tea.KeyPressMsg, k Keys, start func(force bool) tea.Cmd
 
 // BusyHelp is the short help after a busy start (ok is false otherwise).
 func (r *Runner) BusyHelp(k Keys) (help []key.Binding, ok bool) {
-	if r.Busy != nil && r.State == Idle {
+	if r.State == common.RunBusy && !r.Active() {
 		return []key.Binding{k.StopServer, k.Force, k.Start}, true
 	}
 	return nil, false

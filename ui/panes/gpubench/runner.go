@@ -8,34 +8,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/model"
-	"github.com/profdeck/profdeck/phases/pyrun"
 	"github.com/profdeck/profdeck/ui/common"
 )
-
-// State is where a pane's run is.
-type State int
-
-// The states of a run.
-const (
-	Idle State = iota
-	Running
-	Cancelling
-	StoppingServer
-)
-
-// DoneMsg says a run a Runner started has ended.
-type DoneMsg struct {
-	runner *Runner
-	Run    int
-	Err    error
-}
 
 // ServerStoppedMsg says the server stop asked for with x has ended.
 type ServerStoppedMsg struct {
@@ -43,31 +23,26 @@ type ServerStoppedMsg struct {
 	Err    error
 }
 
-// Runner runs one GPU phase for a pane and keeps the outcome the pane shows.
+// Runner runs one GPU phase for a pane: the shared run state machine, plus
+// the server stop that frees busy GPUs, and the last run's label.
 type Runner struct {
-	Name  string // "micro", "nccl": the prefix of status messages
-	Phase string // the phase's name in its events
-	D     *common.Deps
+	common.Run
+	Name string // "micro", "nccl": the prefix of status messages
+	D    *common.Deps
 
-	State  State
-	cancel context.CancelFunc
-	run    int
-	Busy   *pyrun.BusyError // the last start found the GPUs busy
-	Msg    string           // the last run's outcome or error
-	Failed bool
-	Done   bool   // the last run ended well
-	Label  string // model and parallelism of the last run
+	Stopping bool   // the server is being stopped before a run
+	StopErr  string // the last server stop failed
+	Label    string // model and parallelism of the last run
+}
+
+// NewRunner builds the runner of phase for a pane; name prefixes its
+// status messages.
+func NewRunner(d *common.Deps, phase, name string) Runner {
+	return Runner{Run: common.Run{Phase: phase}, Name: name, D: d}
 }
 
 // Active is true while the script (or the server stop before it) runs.
-func (r *Runner) Active() bool { return r.State != Idle }
-
-func (r *Runner) parent() context.Context {
-	if r.D.Ctx != nil {
-		return r.D.Ctx
-	}
-	return context.Background()
-}
+func (r *Runner) Active() bool { return r.Run.Active() || r.Stopping }
 
 // Begin checks that a run can start: nothing runs, the campaign, session
 // and host are there and the campaign names a model. It returns the model
@@ -83,7 +58,7 @@ func (r *Runner) Begin() (spec string, tp int, cmd tea.Cmd, ok bool) {
 	}
 	spec, err := c.ModelSpec()
 	if err != nil {
-		r.Msg, r.Failed = err.Error(), true
+		r.State, r.Err = common.RunFailed, err
 		return "", 0, common.Error(err), false
 	}
 	return spec, c.TP(), nil, true
@@ -93,100 +68,82 @@ func (r *Runner) Begin() (spec string, tp int, cmd tea.Cmd, ok bool) {
 type Job struct {
 	Spec    string        // the model
 	Options model.Options // how the plan is built
-	// Params are the phase's parameters, journalled with its start.
-	Params func(model.Plan) map[string]any
-	Run    func(ctx context.Context, plan model.Plan, em *phases.Emitter) error
+	// Run is the phase's engine, which brackets its own run.
+	Run func(ctx context.Context, plan model.Plan, em *phases.Emitter) error
 }
 
-// Launch starts j with label as the run's title: the returned command
-// resolves the model on the host, builds the plan, runs the phase between
-// its start and finish events, and ends with a DoneMsg.
+// Launch starts j with label as the run's title: the command resolves the
+// model on the host, builds the plan and runs the phase.
 func (r *Runner) Launch(label string, j Job) tea.Cmd {
-	ctx, cancel := context.WithCancel(r.parent())
-	r.run++
-	run := r.run
-	r.cancel, r.State = cancel, Running
-	r.Busy, r.Msg, r.Failed, r.Done, r.Label = nil, "", false, false, label
+	r.Label, r.StopErr = label, ""
 	host := r.D.Host
-	em := &phases.Emitter{Out: r.D.Session.Sink(), Now: r.D.Now}
-	return tea.Batch(func() tea.Msg {
-		done := func(err error) tea.Msg { return DoneMsg{runner: r, Run: run, Err: err} }
+	return r.Start(r.D, func(ctx context.Context, em *phases.Emitter) error {
 		mc, err := model.Resolve(ctx, host, j.Spec)
-		var plan model.Plan
-		if err == nil {
-			plan, err = model.Build(mc, j.Options)
-		}
 		if err != nil {
-			return done(err)
+			return err
 		}
-		em.Emit(ctx, phases.KindPhaseStarted, &phases.PhaseStarted{Name: r.Phase, Params: j.Params(plan)})
-		err = j.Run(ctx, plan, em)
-		fin := &phases.PhaseFinished{Name: r.Phase}
+		plan, err := model.Build(mc, j.Options)
 		if err != nil {
-			fin.Err = err.Error()
+			return err
 		}
-		fctx, fcancel := context.WithTimeout(context.Background(), 2*time.Second)
-		em.Emit(fctx, phases.KindPhaseFinished, fin)
-		fcancel()
-		return done(err)
+		return j.Run(ctx, plan, em)
 	})
 }
 
 // Stop is the c key.
 func (r *Runner) Stop() tea.Cmd {
-	switch r.State {
-	case Running:
-		r.cancel()
-		r.State = Cancelling
+	switch {
+	case r.Cancel():
 		return common.Status(r.Name + ": cancelling (the script is stopped on the host)")
-	case Cancelling:
+	case r.State == common.RunCancelling:
 		return common.Status(r.Name + ": already cancelling")
-	case StoppingServer:
+	case r.Stopping:
 		return common.Status(r.Name + ": the server is being stopped; wait for it")
 	}
 	return common.Status(r.Name + ": nothing is running")
 }
 
+// Events folds the phase's events into the run; the command says how a run
+// that just ended went.
+func (r *Runner) Events(evs []phases.Event) tea.Cmd {
+	for _, ev := range evs {
+		if r.Event(ev) {
+			return r.ended()
+		}
+	}
+	return nil
+}
+
 // Update handles the runner's own messages (handled is false for any
 // other); start starts a run again after the server stop.
 func (r *Runner) Update(msg tea.Msg, start func(force bool) tea.Cmd) (cmd tea.Cmd, handled bool) {
-	switch msg := msg.(type) {
-	case DoneMsg:
-		if msg.runner != r {
+	if sm, ok := msg.(ServerStoppedMsg); ok {
+		if sm.runner != r {
 			return nil, false
 		}
-		return r.finish(msg), true
-	case ServerStoppedMsg:
-		if msg.runner != r {
-			return nil, false
-		}
-		return r.serverStopped(msg, start), true
+		return r.serverStopped(sm, start), true
 	}
-	return nil, false
+	cmd, ended, mine := r.Run.Update(msg)
+	if ended {
+		return r.ended(), true
+	}
+	return cmd, mine
 }
 
-func (r *Runner) finish(msg DoneMsg) tea.Cmd {
-	if msg.Run != r.run {
-		return nil
-	}
-	wasCancel := r.State == Cancelling
-	r.State, r.cancel = Idle, nil
-	var busy *pyrun.BusyError
-	switch {
-	case msg.Err == nil:
-		r.Done = true
+// ended says how the run that just ended went.
+func (r *Runner) ended() tea.Cmd {
+	switch r.State {
+	case common.RunFinished:
 		return common.Status(r.Name + ": done")
-	case errors.As(msg.Err, &busy):
-		r.Busy = busy
-		r.Msg = ""
+	case common.RunBusy:
 		return common.Status(r.Name + ": the GPUs are busy: x stops the server and runs, f runs anyway")
-	case wasCancel:
-		r.Msg = "cancelled: the results so far are kept"
-		return common.Status(r.Name + ": " + r.Msg)
+	case common.RunCancelled:
+		return common.Status(r.Name + ": " + cancelledText)
 	}
-	r.Msg, r.Failed = msg.Err.Error(), true
-	return common.Error(fmt.Errorf("%s: %w", r.Name, msg.Err))
+	return common.Error(fmt.Errorf("%s: %w", r.Name, r.Err))
 }
+
+const cancelledText = "cancelled: the results so far are kept"
 
 // StopServer is the x key after a busy start: stop the serving engine the
 // way the Load phase does (its process group, or its container), then run.
@@ -194,21 +151,24 @@ func (r *Runner) StopServer() tea.Cmd {
 	if r.Active() {
 		return nil
 	}
-	r.State = StoppingServer
+	r.Stopping, r.StopErr = true, ""
 	srv := &load.Server{Host: r.D.Host, Settings: r.D.Campaign.ServerSettings(),
 		Emitter: &phases.Emitter{Out: r.D.Session.Sink(), Now: r.D.Now}}
-	ctx := r.parent()
+	ctx := r.D.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	return tea.Batch(common.Status(r.Name+": stopping the server to free the GPUs"), func() tea.Msg {
 		return ServerStoppedMsg{runner: r, Err: srv.Stop(ctx)}
 	})
 }
 
 func (r *Runner) serverStopped(msg ServerStoppedMsg, start func(bool) tea.Cmd) tea.Cmd {
-	r.State = Idle
+	r.Stopping = false
 	if msg.Err != nil {
-		r.Msg, r.Failed = "stopping the server: "+msg.Err.Error(), true
-		return common.Error(errors.New(r.Msg))
+		r.StopErr = "stopping the server: " + msg.Err.Error()
+		return common.Error(errors.New(r.StopErr))
 	}
-	r.Busy = nil
+	r.State, r.Busy = common.RunIdle, nil
 	return start(false)
 }

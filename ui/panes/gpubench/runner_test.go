@@ -1,6 +1,7 @@
 package gpubench
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,7 +17,8 @@ import (
 
 func newRunner(name string) *Runner {
 	d := &common.Deps{Styles: common.NewStyles(common.DefaultTheme()), Keys: common.DefaultKeyMap()}
-	return &Runner{Name: name, Phase: name, D: d}
+	r := NewRunner(d, name, name)
+	return &r
 }
 
 func status(t *testing.T, r *Runner, s Status) string {
@@ -24,21 +26,30 @@ func status(t *testing.T, r *Runner, s Status) string {
 	return ansi.Strip(strings.Join(r.StatusLines(s, 78), "\n"))
 }
 
+// end starts a run of r whose engine returns err at once (it never
+// started the phase), and returns the engine's end message.
+func end(r *Runner, err error) tea.Msg {
+	return r.Start(r.D, func(context.Context, *phases.Emitter) error { return err })()
+}
+
 // TestRunnerEnds walks a run's ends: the root sends every pane's messages to
 // every pane, so each runner takes only its own.
 func TestRunnerEnds(t *testing.T) {
 	micro, nccl := newRunner("micro"), newRunner("nccl")
 	start := func(bool) tea.Cmd { return nil }
-	for _, r := range []*Runner{micro, nccl} {
-		r.run, r.State = 1, Running
-	}
-	msg := DoneMsg{runner: nccl, Run: 1, Err: &pyrun.BusyError{Procs: []pyrun.GPUProc{{PID: 7, Name: "VLLM::Worker_TP0", UsedMiB: 2048}}}}
-	if _, handled := micro.Update(msg, start); handled || micro.State != Running {
+	microEnd := end(micro, nil)
+	msg := end(nccl, &pyrun.BusyError{Procs: []pyrun.GPUProc{{PID: 7, Name: "VLLM::Worker_TP0", UsedMiB: 2048}}})
+	if _, handled := micro.Update(msg, start); handled || micro.State != common.RunRunning {
 		t.Fatal("micro took nccl's end")
 	}
 	cmd, handled := nccl.Update(msg, start)
-	if !handled || nccl.State != Idle || nccl.Busy == nil {
-		t.Fatalf("nccl: handled %v state %v busy %v", handled, nccl.State, nccl.Busy)
+	if !handled || cmd == nil {
+		t.Fatalf("nccl: handled %v, no wait for the finish", handled)
+	}
+	// No finish event ever came: the run ends after a short grace.
+	cmd, _ = nccl.Update(cmd(), start)
+	if nccl.State != common.RunBusy || nccl.Busy == nil {
+		t.Fatalf("nccl: state %v busy %v", nccl.State, nccl.Busy)
 	}
 	if st := cmd().(common.StatusMsg); !strings.HasPrefix(st.Text, "nccl: the GPUs are busy") {
 		t.Errorf("status %q", st.Text)
@@ -46,26 +57,28 @@ func TestRunnerEnds(t *testing.T) {
 	if v := status(t, nccl, Status{}); !strings.Contains(v, "2.0 GiB") || !strings.Contains(v, "x: stop the server") {
 		t.Errorf("busy banner:\n%s", v)
 	}
-	// A stale end (an earlier run) is ignored.
-	if cmd, _ := micro.Update(DoneMsg{runner: micro, Run: 0}, start); cmd != nil || micro.State != Running {
-		t.Error("stale end taken")
-	}
 	// c while running cancels; the end then keeps the results.
-	cancelled := false
-	micro.cancel = func() { cancelled = true }
-	if st := micro.Stop()().(common.StatusMsg); !cancelled || micro.State != Cancelling || !strings.Contains(st.Text, "cancelling") {
-		t.Fatalf("stop: %v %v %q", cancelled, micro.State, st.Text)
+	if st := micro.Stop()().(common.StatusMsg); micro.State != common.RunCancelling || !strings.Contains(st.Text, "cancelling") {
+		t.Fatalf("stop: %v %q", micro.State, st.Text)
 	}
-	micro.Update(DoneMsg{runner: micro, Run: 1, Err: errors.New("cancelled: context canceled")}, start)
-	if micro.Failed || micro.Msg != "cancelled: the results so far are kept" {
-		t.Errorf("after cancel: failed %v msg %q", micro.Failed, micro.Msg)
+	// A stale end (an earlier run) is ignored.
+	stale := microEnd
+	microEnd = end(micro, errors.New("cancelled: context canceled"))
+	micro.Cancel()
+	if cmd, _ := micro.Update(stale, start); cmd != nil || micro.State != common.RunCancelling {
+		t.Errorf("stale end taken: %v", micro.State)
+	}
+	cmd, _ = micro.Update(microEnd, start)
+	micro.Update(cmd(), start)
+	if micro.State != common.RunCancelled || status(t, micro, Status{}) != "cancelled: the results so far are kept" {
+		t.Errorf("after cancel: %v %q", micro.State, status(t, micro, Status{}))
 	}
 	if st := micro.Stop()().(common.StatusMsg); st.Text != "micro: nothing is running" {
 		t.Errorf("stop when idle: %q", st.Text)
 	}
 	// A failure shows as an error.
-	micro.run, micro.State = 2, Running
-	cmd, _ = micro.Update(DoneMsg{runner: micro, Run: 2, Err: fmt.Errorf("exit status 1")}, start)
+	cmd, _ = micro.Update(end(micro, fmt.Errorf("exit status 1")), start)
+	cmd, _ = micro.Update(cmd(), start)
 	if st := cmd().(common.StatusMsg); !st.Error || st.Text != "micro: exit status 1" {
 		t.Errorf("failure status %+v", st)
 	}
@@ -79,11 +92,11 @@ func TestStatusLines(t *testing.T) {
 	if v := status(t, r, Status{Empty: true, Hint: "s: time"}); v != "s: time" {
 		t.Errorf("idle %q", v)
 	}
-	r.State = Running
+	r.State = common.RunRunning
 	if v := status(t, r, Status{Progress: phases.Progress{Done: 5, Total: 10, Text: "M=8"}}); v != strings.Repeat("█", 10)+strings.Repeat("░", 10)+" running 5/10 M=8" {
 		t.Errorf("running %q", v)
 	}
-	r.State, r.Done = Idle, true
+	r.State = common.RunFinished
 	if v := status(t, r, Status{Done: "done: 3 GEMMs"}); v != "done: 3 GEMMs" {
 		t.Errorf("done %q", v)
 	}

@@ -3,7 +3,10 @@ package gpubench
 import (
 	"fmt"
 
+	"charm.land/lipgloss/v2"
+
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/ui/common"
 	"github.com/profdeck/profdeck/ui/components"
 )
 
@@ -34,30 +37,35 @@ type Status struct {
 // the hint of what s does.
 func (r *Runner) StatusLines(s Status, w int) []string {
 	st := r.D.Styles
+	line := func(style lipgloss.Style, text string) []string {
+		return []string{style.Render(components.Truncate(text, w))}
+	}
 	switch {
-	case r.State == StoppingServer:
-		return []string{st.Warn.Render(components.Truncate("stopping the server to free the GPUs…", w))}
-	case r.State == Running || r.State == Cancelling:
+	case r.Stopping:
+		return line(st.Warn, "stopping the server to free the GPUs…")
+	case r.Run.Active():
 		p := s.Progress
 		verb := "running"
-		if r.State == Cancelling {
+		if r.State == common.RunCancelling {
 			verb = "cancelling"
 		}
 		bar := components.Bar{Full: st.BarFull, Empty: st.BarEmpty}.Count(p.Done, p.Total, 20)
 		return []string{components.Truncate(fmt.Sprintf("%s %s %d/%d %s", bar, verb, p.Done, p.Total, p.Text), w)}
-	case r.Busy != nil:
+	case r.StopErr != "":
+		return line(st.Bad, "error: "+r.StopErr)
+	case r.State == common.RunBusy:
 		return []string{
 			st.BannerWarn.Render(components.Truncate(r.Busy.Error(), w-2)),
 			components.Truncate("x: stop the server (as the Load phase does) and run · f: run on the busy GPUs · s: check again", w),
 		}
-	case r.Failed:
-		return []string{st.Bad.Render(components.Truncate("error: "+r.Msg, w))}
-	case r.Msg != "":
-		return []string{st.Good.Render(components.Truncate(r.Msg, w))}
-	case r.Done:
-		return []string{st.Good.Render(components.Truncate(s.Done, w))}
+	case r.State == common.RunFailed:
+		return line(st.Bad, "error: "+r.Err.Error())
+	case r.State == common.RunCancelled:
+		return line(st.Good, cancelledText)
+	case r.State == common.RunFinished:
+		return line(st.Good, s.Done)
 	case s.Empty:
-		return []string{st.Subtle.Render(components.Truncate(s.Hint, w))}
+		return line(st.Subtle, s.Hint)
 	}
 	return nil
 }

@@ -112,9 +112,6 @@ func (m *Model) Init() tea.Cmd {
 	return func() tea.Msg { return watchDoneMsg{err: w.Run(ctx, em)} }
 }
 
-// Title names the pane.
-func (m *Model) Title() string { return "Server/Load" }
-
 // Typing is true while a y/n question is open, so that "n" answers it
 // instead of opening a note.
 func (m *Model) Typing() bool { return m.confirm != nil }

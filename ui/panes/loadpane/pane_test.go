@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/profdeck/profdeck/ui/panes/panetest"
+
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote/sim"
@@ -65,19 +66,6 @@ func setup(t *testing.T, opt sim.Options, stallAfter time.Duration) (*Model, fun
 	return m, pump
 }
 
-func checkFits(t *testing.T, view string, w, h int) {
-	t.Helper()
-	lines := strings.Split(view, "\n")
-	if len(lines) > h {
-		t.Errorf("%d lines, more than %d:\n%s", len(lines), h, view)
-	}
-	for i, l := range lines {
-		if lw := lipgloss.Width(l); lw > w {
-			t.Errorf("line %d is %d cells wide (> %d): %q", i, lw, w, l)
-		}
-	}
-}
-
 // The demo's first seconds: eight GPU bars fill, SIMULATED shows, and the
 // pane fits 78×19.
 func TestPaneFillsEightBars(t *testing.T) {
@@ -94,12 +82,12 @@ func TestPaneFillsEightBars(t *testing.T) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
 	}
-	checkFits(t, v, 78, 19)
+	panetest.Fits(t, v, 78, 19)
 	m.SetSize(140, 40)
-	checkFits(t, m.View(), 140, 40)
+	panetest.Fits(t, m.View(), 140, 40)
 	m.fullLog = true
 	m.SetSize(78, 19)
-	checkFits(t, m.View(), 78, 19)
+	panetest.Fits(t, m.View(), 78, 19)
 }
 
 // A load that stalls at 75.8 GiB shows the red banner with the figure.
@@ -110,7 +98,7 @@ func TestPaneStallBanner(t *testing.T) {
 	if !strings.Contains(v, "STALLED at 75.8 GiB on GPUs 0-7") {
 		t.Fatalf("no stall banner:\n%s", v)
 	}
-	checkFits(t, v, 78, 19)
+	panetest.Fits(t, v, 78, 19)
 	// The stall is diagnosed on its own; d asks again at any time.
 	for i := 0; i < 20 && m.diag == nil; i++ {
 		pump(500 * time.Millisecond)
@@ -119,9 +107,9 @@ func TestPaneStallBanner(t *testing.T) {
 	if m.diag == nil || m.diag.Trigger != "stall" || !strings.Contains(v, "why: weights I/O stopped (0 B/s for") || !strings.Contains(v, "8 ranks in safetensors/torch.py") {
 		t.Fatalf("no diagnosis under the banner:\n%s", v)
 	}
-	checkFits(t, v, 78, 19)
+	panetest.Fits(t, v, 78, 19)
 	m.SetSize(80, 24)
-	checkFits(t, m.View(), 80, 24)
+	panetest.Fits(t, m.View(), 80, 24)
 	first := m.diag
 	if cmd := press(m, "d"); cmd == nil || !m.diagnosing {
 		t.Fatal("d did not start a diagnosis")
@@ -153,7 +141,7 @@ func TestPaneStopAsksWhenServing(t *testing.T) {
 	if !strings.Contains(m.View(), "Stop it and free the GPUs? (y/n)") {
 		t.Errorf("question not shown:\n%s", m.View())
 	}
-	checkFits(t, m.View(), 78, 19)
+	panetest.Fits(t, m.View(), 78, 19)
 	press(m, "n")
 	if m.confirm != nil || m.op != "" {
 		t.Fatal("n did not cancel")
@@ -165,7 +153,7 @@ func TestPaneStopAsksWhenServing(t *testing.T) {
 	if v := m.View(); !strings.Contains(v, "(y/n)") || !strings.Contains(v, "Restart with the torch profiler") {
 		t.Errorf("restart question not shown with its keys:\n%s", v)
 	}
-	checkFits(t, m.View(), 78, 19)
+	panetest.Fits(t, m.View(), 78, 19)
 	press(m, "n")
 	press(m, "x")
 	cmd := press(m, "y")

@@ -13,8 +13,16 @@ import (
 	"github.com/profdeck/profdeck/ui/components"
 )
 
-// View renders the pane into its content area.
+// View renders the pane, exactly filling its size.
 func (m *Model) View() string {
+	if m.w <= 0 || m.h <= 0 {
+		return m.draw()
+	}
+	return components.Box(m.draw(), m.w, m.h)
+}
+
+// draw renders the pane's lines.
+func (m *Model) draw() string {
 	w, h := m.w, m.h
 	if w <= 0 {
 		w = 78

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/profdeck/profdeck/ui/panes/panetest"
+
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
@@ -70,13 +72,13 @@ func TestViewTwoHostsFits(t *testing.T) {
 	if !strings.Contains(v, "gpu1:GPU0") || !strings.Contains(v, "gpu2:GPU7") || !strings.Contains(v, "62.1/74.9 GiB  83%") {
 		t.Errorf("view:\n%s", v)
 	}
-	checkFits(t, v, 78, 19)
+	panetest.Fits(t, v, 78, 19)
 	m.SetSize(120, 40)
 	v = m.View()
 	if !strings.Contains(v, "gpu2:GPU7") || !strings.Contains(v, "ETA 7 min") || !strings.Contains(v, "29.1 s/shard ETA 25 min") {
 		t.Errorf("tall view:\n%s", v)
 	}
-	checkFits(t, v, 120, 40)
+	panetest.Fits(t, v, 120, 40)
 }
 
 // The full log scrolls a line, half a screen, to the oldest line at the
@@ -98,7 +100,7 @@ func TestFullLogScrolls(t *testing.T) {
 	if !strings.Contains(v, "line 00") || !strings.Contains(v, "line 16") || strings.Contains(v, "line 17") {
 		t.Errorf("g: want lines 00–16 on screen:\n%s", v)
 	}
-	checkFits(t, v, 78, 19)
+	panetest.Fits(t, v, 78, 19)
 	m.Update(tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl})
 	if v := m.View(); !strings.Contains(v, "line 08") || strings.Contains(v, "line 07") {
 		t.Errorf("ctrl+d: want half a screen down:\n%s", v)
@@ -129,7 +131,7 @@ func TestLongQuestionWraps(t *testing.T) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
 	}
-	checkFits(t, v, 78, 19)
+	panetest.Fits(t, v, 78, 19)
 	m.confirm.prompt = "The server is serving. Stop it and free the GPUs?"
 	if v := m.View(); !strings.Contains(v, "free the GPUs? (y/n)") {
 		t.Errorf("short question:\n%s", v)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
+
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
@@ -87,7 +89,7 @@ func (h *harness) pump(d time.Duration, stop func() bool) {
 		select {
 		case ev := <-h.m.d.Session.Updates():
 			h.events = append(h.events, ev)
-			if ev.Phase == phases.Macro {
+			if common.PhaseOf(ev) == phases.Macro {
 				batch = append(batch, ev)
 			}
 		case <-tick.C:
@@ -186,12 +188,12 @@ func TestLiveSteerPauseStop(t *testing.T) {
 		t.Fatal("p resumes")
 	}
 	h.press("s")
-	if h.m.state != stopping || !h.m.Busy() {
-		t.Fatalf("s asks to stop: state %v", h.m.state)
+	if !h.m.stopping || !h.m.Busy() {
+		t.Fatalf("s asks to stop: state %v", h.m.r.State)
 	}
 	h.press("s")
-	if h.m.state != cutting {
-		t.Fatalf("s twice cuts short: state %v", h.m.state)
+	if h.m.r.State != common.RunCancelling {
+		t.Fatalf("s twice cuts short: state %v", h.m.r.State)
 	}
 	h.pump(30*time.Second, func() bool { return !h.m.Busy() })
 	if len(h.m.levels) > 1 {

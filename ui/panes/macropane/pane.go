@@ -7,7 +7,7 @@
 package macropane
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -28,12 +28,17 @@ type Model struct {
 	keys keyMap
 	w, h int
 
-	// The sweep this pane runs.
-	sweep  *macro.Sweep
-	cancel context.CancelFunc
-	state  runState
-	run    int
-	runErr string
+	// The sweep this pane runs: the run's state, and the engine to steer.
+	r        common.Run
+	sweep    *macro.Sweep
+	stopping bool  // asked to stop: the requests in flight finish
+	planned  []int // the levels the sweep was started with
+	// asked is what the keys asked of the engine that its ticks do not
+	// show yet: a pause or resume, and the level's new concurrency.
+	asked struct {
+		pause *bool
+		conc  int
+	}
 
 	// What the events said.
 	levels     []phases.LevelResult
@@ -52,7 +57,6 @@ type Model struct {
 	tpot50, tpot99, ttft, toks               ring
 	srvRun, srvQueue                         ring // server: running, and running+waiting
 	marks                                    []mark
-	pending                                  []string // markers recorded here, not yet echoed back
 	tpotChart, ttftChart, tokChart, srvChart *chart
 
 	// Marker input.
@@ -72,7 +76,7 @@ type Model struct {
 // New builds the pane.
 func New(d *common.Deps) *Model {
 	s := d.Styles
-	m := &Model{d: d, keys: newKeyMap(d.Keys), chartsDirty: true, tableDirty: true, dirty: true}
+	m := &Model{d: d, keys: newKeyMap(d.Keys), r: common.Run{Phase: phases.Macro}, chartsDirty: true, tableDirty: true, dirty: true}
 	m.tpotChart = newChart(&m.tpot50, &m.tpot99, s.Chart, s.ChartAlt, 1)
 	m.ttftChart = newChart(&m.ttft, nil, s.Chart, s.ChartAlt, 1)
 	m.tokChart = newChart(&m.toks, nil, s.Good, s.ChartAlt, 1)
@@ -95,14 +99,11 @@ func (m *Model) Init() tea.Cmd {
 	return nil
 }
 
-// Title names the pane.
-func (m *Model) Title() string { return "Macro" }
-
 // Typing is true while the marker input has focus.
 func (m *Model) Typing() bool { return m.typing }
 
 // Busy is true while a sweep runs.
-func (m *Model) Busy() bool { return m.state == running || m.state == stopping || m.state == cutting }
+func (m *Model) Busy() bool { return m.r.Active() }
 
 // SetSize sets the pane's content area.
 func (m *Model) SetSize(w, h int) {
@@ -124,25 +125,30 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 func (m *Model) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case common.EventsMsg:
+		var cmd tea.Cmd
 		for _, ev := range msg.Events {
 			if m.apply(ev) {
 				m.chartsDirty = true
+			}
+			if m.r.Event(ev) {
+				cmd = m.ended()
 			}
 		}
 		if len(msg.Events) > 0 {
 			m.dirty = true
 		}
-	case common.TickMsg:
-		// The level clock moves with ticks from the engine; nothing to do
-		// on the root's clock but keep a paused sweep's state visible.
-		if m.sweep != nil && m.cur != nil && m.sweep.Paused() != m.cur.Tick.Paused {
-			m.dirty = true
-		}
-	case doneMsg:
-		return m.finish(msg)
+		return cmd
 	case tea.KeyPressMsg:
 		return m.key(msg)
+	case markerMsg:
+		return m.markerSaved(msg)
 	default:
+		if cmd, ended, mine := m.r.Update(msg); mine {
+			if ended {
+				return m.ended()
+			}
+			return cmd
+		}
 		if m.typing {
 			var cmd tea.Cmd
 			m.input, cmd = m.input.Update(msg)
@@ -206,23 +212,33 @@ func (m *Model) closeInput() {
 	m.input.Reset()
 }
 
-// saveMarker journals the marker synchronously, then pins it on the chart.
+// markerMsg says whether a marker was journalled.
+type markerMsg struct {
+	label string
+	err   error
+}
+
+// saveMarker journals the marker in a command; the chart pins it when the
+// session hands the recorded marker back, like every other event.
 func (m *Model) saveMarker(label string) tea.Cmd {
-	now := time.Now
+	sess, now := m.d.Session, time.Now
 	if m.d.Now != nil {
 		now = m.d.Now
 	}
-	ev := phases.New(now(), phases.KindMarker, phases.Marker{Label: label, Pane: phases.Macro})
-	if m.d.Session == nil {
-		return common.Error(fmt.Errorf("marker %q not saved: no session", label))
+	at := now()
+	return func() tea.Msg {
+		if sess == nil {
+			return markerMsg{label: label, err: errors.New("no session")}
+		}
+		ev := phases.New(at, phases.KindMarker, phases.Marker{Label: label, Pane: phases.Macro})
+		return markerMsg{label: label, err: sess.Record(ev)}
 	}
-	if err := m.d.Session.Record(ev); err != nil {
-		return common.Error(fmt.Errorf("marker %q not saved: %w", label, err))
+}
+
+// markerSaved tells the operator how the marker's journalling went.
+func (m *Model) markerSaved(msg markerMsg) tea.Cmd {
+	if msg.err != nil {
+		return common.Error(fmt.Errorf("marker %q not saved: %w", msg.label, msg.err))
 	}
-	m.pending = append(m.pending, label)
-	if len(m.pending) > 32 {
-		m.pending = m.pending[1:]
-	}
-	m.addMark(mark{At: m.samples, Label: label, Kind: markUser})
-	return common.Status("marker saved: " + label)
+	return common.Status("marker saved: " + msg.label)
 }

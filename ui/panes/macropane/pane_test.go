@@ -2,12 +2,11 @@ package macropane
 
 import (
 	"context"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/profdeck/profdeck/ui/panes/panetest"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -18,8 +17,6 @@ import (
 	"github.com/profdeck/profdeck/report/campaign"
 	"github.com/profdeck/profdeck/ui/common"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden views")
 
 // clock is the fixed time the tests run at.
 var clock0 = time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
@@ -82,45 +79,11 @@ func replay(m *Model, evs []phases.Event, n int) {
 
 func plain(m *Model) string { return ansi.Strip(m.View()) }
 
-// checkGolden compares the pane's text (colours stripped) with a golden
-// file; -update rewrites it.
-func checkGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (create it with go test ./ui/panes/macropane -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("view differs from %s (refresh with -update if intended):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
-
-// checkFits asserts the view is exactly h lines of at most w cells.
-func checkFits(t *testing.T, m *Model, w, h int) {
-	t.Helper()
-	lines := strings.Split(m.View(), "\n")
-	if len(lines) != h {
-		t.Errorf("%d×%d: view has %d lines, want %d", w, h, len(lines), h)
-	}
-	for i, l := range lines {
-		if lw := ansi.StringWidth(l); lw > w {
-			t.Errorf("%d×%d: line %d is %d cells wide: %q", w, h, i, lw, ansi.Strip(l))
-		}
-	}
-}
-
 func TestGoldenFinishedSweep100x30(t *testing.T) {
 	m := newPane(t, 100, 30, true)
 	replay(m, loadEvents(t), -1)
-	checkFits(t, m, 100, 30)
-	checkGolden(t, "finished-100x30", plain(m))
+	panetest.Fits(t, m.View(), 100, 30)
+	panetest.Golden(t, "finished-100x30", m.View())
 }
 
 func TestGoldenMidSweep100x30(t *testing.T) {
@@ -139,8 +102,8 @@ func TestGoldenMidSweep100x30(t *testing.T) {
 	}
 	m := newPane(t, 100, 30, true)
 	replay(m, evs, n)
-	checkFits(t, m, 100, 30)
-	checkGolden(t, "mid-100x30", plain(m))
+	panetest.Fits(t, m.View(), 100, 30)
+	panetest.Golden(t, "mid-100x30", m.View())
 }
 
 func TestIdleView(t *testing.T) {
@@ -155,7 +118,7 @@ func TestIdleView(t *testing.T) {
 	if v2 := plain(newPane(t, 80, 19, true)); !strings.Contains(v2, "SIMULATED") {
 		t.Fatalf("simulated host not labelled:\n%s", v2)
 	}
-	checkFits(t, m, 80, 19)
+	panetest.Fits(t, m.View(), 80, 19)
 }
 
 func TestFitsEverySize(t *testing.T) {
@@ -165,7 +128,7 @@ func TestFitsEverySize(t *testing.T) {
 		replay(m, evs, -1)
 		m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{phases.New(clock0, phases.KindMacroAudit,
 			phases.ClientBound{Concurrency: 256, Reason: "client used 95% of 2 cores"})}})
-		checkFits(t, m, sz[0], sz[1])
+		panetest.Fits(t, m.View(), sz[0], sz[1])
 	}
 }
 
@@ -269,12 +232,21 @@ func TestMarkerJournalledAndShown(t *testing.T) {
 	if m.Typing() {
 		t.Fatal("enter closes the input")
 	}
+	// The marker is journalled by the command, not in Update.
+	if n := len(m.d.Session.Events()); n != 0 {
+		t.Fatalf("%d events journalled inside Update", n)
+	}
+	_, cmd = m.Update(cmd())
 	if msg := cmd(); msg.(common.StatusMsg).Error {
 		t.Fatalf("status: %+v", msg)
+	}
+	if v := plain(m); strings.Contains(v, "◆quant fp8") {
+		t.Fatalf("marker on the chart before the session handed it back:\n%s", v)
 	}
 	var got []phases.Marker
 	for _, ev := range m.d.Session.Events() {
 		if mk, ok := ev.Data.(phases.Marker); ok {
+			m.Update(common.EventsMsg{At: ev.Time, Events: []phases.Event{ev}})
 			got = append(got, mk)
 			if !ev.Time.Equal(clock0) {
 				t.Errorf("marker stamped %v, want the pane's clock", ev.Time)
@@ -426,7 +398,7 @@ func TestWarningsAndErrorsShown(t *testing.T) {
 			t.Errorf("no %q in:\n%s", want, v)
 		}
 	}
-	checkFits(t, m, 80, 24)
+	panetest.Fits(t, m.View(), 80, 24)
 	// The same error at the next level adds to its count, not a line.
 	lv.Concurrency = 1024
 	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{phases.New(clock0, phases.KindMacroLevel, lv)}})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -14,24 +13,6 @@ import (
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/ui/common"
-)
-
-// doneMsg says a sweep this pane started has ended.
-type doneMsg struct {
-	run int
-	res *macro.Result
-	err error
-}
-
-// runState is where the pane's sweep stands.
-type runState int
-
-const (
-	idle runState = iota
-	running
-	stopping // asked to stop: in-flight requests finish
-	cutting  // context cancelled: in-flight requests are cut short
-	finished
 )
 
 // sweepConfig builds the engine's configuration from the campaign: the
@@ -51,7 +32,7 @@ func (m *Model) sweepConfig() (cfg macro.Config, done func()) {
 	return cfg, client.CloseIdleConnections
 }
 
-// start launches a sweep in a goroutine emitting into the session.
+// start launches a sweep; the engine brackets its run in the session.
 func (m *Model) start() tea.Cmd {
 	if m.d.Campaign == nil || m.d.Session == nil {
 		return common.Error(errors.New("macro: no campaign loaded"))
@@ -61,69 +42,63 @@ func (m *Model) start() tea.Cmd {
 	if err != nil {
 		return common.Error(fmt.Errorf("macro sweep: %w", err))
 	}
-	parent := m.d.Ctx
-	if parent == nil {
-		parent = context.Background()
-	}
-	ctx, cancel := context.WithCancel(parent)
 	m.resetRun()
-	m.sweep, m.cancel, m.state = sw, cancel, running
-	m.run++
-	run := m.run
-	em := &phases.Emitter{Out: m.d.Session.Sink(), Now: m.d.Now}
-	params := map[string]any{"url": remote.MaskURL(cfg.URL), "concurrency": sw.Config().Concurrency,
-		"requests": cfg.Requests, "input_len": sw.Config().InputLen, "output_len": sw.Config().OutputLen}
+	m.sweep, m.stopping, m.planned = sw, false, sw.Config().Concurrency
 	m.chartsDirty = true
-	return tea.Batch(common.Status("macro sweep started against "+remote.MaskURL(cfg.URL)), func() tea.Msg {
-		em.Emit(ctx, phases.KindPhaseStarted, &phases.PhaseStarted{Name: phases.Macro, Params: params})
-		res, err := sw.Run(ctx, em)
-		release()
-		fin := &phases.PhaseFinished{Name: phases.Macro}
-		if err != nil && !errors.Is(err, context.Canceled) {
-			fin.Err = err.Error()
-		}
-		// The phase's end is journalled even when the pane's context ended.
-		fctx, fcancel := context.WithTimeout(context.Background(), 2*time.Second)
-		em.Emit(fctx, phases.KindPhaseFinished, fin)
-		fcancel()
-		return doneMsg{run: run, res: res, err: err}
-	})
+	return tea.Batch(common.Status("macro sweep started against "+remote.MaskURL(cfg.URL)),
+		m.r.Start(m.d, func(ctx context.Context, em *phases.Emitter) error {
+			defer release()
+			_, err := sw.Run(ctx, em)
+			return err
+		}))
 }
 
 // startStop is the s key: start when idle, ask to stop when running, and
 // cut in-flight requests short when asked twice.
 func (m *Model) startStop() tea.Cmd {
-	switch m.state {
-	case running:
+	switch {
+	case m.r.State == common.RunRunning && !m.stopping:
 		m.sweep.Stop()
-		m.state = stopping
-		m.dirty = true
+		m.stopping, m.dirty = true, true
 		return common.Status("stopping the sweep: requests in flight finish (s again cuts them short)")
-	case stopping:
-		m.cancel()
-		m.state = cutting
+	case m.r.State == common.RunRunning:
+		m.r.Cancel()
 		m.dirty = true
 		return common.Status("cutting the sweep short")
-	case cutting:
+	case m.r.State == common.RunCancelling:
 		return nil
 	}
 	return m.start()
 }
 
-// notRunning says why a steering key does nothing now.
-func (m *Model) notRunning() tea.Cmd {
-	if m.state == stopping || m.state == cutting {
+// steerable is nil when the steering keys act now, else why not.
+func (m *Model) steerable() tea.Cmd {
+	switch {
+	case m.r.State == common.RunRunning && !m.stopping && m.sweep != nil:
+		return nil
+	case m.r.Active():
 		return common.Status("the sweep is stopping")
 	}
 	return common.Status("no sweep running (s starts one)")
 }
 
+// paused is whether the sweep is paused: as asked here, until the
+// engine's next tick says so itself.
+func (m *Model) paused() bool {
+	if m.asked.pause != nil {
+		return *m.asked.pause
+	}
+	return m.cur != nil && m.cur.Tick.Paused
+}
+
 func (m *Model) pause() tea.Cmd {
-	if m.sweep == nil || m.state != running {
-		return m.notRunning()
+	if cmd := m.steerable(); cmd != nil {
+		return cmd
 	}
 	m.dirty = true
-	if m.sweep.Paused() {
+	p := !m.paused()
+	m.asked.pause = &p
+	if !p {
 		m.sweep.Resume()
 		return common.Status("sweep resumed")
 	}
@@ -131,12 +106,19 @@ func (m *Model) pause() tea.Cmd {
 	return common.Status("sweep paused: no new requests; those in flight finish")
 }
 
-// steer doubles (factor 2) or halves (factor ½) the live concurrency.
+// steer doubles or halves the live concurrency, from the level's
+// concurrency as the engine last reported it.
 func (m *Model) steer(double bool) tea.Cmd {
-	if m.sweep == nil || m.state != running {
-		return m.notRunning()
+	if cmd := m.steerable(); cmd != nil {
+		return cmd
 	}
-	c := m.sweep.Concurrency()
+	c := m.asked.conc
+	if m.cur != nil && c == 0 {
+		c = m.cur.Started.Concurrency
+		if m.cur.HaveTick && m.cur.Tick.Concurrency > 0 {
+			c = m.cur.Tick.Concurrency
+		}
+	}
 	if c == 0 {
 		return common.Status("no level running yet, or an open-loop rate level: concurrency is not set")
 	}
@@ -148,35 +130,36 @@ func (m *Model) steer(double bool) tea.Cmd {
 		return common.Status(fmt.Sprintf("concurrency stays at %d", c))
 	}
 	m.sweep.SetConcurrency(n)
+	m.asked.conc = n
 	m.dirty = true
 	return common.Status(fmt.Sprintf("concurrency %d → %d for this level (nothing in flight is dropped)", c, n))
 }
 
-// finish handles the end of a sweep.
-func (m *Model) finish(msg doneMsg) tea.Cmd {
-	if msg.run != m.run {
-		return nil
-	}
-	if m.cancel != nil {
-		m.cancel()
-	}
-	m.sweep, m.cancel = nil, nil
-	m.state = finished
+// ended says how the sweep that just ended went; every event of it has
+// arrived by now.
+func (m *Model) ended() tea.Cmd {
+	m.sweep = nil
 	m.cur = nil
 	m.dirty = true
-	if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
-		m.runErr = msg.err.Error()
-		return common.Error(fmt.Errorf("macro sweep: %w", msg.err))
+	switch m.r.State {
+	case common.RunFailed:
+		return common.Error(fmt.Errorf("macro sweep: %w", m.r.Err))
+	case common.RunCancelled:
+		if len(m.levels) == 0 {
+			return common.Status("macro sweep cancelled")
+		}
 	}
-	if msg.res == nil {
-		return common.Status("macro sweep cancelled")
+	text := fmt.Sprintf("macro sweep done: %d levels", len(m.levels))
+	if m.plateau != nil {
+		text += fmt.Sprintf(", plateau at C=%d", m.plateau.Concurrency)
 	}
-	text := fmt.Sprintf("macro sweep done: %d levels", len(msg.res.Levels))
-	if msg.res.Plateau != nil {
-		text += fmt.Sprintf(", plateau at C=%d", msg.res.Plateau.Concurrency)
-	}
-	if msg.res.Stopped != "" {
-		text += " (" + msg.res.Stopped + ")"
+	switch {
+	case m.r.State == common.RunCancelled:
+		text += " (cancelled)"
+	case m.stopping:
+		text += " (stopped by the operator)"
+	case m.plateau != nil && len(m.levels) < len(m.planned):
+		text += " (plateau)"
 	}
 	return common.Status(text)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/ui/common"
 )
 
 // mark is something pinned to the time axis: a level start, the plateau,
@@ -38,6 +39,7 @@ type level struct {
 func (m *Model) apply(ev phases.Event) (sampled bool) {
 	switch d := ev.Data.(type) {
 	case phases.LevelStarted:
+		m.asked.conc = 0
 		m.cur = &level{Started: d, Index: len(m.levels) + 1, StartedAt: ev.Time}
 		label := fmt.Sprintf("C=%d", d.Concurrency)
 		if d.Concurrency == 0 && d.Rate > 0 {
@@ -47,11 +49,17 @@ func (m *Model) apply(ev phases.Event) (sampled bool) {
 	case phases.MacroTick:
 		// A tick of a sweep that has ended (it arrives after the end
 		// message) moves the charts, not the progress line.
-		if m.cur == nil && m.state != finished {
+		if m.cur == nil && (m.r.State == common.RunIdle || m.r.Active()) {
 			m.cur = &level{Index: len(m.levels) + 1, StartedAt: ev.Time}
 		}
 		if m.cur != nil {
 			m.cur.Tick, m.cur.HaveTick = d, true
+		}
+		if p := m.asked.pause; p != nil && *p == d.Paused {
+			m.asked.pause = nil
+		}
+		if d.Concurrency == m.asked.conc {
+			m.asked.conc = 0
 		}
 		m.tpot50.push(d.TPOTp50ms)
 		m.tpot99.push(d.TPOTp99ms)
@@ -89,7 +97,7 @@ func (m *Model) apply(ev phases.Event) (sampled bool) {
 		m.audits = append(m.audits, d)
 		m.tableDirty = true
 	case phases.Marker:
-		if d.Pane == phases.Macro && !m.ownMarker(d.Label) {
+		if d.Pane == phases.Macro {
 			m.addMark(mark{At: m.samples, Label: d.Label, Kind: markUser})
 		}
 	}
@@ -119,18 +127,6 @@ next:
 		m.errs = append(m.errs, e)
 		m.errLevel = append(m.errLevel, name)
 	}
-}
-
-// ownMarker reports whether label is a marker this pane already placed
-// (the session echoes recorded markers back).
-func (m *Model) ownMarker(label string) bool {
-	for i, p := range m.pending {
-		if p == label {
-			m.pending = append(m.pending[:i], m.pending[i+1:]...)
-			return true
-		}
-	}
-	return false
 }
 
 func (m *Model) addMark(k mark) {
@@ -176,6 +172,6 @@ func (m *Model) resetRun() {
 	m.warns, m.warnTop, m.errs, m.errLevel = nil, "", nil, nil
 	m.cur = nil
 	m.levelList.Reset()
-	m.runErr = ""
+	m.asked.pause, m.asked.conc = nil, 0
 	m.tableDirty = true
 }

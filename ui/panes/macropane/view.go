@@ -9,6 +9,7 @@ import (
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/ui/common"
 	"github.com/profdeck/profdeck/ui/components"
 )
 
@@ -55,8 +56,8 @@ func (m *Model) layout(extra int) layout {
 // number finished.
 func (m *Model) levelCount() int {
 	n := len(m.levels)
-	if m.sweep != nil {
-		n = max(n, len(m.sweep.Config().Concurrency))
+	if m.planned != nil {
+		n = max(n, len(m.planned))
 	} else if m.d.Campaign != nil {
 		n = max(n, len(m.d.Campaign.Macro.Concurrency))
 	}
@@ -126,8 +127,8 @@ func (m *Model) View() string {
 func (m *Model) titleLine() string {
 	s := m.d.Styles
 	state := ""
-	switch m.state {
-	case idle:
+	switch m.r.State {
+	case common.RunIdle:
 		// Events of a sweep this pane did not start (a replay, another
 		// client) still say where it stands.
 		switch {
@@ -138,20 +139,23 @@ func (m *Model) titleLine() string {
 		default:
 			state = "idle"
 		}
-	case running:
-		state = "running"
-		if m.sweep != nil && m.sweep.Paused() {
+	case common.RunRunning:
+		switch {
+		case m.stopping:
+			state = "stopping: requests in flight finish"
+		case m.paused():
 			state = "PAUSED"
+		default:
+			state = "running"
 		}
-	case stopping:
-		state = "stopping: requests in flight finish"
-	case cutting:
+	case common.RunCancelling:
 		state = "cutting short"
-	case finished:
+	case common.RunCancelled:
+		state = "cut short"
+	case common.RunFailed:
+		state = "failed"
+	default:
 		state = "finished"
-		if m.runErr != "" {
-			state = "failed"
-		}
 	}
 	left := s.Title.Render("Macro sweep") + " " + s.Subtle.Render("· "+state)
 	right := ""
@@ -196,8 +200,8 @@ func (m *Model) banners() []string {
 		}
 		out = append(out, s.Warn.Render(components.Fit(text, m.w)))
 	}
-	if m.runErr != "" {
-		out = append(out, s.Bad.Render(components.Fit("sweep failed: "+m.runErr, m.w)))
+	if m.r.State == common.RunFailed {
+		out = append(out, s.Bad.Render(components.Fit("sweep failed: "+m.r.Err.Error(), m.w)))
 	}
 	if len(out) == 0 {
 		out = append(out, s.Subtle.Render(components.Fit(m.summary(), m.w)))
@@ -213,8 +217,8 @@ func (m *Model) summary() string {
 	}
 	mc := c.Macro
 	levels := mc.Concurrency
-	if m.sweep != nil {
-		levels = m.sweep.Config().Concurrency
+	if m.planned != nil {
+		levels = m.planned
 	}
 	span := "C default"
 	if len(levels) > 0 {
@@ -228,7 +232,7 @@ func (m *Model) summary() string {
 		span, per = fmt.Sprintf("open loop at %g req/s", mc.Rate), ""
 	}
 	text := fmt.Sprintf("%s · %s · in %d / out %d tok → %s", span, per, mc.InputLen, mc.OutputLen, remote.MaskURL(c.Server.URL))
-	if m.state == idle && len(m.levels) == 0 {
+	if m.r.State == common.RunIdle && len(m.levels) == 0 {
 		text = "no sweep yet — press s to start · " + text
 	}
 	return text
@@ -268,9 +272,9 @@ func (m *Model) progressLine() string {
 	s := m.d.Styles
 	if m.cur == nil {
 		switch {
-		case m.state == idle && len(m.levels) == 0:
+		case m.r.State == common.RunIdle && len(m.levels) == 0:
 			return s.Subtle.Render(components.Fit("no sweep yet — press s to start", m.w))
-		case m.state == running:
+		case m.r.Active():
 			return s.Subtle.Render(components.Fit("preparing: finding the model, calibrating the prompt, one pre-flight request…", m.w))
 		}
 		return s.Subtle.Render(components.Fit(fmt.Sprintf("%d levels done", len(m.levels)), m.w))

@@ -44,14 +44,11 @@ type Model struct {
 
 // New builds the pane.
 func New(d *common.Deps) *Model {
-	return &Model{d: d, keys: newKeys(), r: gpubench.Runner{Name: "micro", Phase: phases.Micro, D: d}}
+	return &Model{d: d, keys: newKeys(), r: gpubench.NewRunner(d, phases.Micro, "micro")}
 }
 
 // Init starts nothing.
 func (m *Model) Init() tea.Cmd { return nil }
-
-// Title names the pane.
-func (m *Model) Title() string { return "Micro" }
 
 // Typing is false: this pane has no text input.
 func (m *Model) Typing() bool { return false }
@@ -72,6 +69,7 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 			}
 		}
 		m.clamp()
+		return m, m.r.Events(msg.Events)
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	}

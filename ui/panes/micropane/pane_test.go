@@ -11,12 +11,12 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote/sim"
 	"github.com/profdeck/profdeck/report/campaign"
-	"github.com/profdeck/profdeck/ui/panes/gpubench/benchtest"
+	"github.com/profdeck/profdeck/ui/panes/panetest"
 )
 
 func newPane(t *testing.T, opt sim.Options) (*Model, *sim.Deployment) {
 	t.Helper()
-	deps, d := benchtest.Deps(t, opt, func(c *campaign.Campaign) {
+	deps, d := panetest.Deps(t, opt, func(c *campaign.Campaign) {
 		c.Micro.Batch = []int{1, 128}
 		c.Micro.Python = "docker exec -i vllm python3"
 	})
@@ -25,15 +25,13 @@ func newPane(t *testing.T, opt sim.Options) (*Model, *sim.Deployment) {
 	return m, d
 }
 
-func bench(m *Model) benchtest.Pane {
-	return benchtest.Pane{C: m, D: m.d, Phase: phases.Micro, Runner: &m.r, Results: func() int { return len(m.res.GEMMs) }}
+func bench(m *Model) panetest.Pane {
+	return panetest.Pane{C: m, D: m.d, Phase: phases.Micro, Runner: &m.r, Results: func() int { return len(m.res.GEMMs) }}
 }
 
 func press(m *Model, k string) { bench(m).Press(k) }
 
-func keyMsg(k string) tea.KeyPressMsg { return benchtest.Key(k) }
-
-var checkFits = benchtest.CheckFits
+func keyMsg(k string) tea.KeyPressMsg { return panetest.Key(k) }
 
 func TestRunFillsTheTable(t *testing.T) {
 	m, _ := newPane(t, sim.Options{})
@@ -47,7 +45,7 @@ func TestRunFillsTheTable(t *testing.T) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
 	}
-	checkFits(t, m.View(), 78, 19)
+	panetest.Fits(t, m.View(), 78, 19)
 	// At 78×19 not every GEMM fits: the header says which rows show, and
 	// what * means stays on screen.
 	if !strings.Contains(v, "GEMM 1–") || !strings.Contains(v, "served int4") {
@@ -73,7 +71,7 @@ func TestRunFillsTheTable(t *testing.T) {
 		t.Errorf("l: M index %d", m.mi)
 	}
 	m.SetSize(120, 40)
-	checkFits(t, m.View(), 120, 40)
+	panetest.Fits(t, m.View(), 120, 40)
 	if !strings.Contains(m.View(), "GB/s") {
 		t.Error("wide view lacks GB/s")
 	}
@@ -82,7 +80,7 @@ func TestRunFillsTheTable(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		m.Update(keyMsg("j"))
 	}
-	checkFits(t, m.View(), 78, 12)
+	panetest.Fits(t, m.View(), 78, 12)
 	if m.rows.Offset == 0 {
 		t.Error("j did not scroll")
 	}

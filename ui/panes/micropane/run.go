@@ -31,9 +31,6 @@ func (m *Model) start(force bool) tea.Cmd {
 	return m.r.Launch(label, gpubench.Job{
 		Spec:    spec,
 		Options: c.PlanOptions(c.Micro.Batch),
-		Params: func(p model.Plan) map[string]any {
-			return map[string]any{"model": spec, "tp": tp, "ep": c.Model.EP, "batch": p.Batch, "python": cfg.Python, "gemms": len(p.GEMMs)}
-		},
 		Run: func(ctx context.Context, p model.Plan, em *phases.Emitter) error {
 			cfg.Plan = p
 			return micro.Run(ctx, cfg, em)

@@ -12,8 +12,16 @@ import (
 	"github.com/profdeck/profdeck/ui/panes/gpubench"
 )
 
-// View renders the pane into its size.
+// View renders the pane, exactly filling its size.
 func (m *Model) View() string {
+	if m.w <= 0 || m.h <= 0 {
+		return m.draw()
+	}
+	return components.Box(m.draw(), m.w, m.h)
+}
+
+// draw renders the pane's lines.
+func (m *Model) draw() string {
 	w, h := max(m.w, 40), max(m.h, 8)
 	top := m.topLines(w)
 	bottom := m.totalLines(w)

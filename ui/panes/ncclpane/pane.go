@@ -27,14 +27,11 @@ type Model struct {
 
 // New builds the pane.
 func New(d *common.Deps) *Model {
-	return &Model{d: d, keys: gpubench.NewKeys(), r: gpubench.Runner{Name: "nccl", Phase: phases.NCCL, D: d}}
+	return &Model{d: d, keys: gpubench.NewKeys(), r: gpubench.NewRunner(d, phases.NCCL, "nccl")}
 }
 
 // Init starts nothing.
 func (m *Model) Init() tea.Cmd { return nil }
-
-// Title names the pane.
-func (m *Model) Title() string { return "NCCL" }
 
 // Typing is false: this pane has no text input.
 func (m *Model) Typing() bool { return false }
@@ -55,6 +52,7 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 			}
 		}
 		m.clamp()
+		return m, m.r.Events(msg.Events)
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	}

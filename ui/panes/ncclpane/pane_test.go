@@ -11,12 +11,12 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote/sim"
 	"github.com/profdeck/profdeck/report/campaign"
-	"github.com/profdeck/profdeck/ui/panes/gpubench/benchtest"
+	"github.com/profdeck/profdeck/ui/panes/panetest"
 )
 
 func newPane(t *testing.T, opt sim.Options) (*Model, *sim.Deployment) {
 	t.Helper()
-	deps, d := benchtest.Deps(t, opt, func(c *campaign.Campaign) {
+	deps, d := panetest.Deps(t, opt, func(c *campaign.Campaign) {
 		c.NCCL.Batch = []int{1, 8, 64, 128}
 	})
 	m := New(deps)
@@ -24,15 +24,13 @@ func newPane(t *testing.T, opt sim.Options) (*Model, *sim.Deployment) {
 	return m, d
 }
 
-func bench(m *Model) benchtest.Pane {
-	return benchtest.Pane{C: m, D: m.d, Phase: phases.NCCL, Runner: &m.r, Results: func() int { return len(m.res.Bursts) }}
+func bench(m *Model) panetest.Pane {
+	return panetest.Pane{C: m, D: m.d, Phase: phases.NCCL, Runner: &m.r, Results: func() int { return len(m.res.Bursts) }}
 }
 
 func press(m *Model, k string) { bench(m).Press(k) }
 
-func keyMsg(k string) tea.KeyPressMsg { return benchtest.Key(k) }
-
-var checkFits = benchtest.CheckFits
+func keyMsg(k string) tea.KeyPressMsg { return panetest.Key(k) }
 
 func TestRunFillsTheTables(t *testing.T) {
 	m, _ := newPane(t, sim.Options{})
@@ -46,7 +44,7 @@ func TestRunFillsTheTables(t *testing.T) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
 	}
-	checkFits(t, m.View(), 78, 19)
+	panetest.Fits(t, m.View(), 78, 19)
 	if !strings.Contains(v, "↓") {
 		t.Errorf("the view does not say that the tables go on below:\n%s", v)
 	}
@@ -58,13 +56,13 @@ func TestRunFillsTheTables(t *testing.T) {
 	if !strings.Contains(v, "◀ cliff") || !strings.Contains(v, "latency cliff at T=16") || strings.Contains(v, "↓") {
 		t.Errorf("scrolled view:\n%s", v)
 	}
-	checkFits(t, m.View(), 78, 19)
+	panetest.Fits(t, m.View(), 78, 19)
 	m.SetSize(100, 40)
 	v = ansi.Strip(m.View())
 	if !strings.Contains(v, "All-reduce burst") || !strings.Contains(v, "◀ cliff") {
 		t.Errorf("tall view shows both tables:\n%s", v)
 	}
-	checkFits(t, m.View(), 100, 40)
+	panetest.Fits(t, m.View(), 100, 40)
 }
 
 func TestBusyGPUsOfferToStopTheServer(t *testing.T) {

@@ -29,10 +29,6 @@ func (m *Model) start(force bool) tea.Cmd {
 	return m.r.Launch(fmt.Sprintf("%s TP%d · %d ranks", spec, tp, nproc), gpubench.Job{
 		Spec:    spec,
 		Options: c.PlanOptions(c.NCCL.Batch),
-		Params: func(p model.Plan) map[string]any {
-			return map[string]any{"model": spec, "tp": tp, "nproc": nproc, "torchrun": cfg.Torchrun, "batch": p.Batch,
-				"allreduce_per_step": p.AllReduce.PerStep}
-		},
 		Run: func(ctx context.Context, p model.Plan, em *phases.Emitter) error {
 			cfg.Plan = p
 			return nccl.Run(ctx, cfg, em)

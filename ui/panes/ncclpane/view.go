@@ -7,13 +7,21 @@ import (
 
 	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/phases/units"
+	"github.com/profdeck/profdeck/ui/common"
 	"github.com/profdeck/profdeck/ui/components"
 	"github.com/profdeck/profdeck/ui/panes/gpubench"
 )
 
-// View renders the pane into its size: a fixed head (title, environment,
-// status) over the scrollable tables.
+// View renders the pane, exactly filling its size.
 func (m *Model) View() string {
+	if m.w <= 0 || m.h <= 0 {
+		return m.draw()
+	}
+	return components.Box(m.draw(), m.w, m.h)
+}
+
+// draw renders the pane's lines.
+func (m *Model) draw() string {
 	w, h := max(m.w, 40), max(m.h, 8)
 	out := m.headLines(w)
 	body := m.bodyLines(w)
@@ -106,7 +114,7 @@ func (m *Model) bodyLines(w int) []string {
 		}
 		if c := r.Cliff; c != nil {
 			lines = append(lines, st.Warn.Render(components.Truncate(fmt.Sprintf("latency cliff at T=%d tokens/GPU: %.1f → %.1f µs", c.Tokens, c.FromUs, c.ToUs), w)))
-		} else if m.r.Done {
+		} else if m.r.State == common.RunFinished {
 			lines = append(lines, st.Subtle.Render(components.Truncate("no latency cliff: no step more than doubles the latency", w)))
 		}
 	}

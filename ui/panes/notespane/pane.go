@@ -47,9 +47,16 @@ type Model struct {
 	vp     viewport.Model
 	follow bool // keep the newest note in view
 	now    time.Time
-	nb     report.NotebookStatus
+	nb     notebook
 	// journalErr is the journal's last write failure ("" when none).
 	journalErr string
+}
+
+// notebook is the notebook's last write, as NotebookSaved events tell it.
+type notebook struct {
+	Path string
+	At   time.Time // the last write that wrote it
+	Err  string    // the last write's failure
 }
 
 // New builds the pane.
@@ -65,21 +72,20 @@ func New(d *common.Deps) *Model {
 		follow: true,
 		now:    d.Now(),
 	}
+	if d.Campaign != nil {
+		m.nb.Path = d.Campaign.Notebook
+	}
 	m.budget = report.Budget(nil)
 	if d.Session != nil {
 		// A resumed campaign: what the journal already held.
 		m.add(d.Session.Events())
 	}
-	m.refreshNotebook()
 	m.layout()
 	return m
 }
 
 // Init starts nothing.
 func (m *Model) Init() tea.Cmd { return nil }
-
-// Title names the pane.
-func (m *Model) Title() string { return "Notes" }
 
 // Typing is false: the note input belongs to the root.
 func (m *Model) Typing() bool { return false }
@@ -98,13 +104,11 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 	switch msg := msg.(type) {
 	case common.EventsMsg:
 		m.add(msg.Events)
-		m.refreshNotebook()
 		if !msg.At.IsZero() {
 			m.now = msg.At
 		}
 	case common.TickMsg:
 		m.now = msg.At
-		m.refreshNotebook()
 	case tea.KeyPressMsg:
 		k := m.d.Keys
 		switch {
@@ -139,6 +143,11 @@ func (m *Model) add(evs []phases.Event) {
 		case phases.Marker:
 			m.insert(item{at: ev.Time, pane: d.Pane, text: d.Label, marker: true})
 			notes = true
+		case phases.NotebookSaved:
+			m.nb.Path, m.nb.Err = d.Path, d.Err
+			if !d.Failed {
+				m.nb.At = ev.Time
+			}
 		case phases.ErrorEvent:
 			if d.Where == "journal" {
 				m.journalErr = d.Err
@@ -172,12 +181,6 @@ func (m *Model) insert(it item) {
 	m.items = append(m.items, item{})
 	copy(m.items[i+1:], m.items[i:])
 	m.items[i] = it
-}
-
-func (m *Model) refreshNotebook() {
-	if m.d.Session != nil {
-		m.nb = m.d.Session.NotebookStatus()
-	}
 }
 
 // ShortHelp lists the pane's keys.

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/profdeck/profdeck/report/campaign"
+	"github.com/profdeck/profdeck/ui/panes/panetest"
+
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -33,19 +36,6 @@ func ev(sec int, kind string, d any) phases.Event {
 }
 
 func plain(s string) []string { return strings.Split(ansi.Strip(s), "\n") }
-
-func checkFits(t *testing.T, v string, w, h int) {
-	t.Helper()
-	lines := strings.Split(v, "\n")
-	if len(lines) > h {
-		t.Fatalf("%d lines for a height of %d:\n%s", len(lines), h, ansi.Strip(v))
-	}
-	for _, l := range lines {
-		if ansi.StringWidth(l) > w {
-			t.Fatalf("line wider than %d: %q", w, ansi.Strip(l))
-		}
-	}
-}
 
 func TestBudgetAndNotes(t *testing.T) {
 	d, _ := deps(t)
@@ -80,7 +70,7 @@ func TestBudgetAndNotes(t *testing.T) {
 		ev(8, phases.KindProfileSummary, phases.ProfileSummary{TotalCUDAUs: 1e6, CommunicationShare: 0.515, CommPerStepUs: 6386}),
 	}})
 	v = m.View()
-	checkFits(t, v, 78, 19)
+	panetest.Fits(t, v, 78, 19)
 	s := ansi.Strip(v)
 	for _, want := range []string{"all-reduce 6.39 ms 51.5%", "GEMM 3.50 ms 28.2%", "rest 2.51 ms 20.3%",
 		"plateau (C=128): ", "missing: all-reduce at M=128 (NCCL), GEMMs at M=128 (micro)",
@@ -135,30 +125,37 @@ func TestScrollingAndFollow(t *testing.T) {
 	if v = ansi.Strip(m.View()); !strings.Contains(v, "late") {
 		t.Fatalf("G does not go to the bottom:\n%s", v)
 	}
-	checkFits(t, m.View(), 78, 19)
+	panetest.Fits(t, m.View(), 78, 19)
 	// Long notes wrap within the width.
 	m.Update(common.EventsMsg{Events: []phases.Event{ev(60, phases.KindNote, phases.Note{Text: strings.Repeat("word ", 60)})}})
-	checkFits(t, m.View(), 78, 19)
+	panetest.Fits(t, m.View(), 78, 19)
 	m.SetSize(120, 40)
-	checkFits(t, m.View(), 120, 40)
+	panetest.Fits(t, m.View(), 120, 40)
 }
 
 func TestNotebookStatus(t *testing.T) {
-	d, s := deps(t)
-	dir := t.TempDir()
-	a := report.NewAutosave(s, filepath.Join(dir, "k25.md"), report.NotebookOptions{Now: func() time.Time { return t0 }}, time.Hour)
-	defer a.Close()
+	d, _ := deps(t)
+	path := filepath.Join(t.TempDir(), "k25.md")
+	d.Campaign = campaign.Defaults()
+	d.Campaign.Notebook = path
 	m := New(d)
 	m.SetSize(78, 19)
 	if v := ansi.Strip(m.View()); !strings.Contains(v, "k25.md · not written yet (w writes it)") || !strings.Contains(v, "notebook: …") {
 		t.Fatalf("before a write:\n%s", v)
 	}
-	if _, _, err := a.WriteNow(); err != nil {
-		t.Fatal(err)
+	saved := func(at time.Time, failed bool, err string) {
+		m.Update(common.EventsMsg{At: at, Events: []phases.Event{
+			phases.New(at, phases.KindNotebookSaved, phases.NotebookSaved{Path: path, Failed: failed, Err: err})}})
 	}
+	saved(t0, false, "")
 	m.Update(common.TickMsg{At: t0.Add(12 * time.Second)})
 	if v := ansi.Strip(m.View()); !strings.Contains(v, "k25.md · written 09:00:00 (12s ago)") {
 		t.Fatalf("after a write:\n%s", v)
+	}
+	saved(t0.Add(time.Minute), true, "disk full")
+	m.SetSize(120, 36)
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "last write failed (previous 09:00:00): disk full") {
+		t.Fatalf("after a failed write:\n%s", v)
 	}
 }
 
@@ -200,7 +197,7 @@ func TestJournalFailureIsShown(t *testing.T) {
 	m.SetSize(78, 19)
 	m.Update(common.EventsMsg{Events: []phases.Event{ev(1, phases.KindError, phases.ErrorEvent{Where: "journal", Err: "journal c.jsonl: write: no space left on device"})}})
 	v := m.View()
-	checkFits(t, v, 78, 19)
+	panetest.Fits(t, v, 78, 19)
 	if !strings.Contains(ansi.Strip(v), "journal not written: journal c.jsonl: write: no space left on device") {
 		t.Fatalf("%s", ansi.Strip(v))
 	}
@@ -222,5 +219,5 @@ func TestNoteNamesTheWholePane(t *testing.T) {
 			t.Errorf("lacks %q:\n%s", want, v)
 		}
 	}
-	checkFits(t, m.View(), 78, 19)
+	panetest.Fits(t, m.View(), 78, 19)
 }

@@ -201,8 +201,16 @@ func (m *Model) noteLines(w int) []string {
 	return out
 }
 
-// View draws the budget, the notes and the notebook's status.
+// View renders the pane, exactly filling its size.
 func (m *Model) View() string {
+	if m.w <= 0 || m.h <= 0 {
+		return m.draw()
+	}
+	return components.Box(m.draw(), m.w, m.h)
+}
+
+// draw renders the pane's lines.
+func (m *Model) draw() string {
 	w := max(m.w, 20)
 	lines := append(make([]string, 0, len(m.budgetView)+4), m.budgetView...)
 	hdr := fmt.Sprintf("Notes and markers (%d)", len(m.items))
@@ -232,9 +240,9 @@ func (m *Model) status(w int) string {
 	st := m.st.subtle
 	var suffix string
 	switch {
-	case nb.Err != nil && nb.At.IsZero():
-		st, suffix = m.st.bad, " · not written: "+nb.Err.Error()
-	case nb.Err != nil:
+	case nb.Err != "" && nb.At.IsZero():
+		st, suffix = m.st.bad, " · not written: "+nb.Err
+	case nb.Err != "":
 		st, suffix = m.st.bad, fmt.Sprintf(" · last write failed (previous %s): %s", nb.At.Local().Format("15:04:05"), nb.Err)
 	case nb.At.IsZero():
 		suffix = " · not written yet (w writes it)"

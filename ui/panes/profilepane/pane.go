@@ -22,9 +22,7 @@ type Model struct {
 	keys keyMap
 	w, h int
 
-	state   runState
-	run     int                     // id of the current capture, to drop stale done messages
-	cancel  func()                  // cancels the running capture
+	r       common.Run              // the capture
 	steps   []stepView              // the capture's steps, in order
 	sum     *phases.ProfileSummary  // the level shown
 	levels  []phases.ProfileSummary // one per capture window, in order
@@ -45,19 +43,18 @@ type stepView struct {
 }
 
 // New builds the pane.
-func New(d *common.Deps) *Model { return &Model{d: d, keys: newKeyMap(d.Keys)} }
+func New(d *common.Deps) *Model {
+	return &Model{d: d, keys: newKeyMap(d.Keys), r: common.Run{Phase: phases.Profile}}
+}
 
 // Init starts nothing.
 func (m *Model) Init() tea.Cmd { return nil }
-
-// Title names the pane.
-func (m *Model) Title() string { return "Profile" }
 
 // Typing is false: this pane has no text input.
 func (m *Model) Typing() bool { return false }
 
 // Busy is true while a capture runs.
-func (m *Model) Busy() bool { return m.state == running || m.state == cancelling }
+func (m *Model) Busy() bool { return m.r.Active() }
 
 // SetSize records the pane's size.
 func (m *Model) SetSize(w, h int) {
@@ -69,13 +66,23 @@ func (m *Model) SetSize(w, h int) {
 func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 	switch msg := msg.(type) {
 	case common.EventsMsg:
+		var cmd tea.Cmd
 		for _, e := range msg.Events {
 			m.apply(e)
+			if m.r.Event(e) {
+				cmd = m.ended()
+			}
 		}
+		return m, cmd
 	case common.TickMsg:
 		m.frame++
-	case doneMsg:
-		return m, m.finish(msg)
+	default:
+		if cmd, ended, mine := m.r.Update(msg); mine {
+			if ended {
+				return m, m.ended()
+			}
+			return m, cmd
+		}
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	}

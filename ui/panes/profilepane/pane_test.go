@@ -2,13 +2,11 @@ package profilepane
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/profdeck/profdeck/phases"
@@ -17,6 +15,7 @@ import (
 	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/report/campaign"
 	"github.com/profdeck/profdeck/ui/common"
+	"github.com/profdeck/profdeck/ui/panes/panetest"
 )
 
 func newPane(t *testing.T) (*Model, *sim.Deployment, context.Context) {
@@ -41,59 +40,18 @@ func newPane(t *testing.T) (*Model, *sim.Deployment, context.Context) {
 	return m, d, ctx
 }
 
+func pane(m *Model) panetest.Pane {
+	return panetest.Pane{C: m, D: m.d, Phase: phases.Profile}
+}
+
 // press sends a key and runs the command it returns (the capture runs to
-// its end inside it), then feeds the session's events back as the root does.
+// its end inside it), feeding the session's events back as the root does.
 func press(t *testing.T, m *Model, k string) {
 	t.Helper()
-	_, cmd := m.Update(tea.KeyPressMsg{Code: rune(k[0]), Text: k})
-	runCmd(m, cmd)
-	drain(m)
+	pane(m).Press(k)
 }
 
-func runCmd(m *Model, cmd tea.Cmd) {
-	if cmd == nil {
-		return
-	}
-	msg := cmd()
-	if b, ok := msg.(tea.BatchMsg); ok {
-		for _, c := range b {
-			runCmd(m, c)
-		}
-		return
-	}
-	if msg != nil {
-		m.Update(msg)
-	}
-}
-
-func drain(m *Model) {
-	var evs []phases.Event
-	timeout := time.After(500 * time.Millisecond)
-	for {
-		select {
-		case ev := <-m.d.Session.Updates():
-			if ev.Phase == phases.Profile {
-				evs = append(evs, ev)
-			}
-		case <-timeout:
-			m.Update(common.EventsMsg{At: time.Now(), Events: evs})
-			return
-		}
-	}
-}
-
-func checkFits(t *testing.T, view string, w, h int) {
-	t.Helper()
-	lines := strings.Split(view, "\n")
-	if len(lines) > h {
-		t.Errorf("view has %d lines, more than %d:\n%s", len(lines), h, view)
-	}
-	for _, l := range lines {
-		if lipgloss.Width(l) > w {
-			t.Errorf("line wider than %d (%d): %q", w, lipgloss.Width(l), l)
-		}
-	}
-}
+func drain(m *Model) { pane(m).Drain() }
 
 // s on a server without the profiler: the pane says to restart it from the
 // Load pane with r, and that it reloads the weights.
@@ -113,7 +71,7 @@ func TestPaneProfilerDisabled(t *testing.T) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
 	}
-	checkFits(t, v, 78, 19)
+	panetest.Fits(t, v, 78, 19)
 }
 
 // s with no server running: the pane points to pane 1 (start, or r to
@@ -135,7 +93,7 @@ func TestPaneServerDown(t *testing.T) {
 	if strings.Contains(v, "dial tcp") {
 		t.Errorf("raw dial error shown:\n%s", v)
 	}
-	checkFits(t, v, 78, 19)
+	panetest.Fits(t, v, 78, 19)
 }
 
 // s on a server with the profiler: the steps, then the category split and
@@ -175,7 +133,7 @@ func TestPaneCapture(t *testing.T) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
 	}
-	checkFits(t, v, 78, 19)
+	panetest.Fits(t, v, 78, 19)
 	// Where the decode-step count came from stays on screen at 78 columns.
 	if !strings.Contains(v, "steps in the trace") {
 		t.Errorf("view does not say where the step count came from:\n%s", v)
@@ -200,7 +158,7 @@ func TestPaneCapture(t *testing.T) {
 	}
 	m.SetSize(120, 40)
 	big := m.View()
-	checkFits(t, big, 120, 40)
+	panetest.Fits(t, big, 120, 40)
 	if n := strings.Count(big, "µs/step"); n != 1 {
 		t.Errorf("kernel header %d times", n)
 	}
@@ -250,19 +208,24 @@ func TestPaneStepsAndCancel(t *testing.T) {
 	if !strings.Contains(v, "load") || !strings.Contains(v, "✓ check") || !strings.Contains(v, "capturing") {
 		t.Errorf("running view:\n%s", v)
 	}
-	checkFits(t, v, 78, 19)
+	panetest.Fits(t, v, 78, 19)
 	_, c := m.Update(tea.KeyPressMsg{Code: 'c', Text: "c"})
-	if c == nil || m.state != cancelling {
-		t.Fatalf("c: state %v", m.state)
+	if c == nil || m.r.State != common.RunCancelling {
+		t.Fatalf("c: state %v", m.r.State)
 	}
 	select {
 	case msg := <-done:
-		dm, ok := msg.(doneMsg)
-		if !ok || !errors.Is(dm.err, context.Canceled) {
-			t.Fatalf("done = %#v, want a cancelled capture", msg)
+		if _, ok := msg.(common.RunEndedMsg); !ok {
+			t.Fatalf("done = %#v, want the capture's end", msg)
 		}
-		m.Update(dm)
 		drain(m)
+		_, cmd := m.Update(msg)
+		if cmd != nil {
+			m.Update(cmd())
+		}
+		if m.r.State != common.RunCancelled {
+			t.Fatalf("state %v, want cancelled", m.r.State)
+		}
 		if v := ansi.Strip(m.View()); !strings.Contains(v, "cancelled") || m.Busy() {
 			t.Errorf("after cancel:\n%s", v)
 		}
@@ -287,5 +250,5 @@ func TestLastKernelReachableUnderAMessage(t *testing.T) {
 	if !strings.Contains(v, "kernel_t") {
 		t.Errorf("G does not reach the last kernel:\n%s", v)
 	}
-	checkFits(t, m.View(), 78, 19)
+	panetest.Fits(t, m.View(), 78, 19)
 }

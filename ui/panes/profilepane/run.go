@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -14,24 +13,6 @@ import (
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/ui/common"
 )
-
-// runState is where the pane's capture stands.
-type runState int
-
-const (
-	idle runState = iota
-	running
-	cancelling
-	finished
-	failed
-)
-
-// doneMsg says a capture this pane started has ended.
-type doneMsg struct {
-	run int
-	sum *phases.ProfileSummary
-	err error
-}
 
 // downHelp is what the operator is told when no server answers: start it
 // from pane 1, with the profiler, and what that costs.
@@ -123,77 +104,45 @@ func (m *Model) start() tea.Cmd {
 		return common.Error(errors.New("profile: no campaign, session or host"))
 	}
 	cfg := m.config()
-	parent := m.d.Ctx
-	if parent == nil {
-		parent = context.Background()
-	}
-	ctx, cancel := context.WithCancel(parent)
-	m.run++
-	run := m.run
-	m.cancel, m.state = cancel, running
 	m.steps, m.sum, m.levels, m.failed, m.msg = nil, nil, nil, nil, ""
 	m.kernels.Reset()
-	em := &phases.Emitter{Out: m.d.Session.Sink(), Now: m.d.Now}
-	params := map[string]any{"url": remote.MaskURL(cfg.URL), "steps": cfg.Steps, "concurrency": cfg.Concurrency,
-		"profiler_dir": cfg.ProfilerDir, "input_len": cfg.InputLen, "output_len": cfg.OutputLen}
-	return tea.Batch(common.Status("profile capture started against "+remote.MaskURL(cfg.URL)), func() tea.Msg {
-		em.Emit(ctx, phases.KindPhaseStarted, &phases.PhaseStarted{Name: phases.Profile, Params: params})
-		sum, err := profile.Capture(ctx, cfg, em)
-		fin := &phases.PhaseFinished{Name: phases.Profile}
-		if err != nil {
-			fin.Err = err.Error()
-		}
-		fctx, fcancel := context.WithTimeout(context.Background(), 2*time.Second)
-		em.Emit(fctx, phases.KindPhaseFinished, fin)
-		fcancel()
-		return doneMsg{run: run, sum: sum, err: err}
-	})
+	return tea.Batch(common.Status("profile capture started against "+remote.MaskURL(cfg.URL)),
+		m.r.Start(m.d, func(ctx context.Context, em *phases.Emitter) error {
+			_, err := profile.Capture(ctx, cfg, em)
+			return err
+		}))
 }
 
 // stop is the c key: cancel the capture (stop_profile is still sent).
 func (m *Model) stop() tea.Cmd {
-	if m.state == cancelling {
+	switch {
+	case m.r.Cancel():
+		return common.Status("cancelling: stop_profile is sent so the server stops recording")
+	case m.r.State == common.RunCancelling:
 		return common.Status("already cancelling: waiting briefly for stop_profile")
 	}
-	if m.state != running || m.cancel == nil {
-		return common.Status("no capture is running")
-	}
-	m.cancel()
-	m.state = cancelling
-	return common.Status("cancelling: stop_profile is sent so the server stops recording")
+	return common.Status("no capture is running")
 }
 
-// finish records a capture's end.
-func (m *Model) finish(msg doneMsg) tea.Cmd {
-	if msg.run != m.run {
-		return nil
-	}
-	if m.cancel != nil {
-		m.cancel()
-		m.cancel = nil
-	}
+// ended says how the capture that just ended went; its summary (or why it
+// failed) has arrived as an event by now.
+func (m *Model) ended() tea.Cmd {
+	err := m.r.Err
 	switch {
-	case msg.err == nil:
-		m.state = finished
-		if msg.sum != nil {
-			m.sum = msg.sum
-		}
+	case m.r.State == common.RunFinished && m.sum != nil:
 		return common.Status(fmt.Sprintf("profile captured: communication %.1f%% of GPU time", 100*m.sum.CommunicationShare))
-	case errors.Is(msg.err, profile.ErrProfilerDisabled):
-		m.state = failed
-		m.msg = m.profilerHelp()
-		return common.Status("profiling is not enabled on the server: restart it with the profiler from the Load pane (r)")
-	case errors.Is(msg.err, profile.ErrServerDown):
-		m.state = failed
-		m.msg = m.downHelp()
-		return common.Status("no server answers: start it from the Load pane (1, then s or r)")
-	case errors.Is(msg.err, context.Canceled):
-		m.state = failed
+	case m.r.State == common.RunFinished:
+		return common.Status("profile captured")
+	case m.r.State == common.RunCancelled:
 		m.msg = "Capture cancelled; stop_profile was sent so the server stops recording."
 		return common.Status("profile capture cancelled")
-	default:
-		m.state = failed
-		m.msg = "Capture failed: " + msg.err.Error()
-		return common.Error(fmt.Errorf("profile: %w", msg.err))
+	case errors.Is(err, profile.ErrProfilerDisabled):
+		m.msg = m.profilerHelp()
+		return common.Status("profiling is not enabled on the server: restart it with the profiler from the Load pane (r)")
+	case errors.Is(err, profile.ErrServerDown):
+		m.msg = m.downHelp()
+		return common.Status("no server answers: start it from the Load pane (1, then s or r)")
 	}
+	m.msg = "Capture failed: " + err.Error()
+	return common.Error(fmt.Errorf("profile: %w", err))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases/profile"
 	"github.com/profdeck/profdeck/phases/units"
+	"github.com/profdeck/profdeck/ui/common"
 	"github.com/profdeck/profdeck/ui/components"
 )
 
@@ -20,8 +21,16 @@ var catShort = map[string]string{
 	profile.CatCommunication: "comm", profile.CatOther: "other",
 }
 
-// View renders the pane into its size.
+// View renders the pane, exactly filling its size.
 func (m *Model) View() string {
+	if m.w <= 0 || m.h <= 0 {
+		return m.draw()
+	}
+	return components.Box(m.draw(), m.w, m.h)
+}
+
+// draw renders the pane's lines.
+func (m *Model) draw() string {
 	w, h := m.w, m.h
 	if w <= 0 {
 		w = 78
@@ -46,13 +55,14 @@ func (m *Model) View() string {
 }
 
 // stateNames say where the capture stands, in the title.
-var stateNames = map[runState]string{idle: "idle", running: "capturing", cancelling: "cancelling (sending stop_profile)",
-	finished: "captured", failed: "failed"}
+var stateNames = map[common.RunState]string{common.RunIdle: "idle", common.RunRunning: "capturing",
+	common.RunCancelling: "cancelling (sending stop_profile)", common.RunFinished: "captured",
+	common.RunCancelled: "cancelled", common.RunFailed: "failed"}
 
 func (m *Model) titleLine(w int) string {
 	s := m.d.Styles
-	state := stateNames[m.state]
-	if m.state == idle && m.sum != nil {
+	state := stateNames[m.r.State]
+	if m.r.State == common.RunIdle && m.sum != nil {
 		state = "from the journal"
 	}
 	left := s.Title.Render("Profile") + " " + s.Subtle.Render(state)
@@ -88,7 +98,7 @@ func (m *Model) messageLines(w int) []string {
 		}
 		return out
 	}
-	if m.state == idle && m.sum == nil && m.d.Campaign != nil {
+	if m.r.State == common.RunIdle && m.sum == nil && m.d.Campaign != nil {
 		cfg := m.config()
 		dir := cfg.ProfilerDir
 		if dir == "" {

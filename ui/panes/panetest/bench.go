@@ -1,8 +1,4 @@
-// Package benchtest holds what the Micro and NCCL pane tests share: a pane's
-// deps on the simulated deployment, key presses run to their end with the
-// session's events fed back as the root does, the cancel and busy-GPU flows,
-// and the check that a view fits its size. Only tests import it.
-package benchtest
+package panetest
 
 import (
 	"context"
@@ -41,15 +37,12 @@ func Deps(t *testing.T, opt sim.Options, set func(*campaign.Campaign)) (*common.
 		Styles: common.NewStyles(common.DefaultTheme()), Keys: common.DefaultKeyMap(), Now: time.Now}, d
 }
 
-// Key is the press of a one-letter key.
-func Key(k string) tea.KeyPressMsg { return tea.KeyPressMsg{Code: rune(k[0]), Text: k} }
-
 // Pane is a pane under test.
 type Pane struct {
 	C       common.Component
 	D       *common.Deps
 	Phase   string           // the phase whose events the pane gets
-	Runner  *gpubench.Runner // the pane's run
+	Runner  *gpubench.Runner // a GPU pane's run (for its flows)
 	Results func() int       // how many results the pane holds
 }
 
@@ -58,11 +51,12 @@ type Pane struct {
 func (p Pane) Press(k string) {
 	_, cmd := p.C.Update(Key(k))
 	p.run(cmd)
-	p.drain()
+	p.Drain()
 }
 
 // run runs cmd and every command that follows from it, handing each message
-// to the pane.
+// to the pane. Before a run's end it hands the pane the run's events, as
+// the root would have by then.
 func (p Pane) run(cmd tea.Cmd) {
 	if cmd == nil {
 		return
@@ -74,27 +68,35 @@ func (p Pane) run(cmd tea.Cmd) {
 		}
 		return
 	}
+	if _, ok := msg.(common.RunEndedMsg); ok {
+		p.Drain()
+	}
 	if msg != nil {
 		_, next := p.C.Update(msg)
 		p.run(next)
 	}
 }
 
-// drain hands the pane, in one batch, the session's events of its phase
-// that come within 300 ms.
-func (p Pane) drain() {
+// Drain hands the pane, in one batch, the session's events of its phase
+// that come within 300 ms, or until the phase's finish.
+func (p Pane) Drain() {
 	var evs []phases.Event
 	timeout := time.After(300 * time.Millisecond)
 	for {
 		select {
 		case ev := <-p.D.Session.Updates():
-			if ev.Phase == p.Phase {
-				evs = append(evs, ev)
+			if common.PhaseOf(ev) != p.Phase {
+				continue
+			}
+			evs = append(evs, ev)
+			if _, fin := ev.Data.(phases.PhaseFinished); !fin {
+				continue
 			}
 		case <-timeout:
-			p.C.Update(common.EventsMsg{At: time.Now(), Events: evs})
-			return
 		}
+		_, cmd := p.C.Update(common.EventsMsg{At: time.Now(), Events: evs})
+		p.run(cmd)
+		return
 	}
 }
 
@@ -123,17 +125,17 @@ func (p Pane) CancelKeepsResults(t *testing.T) {
 	for ended := false; !ended; {
 		select {
 		case msg := <-msgs:
-			if dm, ok := msg.(gpubench.DoneMsg); ok && dm.Run != 0 {
-				p.C.Update(dm)
-				p.drain()
+			if _, ok := msg.(common.RunEndedMsg); ok {
+				p.Drain()
+				p.run(func() tea.Msg { return msg })
 				ended = true
 			}
 		case <-time.After(5 * time.Second):
 			t.Fatal("the run did not end after c")
 		}
 	}
-	if r := p.Runner; r.Active() || !strings.Contains(r.Msg, "cancelled") || p.Results() == 0 {
-		t.Errorf("after cancel: busy %v msg %q results %d", r.Active(), r.Msg, p.Results())
+	if r := p.Runner; r.Active() || r.State != common.RunCancelled || p.Results() == 0 {
+		t.Errorf("after cancel: busy %v state %v results %d", r.Active(), r.State, p.Results())
 	}
 }
 
@@ -155,27 +157,12 @@ func (p Pane) BusyThenStopServer(t *testing.T, d *sim.Deployment) {
 	if !strings.Contains(v, "GPUs are busy") || !strings.Contains(v, "x: stop the server") {
 		t.Errorf("busy view:\n%s", v)
 	}
-	CheckFits(t, p.C.View(), 78, 19)
+	FitsBoxes(t, p.C)
 	p.Press("x")
-	if r.Busy != nil || p.Results() == 0 || r.Failed {
-		t.Fatalf("after x: busy %v, %d results, msg %q", r.Busy, p.Results(), r.Msg)
+	if r.State != common.RunFinished || p.Results() == 0 {
+		t.Fatalf("after x: state %v, %d results, error %v %s", r.State, p.Results(), r.Err, r.StopErr)
 	}
 	if d.ServerRunning() {
 		t.Error("the server still runs")
-	}
-}
-
-// CheckFits fails t when view is more than h lines or any line more than w
-// cells wide.
-func CheckFits(t *testing.T, view string, w, h int) {
-	t.Helper()
-	lines := strings.Split(view, "\n")
-	if len(lines) > h {
-		t.Errorf("%d lines, more than %d", len(lines), h)
-	}
-	for i, l := range lines {
-		if n := ansi.StringWidth(l); n > w {
-			t.Errorf("line %d is %d wide: %q", i, n, ansi.Strip(l))
-		}
 	}
 }

@@ -1,0 +1,83 @@
+package common
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+func bracket(kind, name string) phases.Event {
+	if kind == phases.KindPhaseStarted {
+		return phases.New(time.Now(), kind, phases.PhaseStarted{Name: name})
+	}
+	return phases.New(time.Now(), kind, phases.PhaseFinished{Name: name})
+}
+
+// A run ends for the pane only once both the engine returned and its
+// finish event came, in either order, so every result is in by then.
+func TestRunEndsAfterEngineAndFinish(t *testing.T) {
+	d := &Deps{}
+	for _, finishFirst := range []bool{true, false} {
+		r := &Run{Phase: phases.Micro}
+		end := r.Start(d, func(context.Context, *phases.Emitter) error { return nil })()
+		if r.Event(bracket(phases.KindPhaseStarted, phases.Micro)) || !r.Active() {
+			t.Fatal("the start ended the run")
+		}
+		if r.Event(bracket(phases.KindPhaseFinished, phases.NCCL)) {
+			t.Fatal("another phase's finish ended the run")
+		}
+		if finishFirst {
+			if r.Event(bracket(phases.KindPhaseFinished, phases.Micro)) {
+				t.Fatal("ended before the engine returned")
+			}
+			if _, ended, mine := r.Update(end); !ended || !mine || r.State != RunFinished {
+				t.Fatalf("finish then return: ended %v state %v", ended, r.State)
+			}
+			continue
+		}
+		if cmd, ended, _ := r.Update(end); ended || cmd == nil {
+			t.Fatal("ended before its finish event")
+		}
+		if !r.Event(bracket(phases.KindPhaseFinished, phases.Micro)) || r.State != RunFinished {
+			t.Fatalf("return then finish: state %v", r.State)
+		}
+	}
+}
+
+func TestRunOutcomes(t *testing.T) {
+	d := &Deps{}
+	other := &Run{Phase: phases.NCCL}
+	for _, c := range []struct {
+		err    error
+		cancel bool
+		want   RunState
+	}{
+		{nil, false, RunFinished},
+		{errors.New("exit status 1"), false, RunFailed},
+		{context.Canceled, true, RunCancelled},
+		{errors.New("script killed"), true, RunCancelled},
+	} {
+		r := &Run{Phase: phases.Micro}
+		end := r.Start(d, func(context.Context, *phases.Emitter) error { return c.err })()
+		if _, _, mine := other.Update(end); mine {
+			t.Fatal("another run took the end")
+		}
+		if c.cancel && !r.Cancel() {
+			t.Fatal("no run to cancel")
+		}
+		// The engine never started the phase: the end comes after a grace.
+		cmd, _, _ := r.Update(end)
+		if _, ended, _ := r.Update(cmd()); !ended || r.State != c.want {
+			t.Errorf("err %v cancel %v: state %v, want %v", c.err, c.cancel, r.State, c.want)
+		}
+		if c.want == RunFailed && r.Err != c.err {
+			t.Errorf("Err %v", r.Err)
+		}
+		if r.Cancel() {
+			t.Error("cancelled an ended run")
+		}
+	}
+}

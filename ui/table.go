@@ -1,0 +1,82 @@
+package ui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/ui/common"
+	"github.com/profdeck/profdeck/ui/panes/loadpane"
+	"github.com/profdeck/profdeck/ui/panes/macropane"
+	"github.com/profdeck/profdeck/ui/panes/micropane"
+	"github.com/profdeck/profdeck/ui/panes/ncclpane"
+	"github.com/profdeck/profdeck/ui/panes/notespane"
+	"github.com/profdeck/profdeck/ui/panes/profilepane"
+)
+
+// PaneEntry is one pane of the cockpit. The table of them is the one place
+// a pane is declared: it drives the routing of events, the tab bar, the
+// digit keys and the help. Adding a pane is adding an entry.
+type PaneEntry struct {
+	Phase string // the phase whose events the pane gets
+	Key   string // the key that shows it
+	Title string // its name in the tab bar, the help, the status bar and notes
+	New   func(*common.Deps) common.Component
+	// Also are other phases whose events the pane gets too.
+	Also []string
+	// Journal: the pane gets every journalled event as well (the Notes pane).
+	Journal bool
+}
+
+// Panes is the cockpit's table, in tab order.
+var Panes = []PaneEntry{
+	{Phase: phases.Load, Key: "1", Title: "Server/Load", New: pane(loadpane.New)},
+	{Phase: phases.Macro, Key: "2", Title: "Macro", New: pane(macropane.New)},
+	{Phase: phases.Micro, Key: "3", Title: "Micro", New: pane(micropane.New)},
+	{Phase: phases.NCCL, Key: "4", Title: "NCCL", New: pane(ncclpane.New)},
+	{Phase: phases.Profile, Key: "5", Title: "Profile", New: pane(profilepane.New)},
+	{Phase: phases.Notes, Key: "6", Title: "Notes", New: pane(notespane.New), Journal: true},
+}
+
+// pane turns a pane's constructor into the table's.
+func pane[T common.Component](newPane func(*common.Deps) T) func(*common.Deps) common.Component {
+	return func(d *common.Deps) common.Component { return newPane(d) }
+}
+
+// wants reports whether the pane gets ev.
+func (e PaneEntry) wants(ev phases.Event) bool {
+	ph := common.PhaseOf(ev)
+	if ph == e.Phase || e.Journal && !phases.Ephemeral(ev.Kind) {
+		return true
+	}
+	for _, a := range e.Also {
+		if ph == a {
+			return true
+		}
+	}
+	return false
+}
+
+// paneKey is the binding of the table's keys, for the root and its help.
+func paneKey(table []PaneEntry) key.Binding {
+	keys := make([]string, len(table))
+	for i, e := range table {
+		keys[i] = e.Key
+	}
+	help := strings.Join(keys, "/")
+	if len(keys) > 2 {
+		help = keys[0] + "-" + keys[len(keys)-1]
+	}
+	return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, "go to pane"))
+}
+
+// paneFor is the index of the pane whose key msg is, or -1.
+func paneFor(table []PaneEntry, k string) int {
+	for i, e := range table {
+		if e.Key == k {
+			return i
+		}
+	}
+	return -1
+}
