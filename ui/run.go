@@ -11,8 +11,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/profdeck/profdeck/remote/sim/vllmemu"
-
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
