@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/profdeck/profdeck/remote/sim/vllmemu"
-
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"

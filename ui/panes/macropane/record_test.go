@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/profdeck/profdeck/remote/sim/vllmemu"
-
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
