@@ -51,6 +51,10 @@ type GEMMResult struct {
 	GBs     float64 `json:"gbs"`
 	BWPct   float64 `json:"bw_pct"`
 	StepUs  float64 `json:"step_us"` // Us × PerStep
+	// Kernel is the kind of product timed: mm, bmm, or grouped_mm (routed
+	// experts as one grouped GEMM over their token segments, as MoE engines
+	// run them, where PyTorch has it).
+	Kernel string `json:"kernel,omitempty"`
 }
 
 // GEMMStep is the whole decode step's GEMMs at one M.

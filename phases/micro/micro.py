@@ -89,18 +89,31 @@ class Bencher:
 
 
 def make_gemm(torch, g):
-    """Allocate random inputs for one plan GEMM and return a closure running it."""
+    """Allocate random inputs for one plan GEMM and return a closure running
+    it and the kernel family timed: "mm", "bmm", or "grouped_mm" for routed
+    experts, which MoE engines run as one grouped GEMM over the experts'
+    token segments (vLLM's fused_moe, torch._grouped_mm), not as a batched
+    GEMM of equal products."""
     F = torch.nn.functional
     m, n, k, b = g["m"], g["n"], g["k"], max(1, g.get("batch") or 1)
     dt = torch.bfloat16
     if b > 1:
-        x = torch.randn(b, m, k, device="cuda", dtype=dt)
         w = torch.randn(b, n, k, device="cuda", dtype=dt)
         wt = w.transpose(1, 2)
-        return lambda: torch.bmm(x, wt)
+        if g["name"].startswith("experts.") and hasattr(torch, "_grouped_mm"):
+            try:
+                xg = torch.randn(b * m, k, device="cuda", dtype=dt)
+                offs = torch.arange(1, b + 1, device="cuda", dtype=torch.int32) * m
+                fn = lambda: torch._grouped_mm(xg, wt, offs=offs)
+                fn()
+                return fn, "grouped_mm"
+            except Exception:  # not on this GPU or build: the batched GEMM
+                pass
+        x = torch.randn(b, m, k, device="cuda", dtype=dt)
+        return (lambda: torch.bmm(x, wt)), "bmm"
     x = torch.randn(m, k, device="cuda", dtype=dt)
     w = torch.randn(n, k, device="cuda", dtype=dt)
-    return lambda: F.linear(x, w)
+    return (lambda: F.linear(x, w)), "mm"
 
 
 def gemm_metrics(g, us, peak_gbs):
@@ -266,7 +279,7 @@ def main():
         for g in (g for g in gemms if g.get("step_m", g["m"]) == m):
             emit("progress", done=done, total=total, text="M=%d %s" % (m, g["name"]))
             try:
-                fn = make_gemm(torch, g)
+                fn, kernel = make_gemm(torch, g)
                 us, p20, p80, reps = bench.run(fn)
             except Exception as e:
                 emit("error", name=g["name"], step_m=m, error=(str(e).splitlines() or [type(e).__name__])[0])
@@ -277,7 +290,8 @@ def main():
             per = int(g.get("per_step", 1))
             emit("gemm", name=g["name"], step_m=m, m=g["m"], n=g["n"], k=g["k"], batch=max(1, g.get("batch") or 1),
                  dtype=g.get("dtype", "bf16"), served=g.get("served", ""), per_step=per,
-                 us=us, p20_us=p20, p80_us=p80, tflops=tflops, gbs=gbs, bw_pct=pct, step_us=us * per, reps=reps)
+                 us=us, p20_us=p20, p80_us=p80, tflops=tflops, gbs=gbs, bw_pct=pct, step_us=us * per, reps=reps,
+                 kernel=kernel)
             fns.append((fn, per))
             sum_us += us * per
             done += 1

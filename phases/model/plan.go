@@ -230,7 +230,7 @@ func Build(c Config, o Options) (Plan, error) {
 	}
 	if c.IsMoE() {
 		p.AllToAll = &AllToAll{TopK: c.TopK, Hidden: c.Hidden, BytesPerToken: c.TopK * c.Hidden * 2}
-		p.Notes = append(p.Notes, fmt.Sprintf("routed experts: the experts a batch touches under uniform top-%d routing, timed as one batched BF16 GEMM", c.TopK))
+		p.Notes = append(p.Notes, fmt.Sprintf("routed experts: the experts a batch touches under uniform top-%d routing, timed as one grouped BF16 GEMM over their token segments (torch._grouped_mm, as MoE engines run them; a batched GEMM where PyTorch lacks it)", c.TopK))
 	}
 	if c.Quant.Weight != "" {
 		p.Notes = append(p.Notes, fmt.Sprintf("weights served as %s are timed in BF16: an upper bound on their time", c.Quant.Weight))

@@ -54,6 +54,11 @@ class Engine:
         self.iter_tokens = Hist(1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
         # Wall time of each decode step by padded batch size (bounded).
         self.step_wall = {}
+        # Time from the end of one decode step to the end of the next, by
+        # padded batch size: the step plus whatever ran between (prefills,
+        # scheduling), which is what each running sequence waits per token.
+        self.step_period = {}
+        self.last_decode_end, self.last_batch = 0.0, set()
         self.steps = 0
         self.stats_t, self.stats_prompt, self.stats_gen = time.time(), 0, 0
         self.error = None
@@ -209,6 +214,16 @@ class Engine:
         if len(w) >= 4096:
             del w[:2048]
         w.append(wall)
+        end = time.perf_counter()
+        ids_now = {id(q) for q in self.running}
+        # A period counts when some sequence of this step was in the last
+        # one: the time it waited for its next token.
+        if self.last_decode_end and ids_now & self.last_batch:
+            per = self.step_period.setdefault(bp, [])
+            if len(per) >= 4096:
+                del per[:2048]
+            per.append(end - self.last_decode_end)
+        self.last_decode_end, self.last_batch = end, ids_now
         self.steps += 1
         self.iter_tokens.observe(b)
         now = time.time()
@@ -247,11 +262,12 @@ class Engine:
         self.stats_t, self.stats_prompt, self.stats_gen = now, 0, 0
 
     def reset_served(self):
-        self.step_wall = {}
+        self.step_wall, self.step_period = {}, {}
 
     def served_steps(self):
         """Median wall time of the decode steps served, by padded batch size."""
-        return {b: (statistics.median(v) * 1e3, len(v)) for b, v in list(self.step_wall.items()) if v}
+        periods = {b: statistics.mean(v) * 1e3 for b, v in list(self.step_period.items()) if v}
+        return {b: (statistics.median(v) * 1e3, len(v), periods.get(b, 0.0)) for b, v in list(self.step_wall.items()) if v}
 
 
 def _put_all(items):

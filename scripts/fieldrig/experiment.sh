@@ -22,7 +22,7 @@ python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.versio
 TORCHRUN=torchrun; command -v torchrun >/dev/null || TORCHRUN="python3 -m torch.distributed.run"
 
 step prepare weights
-python3 "$HERE/prepare.py" --preset "$PRESET" --out "$MODEL" --device "$DEV" || exit 1
+timeout 240 python3 "$HERE/prepare.py" --preset "$PRESET" --out "$MODEL" --device "$DEV" || exit 1
 du -sh "$MODEL"
 
 serve() { # extra args...
@@ -36,40 +36,51 @@ stop_server() {
   sleep 2; SERVER=
 }
 truth() { # file
-  timeout 300 curl -sf "$URL/truth?m=$LEVELS&reps=20" -o "$1" && echo "truth: $(wc -c <"$1") bytes" || echo "truth failed"
+  timeout 300 curl -sf "$URL/truth?m=${FR_TRUTH_M:-$LEVELS}&reps=20" -o "$1" && echo "truth: $(wc -c <"$1") bytes" || echo "truth failed"
 }
 
 if [ "$MODE" = run ]; then
   step profdeck run
-  sed "s#python3 scripts/fieldrig/serve.py#python3 $HERE/serve.py#" "$HERE/campaign.yaml" >/tmp/campaign.yaml
-  cd /tmp && timeout 420 "$PD" run -c /tmp/campaign.yaml --host local --json "$RES/run.json" 2>&1 | tail -60
-  echo "run exit $?"
+  sed "s#python3 scripts/fieldrig/serve.py#python3 $HERE/serve.py#" "${FR_CAMPAIGN:-$HERE/campaign.yaml}" >/tmp/campaign.yaml
+  (cd /tmp && timeout 480 "$PD" run -c /tmp/campaign.yaml --host local --json "$RES/run.json" --jsonl "$RES/events.jsonl" 2>&1 | tail -40)
   cp /tmp/fieldrig.journal.jsonl /tmp/fieldrig.md "$RES/" 2>/dev/null
-  cp "$LOG" "$RES/server-run.log" 2>/dev/null
-  # The server left running (with the profiler) serves the truth and the extra profiles.
-  curl -sf "$URL/health" || { serve --profiler-dir "$PROF"; timeout 300 "$PD" load --host local --log "$LOG" --url "$URL" --every 5s | tail -3; }
+  curl -sf "$URL/health" >/dev/null || { echo "run left no server; starting one"; serve --profiler-dir "$PROF"; timeout 300 "$PD" load --host local --log "$LOG" --url "$URL" --every 5s | tail -3; }
+  # The server left up serves a short sweep again (no profiler running), so
+  # that /truth's served steps and TPOT come from the same load.
+  curl -sf -X POST "$URL/truth/reset_served" >/dev/null
+  step sweep again at C=1 and C=$PLATEAU
+  timeout 120 "$PD" sweep --url "$URL" --concurrency 1,$PLATEAU --requests 16 --warmup 2 --input-len ${FR_IN:-256} \
+    --output-len ${FR_OUT:-128} --seed 2 --json "$RES/sweep2.json" 2>&1 | tail -4
+  step truth
+  truth "$RES/truth.json"
+  for c in 1 $PLATEAU; do
+    step profile C=$c alone
+    n=4; [ $c -gt 4 ] && n=$c
+    timeout 150 "$PD" profile -c /tmp/campaign.yaml --host local --concurrency $c --requests $n \
+      --json "$RES/profile-c$c.json" 2>&1 | tail -3
+    cp "$PROF/profiler_out_0.txt" "$RES/profiler_out_0-c$c.txt" 2>/dev/null
+  done
+  cp "$LOG" "$RES/server.log"
+  stop_server
 else
   step load
   T0=$(ts); serve --profiler-dir "$PROF"
   timeout 300 "$PD" load --host local --log "$LOG" --url "$URL" --every 2s 2>&1 | tee "$RES/load.txt" | tail -25
-  echo "load wall $(echo "$(ts) - $T0" | bc) s"
+  echo "load wall $(python3 -c "import time; print(round(time.time() - $T0, 1))") s"
   step sweep
   timeout 300 "$PD" sweep --url "$URL" --concurrency $LEVELS --requests 16 --warmup 2 --input-len ${FR_IN:-256} --output-len ${FR_OUT:-128} \
     --seed 1 --json "$RES/sweep.json" 2>&1 | tail -12
-fi
-step truth after the sweep
-truth "$RES/truth.json"
-curl -sf -X POST "$URL/truth/reset_served" >/dev/null
-for c in 1 $PLATEAU; do
-  step profile C=$c
-  n=8; [ $c -gt 8 ] && n=$c
-  timeout 240 "$PD" profile -c "$HERE/campaign.yaml" --host local --profiler-dir "$PROF" --concurrency $c --requests $n \
-    --json "$RES/profile-c$c.json" 2>&1 | tail -4
-  cp "$PROF/profiler_out_0.txt" "$RES/profiler_out_0-c$c.txt" 2>/dev/null
-done
-cp "$LOG" "$RES/server.log"
-stop_server
-if [ "$MODE" != run ]; then
+  step truth after the sweep
+  truth "$RES/truth.json"
+  for c in 1 $PLATEAU; do
+    step profile C=$c
+    n=4; [ $c -gt 4 ] && n=$c
+    timeout 150 "$PD" profile -c "$HERE/campaign.yaml" --host local --profiler-dir "$PROF" --concurrency $c --requests $n \
+      --json "$RES/profile-c$c.json" 2>&1 | tail -4
+    cp "$PROF/profiler_out_0.txt" "$RES/profiler_out_0-c$c.txt" 2>/dev/null
+  done
+  cp "$LOG" "$RES/server.log"
+  stop_server
   step micro
   timeout 300 "$PD" micro --host local --model-config "$MODEL/config.json" --tp 2 --batch $LEVELS --json "$RES/micro.json" 2>&1 | tail -8
   step nccl

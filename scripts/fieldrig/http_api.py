@@ -4,6 +4,7 @@ import asyncio
 import json
 import os
 import signal
+import statistics
 import time
 
 from aiohttp import web
@@ -232,12 +233,25 @@ def serve(args, cfg, runner, eng, tokenize, token_text):
         for i, rec in enumerate(ranks[0]):
             rec = dict(rec)
             others = [r[i] for r in ranks]
+            ops = [o.pop("_ar_ops") for o in others]
+            rec.pop("_ar_ops", None)
+            # Each all-reduce's transfer: the smaller of the ranks' times (the
+            # rank that arrives last waits for nobody), summed over the step.
+            per_rep = [sum(min(ops[k][rep][j] for k in range(len(ops))) for j in range(len(ops[0][rep])))
+                       for rep in range(len(ops[0]))]
+            rec["allreduce_ms_rank0"] = rec["allreduce_ms"]
+            rec["allreduce_ms"] = statistics.median(per_rep) if per_rep else 0.0
             rec["allreduce_ms_by_rank"] = [round(o["allreduce_ms"], 4) for o in others]
             rec["gemm_ms_by_rank"] = [round(o["gemm_ms"], 4) for o in others]
             comm = rec["allreduce_ms"] + rec["gather_ms"]
+            rec["rest_ms"] = rec["eager_step_ms"] - comm - rec["gemm_ms"]
             rec["comm_share"] = comm / rec["eager_step_ms"] if rec["eager_step_ms"] > 0 else 0.0
+            if rec.get("graph_step_ms"):
+                rec["comm_share_graph"] = min(comm / rec["graph_step_ms"], 1.0)
             if rec["m"] in served:
-                rec["served_step_ms"], rec["served_steps"] = served[rec["m"]]
+                rec["served_step_ms"], rec["served_steps"], rec["served_period_ms"] = served[rec["m"]]
+                if rec["served_period_ms"] > 0:
+                    rec["served_rest_ms"] = rec["served_period_ms"] - comm - rec["gemm_ms"]
             batch.append({k: (round(v, 4) if isinstance(v, float) else v) for k, v in rec.items()})
         dev = "cpu"
         if runner.cuda:
@@ -249,8 +263,12 @@ def serve(args, cfg, runner, eng, tokenize, token_text):
             "method": ("per batch size M: graph_step_ms is the captured decode step replayed (CUDA events, median of reps); "
                        "the eager pass runs the same step with CUDA events around every GEMM and collective, after a GPU sleep that "
                        "lets the CPU queue the whole step; *_ms are medians over reps on rank 0 (per-rank figures beside); "
-                       "rest_ms = eager_step_ms - allreduce_ms - gather_ms - gemm_ms; served_step_ms is the median wall time of "
-                       "the decode steps served at that padded batch size (scheduling, broadcast and the token copy included)"),
+                       "allreduce_ms sums, over the step's all-reduces, the smaller of the ranks' times (the transfer without the wait for "
+                       "a late peer; allreduce_ms_rank0 is rank 0's own sum); rest_ms = eager_step_ms - allreduce_ms - gather_ms - gemm_ms; "
+                       "served_step_ms is the median wall time of the decode steps served at that padded batch size (scheduling, "
+                       "broadcast and the token copy included); served_period_ms is the mean time from one decode step's end to the "
+                       "next's at that size, prefills between them included (what a running sequence waits per token, TPOT's "
+                       "counterpart); served_rest_ms = served_period_ms - allreduce_ms - gather_ms - gemm_ms"),
             "batch": batch})
 
     app = web.Application(client_max_size=64 << 20)

@@ -111,6 +111,12 @@ def main(argv):
         print("fieldrig: --model %s: %s" % (args.model, e), file=sys.stderr)
         return 2
     children = []
+    shm_dir = "/dev/shm" if os.path.isdir("/dev/shm") else "/tmp"
+    chan_path = os.path.join(shm_dir, "fieldrig-%d.ctl" % args.dist_port)
+    if args.rank == 0 and args.tp > 1:
+        import shmchan
+        from runner import msg_words
+        shmchan.Channel.create(chan_path, msg_words(args), args.tp - 1)
     if args.rank == 0:
         vlog("APIServer", "non-default args: %s" % {k: v for k, v in vars(args).items() if k not in ("rank", "api_key")}, "utils.py:253")
         for r in range(1, args.tp):
@@ -124,6 +130,8 @@ def main(argv):
     t_start = time.time()
     group, ctrl = init_dist(torch, args)
     runner = Runner(torch, args, args.rank, args.tp, group, ctrl)
+    if args.tp > 1:
+        runner.open_channel(chan_path)
     runner.load(cfg)
     runner.alloc_kv()
     runner.capture()
