@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -45,12 +46,17 @@ func readThenBlock(name string) {
 	os.Exit(0)
 }
 
-// spin burns CPU without reading anything.
+// spin burns CPU on every core without reading anything (on a busy
+// machine one thread alone may get little of a core).
 func spin() {
 	os.Stdout.WriteString("spinning\n")
-	x := 0
-	for {
-		x++
+	for i := 1; i < runtime.NumCPU(); i++ {
+		go func() {
+			for x := 0; ; x++ {
+			}
+		}()
+	}
+	for x := 0; ; x++ {
 	}
 }
 

@@ -160,6 +160,8 @@ func verdict(d *phases.Diagnosis, cfg Config) (string, []string) {
 		return fmt.Sprintf("still reading weights at %s: slow, not stopped (%s)", rate(e.readBps), idle), why
 	case e.hot != nil && (!e.gpuKnown || !e.gpuBusy):
 		return fmt.Sprintf("busy on the CPU (pid %d %s at %.0f%% CPU, %s read, %s)", e.hot.PID, e.hot.Name, e.hot.CPUPct, rate(e.readBps), idle), why
+	case e.ioKnown && pastWeights(cfg.Stage):
+		return fmt.Sprintf("idle during %s (%s read, no CPU, %s %s): waiting on something that never came", stageWords[cfg.Stage], rate(e.readBps), idle, over), why
 	case e.ioKnown:
 		v := fmt.Sprintf("weights I/O stopped (%s %s, %s)", rate(e.readBps), over, idle)
 		if total := readTotal(e.alive); total > 0 {
@@ -212,4 +214,9 @@ func duration(s float64) string {
 		return fmt.Sprintf("%.0f min", s/60)
 	}
 	return fmt.Sprintf("%.1f h", s/3600)
+}
+
+// pastWeights reports whether the load's stage is after the weights.
+func pastWeights(stage string) bool {
+	return vllmlog.StageIndex(stage) > vllmlog.StageIndex(vllmlog.StageWeights)
 }

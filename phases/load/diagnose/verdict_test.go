@@ -121,3 +121,13 @@ func FuzzParseProcs(f *testing.F) {
 		parseStat(s)
 	})
 }
+
+// Past the weights, idle processes are not a weights I/O stop.
+func TestVerdictIdlePastWeights(t *testing.T) {
+	d := phases.Diagnosis{SampleS: 2, GPUs: []phases.GPUEvidence{{UtilPct: 0}},
+		Procs: []phases.ProcEvidence{{PID: 7, State: "S", IOKnown: true}}}
+	v, _ := verdict(&d, Config{Stage: "compile", Stalled: 10 * time.Minute})
+	if v != "idle during torch.compile (0 B/s read, no CPU, GPUs idle for 10 min): waiting on something that never came" {
+		t.Errorf("verdict %q", v)
+	}
+}
