@@ -103,7 +103,7 @@ func (c *Campaign) validate(root *yaml.Node) error {
 	}
 	for key, v := range map[string]int{"macro.requests": c.Macro.Requests, "macro.warmup": c.Macro.Warmup,
 		"macro.input_len": c.Macro.InputLen, "macro.output_len": c.Macro.OutputLen,
-		"nccl.nproc": c.NCCL.NProc, "profile.requests": c.Profile.Requests} {
+		"nccl.nproc": c.NCCL.NProc, "profile.requests": c.Profile.Requests, "profile.steps": c.Profile.Steps} {
 		if v < 0 {
 			return bad(key, "must not be negative, got %d", v)
 		}
