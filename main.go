@@ -12,7 +12,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/profdeck/profdeck/remote/ssh"
 	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/report/campaign"
 	"github.com/profdeck/profdeck/ui"
@@ -37,7 +36,7 @@ var commands = map[string]command{
 	"micro":   {headless.MicroMain, "time the model's decode-step GEMMs on the GPU host"},
 	"nccl":    {headless.NCCLMain, "time a decode step's collectives on the GPU host"},
 	"profile": {headless.ProfileMain, "capture a torch profile of the serving engine and summarise it"},
-	"tail":    {ssh.TailMain, "follow a file on an SSH host across reconnects (like tail -F)"},
+	"tail":    {headless.TailMain, "follow a file on a host across reconnects (like tail -F)"},
 	"report":  {report.ReportMain, "render the notebook from a journal: report JOURNAL [-o FILE]"},
 	"compare": {report.CompareMain, "compare two journals or sweep JSON files: compare A B"},
 	"parse":   {parseMain, "parse a file: parse vllm-log|nvidia-smi|metrics|profiler-table FILE"},

@@ -3,7 +3,7 @@
 // verifies host keys, keeps the connection alive and reconnects with
 // backoff, runs commands so that cancelling them leaves nothing behind on
 // the host, follows files across reconnects, uploads files and dials TCP
-// through the connection. TailMain is the headless "profdeck tail" command.
+// through the connection.
 package ssh
 
 import (

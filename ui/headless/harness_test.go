@@ -20,6 +20,7 @@ var commands = map[string]func(context.Context, []string, io.Writer, io.Writer) 
 	"nccl":    headless.NCCLMain,
 	"profile": headless.ProfileMain,
 	"run":     headless.RunMain,
+	"tail":    headless.TailMain,
 }
 
 // baseArgs would make each command start work on the simulated host.
@@ -30,6 +31,7 @@ var baseArgs = map[string][]string{
 	"nccl":    {"--host", "sim", "--model-config", "kimi-k2.5"},
 	"profile": {"--host", "sim"},
 	"run":     {"--host", "sim"},
+	"tail":    {"--host", "sim", "/var/log/vllm/server.log"},
 }
 
 // Every command checks its output paths before any work starts: a path it
@@ -78,7 +80,7 @@ func TestConvention(t *testing.T) {
 		if code, _, _ := runCLI(t, main, "--bogus"); code != headless.ExitBadInput {
 			t.Errorf("%s --bogus: exit %d", name, code)
 		}
-		if code, _, errs := runCLI(t, main, "stray"); code != headless.ExitBadInput || !strings.Contains(errs, `"stray"`) {
+		if code, _, errs := runCLI(t, main, append(slices.Clone(baseArgs[name]), "stray")...); code != headless.ExitBadInput || !strings.Contains(errs, `"stray"`) {
 			t.Errorf("%s stray: exit %d %q", name, code, errs)
 		}
 		bad := filepath.Join(t.TempDir(), "bad.yaml")

@@ -1,8 +1,9 @@
-package ssh
+package headless_test
 
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/remote/ssh/sshtest"
+	"github.com/profdeck/profdeck/ui/headless"
 )
 
 type lockedBuf struct {
@@ -30,7 +32,12 @@ func (l *lockedBuf) String() string {
 }
 
 func TestTailMain(t *testing.T) {
-	home, cfg := isolate(t)
+	sshtest.Require(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("SSH_AUTH_SOCK", "")
+	cfg := filepath.Join(home, "ssh_config")
+	writeFile(t, cfg, "")
 	srv := sshtest.Start(t, sshtest.Options{})
 	path := filepath.Join(t.TempDir(), "server log.txt")
 	var lines []string
@@ -42,7 +49,9 @@ func TestTailMain(t *testing.T) {
 
 	// Unknown host key, headless: refused with the fingerprint.
 	var out, errb lockedBuf
-	code := TailMain(testCtx(t, 10*time.Second), []string{"--host", srv.Target(), "--identity", srv.ClientKey,
+	tctx, tcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer tcancel()
+	code := headless.TailMain(tctx, []string{"--host", srv.Target(), "--identity", srv.ClientKey,
 		"--known-hosts", kh, "--ssh-config", cfg, path}, &out, &errb)
 	if code != 1 || !strings.Contains(errb.String(), "unknown host key") || !strings.Contains(errb.String(), "SHA256:") {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
@@ -53,7 +62,7 @@ func TestTailMain(t *testing.T) {
 	out, errb = lockedBuf{}, lockedBuf{}
 	done := make(chan int, 1)
 	go func() {
-		done <- TailMain(ctx, []string{"--host", srv.Target(), path, "--identity", srv.ClientKey,
+		done <- headless.TailMain(ctx, []string{"--host", srv.Target(), path, "--identity", srv.ClientKey,
 			"--known-hosts", kh, "--ssh-config", cfg, "--accept-new-host-key"}, &out, &errb)
 	}()
 	// The last 10 lines first, then what is appended, across a restart.
@@ -86,10 +95,36 @@ func TestTailMain(t *testing.T) {
 
 func TestTailMainUsage(t *testing.T) {
 	var out, errb lockedBuf
-	if code := TailMain(context.Background(), []string{"file"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--host") {
+	if code := headless.TailMain(context.Background(), []string{"file"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--host") ||
+		strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 {
 		t.Errorf("exit %d: %s", code, errb.String())
 	}
-	if code := TailMain(context.Background(), []string{"--bogus"}, &out, &errb); code != 2 {
+	if code := headless.TailMain(context.Background(), []string{"--bogus"}, &out, &errb); code != 2 {
 		t.Errorf("bad flag: exit %d", code)
+	}
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func appendLines(t *testing.T, path string, lines ...string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, l := range lines {
+		if _, err := f.WriteString(l + "\n"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
