@@ -13,7 +13,6 @@ import (
 	"syscall"
 
 	"github.com/profdeck/profdeck/report"
-	"github.com/profdeck/profdeck/report/campaign"
 	"github.com/profdeck/profdeck/ui"
 	"github.com/profdeck/profdeck/ui/headless"
 )
@@ -30,7 +29,7 @@ var commands = map[string]command{
 	"demo":    {ui.DemoMain, "run the cockpit on the built-in simulated 8-GPU deployment (no GPU, no SSH)"},
 	"run":     {headless.RunMain, "run the whole campaign in order, resumably: run [-c FILE] [--phases …] [--redo …] [--json FILE|-]"},
 	"tui":     {ui.TUIMain, "run the cockpit for a campaign file: tui [-c profdeck.yaml]"},
-	"init":    {campaign.InitMain, "write a commented example campaign file: init [FILE]"},
+	"init":    {headless.InitMain, "write a commented example campaign file: init [FILE]"},
 	"sweep":   {headless.SweepMain, "headless concurrency sweep against an OpenAI-compatible server"},
 	"load":    {headless.LoadMain, "follow a server's weight loading until ready, failed or stalled"},
 	"micro":   {headless.MicroMain, "time the model's decode-step GEMMs on the GPU host"},

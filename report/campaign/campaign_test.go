@@ -2,7 +2,6 @@ package campaign
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,9 +14,8 @@ import (
 func TestInitWritesAFileThatLoads(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "campaigns", "k25.yaml")
-	var out, errb bytes.Buffer
-	if code := InitMain(context.Background(), []string{path}, &out, &errb); code != 0 {
-		t.Fatalf("init: %d %s", code, errb.String())
+	if err := WriteExample(path, false); err != nil {
+		t.Fatal(err)
 	}
 	c, err := LoadFile(path)
 	if err != nil {
@@ -54,16 +52,15 @@ func TestInitRefusesToOverwrite(t *testing.T) {
 	if err := os.WriteFile(DefaultPath, []byte("host: local\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var out, errb bytes.Buffer
-	if code := InitMain(context.Background(), nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), "already exists") ||
-		!strings.Contains(errb.String(), "--force") {
-		t.Fatalf("init over a file: %d %q", code, errb.String())
+	if err := WriteExample(DefaultPath, false); err == nil || !strings.Contains(err.Error(), "already exists") ||
+		!strings.Contains(err.Error(), "--force") {
+		t.Fatalf("init over a file: %v", err)
 	}
 	if b, _ := os.ReadFile(DefaultPath); string(b) != "host: local\n" {
 		t.Fatal("the existing file was changed")
 	}
-	if code := InitMain(context.Background(), []string{"--force"}, &out, &errb); code != 0 {
-		t.Fatalf("init --force: %d %s", code, errb.String())
+	if err := WriteExample(DefaultPath, true); err != nil {
+		t.Fatalf("init --force: %v", err)
 	}
 	if b, _ := os.ReadFile(DefaultPath); !bytes.Equal(b, Example) {
 		t.Fatal("--force did not replace the file")
@@ -71,11 +68,6 @@ func TestInitRefusesToOverwrite(t *testing.T) {
 	ents, _ := os.ReadDir(".")
 	if len(ents) != 1 {
 		t.Fatalf("temporary files left: %v", ents)
-	}
-	for _, args := range [][]string{{"--bogus"}, {"a.yaml", "b.yaml"}} {
-		if code := InitMain(context.Background(), args, &out, &errb); code != 2 {
-			t.Errorf("init %q: exit %d, want 2", args, code)
-		}
 	}
 }
 
