@@ -177,13 +177,22 @@ var loadBarDescs = []string{"Loading safetensors checkpoint shards", "Loading sa
 // other text (a wrapper the cleaner did not know): the bar is read by what
 // it says, wherever it stands.
 func barFrom(msg string) string {
-	for _, d := range append(loadBarDescs, "Capturing CUDA graph") {
-		if i := strings.Index(msg, d+":"); i > 0 {
+	for _, d := range barDescs {
+		if i := strings.Index(msg, d); i > 0 {
 			return msg[i:]
 		}
 	}
 	return msg
 }
+
+// barDescs are the bars barFrom looks for: the load bars and the graph bar.
+var barDescs = func() []string {
+	var out []string
+	for _, d := range append(append([]string(nil), loadBarDescs...), "Capturing CUDA graph") {
+		out = append(out, d+":")
+	}
+	return out
+}()
 
 func isLoadBar(desc string) bool {
 	for _, d := range loadBarDescs {

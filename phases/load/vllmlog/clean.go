@@ -64,7 +64,7 @@ func cleanLine(s string) string {
 	for pass := 0; pass < 4; pass++ {
 		before := len(s)
 		for _, w := range wrappers {
-			if strings.Contains(s, w.literal) {
+			if w.may(s) {
 				if loc := w.re.FindStringIndex(s); loc != nil && loc[1] > 0 {
 					s = s[loc[1]:]
 				}
@@ -85,14 +85,27 @@ func cleanLine(s string) string {
 	return s
 }
 
-// wrappers are the transport prefixes, each with a literal it must contain
-// (a cheap test before the regular expression).
+// wrappers are the transport prefixes, each with a cheap test of whether
+// the line may start with it before the regular expression runs.
 var wrappers = []struct {
-	literal string
-	re      *regexp.Regexp
+	may func(string) bool
+	re  *regexp.Regexp
 }{
-	{"Z ", dockerTSRe}, {"PyProcess - W-", djlRe}, {" | rc=", ansibleRe}, {" MODEL_LOG - ", torchsRe},
-	{"]: ", journaldRe}, {" | ", composeRe}, {"] ", tagRe}, {":", launcherRe},
+	{contains("Z "), dockerTSRe}, {contains("PyProcess - W-"), djlRe}, {contains(" | rc="), ansibleRe},
+	{contains(" MODEL_LOG - "), torchsRe},
+	{func(s string) bool {
+		return len(s) > 20 && s[3] == ' ' && s[0] >= 'A' && s[0] <= 'Z' && strings.Contains(s, "]: ")
+	}, journaldRe},
+	{func(s string) bool {
+		i := strings.Index(s, " | ")
+		return i > 0 && i < 80 && !strings.Contains(strings.TrimRight(s[:i], " "), " ")
+	}, composeRe},
+	{func(s string) bool { return len(s) > 1 && s[0] == '[' }, tagRe},
+	{func(s string) bool { return len(s) > 20 && s[4] == '-' && s[0] >= '0' && s[0] <= '9' }, launcherRe},
+}
+
+func contains(lit string) func(string) bool {
+	return func(s string) bool { return strings.Contains(s, lit) }
 }
 
 // splitSegments splits one received line into the segments vLLM actually
@@ -103,7 +116,7 @@ func splitSegments(line string) []string {
 	var out []string
 	for _, part := range strings.Split(line, "\r") {
 		for _, g := range splitGlued(part) {
-			out = append(out, splitCollapsed(g)...)
+			out = appendCollapsed(out, g)
 		}
 	}
 	return out
@@ -119,15 +132,14 @@ var (
 
 const recordStart = `(?:\((?:VllmWorkerProcess|VllmWorker|Worker|EngineCore|APIServer|RayWorkerWrapper)[^)]{0,40}pid=\d+\)|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d|Loading safetensors checkpoint shards: +\d{1,3}% Completed)`
 
-// splitCollapsed splits a pasted line that holds several log records. A
+// appendCollapsed appends the records of a pasted line that holds several log records. A
 // header right after a process prefix belongs to it and is not cut off, and
 // a cut is made only after text that holds a record of its own (not after a
 // wrapper such as "[SERVER]" or journald's "HOST UNIT[PID]:").
-func splitCollapsed(s string) []string {
-	if len(s) < 80 || !strings.Contains(s, "  ") && strings.Count(s, " ") < 12 {
-		return []string{s}
+func appendCollapsed(out []string, s string) []string {
+	if len(s) < 80 || recordStarts(s) < 2 {
+		return append(out, s)
 	}
-	var out []string
 	start := 0
 	for _, loc := range recordStartRe.FindAllStringIndex(s, -1) {
 		i := loc[0]
@@ -182,7 +194,7 @@ type proc struct {
 // innermost one names the process most precisely.
 func parsePrefix(s string) (proc, string, bool) {
 	p, rest, ok := parseOnePrefix(s)
-	for i := 0; ok && i < 3; i++ {
+	for i := 0; ok && i < 3 && strings.HasPrefix(rest, "("); i++ {
 		inner, r, more := parseOnePrefix(rest)
 		if !more {
 			break
@@ -249,4 +261,19 @@ func parseHeader(s string) (header, string, bool) {
 		return header{}, s, false
 	}
 	return header{level: s[m[2]:m[3]], file: s[m[8]:m[9]]}, s[m[1]:], true
+}
+
+// recordStarts is a cheap count of the places where a record may start in
+// s: logger levels between spaces, shard bars, and a header at its start.
+func recordStarts(s string) int {
+	n := strings.Count(s, "Loading safetensors checkpoint shards:")
+	for _, lv := range []string{" INFO ", " WARNING ", " ERROR ", " DEBUG ", " CRITICAL "} {
+		n += strings.Count(s, lv)
+	}
+	for _, lv := range []string{"INFO ", "WARNING ", "ERROR ", "DEBUG "} {
+		if strings.HasPrefix(s, lv) {
+			n++
+		}
+	}
+	return n
 }
