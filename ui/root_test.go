@@ -2,11 +2,15 @@ package ui
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote/local"
@@ -227,17 +231,11 @@ func TestFullHelpShowsGlobalKeysAt80Columns(t *testing.T) {
 	for i := range m.panes {
 		m.active = i
 		got := m.render()
-		for _, b := range m.globalColumns() {
-			for _, k := range b {
-				if !strings.Contains(got, k.Help().Desc) {
-					t.Errorf("%s: full help lacks %q:\n%s", m.table[m.active].Title, k.Help().Desc, got)
-				}
-			}
-		}
-		for _, k := range m.focused().FullHelp() {
-			for _, b := range k {
-				if !strings.Contains(got, b.Help().Desc) {
-					t.Errorf("%s: full help lacks %q:\n%s", m.table[m.active].Title, b.Help().Desc, got)
+		cols := append(m.globalColumns(), m.focused().FullHelp()...)
+		for _, col := range cols {
+			for _, b := range col {
+				if !helpShows(got, b) {
+					t.Errorf("%s: full help lacks %q %q as whole words:\n%s", m.table[m.active].Title, b.Help().Key, b.Help().Desc, got)
 				}
 			}
 		}
@@ -286,5 +284,37 @@ func TestPaneKeysDoNotActBehindTheHelp(t *testing.T) {
 	press(m, "esc")
 	if m.showHelp {
 		t.Fatal("esc did not close the help")
+	}
+}
+
+// helpShows reports whether the rendered help has b's key and then its
+// description, each as a whole word on one line ("g" is not found in
+// "ctrl+g", nor "top" in "stop").
+func helpShows(help string, b key.Binding) bool {
+	h := b.Help()
+	re := regexp.MustCompile(`(^|\s)` + regexp.QuoteMeta(h.Key) + `\s+` + regexp.QuoteMeta(h.Desc) + `(\s|$)`)
+	for _, line := range strings.Split(ansi.Strip(help), "\n") {
+		if re.MatchString(line) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestHelpShowsWholeWords(t *testing.T) {
+	g := key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "top"))
+	for _, c := range []struct {
+		help string
+		want bool
+	}{
+		{"g   top", true},
+		{"x  stop    g  top", true},
+		{"ctrl+g  top", false},
+		{"g  stop", false},
+		{"g\ntop", false},
+	} {
+		if helpShows(c.help, g) != c.want {
+			t.Errorf("helpShows(%q) = %v", c.help, !c.want)
+		}
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/profdeck/profdeck/ui/panes/panetest"
-
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
@@ -15,6 +13,7 @@ import (
 	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/report/campaign"
 	"github.com/profdeck/profdeck/ui/common"
+	"github.com/profdeck/profdeck/ui/panes/panetest"
 )
 
 // setup runs the pane against a simulated deployment with a real session,

@@ -71,10 +71,10 @@ func (m *Model) titleLine(w int) string {
 	status := "waiting for the first nvidia-smi reading"
 	style := s.Subtle
 	if ok {
-		status = strings.ReplaceAll(st.Stage, "_", " ") + " " + load.FormatDuration(st.ElapsedS)
+		status = phases.StageLabel(st.Stage) + " " + load.FormatDuration(st.ElapsedS)
 		if _, ok := m.milestones[st.Stage]; ok && st.Stage != vllmlog.StageReady {
 			// The time in the stage, as its milestone shows it, then the whole load's.
-			status = strings.ReplaceAll(st.Stage, "_", " ") + " " + load.FormatDuration(m.stageTook(st.Stage, st)) +
+			status = phases.StageLabel(st.Stage) + " " + load.FormatDuration(m.stageTook(st.Stage, st)) +
 				" · " + load.FormatDuration(st.ElapsedS) + " in all"
 		}
 		switch {

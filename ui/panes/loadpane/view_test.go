@@ -6,12 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/profdeck/profdeck/ui/panes/panetest"
-
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/ui/common"
+	"github.com/profdeck/profdeck/ui/panes/panetest"
 )
 
 func bare() *Model {
@@ -157,7 +156,7 @@ func TestMilestoneTimesAgreeWithHeader(t *testing.T) {
 		ev(phases.KindLoadState, phases.LoadState{Host: "gpu1", Stage: "kv_cache", ElapsedS: 23}),
 	}})
 	v = m.View()
-	if !strings.Contains(v, "✓weights 18 s") || !strings.Contains(v, "▶KV cache 3 s") || !strings.Contains(v, "kv cache 3 s · 23 s in all") {
+	if !strings.Contains(v, "✓weights 18 s") || !strings.Contains(v, "▶KV cache 3 s") || !strings.Contains(v, "KV cache 3 s · 23 s in all") {
 		t.Fatalf("after weights:\n%s", v)
 	}
 }

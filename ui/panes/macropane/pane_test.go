@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/profdeck/profdeck/ui/panes/panetest"
-
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/report/campaign"
 	"github.com/profdeck/profdeck/ui/common"
+	"github.com/profdeck/profdeck/ui/panes/panetest"
 )
 
 // clock is the fixed time the tests run at.
@@ -405,4 +404,21 @@ func TestWarningsAndErrorsShown(t *testing.T) {
 	if v := plain(m); !strings.Contains(v, "error (C=512): http_400 ×6") || strings.Contains(v, "distinct errors") {
 		t.Errorf("repeated error:\n%s", v)
 	}
+}
+
+// Before a sweep, in the middle of one and after it, the pane fills the
+// boxes of an 80×24 and a 120×40 screen; the idle and finished views at
+// 80×24 are kept as goldens.
+func TestGoldenStatesFillTheirBoxes(t *testing.T) {
+	m := newPane(t, 80, 20, false)
+	panetest.FitsBoxes(t, m)
+	m.SetSize(80, 20)
+	panetest.Golden(t, "idle-80x20", m.View())
+	evs := loadEvents(t)
+	replay(m, evs, len(evs)/2)
+	panetest.FitsBoxes(t, m)
+	replay(m, evs[len(evs)/2:], -1)
+	panetest.FitsBoxes(t, m)
+	m.SetSize(80, 20)
+	panetest.Golden(t, "finished-80x20", m.View())
 }
