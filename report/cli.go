@@ -80,14 +80,14 @@ func ReportMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	rr, err := ReadJournalFile(journal)
 	if err != nil {
 		fmt.Fprintf(stderr, "profdeck report: %v\n", err)
-		return 1
+		return 2 // bad input: no such journal, or not a file
 	}
 	if note := skippedNote(journal, rr.Skipped, rr.SkippedCount); note != "" {
 		fmt.Fprintln(stderr, "profdeck report: "+note)
 	}
 	if len(rr.Events) == 0 {
 		fmt.Fprintf(stderr, "profdeck report: %s: no events could be read; not a profdeck journal?\n", journal)
-		return 1
+		return 2
 	}
 	opts := NotebookOptions{Campaign: *name, Journal: journal, NoCharts: *noCharts, Skipped: rr.Skipped, SkippedCount: rr.SkippedCount}
 	if *png {
@@ -155,7 +155,7 @@ func CompareMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		s, err := LoadSweep(p)
 		if err != nil {
 			fmt.Fprintf(stderr, "profdeck compare: %v\n", err)
-			return 1
+			return 2 // bad input: a missing or wrong file
 		}
 		if note := skippedNote(p, s.Skipped, s.SkippedCount); note != "" {
 			fmt.Fprintln(stderr, "profdeck compare: "+note)

@@ -70,13 +70,13 @@ func TestReportErrors(t *testing.T) {
 		t.Fatalf("no args: %d %q", code, errOut)
 	}
 	code, _, errOut = runCLI(t, reportMain, "/nonexistent/j.jsonl")
-	if code != 1 || !strings.Contains(errOut, "/nonexistent/j.jsonl") {
+	if code != 2 || !strings.Contains(errOut, "/nonexistent/j.jsonl") {
 		t.Fatalf("missing journal: %d %q", code, errOut)
 	}
 	p := filepath.Join(t.TempDir(), "notes.txt")
 	os.WriteFile(p, []byte("hello\nworld\n"), 0o644)
 	code, _, errOut = runCLI(t, reportMain, p)
-	if code != 1 || !strings.Contains(errOut, "not a profdeck journal") {
+	if code != 2 || !strings.Contains(errOut, "not a profdeck journal") {
 		t.Fatalf("text file: %d %q", code, errOut)
 	}
 	if defaultNotebookPath("a/b.jsonl") != "a/b.md" || defaultNotebookPath("j") != "j.md" || defaultNotebookPath("x.md") != "x.md.md" {
@@ -148,7 +148,7 @@ func TestCompareErrors(t *testing.T) {
 	empty := filepath.Join(dir, "empty.json")
 	writeSweepJSON(t, empty, nil, nil)
 	code, _, errOut = runCLI(t, compareMain, empty, filepath.Join("testdata", "seed.jsonl"))
-	if code != 1 || !strings.Contains(errOut, empty+": sweep JSON has no levels") {
+	if code != 2 || !strings.Contains(errOut, empty+": sweep JSON has no levels") {
 		t.Fatalf("%d %q", code, errOut)
 	}
 	noSweep := filepath.Join(dir, "j.jsonl")
@@ -156,13 +156,13 @@ func TestCompareErrors(t *testing.T) {
 	j.Append(note(fixedNow(), "just a note"))
 	j.Close()
 	code, _, errOut = runCLI(t, compareMain, noSweep, noSweep)
-	if code != 1 || !strings.Contains(errOut, "no finished sweep level") {
+	if code != 2 || !strings.Contains(errOut, "no finished sweep level") {
 		t.Fatalf("%d %q", code, errOut)
 	}
 	junk := filepath.Join(dir, "junk")
 	os.WriteFile(junk, []byte("\x00\x01garbage"), 0o644)
 	code, _, errOut = runCLI(t, compareMain, junk, noSweep)
-	if code != 1 || !strings.Contains(errOut, "neither a sweep JSON document") {
+	if code != 2 || !strings.Contains(errOut, "neither a sweep JSON document") {
 		t.Fatalf("%d %q", code, errOut)
 	}
 }
@@ -248,7 +248,7 @@ func TestCompareTwoSweepsOfOneJournalAsJSON(t *testing.T) {
 		t.Fatalf("text:\n%s", out)
 	}
 	code, _, errOut = runCLI(t, compareMain, jp+"#3", jp)
-	if code != 1 || !strings.Contains(errOut, "no sweep #3: the journal holds 2 sweep(s)") {
+	if code != 2 || !strings.Contains(errOut, "no sweep #3: the journal holds 2 sweep(s)") {
 		t.Fatalf("%d %q", code, errOut)
 	}
 }

@@ -106,3 +106,21 @@ func TestCompareJournalRef(t *testing.T) {
 		t.Fatalf("#0: %q", errOut)
 	}
 }
+
+// Bad input files exit 2, as the README promises: a missing path, an empty
+// or binary file, a file that is neither a journal nor a sweep document.
+func TestBadInputFilesExit2(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, nil, 0o644)
+	bin := filepath.Join(dir, "bin")
+	os.WriteFile(bin, []byte("\x00\x01\x02\xff\xfe"), 0o644)
+	for _, p := range []string{filepath.Join(dir, "missing"), empty, bin, dir} {
+		if code, _, errOut := runCLI(t, reportMain, p, "-o", filepath.Join(dir, "nb.md")); code != 2 || strings.Count(errOut, "\n") > MaxSkippedShown+2 {
+			t.Errorf("report %s: exit %d, %q", p, code, errOut)
+		}
+		if code, _, errOut := runCLI(t, compareMain, p, p); code != 2 || !strings.Contains(errOut, p) {
+			t.Errorf("compare %s: exit %d, %q", p, code, errOut)
+		}
+	}
+}

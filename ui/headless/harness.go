@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
 	"github.com/profdeck/profdeck/report/campaign"
@@ -58,11 +59,12 @@ func (e *StepFailedError) Unwrap() error { return e.Err }
 // failed step, 130 when ctx was cancelled, else 1.
 func Code(ctx context.Context, err error) int {
 	var bad *BadInputError
+	var input *phases.InputError
 	var step *StepFailedError
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.As(err, &bad):
+	case errors.As(err, &bad), errors.As(err, &input):
 		return ExitBadInput
 	case errors.As(err, &step):
 		return ExitStepFailed

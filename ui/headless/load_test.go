@@ -122,7 +122,7 @@ func TestParseCommands(t *testing.T) {
 		t.Errorf("parse nvidia-smi: %d %s", code, out)
 	}
 	if code, _, errs := runCLI(t, headless.ParseLogMain,
-		"/nonexistent.log"); code != 1 || !strings.Contains(errs, "/nonexistent.log") {
+		"/nonexistent.log"); code != 2 || !strings.Contains(errs, "/nonexistent.log") {
 		t.Errorf("missing file: %d %s", code, errs)
 	}
 }

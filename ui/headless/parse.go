@@ -47,7 +47,7 @@ func withInput(cmd, name string, stderr io.Writer, read func(io.Reader) int) int
 		f, err := os.Open(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "profdeck parse %s: %v\n", cmd, err)
-			return ExitCannotRun
+			return ExitBadInput
 		}
 		r = f
 	}
@@ -62,14 +62,16 @@ func ParseLogMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return code
 	}
 	return withInput("vllm-log", name, stderr, func(r io.Reader) int {
-		sum, err := vllmlog.Read(r)
+		in := &inputCheck{r: r}
+		sum, err := vllmlog.Read(in)
+		if err == nil {
+			err = in.notText()
+		}
 		if err != nil {
-			fmt.Fprintf(stderr, "profdeck parse vllm-log: reading %s: %v (the summary covers what was read)\n", name, err)
+			fmt.Fprintf(stderr, "profdeck parse vllm-log: %s: %v\n", name, err)
+			return ExitBadInput
 		}
 		printJSON(stdout, sum)
-		if err != nil {
-			return ExitCannotRun
-		}
 		return ExitOK
 	})
 }
@@ -91,17 +93,21 @@ func ParseSMIMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	return withInput("nvidia-smi", name, stderr, func(r io.Reader) int {
-		b, err := io.ReadAll(io.LimitReader(r, 64<<20))
+		b, err := io.ReadAll(io.LimitReader(r, smi.MaxInput+1))
 		if err != nil {
 			fmt.Fprintf(stderr, "profdeck parse nvidia-smi: reading %s: %v\n", name, err)
-			return ExitCannotRun
+			return ExitBadInput
+		}
+		if len(b) > smi.MaxInput {
+			b = b[:smi.MaxInput]
+			fmt.Fprintf(stderr, "profdeck parse nvidia-smi: %s is over %d MiB: only its first %d MiB were read\n", name, smi.MaxInput>>20, smi.MaxInput>>20)
 		}
 		gpus := smi.Parse(string(b), names)
-		printJSON(stdout, map[string]any{"gpus": gpus})
 		if len(gpus) == 0 {
 			fmt.Fprintf(stderr, "profdeck parse nvidia-smi: no GPU readings found in %s\n", name)
-			return ExitCannotRun
+			return ExitBadInput
 		}
+		printJSON(stdout, map[string]any{"gpus": gpus})
 		return ExitOK
 	})
 }
@@ -115,10 +121,14 @@ func ParseMetricsMain(ctx context.Context, args []string, stdout, stderr io.Writ
 		return code
 	}
 	return withInput("metrics", name, stderr, func(r io.Reader) int {
-		snap, err := servermetrics.Parse(r)
+		in := &inputCheck{r: r}
+		snap, err := servermetrics.Parse(in)
+		if err == nil && len(snap.Found) == 0 {
+			err = in.notText()
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "profdeck parse metrics: %s: %v\n", name, err)
-			return ExitCannotRun
+			return ExitBadInput
 		}
 		if err := printJSON(stdout, servermetrics.FiguresOf(name, snap)); err != nil {
 			fmt.Fprintf(stderr, "profdeck parse metrics: %v\n", err)
@@ -142,12 +152,46 @@ func ParseProfilerMain(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	s, err := profile.ParseFile(name, top)
 	if err != nil {
-		fmt.Fprintf(stderr, "profdeck parse profiler-table: %s: %v\n", name, err)
-		return ExitCannotRun
+		fmt.Fprintf(stderr, "profdeck parse profiler-table: %s: %v\n", name, unwrapPath(err))
+		return ExitBadInput
 	}
 	if err := printJSON(stdout, s); err != nil {
 		fmt.Fprintln(stderr, "profdeck parse profiler-table:", err)
 		return ExitCannotRun
 	}
 	return ExitOK
+}
+
+// inputCheck passes a file through and notes whether it was empty or
+// binary, so that a parser that takes anything can say which.
+type inputCheck struct {
+	r        io.Reader
+	n        int64
+	nonSpace bool
+	nul      bool
+}
+
+func (c *inputCheck) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	for _, b := range p[:n] {
+		switch {
+		case b == 0:
+			c.nul = true
+		case b != ' ' && b != '\t' && b != '\r' && b != '\n':
+			c.nonSpace = true
+		}
+	}
+	return n, err
+}
+
+// notText is an error when what was read is empty or binary.
+func (c *inputCheck) notText() error {
+	switch {
+	case !c.nonSpace:
+		return fmt.Errorf("empty (%d bytes, no text)", c.n)
+	case c.nul:
+		return fmt.Errorf("binary (NUL bytes), not a text file")
+	}
+	return nil
 }

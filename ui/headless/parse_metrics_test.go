@@ -52,7 +52,7 @@ func TestParseMetricsMainNoVLLMSeries(t *testing.T) {
 
 func TestParseMetricsMainBadInput(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := headless.ParseMetricsMain(context.Background(), []string{"../../phases/macro/servermetrics/testdata/missing.txt"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "missing.txt") {
+	if code := headless.ParseMetricsMain(context.Background(), []string{"../../phases/macro/servermetrics/testdata/missing.txt"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "missing.txt") {
 		t.Fatalf("exit %d, stderr %q: want the file named", code, errb.String())
 	}
 	errb.Reset()

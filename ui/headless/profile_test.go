@@ -52,7 +52,7 @@ func TestParseTableMainJSON(t *testing.T) {
 
 func TestParseTableMainErrors(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := headless.ParseProfilerMain(context.Background(), []string{"../../phases/profile/testdata/nope.txt"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "../../phases/profile/testdata/nope.txt") {
+	if code := headless.ParseProfilerMain(context.Background(), []string{"../../phases/profile/testdata/nope.txt"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "../../phases/profile/testdata/nope.txt") {
 		t.Errorf("missing file: exit %d, %q", code, errb.String())
 	}
 	errb.Reset()
@@ -60,7 +60,7 @@ func TestParseTableMainErrors(t *testing.T) {
 		t.Errorf("no file: exit %d", code)
 	}
 	errb.Reset()
-	if code := headless.ParseProfilerMain(context.Background(), []string{"../../phases/profile/testdata/README"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "no key_averages table") {
+	if code := headless.ParseProfilerMain(context.Background(), []string{"../../phases/profile/testdata/README"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "no key_averages table") {
 		t.Errorf("not a table: exit %d, %q", code, errb.String())
 	}
 }

@@ -11,6 +11,10 @@ import (
 	"strings"
 )
 
+// MaxInput is the most text of nvidia-smi output read from one file (a
+// looped capture can grow without end); a reader says when it cut one.
+const MaxInput = 64 << 20
+
 // QueryCommand is the poll the load phase runs once a second.
 const QueryCommand = "nvidia-smi --query-gpu=index,name,memory.used,memory.total,utilization.gpu --format=csv,noheader,nounits"
 
