@@ -21,6 +21,7 @@ import (
 	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/report/campaign"
 	"github.com/profdeck/profdeck/ui/common"
+	"github.com/profdeck/profdeck/ui/headless"
 )
 
 // Version is shown in the journal; main sets it.
@@ -82,6 +83,7 @@ func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	fmt.Fprintf(stderr, "profdeck: connecting to %s…\n", c.Host)
 	opts := c.HostOptions()
+	opts.Sim = headless.SimOptions(c) // the campaign's sim section, as run takes it
 	opts.Prompt = terminalPrompt(stderr)
 	host, err := hosts.Open(ctx, c.Host, opts)
 	if err != nil {
