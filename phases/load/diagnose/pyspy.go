@@ -24,7 +24,13 @@ func (g *gatherer) stacks(ctx context.Context) {
 		return
 	}
 	if _, err := remote.Output(ctx, g.cfg.Host, "command -v py-spy"); err != nil {
-		g.d.Hints = append(g.d.Hints, PySpyHint)
+		hint := PySpyHint
+		if g.cfg.Container != "" {
+			// py-spy on the host reads a container's processes by their host
+			// pids (docker top lists them): nothing is needed inside.
+			hint += " (on the host, not in the container: it reads the container's processes by their host pids)"
+		}
+		g.d.Hints = append(g.d.Hints, hint)
 		return
 	}
 	var dumps []dump
