@@ -86,6 +86,10 @@ type Command struct {
 	HostSpec     string // --host
 	JSONPath     string // --json FILE|-
 	JSONLPath    string // --jsonl FILE|-
+	// AsideDir is where the result document goes when --json cannot be
+	// written at the end (the journal's folder, when there is one); the
+	// temporary folder otherwise.
+	AsideDir string
 
 	jsonl *os.File
 }

@@ -2,10 +2,12 @@ package headless
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // checkOutputs makes sure --json and --jsonl can be written before any work
@@ -82,7 +84,10 @@ func (c *Command) WriteLine(v any) {
 
 // WriteJSON writes v as the result document (nothing without --json): to
 // stdout for -, else to a temporary file renamed over the path, so a
-// reader never sees half a document.
+// reader never sees half a document. When that fails at the end (the disk
+// filled, the folder went away), the document is written beside the
+// journal (AsideDir) or to a temporary file instead, and the error says
+// where: what was measured is not lost.
 func (c *Command) WriteJSON(v any) error {
 	if c.JSONPath == "" {
 		return nil
@@ -96,14 +101,57 @@ func (c *Command) WriteJSON(v any) error {
 		_, err = c.Stdout.Write(b)
 		return err
 	}
-	tmp := c.JSONPath + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("--json: %w", err)
+	err = writeAtomic(c.JSONPath, b)
+	if err == nil {
+		return nil
 	}
-	if err := os.Rename(tmp, c.JSONPath); err != nil {
-		return fmt.Errorf("--json: %w", err)
+	where, aerr := c.writeAside(b)
+	if aerr != nil {
+		return fmt.Errorf("--json %s: %v; writing it elsewhere failed too: %v", c.JSONPath, err, aerr)
+	}
+	return fmt.Errorf("--json %s: %v; the document was written to %s instead", c.JSONPath, err, where)
+}
+
+// writeAtomic writes b to a temporary file beside path and renames it over.
+func writeAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		os.Remove(tmp)
+		return unwrapPath(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return unwrapPath(err)
 	}
 	return nil
+}
+
+// writeAside writes b to a new file in AsideDir, else in the temporary
+// folder, and returns its path.
+func (c *Command) writeAside(b []byte) (string, error) {
+	pattern := "profdeck-" + strings.ReplaceAll(c.Name, " ", "-") + "-*.json"
+	var errs []string
+	for _, dir := range []string{c.AsideDir, os.TempDir()} {
+		if dir == "" {
+			continue
+		}
+		f, err := os.CreateTemp(dir, pattern)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		_, werr := f.Write(b)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			os.Remove(f.Name())
+			errs = append(errs, werr.Error())
+			continue
+		}
+		return f.Name(), nil
+	}
+	return "", errors.New(strings.Join(errs, "; "))
 }
 
 // Close closes the JSON lines file.

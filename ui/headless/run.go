@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -53,6 +54,7 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmd.Exit(ctx, BadInput("no campaign file %s: write one with `profdeck init`", campaign.DefaultPath))
 	}
 	c.Host = cmd.Host(c)
+	cmd.AsideDir = filepath.Dir(c.JournalPath())
 	host, err := cmd.OpenHost(ctx, c, func(h *hosts.Options) { *h = HostOptions(c) })
 	if err != nil {
 		return cmd.Exit(ctx, err)
