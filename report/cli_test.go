@@ -183,6 +183,7 @@ func FuzzParseSweep(f *testing.F) {
 	f.Add([]byte(`{"levels":[{"concurrency":1,"median_tpot_ms":12.5}],"plateau":{"concurrency":1}}`))
 	f.Add(mustReadF(f, filepath.Join("testdata", "seed.jsonl")))
 	f.Add([]byte(`{"levels":null}`))
+	f.Add([]byte("\x00\x01garbage\n" + strings.Repeat("{\n", 50)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseSweep("x", data, 0)
 		if err == nil {

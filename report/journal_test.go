@@ -117,10 +117,17 @@ func FuzzReadJournal(f *testing.F) {
 	f.Add(b.Bytes())
 	f.Add([]byte("{\"t\":\"x\"}\n{"))
 	f.Add([]byte(`{"kind":"macro.level","data":{"concurrency":"x"}}` + "\n"))
+	// A long line, binary bytes, many bad lines.
+	f.Add([]byte(`{"time":"2026-11-29T10:00:00Z","phase":"session","kind":"note","data":{"text":"` + strings.Repeat("x", 64<<10) + "\"}}\n"))
+	f.Add([]byte("\x00\x01\xff\xfe\n\x1f\x8b\x08\x00\n"))
+	f.Add([]byte(strings.Repeat("junk\n", 200)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rr, err := ReadJournal(bytes.NewReader(data))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(rr.Skipped) > MaxSkippedShown || rr.SkippedCount < len(rr.Skipped) {
+			t.Fatalf("%d skipped lines described, %d counted", len(rr.Skipped), rr.SkippedCount)
 		}
 		// Whatever was read renders.
 		if _, err := RenderNotebook(rr.Events, NotebookOptions{Location: time.UTC}); err != nil {

@@ -174,6 +174,10 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("macro: [\n"))
 	f.Add([]byte("server:\n  env:\n    A: [1]\n"))
 	f.Add([]byte("&a x: *a\n"))
+	// Fractions and quoted numbers where whole numbers are wanted.
+	f.Add([]byte("model:\n  tp: 8.5\nmacro:\n  concurrency: [1.5, 2.7]\n  requests: 4.9\n"))
+	f.Add([]byte("model:\n  tp: \"8\"\n  expect_gib: '74.9'\n"))
+	f.Add([]byte("model:\n  tp: 1e3\nmacro:\n  concurrency: [0x10, -1, .inf]\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := Parse(b)
 		if err != nil {
