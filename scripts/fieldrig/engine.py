@@ -37,6 +37,7 @@ class Request:
         self.first = self.last = None
         self.cancelled = False
         self.row = -1
+        self.steps = {}  # padded batch size → decode steps this request took part in
 
 
 class Engine:
@@ -59,6 +60,9 @@ class Engine:
         # scheduling), which is what each running sequence waits per token.
         self.step_period = {}
         self.last_decode_end, self.last_batch = 0.0, set()
+        # Requests finished since the last reset: (TPOT s, tokens after the
+        # first, {padded batch size: decode steps}).
+        self.finished = []
         self.steps = 0
         self.stats_t, self.stats_prompt, self.stats_gen = time.time(), 0, 0
         self.error = None
@@ -230,6 +234,7 @@ class Engine:
         out, done = [], []
         for q, tok in zip(self.running, toks):
             q.out.append(tok)
+            q.steps[bp] = q.steps.get(bp, 0) + 1
             self.itl.observe(now - q.last)
             q.last = now
             fin = len(q.out) >= q.max_tokens
@@ -247,7 +252,10 @@ class Engine:
         self.succeeded += 1
         self.e2e.observe(now - q.arrived)
         if len(q.out) > 1:
-            self.tpot.observe((now - q.first) / (len(q.out) - 1))
+            tpot = (now - q.first) / (len(q.out) - 1)
+            self.tpot.observe(tpot)
+            if len(self.finished) < 100000:
+                self.finished.append((tpot, len(q.out) - 1, q.steps))
 
     def _stats_log(self):
         now = time.time()
@@ -262,7 +270,7 @@ class Engine:
         self.stats_t, self.stats_prompt, self.stats_gen = now, 0, 0
 
     def reset_served(self):
-        self.step_wall, self.step_period = {}, {}
+        self.step_wall, self.step_period, self.finished = {}, {}, []
 
     def served_steps(self):
         """Median wall time of the decode steps served, by padded batch size."""

@@ -42,7 +42,7 @@ truth() { # file
 if [ "$MODE" = run ]; then
   step profdeck run
   sed "s#python3 scripts/fieldrig/serve.py#python3 $HERE/serve.py#" "${FR_CAMPAIGN:-$HERE/campaign.yaml}" >/tmp/campaign.yaml
-  (cd /tmp && timeout 480 "$PD" run -c /tmp/campaign.yaml --host local --json "$RES/run.json" --jsonl "$RES/events.jsonl" 2>&1 | tail -40)
+  (cd /tmp && timeout 330 "$PD" run -c /tmp/campaign.yaml --host local --json "$RES/run.json" --jsonl "$RES/events.jsonl" 2>&1 | tail -40)
   cp /tmp/fieldrig.journal.jsonl /tmp/fieldrig.md "$RES/" 2>/dev/null
   curl -sf "$URL/health" >/dev/null || { echo "run left no server; starting one"; serve --profiler-dir "$PROF"; timeout 300 "$PD" load --host local --log "$LOG" --url "$URL" --every 5s | tail -3; }
   # The server left up serves a short sweep again (no profiler running), so
@@ -56,7 +56,7 @@ if [ "$MODE" = run ]; then
   for c in 1 $PLATEAU; do
     step profile C=$c alone
     n=4; [ $c -gt 4 ] && n=$c
-    timeout 150 "$PD" profile -c /tmp/campaign.yaml --host local --concurrency $c --requests $n \
+    timeout 100 "$PD" profile -c /tmp/campaign.yaml --host local --concurrency $c --requests $n \
       --json "$RES/profile-c$c.json" 2>&1 | tail -3
     cp "$PROF/profiler_out_0.txt" "$RES/profiler_out_0-c$c.txt" 2>/dev/null
   done

@@ -227,6 +227,9 @@ def serve(args, cfg, runner, eng, tokenize, token_text):
                 raise ValueError
         except ValueError:
             return err(400, "BadRequestError", "m: comma-separated batch sizes in 1..%d; reps: 1..1000" % args.max_num_seqs)
+        finished = list(eng.finished)
+        window = sorted({b for _, _, st in finished for b in st})
+        ms = sorted(set(ms) | set(window))
         ranks = await asyncio.wrap_future(eng.control(OP_TRUTH, ms, reps))
         served = eng.served_steps()
         batch = []
@@ -253,6 +256,31 @@ def serve(args, cfg, runner, eng, tokenize, token_text):
                 if rec["served_period_ms"] > 0:
                     rec["served_rest_ms"] = rec["served_period_ms"] - comm - rec["gemm_ms"]
             batch.append({k: (round(v, 4) if isinstance(v, float) else v) for k, v in rec.items()})
+        # The requests served since the last reset, token by token: each decode
+        # step a request took part in costs that batch size's all-reduces and
+        # GEMMs; the rest of its TPOT is everything else (prefills of others
+        # included), as profdeck's budget splits a level's TPOT.
+        by_m = {b["m"]: b for b in batch}
+        window_doc = None
+        if finished:
+            per = {"allreduce_ms": [], "gather_ms": [], "gemm_ms": []}
+            steps = tokens = weighted_m = 0
+            for _, n, st in finished:
+                for k in per:
+                    per[k].append(sum(c * by_m[b][k] for b, c in st.items() if b in by_m) / n)
+                for b, c in st.items():
+                    steps += c
+                    weighted_m += b * c
+                tokens += n
+            tp = sorted(t * 1e3 for t, _, _ in finished)
+            med = statistics.median(tp)
+            window_doc = {"requests": len(finished), "median_tpot_ms": round(med, 4), "mean_tpot_ms": round(statistics.mean(tp), 4),
+                          "mean_padded_batch": round(weighted_m / steps, 2) if steps else 0,
+                          "steps_by_batch": {str(b): sum(st.get(b, 0) for _, _, st in finished) for b in window}}
+            for k, v in per.items():
+                window_doc[k + "_per_token"] = round(statistics.mean(v), 4)
+            window_doc["rest_ms_per_token"] = round(med - window_doc["allreduce_ms_per_token"] - window_doc["gather_ms_per_token"]
+                                                    - window_doc["gemm_ms_per_token"], 4)
         dev = "cpu"
         if runner.cuda:
             dev = runner.torch.cuda.get_device_name(0)
@@ -268,8 +296,11 @@ def serve(args, cfg, runner, eng, tokenize, token_text):
                        "served_step_ms is the median wall time of the decode steps served at that padded batch size (scheduling, "
                        "broadcast and the token copy included); served_period_ms is the mean time from one decode step's end to the "
                        "next's at that size, prefills between them included (what a running sequence waits per token, TPOT's "
-                       "counterpart); served_rest_ms = served_period_ms - allreduce_ms - gather_ms - gemm_ms"),
-            "batch": batch})
+                       "counterpart); served_rest_ms = served_period_ms - allreduce_ms - gather_ms - gemm_ms. served covers the requests "
+                       "finished since POST /truth/reset_served: each decode step a request took part in costs that (padded) batch "
+                       "size's allreduce_ms, gather_ms and gemm_ms; *_per_token are means over requests of those sums per token after "
+                       "the first, rest_ms_per_token = median_tpot_ms minus them"),
+            "served": window_doc, "batch": batch})
 
     app = web.Application(client_max_size=64 << 20)
     app.router.add_get("/health", health)

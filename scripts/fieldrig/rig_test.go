@@ -122,6 +122,15 @@ type truthDoc struct {
 	TP               int          `json:"tp"`
 	AllReducePerStep int          `json:"allreduce_per_step"`
 	Batch            []truthBatch `json:"batch"`
+	Served           *struct {
+		Requests         int            `json:"requests"`
+		MedianTPOTms     float64        `json:"median_tpot_ms"`
+		AllReducePerTok  float64        `json:"allreduce_ms_per_token"`
+		GEMMPerTok       float64        `json:"gemm_ms_per_token"`
+		RestPerTok       float64        `json:"rest_ms_per_token"`
+		MeanPaddedBatch  float64        `json:"mean_padded_batch"`
+		StepsByBatchSize map[string]int `json:"steps_by_batch"`
+	} `json:"served"`
 }
 
 func TestRigOnCPU(t *testing.T) {
@@ -178,10 +187,18 @@ func TestRigOnCPU(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("/truth: HTTP %d, %v", resp.StatusCode, err)
 	}
-	if doc.TP != 2 || doc.AllReducePerStep != plan.AllReduce.PerStep || len(doc.Batch) != 2 {
-		t.Fatalf("/truth: tp %d, %d all-reduces per step (plan %d), %d batch sizes", doc.TP, doc.AllReducePerStep, plan.AllReduce.PerStep, len(doc.Batch))
+	// The asked sizes and those the sweep's requests decoded at (1, 2, 4).
+	if doc.TP != 2 || doc.AllReducePerStep != plan.AllReduce.PerStep || len(doc.Batch) != 3 || doc.Batch[0].M != 1 || doc.Batch[2].M != 4 {
+		t.Fatalf("/truth: tp %d, %d all-reduces per step (plan %d), batch sizes %+v", doc.TP, doc.AllReducePerStep, plan.AllReduce.PerStep, doc.Batch)
+	}
+	sv := doc.Served
+	if sv == nil || sv.Requests < 12 || sv.MedianTPOTms <= 0 || sv.AllReducePerTok <= 0 || sv.GEMMPerTok <= 0 || sv.MeanPaddedBatch < 1 || len(sv.StepsByBatchSize) == 0 {
+		t.Errorf("/truth served window: %+v", sv)
 	}
 	for _, b := range doc.Batch {
+		if b.M == 2 {
+			continue // the plan was built for 1 and 4
+		}
 		if b.AllReduceCount != plan.AllReduce.PerStep {
 			t.Errorf("M=%d: %d all-reduces timed, the plan has %d", b.M, b.AllReduceCount, plan.AllReduce.PerStep)
 		}

@@ -300,6 +300,10 @@ class Runner:
         self.prof = torch.profiler.profile(activities=acts)
         self.prof.start()
         vlog(self.role, "Profiler started.", "gpu_worker.py:330")
+        # The first start initialises CUPTI for a while, longer on one rank
+        # than on another: wait here, or the next collective waits instead
+        # and the profile books the skew as communication.
+        self._barrier()
 
     def prof_stop(self):
         torch, d = self.torch, self.args.profiler_dir
