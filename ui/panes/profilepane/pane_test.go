@@ -66,7 +66,7 @@ func TestPaneProfilerDisabled(t *testing.T) {
 	}
 	press(t, m, "s")
 	v := ansi.Strip(m.View())
-	for _, want := range []string{"SIMULATED", "404", "(1, then r)", "reloads the weights"} {
+	for _, want := range []string{"SIMULATED", "404", "(1, then r)", "reload of the weights"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}

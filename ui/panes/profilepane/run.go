@@ -24,7 +24,7 @@ func (m *Model) downHelp() string {
 // profilerHelp is disabledHelp with the reload's cost from the journal.
 func (m *Model) profilerHelp() string {
 	return "Profiling is not enabled on this server (POST /start_profile answers 404). " +
-		"Restart it with the torch profiler from the Server/Load pane (1, then r): the restart reloads the weights, " +
+		"Restart it with the torch profiler from the Server/Load pane (1, then r): that costs " +
 		m.reloadCost() + ". Then press s here."
 }
 
