@@ -341,6 +341,7 @@ type recording struct {
 	done       int   // requests completed inside the window
 	tokens     int64 // their output tokens, from the server's usage
 	bytime     bool  // the window ended on its time bound
+	maxRunning int   // the most requests /metrics said were running
 	windowTime time.Duration
 }
 
@@ -362,6 +363,9 @@ func (r *run) perStep(s *phases.ProfileSummary, rec recording, conc int) {
 	}
 	if rec.started > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d requests started inside the window: their prefill steps are in the profile", rec.started))
+	}
+	if rec.maxRunning > conc {
+		s.Notes = append(s.Notes, fmt.Sprintf("up to %d requests were running on the server during the C=%d window: other traffic is in this profile", rec.maxRunning, conc))
 	}
 	if rec.bytime {
 		s.Notes = append(s.Notes, fmt.Sprintf("the window ended on its time bound (%s) before %d steps were counted", rec.windowTime.Round(time.Second), r.cfg.Steps))

@@ -3,6 +3,8 @@ package profile_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -213,5 +215,39 @@ func TestCaptureServerDown(t *testing.T) {
 	}
 	if failed == nil || !failed.ServerDown || failed.ProfilerDisabled {
 		t.Errorf("failure event = %+v", failed)
+	}
+}
+
+// Other traffic on the server during a window is said in a note: the
+// profile is not of C streams alone.
+func TestCaptureNotesOtherTraffic(t *testing.T) {
+	d, ctx := startSim(t)
+	if err := profile.PrepareSim(ctx, d, ""); err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + d.Options().ServerAddr
+	hc := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+	bg, stop := context.WithCancel(ctx)
+	defer stop()
+	for i := 0; i < 6; i++ {
+		go func() {
+			for bg.Err() == nil {
+				req, _ := http.NewRequestWithContext(bg, http.MethodPost, url+"/v1/completions",
+					strings.NewReader(`{"model":"`+d.Options().Model+`","prompt":"x","max_tokens":400,"ignore_eos":true}`))
+				req.Header.Set("Content-Type", "application/json")
+				if resp, err := hc.Do(req); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	s, err := profile.Capture(ctx, profile.Config{Host: d, URL: url, Steps: 20, InputLen: 16, OutputLen: 24}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(s.Notes, "\n"), "other traffic is in this profile") {
+		t.Errorf("notes %q", s.Notes)
 	}
 }

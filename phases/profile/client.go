@@ -129,36 +129,59 @@ func (c *client) complete(ctx context.Context, api, model, prompt string, maxTok
 // observation per engine step) from /metrics, summed over engines. ok is
 // false when the server does not expose it.
 func (c *client) engineSteps(ctx context.Context) (float64, bool) {
+	m := c.metrics(ctx)
+	return m.steps, m.haveSteps
+}
+
+// serverMetrics are the /metrics figures a capture window watches.
+type serverMetrics struct {
+	steps, running         float64
+	haveSteps, haveRunning bool
+}
+
+// metrics reads the engine steps (the count of vllm:iteration_tokens_total,
+// one observation per step) and the running requests
+// (vllm:num_requests_running), each summed over engines.
+func (c *client) metrics(ctx context.Context) serverMetrics {
+	var m serverMetrics
 	resp, err := c.do(ctx, http.MethodGet, "/metrics", nil)
 	if err != nil {
-		return 0, false
+		return m
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, false
+		return m
 	}
 	sc := bufio.NewScanner(io.LimitReader(resp.Body, 64<<20))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	sum, found := 0.0, false
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "vllm:iteration_tokens_total_count") {
+		var sum *float64
+		var have *bool
+		var rest string
+		switch {
+		case strings.HasPrefix(line, "vllm:iteration_tokens_total_count"):
+			sum, have, rest = &m.steps, &m.haveSteps, strings.TrimPrefix(line, "vllm:iteration_tokens_total_count")
+		case strings.HasPrefix(line, "vllm:num_requests_running"):
+			sum, have, rest = &m.running, &m.haveRunning, strings.TrimPrefix(line, "vllm:num_requests_running")
+		default:
 			continue
 		}
-		rest := strings.TrimPrefix(line, "vllm:iteration_tokens_total_count")
 		if i := strings.LastIndexByte(rest, '}'); i >= 0 {
 			rest = rest[i+1:]
+		} else if rest != "" && rest[0] != ' ' {
+			continue // another metric with the same prefix
 		}
 		f := strings.Fields(rest)
 		if len(f) == 0 {
 			continue
 		}
 		if v, err := strconv.ParseFloat(f[0], 64); err == nil {
-			sum += v
-			found = true
+			*sum += v
+			*have = true
 		}
 	}
-	return sum, found
+	return m
 }
 
 // promptOf builds a prompt of about n tokens (one short word a token).

@@ -128,8 +128,11 @@ func (r *run) record(ctx context.Context, l *bgLoad, conc int) (recording, error
 			return rec, fmt.Errorf("the load at C=%d failed while recording: %w", conc, err)
 		}
 		if have {
-			if s, ok := r.c.engineSteps(ctx); ok {
-				rec.steps, rec.haveSteps = int(s-steps0), true
+			if m := r.c.metrics(ctx); m.haveSteps {
+				rec.steps, rec.haveSteps = int(m.steps-steps0), true
+				if m.haveRunning {
+					rec.maxRunning = max(rec.maxRunning, int(m.running))
+				}
 			}
 		}
 		reached := rec.haveSteps && rec.steps >= cfg.Steps ||
