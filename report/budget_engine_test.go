@@ -14,9 +14,13 @@ func TestBudgetInTheEngine(t *testing.T) {
 	evs := seedEvents()
 	at := evs[len(evs)-1].Time.Add(time.Minute)
 	win := func(c int, comm, gemm, attn, moe, other float64) phases.Event {
-		return phases.New(at, phases.KindProfileSummary, phases.ProfileSummary{Level: c, Concurrency: []int{c}, TotalCUDAUs: 1,
-			DecodeSteps: 50, DecodeStepsSource: "counted in the trace: 50 annotations",
-			PerStepUs: map[string]float64{"communication": comm, "gemm": gemm, "attention": attn, "moe": moe, "other": other}})
+		per := map[string]float64{"communication": comm, "gemm": gemm, "attention": attn, "moe": moe, "other": other}
+		cats, total := map[string]float64{}, 0.0
+		for k, v := range per {
+			cats[k], total = 50*v, total+50*v
+		}
+		return phases.New(at, phases.KindProfileSummary, phases.ProfileSummary{Level: c, Concurrency: []int{c}, TotalCUDAUs: total,
+			Categories: cats, DecodeSteps: 50, DecodeStepsSource: "counted in the trace: 50 annotations", PerStepUs: per})
 	}
 	evs = append(evs, win(1, 6100, 2900, 900, 1200, 600), win(128, 9000, 4000, 2000, 3000, 900))
 	b := Budget(evs)
@@ -38,6 +42,8 @@ func TestBudgetInTheEngine(t *testing.T) {
 		"| · attention | — | | 0.90 | |",
 		"in the engine: torch profile window at C=1, 50 decode steps",
 		"In the engine the GPUs are busy 11.70 ms of the 12.40 ms TPOT",
+		"#### C=128 window",
+		"| communication | 450.00 | 47.6% | 9.000 |",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("notebook lacks %q", want)

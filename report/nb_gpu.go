@@ -209,6 +209,9 @@ func (n *nb) profileRun(r *phaseRun) {
 			continue
 		}
 		found = true
+		if s.Level > 0 {
+			n.p("#### C=%d window\n\n", s.Level)
+		}
 		n.p("From `%s`: %.1f ms of device time", noTicks(s.Source), s.TotalCUDAUs/1000)
 		if s.DecodeSteps > 0 {
 			n.p(" over %d decode steps", s.DecodeSteps)
@@ -220,7 +223,13 @@ func (n *nb) profileRun(r *phaseRun) {
 		if s.GPUPerStepUs > 0 || s.CommPerStepUs > 0 {
 			n.p("Per decode step: %.2f ms of device time, %.2f ms of it communication.\n\n", s.GPUPerStepUs/1000, s.CommPerStepUs/1000)
 		}
-		if s.Requests > 0 || len(s.Concurrency) > 0 {
+		if s.Level > 0 {
+			n.p("Window: a steady load of %d streams; %d requests completed in it", s.Level, s.Requests)
+			if s.OutputTokens > 0 {
+				n.p(", %d output tokens (server usage)", s.OutputTokens)
+			}
+			n.ln(".\n")
+		} else if s.Requests > 0 || len(s.Concurrency) > 0 {
 			n.p("Driven load: %d requests per level at concurrency %v", s.Requests, s.Concurrency)
 			if s.OutputTokens > 0 {
 				n.p(", %d output tokens (server usage)", s.OutputTokens)
@@ -251,14 +260,24 @@ func (n *nb) profileRun(r *phaseRun) {
 				}
 				return cats[i] < cats[j]
 			})
-			n.ln("| category | ms | share |")
-			n.ln("|---|---:|---:|")
+			perStep := len(s.PerStepUs) > 0
+			if perStep {
+				n.ln("| category | ms | share | ms per decode step |")
+				n.ln("|---|---:|---:|---:|")
+			} else {
+				n.ln("| category | ms | share |")
+				n.ln("|---|---:|---:|")
+			}
 			for _, k := range cats {
 				share := 0.0
 				if s.TotalCUDAUs > 0 {
 					share = 100 * s.Categories[k] / s.TotalCUDAUs
 				}
-				n.p("| %s | %.2f | %.1f%% |\n", mdCell(k), s.Categories[k]/1000, share)
+				if perStep {
+					n.p("| %s | %.2f | %.1f%% | %.3f |\n", mdCell(k), s.Categories[k]/1000, share, s.PerStepUs[k]/1000)
+				} else {
+					n.p("| %s | %.2f | %.1f%% |\n", mdCell(k), s.Categories[k]/1000, share)
+				}
 			}
 			n.ln("")
 		}
