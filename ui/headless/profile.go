@@ -15,6 +15,7 @@ import (
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
 	"github.com/profdeck/profdeck/remote/sim"
+	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/report/campaign"
 )
 
@@ -39,6 +40,7 @@ func ProfileMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return c.Exit(ctx, err)
 	}
 	flag := "--levels"
+	explicit := conc != "" || c.Flags.Lookup("concurrency").Value.String() != "1"
 	if conc == "" {
 		conc, flag = *concOld, "--concurrency"
 	}
@@ -54,6 +56,11 @@ func ProfileMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return c.Exit(ctx, err)
 	}
 	cfg := camp.ProfileConfig(camp.APIKey())
+	if p := journalPlateau(camp); !explicit && p > 1 {
+		// C=1 and the plateau the campaign's last sweep named.
+		levels = []int{1, p}
+		fmt.Fprintf(c.Stderr, "levels: C=1 and the plateau's C=%d from %s\n", p, camp.JournalPath())
+	}
 	cfg.Concurrency, cfg.StopTimeout, cfg.Top = levels, *stopTimeout, *top
 	setIf(&cfg.ProfilerDir, *dir)
 	setIf(&cfg.Requests, *requests)
@@ -187,4 +194,20 @@ func fmtUs(us float64) string {
 		return fmt.Sprintf("%.2fms", us/1e3)
 	}
 	return fmt.Sprintf("%.1fµs", us)
+}
+
+// journalPlateau is the concurrency of the last plateau in the campaign's
+// journal, 0 when there is none (or no journal).
+func journalPlateau(camp *campaign.Campaign) int {
+	rr, err := report.ReadJournalFile(camp.JournalPath())
+	if err != nil {
+		return 0
+	}
+	c := 0
+	for _, ev := range rr.Events {
+		if p, ok := ev.Data.(phases.Plateau); ok {
+			c = p.Concurrency
+		}
+	}
+	return c
 }

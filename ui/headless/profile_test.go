@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote/sim"
+	"github.com/profdeck/profdeck/report"
+	"github.com/profdeck/profdeck/report/campaign"
 	"github.com/profdeck/profdeck/ui/headless"
 )
 
@@ -113,6 +116,25 @@ func TestProfileMainSim(t *testing.T) {
 		if s.Share < 0.3 || s.Share > 0.65 || s.Steps <= 0 || s.TraceSteps != s.Steps || len(s.PerStep) != 5 || !s.Sim {
 			t.Errorf("json: %+v", s)
 		}
+	}
+	// Without --levels, C=1 and the plateau of the campaign's journal.
+	camp, err := campaign.LoadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := report.OpenJournal(camp.JournalPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Append(phases.New(time.Now(), phases.KindMacroPlateau, phases.Plateau{Concurrency: 4})); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	out.Reset()
+	errb.Reset()
+	if code := headless.ProfileMain(ctx, []string{"-c", cfg, "--steps", "10"}, &out, &errb); code != 0 ||
+		!strings.Contains(errb.String(), "levels: C=1 and the plateau's C=4") || !strings.Contains(out.String(), "== C=4 ==") {
+		t.Errorf("plateau from the journal: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 	// A bad level is one clear line and exit 2, before any work.
 	errb.Reset()
