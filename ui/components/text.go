@@ -47,10 +47,11 @@ func PadLeft(s string, w int) string {
 func Width(s string) int { return ansi.StringWidth(s) }
 
 // Box cuts or pads view to exactly h lines of at most w cells, so a pane
-// fills the area it was given whatever it drew.
+// fills the area it was given whatever it drew. A size not known yet (0)
+// leaves view as drawn.
 func Box(view string, w, h int) string {
-	if h <= 0 {
-		return ""
+	if w <= 0 || h <= 0 {
+		return view
 	}
 	lines := strings.Split(strings.TrimRight(view, "\n"), "\n")
 	if len(lines) > h {

@@ -4,6 +4,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/ui/common"
 )
 
@@ -50,4 +51,29 @@ func (r *Runner) BusyHelp(k Keys) (help []key.Binding, ok bool) {
 // Column is the shared keys' column of the full help.
 func (k Keys) Column() []key.Binding {
 	return []key.Binding{k.Start, k.Cancel, k.StopServer, k.Force}
+}
+
+// Route is a GPU pane's Update: the phase's events go to add, then to the
+// run; keys go to the shared keys, then to key; the run takes its own
+// messages.
+func (r *Runner) Route(msg tea.Msg, k Keys, start func(force bool) tea.Cmd,
+	add func([]phases.Event), key func(tea.KeyPressMsg) tea.Cmd) tea.Cmd {
+	switch msg := msg.(type) {
+	case common.EventsMsg:
+		var mine []phases.Event
+		for _, e := range msg.Events {
+			if e.Phase == r.Phase {
+				mine = append(mine, e)
+			}
+		}
+		add(mine)
+		return r.Events(msg.Events)
+	case tea.KeyPressMsg:
+		if cmd, ok := r.Key(msg, k, start); ok {
+			return cmd
+		}
+		return key(msg)
+	}
+	cmd, _ := r.Update(msg, start)
+	return cmd
 }

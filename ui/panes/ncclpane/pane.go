@@ -44,26 +44,18 @@ func (m *Model) SetSize(w, h int) { m.w, m.h = w, h; m.clamp() }
 
 // Update handles keys, the phase's events and the end of a run.
 func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
-	switch msg := msg.(type) {
-	case common.EventsMsg:
-		for _, e := range msg.Events {
-			if e.Phase == phases.NCCL {
-				m.res.Add(e)
-			}
-		}
-		m.clamp()
-		return m, m.r.Events(msg.Events)
-	case tea.KeyPressMsg:
-		return m, m.key(msg)
+	return m, m.r.Route(msg, m.keys, m.start, m.add, m.key)
+}
+
+// add folds the phase's events into the result.
+func (m *Model) add(evs []phases.Event) {
+	for _, e := range evs {
+		m.res.Add(e)
 	}
-	cmd, _ := m.r.Update(msg, m.start)
-	return m, cmd
+	m.clamp()
 }
 
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
-	if cmd, ok := m.r.Key(msg, m.keys, m.start); ok {
-		return cmd
-	}
 	m.clamp()
 	m.body.Key(m.d.Keys, msg)
 	return nil

@@ -13,12 +13,7 @@ import (
 )
 
 // View renders the pane, exactly filling its size.
-func (m *Model) View() string {
-	if m.w <= 0 || m.h <= 0 {
-		return m.draw()
-	}
-	return components.Box(m.draw(), m.w, m.h)
-}
+func (m *Model) View() string { return components.Box(m.draw(), m.w, m.h) }
 
 // draw renders the pane's lines.
 func (m *Model) draw() string {
