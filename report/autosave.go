@@ -45,11 +45,6 @@ func NewAutosave(s *Session, path string, opts NotebookOptions, minInterval time
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
 	}
-	if s != nil {
-		st := s.NotebookStatus()
-		st.Path = path
-		s.SetNotebookStatus(st)
-	}
 	go a.loop()
 	return a
 }
@@ -162,11 +157,9 @@ func (a *Autosave) write() (time.Time, error) {
 	default:
 		a.lastErr = err.Error()
 	}
-	lastAt := a.lastAt
 	a.mu.Unlock()
 
 	if a.s != nil {
-		a.s.SetNotebookStatus(NotebookStatus{Path: a.path, At: lastAt, Err: err})
 		saved := phases.NotebookSaved{Path: a.path, Failed: err != nil && ce == nil}
 		if err != nil {
 			saved.Err = err.Error()

@@ -21,9 +21,6 @@ func TestAutosaveWriteNowAndClose(t *testing.T) {
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Fatal("stale temporary file kept")
 	}
-	if st := s.NotebookStatus(); st.Path != nbPath || !st.At.IsZero() {
-		t.Fatalf("status before a write: %+v", st)
-	}
 	s.Record(note(time.Now(), "first observation"))
 	p, at, err := a.WriteNow()
 	if err != nil || p != nbPath || !at.Equal(fixedNow()) {
@@ -33,19 +30,11 @@ func TestAutosaveWriteNowAndClose(t *testing.T) {
 	if !strings.Contains(md, "first observation") || !strings.Contains(md, "# camp") {
 		t.Fatalf("notebook:\n%s", md)
 	}
-	if st := s.NotebookStatus(); !st.At.Equal(fixedNow()) || st.Err != nil {
-		t.Fatalf("status after write: %+v", st)
-	}
-	// The write is announced on Updates (not journalled).
-	saw := false
-	deadline := time.After(5 * time.Second)
-	for !saw {
-		select {
-		case ev := <-s.Updates():
-			saw = ev.Kind == phases.KindNotebookSaved && ev.Data.(phases.NotebookSaved).Path == nbPath
-		case <-deadline:
-			t.Fatal("no notebook-saved event")
-		}
+	// The write is announced on Updates (not journalled): that is how the
+	// cockpit learns it.
+	saved := savedEvent(t, s)
+	if d := saved.Data.(phases.NotebookSaved); d.Path != nbPath || d.Failed || d.Err != "" || !saved.Time.Equal(fixedNow()) {
+		t.Fatalf("saved event %+v", saved)
 	}
 	s.Record(note(time.Now(), "last words"))
 	if err := a.Close(); err != nil {
@@ -106,8 +95,8 @@ func TestAutosaveReportsAFailingWriteOnce(t *testing.T) {
 			t.Fatal("write into a missing directory succeeded")
 		}
 	}
-	if st := s.NotebookStatus(); st.Err == nil || !strings.Contains(st.Err.Error(), "x.md") {
-		t.Fatalf("status %+v", st)
+	if d := savedEvent(t, s).Data.(phases.NotebookSaved); !d.Failed || !strings.Contains(d.Err, "x.md") {
+		t.Fatalf("saved event %+v", d)
 	}
 	n := 0
 	for _, ev := range s.Events() {
@@ -119,4 +108,20 @@ func TestAutosaveReportsAFailingWriteOnce(t *testing.T) {
 		t.Fatalf("%d error events for three identical failures", n)
 	}
 	a.Close()
+}
+
+// savedEvent is the next NotebookSaved event on the session's Updates.
+func savedEvent(t *testing.T, s *Session) phases.Event {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case ev := <-s.Updates():
+			if ev.Kind == phases.KindNotebookSaved {
+				return ev
+			}
+		case <-deadline:
+			t.Fatal("no notebook-saved event")
+		}
+	}
 }

@@ -33,7 +33,6 @@ type Session struct {
 	dropped int
 	errs    []error
 	done    chan struct{}
-	nb      NotebookStatus
 
 	lastJournalErr string // announced once on Updates
 
@@ -244,27 +243,6 @@ func (s *Session) redact(ev phases.Event) phases.Event {
 		return ev
 	}
 	return redactEvent(ev, secrets)
-}
-
-// NotebookStatus is the notebook's last write, as autosave reports it.
-type NotebookStatus struct {
-	Path string    // where the notebook is (also before the first write)
-	At   time.Time // zero until the first write
-	Err  error     // the last write's error, nil when it succeeded
-}
-
-// SetNotebookStatus records the notebook's last write (autosave calls it).
-func (s *Session) SetNotebookStatus(st NotebookStatus) {
-	s.mu.Lock()
-	s.nb = st
-	s.mu.Unlock()
-}
-
-// NotebookStatus returns the notebook's last write (for the Notes pane).
-func (s *Session) NotebookStatus() NotebookStatus {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.nb
 }
 
 func (s *Session) begin() {
