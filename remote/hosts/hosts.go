@@ -22,6 +22,10 @@ type Options struct {
 	Prompt func(question string, secret bool) (string, error)
 	// Sim configures the simulated deployment when the host is "sim".
 	Sim sim.Options
+	// SimNodes is how many simulated nodes "sim" stands for in OpenNodes
+	// (0 or 1: one); SimFaultNode the one Sim's stall or failure applies
+	// to (-1: every node).
+	SimNodes, SimFaultNode int
 }
 
 // Open returns the host named by spec: "sim" (the built-in simulated

@@ -17,23 +17,27 @@ const Banner = "# SIMULATED vLLM deployment (profdeck demo): no GPU, no model; e
 func (d *Deployment) script(s *serverProc) []step {
 	o := d.opt
 	n := o.GPUs
+	world, base, head := d.worldSize(), d.rankBase(), !d.headless()
 	var steps []step
 	add := func(at float64, run func(d *Deployment, s *serverProc, now time.Time)) {
 		steps = append(steps, step{at: at, run: run})
 	}
 	logAt := func(at float64, proc, level, src, msg string) {
+		if !head && (proc == "APIServer" || proc == "EngineCore_DP0") {
+			return // a headless node runs workers only
+		}
 		add(at, func(d *Deployment, s *serverProc, _ time.Time) {
 			d.logLocked(s, d.vlogLocked(s, proc, level, src, msg))
 		})
 	}
 	api, eng := "APIServer", "EngineCore_DP0"
-	worker := func(i int) string { return fmt.Sprintf("Worker_TP%d", i) }
+	worker := func(i int) string { return fmt.Sprintf("Worker_TP%d", base+i) }
 
 	add(0, func(d *Deployment, s *serverProc, _ time.Time) {
 		d.logLocked(s, Banner)
 	})
 	logAt(0, api, "INFO", "api_server.py:1772", "vLLM API server version "+s.version)
-	logAt(0, api, "INFO", "utils.py:253", fmt.Sprintf("non-default args: {'model_tag': '%s', 'model': '%s', 'trust_remote_code': True, 'tensor_parallel_size': %d}", o.Model, o.Model, n))
+	logAt(0, api, "INFO", "utils.py:253", fmt.Sprintf("non-default args: {'model_tag': '%s', 'model': '%s', 'trust_remote_code': True, 'tensor_parallel_size': %d}", o.Model, o.Model, world))
 	logAt(0.002, api, "INFO", "model.py:631", "Resolved architecture: KimiK25ForConditionalGeneration")
 	logAt(0.002, api, "INFO", "model.py:1745", "Using max model len 262144")
 	if s.profiler {
@@ -43,14 +47,14 @@ func (d *Deployment) script(s *serverProc) []step {
 			logAt(0.003, api, "WARNING", "api_router.py:41", "Profiler with mode 'torch' is enabled in the API server. This should ONLY be used for local development!")
 		}
 	}
-	logAt(0.006, eng, "INFO", "core.py:93", fmt.Sprintf("Initializing a V1 LLM engine (v%s) with config: model='%s', speculative_config=None, tokenizer='%s', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, trust_remote_code=True, dtype=torch.bfloat16, max_seq_len=262144, download_dir=None, load_format=auto, tensor_parallel_size=%d, pipeline_parallel_size=1, data_parallel_size=1, disable_custom_all_reduce=False, quantization=compressed-tensors, enforce_eager=False, kv_cache_dtype=auto, device_config=cuda, seed=0, served_model_name=%s, enable_prefix_caching=True, enable_chunked_prefill=True", s.version, o.Model, o.Model, n, o.Model))
-	logAt(0.008, eng, "INFO", "multiproc_executor.py:127", fmt.Sprintf("DP group leader: node_rank=0, node_rank_within_dp=0, master_addr=127.0.0.1, mq_connect_ip=127.0.0.1 (local), world_size=%d, local_world_size=%d", n, n))
+	logAt(0.006, eng, "INFO", "core.py:93", fmt.Sprintf("Initializing a V1 LLM engine (v%s) with config: model='%s', speculative_config=None, tokenizer='%s', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, trust_remote_code=True, dtype=torch.bfloat16, max_seq_len=262144, download_dir=None, load_format=auto, tensor_parallel_size=%d, pipeline_parallel_size=1, data_parallel_size=1, disable_custom_all_reduce=False, quantization=compressed-tensors, enforce_eager=False, kv_cache_dtype=auto, device_config=cuda, seed=0, served_model_name=%s, enable_prefix_caching=True, enable_chunked_prefill=True", s.version, o.Model, o.Model, world, o.Model))
+	logAt(0.008, eng, "INFO", "multiproc_executor.py:127", fmt.Sprintf("DP group leader: node_rank=0, node_rank_within_dp=0, master_addr=127.0.0.1, mq_connect_ip=127.0.0.1 (local), world_size=%d, local_world_size=%d", world, n))
 
 	// Ranks come up in no particular order, and these lines have no prefix.
 	port := 40000 + d.rng.Intn(20000)
 	order := d.rng.Perm(n)
 	for _, r := range order {
-		logAt(fracContext, "", "INFO", "parallel_state.py:1200", fmt.Sprintf("world_size=%d rank=%d local_rank=%d distributed_init_method=tcp://127.0.0.1:%d backend=nccl", n, r, r, port))
+		logAt(fracContext, "", "INFO", "parallel_state.py:1200", fmt.Sprintf("world_size=%d rank=%d local_rank=%d distributed_init_method=tcp://127.0.0.1:%d backend=nccl", world, base+r, r, port))
 	}
 	logAt(fracContext+0.002, "", "INFO", "pynccl.py:111", "vLLM is using nccl==2.27.5")
 	if o.FailWith == "nccl" {
@@ -58,7 +62,7 @@ func (d *Deployment) script(s *serverProc) []step {
 		return steps
 	}
 	for _, r := range d.rng.Perm(n) {
-		logAt(fracContext+0.006, "", "INFO", "parallel_state.py:1408", fmt.Sprintf("rank %d in world size %d is assigned as DP rank 0, PP rank 0, PCP rank 0, TP rank %d, EP rank %d", r, n, r, r))
+		logAt(fracContext+0.006, "", "INFO", "parallel_state.py:1408", fmt.Sprintf("rank %d in world size %d is assigned as DP rank 0, PP rank 0, PCP rank 0, TP rank %d, EP rank %d", base+r, world, base+r, base+r))
 	}
 	if s.profiler {
 		logAt(fracContext+0.008, worker(0), "INFO", "gpu_worker.py:118", "Torch profiling enabled. Traces will be saved to: "+s.profDir)
@@ -74,9 +78,11 @@ func (d *Deployment) script(s *serverProc) []step {
 	add(fracWeights0, func(d *Deployment, s *serverProc, now time.Time) {
 		s.stage = StageWeights
 		s.barStart = now
-		d.logLocked(s, shardBar(0, s.shards, 0))
+		if head {
+			d.logLocked(s, shardBar(0, s.shards, 0))
+		}
 	})
-	for k := 1; k <= s.shards; k++ {
+	for k := 1; head && k <= s.shards; k++ {
 		k := k
 		at := fracWeights0 + (s.wEnd[0]-fracWeights0)*float64(k)/float64(s.shards)
 		add(at, func(d *Deployment, s *serverProc, now time.Time) {
@@ -97,7 +103,7 @@ func (d *Deployment) script(s *serverProc) []step {
 		at := math.Max(s.wEnd[r], s.wEnd[0]) + 0.002
 		add(at, func(d *Deployment, s *serverProc, now time.Time) {
 			took := now.Sub(s.start).Seconds()
-			if r == 0 {
+			if r == 0 && head {
 				d.logLocked(s, d.vlogLocked(s, worker(0), "INFO", "default_loader.py:308", fmt.Sprintf("Loading weights took %.2f seconds", took*0.96)))
 			}
 			d.logLocked(s, d.vlogLocked(s, worker(r), "INFO", "gpu_model_runner.py:3549",
@@ -126,10 +132,14 @@ func (d *Deployment) script(s *serverProc) []step {
 	add(fracGraphs0, func(d *Deployment, s *serverProc, now time.Time) {
 		s.stage = StageCUDAGraphs
 		s.barStart = now
-		d.logLocked(s, fmt.Sprintf("(Worker_TP0 pid=%d) ", s.workerPIDs[0]))
+		if head {
+			d.logLocked(s, fmt.Sprintf("(Worker_TP0 pid=%d) ", s.workerPIDs[0]))
+		}
 	})
-	graphBar(&steps, "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE)", 67, fracGraphs0, fracGraphs0+0.07)
-	graphBar(&steps, "Capturing CUDA graphs (decode, FULL)", 35, fracGraphs0+0.07, fracGraphs1-0.005)
+	if head {
+		graphBar(&steps, "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE)", 67, fracGraphs0, fracGraphs0+0.07)
+		graphBar(&steps, "Capturing CUDA graphs (decode, FULL)", 35, fracGraphs0+0.07, fracGraphs1-0.005)
+	}
 	for _, r := range d.rng.Perm(n) {
 		logAt(fracGraphs1-0.004, worker(r), "INFO", "custom_all_reduce.py:203", "Registering 12784 cuda graph addresses")
 	}
@@ -137,6 +147,12 @@ func (d *Deployment) script(s *serverProc) []step {
 		d.logLocked(s, d.vlogLocked(s, worker(0), "INFO", "gpu_model_runner.py:3468",
 			fmt.Sprintf("Graph capturing finished in %.0f secs, took %.2f GiB", math.Max(1, now.Sub(s.barStart).Seconds()), d.opt.KVCacheGiB*0.04)))
 	})
+	if !head {
+		// A headless node's workers serve once their graphs are captured.
+		add(fracReady, func(d *Deployment, s *serverProc, _ time.Time) { s.stage = StageReady })
+		sort.SliceStable(steps, func(a, b int) bool { return steps[a].at < steps[b].at })
+		return steps
+	}
 	add(fracAPI, func(d *Deployment, s *serverProc, now time.Time) {
 		d.logLocked(s, d.vlogLocked(s, eng, "INFO", "core.py:210",
 			fmt.Sprintf("init engine (profile, create kv cache, warmup model) took %.2f seconds", now.Sub(s.start).Seconds()*0.3)))

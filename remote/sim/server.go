@@ -46,6 +46,8 @@ type serverProc struct {
 	next       int
 	shards     int
 	barStart   time.Time // when the current progress bar started
+	lastTick   time.Time // the previous tick (nodes.go holds the clock at a collective)
+	rankBase   int       // the global rank of Worker_TP0's GPU on this node
 
 	statsAt   time.Time
 	statsPrev metricsSnap
@@ -134,6 +136,7 @@ func (s *serverProc) procPID(proc string) int {
 		return s.enginePID
 	case strings.HasPrefix(proc, "Worker_TP"):
 		n, err := strconv.Atoi(strings.TrimPrefix(proc, "Worker_TP"))
+		n -= s.rankBase
 		if err == nil && n >= 0 && n < len(s.workerPIDs) {
 			return s.workerPIDs[n]
 		}
@@ -280,6 +283,7 @@ func (d *Deployment) launchCmd(logPath string, profiler bool, cmd string) int {
 		profiler: profiler,
 		stallAt:  d.opt.StallAtGiB,
 		shards:   64,
+		rankBase: d.rankBase(),
 	}
 	if d.opt.StallWhenProfiling && !profiler {
 		s.stallAt = 0
@@ -362,6 +366,7 @@ func (d *Deployment) stop(signal string) bool {
 func (d *Deployment) exitLocked(s *serverProc, stage string) {
 	s.running = false
 	s.stage = stage
+	d.node.atKV.Store(false)
 	d.profiler = false
 	d.emu.SetReady(false)
 	d.dropConnsLocked()
@@ -381,6 +386,7 @@ func (d *Deployment) tick(now time.Time) {
 		d.releaseLocked(now)
 		return
 	}
+	d.holdAtCollectiveLocked(s, now)
 	f := now.Sub(s.start).Seconds() / d.opt.LoadTime.Seconds()
 	d.growLocked(s, f)
 	for !s.stalled && s.running && s.next < len(s.steps) && s.steps[s.next].at <= f {
@@ -388,6 +394,7 @@ func (d *Deployment) tick(now time.Time) {
 		s.next++
 		st.run(d, s, now)
 	}
+	d.publishLocked(s)
 	if s.running && s.stage == StageReady {
 		d.statsLocked(s, now)
 	}

@@ -66,6 +66,10 @@ type Options struct {
 	StatsInterval time.Duration
 	// NoPySpy leaves py-spy off the host (a diagnosis then hints to install it).
 	NoPySpy bool
+	// Node is this node's rank among Nodes (StartNodes sets them); node 0
+	// is the head. NodeName is the host's name (default "sim").
+	Node, Nodes int
+	NodeName    string
 }
 
 // The defaults of Options.
@@ -144,6 +148,9 @@ type Deployment struct {
 	prof *profState // the profiler endpoints' state (InstallProfiler); guarded by profMu
 
 	procs procTable // the server processes' /proc counters (procfs.go)
+
+	peers []*Deployment // every node of a multi-node deployment (nodes.go), nil for one
+	node  nodeState
 }
 
 // Start starts the simulated deployment. It runs until ctx ends or Close is
@@ -227,8 +234,13 @@ var (
 	_ remote.Simulated = (*Deployment)(nil)
 )
 
-// Name is "sim".
-func (d *Deployment) Name() string { return "sim" }
+// Name is "sim", or the node's name in a multi-node deployment.
+func (d *Deployment) Name() string {
+	if d.opt.NodeName != "" {
+		return d.opt.NodeName
+	}
+	return "sim"
+}
 
 // Simulated is always true: every view of this host says SIMULATED.
 func (d *Deployment) Simulated() bool { return true }
@@ -307,7 +319,7 @@ func (d *Deployment) DialContext(ctx context.Context, network, addr string) (net
 		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
 	}
 	local := host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "0.0.0.0" || host == ""
-	if !local || port != d.addrPort || !d.ServerRunning() {
+	if !local || port != d.addrPort || !d.ServerRunning() || d.headless() {
 		return nil, refused(network, host, port)
 	}
 	var dl net.Dialer

@@ -22,20 +22,23 @@ const DefaultPath = "profdeck.yaml"
 
 // Campaign is the whole campaign file.
 type Campaign struct {
-	Name     string  `yaml:"name"`
-	Notebook string  `yaml:"notebook"`
-	Journal  string  `yaml:"journal"`
-	Host     string  `yaml:"host"` // "sim", "local", or an SSH target ([user@]host[:port] or a ~/.ssh/config alias)
-	SSH      SSH     `yaml:"ssh"`
-	Server   Server  `yaml:"server"`
-	Model    Model   `yaml:"model"`
-	Load     Load    `yaml:"load"`
-	Macro    Macro   `yaml:"macro"`
-	Micro    Micro   `yaml:"micro"`
-	NCCL     NCCL    `yaml:"nccl"`
-	Profile  Profile `yaml:"profile"`
-	Run      Run     `yaml:"run"`
-	Sim      Sim     `yaml:"sim"`
+	Name     string `yaml:"name"`
+	Notebook string `yaml:"notebook"`
+	Journal  string `yaml:"journal"`
+	Host     string `yaml:"host"` // "sim", "local", or an SSH target ([user@]host[:port] or a ~/.ssh/config alias)
+	// Hosts are the nodes of a deployment on several hosts, the head (the
+	// API server) first; Host is then the head.
+	Hosts   []string `yaml:"hosts"`
+	SSH     SSH      `yaml:"ssh"`
+	Server  Server   `yaml:"server"`
+	Model   Model    `yaml:"model"`
+	Load    Load     `yaml:"load"`
+	Macro   Macro    `yaml:"macro"`
+	Micro   Micro    `yaml:"micro"`
+	NCCL    NCCL     `yaml:"nccl"`
+	Profile Profile  `yaml:"profile"`
+	Run     Run      `yaml:"run"`
+	Sim     Sim      `yaml:"sim"`
 
 	// Path is the file this campaign was read from (empty for defaults).
 	Path string `yaml:"-"`
@@ -51,10 +54,15 @@ type SSH struct {
 
 // Server is the serving engine under test.
 type Server struct {
-	URL         string            `yaml:"url"`          // e.g. http://127.0.0.1:8000 as seen from the host
-	MetricsURL  string            `yaml:"metrics_url"`  // default: URL + /metrics
-	APIKeyEnv   string            `yaml:"api_key_env"`  // environment variable holding the API key (default OPENAI_API_KEY)
-	Launch      string            `yaml:"launch"`       // launch command (run detached on the host)
+	URL        string `yaml:"url"`         // e.g. http://127.0.0.1:8000 as seen from the host
+	MetricsURL string `yaml:"metrics_url"` // default: URL + /metrics
+	APIKeyEnv  string `yaml:"api_key_env"` // environment variable holding the API key (default OPENAI_API_KEY)
+	Launch     string `yaml:"launch"`      // launch command (run detached on the host)
+	// WorkerLaunch starts the other nodes of a multi-node deployment (e.g.
+	// vllm serve … --headless --node-rank $PROFDECK_NODE_RANK).
+	WorkerLaunch string `yaml:"worker_launch"`
+	// Logs are the log files per node when they differ (else Log on every node).
+	Logs        []string          `yaml:"logs"`
 	Log         string            `yaml:"log"`          // the server's log file on the host
 	Container   string            `yaml:"container"`    // docker container, when the server runs in one
 	Env         map[string]string `yaml:"env"`          // extra environment for the launch
@@ -105,6 +113,12 @@ type NCCL struct {
 	NProc    int    `yaml:"nproc"`
 	Torchrun string `yaml:"torchrun"`
 	Batch    []int  `yaml:"batch"`
+	// Env is passed to torchrun on every node (NCCL_SOCKET_IFNAME, NCCL_IB_HCA …).
+	Env map[string]string `yaml:"env"`
+	// MasterAddr is the head's address as the other nodes reach it
+	// (default: the head's host name); MasterPort torchrun's rendezvous port.
+	MasterAddr string `yaml:"master_addr"`
+	MasterPort int    `yaml:"master_port"`
 }
 
 // Profile phase parameters.

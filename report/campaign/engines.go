@@ -21,7 +21,8 @@ import (
 // HostOptions are the campaign's SSH settings for hosts.Open.
 func (c *Campaign) HostOptions() hosts.Options {
 	return hosts.Options{Identity: c.SSH.Identity, KnownHosts: c.SSH.KnownHosts,
-		SSHConfig: c.SSH.Config, AcceptNewHostKey: c.SSH.AcceptNewHostKey}
+		SSHConfig: c.SSH.Config, AcceptNewHostKey: c.SSH.AcceptNewHostKey,
+		SimNodes: c.Sim.Nodes, SimFaultNode: c.SimFaultNode()}
 }
 
 // APIKeyEnv is the environment variable holding the server's API key.

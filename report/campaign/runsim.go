@@ -19,6 +19,11 @@ type Sim struct {
 	StallWithProfilerAtGiB float64 `yaml:"stall_with_profiler_at_gib"`
 	// Fail makes the load fail part-way: oom or nccl.
 	Fail string `yaml:"fail"`
+	// Nodes is how many simulated 8-GPU nodes serve the model together
+	// (TP across them); FaultNode the one node the stall or failure hits
+	// (default: every node).
+	Nodes     int  `yaml:"nodes"`
+	FaultNode *int `yaml:"fault_node"`
 }
 
 // validateRunSim checks the run and sim sections.
@@ -39,7 +44,13 @@ func (c *Campaign) validateRunSim(bad func(key, format string, args ...any) erro
 			return bad(key, "must not be negative, got %g", v)
 		}
 	}
-	if (c.Sim.StallAtGiB > 0 || c.Sim.StallWithProfilerAtGiB > 0 || c.Sim.Fail != "" || c.Sim.LoadTime.Duration > 0) && c.Host != "sim" {
+	if c.Sim.Nodes < 0 || c.Sim.Nodes > 64 {
+		return bad("sim.nodes", "must be 1 to 64, got %d", c.Sim.Nodes)
+	}
+	if f := c.Sim.FaultNode; f != nil && (*f < 0 || *f >= max(c.Sim.Nodes, 1)) {
+		return bad("sim.fault_node", "must be a node of 0 to %d, got %d", max(c.Sim.Nodes, 1)-1, *f)
+	}
+	if (c.Sim.StallAtGiB > 0 || c.Sim.StallWithProfilerAtGiB > 0 || c.Sim.Fail != "" || c.Sim.LoadTime.Duration > 0 || c.Sim.Nodes > 1) && c.Host != "sim" {
 		return bad("sim", "applies to host: sim only (host is %q)", c.Host)
 	}
 	return nil

@@ -49,6 +49,9 @@ func (c *Campaign) validate(root *yaml.Node) error {
 		}
 		return fmt.Errorf("%s: %s", key, msg)
 	}
+	if err := c.validateHosts(root, bad); err != nil {
+		return err
+	}
 	if c.Host == "" || strings.ContainsAny(c.Host, " \t\n") {
 		return bad("host", "%q: must be sim, local or an SSH target ([user@]host[:port] or an ~/.ssh/config alias)", c.Host)
 	}
