@@ -104,3 +104,16 @@ func TestListFromTheEndFollowsTheNewest(t *testing.T) {
 		t.Errorf("G: offset %d", l.Offset)
 	}
 }
+
+func TestWrap(t *testing.T) {
+	got := Wrap("the GPUs are busy:   1 process holds 76.0 GiB", 20)
+	want := []string{"the GPUs are busy: 1", "process holds 76.0", "GiB"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("Wrap = %q", got)
+	}
+	for _, l := range Wrap(strings.Repeat("x", 25)+" y", 10) {
+		if Width(l) > 10 {
+			t.Errorf("line %q wider than 10", l)
+		}
+	}
+}

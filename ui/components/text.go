@@ -67,3 +67,10 @@ func Box(view string, w, h int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// Wrap breaks text into lines of at most w cells, at spaces where it can
+// (a word longer than a line is cut across lines).
+func Wrap(text string, w int) []string {
+	w = max(w, 10)
+	return strings.Split(ansi.Wrap(strings.Join(strings.Fields(text), " "), w, ""), "\n")
+}

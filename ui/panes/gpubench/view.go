@@ -54,10 +54,11 @@ func (r *Runner) StatusLines(s Status, w int) []string {
 	case r.StopErr != "":
 		return line(st.Bad, "error: "+r.StopErr)
 	case r.State == common.RunBusy:
-		return []string{
-			st.BannerWarn.Render(components.Truncate(r.Busy.Error(), w-2)),
-			components.Truncate("x: stop the server (as the Load phase does) and run · f: run on the busy GPUs · s: check again", w),
+		var out []string
+		for _, l := range components.Wrap(r.Busy.Error(), w-2) {
+			out = append(out, st.BannerWarn.Render(l))
 		}
+		return append(out, components.Wrap("x: stop the server (as the Load phase does) and run · f: run on the busy GPUs · s: check again", w)...)
 	case r.State == common.RunFailed:
 		return line(st.Bad, "error: "+r.Err.Error())
 	case r.State == common.RunCancelled:

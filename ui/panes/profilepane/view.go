@@ -88,7 +88,7 @@ func (m *Model) messageLines(w int) []string {
 	}
 	if msg != "" {
 		var out []string
-		for _, l := range wrap(msg, w) {
+		for _, l := range components.Wrap(msg, w) {
 			out = append(out, s.Warn.Render(l))
 		}
 		return out
@@ -106,7 +106,7 @@ func (m *Model) messageLines(w int) []string {
 		text := fmt.Sprintf("s captures one window per level (C=%s): a steady load, start_profile, %d engine steps, stop_profile, "+
 			"then reads %s on %s. The server must run with the torch profiler.", joinInts(cfg.Concurrency), steps, dir, hostName(m))
 		var out []string
-		for _, l := range wrap(text, w) {
+		for _, l := range components.Wrap(text, w) {
 			out = append(out, s.Subtle.Render(l))
 		}
 		return out
@@ -285,33 +285,6 @@ func joinInts(v []int) string {
 		parts[i] = fmt.Sprint(n)
 	}
 	return strings.Join(parts, ",")
-}
-
-// wrap breaks text into lines of at most w columns at spaces.
-func wrap(text string, w int) []string {
-	if w < 10 {
-		w = 10
-	}
-	var out []string
-	line := ""
-	for _, word := range strings.Fields(text) {
-		switch {
-		case line == "":
-			line = word
-		case len([]rune(line))+1+len([]rune(word)) <= w:
-			line += " " + word
-		default:
-			out = append(out, line)
-			line = word
-		}
-	}
-	if line != "" {
-		out = append(out, components.Truncate(line, w))
-	}
-	for i := range out {
-		out[i] = components.Truncate(out[i], w)
-	}
-	return out
 }
 
 func hostName(m *Model) string {
