@@ -110,22 +110,14 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 	case common.TickMsg:
 		m.now = msg.At
 	case tea.KeyPressMsg:
-		k := m.d.Keys
-		switch {
-		case key.Matches(msg, k.Up):
-			m.vp.ScrollUp(1)
-		case key.Matches(msg, k.Down):
-			m.vp.ScrollDown(1)
-		case key.Matches(msg, k.Top):
-			m.vp.GotoTop()
-		case key.Matches(msg, k.Bottom):
-			m.vp.GotoBottom()
-		case key.Matches(msg, k.PageUp):
-			m.vp.HalfPageUp()
-		case key.Matches(msg, k.PageDown):
-			m.vp.HalfPageDown()
-		default:
+		step, ok := m.d.Keys.Scroll(msg, m.vp.Height()/2)
+		if !ok {
 			return m, nil
+		}
+		if step > 0 {
+			m.vp.ScrollDown(step)
+		} else {
+			m.vp.ScrollUp(-step)
 		}
 		m.follow = m.vp.AtBottom()
 	}
