@@ -25,10 +25,16 @@ func diagnosisLines(at string, d phases.Diagnosis) []string {
 		}
 		out = append(out, "  - "+procLine(p, d.SampleS))
 	}
-	for _, r := range d.Ranks {
-		if r.Behind {
-			out = append(out, fmt.Sprintf("  - rank %d behind, at %s: `%s`", r.Rank, r.Stage, noTicks(r.LastLine)))
+	for i, r := range d.Ranks {
+		if i == 16 {
+			out = append(out, fmt.Sprintf("  - … %d more ranks", len(d.Ranks)-i))
+			break
 		}
+		behind := ""
+		if r.Behind {
+			behind = " **behind**"
+		}
+		out = append(out, fmt.Sprintf("  - rank %d%s at %s, last line: `%s`", r.Rank, behind, r.Stage, noTicks(r.LastLine)))
 	}
 	for _, h := range d.Hints {
 		out = append(out, "  - hint: "+mdInline(h))
