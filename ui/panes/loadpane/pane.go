@@ -13,6 +13,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/phases/load/diagnose"
 	"github.com/profdeck/profdeck/ui/common"
 	"github.com/profdeck/profdeck/ui/components"
 )
@@ -176,7 +177,19 @@ func (m *Model) event(e phases.Event) {
 	case phases.Diagnosis:
 		dg := v
 		m.diag, m.diagnosing = &dg, false
-		m.logs = append(m.logs, logEntry{at: e.Time, line: phases.LogLine{Rank: -1, Level: "WHY", Msg: "diagnosis: " + v.Verdict, Text: "diagnosis: " + v.Verdict}})
+		lines := []string{"diagnosis: " + v.Verdict}
+		for _, w := range v.Why {
+			lines = append(lines, "  · "+w)
+		}
+		for _, p := range v.Procs {
+			lines = append(lines, "  "+diagnose.ProcText(p))
+		}
+		for _, h := range v.Hints {
+			lines = append(lines, "  hint: "+h)
+		}
+		for _, l := range lines {
+			m.logs = append(m.logs, logEntry{at: e.Time, line: phases.LogLine{Rank: -1, Level: "WHY", Msg: l, Text: l}})
+		}
 	case phases.Stall:
 		s := v
 		for h, st := range m.states {
