@@ -80,3 +80,17 @@ func BenchmarkParseTable(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTraceGuard is the cost of the limits alone: the same ~90 MB
+// trace read through the guard into nothing.
+func BenchmarkTraceGuard(b *testing.B) {
+	data := bigTrace(200_000)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := io.Copy(io.Discard, newGuard(bytes.NewReader(data), MaxTraceBytes)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -57,9 +58,42 @@ func (g *guard) Read(p []byte) (int, error) {
 	}
 	n, err := g.r.Read(p)
 	for i := 0; i < n; i++ {
+		if g.inStr && !g.esc {
+			// Fast path: the plain bytes of a string up to its quote or
+			// next escape are only counted.
+			k := bytes.IndexAny(p[i:n], "\"\\")
+			if k < 0 {
+				k = n - i
+			}
+			if k > 0 {
+				g.run += k
+				g.off += int64(k)
+				i += k
+				if g.run > MaxTraceString || g.off > g.max || (g.bound >= 0 && g.off-g.bound > MaxTraceEvent) {
+					i, g.off, g.run = i-k, g.off-int64(k), g.run-k // step byte by byte to the limit
+				} else if i == n {
+					break
+				}
+			}
+		}
 		if g.off >= g.max {
 			g.err = fmt.Errorf("%w: more than %d MiB once decompressed", ErrTraceTooLarge, g.max>>20)
 			return i, g.err
+		}
+		if k := byteKind[p[i]]; k != 0 && !g.inStr && (g.bound < 0 || g.off-g.bound <= MaxTraceEvent) {
+			// Fast path for the bytes between tokens: a run of spaces or
+			// of a number's characters grows, anything else ends it.
+			if k != g.runKind {
+				g.run, g.runKind = 0, k
+			}
+			if k == 'o' || g.run < runLimit[k] {
+				if k == 'o' {
+					g.runKind = 0
+				}
+				g.run++
+				g.off++
+				continue
+			}
 		}
 		if e := g.step(p[i]); e != nil {
 			g.err = e
@@ -140,3 +174,24 @@ func (g *guard) extend(k byte, limit int, what string) error {
 	}
 	return nil
 }
+
+// byteKind sorts the bytes the fast path takes: 'w' whitespace, 'n' a
+// number's characters, 'o' other bytes that are not structure (':', ',',
+// the letters of true, false and null); 0 for the rest (quotes, brackets).
+var byteKind = func() (t [256]byte) {
+	for _, c := range []byte(" \t\r\n") {
+		t[c] = 'w'
+	}
+	for _, c := range []byte("+-.eE0123456789") {
+		t[c] = 'n'
+	}
+	for _, c := range []byte(":,abcdfilnrstu") {
+		if t[c] == 0 {
+			t[c] = 'o'
+		}
+	}
+	return t
+}()
+
+// runLimit is the longest run of each kind the fast path lets through.
+var runLimit = [256]int{'w': MaxTraceSpace, 'n': MaxTraceNumber}
