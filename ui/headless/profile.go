@@ -12,6 +12,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
 	"github.com/profdeck/profdeck/remote/sim"
@@ -157,21 +158,21 @@ func printSummary(w io.Writer, s *phases.ProfileSummary, simulated bool) {
 		fmt.Fprintf(w, "== C=%d ==\n", s.Level)
 	}
 	fmt.Fprintf(w, "source: %s\n", s.Source)
-	fmt.Fprintf(w, "GPU time %s in %d kernels; communication %.1f%% of it\n", fmtUs(s.TotalCUDAUs), s.KernelCount, 100*s.CommunicationShare)
+	fmt.Fprintf(w, "GPU time %s in %d kernels; communication %.1f%% of it\n", units.Us(s.TotalCUDAUs), s.KernelCount, 100*s.CommunicationShare)
 	if s.DecodeSteps > 0 {
-		fmt.Fprintf(w, "per decode step: %s GPU, %s communication (%d steps: %s)\n", fmtUs(s.GPUPerStepUs), fmtUs(s.CommPerStepUs), s.DecodeSteps, s.DecodeStepsSource)
+		fmt.Fprintf(w, "per decode step: %s GPU, %s communication (%d steps: %s)\n", units.Us(s.GPUPerStepUs), units.Us(s.CommPerStepUs), s.DecodeSteps, s.DecodeStepsSource)
 	}
 	for _, c := range profile.Categories {
 		v := s.Categories[c]
 		perStep := ""
 		if ps, ok := s.PerStepUs[c]; ok {
-			perStep = fmtUs(ps) + "/step"
+			perStep = units.Us(ps) + "/step"
 		}
-		fmt.Fprintf(w, "  %-14s %12s %6.1f%% %14s\n", c, fmtUs(v), pctOf(v, s.TotalCUDAUs), perStep)
+		fmt.Fprintf(w, "  %-14s %12s %6.1f%% %14s\n", c, units.Us(v), pctOf(v, s.TotalCUDAUs), perStep)
 	}
 	fmt.Fprintln(w, "top kernels by self CUDA time:")
 	for _, k := range s.Top {
-		fmt.Fprintf(w, "  %12s %6.1f%% %8d  %-13s %s\n", fmtUs(k.SelfCUDAUs), pctOf(k.SelfCUDAUs, s.TotalCUDAUs), k.Calls, k.Category, profile.Shorten(k.Name, 70))
+		fmt.Fprintf(w, "  %12s %6.1f%% %8d  %-13s %s\n", units.Us(k.SelfCUDAUs), pctOf(k.SelfCUDAUs, s.TotalCUDAUs), k.Calls, k.Category, profile.Shorten(k.Name, 70))
 	}
 	for _, n := range s.Notes {
 		fmt.Fprintln(w, "note:", n)
@@ -183,17 +184,6 @@ func pctOf(v, total float64) float64 {
 		return 0
 	}
 	return 100 * v / total
-}
-
-// fmtUs formats microseconds for people: 812.3µs, 12.41ms, 3.02s.
-func fmtUs(us float64) string {
-	switch {
-	case us >= 1e6:
-		return fmt.Sprintf("%.2fs", us/1e6)
-	case us >= 1e3:
-		return fmt.Sprintf("%.2fms", us/1e3)
-	}
-	return fmt.Sprintf("%.1fµs", us)
 }
 
 // journalPlateau is the concurrency of the last plateau in the campaign's

@@ -114,7 +114,7 @@ func TestLocalProcessesDiagnosed(t *testing.T) {
 	if !strings.HasPrefix(d.Verdict, "weights I/O stopped (0 B/s for 5 min") || len(d.Procs) != 1 || d.Procs[0].State != "S" {
 		t.Errorf("blocked reader: verdict %q, procs %+v", d.Verdict, d.Procs)
 	}
-	if !strings.Contains(strings.Join(d.Why, "\n"), "MB read before it stopped") {
+	if !strings.Contains(strings.Join(d.Why, "\n"), "MiB read before it stopped") {
 		t.Errorf("why %q lacks what was read before", d.Why)
 	}
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load/vllmlog"
+	"github.com/profdeck/profdeck/phases/units"
 )
 
 // Thresholds of the verdict rules.
@@ -191,20 +192,10 @@ func readTotal(ps []phases.ProcEvidence) int64 {
 	return t
 }
 
-// rate is a read rate in words: "0 B/s", "12.5 MB/s".
+// rate is a read rate in words: "0 B/s", "38.15 MiB/s".
 func rate(bps float64) string { return bytesText(bps) + "/s" }
 
-func bytesText(b float64) string {
-	switch {
-	case b >= 1e9:
-		return fmt.Sprintf("%.1f GB", b/1e9)
-	case b >= 1e6:
-		return fmt.Sprintf("%.1f MB", b/1e6)
-	case b >= 1e3:
-		return fmt.Sprintf("%.0f kB", b/1e3)
-	}
-	return fmt.Sprintf("%.0f B", b)
-}
+func bytesText(b float64) string { return units.Bytes(int64(b)) }
 
 func duration(s float64) string {
 	switch {

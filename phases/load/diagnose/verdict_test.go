@@ -82,7 +82,7 @@ func TestVerdicts(t *testing.T) {
 			Stacks: []phases.StackGroup{{PIDs: []int{7}, Where: "x", Frames: []string{"all_reduce (torch/distributed/distributed_c10d.py:2501)"}}}},
 			"spinning in a collective (GPU 100%, no progress for 5 min)"},
 		{"D state", phases.Diagnosis{Procs: []phases.ProcEvidence{proc("D", 0, 0)}, GPUs: idle}, "blocked in the kernel on I/O (pid 7 in state D, 0 B/s read for 5 min, GPUs idle)"},
-		{"reading", phases.Diagnosis{Procs: []phases.ProcEvidence{proc("S", 5, 40e6)}, GPUs: idle}, "still reading weights at 40.0 MB/s"},
+		{"reading", phases.Diagnosis{Procs: []phases.ProcEvidence{proc("S", 5, 40e6)}, GPUs: idle}, "still reading weights at 38.15 MiB/s"},
 		{"cpu", phases.Diagnosis{Procs: []phases.ProcEvidence{proc("R", 99, 0)}, GPUs: idle}, "busy on the CPU (pid 7 python3 at 99% CPU"},
 		{"io stopped", phases.Diagnosis{Procs: []phases.ProcEvidence{proc("S", 0.5, 0)}, GPUs: idle}, "weights I/O stopped (0 B/s for 5 min, GPUs idle)"},
 	}
