@@ -126,6 +126,22 @@ type ServerLevel struct {
 	Samples    int     `json:"samples,omitempty"`
 	MaxWaiting float64 `json:"max_waiting,omitempty"`
 	Note       string  `json:"note,omitempty"`
+	// GenerationWindow is "client_window" when GenerationTokS was read at
+	// the edges of the client's throughput window (WindowS seconds, the
+	// server's and this client's tokens beside each other); else it spans
+	// the level's scrapes.
+	GenerationWindow       string  `json:"generation_window,omitempty"`
+	WindowS                float64 `json:"window_s,omitempty"`
+	WindowGenerationTokens float64 `json:"window_generation_tokens,omitempty"`
+	WindowClientTokens     int64   `json:"window_client_tokens,omitempty"`
+	// TokensAgree: the two agree within 2%; else TokenAgreement says why.
+	TokensAgree    bool   `json:"tokens_agree,omitempty"`
+	TokenAgreement string `json:"token_agreement,omitempty"`
+	// The scheduler over the level: the most requests seen running, the
+	// share of scrapes at that many, and the share with requests waiting.
+	MaxRunning        float64 `json:"max_running,omitempty"`
+	AtMaxRunningShare float64 `json:"at_max_running_share,omitempty"`
+	WaitingShare      float64 `json:"waiting_share,omitempty"`
 }
 
 // Plateau is the smallest C whose doubling adds less than 10% output throughput.

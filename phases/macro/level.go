@@ -53,6 +53,7 @@ type level struct {
 	winArea      float64
 	freed        []time.Time // when the slots not yet refilled freed
 	steady       bool        // no pause and no live concurrency change
+	win          window      // the server's counter at the window's edges
 }
 
 // startLevel sets a level up and announces it.
@@ -125,6 +126,7 @@ func (l *level) launch(scheduled time.Time) {
 		l.measuredStart = now
 		l.lastChange = now
 		l.tok0 = l.ts.total.Load()
+		l.win.opened(r, l.ts.total.Load)
 		l.agg.start(r.since(now))
 		if cfg.Duration > 0 {
 			l.deadline = time.After(cfg.Duration)
@@ -191,6 +193,7 @@ func (l *level) onDone(rec *Record) {
 	}
 	if l.winEnd.IsZero() && !l.measuredStart.IsZero() && l.sendingOver && rec.Failure != FailCancelled {
 		l.winEnd, l.tokEnd, l.winArea = now, l.ts.total.Load(), l.inflightArea
+		l.win.closed(l.r, l.ts.total.Load)
 	}
 	l.r.finish(rec, l.agg, l.ttfb, l.ttfat, l.ts)
 	if !rec.Warmup {
@@ -287,7 +290,12 @@ func (l *level) result(ctx context.Context) *phases.LevelResult {
 		// client by (every request failing fast is not a client limit).
 		r.audit(&lr, l.rate, time.Since(l.start), l.steady)
 	}
+	l.win.closed(r, l.ts.total.Load) // open loop, or a level cut short
 	lr.Server = l.r.serverLevel(ctx)
+	l.win.scheduler(lr.Server, r.levelSamples())
+	if w := l.win.compare(ctx, lr.Server, lr.TokenSource); w != nil {
+		r.warns.addLevel(&lr, []warning{*w})
+	}
 	return &lr
 }
 

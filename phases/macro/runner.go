@@ -34,6 +34,7 @@ type runner struct {
 
 	srvMu      sync.Mutex
 	srvSamples []phases.ServerStats // the current level's scrapes
+	kick       chan edgeAsk         // asks the scrape loop for a scrape now (nil without a scraper)
 }
 
 // tickStats are the figures of the current second, shared with the

@@ -14,23 +14,31 @@ import (
 func (r *runner) scrapeLoop(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	r.scrapeOnce(ctx)
 	for {
-		r.scrapeOnce(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			r.scrapeOnce(ctx)
+		case k := <-r.kick:
+			// A level's throughput window opened or closed: its edge is
+			// read now, so the server's tokens cover the client's window.
+			// The client's count is read when the server's was: the
+			// edge is one instant on both sides.
+			st := r.scrapeOnce(ctx)
+			k.out <- edge{st, k.tokens()}
 		}
 	}
 }
 
-func (r *runner) scrapeOnce(ctx context.Context) {
+func (r *runner) scrapeOnce(ctx context.Context) phases.ServerStats {
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	now := time.Now()
 	st, err := r.cfg.Scraper.Scrape(sctx, now)
 	cancel()
 	if ctx.Err() != nil {
-		return
+		return phases.ServerStats{At: now, Note: servermetrics.Unavailable}
 	}
 	if err != nil {
 		st.Available = false
@@ -45,6 +53,7 @@ func (r *runner) scrapeOnce(ctx context.Context) {
 	r.srvSamples = append(r.srvSamples, st)
 	r.srvMu.Unlock()
 	r.em.Emit(ctx, phases.KindServerStats, &st)
+	return st
 }
 
 // serverLevel summarises the level's scrapes (nil without a scraper). It

@@ -199,6 +199,7 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 	var scrapeWG sync.WaitGroup
 	sctx, stopScrape := context.WithCancel(ctx)
 	if cfg.Scraper != nil {
+		r.kick = make(chan edgeAsk, 4)
 		scrapeWG.Add(1)
 		go func() { defer scrapeWG.Done(); r.scrapeLoop(sctx) }()
 	}

@@ -267,8 +267,14 @@ func TestServerMetricsScraped(t *testing.T) {
 	if tk.Concurrency != 4 || tk.InFlight != 4 || tk.OutputTokS < 400 || tk.TPOTp50ms < 4 || tk.LevelProgress <= 0 || tk.LevelProgress > 1 {
 		t.Errorf("tick %+v", tk)
 	}
-	if !stats[1].Available || stats[1].Running != 4 {
-		t.Errorf("server stats %+v", stats[1])
+	// Some scrape inside the level (a second's, or a window edge's) saw
+	// the four requests running.
+	saw := false
+	for _, st := range stats[1:] {
+		saw = saw || (st.Available && st.Running == 4)
+	}
+	if !saw {
+		t.Errorf("no server scrape saw 4 running: %+v", stats)
 	}
 	// No /metrics at all: the sweep runs, the level says unavailable.
 	mux := http.NewServeMux()

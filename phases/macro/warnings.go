@@ -9,13 +9,14 @@ import (
 
 // Warning kinds: a sweep's summary names each kind once, with its levels.
 const (
-	warnChunks    = "chunks"
-	warnTokenize  = "tokenize"
-	warnFinalOnly = "final_only"
-	warnChatShape = "chat_shape"
-	warnLength    = "output_length"
-	warnInput     = "input_tokens"
-	warnRefused   = "continuous_refused"
+	warnChunks       = "chunks"
+	warnTokenize     = "tokenize"
+	warnFinalOnly    = "final_only"
+	warnChatShape    = "chat_shape"
+	warnLength       = "output_length"
+	warnInput        = "input_tokens"
+	warnRefused      = "continuous_refused"
+	warnServerTokens = "server_tokens"
 )
 
 // warning is one estimate or doubt about a level's figures.

@@ -27,10 +27,20 @@ type Scraper struct {
 	client  *http.Client
 	Timeout time.Duration
 
-	mu     sync.Mutex
-	prev   *Snapshot
-	prevAt time.Time
+	mu   sync.Mutex
+	past []stamped // the last few scrapes, oldest first
 }
+
+// stamped is one scrape and when it was taken.
+type stamped struct {
+	snap Snapshot
+	at   time.Time
+}
+
+// MinRateInterval is the shortest span a rate is taken over: a scrape
+// soon after another (a level's edge) is rated against an older one, as a
+// rate over a few milliseconds catches one engine step or none.
+const MinRateInterval = 500 * time.Millisecond
 
 // NewScraper returns a scraper of url (the full /metrics URL). A nil client
 // uses http.DefaultClient; pass one whose transport dials through the GPU
@@ -63,8 +73,18 @@ func (s *Scraper) Scrape(ctx context.Context, now time.Time) (phases.ServerStats
 			fmt.Errorf("scraping %s: no vLLM series in the response", s.url)
 	}
 	s.mu.Lock()
-	prev, prevAt := s.prev, s.prevAt
-	s.prev, s.prevAt = &snap, now
+	var prev *Snapshot
+	var prevAt time.Time
+	for i := len(s.past) - 1; i >= 0; i-- {
+		if p := s.past[i]; now.Sub(p.at) >= MinRateInterval || i == 0 {
+			prev, prevAt = &p.snap, p.at
+			break
+		}
+	}
+	s.past = append(s.past, stamped{snap, now})
+	if len(s.past) > 4 {
+		s.past = append(s.past[:0], s.past[len(s.past)-4:]...)
+	}
 	s.mu.Unlock()
 	return Stats(snap, prev, now.Sub(prevAt), now), nil
 }
