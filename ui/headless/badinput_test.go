@@ -38,7 +38,7 @@ func TestParsersBadInputExit2(t *testing.T) {
 	}
 }
 
-// nvidia-smi output over 64 MiB is read up to 64 MiB, and the command
+// nvidia-smi output over 32 MiB is read up to 32 MiB, and the command
 // says so.
 func TestParseSMISaysWhenCut(t *testing.T) {
 	fix, err := os.ReadFile("../../phases/load/smi/testdata/nvidia-smi-03-h100x8-535-table.txt")
@@ -50,12 +50,12 @@ func TestParseSMISaysWhenCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for n := 0; n <= 64<<20; n += len(fix) {
+	for n := 0; n <= 32<<20; n += len(fix) {
 		f.Write(fix)
 	}
 	f.Close()
 	code, out, errOut := runCLI(t, headless.ParseSMIMain, p)
-	if code != 0 || !strings.Contains(out, `"gpus"`) || !strings.Contains(errOut, "is over 64 MiB: only its first 64 MiB were read") {
+	if code != 0 || !strings.Contains(out, `"gpus"`) || !strings.Contains(errOut, "is over 32 MiB: only its first 32 MiB were read") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 }

@@ -93,16 +93,18 @@ func ParseSMIMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	return withInput("nvidia-smi", name, stderr, func(r io.Reader) int {
-		b, err := io.ReadAll(io.LimitReader(r, smi.MaxInput+1))
+		text, cut, dropped, err := smi.ReadText(r)
 		if err != nil {
 			fmt.Fprintf(stderr, "profdeck parse nvidia-smi: reading %s: %v\n", name, err)
 			return ExitBadInput
 		}
-		if len(b) > smi.MaxInput {
-			b = b[:smi.MaxInput]
+		if cut {
 			fmt.Fprintf(stderr, "profdeck parse nvidia-smi: %s is over %d MiB: only its first %d MiB were read\n", name, smi.MaxInput>>20, smi.MaxInput>>20)
 		}
-		gpus := smi.Parse(string(b), names)
+		if dropped > 0 {
+			fmt.Fprintf(stderr, "profdeck parse nvidia-smi: %s: %d line(s) longer than %d KiB skipped\n", name, dropped, smi.MaxLine>>10)
+		}
+		gpus := smi.Parse(text, names)
 		if len(gpus) == 0 {
 			fmt.Fprintf(stderr, "profdeck parse nvidia-smi: no GPU readings found in %s\n", name)
 			return ExitBadInput

@@ -5,6 +5,8 @@
 package smi
 
 import (
+	"bufio"
+	"io"
 	"regexp"
 	"sort"
 	"strconv"
@@ -13,7 +15,51 @@ import (
 
 // MaxInput is the most text of nvidia-smi output read from one file (a
 // looped capture can grow without end); a reader says when it cut one.
-const MaxInput = 64 << 20
+// MaxLine is the longest line kept: no line nvidia-smi prints is near it.
+const (
+	MaxInput = 32 << 20
+	MaxLine  = 64 << 10
+)
+
+// ReadText reads nvidia-smi output for Parse in bounded memory: at most
+// MaxInput bytes (cut says there was more), without lines longer than
+// MaxLine (dropped counts them).
+func ReadText(r io.Reader) (text string, cut bool, dropped int, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var sb strings.Builder
+	var line []byte
+	for {
+		line = line[:0]
+		long := false
+		var rerr error
+		for {
+			var chunk []byte
+			chunk, rerr = br.ReadSlice('\n')
+			if !long && len(line)+len(chunk) <= MaxLine {
+				line = append(line, chunk...)
+			} else {
+				long, line = true, line[:0]
+			}
+			if rerr != bufio.ErrBufferFull {
+				break
+			}
+		}
+		switch {
+		case long:
+			dropped++
+		case sb.Len()+len(line) > MaxInput:
+			return sb.String(), true, dropped, nil
+		default:
+			sb.Write(line)
+		}
+		if rerr == io.EOF {
+			return sb.String(), false, dropped, nil
+		}
+		if rerr != nil {
+			return sb.String(), false, dropped, rerr
+		}
+	}
+}
 
 // QueryCommand is the poll the load phase runs once a second.
 const QueryCommand = "nvidia-smi --query-gpu=index,name,memory.used,memory.total,utilization.gpu --format=csv,noheader,nounits"
