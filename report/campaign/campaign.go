@@ -167,9 +167,17 @@ func Defaults() *Campaign {
 // journal paths are taken relative to the file's directory, and a leading ~/
 // in the SSH paths is the home directory.
 func LoadFile(path string) (*Campaign, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("campaign file: %w", err)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxFile+1))
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("campaign file: %w", err)
+	}
+	if len(b) > MaxFile {
+		return nil, fmt.Errorf("%s: over %d KiB: not a campaign file", path, MaxFile>>10)
 	}
 	c, err := Parse(b)
 	if err != nil {
@@ -199,6 +207,9 @@ func expandHome(p string) string {
 	}
 	return filepath.Join(home, rest)
 }
+
+// MaxFile is the largest campaign file read (one is a few kB).
+const MaxFile = 1 << 20
 
 // Parse reads a campaign from YAML text over the defaults.
 func Parse(b []byte) (*Campaign, error) {

@@ -227,3 +227,14 @@ func TestCampaignNumbersNotTruncated(t *testing.T) {
 		t.Fatalf("whole numbers: %v %+v", err, c)
 	}
 }
+
+// A file far larger than any campaign is refused before it is parsed.
+func TestLoadFileTooLarge(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(p, []byte("name: x\n# "+strings.Repeat("x", MaxFile)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadFile(p); err == nil || !strings.Contains(err.Error(), "over 1024 KiB: not a campaign file") {
+		t.Fatalf("err %v", err)
+	}
+}
