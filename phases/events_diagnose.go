@@ -22,6 +22,7 @@ type Diagnosis struct {
 	SampleS   float64  `json:"sample_s"`            // the window CPU and read rates are measured over
 	StalledS  float64  `json:"stalled_s,omitempty"` // how long nothing had moved when it was taken
 	Simulated bool     `json:"simulated,omitempty"` // taken on the simulated deployment
+	Node      string   `json:"node,omitempty"`      // the node it was taken on (several nodes only)
 }
 
 // ProcEvidence is one server process over the sampling window.

@@ -32,12 +32,14 @@ type LogLine struct {
 	Rank  int    `json:"rank"` // -1 when unknown
 	Level string `json:"level,omitempty"`
 	Text  string `json:"text"`
-	Msg   string `json:"msg,omitempty"` // the message without process prefix and logger header
+	Msg   string `json:"msg,omitempty"`  // the message without process prefix and logger header
+	Node  string `json:"node,omitempty"` // the node whose log it is (several nodes only)
 }
 
 // GPULoad is the load view of one GPU.
 type GPULoad struct {
 	Index       int     `json:"index"`
+	Host        string  `json:"host,omitempty"` // the node the GPU is on
 	UsedGiB     float64 `json:"used_gib"`
 	ExpectedGiB float64 `json:"expected_gib,omitempty"`
 	RateGiBMin  float64 `json:"rate_gib_per_min"`
@@ -85,6 +87,7 @@ type Milestone struct {
 	Line  string  `json:"line,omitempty"`
 	Value string  `json:"value,omitempty"` // e.g. "89.4 GiB", "1,234,567 tokens"
 	Load  int     `json:"load,omitempty"`  // LoadState.Load of the load it belongs to
+	Node  string  `json:"node,omitempty"`  // the node it happened on (several nodes only)
 }
 
 // Stall says loading stopped making progress.
@@ -93,6 +96,7 @@ type Stall struct {
 	MemoryGiB []float64 `json:"memory_gib"`
 	ForS      float64   `json:"for_s"`
 	Line      string    `json:"line,omitempty"` // last log line seen
+	Node      string    `json:"node,omitempty"` // the node that stalled (several nodes only)
 }
 
 // LoadFailure is a failure named from the log.
@@ -100,12 +104,14 @@ type LoadFailure struct {
 	Kind string `json:"kind"` // "oom","nccl","worker_died","engine_failed","timeout","exited"
 	Line string `json:"line"`
 	Rank int    `json:"rank"`
+	Node string `json:"node,omitempty"` // the node that failed (several nodes only)
 }
 
 // ServerEvent is a lifecycle step of the serving process.
 type ServerEvent struct {
-	Action string `json:"action"` // "start","stop","restart","ready","stopped","exited"
+	Action string `json:"action"` // "start","stop","restart","ready","stopped","exited","node_lost","node_back"
 	Detail string `json:"detail,omitempty"`
+	Node   string `json:"node,omitempty"` // the node it concerns (several nodes only)
 }
 
 func init() {

@@ -10,20 +10,28 @@ import (
 )
 
 // StallText is the one-line story of a stall, e.g.
-// "STALLED at 75.8 GiB on GPUs 0-7 for 12 min".
+// "STALLED at 75.8 GiB on GPUs 0-7 for 12 min", or with its node
+// "STALLED at 75.8 GiB on gpu2, GPUs 0-7, for 12 min".
 func StallText(s *phases.Stall) string {
 	dur := FormatDuration(s.ForS)
 	if len(s.GPUs) == 0 {
+		if s.Node != "" {
+			return fmt.Sprintf("STALLED on %s: no progress for %s (no GPU memory readings)", s.Node, dur)
+		}
 		return fmt.Sprintf("STALLED: no progress for %s (no GPU memory readings)", dur)
 	}
 	lo, hi := s.MemoryGiB[0], s.MemoryGiB[0]
 	for _, m := range s.MemoryGiB {
 		lo, hi = min(lo, m), max(hi, m)
 	}
-	if hi-lo <= 0.15 {
-		return fmt.Sprintf("STALLED at %.1f GiB on %s for %s", hi, GPUList(s.GPUs), dur)
+	where := GPUList(s.GPUs)
+	if s.Node != "" {
+		where = s.Node + ", " + where + ","
 	}
-	return fmt.Sprintf("STALLED at %.1f–%.1f GiB on %s for %s", lo, hi, GPUList(s.GPUs), dur)
+	if hi-lo <= 0.15 {
+		return fmt.Sprintf("STALLED at %.1f GiB on %s for %s", hi, where, dur)
+	}
+	return fmt.Sprintf("STALLED at %.1f–%.1f GiB on %s for %s", lo, hi, where, dur)
 }
 
 // GPUList writes GPU indices compactly: "GPU 3", "GPUs 0-7", "GPUs 0-2,5".

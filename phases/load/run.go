@@ -88,6 +88,12 @@ func (s *run) control(c control) {
 		s.emitState(now)
 	case ctlDiagnose:
 		s.diagnoseAsync("request")
+	case ctlReady:
+		if s.tr.SetReady(now) != nil { // the head's milestone tells it
+			s.ready = true
+			s.phaseFinish("")
+		}
+		s.emitState(now)
 	case ctlStarted:
 		if now.Sub(s.resetAt) > 10*time.Second {
 			// The log was not replaced (an appending launch): start over
@@ -180,11 +186,19 @@ func (s *run) poll(p pollResult) {
 	now := p.at
 	if p.err != nil {
 		if msg := p.err.Error(); msg != s.smiErr {
+			if s.smiErr == "" && s.w.cfg.Node != "" {
+				s.emit(phases.KindServer, phases.ServerEvent{Action: "node_lost", Node: s.w.cfg.Node,
+					Detail: "node " + s.w.cfg.Node + " lost: " + msg})
+			}
 			s.smiErr = msg
 			s.emit(phases.KindError, phases.ErrorEvent{Where: "load: nvidia-smi on " + s.w.cfg.Host.Name(), Err: msg})
 			s.logLine(-1, "ERROR", "nvidia-smi: "+msg)
 		}
 	} else {
+		if s.smiErr != "" && s.w.cfg.Node != "" {
+			s.emit(phases.KindServer, phases.ServerEvent{Action: "node_back", Node: s.w.cfg.Node,
+				Detail: "node " + s.w.cfg.Node + " back: nvidia-smi answers again"})
+		}
 		s.smiErr = ""
 		s.tr.Sample(now, p.gpus)
 		sample := phases.GPUSample{Host: s.w.cfg.Host.Name(), GPUs: toPhaseGPUs(p.gpus)}
@@ -233,6 +247,7 @@ func (s *run) tick() {
 		s.phaseFinish(f.Kind + ": " + f.Line)
 	}
 	if st := s.tr.CheckStall(now); st != nil {
+		st.Node = s.w.cfg.Node
 		s.stalled = true
 		s.stallFrom = now.Add(-time.Duration(st.ForS * float64(time.Second)))
 		s.emit(phases.KindStall, *st)
@@ -258,7 +273,9 @@ func (s *run) ending() (Ending, bool) {
 		f := s.tr.Failure()
 		return Ending{Kind: EndFailed, Reason: fmt.Sprintf("%s: %s", f.Kind, f.Line)}, true
 	case s.stalled && s.tr.stall != nil:
-		return Ending{Kind: EndStalled, Reason: StallText(s.tr.stall)}, true
+		st := *s.tr.stall
+		st.Node = s.w.cfg.Node
+		return Ending{Kind: EndStalled, Reason: StallText(&st)}, true
 	}
 	return Ending{}, false
 }

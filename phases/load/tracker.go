@@ -348,7 +348,7 @@ func (t *Tracker) State(now time.Time) phases.LoadState {
 	weightsPhase := t.stage <= vllmlog.StageIndex(vllmlog.StageWeights) && !t.ready
 	for _, i := range t.order() {
 		g := t.gpus[i]
-		gl := phases.GPULoad{Index: i, Known: g.known, Name: g.name, TotalGiB: round2(g.total),
+		gl := phases.GPULoad{Index: i, Host: t.host, Known: g.known, Name: g.name, TotalGiB: round2(g.total),
 			UtilPct: g.util, UtilKnown: g.utilKnown}
 		if g.known {
 			gl.UsedGiB = round2(g.used)

@@ -41,6 +41,9 @@ type Config struct {
 	NoDiagnosis bool
 	// DiagnoseWindow is the diagnosis's sampling window (default 2 s).
 	DiagnoseWindow time.Duration
+	// Node names the host as one node of several (Group sets it): losing
+	// its nvidia-smi is then "node X lost", and its coming back said too.
+	Node string
 }
 
 // Watcher follows one server's load: its log (from the start of the file),
@@ -130,7 +133,12 @@ const (
 	ctlStopped control = iota
 	ctlStarted
 	ctlDiagnose
+	ctlReady
 )
+
+// MarkReady tells a node's watcher that the deployment serves (its head
+// answered /health), for nodes without an API server of their own.
+func (w *Watcher) MarkReady() { w.send(ctlReady) }
 
 // Diagnose asks for a diagnosis of the server now (the Load pane's key): it
 // is emitted as KindDiagnosis when taken.

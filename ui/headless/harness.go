@@ -194,6 +194,31 @@ func (c *Command) OpenHost(ctx context.Context, camp *campaign.Campaign, opt fun
 	return h, nil
 }
 
+// OpenNodes opens every node of the campaign's deployment, the head first:
+// the hosts list, the simulated nodes of sim.nodes, or the one host (--host
+// gives one node). The caller closes them (hosts.CloseAll).
+func (c *Command) OpenNodes(ctx context.Context, camp *campaign.Campaign, opt func(*hosts.Options)) ([]remote.Host, error) {
+	if c.HostSpec != "" || camp.NodeCount() < 2 {
+		h, err := c.OpenHost(ctx, camp, opt)
+		if err != nil {
+			return nil, err
+		}
+		return []remote.Host{h}, nil
+	}
+	o := camp.HostOptions()
+	if opt != nil {
+		opt(&o)
+	}
+	hs, err := hosts.OpenNodes(ctx, camp.NodeSpecs(), o)
+	if err != nil {
+		return nil, err
+	}
+	if remote.IsSimulated(hs[0]) {
+		fmt.Fprintf(c.Stderr, "profdeck %s: SIMULATED hosts (%d nodes): what they report is modelled, not measured\n", c.Name, len(hs))
+	}
+	return hs, nil
+}
+
 // Human is where the human-readable output goes: stdout, unless the JSON
 // document or the JSON lines go there.
 func (c *Command) Human() io.Writer {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
@@ -57,18 +58,23 @@ func followLoad(ctx context.Context, c *Command, f *loadFlags) error {
 		return BadInput("give -c FILE, or --host HOST (with --log and --url), or run where %s is", campaign.DefaultPath)
 	}
 	cfg := f.config(camp)
-	h, err := c.OpenHost(ctx, camp, func(o *hosts.Options) {
+	hs, err := c.OpenNodes(ctx, camp, func(o *hosts.Options) {
 		// Nothing launches the simulated server in a headless follow: it
 		// loads on its own.
+		o.Sim = SimOptions(camp) // the campaign's sim section, the flags over it
 		o.Sim.AutoStart = true
-		o.Sim.LoadTime, o.Sim.StallAtGiB, o.Sim.FailWith = f.simLoad, f.simStallAt, f.simFail
+		setIf(&o.Sim.LoadTime, f.simLoad)
+		setIf(&o.Sim.StallAtGiB, f.simStallAt)
+		if f.simFail != "" {
+			o.Sim.FailWith = f.simFail
+		}
 		o.Sim.LogPath = cfg.LogPath
 	})
 	if err != nil {
 		return err
 	}
-	defer h.Close()
-	cfg.Host = h
+	defer hosts.CloseAll(hs)
+	cfg.Host = hs[0]
 	events := make(chan phases.Event, 256)
 	type result struct {
 		end load.Ending
@@ -76,10 +82,26 @@ func followLoad(ctx context.Context, c *Command, f *loadFlags) error {
 	}
 	done := make(chan result, 1)
 	go func() {
-		end, err := load.NewWatcher(cfg).Until(ctx, &phases.Emitter{Out: events})
+		em := &phases.Emitter{Out: events}
+		if len(hs) == 1 {
+			end, err := load.NewWatcher(cfg).Until(ctx, em)
+			done <- result{end, err}
+			return
+		}
+		var nodes []load.Node
+		for i, h := range hs {
+			nodes = append(nodes, load.Node{Host: h, LogPath: nodeLog(camp, f, i)})
+		}
+		end, err := load.NewGroup(cfg, nodes).Until(ctx, em)
 		done <- result{end, err}
 	}()
-	p := &printer{c: c, out: c.Human(), every: f.every}
+	p := &printer{c: c, out: c.Human(), every: f.every, states: map[string]*phases.LoadState{}}
+	if len(hs) > 1 {
+		p.head = hs[0].Name()
+		for _, h := range hs {
+			p.hosts = append(p.hosts, h.Name())
+		}
+	}
 	for {
 		select {
 		case ev := <-events:
@@ -91,6 +113,14 @@ func followLoad(ctx context.Context, c *Command, f *loadFlags) error {
 			return p.finish(r.end, r.err)
 		}
 	}
+}
+
+// nodeLog is node i's log: --log on every node, else the campaign's.
+func nodeLog(camp *campaign.Campaign, f *loadFlags, i int) string {
+	if f.log != "" {
+		return f.log
+	}
+	return camp.NodeLog(i)
 }
 
 // config is the campaign's load configuration with the flags on top.
@@ -113,9 +143,12 @@ type printer struct {
 	c         *Command
 	out       io.Writer
 	every     time.Duration
-	state     *phases.LoadState
-	lastLine  time.Time // the last status line printed
-	lastState time.Time // the last state written to --jsonl
+	state     *phases.LoadState            // the head's
+	states    map[string]*phases.LoadState // every node's, by host
+	head      string                       // the head's host when several nodes are followed
+	hosts     []string                     // in the order first seen
+	lastLine  map[string]time.Time         // the last status line printed, per node
+	lastState time.Time                    // the last state written to --jsonl
 }
 
 func (p *printer) event(ev phases.Event) {
@@ -123,20 +156,20 @@ func (p *printer) event(ev phases.Event) {
 	stamp := ev.Time.Format("15:04:05")
 	switch d := ev.Data.(type) {
 	case phases.LoadState:
-		p.state = &d
-		if ev.Time.Sub(p.lastLine) >= p.every {
-			p.lastLine = ev.Time
-			fmt.Fprintf(p.out, "%s %s\n", stamp, load.StatusLine(d))
+		p.nodeState(d)
+		if ev.Time.Sub(p.lastLine[d.Host]) >= p.every {
+			p.lastLine[d.Host] = ev.Time
+			fmt.Fprintf(p.out, "%s %s%s\n", stamp, p.nodePrefix(d.Host), load.StatusLine(d))
 		}
 	case phases.Milestone:
-		fmt.Fprintf(p.out, "%s %s (at %s)\n", stamp, load.MilestoneText(d), load.FormatDuration(d.AtS))
+		fmt.Fprintf(p.out, "%s %s%s (at %s)\n", stamp, p.nodePrefix(d.Node), load.MilestoneText(d), load.FormatDuration(d.AtS))
 	case phases.LoadFailure:
-		fmt.Fprintf(p.out, "%s FAILED (%s): %s\n", stamp, d.Kind, d.Line)
+		fmt.Fprintf(p.out, "%s %sFAILED (%s): %s\n", stamp, p.nodePrefix(d.Node), d.Kind, d.Line)
 	case phases.Stall:
 		fmt.Fprintf(p.out, "%s %s\n", stamp, load.StallText(&d))
 	case phases.Diagnosis:
 		for _, l := range diagnose.Lines(d) {
-			fmt.Fprintf(p.out, "%s %s\n", stamp, l)
+			fmt.Fprintf(p.out, "%s %s%s\n", stamp, p.nodePrefix(d.Node), l)
 		}
 	case phases.ServerEvent:
 		fmt.Fprintf(p.out, "%s server %s: %s\n", stamp, d.Action, d.Detail)
@@ -144,7 +177,7 @@ func (p *printer) event(ev phases.Event) {
 		fmt.Fprintf(p.out, "%s error: %s: %s\n", stamp, d.Where, d.Err)
 	case phases.LogLine:
 		if d.Level == "NOTE" {
-			fmt.Fprintf(p.out, "%s note: %s\n", stamp, d.Text)
+			fmt.Fprintf(p.out, "%s %snote: %s\n", stamp, p.nodePrefix(d.Node), d.Text)
 		}
 	}
 }
@@ -165,19 +198,54 @@ func (p *printer) jsonl(ev phases.Event) {
 	p.c.WriteLine(ev)
 }
 
+// nodeState keeps a node's latest state; the first node seen is the head
+// (the head's is the document's state).
+func (p *printer) nodeState(d phases.LoadState) {
+	if p.lastLine == nil {
+		p.lastLine = map[string]time.Time{}
+	}
+	if !slices.Contains(p.hosts, d.Host) {
+		p.hosts = append(p.hosts, d.Host)
+	}
+	p.states[d.Host] = &d
+	if p.head == "" || p.head == d.Host {
+		p.state = &d
+	}
+}
+
+// nodePrefix is "HOST: " when the load spans several nodes.
+func (p *printer) nodePrefix(host string) string {
+	if host == "" || p.head == "" {
+		return ""
+	}
+	return host + ": "
+}
+
 // loadEnding is the --json document and the last --jsonl line.
 type loadEnding struct {
 	Ending    string            `json:"ending"`
 	Reason    string            `json:"reason"`
-	State     *phases.LoadState `json:"state"`
+	State     *phases.LoadState `json:"state"` // the head's
 	Diagnosis *phases.Diagnosis `json:"diagnosis"`
+	// Nodes are every node's state (several nodes only); GPUs every GPU
+	// of every node, each with its host.
+	Nodes []*phases.LoadState `json:"nodes,omitempty"`
+	GPUs  []phases.GPULoad    `json:"gpus"`
 }
 
 func (p *printer) finish(end load.Ending, err error) error {
-	if p.state != nil {
-		fmt.Fprintf(p.out, "%s %s\n", time.Now().Format("15:04:05"), load.StatusLine(*p.state))
+	doc := loadEnding{Ending: end.Kind, Reason: end.Reason, State: p.state, Diagnosis: end.Diagnosis, GPUs: []phases.GPULoad{}}
+	for _, h := range p.hosts {
+		st := p.states[h]
+		if st == nil {
+			continue
+		}
+		fmt.Fprintf(p.out, "%s %s%s\n", time.Now().Format("15:04:05"), p.nodePrefix(h), load.StatusLine(*st))
+		doc.GPUs = append(doc.GPUs, st.GPUs...)
+		if p.head != "" {
+			doc.Nodes = append(doc.Nodes, st)
+		}
 	}
-	doc := loadEnding{Ending: end.Kind, Reason: end.Reason, State: p.state, Diagnosis: end.Diagnosis}
 	p.c.WriteLine(doc)
 	if werr := p.c.WriteJSON(doc); werr != nil {
 		return werr
