@@ -291,8 +291,12 @@ func (d *Deployment) pySpy(cmd string, args []string, out func(remote.Line)) err
 	d.mu.Lock()
 	s, role, rank := d.role(pid)
 	var frames []string
+	state := "idle"
 	if s != nil {
 		frames = simStack(s, role)
+		if st, _, _ := procActivity(s, role); st == "R" {
+			state = "active"
+		}
 	}
 	d.mu.Unlock()
 	if s == nil {
@@ -305,10 +309,6 @@ func (d *Deployment) pySpy(cmd string, args []string, out func(remote.Line)) err
 		name = fmt.Sprintf("VLLM::Worker_TP%d", rank)
 	}
 	Stdout(out, fmt.Sprintf("Process %d: %s\nPython v3.12.3 (/usr/bin/python3.12)\n", pid, name))
-	state := "idle"
-	if st, _, _ := procActivity(s, role); st == "R" {
-		state = "active"
-	}
 	Stdout(out, fmt.Sprintf("Thread %d (%s): \"MainThread\"", pid, state))
 	for _, f := range frames {
 		Stdout(out, "    "+f)
