@@ -148,6 +148,16 @@ func verdict(d *phases.Diagnosis, cfg Config) (string, []string) {
 			why = append(why, fmt.Sprintf("rank %d stopped at %s: %s", r.Rank, stageWords[r.Stage], r.LastLine))
 		}
 		return v, why
+	case cfg.Stage == vllmlog.StageReady && cfg.Stalled == 0:
+		gpus := "GPU use unknown"
+		if e.gpuKnown {
+			gpus = fmt.Sprintf("GPUs up to %.0f%%", e.maxUtil)
+		}
+		procs := fmt.Sprintf("%d processes", len(e.alive))
+		if len(e.alive) == 1 {
+			procs = "1 process"
+		}
+		return fmt.Sprintf("the server is up and loaded: nothing stalled (%s alive, %s)", procs, gpus), why
 	case len(e.stuckD) > 0 && e.readBps < readingBps:
 		p := e.stuckD[0]
 		return fmt.Sprintf("blocked in the kernel on I/O (pid %d in state D, %s read %s, %s)", p.PID, rate(e.readBps), over, idle), why

@@ -131,3 +131,13 @@ func TestVerdictIdlePastWeights(t *testing.T) {
 		t.Errorf("verdict %q", v)
 	}
 }
+
+// A server that is up is not diagnosed as stuck, however busy its GPUs.
+func TestVerdictServing(t *testing.T) {
+	d := phases.Diagnosis{SampleS: 2, GPUs: []phases.GPUEvidence{{UtilPct: 100}},
+		Procs: []phases.ProcEvidence{{PID: 7, State: "R", CPUPct: 90, IOKnown: true}}}
+	v, _ := verdict(&d, Config{Stage: "ready"})
+	if v != "the server is up and loaded: nothing stalled (1 process alive, GPUs up to 100%)" {
+		t.Errorf("verdict %q", v)
+	}
+}
