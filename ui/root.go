@@ -82,6 +82,7 @@ func NewWith(d *common.Deps, saver Saver, table []PaneEntry) *Model {
 	}
 	if d.Session != nil {
 		m.updates = d.Session.Updates()
+		replay(table, panes, d.Session.Events(), now)
 	}
 	return m
 }

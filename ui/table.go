@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 
@@ -23,10 +24,13 @@ type PaneEntry struct {
 	Key   string // the key that shows it
 	Title string // its name in the tab bar, the help, the status bar and notes
 	New   func(*common.Deps) common.Component
-	// Also are other phases whose events the pane gets too.
+	// Also are other phases whose journalled events the pane gets too.
 	Also []string
 	// Journal: the pane gets every journalled event as well (the Notes pane).
 	Journal bool
+	// Replay: at start, the pane gets the events of its choice that the
+	// journal already holds (a resumed campaign's), as one batch.
+	Replay bool
 }
 
 // Panes is the cockpit's table, in tab order.
@@ -35,8 +39,11 @@ var Panes = []PaneEntry{
 	{Phase: phases.Macro, Key: "2", Title: "Macro", New: pane(macropane.New)},
 	{Phase: phases.Micro, Key: "3", Title: "Micro", New: pane(micropane.New)},
 	{Phase: phases.NCCL, Key: "4", Title: "NCCL", New: pane(ncclpane.New)},
-	{Phase: phases.Profile, Key: "5", Title: "Profile", New: pane(profilepane.New)},
-	{Phase: phases.Notes, Key: "6", Title: "Notes", New: pane(notespane.New), Journal: true},
+	// The Profile pane levels its windows at the sweep's plateau, compares
+	// them with the sweep's TPOT and says what a reload costs.
+	{Phase: phases.Profile, Key: "5", Title: "Profile", New: pane(profilepane.New),
+		Also: []string{phases.Macro, phases.Load}, Replay: true},
+	{Phase: phases.Notes, Key: "6", Title: "Notes", New: pane(notespane.New), Journal: true, Replay: true},
 }
 
 // pane turns a pane's constructor into the table's.
@@ -51,7 +58,7 @@ func (e PaneEntry) wants(ev phases.Event) bool {
 		return true
 	}
 	for _, a := range e.Also {
-		if ph == a {
+		if ph == a && !phases.Ephemeral(ev.Kind) {
 			return true
 		}
 	}
@@ -79,4 +86,23 @@ func paneFor(table []PaneEntry, k string) int {
 		}
 	}
 	return -1
+}
+
+// replay hands the panes whose entry asks for it the events the journal
+// holds already, each pane those its entry wants.
+func replay(table []PaneEntry, panes []common.Component, prior []phases.Event, at time.Time) {
+	for i, e := range table {
+		if !e.Replay {
+			continue
+		}
+		var evs []phases.Event
+		for _, ev := range prior {
+			if e.wants(ev) {
+				evs = append(evs, ev)
+			}
+		}
+		if len(evs) > 0 {
+			panes[i], _ = panes[i].Update(common.EventsMsg{At: at, Events: evs})
+		}
+	}
 }

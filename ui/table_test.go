@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/ui/common"
 )
 
@@ -69,7 +72,8 @@ func TestAPaneIsOneTableEntry(t *testing.T) {
 
 // Each event goes to the panes its entry names: the phase's own pane (a
 // run's start and finish included, and a marker to the pane it was dropped
-// on) and the Notes pane when it is journalled.
+// on), the Profile pane the sweep's and the load's journalled events, and
+// the Notes pane every journalled event.
 func TestTableRouting(t *testing.T) {
 	at := func(kind string, d any) phases.Event {
 		return phases.New(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), kind, d)
@@ -79,9 +83,10 @@ func TestTableRouting(t *testing.T) {
 		want []string
 	}{
 		{at(phases.KindMacroTick, phases.MacroTick{}), []string{phases.Macro}},
-		{at(phases.KindMacroLevel, phases.LevelResult{}), []string{phases.Macro, phases.Notes}},
+		{at(phases.KindMacroLevel, phases.LevelResult{}), []string{phases.Macro, phases.Profile, phases.Notes}},
+		{at(phases.KindMilestone, phases.Milestone{}), []string{phases.Load, phases.Profile, phases.Notes}},
 		{at(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.NCCL}), []string{phases.NCCL, phases.Notes}},
-		{at(phases.KindMarker, phases.Marker{Label: "x", Pane: phases.Macro}), []string{phases.Macro, phases.Notes}},
+		{at(phases.KindMarker, phases.Marker{Label: "x", Pane: phases.Micro}), []string{phases.Micro, phases.Notes}},
 		{at(phases.KindNotebookSaved, phases.NotebookSaved{Path: "nb.md"}), []string{phases.Notes}},
 		{at(phases.KindConnRTT, phases.ConnState{}), nil},
 	} {
@@ -94,5 +99,41 @@ func TestTableRouting(t *testing.T) {
 		if strings.Join(got, ",") != strings.Join(c.want, ",") {
 			t.Errorf("%s goes to %v, want %v", c.ev.Kind, got, c.want)
 		}
+	}
+}
+
+// A resumed campaign: the journal's earlier events reach the panes whose
+// entry asks for a replay (Notes, and Profile for the sweep's plateau),
+// through the same routing as live ones; the Macro pane starts afresh.
+func TestResumedJournalIsReplayed(t *testing.T) {
+	jp := filepath.Join(t.TempDir(), "c.jsonl")
+	j, err := report.OpenJournal(jp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	j.Append(phases.New(at, phases.KindNote, phases.Note{Text: "from yesterday", Pane: "Macro"}))
+	j.Append(phases.New(at, phases.KindMacroLevel, phases.LevelResult{Concurrency: 8, MedianTPOTms: 15.9}))
+	j.Append(phases.New(at, phases.KindMacroPlateau, phases.Plateau{Concurrency: 8}))
+	j.Close()
+	if j, err = report.OpenJournal(jp); err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	m, _, _ := newTestRoot(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m.d.Session = report.NewSession(ctx, j)
+	m = NewWith(m.d, nil, Panes)
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	view := func(k string) string { press(m, k); return ansi.Strip(m.render()) }
+	if v := view("6"); !strings.Contains(v, "from yesterday") {
+		t.Errorf("Notes pane without the journal's note:\n%s", v)
+	}
+	if v := view("5"); !strings.Contains(v, "C=1,8") {
+		t.Errorf("Profile pane without the journal's plateau:\n%s", v)
+	}
+	if v := view("2"); !strings.Contains(v, "no sweep yet") {
+		t.Errorf("Macro pane replayed:\n%s", v)
 	}
 }

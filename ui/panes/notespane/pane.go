@@ -76,10 +76,6 @@ func New(d *common.Deps) *Model {
 		m.nb.Path = d.Campaign.Notebook
 	}
 	m.budget = report.Budget(nil)
-	if d.Session != nil {
-		// A resumed campaign: what the journal already held.
-		m.add(d.Session.Events())
-	}
 	m.layout()
 	return m
 }

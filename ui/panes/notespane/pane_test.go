@@ -183,7 +183,9 @@ func TestResumedCampaignShowsEarlierNotesOnce(t *testing.T) {
 	d.Session = s
 	m := New(d)
 	m.SetSize(78, 19)
-	// The root then delivers what was recorded in this run.
+	// The root replays the journal at start, then delivers what was
+	// recorded in this run.
+	m.Update(common.EventsMsg{Events: s.Events()})
 	m.Update(common.EventsMsg{Events: []phases.Event{today}})
 	v := ansi.Strip(m.View())
 	if !strings.Contains(v, "from yesterday") || strings.Count(v, "today") != 1 || !strings.Contains(v, "TPOT 12.40 ms") {

@@ -22,7 +22,14 @@ type Model struct {
 	keys keyMap
 	w, h int
 
-	r       common.Run              // the capture
+	r common.Run // the capture
+	// What the other phases said that a capture needs: the sweep's plateau
+	// and median TPOT per concurrency, and the last load's time to ready.
+	sweep struct {
+		plateau int
+		tpot    map[int]float64
+	}
+	readyS  float64
 	steps   []stepView              // the capture's steps, in order
 	sum     *phases.ProfileSummary  // the level shown
 	levels  []phases.ProfileSummary // one per capture window, in order
@@ -44,7 +51,9 @@ type stepView struct {
 
 // New builds the pane.
 func New(d *common.Deps) *Model {
-	return &Model{d: d, keys: newKeyMap(d.Keys), r: common.Run{Phase: phases.Profile}}
+	m := &Model{d: d, keys: newKeyMap(d.Keys), r: common.Run{Phase: phases.Profile}}
+	m.sweep.tpot = map[int]float64{}
+	return m
 }
 
 // Init starts nothing.
@@ -135,6 +144,16 @@ func (m *Model) apply(e phases.Event) {
 	case phases.ProfileFailed:
 		f := v
 		m.failed = &f
+	case phases.Plateau:
+		m.sweep.plateau = v.Concurrency
+	case phases.LevelResult:
+		if v.Rate == 0 && v.MedianTPOTms > 0 {
+			m.sweep.tpot[v.Concurrency] = v.MedianTPOTms
+		}
+	case phases.Milestone:
+		if v.Stage == phases.StageReady && v.AtS > 0 {
+			m.readyS = v.AtS
+		}
 	}
 }
 

@@ -76,12 +76,11 @@ func TestPaneProfilerDisabled(t *testing.T) {
 
 // s with no server running: the pane points to pane 1 (start, or r to
 // restart with the profiler) and says what the reload costs, from the
-// journal's last load; never Go's dial error.
+// last load's events; never Go's dial error.
 func TestPaneServerDown(t *testing.T) {
 	m, _, _ := newPane(t)
-	if err := m.d.Session.Record(phases.New(time.Now(), phases.KindMilestone, phases.Milestone{Stage: "ready", AtS: 1800})); err != nil {
-		t.Fatal(err)
-	}
+	m.Update(common.EventsMsg{At: time.Now(), Events: []phases.Event{
+		phases.New(time.Now(), phases.KindMilestone, phases.Milestone{Stage: "ready", AtS: 1800})}})
 	press(t, m, "s")
 	v := ansi.Strip(m.View())
 	flat := strings.Join(strings.Fields(v), " ")
@@ -104,16 +103,13 @@ func TestPaneCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A sweep ran before: its plateau sets the second level of the load,
-	// its single-stream TPOT the cross-check.
-	for _, ev := range []phases.Event{
+	// its TPOT per level the cross-check. The root hands the pane the
+	// sweep's events too.
+	m.Update(common.EventsMsg{At: time.Now(), Events: []phases.Event{
 		phases.New(time.Now(), phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 12.5}),
 		phases.New(time.Now(), phases.KindMacroLevel, phases.LevelResult{Concurrency: 8, MedianTPOTms: 15.9}),
 		phases.New(time.Now(), phases.KindMacroPlateau, phases.Plateau{Concurrency: 8, OutputThroughput: 600}),
-	} {
-		if err := m.d.Session.Record(ev); err != nil {
-			t.Fatal(err)
-		}
-	}
+	}})
 	if v := m.View(); !strings.Contains(v, "s captures") || !strings.Contains(v, "C=1,8") {
 		t.Errorf("idle view should say what s does, at C=1 and the plateau:\n%s", v)
 	}

@@ -28,19 +28,11 @@ func (m *Model) profilerHelp() string {
 		m.reloadCost() + ". Then press s here."
 }
 
-// reloadCost says how long a reload takes: the last load's time to ready
-// from the journal, or that it takes as long as the first load.
+// reloadCost says how long a reload takes: the last load's time to ready,
+// or that it takes as long as the first load.
 func (m *Model) reloadCost() string {
-	if m.d.Session != nil {
-		last := 0.0
-		for _, e := range m.d.Session.Events() {
-			if ms, ok := e.Data.(phases.Milestone); ok && ms.Stage == "ready" && ms.AtS > 0 {
-				last = ms.AtS
-			}
-		}
-		if last > 0 {
-			return "a full reload of the weights, " + load.FormatDuration(last) + " last time"
-		}
+	if m.readyS > 0 {
+		return "a full reload of the weights, " + load.FormatDuration(m.readyS) + " last time"
 	}
 	return "a full reload of the weights, which takes as long as the first load"
 }
@@ -65,35 +57,13 @@ func (m *Model) config() profile.Config {
 }
 
 // plateau is the concurrency where the last sweep's throughput stopped
-// growing, from the session's journal (0 when no sweep found one).
-func (m *Model) plateau() int {
-	if m.d.Session == nil {
-		return 0
-	}
-	c := 0
-	for _, e := range m.d.Session.Events() {
-		if p, ok := e.Data.(phases.Plateau); ok {
-			c = p.Concurrency
-		}
-	}
-	return c
-}
+// growing (0 when no sweep found one).
+func (m *Model) plateau() int { return m.sweep.plateau }
 
 // tpotAt is the median TPOT (ms) the macro sweep last measured at
-// concurrency c, from the session's journal (0 when none): a window is
-// compared with the TPOT of its own level.
-func (m *Model) tpotAt(c int) float64 {
-	if m.d.Session == nil {
-		return 0
-	}
-	tpot := 0.0
-	for _, e := range m.d.Session.Events() {
-		if l, ok := e.Data.(phases.LevelResult); ok && l.Concurrency == c && l.Rate == 0 && l.MedianTPOTms > 0 {
-			tpot = l.MedianTPOTms
-		}
-	}
-	return tpot
-}
+// concurrency c (0 when none): a window is compared with the TPOT of its
+// own level.
+func (m *Model) tpotAt(c int) float64 { return m.sweep.tpot[c] }
 
 // start launches a capture in a goroutine emitting into the session.
 func (m *Model) start() tea.Cmd {
