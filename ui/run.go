@@ -14,6 +14,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load"
+	campaignrun "github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
 	"github.com/profdeck/profdeck/remote/sim"
@@ -27,14 +29,17 @@ import (
 // Version is shown in the journal; main sets it.
 var Version = "dev"
 
-// DemoMain runs the cockpit on the simulated deployment.
+// DemoMain runs the cockpit on the simulated deployment. The campaign runs
+// by itself (every step, so every pane and the budget fill) unless --manual.
 func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dir := fs.String("dir", ".", "folder for the demo's notebook and journal")
-	loadTime := fs.Duration("load-time", 60*time.Second, "how long the simulated 30-minute load takes")
+	dir := fs.String("dir", "", "folder for the demo's notebook and journal (default: a new temporary folder)")
+	manual := fs.Bool("manual", false, "drive the panes by hand instead of running the campaign (the sweep starts at once)")
+	loadTime := fs.Duration("load-time", 0, "how long the simulated 30-minute load takes (default 30s, 60s with --manual)")
 	stallAt := fs.Float64("stall-at", 0, "simulate a load that stalls at this many GiB per GPU (e.g. 75.8)")
-	stallAfter := fs.Duration("stall-after", 0, "call the load stalled after this long without progress (default: the campaign's 5m)")
+	profStallAt := fs.Float64("stall-with-profiler-at", 0, "simulate a restart with the profiler that stalls at this many GiB per GPU")
+	stallAfter := fs.Duration("stall-after", 0, "call the load stalled after this long without progress (default: the demo's 10s)")
 	fail := fs.String("fail", "", "simulate a load that fails: oom or nccl")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -43,14 +48,32 @@ func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "profdeck demo: --fail %q: want oom or nccl\n", *fail)
 		return 2
 	}
-	if err := os.MkdirAll(*dir, 0o755); err != nil {
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "profdeck demo: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if *dir == "" {
+		d, err := os.MkdirTemp("", "profdeck-demo-")
+		if err != nil {
+			fmt.Fprintf(stderr, "profdeck demo: a temporary folder: %v\n", err)
+			return 1
+		}
+		*dir = d
+	} else if err := os.MkdirAll(*dir, 0o755); err != nil {
 		fmt.Fprintf(stderr, "profdeck demo: --dir %s: %v\n", *dir, err)
 		return 1
 	}
+	fmt.Fprintf(stderr, "profdeck demo: the notebook and journal go to %s\n", *dir)
+	if *loadTime <= 0 {
+		*loadTime = 30 * time.Second
+		if *manual {
+			*loadTime = 60 * time.Second
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	dep, err := sim.Start(ctx, sim.Options{LoadTime: *loadTime, StallAtGiB: *stallAt, FailWith: *fail,
-		AutoStart: true, Emulator: vllmemu.Config{ServeBeforeReady: true}})
+	dep, err := sim.Start(ctx, sim.Options{LoadTime: *loadTime, StallAtGiB: *stallAt, ProfilerStallAtGiB: *profStallAt,
+		FailWith: *fail, AutoStart: *manual, Emulator: vllmemu.Config{ServeBeforeReady: *manual}})
 	if err != nil {
 		fmt.Fprintf(stderr, "profdeck demo: simulated deployment: %v\n", err)
 		return 1
@@ -59,7 +82,11 @@ func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *stallAfter > 0 {
 		c.Load.StallAfter.Duration = *stallAfter
 	}
-	return runCockpit(ctx, c, dep, map[string]bool{phases.Macro: true}, stderr)
+	auto := map[string]bool{phases.Notes: true}
+	if *manual {
+		auto = map[string]bool{phases.Macro: true}
+	}
+	return runCockpit(ctx, c, dep, auto, stderr)
 }
 
 // TUIMain runs the cockpit for a campaign file.
@@ -125,7 +152,9 @@ func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, aut
 		Ctx: phaseCtx, Host: host, Campaign: c, Session: sess,
 		Styles: common.NewStyles(common.DefaultTheme()), Keys: common.DefaultKeyMap(),
 		Now: now, APIKey: apiKey, AutoStart: autoStart,
+		Server: &load.Server{Host: host, Settings: c.ServerSettings()}, RunIdentity: headless.Identity(c),
 	}
+	d.RunCampaign = campaignRunner(c, host, sess, saver, d.Server, apiKey)
 	p := tea.NewProgram(New(d, saver), tea.WithContext(ctx))
 	_, runErr := p.Run()
 	stopPhases()
@@ -155,6 +184,10 @@ func waitPhases(sess *report.Session, skip int, timeout time.Duration) {
 				open[v.Name] = v.Name != phases.Load
 			case phases.PhaseFinished:
 				open[v.Name] = false
+			case phases.RunStarted:
+				open["run"] = true
+			case phases.RunFinished:
+				open["run"] = false
 			}
 		}
 		waiting := false
@@ -178,4 +211,23 @@ func gatherSystem(ctx context.Context, sess *report.Session, host remote.Host, l
 		return
 	}
 	_ = sess.Record(phases.New(time.Now(), phases.KindSystemInfo, info))
+}
+
+// campaignRunner is the Notes pane's r key: the campaign's remaining steps
+// on the cockpit's session, with the Load pane's server (its watcher
+// reports the loads, so the run follows them quietly).
+func campaignRunner(c *campaign.Campaign, host remote.Host, sess *report.Session, saver *report.Autosave,
+	srv *load.Server, apiKey string) func(context.Context) (*campaignrun.Result, error) {
+	return func(ctx context.Context) (*campaignrun.Result, error) {
+		cfg, err := headless.RunConfig(c, host, apiKey)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Server, cfg.QuietFollow, cfg.Prior = srv, true, sess.Events()
+		cfg.WriteNotebook = func(context.Context) (string, error) {
+			p, _, err := saver.WriteNow()
+			return p, err
+		}
+		return campaignrun.Run(ctx, cfg, &phases.Emitter{Out: sess.Sink()})
+	}
 }

@@ -73,6 +73,9 @@ type Config struct {
 
 	Server *load.Server // the serving process's lifecycle
 	Watch  load.Config  // following a load (its Host is set here)
+	// QuietFollow follows loads without emitting their events, where
+	// another watcher (the cockpit's Load pane) already reports them.
+	QuietFollow bool
 	// Version is the server's vLLM version when the campaign names it
 	// (otherwise the one its log printed); it picks the profiler's flags.
 	Version     string

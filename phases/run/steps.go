@@ -52,7 +52,11 @@ func (r *runner) serve(ctx context.Context) (string, string) {
 func (r *runner) follow(ctx context.Context) (string, string) {
 	cfg := r.cfg.Watch
 	cfg.Host = r.cfg.Host
-	end, err := load.NewWatcher(cfg).Until(ctx, r.em)
+	em := r.em
+	if r.cfg.QuietFollow {
+		em = nil
+	}
+	end, err := load.NewWatcher(cfg).Until(ctx, em)
 	if err != nil {
 		return phases.StepFailed, errText(err)
 	}

@@ -162,7 +162,7 @@ func runMicroScript(ctx context.Context, d *Deployment, cmd string, stdin io.Rea
 	gpu := d.opt.GPUName
 	d.mu.Unlock()
 	w.emit("start", map[string]any{"pid": 4242, "ppid": 4241})
-	w.emit("env", map[string]any{"gpu": gpu, "torch": "2.11.0+cu130", "cuda": "13.0", "sms": 132, "mem_gib": 139.8,
+	w.emit("env", map[string]any{"gpu": gpu, "torch": simTorch, "cuda": simTorchCUDA, "sms": 132, "mem_gib": 139.8,
 		"peak_gbs": 4800.0, "peak_tflops": 989.0, "copy_gbs": 4210.0})
 	batches := plan.Ms()
 	total := len(plan.GEMMs) + len(batches)
@@ -237,7 +237,7 @@ func runNCCLScript(ctx context.Context, d *Deployment, cmd string, stdin io.Read
 	graph := !a.has("--no-graph") && n > 1
 	w := lineWriter{ctx, out}
 	w.emit("start", map[string]any{"pid": 4343, "ppid": 4340})
-	w.emit("env", map[string]any{"gpu": gpu, "torch": "2.11.0+cu130", "cuda": "13.0", "nccl": "2.27.3", "nproc": n,
+	w.emit("env", map[string]any{"gpu": gpu, "torch": simTorch, "cuda": simTorchCUDA, "nccl": "2.27.3", "nproc": n,
 		"nccl_env": map[string]string{"NCCL_NVLS_ENABLE": "0"}})
 	total, done := len(batch)+len(tokens), 0
 	rng := d.benchRand()

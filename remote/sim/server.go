@@ -279,7 +279,7 @@ func (d *Deployment) launchCmd(logPath string, profiler bool, cmd string) int {
 		start:    now,
 		running:  true,
 		stage:    StageStarting,
-		version:  "0.12.0",
+		version:  simVLLM,
 		profiler: profiler,
 		stallAt:  d.opt.StallAtGiB,
 		shards:   64,

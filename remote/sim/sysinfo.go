@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 )
 
 // The python probe profdeck runs once per campaign for torch's and vLLM's
@@ -18,11 +19,12 @@ func init() {
 	}, runSysinfo)
 }
 
-// Simulated software versions.
+// Simulated software versions: the same everywhere the host shows one (the
+// system probe, the micro and NCCL scripts, the server's log and /version).
 const (
 	simTorch     = "2.9.0+cu129"
 	simTorchCUDA = "12.9"
-	simVLLM      = "0.12.0"
+	simVLLM      = vllmemu.Version
 )
 
 func runSysinfo(ctx context.Context, d *Deployment, cmd string, stdin io.Reader, out func(remote.Line)) error {

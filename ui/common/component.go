@@ -11,6 +11,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/report/campaign"
@@ -45,6 +47,13 @@ type Deps struct {
 	// AutoStart names the phases whose pane starts its run at once (the
 	// demo starts the sweep so its charts move within seconds).
 	AutoStart map[string]bool
+	// Server is the serving process's lifecycle, shared by the Load pane
+	// and the campaign run (nil: the Load pane makes its own).
+	Server *load.Server
+	// RunCampaign runs the campaign's remaining steps (nil when it cannot
+	// run here); RunIdentity is what its steps are done for.
+	RunCampaign func(ctx context.Context) (*run.Result, error)
+	RunIdentity phases.RunIdentity
 }
 
 // Simulated reports whether the pane's host is the simulated deployment.

@@ -15,6 +15,10 @@ import (
 	"time"
 )
 
+// Version is the vLLM version the emulator reports on /version, and the one
+// the simulated deployment's log and system probe show.
+const Version = "0.12.0"
+
 // Config configures the OpenAI-compatible emulator. The zero value
 // of every field means its default; the defaults give a single-stream TPOT
 // of 12.5 ms and an output throughput that stops growing near 1,500 tok/s
@@ -223,7 +227,7 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/metrics":
 		e.serveMetrics(w)
 	case "/version":
-		writeJSON(w, http.StatusOK, map[string]string{"version": "0.11.0"})
+		writeJSON(w, http.StatusOK, map[string]string{"version": Version})
 	case "/v1/models":
 		if !e.auth(w, r) {
 			return

@@ -87,6 +87,9 @@ func New(d *common.Deps) *Model {
 	}
 	c := d.Campaign
 	m.server = &load.Server{Host: d.Host, Settings: c.ServerSettings()}
+	if d.Server != nil {
+		m.server = d.Server // the campaign run's too, so its starts and stops reach the watcher
+	}
 	cfg := c.LoadConfig()
 	cfg.Host, cfg.Now = d.Host, d.Now
 	m.watcher = load.NewWatcher(cfg)

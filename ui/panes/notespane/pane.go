@@ -50,6 +50,10 @@ type Model struct {
 	nb     notebook
 	// journalErr is the journal's last write failure ("" when none).
 	journalErr string
+
+	// runEvents are what the campaign checklist is folded from.
+	runEvents []phases.Event
+	running   bool // the campaign run started with r is under way
 }
 
 // notebook is the notebook's last write, as NotebookSaved events tell it.
@@ -80,14 +84,19 @@ func New(d *common.Deps) *Model {
 	return m
 }
 
-// Init starts nothing.
-func (m *Model) Init() tea.Cmd { return nil }
+// Init starts the campaign run when the cockpit was asked to (the demo).
+func (m *Model) Init() tea.Cmd {
+	if m.d.AutoStart[phases.Notes] {
+		return m.startRun()
+	}
+	return nil
+}
 
 // Typing is false: the note input belongs to the root.
 func (m *Model) Typing() bool { return false }
 
-// Busy is false: this pane runs no phase.
-func (m *Model) Busy() bool { return false }
+// Busy is true while the campaign run started here is under way.
+func (m *Model) Busy() bool { return m.running }
 
 // SetSize records the pane's size and lays the notes out again.
 func (m *Model) SetSize(w, h int) {
@@ -105,7 +114,12 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		}
 	case common.TickMsg:
 		m.now = msg.At
+	case runDoneMsg:
+		return m, m.runDone(msg)
 	case tea.KeyPressMsg:
+		if key.Matches(msg, runKey) {
+			return m, m.startRun()
+		}
 		step, ok := m.d.Keys.Scroll(msg, m.vp.Height()/2)
 		if !ok {
 			return m, nil
@@ -124,6 +138,10 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 func (m *Model) add(evs []phases.Event) {
 	notes, inputs := false, false
 	for _, ev := range evs {
+		if keepRunEvent(ev) {
+			m.runEvents = append(m.runEvents, ev)
+			notes = true
+		}
 		switch d := ev.Data.(type) {
 		case phases.Note:
 			m.insert(item{at: ev.Time, pane: d.Pane, text: d.Text})
@@ -174,11 +192,11 @@ func (m *Model) insert(it item) {
 // ShortHelp lists the pane's keys.
 func (m *Model) ShortHelp() []key.Binding {
 	k := m.d.Keys
-	return []key.Binding{k.Down, k.Up, k.Top, k.Bottom}
+	return []key.Binding{runKey, k.Down, k.Up, k.Top, k.Bottom}
 }
 
 // FullHelp lists the pane's keys in columns.
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.d.Keys
-	return [][]key.Binding{{k.Down, k.Up, k.PageDown, k.PageUp}, {k.Top, k.Bottom}}
+	return [][]key.Binding{{runKey}, {k.Down, k.Up, k.PageDown, k.PageUp}, {k.Top, k.Bottom}}
 }

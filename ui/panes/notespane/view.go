@@ -17,7 +17,7 @@ import (
 // joins what is drawn.
 func (m *Model) layout() {
 	w := max(m.w, 20)
-	m.budgetView = m.budgetLines(w)
+	m.budgetView = append(m.checklistLines(w), m.budgetLines(w)...)
 	m.vp.SetWidth(w)
 	m.vp.SetHeight(max(m.notesHeight(), 1))
 	m.vp.SetContentLines(m.noteLines(w))
@@ -32,7 +32,7 @@ func (m *Model) budgetLines(w int) []string {
 	var out []string
 	out = append(out, m.splitLines(m.budget.Single, w, true)...)
 	if p := m.budget.Plateau; p != nil {
-		out = append(out, m.splitLines(*p, w, m.h >= 22)...)
+		out = append(out, m.splitLines(*p, w, m.h >= 22+len(m.checklistLines(w)))...)
 	} else {
 		out = append(out, m.st.subtle.Render("plateau: none named yet (the macro sweep names it)"))
 	}

@@ -1,0 +1,132 @@
+package run
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+type evs struct {
+	t   time.Time
+	out []phases.Event
+}
+
+func (e *evs) add(kind string, data any) *evs {
+	e.t = e.t.Add(time.Second)
+	e.out = append(e.out, phases.New(e.t, kind, data))
+	return e
+}
+
+func (e *evs) step(name, state string) *evs {
+	return e.add(phases.KindRunStep, phases.RunStep{Name: name, State: state})
+}
+
+var kimi = phases.RunIdentity{Model: "moonshotai/Kimi-K2.5", TP: 8, Launch: "vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8"}
+
+func names(m map[string]Span) string {
+	var out []string
+	for _, s := range Steps {
+		if _, ok := m[s]; ok {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+func TestDoneStepsLatestWordWins(t *testing.T) {
+	e := &evs{t: time.Unix(0, 0)}
+	e.add(phases.KindRunStarted, phases.RunStarted{Identity: kimi})
+	e.step(Serve, phases.StepStarted).step(Serve, phases.StepDone)
+	e.step(Macro, phases.StepStarted).step(Macro, phases.StepDone)
+	e.step(Micro, phases.StepStarted) // a crash: never ended
+	e.add(phases.KindRunStarted, phases.RunStarted{Identity: kimi})
+	e.step(Macro, phases.StepStarted).step(Macro, phases.StepStopped) // redone and interrupted
+	if got := names(DoneSteps(e.out, kimi)); got != "serve" {
+		t.Errorf("done %q, want serve only (macro's latest word is stopped, micro never ended)", got)
+	}
+}
+
+func TestDoneStepsOtherIdentityStartsOver(t *testing.T) {
+	other := kimi
+	other.TP = 4
+	e := &evs{t: time.Unix(0, 0)}
+	e.add(phases.KindRunStarted, phases.RunStarted{Identity: kimi})
+	e.step(Macro, phases.StepStarted).step(Macro, phases.StepDone)
+	e.add(phases.KindRunStarted, phases.RunStarted{Identity: other})
+	e.step(Micro, phases.StepStarted).step(Micro, phases.StepDone)
+	if got := names(DoneSteps(e.out, kimi)); got != "" {
+		t.Errorf("done for TP8 %q: a run for TP4 came after, so nothing is done for TP8", got)
+	}
+	if got := names(DoneSteps(e.out, other)); got != "micro" {
+		t.Errorf("done for TP4 %q, want micro", got)
+	}
+}
+
+func TestDoneStepsByHand(t *testing.T) {
+	e := &evs{t: time.Unix(0, 0)}
+	// A sweep stopped before its first level does not count; one with a
+	// level does; a failed micro does not; a profile counts for the
+	// restart before it too.
+	e.add(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro})
+	e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro})
+	if got := names(DoneSteps(e.out, kimi)); got != "" {
+		t.Fatalf("done %q after an empty sweep", got)
+	}
+	e.add(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro})
+	e.add(phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, Completed: 4})
+	e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro})
+	e.add(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Micro})
+	e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Micro, Err: "CUDA out of memory"})
+	e.add(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Profile})
+	e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Profile})
+	done := DoneSteps(e.out, kimi)
+	if got := names(done); got != "macro,profiler_restart,profile" {
+		t.Errorf("done by hand %q, want macro,profiler_restart,profile", got)
+	}
+	if !done[Macro].Manual {
+		t.Error("the sweep by hand is not marked manual")
+	}
+}
+
+func TestTodoRunsTheServerStepsThatAreNeeded(t *testing.T) {
+	done := map[string]Span{}
+	for _, s := range []string{Serve, Macro, FreeGPUs, Micro, NCCL, LeaveServer, Notebook} {
+		done[s] = Span{}
+	}
+	r := &runner{}
+	got := r.todo(Steps, done, nil)
+	var do []string
+	for _, s := range Steps {
+		if got[s] {
+			do = append(do, s)
+		}
+	}
+	if strings.Join(do, ",") != "profiler_restart,profile,leave_server,notebook" {
+		t.Errorf("todo %v", do)
+	}
+	// --redo macro makes sure the server serves first.
+	got = r.todo(Steps, done, expandRedo([]string{"macro"}))
+	if !got[Serve] || !got[Macro] || got[Micro] || !got[LeaveServer] {
+		t.Errorf("--redo macro: %v", got)
+	}
+}
+
+func TestPlanAndNames(t *testing.T) {
+	if got := strings.Join(Plan([]string{phases.Micro}), ","); got != "free_gpus,micro,leave_server,notebook" {
+		t.Errorf("plan for micro: %s", got)
+	}
+	if got := strings.Join(Plan([]string{phases.Profile}), ","); got != "profiler_restart,profile,leave_server,notebook" {
+		t.Errorf("plan for profile: %s", got)
+	}
+	if err := CheckNames([]string{"macro", "bogus"}, false); err == nil || !strings.Contains(err.Error(), `"bogus"`) {
+		t.Errorf("CheckNames: %v", err)
+	}
+	if err := CheckNames([]string{"profiler_restart", "micro"}, true); err != nil {
+		t.Errorf("--redo with a step: %v", err)
+	}
+	if err := CheckNames([]string{"free_gpus"}, false); err == nil {
+		t.Error("--phases takes no step names")
+	}
+}

@@ -1,0 +1,111 @@
+package run_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/phases/run"
+	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/remote/ssh"
+	"github.com/profdeck/profdeck/remote/ssh/sshtest"
+	"github.com/profdeck/profdeck/report/campaign"
+)
+
+// The campaign run's server handling over a real OpenSSH sshd on
+// 127.0.0.1: the serve step starts a fake vLLM server on the "remote" host
+// and follows its load over SSH until /health answers, and leaving the
+// server stopped stops it again.
+func TestServeAndStopOverSSH(t *testing.T) {
+	t.Parallel()
+	sshtest.Require(t)
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	out, err := exec.Command(python, "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	python = strings.TrimSpace(string(out))
+	script, err := filepath.Abs("../load/testdata/fake_vllm.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := sshtest.Start(t, sshtest.Options{})
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "ssh_config")
+	if err := os.WriteFile(cfgFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	h, err := ssh.Dial(ctx, srv.Target(), ssh.Options{Identity: srv.ClientKey, KnownHosts: srv.KnownHosts, SSHConfig: cfgFile,
+		ConnectTimeout: 3 * time.Second, HandshakeTimeout: 5 * time.Second, KillGrace: time.Second})
+	if err != nil {
+		t.Fatalf("dial: %v\nsshd log:\n%s", err, srv.Log())
+	}
+	defer h.Close()
+
+	port := freePort(t)
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	logPath := filepath.Join(dir, "logs", "server.log")
+	s := &load.Server{Host: h, StopTimeout: 15 * time.Second, Settings: campaign.Server{
+		Launch: fmt.Sprintf("%s %s %d 0.4", remote.Quote(python), remote.Quote(script), port), Log: logPath, URL: url}}
+	events := make(chan phases.Event, 4096)
+	res, err := run.Run(ctx, run.Config{
+		Host: h, Server: s, Phases: []string{phases.Load}, Leave: run.LeaveStopped,
+		Watch: load.Config{LogPath: logPath, HealthURL: load.HealthURL(url), Poll: 200 * time.Millisecond, StallAfter: 10 * time.Second},
+	}, &phases.Emitter{Out: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, st := range res.Steps {
+		names = append(names, st.Name+"="+st.State)
+	}
+	if got := strings.Join(names, " "); got != "serve=done leave_server=done notebook=skipped" {
+		t.Fatalf("steps %s, want serve and leave_server done (no notebook configured)", got)
+	}
+	if r := res.Steps[0].Reason; !strings.HasPrefix(r, "started; ready") {
+		t.Errorf("serve: %q, want started and followed to ready", r)
+	}
+	if r := res.Steps[1].Reason; !strings.Contains(r, "stopped") {
+		t.Errorf("leave_server: %q, want stopped", r)
+	}
+	var sawStart, sawReady bool
+	for len(events) > 0 {
+		if d, ok := (<-events).Data.(phases.ServerEvent); ok {
+			sawStart = sawStart || d.Action == "start"
+			sawReady = sawReady || d.Action == "ready"
+		}
+	}
+	if !sawStart || !sawReady {
+		t.Errorf("server events: start %v ready %v, want both", sawStart, sawReady)
+	}
+	if _, alive := s.Running(ctx); alive {
+		t.Error("the server still runs after leave_server: stopped")
+	}
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
+		c.Close()
+		t.Error("the port still answers after the stop")
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}

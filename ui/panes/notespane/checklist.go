@@ -1,0 +1,188 @@
+package notespane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/run"
+	"github.com/profdeck/profdeck/ui/common"
+	"github.com/profdeck/profdeck/ui/components"
+)
+
+// runKey runs the campaign's remaining steps.
+var runKey = key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "run the remaining campaign steps"))
+
+// checkTitles are the steps as the checklist names them (short enough for
+// three columns at 80).
+var checkTitles = map[string]string{
+	run.Serve: "serve", run.Macro: "sweep", run.FreeGPUs: "free GPUs", run.Micro: "GEMMs (micro)",
+	run.NCCL: "collectives", run.Restart: "profiler restart", run.Profile: "profile",
+	run.LeaveServer: "leave server", run.Notebook: "notebook",
+}
+
+// checkMarks are the states' marks.
+var checkMarks = map[string]string{
+	phases.StepDone: "✓", phases.StepStarted: "▶", phases.StepFailed: "✗", phases.StepStalled: "!",
+	phases.StepSkipped: "–", phases.StepStopped: "■", phases.StepPending: "·",
+}
+
+// stepView is one step as the checklist shows it.
+type stepView struct {
+	state  string
+	reason string
+	manual bool // done by hand in a pane
+}
+
+// checklist is the campaign's steps folded from the journal: the latest
+// word of a run on each step, and the phases done by hand (which count as
+// done).
+func checklist(events []phases.Event, id phases.RunIdentity, running bool) map[string]stepView {
+	out := map[string]stepView{}
+	for _, ev := range events {
+		if d, ok := ev.Data.(phases.RunStep); ok {
+			out[d.Name] = stepView{state: d.State, reason: d.Reason}
+		}
+	}
+	for name, sp := range run.DoneSteps(events, id) {
+		if v := out[name]; v.state == phases.StepStarted && running {
+			continue // done earlier, being done again now
+		}
+		out[name] = stepView{state: phases.StepDone, manual: sp.Manual, reason: out[name].reason}
+	}
+	for name, v := range out {
+		if v.state == phases.StepStarted && !running {
+			out[name] = stepView{state: phases.StepStopped, reason: "cut short (no end in the journal)"}
+		}
+	}
+	return out
+}
+
+// runDoneMsg says the campaign run this pane started has ended.
+type runDoneMsg struct {
+	res *run.Result
+	err error
+}
+
+// keepRunEvent reports whether the checklist needs ev.
+func keepRunEvent(ev phases.Event) bool {
+	switch ev.Data.(type) {
+	case phases.RunStarted, phases.RunStep, phases.RunFinished, phases.PhaseStarted, phases.PhaseFinished, phases.LevelResult:
+		return true
+	}
+	return false
+}
+
+// startRun is the r key: run the remaining steps.
+func (m *Model) startRun() tea.Cmd {
+	if m.d.RunCampaign == nil || m.d.Ctx == nil {
+		return common.Error(errors.New("the campaign cannot be run from here (no host or campaign)"))
+	}
+	if m.running {
+		return common.Status("the campaign is already running")
+	}
+	m.running = true
+	m.layout()
+	ctx, fn := m.d.Ctx, m.d.RunCampaign
+	return tea.Batch(common.Status("running the campaign's remaining steps"), func() tea.Msg {
+		res, err := fn(ctx)
+		return runDoneMsg{res: res, err: err}
+	})
+}
+
+// runDone reports how the run ended.
+func (m *Model) runDone(msg runDoneMsg) tea.Cmd {
+	m.running = false
+	m.layout()
+	if msg.res == nil {
+		if msg.err == nil {
+			msg.err = errors.New("no result")
+		}
+		return common.Error(fmt.Errorf("campaign: %w", msg.err))
+	}
+	var bad []string
+	for _, s := range msg.res.Steps {
+		switch s.State {
+		case phases.StepDone, phases.StepPending:
+		default:
+			bad = append(bad, s.Name+" "+s.State)
+		}
+	}
+	switch {
+	case errors.Is(msg.err, run.ErrInterrupted) || errors.Is(msg.err, context.Canceled):
+		return common.Status("campaign: interrupted; r resumes at the step it was in")
+	case len(bad) > 0:
+		return common.Error(fmt.Errorf("campaign: %s (see the checklist on Notes)", strings.Join(bad, ", ")))
+	}
+	return common.Status("campaign: every step done; notebook " + msg.res.Notebook)
+}
+
+// checklistLines draws the checklist: a title with the count, the steps in
+// three columns, and the step that needs a word (running, failed, stalled,
+// skipped) with its reason.
+func (m *Model) checklistLines(w int) []string {
+	if m.d.RunCampaign == nil && len(m.runEvents) == 0 {
+		return nil
+	}
+	states := checklist(m.runEvents, m.d.RunIdentity, m.running)
+	done := 0
+	for _, s := range run.Steps {
+		if states[s].state == phases.StepDone {
+			done++
+		}
+	}
+	head := fmt.Sprintf("Campaign steps · %d/%d done", done, len(run.Steps))
+	hint := " · r runs the remaining steps"
+	if m.running {
+		hint = " · running"
+	}
+	out := []string{components.Truncate(m.st.title.Render(head)+m.st.subtle.Render(hint), w)}
+	colW := max(w/3, 10)
+	var word string
+	for row := 0; row < 3; row++ {
+		var line strings.Builder
+		for col := 0; col < 3; col++ {
+			name := run.Steps[row+3*col]
+			v := states[name]
+			line.WriteString(m.checkCell(name, v, colW))
+			if word == "" && v.reason != "" && v.state != phases.StepDone {
+				word = checkTitles[name] + " " + v.state + ": " + v.reason
+			}
+		}
+		out = append(out, components.Truncate(line.String(), w))
+	}
+	if word != "" {
+		out = append(out, components.Truncate(m.st.warn.Render(word), w))
+	}
+	return out
+}
+
+// checkCell is one step: its mark and title, padded to the column.
+func (m *Model) checkCell(name string, v stepView, w int) string {
+	state := v.state
+	if state == "" {
+		state = phases.StepPending
+	}
+	text := checkMarks[state] + " " + checkTitles[name]
+	if v.manual {
+		text += " (by hand)"
+	}
+	text = components.Truncate(text, w-1)
+	pad := strings.Repeat(" ", max(w-components.Width(text), 0))
+	switch state {
+	case phases.StepDone:
+		return m.st.good.Render(text) + pad
+	case phases.StepFailed, phases.StepStalled:
+		return m.st.bad.Render(text) + pad
+	case phases.StepStarted:
+		return m.st.bold.Render(text) + pad
+	case phases.StepSkipped, phases.StepStopped:
+		return m.st.warn.Render(text) + pad
+	}
+	return m.st.subtle.Render(text) + pad
+}
