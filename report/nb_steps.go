@@ -56,8 +56,11 @@ func (n *nb) campaignStepsTable(events []phases.Event) {
 	n.ln("|---:|---|---|---|---:|---|")
 	for _, r := range rows {
 		state, dur := r.state, "—"
-		if state == phases.StepStarted {
-			state = "cut short (no end in the journal)"
+		switch {
+		case state == phases.StepStarted && r.name == "notebook":
+			state = "writing (this file)"
+		case state == phases.StepStarted:
+			state = "no end yet (running, or cut short)"
 		}
 		if !r.finish.IsZero() {
 			dur = fmtStepDuration(r.finish.Sub(r.start))

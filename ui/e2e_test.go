@@ -102,7 +102,7 @@ func TestEndToEndDemo(t *testing.T) {
 	needTmux(t)
 	bin := buildBinary(t)
 	dir := t.TempDir()
-	s := startTmux(t, 100, 30, fmt.Sprintf("cd %s && %s demo --dir %s", dir, bin, dir))
+	s := startTmux(t, 100, 30, fmt.Sprintf("cd %s && %s demo --manual --dir %s", dir, bin, dir))
 
 	// Server/Load pane: eight GPU bars with GB figures, SIMULATED in the header.
 	screen := s.waitFor(regexp.MustCompile(`(?s)GPU0.*GPU7`), 20*time.Second)
@@ -171,11 +171,39 @@ func TestEndToEndDemo(t *testing.T) {
 	s.waitFor(regexp.MustCompile(`\[exited 0\]`), 10*time.Second)
 }
 
+// The demo runs the whole campaign by itself: the checklist on the Notes
+// pane ticks every step, and the notebook holds the steps and the budget.
+func TestEndToEndDemoRunsItself(t *testing.T) {
+	needTmux(t)
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	s := startTmux(t, 80, 24, fmt.Sprintf("cd %s && %s demo --dir %s --load-time 4s", dir, bin, dir))
+	s.keys("6")
+	s.waitFor(regexp.MustCompile(`Campaign steps · \d/9 done · running`), 20*time.Second)
+	screen := s.waitFor(regexp.MustCompile(`Campaign steps · 9/9 done`), 150*time.Second)
+	for _, want := range []string{"✓ serve", "✓ sweep", "✓ profiler restart", "✓ notebook", "all-reduce"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the finished checklist lacks %q:\n%s", want, screen)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "profdeck-demo.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Campaign steps", "| 1 | leave_server | done |", "## Decode-time budget", "## Profile"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("the notebook lacks %q:\n%s", want, b)
+		}
+	}
+	s.keys("q")
+	s.waitFor(regexp.MustCompile(`\[exited 0\]`), 10*time.Second)
+}
+
 func TestEndToEndStallBanner(t *testing.T) {
 	needTmux(t)
 	bin := buildBinary(t)
 	dir := t.TempDir()
-	s := startTmux(t, 100, 30, fmt.Sprintf("cd %s && %s demo --dir %s --load-time 8s --stall-at 75.8 --stall-after 3s", dir, bin, dir))
+	s := startTmux(t, 100, 30, fmt.Sprintf("cd %s && %s demo --manual --dir %s --load-time 8s --stall-at 75.8 --stall-after 3s", dir, bin, dir))
 	screen := s.waitFor(regexp.MustCompile(`(?i)stalled`), 40*time.Second)
 	if !strings.Contains(screen, "75.8") {
 		t.Errorf("stall banner does not name 75.8 GB:\n%s", screen)
@@ -192,7 +220,7 @@ func TestEndToEndTooSmall(t *testing.T) {
 	needTmux(t)
 	bin := buildBinary(t)
 	dir := t.TempDir()
-	s := startTmux(t, 70, 20, fmt.Sprintf("cd %s && NO_COLOR=1 %s demo --dir %s", dir, bin, dir))
+	s := startTmux(t, 70, 20, fmt.Sprintf("cd %s && NO_COLOR=1 %s demo --manual --dir %s", dir, bin, dir))
 	s.waitFor(regexp.MustCompile(`too small: have 70×20, need 80×24`), 15*time.Second)
 	s.keys("q", "y")
 	s.waitFor(regexp.MustCompile(`\[exited 0\]`), 10*time.Second)

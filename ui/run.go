@@ -225,6 +225,7 @@ func campaignRunner(c *campaign.Campaign, host remote.Host, sess *report.Session
 		}
 		cfg.Server, cfg.QuietFollow, cfg.Prior = srv, true, sess.Events()
 		cfg.WriteNotebook = func(context.Context) (string, error) {
+			headless.Flush(sess)
 			p, _, err := saver.WriteNow()
 			return p, err
 		}

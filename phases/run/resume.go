@@ -81,7 +81,7 @@ func DoneSteps(events []phases.Event, id phases.RunIdentity) map[string]Span {
 // own record of the step is there already (the run brackets the same phase
 // events).
 func markManual(done map[string]Span, step string, sp Span) {
-	if d, ok := done[step]; ok && !d.Manual && !d.Finished.Before(sp.Started) {
+	if d, ok := done[step]; ok && !d.Manual {
 		return
 	}
 	done[step] = sp

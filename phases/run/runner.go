@@ -62,6 +62,10 @@ func newRunner(cfg Config, out *phases.Emitter) *runner {
 func (r *runner) tee() {
 	defer r.wg.Done()
 	for ev := range r.ch {
+		if m, ok := ev.Data.(syncMark); ok {
+			close(m.done)
+			continue
+		}
 		r.see(ev)
 		r.out.Emit(context.Background(), ev.Kind, ev.Data)
 	}
@@ -80,11 +84,19 @@ func (r *runner) see(ev phases.Event) {
 	}
 }
 
-// settle waits (briefly) until the events sent so far are seen.
+// syncMark is sent through the runner's own channel to learn when every
+// event before it has been passed on; it is never passed on itself.
+type syncMark struct{ done chan struct{} }
+
+const kindSync = "run.sync"
+
+func init() { phases.Register(kindSync, phases.Session, syncMark{}, true) }
+
+// settle waits until the events sent so far are seen and passed on.
 func (r *runner) settle() {
-	for i := 0; i < 200 && len(r.ch) > 0; i++ {
-		time.Sleep(5 * time.Millisecond)
-	}
+	done := make(chan struct{})
+	r.em.Emit(context.Background(), kindSync, syncMark{done: done})
+	<-done
 }
 
 func (r *runner) close() {
@@ -220,9 +232,9 @@ func (r *runner) notebook(ctx context.Context, res *Result) StepResult {
 	if r.cfg.WriteNotebook == nil {
 		return r.skip(Notebook, "no notebook configured")
 	}
-	r.settle()
 	ctx = context.WithoutCancel(ctx)
 	return r.step(ctx, Notebook, func(ctx context.Context) (string, string) {
+		r.settle() // everything so far, this step's start included, reaches the notebook
 		wctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 		path, err := r.cfg.WriteNotebook(wctx)

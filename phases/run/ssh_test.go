@@ -17,7 +17,6 @@ import (
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/ssh"
 	"github.com/profdeck/profdeck/remote/ssh/sshtest"
-	"github.com/profdeck/profdeck/report/campaign"
 )
 
 // The campaign run's server handling over a real OpenSSH sshd on
@@ -58,8 +57,8 @@ func TestServeAndStopOverSSH(t *testing.T) {
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	logPath := filepath.Join(dir, "logs", "server.log")
-	s := &load.Server{Host: h, StopTimeout: 15 * time.Second, Settings: campaign.Server{
-		Launch: fmt.Sprintf("%s %s %d 0.4", remote.Quote(python), remote.Quote(script), port), Log: logPath, URL: url}}
+	s := &load.Server{Host: h, StopTimeout: 15 * time.Second, Settings: load.Settings{
+		Launch: fmt.Sprintf("%s %s %d 0.4", remote.Quote(python), remote.Quote(script), port), Log: logPath}}
 	events := make(chan phases.Event, 4096)
 	res, err := run.Run(ctx, run.Config{
 		Host: h, Server: s, Phases: []string{phases.Load}, Leave: run.LeaveStopped,

@@ -2,7 +2,9 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -24,7 +26,8 @@ import (
 func (r *runner) serve(ctx context.Context) (string, string) {
 	if r.healthy(ctx) {
 		r.mode = modeServing
-		return phases.StepDone, "already serving: GET " + r.cfg.Watch.HealthURL + " answered 200"
+		r.probeVersion(ctx)
+		return phases.StepDone, "already serving: GET " + r.cfg.Watch.HealthURL + " answered 200" + r.versionNote()
 	}
 	how := "following the load under way"
 	if pid, alive := r.cfg.Server.Running(ctx); !alive {
@@ -44,7 +47,8 @@ func (r *runner) serve(ctx context.Context) (string, string) {
 		return state, reason
 	}
 	r.mode = modeServing
-	return state, how + "; " + reason
+	r.probeVersion(ctx)
+	return state, how + "; " + reason + r.versionNote()
 }
 
 // follow follows the load under way until the server is ready, its load
@@ -69,11 +73,48 @@ func (r *runner) follow(ctx context.Context) (string, string) {
 	return phases.StepFailed, end.Reason
 }
 
+// probeVersion asks the serving server for its version (GET /version, as
+// vLLM answers it) when neither the campaign nor a log named it.
+func (r *runner) probeVersion(ctx context.Context) {
+	r.settle()
+	r.mu.Lock()
+	known := r.version != ""
+	r.mu.Unlock()
+	if known || r.cfg.Watch.HealthURL == "" {
+		return
+	}
+	u := strings.TrimSuffix(r.cfg.Watch.HealthURL, "/health") + "/version"
+	var v struct {
+		Version string `json:"version"`
+	}
+	if r.getJSON(ctx, u, &v) && v.Version != "" {
+		r.mu.Lock()
+		r.version = v.Version
+		r.mu.Unlock()
+	}
+}
+
+// versionNote is "; vLLM X" when the server's version is known.
+func (r *runner) versionNote() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.version == "" {
+		return ""
+	}
+	return "; vLLM " + r.version
+}
+
 // healthy reports whether GET /health answers 200 through the host.
 func (r *runner) healthy(ctx context.Context) bool {
 	if r.cfg.Watch.HealthURL == "" {
 		return false
 	}
+	return r.getJSON(ctx, r.cfg.Watch.HealthURL, nil)
+}
+
+// getJSON GETs u through the host and reports whether it answered 200; a
+// body of at most 64 KiB is decoded into v when v is not nil.
+func (r *runner) getJSON(ctx context.Context, u string, v any) bool {
 	h := r.cfg.Host
 	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -81,7 +122,7 @@ func (r *runner) healthy(ctx context.Context) bool {
 		},
 		DisableKeepAlives: true,
 	}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.cfg.Watch.HealthURL, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return false
 	}
@@ -89,8 +130,14 @@ func (r *runner) healthy(ctx context.Context) bool {
 	if err != nil {
 		return false
 	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false
+	}
+	if v != nil {
+		return json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(v) == nil
+	}
+	return true
 }
 
 // macro runs the campaign's sweep.

@@ -117,7 +117,7 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 	saver := report.NewAutosave(sess, c.Notebook, opts, 3*time.Second)
 	cfg.Phases, cfg.Redo = o.Phases, o.Redo
 	cfg.WriteNotebook = func(context.Context) (string, error) {
-		flush(sess)
+		Flush(sess)
 		path, _, err := saver.WriteNow()
 		return path, err
 	}
@@ -127,7 +127,7 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 		follow(sctx, sess, saver, o.Log, o.JSONL)
 	}()
 	res, _ := run.Run(ctx, cfg, &phases.Emitter{Out: sess.Sink()})
-	flush(sess)
+	Flush(sess)
 	saver.Close()
 	stop()
 	<-sess.Done()
@@ -135,11 +135,13 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 	return res, sess.Events(), nil
 }
 
-// flush waits until the events sent to the session are journalled.
-func flush(sess *report.Session) {
+// Flush waits (a few seconds at most) until the events sent to the session
+// are journalled, so that a notebook written next holds them.
+func Flush(sess *report.Session) {
 	for i := 0; i < 400 && len(sess.Sink()) > 0; i++ {
 		time.Sleep(5 * time.Millisecond)
 	}
+	time.Sleep(20 * time.Millisecond) // the last one taken may not be under way yet
 	sess.Settle(2 * time.Second)
 }
 

@@ -144,15 +144,17 @@ func (m *Model) checklistLines(w int) []string {
 	out := []string{components.Truncate(m.st.title.Render(head)+m.st.subtle.Render(hint), w)}
 	colW := max(w/3, 10)
 	var word string
+	for _, name := range run.Steps {
+		if v := states[name]; word == "" && v.reason != "" && v.state != phases.StepDone {
+			word = checkTitles[name] + " " + v.state + ": " + v.reason
+		}
+	}
 	for row := 0; row < 3; row++ {
 		var line strings.Builder
 		for col := 0; col < 3; col++ {
 			name := run.Steps[row+3*col]
 			v := states[name]
 			line.WriteString(m.checkCell(name, v, colW))
-			if word == "" && v.reason != "" && v.state != phases.StepDone {
-				word = checkTitles[name] + " " + v.state + ": " + v.reason
-			}
 		}
 		out = append(out, components.Truncate(line.String(), w))
 	}

@@ -1,0 +1,86 @@
+package notespane
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/run"
+	"github.com/profdeck/profdeck/ui/common"
+	"github.com/profdeck/profdeck/ui/panes/panetest"
+)
+
+func TestChecklistStatesAndFit(t *testing.T) {
+	d, _ := deps(t)
+	started := make(chan struct{}, 1)
+	release := make(chan struct{})
+	d.RunCampaign = func(ctx context.Context) (*run.Result, error) {
+		started <- struct{}{}
+		<-release
+		return &run.Result{Steps: []run.StepResult{{Name: run.Profile, State: phases.StepSkipped, Reason: "the restart with the profiler stalled"}}}, nil
+	}
+	m := New(d)
+	m.SetSize(80, 20) // 80×24 less the cockpit's four rows
+	v := ansi.Strip(m.View())
+	if !strings.Contains(v, "Campaign steps · 0/9 done · r runs the remaining steps") || !strings.Contains(v, "· serve") {
+		t.Fatalf("empty checklist:\n%s", v)
+	}
+	panetest.Fits(t, m.View(), 80, 20)
+
+	// A sweep done by hand counts; the run's steps show their state and
+	// the one that needs a word shows its reason.
+	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
+		ev(1, phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro}),
+		ev(2, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 12.4, Completed: 4}),
+		ev(3, phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro}),
+	}})
+	_, cmd := m.Update(tea.KeyPressMsg{Code: 'r', Text: "r"})
+	if cmd == nil || !m.Busy() {
+		t.Fatal("r did not start the run")
+	}
+	msgs := make(chan tea.Msg, 4)
+	batch, _ := cmd().(tea.BatchMsg)
+	for _, c := range batch {
+		go func() { msgs <- c() }() // the run's command blocks until released
+	}
+	<-started
+	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
+		ev(4, phases.KindRunStarted, phases.RunStarted{Steps: run.Steps}),
+		ev(5, phases.KindRunStep, phases.RunStep{Name: run.Serve, State: phases.StepStarted}),
+		ev(6, phases.KindRunStep, phases.RunStep{Name: run.Serve, State: phases.StepDone, Reason: "already serving"}),
+		ev(7, phases.KindRunStep, phases.RunStep{Name: run.Restart, State: phases.StepStalled, Reason: "STALLED: no progress for 10 s at 75.8 GiB"}),
+		ev(8, phases.KindRunStep, phases.RunStep{Name: run.Profile, State: phases.StepSkipped, Reason: "the restart with the profiler stalled"}),
+		ev(9, phases.KindRunStep, phases.RunStep{Name: run.LeaveServer, State: phases.StepStarted}),
+	}})
+	v = ansi.Strip(m.View())
+	for _, want := range []string{"2/9 done · running", "✓ serve", "✓ sweep (by hand)", "! profiler restart", "– profile", "▶ leave server",
+		"profiler restart stalled: STALLED: no progress for 10 s at 75.8 GiB"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("lacks %q:\n%s", want, v)
+		}
+	}
+	panetest.Fits(t, m.View(), 80, 20)
+	close(release)
+	for range batch {
+		if msg := <-msgs; msg != nil {
+			m.Update(msg)
+		}
+	}
+	if m.Busy() {
+		t.Error("still busy after the run ended")
+	}
+}
+
+func TestChecklistCutShortWhenNotRunning(t *testing.T) {
+	st := checklist([]phases.Event{
+		ev(1, phases.KindRunStarted, phases.RunStarted{}),
+		ev(2, phases.KindRunStep, phases.RunStep{Name: run.Micro, State: phases.StepStarted}),
+	}, phases.RunIdentity{}, false)
+	if v := st[run.Micro]; v.state != phases.StepStopped || !strings.Contains(v.reason, "cut short") {
+		t.Errorf("a step started in a journal with no run under way: %+v", v)
+	}
+}
