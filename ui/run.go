@@ -110,7 +110,7 @@ func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	fmt.Fprintf(stderr, "profdeck: connecting to %s…\n", c.Host)
 	opts := c.HostOptions()
-	opts.Sim = headless.SimOptions(c) // the campaign's sim section, as run takes it
+	opts.Sim = c.SimOptions() // the campaign's sim section, as run takes it
 	opts.Prompt = terminalPrompt(stderr)
 	host, err := hosts.Open(ctx, c.Host, opts)
 	if err != nil {
@@ -152,7 +152,7 @@ func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, aut
 		Ctx: phaseCtx, Host: host, Campaign: c, Session: sess,
 		Styles: common.NewStyles(common.DefaultTheme()), Keys: common.DefaultKeyMap(),
 		Now: now, APIKey: apiKey, AutoStart: autoStart,
-		Server: &load.Server{Host: host, Settings: c.ServerSettings()}, RunIdentity: headless.Identity(c),
+		Server: &load.Server{Host: host, Settings: c.ServerSettings()}, RunIdentity: c.RunIdentity(),
 	}
 	d.RunCampaign = campaignRunner(c, host, sess, saver, d.Server, apiKey)
 	p := tea.NewProgram(New(d, saver), tea.WithContext(ctx))

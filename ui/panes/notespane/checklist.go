@@ -126,8 +126,8 @@ func (m *Model) runDone(msg runDoneMsg) tea.Cmd {
 // three columns, and the step that needs a word (running, failed, stalled,
 // skipped) with its reason.
 func (m *Model) checklistLines(w int) []string {
-	if m.d.RunCampaign == nil && len(m.runEvents) == 0 {
-		return nil
+	if m.d.RunCampaign == nil && !m.hadRun {
+		return nil // no campaign to run here, and none ran
 	}
 	states := checklist(m.runEvents, m.d.RunIdentity, m.running)
 	done := 0

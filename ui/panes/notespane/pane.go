@@ -54,6 +54,7 @@ type Model struct {
 	// runEvents are what the campaign checklist is folded from.
 	runEvents []phases.Event
 	running   bool // the campaign run started with r is under way
+	hadRun    bool // the journal holds a campaign run
 }
 
 // notebook is the notebook's last write, as NotebookSaved events tell it.
@@ -140,6 +141,8 @@ func (m *Model) add(evs []phases.Event) {
 	for _, ev := range evs {
 		if keepRunEvent(ev) {
 			m.runEvents = append(m.runEvents, ev)
+			_, started := ev.Data.(phases.RunStarted)
+			m.hadRun = m.hadRun || started
 			notes = true
 		}
 		switch d := ev.Data.(type) {
