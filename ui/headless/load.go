@@ -61,7 +61,7 @@ func followLoad(ctx context.Context, c *Command, f *loadFlags) error {
 	hs, err := c.OpenNodes(ctx, camp, func(o *hosts.Options) {
 		// Nothing launches the simulated server in a headless follow: it
 		// loads on its own.
-		o.Sim = SimOptions(camp) // the campaign's sim section, the flags over it
+		o.Sim = camp.SimOptions() // the campaign's sim section, the flags over it
 		o.Sim.AutoStart = true
 		setIf(&o.Sim.LoadTime, f.simLoad)
 		setIf(&o.Sim.StallAtGiB, f.simStallAt)
