@@ -45,14 +45,16 @@ if [ "$MODE" = run ]; then
   (cd /tmp && timeout 330 "$PD" run -c /tmp/campaign.yaml --host local --json "$RES/run.json" --jsonl "$RES/events.jsonl" 2>&1 | tail -40)
   cp /tmp/fieldrig.journal.jsonl /tmp/fieldrig.md "$RES/" 2>/dev/null
   curl -sf "$URL/health" >/dev/null || { echo "run left no server; starting one"; serve --profiler-dir "$PROF"; timeout 300 "$PD" load --host local --log "$LOG" --url "$URL" --every 5s | tail -3; }
-  # The server left up serves a short sweep again (no profiler running), so
-  # that /truth's served steps and TPOT come from the same load.
-  curl -sf -X POST "$URL/truth/reset_served" >/dev/null
-  step sweep again at C=1 and C=$PLATEAU
-  timeout 120 "$PD" sweep --url "$URL" --concurrency 1,$PLATEAU --requests 16 --warmup 2 --input-len ${FR_IN:-256} \
-    --output-len ${FR_OUT:-128} --seed 2 --json "$RES/sweep2.json" 2>&1 | tail -4
-  step truth
-  truth "$RES/truth.json"
+  # The server left up serves a short sweep again at C=1 and at the plateau
+  # (no profiler running); /truth then splits those requests' TPOT.
+  for c in 1 $PLATEAU; do
+    curl -sf -X POST "$URL/truth/reset_served" >/dev/null
+    step sweep again at C=$c
+    timeout 120 "$PD" sweep --url "$URL" --concurrency $c --requests 16 --warmup 2 --input-len ${FR_IN:-256} \
+      --output-len ${FR_OUT:-128} --seed 2 --json "$RES/sweep-c$c.json" 2>&1 | tail -3
+    step truth C=$c
+    timeout 200 curl -sf "$URL/truth?m=$c&reps=10" -o "$RES/truth-c$c.json" && echo "truth: $(wc -c <"$RES/truth-c$c.json") bytes"
+  done
   for c in 1 $PLATEAU; do
     step profile C=$c alone
     n=4; [ $c -gt 4 ] && n=$c
