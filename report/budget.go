@@ -33,11 +33,6 @@ type BudgetSplit struct {
 	// Engine is the same step in the running engine, from a torch profile
 	// window at this concurrency (nil when none was captured).
 	Engine *EngineSplit
-	// BatchM is the decode batch the all-reduce and GEMM parts were taken
-	// at: Concurrency, or the server's mean running requests when its
-	// /metrics showed fewer than C decoding at once (then interpolated
-	// between the measured M around it).
-	BatchM float64
 }
 
 // EngineSplit is a decode step as the torch profile saw it in the running
@@ -184,50 +179,6 @@ func (in budgetInputs) split(name string, c int) BudgetSplit {
 	} else {
 		b.Missing = append(b.Missing, fmt.Sprintf("TPOT at C=%d (run the macro sweep with concurrency %d)", c, c))
 	}
-	b.BatchM = float64(c)
-	m, lv := float64(c), in.levels[c]
-	// A decoding batch has at least one request: a mean below 1 is idle
-	// time between requests, not a smaller batch.
-	if sv := lv.Server; c > 1 && sv != nil && sv.Available && sv.MeanRunning >= 1 && sv.MeanRunning < 0.9*float64(c) {
-		m = sv.MeanRunning
-	}
-	if m != float64(c) {
-		ar, lo, hi, okAR := interpolate(in.arByM(), m)
-		gm, glo, ghi, okG := interpolate(in.gemmByM(), m)
-		if okAR && okG {
-			b.BatchM = m
-			b.AllReduceMs, b.HasAR = ar, true
-			b.GEMMms, b.HasGEMM = gm, true
-			b.Sources = append(b.Sources,
-				fmt.Sprintf("decode batch: the server ran %.1f requests at a time on average at C=%d (its /metrics), so the parts are taken at M=%.1f", m, c, m),
-				fmt.Sprintf("all-reduce: NCCL bursts at M=%d and M=%d, interpolated to M=%.1f", lo, hi, m),
-				fmt.Sprintf("GEMM: micro per-step sums at M=%d and M=%d, interpolated to M=%.1f", glo, ghi, m))
-			b.Warnings = append(b.Warnings, fmt.Sprintf("estimate: the all-reduce and GEMM parts are interpolated to the mean decode batch M=%.1f the server reported, not measured at it", m))
-		} else if len(in.arByM())+len(in.gemmByM()) > 0 {
-			b.Warnings = append(b.Warnings, fmt.Sprintf("the server ran %.1f requests at a time on average at C=%d, but the NCCL and micro phases have no M on both sides of it: the parts are taken at M=%d", m, c, c))
-		}
-	}
-	if b.BatchM == float64(c) {
-		in.partsAt(&b, c)
-	}
-	if p, ok := in.engine[c]; ok {
-		b.Engine = engineSplit(p)
-		b.Sources = append(b.Sources, fmt.Sprintf("in the engine: torch profile window at C=%d, %d decode steps (%s)", c, p.DecodeSteps, p.DecodeStepsSource))
-		if b.HasAR && b.AllReduceMs > 0 {
-			if d := b.Engine.CommMs/b.AllReduceMs - 1; d > 0.25 || d < -0.25 {
-				b.Warnings = append(b.Warnings, fmt.Sprintf("communication takes %.2f ms per step in the engine vs %.2f ms for the isolated all-reduce (%+.0f%%)",
-					b.Engine.CommMs, b.AllReduceMs, 100*d))
-			}
-		}
-	}
-	if rest, ok := b.RestMs(); ok && rest < 0 {
-		b.Warnings = append(b.Warnings, fmt.Sprintf("measured parts exceed TPOT by %.2f ms: the isolated benchmarks overlap or over-state the step", -rest))
-	}
-	return b
-}
-
-// partsAt takes the all-reduce and GEMM parts measured at M = c.
-func (in budgetInputs) partsAt(b *BudgetSplit, c int) {
 	if br, ok := in.bursts[c]; ok && br.GraphMs > 0 {
 		b.AllReduceMs, b.HasAR = br.GraphMs, true
 		b.Sources = append(b.Sources, fmt.Sprintf("all-reduce: NCCL burst at M=%d (%d × %s) replayed from a CUDA graph, as vLLM decodes (eager: %.2f ms)", c, br.Count, units.Bytes(br.Bytes), br.TotalMs))
@@ -260,54 +211,20 @@ func (in budgetInputs) partsAt(b *BudgetSplit, c int) {
 	} else {
 		b.Missing = append(b.Missing, fmt.Sprintf("GEMM step sum at M=%d (run the micro phase with M=%d)", c, c))
 	}
-}
-
-// arByM is the step's all-reduce time by measured M (the graph burst when
-// there is one, as vLLM decodes).
-func (in budgetInputs) arByM() map[int]float64 {
-	out := map[int]float64{}
-	for m, br := range in.bursts {
-		if br.GraphMs > 0 {
-			out[m] = br.GraphMs
-		} else if br.TotalMs > 0 {
-			out[m] = br.TotalMs
+	if p, ok := in.engine[c]; ok {
+		b.Engine = engineSplit(p)
+		b.Sources = append(b.Sources, fmt.Sprintf("in the engine: torch profile window at C=%d, %d decode steps (%s)", c, p.DecodeSteps, p.DecodeStepsSource))
+		if b.HasAR && b.AllReduceMs > 0 {
+			if d := b.Engine.CommMs/b.AllReduceMs - 1; d > 0.25 || d < -0.25 {
+				b.Warnings = append(b.Warnings, fmt.Sprintf("communication takes %.2f ms per step in the engine vs %.2f ms for the isolated all-reduce (%+.0f%%)",
+					b.Engine.CommMs, b.AllReduceMs, 100*d))
+			}
 		}
 	}
-	return out
-}
-
-// gemmByM is the step's GEMM time by measured M (the micro per-step sum).
-func (in budgetInputs) gemmByM() map[int]float64 {
-	out := map[int]float64{}
-	for m, st := range in.steps {
-		if st.SumUs > 0 {
-			out[m] = st.SumUs / 1000
-		}
+	if rest, ok := b.RestMs(); ok && rest < 0 {
+		b.Warnings = append(b.Warnings, fmt.Sprintf("measured parts exceed TPOT by %.2f ms: the isolated benchmarks overlap or over-state the step", -rest))
 	}
-	return out
-}
-
-// interpolate is v at m, linear between the nearest measured keys below and
-// above it (the value itself at a measured key); ok is false when m is
-// outside the measured range.
-func interpolate(v map[int]float64, m float64) (val float64, lo, hi int, ok bool) {
-	lo, hi = -1, -1
-	for k := range v {
-		if float64(k) <= m && k > lo {
-			lo = k
-		}
-		if float64(k) >= m && (hi < 0 || k < hi) {
-			hi = k
-		}
-	}
-	if lo < 0 || hi < 0 {
-		return 0, 0, 0, false
-	}
-	if lo == hi {
-		return v[lo], lo, hi, true
-	}
-	f := (m - float64(lo)) / float64(hi-lo)
-	return v[lo] + f*(v[hi]-v[lo]), lo, hi, true
+	return b
 }
 
 // engineSplit is a profile window's per-step split in milliseconds.

@@ -167,35 +167,3 @@ func TestBudgetWithHugeFigures(t *testing.T) {
 		t.Fatal("the bar of infinite parts never ends")
 	}
 }
-
-// At a concurrency where the server decoded fewer than C requests at once
-// (its /metrics' mean running), the parts are taken at that batch,
-// interpolated between the measured M around it, and said to be an estimate.
-func TestBudgetAtTheServersDecodeBatch(t *testing.T) {
-	lv := phases.LevelResult{Concurrency: 128, Completed: 256, MedianTPOTms: 20,
-		Server: &phases.ServerLevel{Available: true, MeanRunning: 80}}
-	ev := budgetEvents(
-		phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, Completed: 16, MedianTPOTms: 3, Server: &phases.ServerLevel{Available: true, MeanRunning: 0.8}},
-		phases.KindMacroLevel, lv, phases.KindMacroPlateau, phases.Plateau{Concurrency: 128},
-		phases.KindNCCLBurst, phases.NCCLBurst{M: 1, GraphMs: 0.1}, phases.KindNCCLBurst, phases.NCCLBurst{M: 64, GraphMs: 0.2},
-		phases.KindNCCLBurst, phases.NCCLBurst{M: 128, GraphMs: 0.6},
-		phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 1000}, phases.KindMicroStep, phases.GEMMStep{M: 64, SumUs: 5000},
-		phases.KindMicroStep, phases.GEMMStep{M: 128, SumUs: 7000})
-	b := Budget(ev)
-	if s := b.Single; s.BatchM != 1 || !near(s.AllReduceMs, 0.1) || !near(s.GEMMms, 1) {
-		t.Errorf("C=1 (mean running 0.8 is idle time, not a batch): M %.1f, AR %.3f, GEMM %.3f", s.BatchM, s.AllReduceMs, s.GEMMms)
-	}
-	p := b.Plateau
-	if p == nil || p.BatchM != 80 || !near(p.AllReduceMs, 0.3) || !near(p.GEMMms, 5.5) {
-		t.Fatalf("plateau: %+v", p)
-	}
-	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "estimate") || !strings.Contains(strings.Join(p.Sources, "\n"), "M=64 and M=128") {
-		t.Errorf("the interpolation is not said aloud: warnings %q, sources %q", p.Warnings, p.Sources)
-	}
-	// Without a measured M above the mean, the parts stay at C, with a warning.
-	b = Budget(budgetEvents(phases.KindMacroLevel, lv, phases.KindMacroPlateau, phases.Plateau{Concurrency: 128},
-		phases.KindNCCLBurst, phases.NCCLBurst{M: 128, GraphMs: 0.6}, phases.KindMicroStep, phases.GEMMStep{M: 128, SumUs: 7000}))
-	if p := b.Plateau; p.BatchM != 128 || !near(p.AllReduceMs, 0.6) || len(p.Warnings) != 1 {
-		t.Errorf("no M around the mean: %+v", p)
-	}
-}

@@ -114,7 +114,7 @@ func (n *nb) budget(b BudgetResult) {
 	n.ln("## Decode-time budget\n")
 	n.ln("How one decode step (TPOT) splits between the all-reduces, the GEMMs and the rest " +
 		"(attention kernels, norms, routing, sampling, launch gaps), from the isolated measurements. " +
-		"At concurrency C the decode batch is taken as M = C (every running request adds one token per step), or as the server's mean running requests when its /metrics show fewer decoding at once (the parts then interpolated between the measured M around it).\n")
+		"At concurrency C the decode batch is taken as M = C (every running request adds one token per step).\n")
 	n.budgetSplit(b.Single)
 	if b.Plateau != nil {
 		n.budgetSplit(*b.Plateau)
