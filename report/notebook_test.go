@@ -27,9 +27,10 @@ func goldenOpts() NotebookOptions {
 // the Journal from seedEvents, the shape of the campaign the tool was built
 // from) and testdata/demo.jsonl (recorded from `profdeck demo`: a load, a
 // sweep with markers and a note, a profile capture refused by a server
-// started without the profiler).
+// started without the profiler) and testdata/fieldrig-h200x2.jsonl (a real
+// `profdeck run` on two H200s against scripts/fieldrig's decode server).
 func TestGoldenNotebook(t *testing.T) {
-	for _, name := range []string{"seed", "demo"} {
+	for _, name := range []string{"seed", "demo", "fieldrig-h200x2"} {
 		t.Run(name, func(t *testing.T) {
 			jpath := filepath.Join("testdata", name+".jsonl")
 			gpath := filepath.Join("testdata", name+".golden.md")
