@@ -113,7 +113,7 @@ func TestStages(t *testing.T) {
 		t.Error("stage order")
 	}
 	for stage, want := range map[string]string{StageKVCache: "KV cache", StageCUDAGraphs: "CUDA graphs",
-		"cuda_graphs_done": "CUDA graphs done", "weights_loaded": "weights loaded"} {
+		"cuda_graphs_done": "CUDA graphs done", "weights_loaded": "weights loaded", "vllm_version": "vLLM version"} {
 		if got := StageLabel(stage); got != want {
 			t.Errorf("StageLabel(%s) = %q", stage, got)
 		}

@@ -30,9 +30,10 @@ func StageIndex(stage string) int {
 }
 
 // StageLabel is a stage's (or a milestone's) name for people: "KV cache",
-// "CUDA graphs done"; unknown names have their underscores turned into spaces.
+// "CUDA graphs done", "vLLM version"; other underscores become spaces.
 func StageLabel(stage string) string {
 	text := strings.ReplaceAll(stage, "_", " ")
 	text = strings.Replace(text, "kv cache", "KV cache", 1)
+	text = strings.Replace(text, "vllm ", "vLLM ", 1)
 	return strings.Replace(text, "cuda graphs", "CUDA graphs", 1)
 }

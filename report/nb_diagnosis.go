@@ -34,7 +34,7 @@ func diagnosisLines(at string, d phases.Diagnosis) []string {
 		if r.Behind {
 			behind = " **behind**"
 		}
-		out = append(out, fmt.Sprintf("  - rank %d%s at %s, last line: `%s`", r.Rank, behind, r.Stage, noTicks(r.LastLine)))
+		out = append(out, fmt.Sprintf("  - rank %d%s at %s, last line: `%s`", r.Rank, behind, phases.StageLabel(r.Stage), noTicks(r.LastLine)))
 	}
 	for _, h := range d.Hints {
 		out = append(out, "  - hint: "+mdInline(h))

@@ -103,7 +103,7 @@ func (n *nb) loadRun(r *phaseRun, tag string) {
 		n.ln("| stage | at | value | evidence |")
 		n.ln("|---|---:|---|---|")
 		for _, m := range ms {
-			n.p("| %s | %s | %s | %s |\n", mdCell(m.Stage), dur(time.Duration(m.AtS*float64(time.Second))), mdCell(m.Value), mdCell(m.Line))
+			n.p("| %s | %s | %s | %s |\n", mdCell(phases.StageLabel(m.Stage)), dur(time.Duration(m.AtS*float64(time.Second))), mdCell(m.Value), mdCell(m.Line))
 		}
 		n.ln("")
 	}
