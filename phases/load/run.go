@@ -30,6 +30,7 @@ type run struct {
 	resetAt   time.Time
 	failAt    time.Time
 	smiErr    string
+	smiOK     bool // nvidia-smi answered once: losing it later is losing the node
 	healthErr string
 	ready     bool
 	stalled   bool
@@ -186,7 +187,7 @@ func (s *run) poll(p pollResult) {
 	now := p.at
 	if p.err != nil {
 		if msg := p.err.Error(); msg != s.smiErr {
-			if s.smiErr == "" && s.w.cfg.Node != "" {
+			if s.smiErr == "" && s.smiOK && s.w.cfg.Node != "" {
 				s.emit(phases.KindServer, phases.ServerEvent{Action: "node_lost", Node: s.w.cfg.Node,
 					Detail: "node " + s.w.cfg.Node + " lost: " + msg})
 			}
@@ -199,7 +200,7 @@ func (s *run) poll(p pollResult) {
 			s.emit(phases.KindServer, phases.ServerEvent{Action: "node_back", Node: s.w.cfg.Node,
 				Detail: "node " + s.w.cfg.Node + " back: nvidia-smi answers again"})
 		}
-		s.smiErr = ""
+		s.smiErr, s.smiOK = "", true
 		s.tr.Sample(now, p.gpus)
 		sample := phases.GPUSample{Host: s.w.cfg.Host.Name(), GPUs: toPhaseGPUs(p.gpus)}
 		s.emit(phases.KindGPUSample, sample)

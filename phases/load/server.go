@@ -50,8 +50,18 @@ type Server struct {
 	// BeforeStop, when set, runs when Stop begins (a Watcher's MarkStopped,
 	// so that a stopped server is not reported as a stall).
 	BeforeStop func()
+	// Workers are the other nodes of a deployment on several hosts, each a
+	// Server of its own (its host, its worker launch, its log): Start
+	// launches them in order after the head, Stop stops every node and
+	// waits until each one's GPU memory is released.
+	Workers []*Server
+	// Node names the host as one node of several (its events say so);
+	// NodeEnv is exported before its launch (PROFDECK_NODE_RANK …).
+	Node    string
+	NodeEnv map[string]string
 
-	pid int
+	head *Server // a worker's head
+	pid  int
 }
 
 // LogPath is the server's log on the host.
@@ -73,8 +83,12 @@ func (s *Server) pidFile() string {
 }
 
 func (s *Server) emit(ctx context.Context, action, detail string) {
-	if s.Emitter != nil {
-		s.Emitter.Emit(ctx, phases.KindServer, phases.ServerEvent{Action: action, Detail: detail})
+	em := s.Emitter
+	if em == nil && s.head != nil {
+		em = s.head.Emitter // set on the head after NodeServers
+	}
+	if em != nil {
+		em.Emit(ctx, phases.KindServer, phases.ServerEvent{Action: action, Detail: detail, Node: s.Node})
 	}
 }
 
@@ -156,8 +170,27 @@ func validEnvName(k string) bool {
 }
 
 // Start launches the server detached and returns its pid (its process
-// group). It refuses when a server it started is still running.
+// group); on several nodes the head first, then each worker in order. It
+// refuses when a server it started is still running.
 func (s *Server) Start(ctx context.Context, extraFlags []string, extraEnv map[string]string) (int, error) {
+	for _, w := range s.Workers {
+		if strings.TrimSpace(w.Settings.Launch) == "" {
+			return 0, fmt.Errorf("no launch command for node %s: set server.worker_launch in the campaign file", w.Host.Name())
+		}
+	}
+	pid, err := s.startOne(ctx, extraFlags, extraEnv)
+	if err != nil {
+		return pid, err
+	}
+	for _, w := range s.Workers {
+		if _, err := w.startOne(ctx, extraFlags, extraEnv); err != nil {
+			return pid, fmt.Errorf("node %s: %w", w.Host.Name(), err)
+		}
+	}
+	return pid, nil
+}
+
+func (s *Server) startOne(ctx context.Context, extraFlags []string, extraEnv map[string]string) (int, error) {
 	if pid, alive := s.Running(ctx); alive {
 		return pid, fmt.Errorf("a server is already running (pid %d): stop it first", pid)
 	}
@@ -165,6 +198,7 @@ func (s *Server) Start(ctx context.Context, extraFlags []string, extraEnv map[st
 	if err != nil {
 		return 0, err
 	}
+	inner = nodeExports(s.NodeEnv) + inner
 	log := s.LogPath()
 	if dir := path.Dir(log); dir != "." && dir != "/" {
 		_, _ = remote.Output(ctx, s.Host, "mkdir -p "+remote.QuotePath(dir))
@@ -235,8 +269,23 @@ func (s *Server) stopTimeout() time.Duration {
 }
 
 // Stop ends the server (its whole process group, or its container) and
-// waits until the GPUs' memory is released.
+// waits until the GPUs' memory is released: on several nodes, on every node
+// (the head first), each node's GPUs released before the next is stopped. A
+// worker node with no server left is not an error.
 func (s *Server) Stop(ctx context.Context) error {
+	err := s.stopOne(ctx)
+	for _, w := range s.Workers {
+		if werr := w.stopOne(ctx); werr != nil && !errors.Is(werr, errNoServer) {
+			err = errors.Join(err, fmt.Errorf("node %s: %w", w.Host.Name(), werr))
+		}
+	}
+	return err
+}
+
+// errNoServer is a Stop that found nothing to stop.
+var errNoServer = errors.New("no server to stop")
+
+func (s *Server) stopOne(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.stopTimeout())
 	defer cancel()
 	if s.BeforeStop != nil {
@@ -257,7 +306,7 @@ func (s *Server) Stop(ctx context.Context) error {
 			if _, err := remote.Output(ctx, s.Host, "pkill -TERM -f 'vllm[ ]serve'"); err != nil {
 				var ee *remote.ExitError
 				if errors.As(err, &ee) && ee.Status == 1 {
-					return fmt.Errorf("no server to stop: no live pid in %s and no `vllm serve` process on %s", s.pidFile(), s.Host.Name())
+					return fmt.Errorf("%w: no live pid in %s and no `vllm serve` process on %s", errNoServer, s.pidFile(), s.Host.Name())
 				}
 				return fmt.Errorf("stopping `vllm serve`: %w", err)
 			}
@@ -346,7 +395,7 @@ func (s *Server) waitReleased(ctx context.Context) error {
 // the extra flags and environment.
 func (s *Server) Restart(ctx context.Context, extraFlags []string, extraEnv map[string]string) (int, error) {
 	s.emit(ctx, "restart", Redacted(strings.TrimSpace(strings.Join(extraFlags, " ")+" "+envString(extraEnv))))
-	if _, alive := s.Running(ctx); alive || s.Settings.Container != "" {
+	if _, alive := s.Running(ctx); alive || s.Settings.Container != "" || s.workersAlive(ctx) {
 		if err := s.Stop(ctx); err != nil {
 			return 0, err
 		}
@@ -365,4 +414,64 @@ func envString(env map[string]string) string {
 		parts = append(parts, k+"="+env[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// workersAlive reports whether a worker node's server still runs.
+func (s *Server) workersAlive(ctx context.Context) bool {
+	for _, w := range s.Workers {
+		if _, alive := w.Running(ctx); alive {
+			return true
+		}
+	}
+	return false
+}
+
+// nodeExports is the node's variables exported for its launch line (so
+// that $PROFDECK_NODE_RANK in it is expanded), or "" for one node.
+func nodeExports(env map[string]string) string {
+	if len(env) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		if validEnvName(k) {
+			b.WriteString("export " + k + "=" + remote.Quote(env[k]) + "; ")
+		}
+	}
+	return b.String()
+}
+
+// NodeServers makes head the head of a deployment on several nodes: one
+// worker per other host, launched with worker (the campaign's
+// server.worker_launch) and logging to logs[i] (or the head's log). Every
+// node gets PROFDECK_NODE_RANK, PROFDECK_NNODES and PROFDECK_HEAD (the
+// head's address as headAddr says) exported for its launch line.
+func NodeServers(head *Server, nodes []remote.Host, worker string, logs []string, headAddr string) {
+	n := len(nodes)
+	if n < 2 {
+		return
+	}
+	env := func(i int) map[string]string {
+		return map[string]string{"PROFDECK_NODE_RANK": strconv.Itoa(i), "PROFDECK_NNODES": strconv.Itoa(n), "PROFDECK_HEAD": headAddr}
+	}
+	head.Node, head.NodeEnv = nodes[0].Name(), env(0)
+	if len(logs) > 0 && logs[0] != "" {
+		head.Settings.Log = logs[0]
+	}
+	head.Workers = nil
+	for i := 1; i < n; i++ {
+		st := head.Settings
+		st.Launch = worker
+		if i < len(logs) && logs[i] != "" {
+			st.Log = logs[i]
+		}
+		w := &Server{Host: nodes[i], Settings: st, ReleasedBelowGiB: head.ReleasedBelowGiB, StopTimeout: head.StopTimeout,
+			Node: nodes[i].Name(), NodeEnv: env(i), head: head}
+		head.Workers = append(head.Workers, w)
+	}
 }

@@ -1,11 +1,13 @@
 package campaign
 
 import (
+	"net"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/remote"
 )
 
 // validateHosts checks the hosts list and makes Host its head: one host:
@@ -74,4 +76,48 @@ func (c *Campaign) NodeLog(i int) string {
 		return c.Server.Log
 	}
 	return load.DefaultLogPath
+}
+
+// HeadAddr is the head's address as the other nodes reach it:
+// nccl.master_addr, else the head's host name without user and port
+// (127.0.0.1 for simulated nodes).
+func (c *Campaign) HeadAddr() string {
+	if c.NCCL.MasterAddr != "" {
+		return c.NCCL.MasterAddr
+	}
+	h := c.Host
+	if c.Host == "sim" || c.Host == "local" {
+		return "127.0.0.1"
+	}
+	if i := strings.LastIndexByte(h, '@'); i >= 0 {
+		h = h[i+1:]
+	}
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		h = host
+	}
+	return h
+}
+
+// NodeServer is the server's lifecycle on every node: the head (nodes[0])
+// launched with server.launch, the others with server.worker_launch, each
+// with its log.
+func (c *Campaign) NodeServer(nodes []remote.Host) *load.Server {
+	srv := &load.Server{Host: nodes[0], Settings: c.ServerSettings()}
+	if len(nodes) > 1 {
+		logs := make([]string, len(nodes))
+		for i := range nodes {
+			logs[i] = c.NodeLog(i)
+		}
+		load.NodeServers(srv, nodes, c.Server.WorkerLaunch, logs, c.HeadAddr())
+	}
+	return srv
+}
+
+// LoadNodes are the nodes the load group follows, each with its log.
+func (c *Campaign) LoadNodes(nodes []remote.Host) []load.Node {
+	out := make([]load.Node, len(nodes))
+	for i, h := range nodes {
+		out[i] = load.Node{Host: h, LogPath: c.NodeLog(i)}
+	}
+	return out
 }

@@ -40,6 +40,9 @@ type Options struct {
 	// it: a slow rc file (pyenv init) would otherwise cost every command
 	// up to a second and make timings depend on the machine.
 	SourceRC bool
+	// Env is more environment for every session, NAME=value without spaces
+	// (e.g. a PATH with a stand-in nvidia-smi first).
+	Env []string
 }
 
 // Server is one running sshd.
@@ -162,8 +165,12 @@ func (s *Server) config() string {
 		"ClientAliveCountMax 3",
 		"LogLevel " + level,
 	}
+	env := s.opts.Env
 	if !s.opts.SourceRC {
-		lines = append(lines, "SetEnv SHLVL=1")
+		env = append([]string{"SHLVL=1"}, env...)
+	}
+	if len(env) > 0 {
+		lines = append(lines, "SetEnv "+strings.Join(env, " "))
 	}
 	if !s.opts.NoSFTP {
 		lines = append(lines, "Subsystem sftp internal-sftp")
