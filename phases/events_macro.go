@@ -11,6 +11,7 @@ const (
 	KindServerStats  = "macro.server" // one /metrics scrape turned into figures (ephemeral)
 	KindMacroAudit   = "macro.client_bound"
 	KindMacroWarning = "macro.warning" // an estimate or a doubt about the measurement, said once
+	KindMacroSLO     = "macro.slo"     // the largest concurrency meeting the sweep's SLO
 )
 
 // MacroTick is one second of what the client saw, plus the level's progress.
@@ -110,6 +111,29 @@ type LevelResult struct {
 	// FailureExamples holds one example per distinct error (a bounded few).
 	FailureExamples []FailureExample `json:"failure_examples,omitempty"`
 	Server          *ServerLevel     `json:"server,omitempty"`
+	// Goodput is set when the sweep has an SLO.
+	Goodput *Goodput `json:"goodput,omitempty"`
+	// Repeats are the level's figures over its repeated runs (--repeat).
+	Repeats *Repeats `json:"repeats,omitempty"`
+}
+
+// Goodput is a level's figures under the sweep's SLO (vLLM's definition:
+// a request is good when it succeeded and met every bound).
+type Goodput struct {
+	Good           int     `json:"good_requests"`
+	Share          float64 `json:"share"` // of all the level's requests, failed ones included
+	RequestGoodput float64 `json:"request_goodput"`
+	TokenGoodput   float64 `json:"output_token_goodput"`
+	Met            bool    `json:"met"` // the share reached the SLO's required share
+}
+
+// Repeats are a level's figures over N runs: each figure's mean and the
+// half-width of its 95% confidence interval (Student's t).
+type Repeats struct {
+	N    int                `json:"n"`
+	Mean map[string]float64 `json:"mean"`
+	CI95 map[string]float64 `json:"ci95"`
+	Runs []float64          `json:"output_throughput_runs"`
 }
 
 // ServerLevel summarises /metrics over one level.
@@ -148,6 +172,16 @@ type ServerLevel struct {
 type Plateau struct {
 	Concurrency      int     `json:"concurrency"`
 	OutputThroughput float64 `json:"output_throughput"`
+	// Reason is what limits throughput there: client_bound, kv_cache,
+	// max_num_seqs, engine_step or unknown; Evidence the one line that
+	// shows it and what to do.
+	Reason   string `json:"reason,omitempty"`
+	Evidence string `json:"evidence,omitempty"`
+	// Noise is set when the plateau's levels differ by less than their
+	// repeats' 95% confidence intervals.
+	Noise string `json:"noise,omitempty"`
+	// SLO names the largest concurrency that met the sweep's SLO.
+	SLO string `json:"slo,omitempty"`
 }
 
 // LevelStarted announces a level.
@@ -190,4 +224,13 @@ func init() {
 	Register(KindServerStats, Macro, ServerStats{}, true)
 	Register(KindMacroAudit, Macro, ClientBound{}, false)
 	Register(KindMacroWarning, Macro, MacroWarning{}, false)
+	Register(KindMacroSLO, Macro, SLOMet{}, false)
+}
+
+// SLOMet names the largest concurrency whose level met the sweep's SLO
+// (0: none did).
+type SLOMet struct {
+	Spec           string `json:"spec"`
+	MaxConcurrency int    `json:"max_concurrency"`
+	Text           string `json:"text"`
 }

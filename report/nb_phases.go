@@ -217,6 +217,7 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 	var levels []phases.LevelResult
 	var plateau *phases.Plateau
 	var bound []string
+	var slo string
 	sources := map[string]bool{}
 	for _, ev := range r.events {
 		switch d := ev.Data.(type) {
@@ -228,6 +229,8 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 		case phases.Plateau:
 			p := d
 			plateau = &p
+		case phases.SLOMet:
+			slo = d.Text
 		case phases.ClientBound:
 			bound = append(bound, fmt.Sprintf("- %s level C=%d limited by the client: %s", n.clock(ev.Time), d.Concurrency, d.Reason))
 		}
@@ -300,9 +303,16 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 	n.ln("")
 	if plateau != nil {
 		n.p("**Plateau:** %.0f tok/s from C=%d (doubling concurrency adds less than 10%% output throughput).\n\n", plateau.OutputThroughput, plateau.Concurrency)
+		if v := Verdict(*plateau, slo, n.bud); v != "" {
+			n.p("**Why:** %s\n\n", v)
+		}
 	} else {
 		n.ln("No plateau named: throughput was still growing at the last level.\n")
+		if slo != "" {
+			n.p("**SLO:** %s\n\n", slo)
+		}
 	}
+	n.goodputLines(levels)
 	var thr, tpot []float64
 	for _, l := range levels {
 		thr = append(thr, l.OutputThroughput)

@@ -188,6 +188,7 @@ type nb struct {
 	opts   NotebookOptions
 	b      bytes.Buffer
 	charts []chart
+	bud    BudgetResult // the decode-time budget, quoted by the plateau's verdict
 }
 
 func (n *nb) p(format string, a ...any) { fmt.Fprintf(&n.b, format, a...) }
@@ -221,7 +222,8 @@ func buildNotebook(events []phases.Event, opts NotebookOptions) ([]byte, []chart
 	n := &nb{opts: opts}
 	c := classify(events)
 	n.header(c, events)
-	n.budget(Budget(events))
+	n.bud = Budget(events)
+	n.budget(n.bud)
 	n.campaignStepsTable(events)
 	for _, ph := range phaseOrder {
 		runs := c.runs[ph]

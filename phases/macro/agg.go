@@ -53,6 +53,8 @@ type levelAgg struct {
 	first, last                time.Duration // measured window, since sweep start
 	haveFirst                  bool
 	maxLag                     time.Duration
+	slo                        *slo // nil: no SLO
+	sloc                       sloCount
 }
 
 func newLevelAgg() *levelAgg {
@@ -148,6 +150,10 @@ func (a *levelAgg) add(r *Record) {
 		return
 	}
 	a.completed++
+	if a.slo != nil && a.slo.good(r) {
+		a.sloc.good++
+		a.sloc.goodTok += int64(r.OutputTokens)
+	}
 	a.observe(r)
 	a.sources[r.TokenSource]++
 	a.inTok += int64(r.InputTokens)

@@ -61,6 +61,16 @@ type Config struct {
 	ClientBoundLag time.Duration
 	// Seed makes prompts and arrival times repeatable (default: time based).
 	Seed int64
+	// Limits are the server's configured limits, as far as known (the
+	// plateau's verdict names them).
+	Limits Limits
+	// SLO, e.g. "ttft=2s,tpot=50ms,e2el=30s": goodput per level and the
+	// largest concurrency meeting it.
+	SLO string
+	slo *slo // SLO parsed
+	// Repeat runs each level this many times (default 1); its figures are
+	// the runs' means, with 95% confidence intervals.
+	Repeat int
 	// Log, when set, receives one line per notable decision (retry without
 	// continuous usage, prompt calibration).
 	Log func(msg string)
@@ -131,6 +141,16 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.ClientBoundLag == 0 {
 		cfg.ClientBoundLag = 10 * time.Millisecond
+	}
+	if cfg.Repeat < 0 || cfg.Repeat > 100 {
+		return cfg, fmt.Errorf("--repeat %d: want 1 to 100", cfg.Repeat)
+	}
+	if strings.TrimSpace(cfg.SLO) != "" {
+		s, err := ParseSLO(cfg.SLO)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.slo = s
 	}
 	if cfg.Seed == 0 {
 		cfg.Seed = time.Now().UnixNano()

@@ -81,6 +81,7 @@ func (r *runner) startLevel(ctx context.Context, conc int, rate float64) *level 
 	l.lctx, l.cancel = context.WithCancel(ctx)
 	l.agg = newLevelAgg()
 	l.agg.outputLen = cfg.OutputLen
+	l.agg.slo = cfg.slo
 	l.ttfb, l.ttfat = newHist(), newHist()
 	l.ts = &tickStats{ttft: newHist(), tpot: newHist()}
 	l.done = make(chan *Record, 256)
@@ -271,6 +272,9 @@ func (l *level) result(ctx context.Context) *phases.LevelResult {
 	lr.MedianTTFATms = float64(l.ttfat.ValueAtQuantile(50)) / 1e3
 	lr.ClientCPUs = cpu.Seconds()
 	l.throughput(&lr)
+	if l.cfg.slo != nil {
+		l.cfg.slo.goodput(&lr, l.agg.sloc)
+	}
 	if l.pausedTotal > 0 {
 		l.notes = append(l.notes, fmt.Sprintf("paused for %.1fs during the level; throughput includes the pause", l.pausedTotal.Seconds()))
 	}

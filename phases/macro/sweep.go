@@ -39,7 +39,9 @@ type Result struct {
 	Preflight string `json:"preflight"`
 	// Warnings are the sweep's estimates and doubts, said aloud: its own,
 	// then each kind of level warning with the levels that had it.
-	Warnings    []string    `json:"warnings"`
+	Warnings []string `json:"warnings"`
+	// SLO is the sweep's SLO and the largest concurrency meeting it.
+	SLO         *SLOResult  `json:"slo,omitempty"`
 	Definitions Definitions `json:"definitions"`
 }
 
@@ -223,7 +225,7 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 		}
 	}
 	for i, l := range levels {
-		lr, err := r.runLevel(ctx, l.c, l.rate)
+		lr, err := r.runRepeated(ctx, l.c, l.rate)
 		if lr != nil {
 			res.Levels = append(res.Levels, *lr)
 			em.Emit(ctx, phases.KindMacroLevel, lr)
@@ -238,6 +240,8 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 		}
 		if res.Plateau == nil && i > 0 && l.rate == 0 {
 			if p := findPlateau(res.Levels); p != nil {
+				explainPlateau(p, res.Levels, cfg.Limits)
+				p.Noise = noise(res.Levels, p)
 				res.Plateau = p
 				em.Emit(ctx, phases.KindMacroPlateau, p)
 				if cfg.StopAtPlateau {
@@ -252,6 +256,7 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 		}
 	}
 	res.Continuous = c.continuous.Load()
+	r.sloEnd(ctx, res)
 	return res, nil
 }
 

@@ -100,6 +100,10 @@ type Macro struct {
 	// NoPreflight skips the one request sent with the sweep's settings
 	// before the first level.
 	NoPreflight bool `yaml:"no_preflight"`
+	// SLO, e.g. "ttft=2s,tpot=50ms,e2el=30s": goodput per level.
+	SLO string `yaml:"slo"`
+	// Repeat runs each level this many times (means and 95% CIs).
+	Repeat int `yaml:"repeat"`
 }
 
 // Micro phase parameters.

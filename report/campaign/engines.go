@@ -60,7 +60,17 @@ func (c *Campaign) SweepConfig(apiKey string) macro.Config {
 	m := c.Macro
 	return macro.Config{URL: c.Server.URL, API: m.API, Concurrency: m.Concurrency, Requests: m.Requests,
 		Duration: m.Duration.Duration, Warmup: m.Warmup, InputLen: m.InputLen, OutputLen: m.OutputLen,
-		Rate: m.Rate, StopAtPlateau: m.StopAtPlateau, NoPreflight: m.NoPreflight, APIKey: apiKey}
+		Rate: m.Rate, StopAtPlateau: m.StopAtPlateau, NoPreflight: m.NoPreflight, APIKey: apiKey,
+		SLO: m.SLO, Repeat: m.Repeat, Limits: c.ServerLimits()}
+}
+
+// ServerLimits are the limits the launch command sets, for the plateau's
+// verdict.
+func (c *Campaign) ServerLimits() macro.Limits {
+	if n := macro.MaxNumSeqsFromLaunch(c.Server.Launch); n > 0 {
+		return macro.Limits{MaxNumSeqs: n, Source: "the launch command"}
+	}
+	return macro.Limits{}
 }
 
 // MetricsURL is where the server's Prometheus /metrics is: the campaign's

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/model"
 	"gopkg.in/yaml.v3"
 )
@@ -116,6 +117,14 @@ func (c *Campaign) validate(root *yaml.Node) error {
 	}
 	if c.Macro.Rate < 0 {
 		return bad("macro.rate", "must not be negative")
+	}
+	if c.Macro.SLO != "" {
+		if _, err := macro.ParseSLO(c.Macro.SLO); err != nil {
+			return bad("macro.slo", "%v", err)
+		}
+	}
+	if c.Macro.Repeat < 0 || c.Macro.Repeat > 100 {
+		return bad("macro.repeat", "want 1 to 100, got %d", c.Macro.Repeat)
 	}
 	if err := c.validateRunSim(bad); err != nil {
 		return err

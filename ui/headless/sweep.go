@@ -30,6 +30,8 @@ type sweepFlags struct {
 	duration, timeout                         time.Duration
 	rate                                      float64
 	stopAtPlateau, noPreflight                bool
+	slo                                       string
+	repeat                                    int
 	seed                                      int64
 }
 
@@ -41,7 +43,7 @@ type sweepFlags struct {
 func SweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := New("sweep", "profdeck sweep [-c FILE] [--host HOST] [--url URL] [--model NAME] [--api completions|chat]\n"+
 		"       [--concurrency 1,2,4] [--requests N | --duration D] [--warmup N] [--input-len N] [--output-len N]\n"+
-		"       [--rate R] [--stop-at-plateau] [--no-preflight] [--json FILE|-] [--jsonl FILE] [--metrics-url URL|off]", stdout, stderr)
+		"       [--rate R] [--slo ttft=2s,tpot=50ms,e2el=30s] [--repeat N] [--stop-at-plateau] [--no-preflight] [--json FILE|-] [--jsonl FILE] [--metrics-url URL|off]", stdout, stderr)
 	var f sweepFlags
 	fs := c.Flags
 	fs.StringVar(&f.url, "url", "", "server base URL as seen from the host (default: the campaign's server.url)")
@@ -57,6 +59,8 @@ func SweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.BoolVar(&f.stopAtPlateau, "stop-at-plateau", false, "end the sweep at the level where throughput stops growing")
 	fs.BoolVar(&f.noPreflight, "no-preflight", false, "skip the request sent with the sweep's settings before the first level")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "limit for one request")
+	fs.StringVar(&f.slo, "slo", "", "SLO for goodput, e.g. ttft=2s,tpot=50ms,e2el=30s (default: the campaign's macro.slo)")
+	fs.IntVar(&f.repeat, "repeat", 0, "run each level N times: means and 95% confidence intervals (default: the campaign's, else 1)")
 	fs.Int64Var(&f.seed, "seed", 0, "seed for prompts and arrivals (default: time based)")
 	fs.StringVar(&f.metricsURL, "metrics-url", "", "the server's Prometheus metrics (default: the campaign's, else URL/metrics; off to skip)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key (default: $OPENAI_API_KEY, or the campaign's server.api_key_env)")
@@ -139,6 +143,8 @@ func (f *sweepFlags) config(c *Command, camp *campaign.Campaign) (macro.Config, 
 	setIf(&cfg.InputLen, f.inputLen)
 	setIf(&cfg.OutputLen, f.outputLen)
 	setIf(&cfg.Rate, f.rate)
+	setIf(&cfg.SLO, f.slo)
+	setIf(&cfg.Repeat, f.repeat)
 	cfg.StopAtPlateau = cfg.StopAtPlateau || f.stopAtPlateau
 	cfg.NoPreflight = cfg.NoPreflight || f.noPreflight
 	cfg.Timeout, cfg.Seed = f.timeout, f.seed
@@ -238,6 +244,11 @@ func printProgress(w io.Writer, events <-chan phases.Event) {
 			}
 		case phases.Plateau:
 			fmt.Fprintf(w, "plateau: C=%d at %.1f tok/s (the next level adds less than 10%%)\n", d.Concurrency, d.OutputThroughput)
+			if line := macro.VerdictLine(&d); d.Reason != "" {
+				fmt.Fprintf(w, "verdict (%s): %s\n", d.Reason, line)
+			}
+		case phases.SLOMet:
+			fmt.Fprintln(w, "slo:", d.Text)
 		case phases.ClientBound:
 			fmt.Fprintf(w, "warning: C=%d was limited by this client, not the server: %s\n", d.Concurrency, d.Reason)
 		}

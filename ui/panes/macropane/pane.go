@@ -43,6 +43,7 @@ type Model struct {
 	// What the events said.
 	levels     []phases.LevelResult
 	plateau    *phases.Plateau
+	slo        *phases.SLOMet
 	audits     []phases.ClientBound
 	cur        *level
 	warns      []string                // the sweep's and its levels' warnings, in order

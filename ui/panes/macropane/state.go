@@ -93,6 +93,9 @@ func (m *Model) apply(ev phases.Event) (sampled bool) {
 		m.plateau = &p
 		m.markPlateau(d.Concurrency)
 		m.tableDirty = true
+	case phases.SLOMet:
+		v := d
+		m.slo = &v
 	case phases.ClientBound:
 		m.audits = append(m.audits, d)
 		m.tableDirty = true

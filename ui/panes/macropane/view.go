@@ -182,8 +182,9 @@ func (m *Model) banners() []string {
 		out = append(out, s.BannerWarn.Render(components.Fit(text, m.w-2)))
 	}
 	if p := m.plateau; p != nil {
-		out = append(out, s.Good.Render(components.Fit(fmt.Sprintf("plateau at C=%d: %s tok/s — doubling C adds <10%%",
-			p.Concurrency, units.Thousands(p.OutputThroughput)), m.w)))
+		out = append(out, m.verdictLines(p)...)
+	} else if m.slo != nil {
+		out = append(out, s.Subtle.Render(components.Fit(m.slo.Text, m.w)))
 	}
 	if n := len(m.errs); n > 0 {
 		// The latest distinct error, with what the server said.

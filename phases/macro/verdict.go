@@ -1,0 +1,149 @@
+package macro
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/units"
+)
+
+// The verdict classes: what limits throughput at a level.
+const (
+	LimitClient    = "client_bound"
+	LimitKVCache   = "kv_cache"
+	LimitMaxSeqs   = "max_num_seqs"
+	LimitStep      = "engine_step"
+	LimitUnknown   = "unknown"
+	kvFull         = 0.90 // KV cache use at which it is the limit
+	mostOfTheLevel = 0.5  // share of scrapes that is "most of the level"
+)
+
+// Limits are what the sweep knows of the server's configured limits.
+type Limits struct {
+	// MaxNumSeqs is the engine's --max-num-seqs (0: not known); Source
+	// says where it was read ("the launch command").
+	MaxNumSeqs int
+	Source     string
+}
+
+var maxSeqsFlag = regexp.MustCompile(`--max[-_]num[-_]seqs(?:=|\s+)(\d+)`)
+
+// MaxNumSeqsFromLaunch reads --max-num-seqs from a vLLM launch command
+// (0 when it does not set it).
+func MaxNumSeqsFromLaunch(cmd string) int {
+	m := maxSeqsFlag.FindStringSubmatch(cmd)
+	if m == nil {
+		return 0
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil || n < 1 {
+		return 0
+	}
+	return n
+}
+
+// Explain classifies what limits throughput at level index i of levels,
+// looking at the level above it (the one that did not add throughput) as
+// well, and returns the class and one line a person can act on.
+func Explain(levels []phases.LevelResult, i int, lim Limits) (reason, evidence string) {
+	if i < 0 || i >= len(levels) {
+		return LimitUnknown, "no such level"
+	}
+	at := levels[i]
+	head := fmt.Sprintf("plateau at C=%d: ", at.Concurrency)
+	var next *phases.LevelResult
+	if i+1 < len(levels) {
+		next = &levels[i+1]
+	}
+	// The client first: a level it limited measured the client.
+	for _, l := range []*phases.LevelResult{&at, next} {
+		if l != nil && l.ClientBound {
+			return LimitClient, head + fmt.Sprintf("the client limited C=%d (%s) — run the client on a machine with more cores, "+
+				"nearer the server, or lower --concurrency", l.Concurrency, l.ClientBoundReason)
+		}
+	}
+	// The server's side: the level above shows what stopped the growth.
+	see := next
+	if see == nil || see.Server == nil || !see.Server.Available {
+		see = &at
+	}
+	sl := see.Server
+	if sl == nil || !sl.Available {
+		why := "no /metrics was read (give --metrics-url)"
+		if sl != nil && sl.Note != "" {
+			why = "the server's /metrics could not be read: " + sl.Note
+		}
+		return LimitUnknown, head + "what saturated is unknown: " + why + "; the client's audit found no client limit"
+	}
+	where := fmt.Sprintf(" at C=%d", see.Concurrency)
+	waiting := sl.MaxWaiting > 0 && sl.WaitingShare >= mostOfTheLevel/2
+	if (sl.MaxKVCacheUsage >= kvFull || sl.Preemptions > 0) && (waiting || sl.Preemptions > 0) {
+		return LimitKVCache, head + fmt.Sprintf("KV cache %s full, %s preemptions, %s waiting%s (kv_cache) — more KV cache: "+
+			"raise --gpu-memory-utilization, lower --max-model-len, or --kv-cache-dtype fp8",
+			units.Pct(sl.MaxKVCacheUsage), units.Thousands(sl.Preemptions), units.Thousands(sl.MaxWaiting), where)
+	}
+	atLimit := sl.AtMaxRunningShare >= mostOfTheLevel && sl.MaxRunning > 0
+	if lim.MaxNumSeqs > 0 {
+		atLimit = atLimit && sl.MaxRunning >= float64(lim.MaxNumSeqs)
+	}
+	if atLimit && waiting && sl.MaxKVCacheUsage < kvFull && sl.MaxRunning < float64(see.Concurrency) {
+		of := fmt.Sprintf("%s of %d sequences running (max_num_seqs)", units.Thousands(sl.MaxRunning), lim.MaxNumSeqs)
+		if lim.MaxNumSeqs == 0 {
+			of = fmt.Sprintf("never more than %s sequences running (max_num_seqs: the engine's default, the launch command does not set it)",
+				units.Thousands(sl.MaxRunning))
+		}
+		return LimitMaxSeqs, head + fmt.Sprintf("%s, KV %s, %s waiting%s — raise --max-num-seqs",
+			of, units.Pct(sl.MaxKVCacheUsage), units.Thousands(sl.MaxWaiting), where)
+	}
+	if !waiting && sl.MaxRunning >= 0.9*float64(see.Concurrency) {
+		if grow, ok := tpotGrowth(levels, see); ok && grow {
+			return LimitStep, head + fmt.Sprintf("all %d requests running, none waiting, KV %s, TPOT %s ms at C=%d against %s ms at C=1 "+
+				"(engine_step): the decode step grows with the batch — see the decode-time budget",
+				see.Concurrency, units.Pct(sl.MaxKVCacheUsage), units.Ms(see.MedianTPOTms), see.Concurrency, units.Ms(levels[0].MedianTPOTms))
+		}
+	}
+	return LimitUnknown, head + fmt.Sprintf("no known limit shows%s: %s running at most, %s waiting, KV %s, %s preemptions, the client kept up",
+		where, units.Thousands(sl.MaxRunning), units.Thousands(sl.MaxWaiting), units.Pct(sl.MaxKVCacheUsage), units.Thousands(sl.Preemptions))
+}
+
+// tpotGrowth says whether TPOT grew by more than a third from the first
+// level to see (the step grows with the batch).
+func tpotGrowth(levels []phases.LevelResult, see *phases.LevelResult) (grew, ok bool) {
+	first := levels[0]
+	if first.MedianTPOTms <= 0 || see.MedianTPOTms <= 0 || first.Concurrency >= see.Concurrency {
+		return false, false
+	}
+	return see.MedianTPOTms > 1.33*first.MedianTPOTms, true
+}
+
+// explainPlateau fills the plateau's reason and evidence.
+func explainPlateau(p *phases.Plateau, levels []phases.LevelResult, lim Limits) {
+	for i, l := range levels {
+		if l.Concurrency == p.Concurrency && l.Rate == 0 {
+			p.Reason, p.Evidence = Explain(levels, i, lim)
+			return
+		}
+	}
+}
+
+// VerdictLine is the plateau's line for a person: its evidence, and the
+// SLO and noise notes beside it.
+func VerdictLine(p *phases.Plateau) string {
+	if p == nil {
+		return ""
+	}
+	parts := []string{p.Evidence}
+	if p.Evidence == "" {
+		parts[0] = fmt.Sprintf("plateau at C=%d", p.Concurrency)
+	}
+	if p.SLO != "" {
+		parts = append(parts, p.SLO)
+	}
+	if p.Noise != "" {
+		parts = append(parts, p.Noise)
+	}
+	return strings.Join(parts, "; ")
+}
