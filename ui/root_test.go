@@ -29,7 +29,7 @@ func (f *fakeSaver) WriteNow() (string, time.Time, error) {
 	return "nb.md", time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), nil
 }
 
-func newTestRoot(t *testing.T) (*Model, *fakeSaver, *report.Session) {
+func newTestRoot(t testing.TB) (*Model, *fakeSaver, *report.Session) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
