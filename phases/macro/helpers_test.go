@@ -63,7 +63,10 @@ func TestMain(m *testing.M) {
 		// The emulator uses every core, whatever GOMAXPROCS the client
 		// under test was given.
 		runtime.GOMAXPROCS(runtime.NumCPU())
-		emu := vllmemu.New(vllmemu.Config{Model: "test/model", StepTime: d, StepPerSeq: 1, PrefillPerToken: 1, MaxNumSeqs: 100000})
+		// PROFDECK_EMU_COARSE: steps end up to a millisecond late rather
+		// than spinning, so the emulator leaves the client its core.
+		emu := vllmemu.New(vllmemu.Config{Model: "test/model", StepTime: d, StepPerSeq: 1, PrefillPerToken: 1, MaxNumSeqs: 100000,
+			CoarseTiming: os.Getenv("PROFDECK_EMU_COARSE") != ""})
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
