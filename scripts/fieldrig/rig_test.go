@@ -244,3 +244,54 @@ func TestRigOnCPU(t *testing.T) {
 		t.Errorf("log summary: %s\nlog:\n%s", js, b)
 	}
 }
+
+// The /truth documents of the 2×H200 run that README.md quotes: the decode
+// step at M=1 and M=128, and the served window at the plateau.
+func TestRecordedTruthOnH200(t *testing.T) {
+	read := func(name string) truthDoc {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d truthDoc
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return d
+	}
+	at := func(d truthDoc, m int) truthBatch {
+		for _, b := range d.Batch {
+			if b.M == m {
+				return b
+			}
+		}
+		t.Fatalf("no M=%d", m)
+		return truthBatch{}
+	}
+	near := func(what string, got, want float64) {
+		t.Helper()
+		if got < want-0.0006 || got > want+0.0006 {
+			t.Errorf("%s = %.4f, want %.4f", what, got, want)
+		}
+	}
+	c1, c128 := read("h200x2-truth-c1.json"), read("h200x2-truth-c128.json")
+	if c1.TP != 2 || c1.AllReducePerStep != 13 {
+		t.Fatalf("tp %d, %d all-reduces per step", c1.TP, c1.AllReducePerStep)
+	}
+	m1 := at(c1, 1)
+	near("M=1 all-reduce", m1.AllReduceMs, 0.147)
+	near("M=1 GEMM", m1.GEMMms, 1.7984)
+	m128 := at(c128, 128)
+	near("M=128 all-reduce", m128.AllReduceMs, 0.4625)
+	near("M=128 GEMM", m128.GEMMms, 5.8745)
+	sv := c128.Served
+	if sv == nil {
+		t.Fatal("no served window at C=128")
+	}
+	near("C=128 TPOT", sv.MedianTPOTms, 27.6739)
+	near("C=128 all-reduce per token", sv.AllReducePerTok, 0.4498)
+	near("C=128 GEMM per token", sv.GEMMPerTok, 5.8358)
+	if sv.StepsByBatchSize["128"] != 29033 || sv.MeanPaddedBatch < 123 {
+		t.Errorf("C=128 window: %d steps at 128, mean padded batch %.2f", sv.StepsByBatchSize["128"], sv.MeanPaddedBatch)
+	}
+}
