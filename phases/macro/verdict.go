@@ -100,9 +100,9 @@ func Explain(levels []phases.LevelResult, i int, lim Limits) (reason, evidence s
 	}
 	if !waiting && sl.MaxRunning >= 0.9*float64(see.Concurrency) {
 		if grow, ok := tpotGrowth(levels, see); ok && grow {
-			return LimitStep, head + fmt.Sprintf("all %d requests running, none waiting, KV %s, TPOT %s ms at C=%d against %s ms at C=1 "+
+			return LimitStep, head + fmt.Sprintf("all %d requests running, none waiting, KV %s, TPOT %s ms at C=%d against %s ms at C=%d "+
 				"(engine_step): the decode step grows with the batch — see the decode-time budget",
-				see.Concurrency, units.Pct(sl.MaxKVCacheUsage), units.Ms(see.MedianTPOTms), see.Concurrency, units.Ms(levels[0].MedianTPOTms))
+				see.Concurrency, units.Pct(sl.MaxKVCacheUsage), units.Ms(see.MedianTPOTms), see.Concurrency, units.Ms(levels[0].MedianTPOTms), levels[0].Concurrency)
 		}
 	}
 	return LimitUnknown, head + fmt.Sprintf("no known limit shows%s: %s running at most, %s waiting, KV %s, %s preemptions, the client kept up",

@@ -30,7 +30,7 @@ type sweepFlags struct {
 	duration, timeout                         time.Duration
 	rate                                      float64
 	stopAtPlateau, noPreflight                bool
-	slo                                       string
+	slo, simMode                              string
 	repeat                                    int
 	seed                                      int64
 }
@@ -60,6 +60,7 @@ func SweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.BoolVar(&f.noPreflight, "no-preflight", false, "skip the request sent with the sweep's settings before the first level")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "limit for one request")
 	fs.StringVar(&f.slo, "slo", "", "SLO for goodput, e.g. ttft=2s,tpot=50ms,e2el=30s (default: the campaign's macro.slo)")
+	fs.StringVar(&f.simMode, "sim-mode", "", "with --host sim: an emulator limited by kv, seqs or step, or a noisy one")
 	fs.IntVar(&f.repeat, "repeat", 0, "run each level N times: means and 95% confidence intervals (default: the campaign's, else 1)")
 	fs.Int64Var(&f.seed, "seed", 0, "seed for prompts and arrivals (default: time based)")
 	fs.StringVar(&f.metricsURL, "metrics-url", "", "the server's Prometheus metrics (default: the campaign's, else URL/metrics; off to skip)")
@@ -85,8 +86,14 @@ func runSweep(ctx context.Context, c *Command, f *sweepFlags) error {
 			return BadInput("no server: give --url URL, or -c FILE with server.url")
 		}
 	}
+	emu := vllmemu.Config{ServeBeforeReady: true}
+	if f.simMode != "" {
+		if emu, err = vllmemu.Mode(f.simMode, emu); err != nil {
+			return BadInput("--sim-mode: %v", err)
+		}
+	}
 	h, err := c.OpenHost(ctx, camp, func(o *hosts.Options) {
-		o.Sim = sim.Options{AutoStart: true, LoadTime: time.Second, Emulator: vllmemu.Config{ServeBeforeReady: true}}
+		o.Sim = sim.Options{AutoStart: true, LoadTime: time.Second, Emulator: emu}
 	})
 	if err != nil {
 		return err

@@ -74,6 +74,9 @@ type Config struct {
 	// waiting out each step's last 1.2 ms actively (which costs CPU but
 	// makes the emulator's timing exact to a few microseconds).
 	CoarseTiming bool
+	// Jitter makes each step up to this fraction longer or shorter, at
+	// random (a noisy machine: repeats differ).
+	Jitter float64
 }
 
 // The emulator's defaults.

@@ -174,6 +174,9 @@ func (e *Emulator) schedule() {
 		}
 		n := len(running)
 		dur := cfg.StepTime + time.Duration(n-1)*cfg.StepPerSeq + time.Duration(prefill)*cfg.PrefillPerToken
+		if cfg.Jitter > 0 {
+			dur = time.Duration(float64(dur) * (1 + cfg.Jitter*(2*e.roll()-1)))
+		}
 		stepEnd := stepStart.Add(dur)
 		timer.Reset(time.Until(stepEnd) - spin)
 	wait:

@@ -1,0 +1,124 @@
+package macro_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/servermetrics"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
+)
+
+// verdictSweep sweeps an emulator with a scraper and returns its plateau.
+func verdictSweep(t *testing.T, emu vllmemu.Config, cfg macro.Config) *macro.Result {
+	t.Helper()
+	_, url := startEmu(t, emu)
+	cfg.URL = url
+	if cfg.Scraper == nil {
+		cfg.Scraper = servermetrics.NewScraper(url+"/metrics", nil)
+	}
+	if cfg.Duration == 0 {
+		cfg.Duration = 1200 * time.Millisecond
+	}
+	cfg.Seed = 7
+	res := runSweep(t, cfg)
+	if res.Plateau == nil {
+		for _, l := range res.Levels {
+			t.Logf("C=%d %.0f tok/s server %+v", l.Concurrency, l.OutputThroughput, l.Server)
+		}
+		t.Fatal("no plateau")
+	}
+	t.Logf("%s: %s", res.Plateau.Reason, res.Plateau.Evidence)
+	return res
+}
+
+func wantVerdict(t *testing.T, p *phases.Plateau, reason string, words ...string) {
+	t.Helper()
+	if p.Reason != reason {
+		t.Errorf("reason %q, want %q: %s", p.Reason, reason, p.Evidence)
+	}
+	for _, w := range words {
+		if !strings.Contains(p.Evidence, w) {
+			t.Errorf("evidence %q lacks %q", p.Evidence, w)
+		}
+	}
+}
+
+// TestVerdictMaxNumSeqs: 8 seats, 16 sent: 8 of 8 running, 8 waiting.
+func TestVerdictMaxNumSeqs(t *testing.T) {
+	t.Parallel()
+	res := verdictSweep(t, vllmemu.Config{StepTime: 5 * time.Millisecond, StepPerSeq: 100 * time.Microsecond, PrefillPerToken: 1, MaxNumSeqs: 8},
+		macro.Config{Concurrency: []int{4, 8, 16}, InputLen: 16, OutputLen: 20, Limits: macro.Limits{MaxNumSeqs: 8, Source: "the launch command"}})
+	wantVerdict(t, res.Plateau, macro.LimitMaxSeqs, "plateau at C=8", "8 of 8 sequences running", "waiting at C=16", "raise --max-num-seqs")
+}
+
+// TestVerdictKVCache: a KV cache of about seven requests: preemptions.
+func TestVerdictKVCache(t *testing.T) {
+	t.Parallel()
+	res := verdictSweep(t, vllmemu.Config{StepTime: 5 * time.Millisecond, StepPerSeq: 100 * time.Microsecond, PrefillPerToken: 1,
+		MaxNumSeqs: 1000, KVCacheTokens: 400}, macro.Config{Concurrency: []int{4, 16, 32}, InputLen: 16, OutputLen: 40})
+	wantVerdict(t, res.Plateau, macro.LimitKVCache, "KV cache", "preemptions", "--gpu-memory-utilization")
+}
+
+// TestVerdictEngineStep: every request runs, none waits, the step grows.
+func TestVerdictEngineStep(t *testing.T) {
+	t.Parallel()
+	res := verdictSweep(t, vllmemu.Config{StepTime: 4 * time.Millisecond, StepPerSeq: time.Millisecond, PrefillPerToken: 1, MaxNumSeqs: 1000},
+		macro.Config{Concurrency: []int{4, 16, 32}, InputLen: 16, OutputLen: 30})
+	wantVerdict(t, res.Plateau, macro.LimitStep, "none waiting", "TPOT", "decode step grows")
+}
+
+// slowWriter is a per-request record file on a slow disk: the client
+// throttled on purpose.
+type slowWriter struct {
+	mu sync.Mutex
+	d  time.Duration
+}
+
+func (w *slowWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	time.Sleep(w.d)
+	return len(b), nil
+}
+
+// TestVerdictClientBound: the client's own dispatcher is slowed (its
+// record file sleeps), the audit flags the level and the verdict asked for
+// that level names the client.
+func TestVerdictClientBound(t *testing.T) {
+	t.Parallel()
+	_, url := startEmu(t, vllmemu.Config{StepTime: 5 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, MaxNumSeqs: 1000})
+	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{8, 16}, Duration: time.Second, InputLen: 16, OutputLen: 20, Seed: 7,
+		Scraper: servermetrics.NewScraper(url+"/metrics", nil), JSONL: &slowWriter{d: 30 * time.Millisecond}})
+	if !res.Levels[0].ClientBound {
+		t.Fatalf("C=8 not client-bound: lag p99 %.1f ms", res.Levels[0].P99SendLagms)
+	}
+	reason, ev := macro.Explain(res.Levels, 0, macro.Limits{})
+	t.Log(ev)
+	wantVerdict(t, &phases.Plateau{Reason: reason, Evidence: ev}, macro.LimitClient, "the client limited C=8", "p99 send lag")
+}
+
+// TestVerdictUnknownWithoutMetrics: no /metrics, nothing to tell by.
+func TestVerdictUnknownWithoutMetrics(t *testing.T) {
+	t.Parallel()
+	res := verdictSweep(t, vllmemu.Config{StepTime: 5 * time.Millisecond, StepPerSeq: 100 * time.Microsecond, PrefillPerToken: 1, MaxNumSeqs: 4},
+		macro.Config{Concurrency: []int{4, 8}, InputLen: 16, OutputLen: 20, Scraper: servermetrics.NewScraper("http://127.0.0.1:1/metrics", nil)})
+	wantVerdict(t, res.Plateau, macro.LimitUnknown, "unknown", "/metrics")
+}
+
+func TestMaxNumSeqsFromLaunch(t *testing.T) {
+	for cmd, want := range map[string]int{
+		"vllm serve m --max-num-seqs 256 --port 8000": 256,
+		"vllm serve m --max-num-seqs=64":              64,
+		"python -m vllm.entrypoints.openai.api_server --max_num_seqs 32": 32,
+		"vllm serve m --tensor-parallel-size 8":                          0,
+		"vllm serve m --max-num-seqs abc":                                0,
+	} {
+		if got := macro.MaxNumSeqsFromLaunch(cmd); got != want {
+			t.Errorf("%q: %d, want %d", cmd, got, want)
+		}
+	}
+}
