@@ -55,8 +55,8 @@ func DoneSteps(events []phases.Event, id phases.RunIdentity) map[string]Span {
 		case phases.LevelResult:
 			levels++
 		case phases.PhaseFinished:
-			if !mine || d.Err != "" {
-				continue
+			if !mine || d.Err != "" || (d.Outcome != "" && d.Outcome != phases.OutcomeDone) {
+				continue // failed or cancelled
 			}
 			sp := Span{Started: started["phase:"+d.Name], Finished: ev.Time, Manual: true}
 			switch d.Name {

@@ -67,7 +67,8 @@ func TestDoneStepsOtherIdentityStartsOver(t *testing.T) {
 func TestDoneStepsByHand(t *testing.T) {
 	e := &evs{t: time.Unix(0, 0)}
 	// A sweep stopped before its first level does not count; one with a
-	// level does; a failed micro does not; a profile counts for the
+	// level does; a failed micro and a cancelled NCCL run do not; a
+	// profile counts for the
 	// restart before it too.
 	e.add(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro})
 	e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro})
@@ -79,6 +80,8 @@ func TestDoneStepsByHand(t *testing.T) {
 	e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro})
 	e.add(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Micro})
 	e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Micro, Err: "CUDA out of memory"})
+	e.add(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.NCCL})
+	e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.NCCL, Outcome: phases.OutcomeCancelled})
 	e.add(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Profile})
 	e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Profile})
 	done := DoneSteps(e.out, kimi)
