@@ -117,6 +117,10 @@ type NCCLAllToAll struct {
 	AlgBW  float64 `json:"algbw_gbs"`
 	BusBW  float64 `json:"busbw_gbs"`
 	NProc  int     `json:"nproc"`
+	// Nodes is how many nodes the ranks span; OffNodeBytes how much of a
+	// rank's Bytes goes to ranks on other nodes (0 on one node).
+	Nodes        int   `json:"nodes,omitempty"`
+	OffNodeBytes int64 `json:"off_node_bytes,omitempty"`
 }
 
 // NCCLCliff names the first T where All-to-All latency grows more than 2×.

@@ -42,6 +42,15 @@ type Config struct {
 	OnText  func(remote.Line)
 	// OnRaw receives every JSON line the script printed, unparsed.
 	OnRaw func(string)
+	// Nodes, when there are several, are every node of the deployment,
+	// Host (the head, rank 0) first: one torchrun per node, NProc ranks
+	// each, rendezvous at MasterAddr:MasterPort; the results come from
+	// rank 0.
+	Nodes      []remote.Host
+	MasterAddr string // the head's address as the other nodes reach it
+	MasterPort int    // default 29500
+	// Env is set for torchrun on every node (NCCL_SOCKET_IFNAME …).
+	Env map[string]string
 }
 
 func (cfg Config) batch() []int {
@@ -78,8 +87,15 @@ func Command(cfg Config, scriptPath string) string {
 	if py == "" {
 		py = "python3"
 	}
+	tr = withEnv(tr, cfg.Env)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s --standalone --nproc-per-node %d --no-python %s -c \"$(cat %s)\"", tr, max(cfg.NProc, 1), py, remote.Quote(scriptPath))
+	b.WriteString(scriptArgs(cfg))
+	return b.String()
+}
+
+func scriptArgs(cfg Config) string {
+	var b strings.Builder
 	fmt.Fprintf(&b, " --hidden %d --count %d --batch %s", cfg.Plan.Hidden, cfg.Plan.AllReduce.PerStep, join(cfg.batch()))
 	if a := cfg.Plan.AllToAll; a != nil && a.BytesPerToken > 0 {
 		fmt.Fprintf(&b, " --a2a-bytes-per-token %d --tokens %s", a.BytesPerToken, join(cfg.tokens()))
@@ -105,6 +121,13 @@ func Run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 	p := cfg.Plan
 	params := map[string]any{"model": p.Model, "tp": p.TP, "nproc": cfg.NProc, "torchrun": cfg.Torchrun, "batch": p.Batch,
 		"allreduce_per_step": p.AllReduce.PerStep, "force": cfg.Force}
+	if len(cfg.Nodes) > 1 {
+		names := make([]string, len(cfg.Nodes))
+		for i, h := range cfg.Nodes {
+			names[i] = h.Name()
+		}
+		params["nodes"], params["master_addr"], params["master_port"] = names, cfg.MasterAddr, cfg.MasterPort
+	}
 	return phases.Run(ctx, em, phases.NCCL, params, func(ctx context.Context) error { return run(ctx, cfg, em) })
 }
 
@@ -131,11 +154,25 @@ func run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 	if py == "" {
 		py = "python3"
 	}
+	cmd := Command(cfg, script)
+	wait := func() error { return nil }
+	if len(cfg.Nodes) > 1 {
+		if err := checkNodes(cfg); err != nil {
+			return err
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		if wait, err = startWorkers(ctx, cfg, cancel); err != nil {
+			return err
+		}
+		cmd = NodeCommand(cfg, script, 0)
+	}
 	var a2a []phases.NCCLAllToAll
 	cliff := false
-	return lines.Stream(ctx, pyrun.Spec{
+	err = lines.Stream(ctx, pyrun.Spec{
 		Host:       cfg.Host,
-		Cmd:        Command(cfg, script),
+		Cmd:        cmd,
 		KillPrefix: pyrun.ExecPrefix(strings.ReplaceAll(" "+cfg.Torchrun+" ", " -i ", " "), py),
 		KillParent: true,
 		OnText:     cfg.OnText,
@@ -148,6 +185,10 @@ func run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 			}
 		}
 	})
+	if werr := wait(); werr != nil && err == nil {
+		err = werr
+	}
+	return err
 }
 
 // FindCliff names the first tokens-per-GPU size whose All-to-All latency is

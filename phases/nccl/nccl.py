@@ -1,7 +1,9 @@
 """profdeck nccl: time a decode step's collectives, one process per GPU.
 
 Run by profdeck under torchrun, as
-`TORCHRUN --standalone --nproc-per-node N --no-python PYTHON -c "$(cat this-file)" ARGS`.
+`TORCHRUN --standalone --nproc-per-node N --no-python PYTHON -c "$(cat this-file)" ARGS`,
+or on several nodes with --nnodes/--node-rank/--master-addr/--master-port
+in place of --standalone (one torchrun per node).
 Rank 0 prints one JSON object per line on stdout, each with a "type": start,
 env, progress, burst, alltoall, error, fatal, done. Every time is the max over
 ranks of that rank's figure (NCCL kernels wait for the slowest peer).
@@ -146,8 +148,11 @@ def main():
             ms = timed(loop, max(3, args.repeats // 2)) / args.iters
             nbytes = n * 2
             algbw = nbytes / (ms / 1e3) / 1e9
+            local_world = int(os.environ.get("LOCAL_WORLD_SIZE", str(world)))
             emit("alltoall", tokens_per_gpu=t, bytes=nbytes, us=ms * 1e3, algbw_gbs=algbw,
-                 busbw_gbs=algbw * (world - 1) / world, nproc=world)
+                 busbw_gbs=algbw * (world - 1) / world, nproc=world,
+                 nodes=max(1, world // max(1, local_world)),
+                 off_node_bytes=nbytes * (world - local_world) // world)
             done += 1
             del inp, out_t
     emit("done", done=done, total=total)

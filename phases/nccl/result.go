@@ -84,8 +84,13 @@ func (r *Result) WriteTables(w io.Writer) {
 			if r.Cliff != nil && r.Cliff.Tokens == a.Tokens {
 				mark = "  ◀ cliff"
 			}
-			fmt.Fprintf(w, "%-6d %11s %10.1f %11.2f %11.2f%s\n", a.Tokens, units.Bytes(a.Bytes), a.Us, a.AlgBW, a.BusBW, mark)
+			off := ""
+			if a.Nodes > 1 {
+				off = "  off node " + units.Bytes(a.OffNodeBytes)
+			}
+			fmt.Fprintf(w, "%-6d %11s %10.1f %11.2f %11.2f%s%s\n", a.Tokens, units.Bytes(a.Bytes), a.Us, a.AlgBW, a.BusBW, off, mark)
 		}
+		writeOffNode(w, r.AllToAll)
 		if r.Cliff != nil {
 			fmt.Fprintf(w, "latency cliff at T=%d: %.1f → %.1f µs (%.1f×)\n", r.Cliff.Tokens, r.Cliff.FromUs, r.Cliff.ToUs, r.Cliff.ToUs/r.Cliff.FromUs)
 		} else {
@@ -114,4 +119,19 @@ type Report struct {
 	Plan     model.Plan `json:"plan"`
 	Result
 	Error string `json:"error,omitempty"`
+}
+
+// writeOffNode says, on several nodes, where the All-to-All's traffic
+// leaves the node: the share of each rank's bytes bound for other nodes
+// goes over the network, not NVLink, and the step where the latency
+// jumps is where that transfer takes over.
+func writeOffNode(w io.Writer, rows []phases.NCCLAllToAll) {
+	a := rows[len(rows)-1]
+	if a.Nodes < 2 || a.Bytes <= 0 {
+		return
+	}
+	local := a.NProc / a.Nodes
+	fmt.Fprintf(w, "traffic leaves the node: %d ranks on each of %d nodes, so %s of each rank's %s (%.0f%%) goes to the other nodes over the network at every step",
+		local, a.Nodes, units.Bytes(a.OffNodeBytes), units.Bytes(a.Bytes), 100*float64(a.OffNodeBytes)/float64(a.Bytes))
+	fmt.Fprintln(w)
 }

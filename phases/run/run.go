@@ -73,6 +73,9 @@ type Config struct {
 
 	Server *load.Server // the serving process's lifecycle
 	Watch  load.Config  // following a load (its Host is set here)
+	// Nodes, when there are several, are followed together (load.Group),
+	// the head first; Server then starts and stops every node.
+	Nodes []load.Node
 	// QuietFollow follows loads without emitting their events, where
 	// another watcher (the cockpit's Load pane) already reports them.
 	QuietFollow bool

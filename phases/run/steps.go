@@ -60,7 +60,13 @@ func (r *runner) follow(ctx context.Context) (string, string) {
 	if r.cfg.QuietFollow {
 		em = nil
 	}
-	end, err := load.NewWatcher(cfg).Until(ctx, em)
+	var end load.Ending
+	var err error
+	if len(r.cfg.Nodes) > 1 {
+		end, err = load.NewGroup(cfg, r.cfg.Nodes).Until(ctx, em)
+	} else {
+		end, err = load.NewWatcher(cfg).Until(ctx, em)
+	}
 	if err != nil {
 		return phases.StepFailed, errText(err)
 	}

@@ -212,6 +212,17 @@ func runMicroScript(ctx context.Context, d *Deployment, cmd string, stdin io.Rea
 	return nil
 }
 
+// workerNodeWait is a worker node's torchrun: it lasts a moment per step, then
+// exits 0 without output.
+func workerNodeWait(ctx context.Context, steps int) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Duration(steps) * 20 * time.Millisecond):
+	}
+	return nil
+}
+
 func runNCCLScript(ctx context.Context, d *Deployment, cmd string, stdin io.Reader, out func(remote.Line)) error {
 	a := parseBenchArgs(cmd)
 	if _, err := d.catFiles(ctx, cmd, a.cats); err != nil {
@@ -221,13 +232,19 @@ func runNCCLScript(ctx context.Context, d *Deployment, cmd string, stdin io.Read
 	if hidden <= 0 || count < 0 {
 		return Exit(cmd, 2, "profdeck-nccl: error: the following arguments are required: --hidden, --count")
 	}
-	n := a.int("--nproc-per-node", 1)
+	local := a.int("--nproc-per-node", 1)
 	d.mu.Lock()
 	gpus, gpu := d.opt.GPUs, d.opt.GPUName
 	d.mu.Unlock()
-	if n > gpus {
-		return Exit(cmd, 1, fmt.Sprintf("torch.distributed.elastic.multiprocessing.errors.ChildFailedError: CUDA error: invalid device ordinal (rank %d of %d; the host has %d GPUs)", gpus, n, gpus))
+	if local > gpus {
+		return Exit(cmd, 1, fmt.Sprintf("torch.distributed.elastic.multiprocessing.errors.ChildFailedError: CUDA error: invalid device ordinal (rank %d of %d; the host has %d GPUs)", gpus, local, gpus))
 	}
+	nodes := max(a.int("--nnodes", 1), 1)
+	if a.int("--node-rank", 0) > 0 {
+		// Rank 0 prints the results; the other nodes' ranks print nothing.
+		return workerNodeWait(ctx, len(a.ints("--batch", model.DefaultBatch)))
+	}
+	n := local * nodes
 	batch := a.ints("--batch", model.DefaultBatch)
 	bpt := a.int("--a2a-bytes-per-token", 0)
 	tokens := a.ints("--tokens", []int{1, 2, 4, 8, 16, 32, 64, 128, 256})
@@ -247,7 +264,7 @@ func runNCCLScript(ctx context.Context, d *Deployment, cmd string, stdin io.Read
 			return err
 		}
 		bytes := int64(m) * int64(hidden) * 2
-		op := allReduceMicros(n, bytes) * rng.jitter(0.03)
+		op := (allReduceMicros(n, bytes) + interNodeMicros(nodes, 2*bytes)) * rng.jitter(0.03)
 		f := map[string]any{"m": m, "count": count, "bytes": bytes, "total_ms": op * float64(count) / 1e3, "per_op_us": op, "nproc": n}
 		if graph {
 			g := op * graphFactor
@@ -262,10 +279,11 @@ func runNCCLScript(ctx context.Context, d *Deployment, cmd string, stdin io.Read
 			return err
 		}
 		bytes := int64(t) * int64(bpt)
-		us := allToAllMicros(n, t, bytes) * rng.jitter(0.03)
+		off := bytes * int64(n-local) / int64(n)
+		us := (allToAllMicros(n, t, bytes) + interNodeMicros(nodes, off)) * rng.jitter(0.03)
 		alg := float64(bytes) / us / 1e3
 		w.emit("alltoall", map[string]any{"tokens_per_gpu": t, "bytes": bytes, "us": us, "algbw_gbs": alg,
-			"busbw_gbs": alg * float64(n-1) / float64(n), "nproc": n})
+			"busbw_gbs": alg * float64(n-1) / float64(n), "nproc": n, "nodes": nodes, "off_node_bytes": off})
 		done++
 	}
 	w.emit("done", map[string]any{"done": done, "total": total})

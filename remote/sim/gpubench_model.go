@@ -55,6 +55,21 @@ func allReduceMicros(n int, bytes int64) float64 {
 	return arBaseUs + arPerRankUs*float64(n-1) + bus/(arBusGBs*1e3)
 }
 
+// interNodeMicros is the network's share of a collective across nodes:
+// bytes leaving each node over a 400 Gb/s link per GPU, plus its latency.
+func interNodeMicros(nodes int, bytes int64) float64 {
+	if nodes <= 1 {
+		return 0
+	}
+	return netLatencyUs + float64(bytes)/(netGBs*1e3)
+}
+
+// The simulated network between nodes.
+const (
+	netLatencyUs = 8.0
+	netGBs       = 45.0
+)
+
 // allToAllMicros is one all_to_all_single of bytes per rank.
 func allToAllMicros(n, tokens int, bytes int64) float64 {
 	if n <= 1 {

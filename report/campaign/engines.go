@@ -126,9 +126,10 @@ func (c *Campaign) MicroConfig() micro.Config {
 func (c *Campaign) NCCLConfig() nccl.Config {
 	nproc := c.NCCL.NProc
 	if nproc < 1 {
-		nproc = c.TP()
+		nproc = max(c.TP()/c.NodeCount(), 1) // ranks per node
 	}
-	return nccl.Config{Torchrun: c.NCCL.Torchrun, Python: innerPython(c.Micro.Python), NProc: nproc, Batch: c.NCCL.Batch}
+	return nccl.Config{Torchrun: c.NCCL.Torchrun, Python: innerPython(c.Micro.Python), NProc: nproc, Batch: c.NCCL.Batch,
+		Env: c.NCCL.Env, MasterAddr: c.HeadAddr(), MasterPort: c.NCCL.MasterPort}
 }
 
 // innerPython is the last word of a Python command prefix.

@@ -14,6 +14,7 @@ import (
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/phases/pyrun"
 	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/remote/hosts"
 	"github.com/profdeck/profdeck/report/campaign"
 )
 
@@ -29,6 +30,10 @@ type gpuFlags struct {
 	force   bool
 	noEmbed bool
 	dryRun  bool
+	// allNodes opens every node of the campaign (NCCL across nodes); the
+	// nodes past the head land in others.
+	allNodes bool
+	others   []remote.Host
 }
 
 // newGPUCommand is a GPU benchmark command with the shared flags.
@@ -64,6 +69,7 @@ func (g *gpuFlags) run(ctx context.Context, c *Command, batch func(*campaign.Cam
 		return err
 	}
 	defer h.Close()
+	defer hosts.CloseAll(g.others)
 	return runGPU(ctx, c, phase(camp, h, plan))
 }
 
@@ -94,8 +100,16 @@ func (g *gpuFlags) resolve(camp *campaign.Campaign, fromFile bool, batch []int) 
 // over (h is nil). A model that does not build a plan is bad input.
 func (g *gpuFlags) prepare(ctx context.Context, c *Command, camp *campaign.Campaign) (h remote.Host, plan model.Plan, err error) {
 	if !g.dryRun || needsHost(g.model) {
-		if h, err = c.OpenHost(ctx, camp, nil); err != nil {
-			return nil, plan, err
+		if !g.allNodes {
+			if h, err = c.OpenHost(ctx, camp, nil); err != nil {
+				return nil, plan, err
+			}
+		} else {
+			nodes, err := c.OpenNodes(ctx, camp, nil)
+			if err != nil {
+				return nil, plan, err
+			}
+			h, g.others = nodes[0], nodes[1:]
 		}
 	}
 	plan, err = gpubench.Plan(ctx, h, g.model, model.Options{TP: g.tp, EP: g.ep, Batch: g.batch, NoEmbeddingAllReduce: g.noEmbed})
@@ -109,7 +123,8 @@ func (g *gpuFlags) prepare(ctx context.Context, c *Command, camp *campaign.Campa
 	}
 	if (err != nil || g.dryRun) && h != nil {
 		h.Close()
-		h = nil
+		hosts.CloseAll(g.others)
+		h, g.others = nil, nil
 	}
 	return h, plan, err
 }

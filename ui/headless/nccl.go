@@ -29,6 +29,7 @@ func NCCLMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := c.Parse(args); err != nil {
 		return c.Exit(ctx, err)
 	}
+	g.allNodes = true
 	return c.Exit(ctx, g.run(ctx, c, func(k *campaign.Campaign) []int { return k.NCCL.Batch },
 		func(camp *campaign.Campaign, h remote.Host, plan model.Plan) gpuPhase {
 			cfg := camp.NCCLConfig()
@@ -37,6 +38,9 @@ func NCCLMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			setIf(&cfg.NProc, *nproc)
 			cfg.Host, cfg.Plan, cfg.Batch, cfg.Tokens, cfg.WorkDir, cfg.Force = h, plan, nil, tokens, g.workDir, g.force
 			cfg.Repeats, cfg.NoGraph = *repeats, *noGraph
+			if len(g.others) > 0 {
+				cfg.Nodes = append([]remote.Host{h}, g.others...)
+			}
 			cfg.OnText = func(l remote.Line) { fmt.Fprintln(stderr, "  |", l.Text) }
 			rep := nccl.Report{Host: h.Name(), Torchrun: cfg.Torchrun, NProc: cfg.NProc, Plan: plan}
 			return gpuPhase{Result: &rep.Result, ErrorText: nccl.ErrorText,

@@ -55,12 +55,13 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	c.Host = cmd.Host(c)
 	cmd.AsideDir = filepath.Dir(c.JournalPath())
-	host, err := cmd.OpenHost(ctx, c, func(h *hosts.Options) { *h = HostOptions(c) })
+	nodes, err := cmd.OpenNodes(ctx, c, func(h *hosts.Options) { *h = HostOptions(c) })
 	if err != nil {
 		return cmd.Exit(ctx, err)
 	}
-	defer host.Close()
-	res, events, err := Campaign(ctx, c, host, o)
+	defer hosts.CloseAll(nodes)
+	o.Nodes = nodes
+	res, events, err := Campaign(ctx, c, nodes[0], o)
 	if err != nil {
 		return cmd.Exit(ctx, err)
 	}
@@ -84,6 +85,9 @@ type Options struct {
 	Phases, Redo []string
 	JSONL        io.Writer // every event as a JSON line (nil for none)
 	Log          io.Writer // progress lines (nil for none)
+	// Nodes are every node of a deployment on several hosts, the head
+	// (host) first; empty for one.
+	Nodes []remote.Host
 }
 
 // Campaign runs the campaign on host with its own session on the campaign's
@@ -96,7 +100,11 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 	}
 	defer journal.Close()
 	apiKey := c.APIKey()
-	cfg, err := RunConfig(c, host, apiKey)
+	nodes := o.Nodes
+	if len(nodes) == 0 {
+		nodes = []remote.Host{host}
+	}
+	cfg, err := RunConfigNodes(c, nodes, apiKey)
 	if err != nil {
 		return nil, nil, err
 	}

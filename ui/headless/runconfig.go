@@ -27,6 +27,20 @@ func RunConfig(c *campaign.Campaign, host remote.Host, apiKey string) (run.Confi
 	return cfg, nil
 }
 
+// RunConfigNodes is RunConfig on a deployment of several nodes (the head
+// first): the server started and stopped on every node, every node's load
+// followed.
+func RunConfigNodes(c *campaign.Campaign, nodes []remote.Host, apiKey string) (run.Config, error) {
+	cfg, err := RunConfig(c, nodes[0], apiKey)
+	if err != nil || len(nodes) < 2 {
+		return cfg, err
+	}
+	cfg.Server = c.NodeServer(nodes)
+	cfg.Nodes = c.LoadNodes(nodes)
+	cfg.NCCL.Nodes = nodes
+	return cfg, nil
+}
+
 // HostOptions are the SSH and sim settings of the campaign.
 func HostOptions(c *campaign.Campaign) hosts.Options {
 	o := c.HostOptions()
