@@ -1,8 +1,6 @@
 package micropane
 
 import (
-	"encoding/json"
-	"os"
 	"testing"
 	"time"
 
@@ -18,14 +16,8 @@ var at = time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
 // measured is the micro run on one H200 kept in the engine's testdata.
 func measured(t *testing.T) []phases.Event {
 	t.Helper()
-	raw, err := os.ReadFile("../../../phases/micro/testdata/micro-kimi-k2.5-tp8.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var r micro.Result
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatal(err)
-	}
+	panetest.ReadJSON(t, "../../../phases/micro/testdata/micro-kimi-k2.5-tp8.json", &r)
 	evs := []phases.Event{phases.New(at, phases.KindMicroEnv, r.Env), phases.New(at, phases.KindMicroCalib, r.Calib)}
 	for _, g := range r.GEMMs {
 		evs = append(evs, phases.New(at, phases.KindMicroResult, g))

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/profdeck/profdeck/phases"
@@ -29,22 +28,12 @@ func bench(m *Model) panetest.Pane {
 	return panetest.Pane{C: m, D: m.d, Phase: phases.Micro, Runner: &m.r, Results: func() int { return len(m.res.GEMMs) }}
 }
 
-func press(m *Model, k string) { bench(m).Press(k) }
-
-func keyMsg(k string) tea.KeyPressMsg { return panetest.Key(k) }
-
 func TestRunFillsTheTable(t *testing.T) {
 	m, _ := newPane(t, sim.Options{})
-	if !strings.Contains(ansi.Strip(m.View()), "s: time every GEMM") {
-		t.Errorf("idle view:\n%s", m.View())
-	}
-	press(m, "s")
+	panetest.Shows(t, m.View(), "s: time every GEMM")
+	bench(m).Press("s")
+	panetest.Shows(t, m.View(), "SIMULATED", "kimi-k2.5 TP8", "experts.w13*", "M=1", "M=128", "graph", "do_bench", "done:")
 	v := ansi.Strip(m.View())
-	for _, want := range []string{"SIMULATED", "kimi-k2.5 TP8", "experts.w13*", "M=1", "M=128", "graph", "do_bench", "done:"} {
-		if !strings.Contains(v, want) {
-			t.Errorf("view lacks %q:\n%s", want, v)
-		}
-	}
 	panetest.Fits(t, m.View(), 78, 19)
 	// At 78×19 not every GEMM fits: the header says which rows show, and
 	// what * means stays on screen.
@@ -62,11 +51,11 @@ func TestRunFillsTheTable(t *testing.T) {
 		}
 	}
 	// o cycles the order; l shows the next batch size.
-	press(m, "o")
+	bench(m).Press("o")
 	if !strings.Contains(ansi.Strip(m.View()), "sorted by call time") {
 		t.Error("o did not change the order")
 	}
-	press(m, "l")
+	bench(m).Press("l")
 	if m.res.Ms()[m.mi] != 128 {
 		t.Errorf("l: M index %d", m.mi)
 	}
@@ -78,7 +67,7 @@ func TestRunFillsTheTable(t *testing.T) {
 	// j scrolls; never past the last row.
 	m.SetSize(78, 12)
 	for i := 0; i < 40; i++ {
-		m.Update(keyMsg("j"))
+		m.Update(panetest.Key("j"))
 	}
 	panetest.Fits(t, m.View(), 78, 12)
 	if m.rows.Offset == 0 {

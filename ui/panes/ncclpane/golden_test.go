@@ -1,8 +1,6 @@
 package ncclpane
 
 import (
-	"encoding/json"
-	"os"
 	"testing"
 	"time"
 
@@ -17,14 +15,8 @@ var at = time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
 // measured is the NCCL run on two H200s kept in the engine's testdata.
 func measured(t *testing.T) []phases.Event {
 	t.Helper()
-	raw, err := os.ReadFile("../../../phases/nccl/testdata/nccl-kimi-k2.5-nproc2.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var r nccl.Result
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatal(err)
-	}
+	panetest.ReadJSON(t, "../../../phases/nccl/testdata/nccl-kimi-k2.5-nproc2.json", &r)
 	evs := []phases.Event{phases.New(at, phases.KindNCCLEnv, r.Env)}
 	for _, b := range r.Bursts {
 		evs = append(evs, phases.New(at, phases.KindNCCLBurst, b))

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/profdeck/profdeck/phases"
@@ -28,29 +27,19 @@ func bench(m *Model) panetest.Pane {
 	return panetest.Pane{C: m, D: m.d, Phase: phases.NCCL, Runner: &m.r, Results: func() int { return len(m.res.Bursts) }}
 }
 
-func press(m *Model, k string) { bench(m).Press(k) }
-
-func keyMsg(k string) tea.KeyPressMsg { return panetest.Key(k) }
-
 func TestRunFillsTheTables(t *testing.T) {
 	m, _ := newPane(t, sim.Options{})
-	if !strings.Contains(ansi.Strip(m.View()), "s: time the decode step") {
-		t.Errorf("idle view:\n%s", m.View())
-	}
-	press(m, "s")
+	panetest.Shows(t, m.View(), "s: time the decode step")
+	bench(m).Press("s")
+	panetest.Shows(t, m.View(), "SIMULATED", "kimi-k2.5 TP8 · 8 ranks", "123 × [M, 7168]", "1.75 MiB", "graph ms")
 	v := ansi.Strip(m.View())
-	for _, want := range []string{"SIMULATED", "kimi-k2.5 TP8 · 8 ranks", "123 × [M, 7168]", "1.75 MiB", "graph ms"} {
-		if !strings.Contains(v, want) {
-			t.Errorf("view lacks %q:\n%s", want, v)
-		}
-	}
 	panetest.Fits(t, m.View(), 78, 19)
 	if !strings.Contains(v, "↓") {
 		t.Errorf("the view does not say that the tables go on below:\n%s", v)
 	}
 	// The All-to-All table is below: scroll to it.
 	for i := 0; i < 30; i++ {
-		m.Update(keyMsg("j"))
+		m.Update(panetest.Key("j"))
 	}
 	v = ansi.Strip(m.View())
 	if !strings.Contains(v, "◀ cliff") || !strings.Contains(v, "latency cliff at T=16") || strings.Contains(v, "↓") {

@@ -6,6 +6,7 @@
 package panetest
 
 import (
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -93,4 +94,28 @@ func Key(k string) tea.KeyPressMsg {
 		return tea.KeyPressMsg{Code: rune(k[5]), Mod: tea.ModCtrl}
 	}
 	return tea.KeyPressMsg{Code: rune(k[0]), Text: k}
+}
+
+// ReadJSON decodes the JSON file at path (a result kept in an engine's
+// testdata) into v.
+func ReadJSON(t testing.TB, path string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// Shows fails t for each of wants that view (styles stripped) lacks.
+func Shows(t testing.TB, view string, wants ...string) {
+	t.Helper()
+	plain := ansi.Strip(view)
+	for _, w := range wants {
+		if !strings.Contains(plain, w) {
+			t.Errorf("view lacks %q:\n%s", w, plain)
+		}
+	}
 }
