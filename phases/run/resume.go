@@ -15,8 +15,9 @@ type Span struct {
 }
 
 // DoneSteps reads a journal for the steps done for id: a run's step that
-// ended done, or a phase run by hand that ended well (a sweep with at least
-// one level, micro, NCCL, a profile, which implies the restart before it).
+// ended done, or a phase run by hand that ended well (a load that became
+// ready, a sweep with at least one level, micro, NCCL, a profile, which
+// implies the restart before it).
 // The latest word on a step wins: a step done and later failed is not done.
 // A run for another identity starts over: what was done before it is for
 // another model, TP or launch command. Phases run by hand belong to the
@@ -60,6 +61,8 @@ func DoneSteps(events []phases.Event, id phases.RunIdentity) map[string]Span {
 			}
 			sp := Span{Started: started["phase:"+d.Name], Finished: ev.Time, Manual: true}
 			switch d.Name {
+			case phases.Load:
+				markManual(done, Serve, sp) // a load followed to ready by hand
 			case phases.Macro:
 				if levels > 0 {
 					markManual(done, Macro, sp)

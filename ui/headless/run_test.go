@@ -255,3 +255,62 @@ func TestRunInterruptedMidSweepThenResumes(t *testing.T) {
 		t.Errorf("rerun started %v, want it to resume at the sweep (after making sure the server serves)", got)
 	}
 }
+
+// A first load that fails ends the run with what was gathered: every later
+// step is skipped with the failure as its reason, the notebook is written.
+func TestRunFirstLoadFails(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("a campaign on the simulated host")
+	}
+	dir := t.TempDir()
+	path := writeCampaign(t, dir, "  fail: oom\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	o := runCmd(t, ctx, path)
+	if o.code != 3 {
+		t.Fatalf("exit %d, want 3\n%s", o.code, o.stderr)
+	}
+	if s := stepState(o.rep, run.Serve); s.State != phases.StepFailed || !strings.Contains(s.Reason, "oom") {
+		t.Errorf("serve: %+v, want failed with the OOM", s)
+	}
+	for _, name := range []string{run.Macro, run.FreeGPUs, run.Micro, run.NCCL, run.Restart, run.Profile, run.LeaveServer} {
+		if s := stepState(o.rep, name); s.State != phases.StepSkipped || !strings.Contains(s.Reason, "the server did not come up") {
+			t.Errorf("%s: %+v, want skipped because the server did not come up", name, s)
+		}
+	}
+	if s := stepState(o.rep, run.Notebook); s.State != phases.StepDone {
+		t.Errorf("notebook: %+v", s)
+	}
+	if n := strings.Count(o.stderr, "profdeck run: step "); n != 8 {
+		t.Errorf("%d step lines on stderr, want one per step not done (8):\n%s", n, o.stderr)
+	}
+}
+
+func TestRunBadInput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := writeCampaign(t, dir, "")
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte(simCampaign+"run:\n  leave_server: running\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-c", path, "--phases", "macro,gemm"}, `--phases: "gemm" is not a phase`},
+		{[]string{"-c", path, "--redo", "warmup"}, `--redo: "warmup" is neither a phase`},
+		{[]string{"-c", bad}, "run.leave_server: must be serving, profiler or stopped"},
+		{[]string{"-c", path, "--json", filepath.Join(dir, "no", "such", "dir", "x.json")}, "--json"},
+	} {
+		var out, errb bytes.Buffer
+		code := RunMain(context.Background(), tc.args, &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), tc.want) || strings.Count(strings.TrimSpace(errb.String()), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nb.journal.jsonl")); err == nil {
+		t.Error("bad input started a journal")
+	}
+}
