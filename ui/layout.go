@@ -162,6 +162,9 @@ func (m *Model) statusBar() string {
 	if len(run) > 0 {
 		parts = append(parts, "running: "+strings.Join(run, ","))
 	}
+	if m.campaignStep != "" {
+		parts = append(parts, "campaign: "+m.campaignStep)
+	}
 	if m.d.Campaign != nil {
 		nb := "notebook " + m.d.Campaign.Notebook
 		if !m.lastSave.IsZero() {

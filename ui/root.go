@@ -46,6 +46,8 @@ type Model struct {
 	hasConn bool
 	running map[string]bool // phase name → running
 
+	campaignStep string // the campaign run's step under way ("" when none)
+
 	noting      bool
 	note        textinput.Model
 	confirmQuit bool
@@ -211,6 +213,13 @@ func (m *Model) observe(ev phases.Event) {
 		m.running[d.Name] = true
 	case phases.PhaseFinished:
 		m.running[d.Name] = false
+	case phases.RunStep:
+		m.campaignStep = ""
+		if d.State == phases.StepStarted {
+			m.campaignStep = d.Name
+		}
+	case phases.RunFinished:
+		m.campaignStep = ""
 	case phases.NotebookSaved:
 		if !d.Failed {
 			m.lastSave, m.lastSavePath = ev.Time, d.Path
