@@ -22,7 +22,8 @@ const sshStep = 10 * time.Millisecond
 // token per chunk); each reports the CPU per token on this side and the
 // client's mean TPOT against the server's own record of the same
 // requests. The last figure is the highest tokens/s whose TPOT stayed
-// within 1%. Run with -benchtime 1x (PROFDECK_BENCH_C overrides the
+// within 1%, with at most 1% of the chunks carrying more than one token.
+// All of it goes through one SSH connection. Run with -benchtime 1x (PROFDECK_BENCH_C overrides the
 // levels).
 func BenchmarkLoadgenSSH(b *testing.B) {
 	sshtest.Require(b)
@@ -41,12 +42,15 @@ func BenchmarkLoadgenSSH(b *testing.B) {
 			r := sweepRun(b, url, c, 2*c, h.DialContext)
 			r.report(b, fmt.Sprintf("C%d", c))
 			tps := r.tput
-			if d := (r.meanTPOT - r.srvTPOT) / r.srvTPOT; d <= 0.01 && d >= -0.01 && tps > best {
+			// Counted only while the chunks still carry one token each
+			// (the server merges tokens once its writes fall behind).
+			d := (r.meanTPOT - r.srvTPOT) / r.srvTPOT
+			if d <= 0.01 && d >= -0.01 && float64(r.tokens) <= 1.01*float64(r.chunks) && tps > best {
 				best = tps
 			}
 		}
 		b.ReportMetric(best, "max-tok/s-tpot-1%")
-		fmt.Fprintf(os.Stderr, "SSH: highest tokens/s with TPOT within 1%% of the server's: %.0f\n", best)
+		fmt.Fprintf(os.Stderr, "SSH, one connection: highest tokens/s of one-token chunks with TPOT within 1%% of the server's: %.0f\n", best)
 	}
 }
 
