@@ -124,7 +124,7 @@ func benchLevels(b *testing.B, def []int) []int {
 
 // loadServer is the benchmark's server: the one PROFDECK_LOADGEN_URL names,
 // else an emulator child with coarse step timing.
-func loadServer(b *testing.B, step time.Duration) string {
+func loadServer(b testing.TB, step time.Duration) string {
 	if u := os.Getenv("PROFDECK_LOADGEN_URL"); u != "" {
 		return strings.TrimRight(u, "/")
 	}
@@ -136,7 +136,7 @@ func loadServer(b *testing.B, step time.Duration) string {
 // measures this process around it. The server's own mean TPOT over the
 // same requests comes from its /metrics (no pre-flight, no warm-up, so the
 // server saw exactly the level's requests).
-func sweepRun(b *testing.B, url string, c, n int, dial func(ctx context.Context, network, addr string) (net.Conn, error)) loadRun {
+func sweepRun(b testing.TB, url string, c, n int, dial func(ctx context.Context, network, addr string) (net.Conn, error)) loadRun {
 	var jl bytes.Buffer
 	s, err := macro.NewSweep(macro.Config{URL: url, Model: "test/model", Concurrency: []int{c}, Requests: n, InputLen: 8,
 		OutputLen: loadOut, Seed: 1, NoPreflight: true, Dial: dial, JSONL: &jl})
@@ -181,7 +181,7 @@ var floorBody = fmt.Sprintf(`{"model":"test/model","prompt":"one two three four 
 // floorRun reads n streams, c at a time, with no SSE framing, no JSON and
 // no timing: the least any client must spend to receive them. Its chunks
 // are counted after the run from the bytes received.
-func floorRun(b *testing.B, url string, c, n int) loadRun {
+func floorRun(b testing.TB, url string, c, n int) loadRun {
 	tr := &http.Transport{MaxIdleConnsPerHost: c + 16, DisableCompression: true, ReadBufferSize: 64 << 10}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr}
@@ -257,5 +257,22 @@ func TestCountEvents(t *testing.T) {
 		if n != 4 {
 			t.Fatalf("reads of %d bytes: %d events, want 4", size, n)
 		}
+	}
+}
+
+// The harness itself, small: both sides read every token of every stream
+// as one-token chunks, and the sweep's requests are exactly the ones the
+// server recorded (sweepRun checks it).
+func TestLoadgenHarness(t *testing.T) {
+	url := loadServer(t, 2*time.Millisecond)
+	fl := floorRun(t, url, 4, 8)
+	sw := sweepRun(t, url, 4, 8, nil)
+	for _, r := range []loadRun{fl, sw} {
+		if r.tokens != 8*loadOut || r.chunks < r.tokens*9/10 || r.chunks > r.tokens || r.use.cpu <= 0 {
+			t.Errorf("tokens %d, chunks %d, cpu %v; want %d tokens in about as many chunks", r.tokens, r.chunks, r.use.cpu, 8*loadOut)
+		}
+	}
+	if d := (sw.meanTPOT - sw.srvTPOT) / sw.srvTPOT; d > 0.05 || d < -0.05 {
+		t.Errorf("client TPOT %.4f ms, server's %.4f ms", sw.meanTPOT, sw.srvTPOT)
 	}
 }
