@@ -1,3 +1,5 @@
+//go:build unix
+
 package macro_test
 
 import (
@@ -91,5 +93,21 @@ func TestClientLimitIsClientError(t *testing.T) {
 	l := res.Levels[0]
 	if l.Failures[macro.FailClient] == 0 || l.Failures[macro.FailConnect] != 0 {
 		t.Fatalf("failures %v: want client_error for the client's own limit, no connect_error", l.Failures)
+	}
+}
+
+// Raising the concurrency live stops at what the open-file limit allows.
+func TestSetConcurrencyStopsAtFDLimit(t *testing.T) {
+	sw, err := macro.NewSweep(macro.Config{URL: "http://127.0.0.1:1", Concurrency: []int{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw.SetConcurrency(1 << 30)
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		t.Fatal(err)
+	}
+	if got := sw.Concurrency(); got < 1 || uint64(got)+64 > l.Cur {
+		t.Fatalf("concurrency %d with an open-file limit of %d", got, l.Cur)
 	}
 }
