@@ -111,8 +111,8 @@ func TestVerdictUnknownWithoutMetrics(t *testing.T) {
 
 func TestMaxNumSeqsFromLaunch(t *testing.T) {
 	for cmd, want := range map[string]int{
-		"vllm serve m --max-num-seqs 256 --port 8000": 256,
-		"vllm serve m --max-num-seqs=64":              64,
+		"vllm serve m --max-num-seqs 256 --port 8000":                    256,
+		"vllm serve m --max-num-seqs=64":                                 64,
 		"python -m vllm.entrypoints.openai.api_server --max_num_seqs 32": 32,
 		"vllm serve m --tensor-parallel-size 8":                          0,
 		"vllm serve m --max-num-seqs abc":                                0,
