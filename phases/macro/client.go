@@ -81,7 +81,7 @@ func (c *client) header(req *http.Request) {
 }
 
 // writeBody renders the request body into buf.
-func (c *client) writeBody(buf *bytes.Buffer, prompt string, continuous bool) {
+func (c *client) writeBody(buf *bytes.Buffer, prompt string, continuous bool, outLen int) {
 	buf.Reset()
 	q, _ := json.Marshal(c.cfg.Model)
 	p, _ := json.Marshal(prompt)
@@ -90,13 +90,13 @@ func (c *client) writeBody(buf *bytes.Buffer, prompt string, continuous bool) {
 	if c.cfg.API == APIChat {
 		buf.WriteString(`,"messages":[{"role":"user","content":`)
 		buf.Write(p)
-		fmt.Fprintf(buf, `}],"max_completion_tokens":%d`, c.cfg.OutputLen)
+		fmt.Fprintf(buf, `}],"max_completion_tokens":%d`, outLen)
 	} else {
 		buf.WriteString(`,"prompt":`)
 		buf.Write(p)
-		fmt.Fprintf(buf, `,"max_tokens":%d`, c.cfg.OutputLen)
+		fmt.Fprintf(buf, `,"max_tokens":%d`, outLen)
 	}
-	fmt.Fprintf(buf, `,"min_tokens":%d,"ignore_eos":true,"temperature":0,"stream":true,"stream_options":{"include_usage":true`, c.cfg.OutputLen)
+	fmt.Fprintf(buf, `,"min_tokens":%d,"ignore_eos":true,"temperature":0,"stream":true,"stream_options":{"include_usage":true`, outLen)
 	if continuous {
 		buf.WriteString(`,"continuous_usage_stats":true`)
 	}
@@ -116,7 +116,11 @@ func (c *client) send(ctx context.Context, rec *Record, prompt string, lv live) 
 	defer c.pool.Put(st)
 	cont := c.continuous.Load()
 	rec.contAsked = cont
-	c.writeBody(&st.body, prompt, cont)
+	out := rec.maxTokens
+	if out == 0 {
+		out = c.cfg.OutputLen
+	}
+	c.writeBody(&st.body, prompt, cont, out)
 	c.once(ctx, rec, st, lv)
 }
 

@@ -68,6 +68,17 @@ type Config struct {
 	// largest concurrency meeting it.
 	SLO string
 	slo *slo // SLO parsed
+	// Dataset is random (default), sharegpt or jsonl, read from
+	// DatasetFile (at most DatasetMax prompts, a seeded sample).
+	Dataset     string
+	DatasetFile string
+	DatasetMax  int
+	// RangeRatio spreads random prompt and output lengths uniformly over
+	// ±RangeRatio of InputLen and OutputLen, as vLLM's --random-range-ratio.
+	RangeRatio float64
+	// PrefixLen starts every prompt with the same PrefixLen tokens.
+	PrefixLen int
+	ds        *dataset
 	// Repeat runs each level this many times (default 1); its figures are
 	// the runs' means, with 95% confidence intervals.
 	Repeat int
@@ -154,6 +165,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.Seed == 0 {
 		cfg.Seed = time.Now().UnixNano()
+	}
+	if err := cfg.workload(); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }

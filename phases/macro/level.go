@@ -80,7 +80,7 @@ func (r *runner) startLevel(ctx context.Context, conc int, rate float64) *level 
 
 	l.lctx, l.cancel = context.WithCancel(ctx)
 	l.agg = newLevelAgg()
-	l.agg.outputLen = cfg.OutputLen
+	l.agg.outputLen = cfg.fixedOutputLen()
 	l.agg.slo = cfg.slo
 	l.ttfb, l.ttfat = newHist(), newHist()
 	l.ts = &tickStats{ttft: newHist(), tpot: newHist()}
@@ -119,7 +119,7 @@ func (l *level) launch(scheduled time.Time) {
 	idx := l.sent
 	l.sent++
 	warm := idx < cfg.Warmup
-	prompt := r.pg.make(cfg.InputLen)
+	prompt, inTok, outTok := r.nextPrompt()
 	now := time.Now()
 	l.accountInFlight(now)
 	l.inFlight++
@@ -135,7 +135,7 @@ func (l *level) launch(scheduled time.Time) {
 	}
 	conc, rate, lctx, ts, done := l.conc, l.rate, l.lctx, l.ts, l.done
 	go func() {
-		rec := &Record{Concurrency: conc, Rate: rate, Index: idx, Warmup: warm, InputTokens: cfg.InputLen}
+		rec := &Record{Concurrency: conc, Rate: rate, Index: idx, Warmup: warm, InputTokens: inTok, maxTokens: outTok}
 		at := time.Now()
 		rec.sendLag = max(at.Sub(scheduled), 0)
 		rec.ScheduledS = r.since(scheduled).Seconds()

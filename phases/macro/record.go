@@ -76,6 +76,7 @@ type Record struct {
 	promptUsage      bool            // InputTokens came from the server's usage
 	end              time.Duration   // since sweep start
 	endAt            time.Time
+	maxTokens        int // the output length asked for (0: the sweep's)
 }
 
 // itlSample is one chunk gap shared by the tokens it carried.

@@ -41,7 +41,9 @@ type Result struct {
 	// then each kind of level warning with the levels that had it.
 	Warnings []string `json:"warnings"`
 	// SLO is the sweep's SLO and the largest concurrency meeting it.
-	SLO         *SLOResult  `json:"slo,omitempty"`
+	SLO *SLOResult `json:"slo,omitempty"`
+	// Workload is what was sent: the dataset, its seed and its shape.
+	Workload    Workload    `json:"workload"`
 	Definitions Definitions `json:"definitions"`
 }
 
@@ -197,6 +199,7 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 	r := &runner{s: s, cfg: cfg, c: c, pg: pg, em: em, t0: time.Now(), promptCal: res.PromptCal}
 	r.warns.sweep = sweepWarns
 	res.Definitions = definitions
+	res.Workload = cfg.workloadRecord()
 	defer func() { res.Warnings = r.warns.list() }()
 	var scrapeWG sync.WaitGroup
 	sctx, stopScrape := context.WithCancel(ctx)

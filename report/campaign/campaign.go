@@ -104,6 +104,14 @@ type Macro struct {
 	SLO string `yaml:"slo"`
 	// Repeat runs each level this many times (means and 95% CIs).
 	Repeat int `yaml:"repeat"`
+	// Dataset is random (default), sharegpt or jsonl, read from
+	// DatasetFile (at most DatasetMax prompts); RangeRatio spreads random
+	// lengths; PrefixLen starts every prompt with the same tokens.
+	Dataset     string  `yaml:"dataset"`
+	DatasetFile string  `yaml:"dataset_file"`
+	DatasetMax  int     `yaml:"dataset_max"`
+	RangeRatio  float64 `yaml:"range_ratio"`
+	PrefixLen   int     `yaml:"prefix_len"`
 }
 
 // Micro phase parameters.

@@ -123,6 +123,21 @@ func (c *Campaign) validate(root *yaml.Node) error {
 			return bad("macro.slo", "%v", err)
 		}
 	}
+	switch c.Macro.Dataset {
+	case "", macro.DatasetRandom:
+	case macro.DatasetShareGPT, macro.DatasetJSONL:
+		if c.Macro.DatasetFile == "" {
+			return bad("macro.dataset_file", "dataset %s needs a file", c.Macro.Dataset)
+		}
+	default:
+		return bad("macro.dataset", "must be random, sharegpt or jsonl, got %q", c.Macro.Dataset)
+	}
+	if c.Macro.RangeRatio < 0 || c.Macro.RangeRatio >= 1 {
+		return bad("macro.range_ratio", "want 0 or more and under 1, got %g", c.Macro.RangeRatio)
+	}
+	if c.Macro.DatasetMax < 0 || c.Macro.PrefixLen < 0 {
+		return bad("macro.dataset_max", "dataset_max and prefix_len must not be negative")
+	}
 	if c.Macro.Repeat < 0 || c.Macro.Repeat > 100 {
 		return bad("macro.repeat", "want 1 to 100, got %d", c.Macro.Repeat)
 	}

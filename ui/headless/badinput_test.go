@@ -73,3 +73,23 @@ func TestSweepRefusalsExit2(t *testing.T) {
 		t.Fatalf("output-len 1: exit %d, %q", code, errOut)
 	}
 }
+
+// A malformed dataset is one line naming the file and the line, exit 2,
+// before any host is opened.
+func TestSweepMalformedDatasetExit2(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "prompts.jsonl")
+	os.WriteFile(p, []byte("{\"prompt\": \"a b\", \"output_len\": 4}\n{\"prompt\": \"c\"\n"), 0o644)
+	for _, args := range [][]string{
+		{"--host", "sim", "--dataset", "jsonl", p, "--concurrency", "1"},
+		{"--host", "sim", "--dataset=jsonl", "--dataset-file", p},
+	} {
+		code, _, errOut := runCLI(t, headless.SweepMain, args...)
+		if code != 2 || !strings.Contains(errOut, p+":2:") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+	code, _, errOut := runCLI(t, headless.SweepMain, "--host", "sim", "--slo", "ttft=fast")
+	if code != 2 || !strings.Contains(errOut, "--slo") {
+		t.Errorf("bad --slo: exit %d, stderr %q", code, errOut)
+	}
+}

@@ -32,6 +32,9 @@ type sweepFlags struct {
 	stopAtPlateau, noPreflight                bool
 	slo, simMode                              string
 	repeat                                    int
+	dataset, datasetFile                      string
+	datasetMax, prefixLen                     int
+	rangeRatio                                float64
 	seed                                      int64
 }
 
@@ -43,6 +46,7 @@ type sweepFlags struct {
 func SweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := New("sweep", "profdeck sweep [-c FILE] [--host HOST] [--url URL] [--model NAME] [--api completions|chat]\n"+
 		"       [--concurrency 1,2,4] [--requests N | --duration D] [--warmup N] [--input-len N] [--output-len N]\n"+
+		"       [--dataset sharegpt|jsonl FILE [--dataset-max N] | --range-ratio R] [--prefix-len N]\n"+
 		"       [--rate R] [--slo ttft=2s,tpot=50ms,e2el=30s] [--repeat N] [--stop-at-plateau] [--no-preflight] [--json FILE|-] [--jsonl FILE] [--metrics-url URL|off]", stdout, stderr)
 	var f sweepFlags
 	fs := c.Flags
@@ -60,12 +64,17 @@ func SweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.BoolVar(&f.noPreflight, "no-preflight", false, "skip the request sent with the sweep's settings before the first level")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "limit for one request")
 	fs.StringVar(&f.slo, "slo", "", "SLO for goodput, e.g. ttft=2s,tpot=50ms,e2el=30s (default: the campaign's macro.slo)")
+	fs.StringVar(&f.dataset, "dataset", "", "prompts: random (default), sharegpt FILE or jsonl FILE ({\"prompt\": …, \"output_len\": N} per line)")
+	fs.StringVar(&f.datasetFile, "dataset-file", "", "the dataset's file (also given after --dataset's kind)")
+	fs.IntVar(&f.datasetMax, "dataset-max", 0, "use at most N prompts of the dataset (a seeded sample)")
+	fs.Float64Var(&f.rangeRatio, "range-ratio", 0, "random lengths spread over ±R of --input-len and --output-len, as vLLM's --random-range-ratio (0 to <1)")
+	fs.IntVar(&f.prefixLen, "prefix-len", 0, "every prompt starts with the same N tokens (prefix caching)")
 	fs.StringVar(&f.simMode, "sim-mode", "", "with --host sim: an emulator limited by kv, seqs or step, or a noisy one")
 	fs.IntVar(&f.repeat, "repeat", 0, "run each level N times: means and 95% confidence intervals (default: the campaign's, else 1)")
 	fs.Int64Var(&f.seed, "seed", 0, "seed for prompts and arrivals (default: time based)")
 	fs.StringVar(&f.metricsURL, "metrics-url", "", "the server's Prometheus metrics (default: the campaign's, else URL/metrics; off to skip)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key (default: $OPENAI_API_KEY, or the campaign's server.api_key_env)")
-	if err := c.Parse(args); err != nil {
+	if err := c.Parse(datasetArgs(args)); err != nil {
 		return c.Exit(ctx, err)
 	}
 	return c.Exit(ctx, runSweep(ctx, c, &f))
@@ -79,6 +88,9 @@ func runSweep(ctx context.Context, c *Command, f *sweepFlags) error {
 	cfg, err := f.config(c, camp)
 	if err != nil {
 		return err
+	}
+	if err := macro.LoadWorkload(&cfg); err != nil {
+		return &BadInputError{Err: err}
 	}
 	if !fromFile && !c.Set("url") {
 		cfg.URL = "" // the defaults name no server
@@ -151,6 +163,11 @@ func (f *sweepFlags) config(c *Command, camp *campaign.Campaign) (macro.Config, 
 	setIf(&cfg.OutputLen, f.outputLen)
 	setIf(&cfg.Rate, f.rate)
 	setIf(&cfg.SLO, f.slo)
+	setIf(&cfg.Dataset, f.dataset)
+	setIf(&cfg.DatasetFile, f.datasetFile)
+	setIf(&cfg.DatasetMax, f.datasetMax)
+	setIf(&cfg.RangeRatio, f.rangeRatio)
+	setIf(&cfg.PrefixLen, f.prefixLen)
 	setIf(&cfg.Repeat, f.repeat)
 	cfg.StopAtPlateau = cfg.StopAtPlateau || f.stopAtPlateau
 	cfg.NoPreflight = cfg.NoPreflight || f.noPreflight
@@ -280,4 +297,23 @@ func LevelLine(l phases.LevelResult) string {
 		s += "  CLIENT-BOUND"
 	}
 	return s
+}
+
+// datasetArgs lets the dataset's file follow its kind, as in
+// "--dataset sharegpt FILE": the file becomes --dataset-file.
+func datasetArgs(args []string) []string {
+	out := make([]string, 0, len(args)+1)
+	for i := 0; i < len(args); i++ {
+		out = append(out, args[i])
+		if a := args[i]; (a == "--dataset" || a == "-dataset") && i+2 < len(args) &&
+			(args[i+1] == macro.DatasetShareGPT || args[i+1] == macro.DatasetJSONL) && !strings.HasPrefix(args[i+2], "-") {
+			out = append(out, args[i+1], "--dataset-file", args[i+2])
+			i += 2
+		}
+		if args[i] == "--" {
+			out = append(out, args[i+1:]...)
+			break
+		}
+	}
+	return out
 }
