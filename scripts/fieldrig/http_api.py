@@ -13,6 +13,15 @@ from engine import Request
 from runner import OP_PROF_START, OP_PROF_STOP, OP_TRUTH, capture_sizes, vlog
 
 
+def _aiohttp_at_least(major, minor):
+    import aiohttp
+    try:
+        v = tuple(int(x) for x in aiohttp.__version__.split(".")[:2])
+    except ValueError:
+        return False
+    return v >= (major, minor)
+
+
 def serve(args, cfg, runner, eng, tokenize, token_text):
     vocab = cfg["vocab_size"]
     model = args.served_model_name
@@ -113,11 +122,36 @@ def serve(args, cfg, runner, eng, tokenize, token_text):
                 d["usage"] = {"prompt_tokens": n, "total_tokens": n + sent, "completion_tokens": sent}
             return b"data: " + json.dumps(d, separators=(",", ":")).encode() + b"\n\n"
 
+        async def next_token(poll):
+            """The next (token, finished), or None once the client has gone
+            (aiohttp before 3.9 does not cancel the handler then). A stream
+            sees that at its next token; a whole answer, which writes nothing
+            until the end, looks every poll seconds."""
+            while True:
+                tr = request.transport
+                if tr is None or tr.is_closing():
+                    req.cancelled = True
+                    return None
+                if not poll:
+                    got = await sink.get()
+                    tr = request.transport
+                    if tr is None or tr.is_closing():
+                        req.cancelled = True
+                        return None
+                    return got
+                try:
+                    return await asyncio.wait_for(sink.get(), poll)
+                except asyncio.TimeoutError:
+                    continue
+
         try:
             if not stream:
                 toks = []
                 while True:
-                    tok, fin = await sink.get()
+                    got = await next_token(0.5)
+                    if got is None:
+                        return web.Response(status=499)
+                    tok, fin = got
                     toks.append(tok)
                     if fin:
                         break
@@ -136,7 +170,10 @@ def serve(args, cfg, runner, eng, tokenize, token_text):
             if chat:
                 await resp.write(chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}], 0, continuous))
             while True:
-                tok, fin = await sink.get()
+                got = await next_token(0)
+                if got is None:
+                    return resp
+                tok, fin = got
                 buf = [(tok, fin)]
                 while not sink.empty() and not fin:
                     tok, fin = sink.get_nowait()
@@ -324,7 +361,10 @@ def serve(args, cfg, runner, eng, tokenize, token_text):
         app.router.add_post("/stop_profile", stop_profile)
 
     async def run():
-        runner_ = web.AppRunner(app, access_log=None)
+        # A client that leaves cancels its handler: aiohttp 3.9+ is asked to,
+        # earlier versions always do (and refuse the argument per connection).
+        kw = {"handler_cancellation": True} if _aiohttp_at_least(3, 9) else {}
+        runner_ = web.AppRunner(app, access_log=None, **kw)
         await runner_.setup()
         site = web.TCPSite(runner_, args.host, args.port)
         await site.start()

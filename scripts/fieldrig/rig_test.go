@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -228,6 +229,38 @@ func TestRigOnCPU(t *testing.T) {
 	}
 	if doc.Batch[0].ServedSteps == 0 || doc.Batch[0].ServedStepMs <= 0 {
 		t.Errorf("M=1: no served decode steps recorded (%d, %.3f ms)", doc.Batch[0].ServedSteps, doc.Batch[0].ServedStepMs)
+	}
+
+	// A client that leaves mid-stream stops its decoding (as vLLM aborts it).
+	sctx, scancel := context.WithCancel(ctx)
+	body := strings.NewReader(`{"model":"tiny","prompt":"a b c","max_tokens":80,"stream":true}`)
+	req, _ := http.NewRequestWithContext(sctx, http.MethodPost, r.url+"/v1/completions", body)
+	sresp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sresp.Body.Read(make([]byte, 64)); err != nil {
+		t.Fatal(err)
+	}
+	scancel()
+	sresp.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for running := ""; running != "0.0"; {
+		if time.Now().After(deadline) {
+			t.Fatalf("a left stream still decodes: vllm:num_requests_running %s", running)
+		}
+		time.Sleep(100 * time.Millisecond)
+		mresp, err := http.Get(r.url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		mb, _ := io.ReadAll(mresp.Body)
+		mresp.Body.Close()
+		for _, line := range strings.Split(string(mb), "\n") {
+			if strings.HasPrefix(line, "vllm:num_requests_running{") {
+				running = line[strings.LastIndex(line, " ")+1:]
+			}
+		}
 	}
 
 	// The load log reads as vLLM's: every shard, the weights, the KV cache, ready.
