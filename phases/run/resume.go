@@ -25,7 +25,8 @@ type Span struct {
 func DoneSteps(events []phases.Event, id phases.RunIdentity) map[string]Span {
 	done := map[string]Span{}
 	mine := true
-	started := map[string]time.Time{}
+	started := map[string]time.Time{}      // step → its start
+	phaseStarted := map[string]time.Time{} // phase → its latest run's start
 	levels := 0
 	for _, ev := range events {
 		switch d := ev.Data.(type) {
@@ -49,7 +50,7 @@ func DoneSteps(events []phases.Event, id phases.RunIdentity) map[string]Span {
 				delete(done, d.Name)
 			}
 		case phases.PhaseStarted:
-			started["phase:"+d.Name] = ev.Time
+			phaseStarted[d.Name] = ev.Time
 			if d.Name == phases.Macro {
 				levels = 0
 			}
@@ -59,7 +60,7 @@ func DoneSteps(events []phases.Event, id phases.RunIdentity) map[string]Span {
 			if !mine || d.Err != "" || (d.Outcome != "" && d.Outcome != phases.OutcomeDone) {
 				continue // failed or cancelled
 			}
-			sp := Span{Started: started["phase:"+d.Name], Finished: ev.Time, Manual: true}
+			sp := Span{Started: phaseStarted[d.Name], Finished: ev.Time, Manual: true}
 			switch d.Name {
 			case phases.Load:
 				markManual(done, Serve, sp) // a load followed to ready by hand

@@ -133,3 +133,27 @@ func TestPlanAndNames(t *testing.T) {
 		t.Error("--phases takes no step names")
 	}
 }
+
+// BenchmarkDoneSteps folds a long journal (ten runs of every step and
+// 1,000 phase runs by hand), as the cockpit's checklist does on each batch.
+func BenchmarkDoneSteps(b *testing.B) {
+	e := &evs{t: time.Unix(0, 0)}
+	for range 10 {
+		e.add(phases.KindRunStarted, phases.RunStarted{Identity: kimi})
+		for _, s := range Steps {
+			e.step(s, phases.StepStarted).step(s, phases.StepDone)
+		}
+	}
+	for range 1000 {
+		e.add(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro})
+		e.add(phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, Completed: 4})
+		e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro, Outcome: phases.OutcomeDone})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if len(DoneSteps(e.out, kimi)) != len(Steps) {
+			b.Fatal("not every step done")
+		}
+	}
+}
