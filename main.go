@@ -26,7 +26,7 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"demo":    {ui.DemoMain, "run the cockpit on the built-in simulated 8-GPU deployment (no GPU, no SSH)"},
+	"demo":    {ui.DemoMain, "the cockpit on a built-in simulated 8-GPU deployment, running the campaign by itself (--manual: by hand)"},
 	"run":     {headless.RunMain, "run the whole campaign in order, resumably: run [-c FILE] [--phases …] [--redo …] [--json FILE|-]"},
 	"tui":     {ui.TUIMain, "run the cockpit for a campaign file: tui [-c profdeck.yaml]"},
 	"init":    {headless.InitMain, "write a commented example campaign file: init [FILE]"},
