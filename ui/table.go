@@ -102,7 +102,7 @@ func replay(table []PaneEntry, panes []common.Component, prior []phases.Event, a
 			}
 		}
 		if len(evs) > 0 {
-			panes[i], _ = panes[i].Update(common.EventsMsg{At: at, Events: evs})
+			panes[i], _ = panes[i].Update(common.EventsMsg{At: at, Events: evs, Replayed: true})
 		}
 	}
 }

@@ -65,6 +65,9 @@ func (d *Deps) Simulated() bool { return d.Host != nil && remote.IsSimulated(d.H
 type EventsMsg struct {
 	At     time.Time
 	Events []phases.Event
+	// Replayed: the events were in the journal before the cockpit started
+	// (a resumed campaign's), not live.
+	Replayed bool
 }
 
 // TickMsg is the root's once-a-second clock, sent to every pane.

@@ -46,12 +46,13 @@ type Run struct {
 	Err   error            // why the last run failed (RunFailed)
 	Busy  *pyrun.BusyError // the GPUs the last start found busy (RunBusy)
 
-	cancel   context.CancelFunc
-	gen      int
-	started  bool // the run's PhaseStarted was seen
-	finished bool // its PhaseFinished was seen
-	returned bool // its engine returned (err)
-	err      error
+	cancel    context.CancelFunc
+	gen       int
+	elsewhere int  // runs of the phase under way that this pane did not start
+	started   bool // the run's PhaseStarted was seen
+	finished  bool // its PhaseFinished was seen
+	returned  bool // its engine returned (err)
+	err       error
 }
 
 // RunEndedMsg says the engine of a pane's run returned.
@@ -102,20 +103,32 @@ func (r *Run) Cancel() bool {
 // Event folds one of the phase's events into the run: its start and finish
 // brackets. ended is true when the run has just ended.
 func (r *Run) Event(ev phases.Event) (ended bool) {
-	if !r.Active() {
-		return false
-	}
 	switch d := ev.Data.(type) {
 	case phases.PhaseStarted:
-		r.started = r.started || d.Name == r.Phase
+		switch {
+		case d.Name != r.Phase:
+		case r.Active() && !r.started:
+			r.started = true
+		default:
+			r.elsewhere++
+		}
 	case phases.PhaseFinished:
-		if d.Name == r.Phase && r.started {
+		switch {
+		case d.Name != r.Phase:
+		case r.Active() && r.started && !r.finished && r.elsewhere == 0:
 			r.finished = true
 			return r.settle()
+		case r.elsewhere > 0:
+			r.elsewhere--
 		}
 	}
 	return false
 }
+
+// Elsewhere is true while a run of the phase that this pane did not start
+// is under way (the campaign run's, say): starting another would run the
+// phase twice at once.
+func (r *Run) Elsewhere() bool { return r.elsewhere > 0 }
 
 // Update handles the run's own messages; mine is false for any other.
 // ended is true when the run has just ended; cmd waits for a late finish.

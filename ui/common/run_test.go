@@ -81,3 +81,31 @@ func TestRunOutcomes(t *testing.T) {
 		}
 	}
 }
+
+// A run of the phase that the pane did not start (the campaign run's) is
+// seen from its events; it neither ends the pane's run nor goes unnoticed.
+func TestRunElsewhere(t *testing.T) {
+	r := &Run{Phase: phases.Macro}
+	r.Event(bracket(phases.KindPhaseStarted, phases.Macro))
+	if !r.Elsewhere() || r.Active() {
+		t.Fatalf("elsewhere %v active %v", r.Elsewhere(), r.Active())
+	}
+	r.Event(bracket(phases.KindPhaseFinished, phases.NCCL))
+	if !r.Elsewhere() {
+		t.Fatal("another phase's finish ended it")
+	}
+	r.Event(bracket(phases.KindPhaseFinished, phases.Macro))
+	if r.Elsewhere() || r.State != RunIdle {
+		t.Fatalf("after its finish: elsewhere %v state %v", r.Elsewhere(), r.State)
+	}
+	// The pane's own run is told from it.
+	end := r.Start(&Deps{}, func(context.Context, *phases.Emitter) error { return nil })()
+	r.Event(bracket(phases.KindPhaseStarted, phases.Macro))
+	if r.Elsewhere() {
+		t.Fatal("the pane's own start taken for another's")
+	}
+	r.Event(bracket(phases.KindPhaseFinished, phases.Macro))
+	if _, ended, _ := r.Update(end); !ended || r.State != RunFinished || r.Elsewhere() {
+		t.Fatalf("own run: ended %v state %v elsewhere %v", ended, r.State, r.Elsewhere())
+	}
+}

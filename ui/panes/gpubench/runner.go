@@ -52,6 +52,9 @@ func (r *Runner) Begin() (spec string, tp int, cmd tea.Cmd, ok bool) {
 	if r.Active() {
 		return "", 0, common.Status(r.Name + " is already running (c cancels it)"), false
 	}
+	if r.Elsewhere() {
+		return "", 0, common.Status(r.Name + " is running, started elsewhere (the campaign run); its results show here"), false
+	}
 	c := r.D.Campaign
 	if c == nil || r.D.Session == nil || r.D.Host == nil {
 		return "", 0, common.Error(fmt.Errorf("%s: no campaign, session or host", r.Name)), false

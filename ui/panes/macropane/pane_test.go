@@ -422,3 +422,28 @@ func TestGoldenStatesFillTheirBoxes(t *testing.T) {
 	m.SetSize(80, 20)
 	panetest.Golden(t, "finished-80x20", m.View())
 }
+
+// A sweep the campaign run started shows here from its events; s does not
+// start a second one beside it.
+func TestSweepStartedElsewhere(t *testing.T) {
+	m := newPane(t, 80, 20, false)
+	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{
+		phases.New(clock0, phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro}),
+		phases.New(clock0, phases.KindMacroLevelGo, phases.LevelStarted{Concurrency: 4}),
+	}})
+	_, cmd := m.Update(press("s"))
+	if m.Busy() || m.sweep != nil {
+		t.Fatal("s started a second sweep")
+	}
+	if st := cmd().(common.StatusMsg); !strings.Contains(st.Text, "started elsewhere") {
+		t.Errorf("status %q", st.Text)
+	}
+	if v := plain(m); !strings.Contains(v, "Macro sweep · running") {
+		t.Errorf("title:\n%s", v)
+	}
+	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{
+		phases.New(clock0, phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro, Outcome: phases.OutcomeDone})}})
+	if m.r.Elsewhere() {
+		t.Error("the other run's finish not seen")
+	}
+}

@@ -67,6 +67,8 @@ func (m *Model) startStop() tea.Cmd {
 		return common.Status("cutting the sweep short")
 	case m.r.State == common.RunCancelling:
 		return nil
+	case m.r.Elsewhere():
+		return common.Status("a sweep started elsewhere (the campaign run) is under way; its levels show here")
 	}
 	return m.start()
 }

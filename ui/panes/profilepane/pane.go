@@ -78,7 +78,7 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		var cmd tea.Cmd
 		for _, e := range msg.Events {
 			m.apply(e)
-			if m.r.Event(e) {
+			if !msg.Replayed && m.r.Event(e) {
 				cmd = m.ended()
 			}
 		}

@@ -70,6 +70,9 @@ func (m *Model) start() tea.Cmd {
 	if m.Busy() {
 		return common.Status("a capture is already running (c cancels it)")
 	}
+	if m.r.Elsewhere() {
+		return common.Status("a capture started elsewhere (the campaign run) is under way; its steps show here")
+	}
 	if m.d.Campaign == nil || m.d.Session == nil || m.d.Host == nil {
 		return common.Error(errors.New("profile: no campaign, session or host"))
 	}
