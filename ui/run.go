@@ -112,16 +112,18 @@ func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	opts := c.HostOptions()
 	opts.Sim = c.SimOptions() // the campaign's sim section, as run takes it
 	opts.Prompt = terminalPrompt(stderr)
-	host, err := hosts.Open(ctx, c.Host, opts)
+	nodes, err := hosts.OpenNodes(ctx, c.NodeSpecs(), opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "profdeck: %v\n", err)
 		return 1
 	}
-	return runCockpit(ctx, c, host, nil, stderr)
+	defer hosts.CloseAll(nodes[1:])
+	return runCockpit(ctx, c, nodes[0], nil, stderr, nodes...)
 }
 
 // runCockpit opens the session and runs the program until the operator quits.
-func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, autoStart map[string]bool, stderr io.Writer) int {
+// nodes, when there are several, are every node, host first.
+func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, autoStart map[string]bool, stderr io.Writer, nodes ...remote.Host) int {
 	defer host.Close()
 	journal, err := report.OpenJournal(c.JournalPath())
 	if err != nil {
@@ -154,7 +156,16 @@ func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, aut
 		Now: now, APIKey: apiKey, AutoStart: autoStart,
 		Server: &load.Server{Host: host, Settings: c.ServerSettings()}, RunIdentity: c.RunIdentity(),
 	}
-	d.RunCampaign = campaignRunner(c, host, sess, saver, d.Server, apiKey)
+	if len(nodes) > 1 {
+		d.Nodes, d.Server = nodes, c.NodeServer(nodes)
+		for _, n := range nodes[1:] {
+			go gatherSystem(ctx, sess, n, c.Server.WorkerLaunch)
+			go phases.ForwardStates(ctx, n, &phases.Emitter{Out: sess.Sink()})
+		}
+	} else {
+		nodes = []remote.Host{host}
+	}
+	d.RunCampaign = campaignRunner(c, nodes, sess, saver, d.Server, apiKey)
 	p := tea.NewProgram(New(d, saver), tea.WithContext(ctx))
 	_, runErr := p.Run()
 	stopPhases()
@@ -216,10 +227,10 @@ func gatherSystem(ctx context.Context, sess *report.Session, host remote.Host, l
 // campaignRunner is the Notes pane's r key: the campaign's remaining steps
 // on the cockpit's session, with the Load pane's server (its watcher
 // reports the loads, so the run follows them quietly).
-func campaignRunner(c *campaign.Campaign, host remote.Host, sess *report.Session, saver *report.Autosave,
+func campaignRunner(c *campaign.Campaign, nodes []remote.Host, sess *report.Session, saver *report.Autosave,
 	srv *load.Server, apiKey string) func(context.Context) (*campaignrun.Result, error) {
 	return func(ctx context.Context) (*campaignrun.Result, error) {
-		cfg, err := headless.RunConfig(c, host, apiKey)
+		cfg, err := headless.RunConfigNodes(c, nodes, apiKey)
 		if err != nil {
 			return nil, err
 		}

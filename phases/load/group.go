@@ -230,6 +230,16 @@ func (m *merger) event(ne nodeEvent) {
 				w.MarkReady()
 			}
 		}
+	case phases.LoadState:
+		if d.Stall != nil {
+			st := *d.Stall
+			st.Node, d.Stall = name, &st
+		}
+		if d.Failure != nil {
+			f := *d.Failure
+			f.Node, d.Failure = name, &f
+		}
+		m.emit(ne.ev.Kind, d)
 	case phases.Diagnosis:
 		d.Node = name
 		m.emit(ne.ev.Kind, d)

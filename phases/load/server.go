@@ -198,6 +198,7 @@ func (s *Server) startOne(ctx context.Context, extraFlags []string, extraEnv map
 	if err != nil {
 		return 0, err
 	}
+	shown := inner // the launch as the operator wrote it, without the node's exports
 	inner = nodeExports(s.NodeEnv) + inner
 	log := s.LogPath()
 	if dir := path.Dir(log); dir != "." && dir != "/" {
@@ -224,7 +225,7 @@ func (s *Server) startOne(ctx context.Context, extraFlags []string, extraEnv map
 	if err := s.Host.WriteFile(ctx, s.pidFile(), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
 		s.emit(ctx, "start", fmt.Sprintf("pid %d (could not write %s: %v)", pid, s.pidFile(), err))
 	} else {
-		s.emit(ctx, "start", fmt.Sprintf("pid %d: %s", pid, Redacted(inner)))
+		s.emit(ctx, "start", fmt.Sprintf("pid %d: %s", pid, Redacted(shown)))
 	}
 	return pid, nil
 }

@@ -35,8 +35,11 @@ type Component interface {
 
 // Deps is what a pane is given to do its work.
 type Deps struct {
-	Ctx      context.Context // ends when the program quits
-	Host     remote.Host
+	Ctx  context.Context // ends when the program quits
+	Host remote.Host
+	// Nodes are every node of a deployment on several hosts, Host (the
+	// head) first; empty for one host.
+	Nodes    []remote.Host
 	Campaign *campaign.Campaign
 	Session  *report.Session
 	Styles   *Styles

@@ -9,7 +9,7 @@ import (
 // keyMap is the Server/Load pane's own bindings; scrolling uses the shared ones.
 type keyMap struct {
 	Start, Stop, Restart, Log key.Binding
-	Diagnose                  key.Binding
+	Diagnose, Expand          key.Binding
 	Up, Down, Top, Bottom     key.Binding
 	PageUp, PageDown, Back    key.Binding
 	Yes, No                   key.Binding
@@ -25,6 +25,7 @@ func newKeyMap(k *common.KeyMap) keyMap {
 		Restart:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restart with profiler")),
 		Log:      key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "full log")),
 		Diagnose: key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "why stalled? (diagnose)")),
+		Expand:   key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "GPUs by node")),
 		Up:       up,
 		Down:     down,
 		Top:      k.Top,
@@ -52,7 +53,7 @@ func (m *Model) ShortHelp() []key.Binding {
 func (m *Model) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{m.keys.Start, m.keys.Stop, m.keys.Restart, m.keys.Diagnose},
-		{m.keys.Log, m.keys.Back, m.keys.Up, m.keys.Down},
+		{m.keys.Log, m.keys.Back, m.keys.Up, m.keys.Down, m.keys.Expand},
 		{m.keys.PageUp, m.keys.PageDown, m.keys.Top, m.keys.Bottom},
 		{m.keys.Yes, m.keys.No},
 	}

@@ -43,6 +43,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.restart()
 	case key.Matches(msg, m.keys.Diagnose):
 		return m.diagnose()
+	case key.Matches(msg, m.keys.Expand):
+		m.expanded = !m.expanded
 	}
 	return nil
 }

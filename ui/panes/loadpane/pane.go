@@ -27,9 +27,14 @@ type Model struct {
 	keys keyMap
 	w, h int
 
-	watcher *load.Watcher
+	watcher follower // one node's Watcher, or every node's Group
 	server  *load.Server
 	watchOn bool
+	// expanded shows every GPU of every node although one row per node
+	// would fit better (the g key); lost are the nodes whose nvidia-smi
+	// stopped answering.
+	expanded bool
+	lost     map[string]bool
 
 	// What the events said.
 	hosts      []string
@@ -77,7 +82,7 @@ type opDoneMsg struct {
 
 // New builds the pane.
 func New(d *common.Deps) *Model {
-	m := &Model{d: d, keys: newKeyMap(d.Keys), states: map[string]phases.LoadState{}, milestones: map[string]float64{},
+	m := &Model{d: d, keys: newKeyMap(d.Keys), states: map[string]phases.LoadState{}, milestones: map[string]float64{}, lost: map[string]bool{},
 		log: components.List{FromEnd: true}, bar: components.Bar{Full: d.Styles.BarFull, Empty: d.Styles.BarEmpty}}
 	if d.Now != nil {
 		m.now = d.Now()
@@ -92,7 +97,14 @@ func New(d *common.Deps) *Model {
 	}
 	cfg := c.LoadConfig()
 	cfg.Host, cfg.Now = d.Host, d.Now
-	m.watcher = load.NewWatcher(cfg)
+	if len(d.Nodes) > 1 {
+		m.watcher = load.NewGroup(cfg, c.LoadNodes(d.Nodes))
+		if d.Server == nil {
+			m.server = c.NodeServer(d.Nodes)
+		}
+	} else {
+		m.watcher = load.NewWatcher(cfg)
+	}
 	m.server.Emitter = m.emitter()
 	m.server.BeforeLaunch = m.watcher.MarkStarted
 	m.server.BeforeStop = m.watcher.MarkStopped
@@ -160,7 +172,9 @@ func (m *Model) event(e phases.Event) {
 			m.hosts = append(m.hosts, v.Host)
 		}
 		m.states[v.Host] = v
-		m.failure = v.Failure
+		if v.Failure != nil || v.Host == m.host() {
+			m.failure = v.Failure
+		}
 		if v.VLLM != "" {
 			m.version = v.VLLM
 		}
@@ -181,6 +195,9 @@ func (m *Model) event(e phases.Event) {
 		dg := v
 		m.diag, m.diagnosing = &dg, false
 		lines := []string{"diagnosis: " + v.Verdict}
+		if v.Node != "" {
+			lines[0] = "diagnosis on " + v.Node + ": " + v.Verdict
+		}
 		for _, w := range v.Why {
 			lines = append(lines, "  · "+w)
 		}
@@ -196,8 +213,10 @@ func (m *Model) event(e phases.Event) {
 	case phases.Stall:
 		s := v
 		for h, st := range m.states {
-			st.Stall = &s
-			m.states[h] = st
+			if v.Node == "" || v.Node == h {
+				st.Stall = &s
+				m.states[h] = st
+			}
 		}
 	case phases.LogLine:
 		m.addLog(e.Time, v)
@@ -205,7 +224,16 @@ func (m *Model) event(e phases.Event) {
 			m.logs = m.logs[len(m.logs)-maxLog:]
 		}
 	case phases.ServerEvent:
+		switch v.Action {
+		case "node_lost":
+			m.lost[v.Node] = true
+		case "node_back":
+			delete(m.lost, v.Node)
+		}
 		m.lastServer = v.Action
+		if v.Node != "" && v.Action != "node_lost" && v.Action != "node_back" {
+			m.lastServer = v.Node + " " + v.Action
+		}
 		if v.Detail != "" {
 			m.lastServer += ": " + v.Detail
 		}

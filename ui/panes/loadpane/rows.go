@@ -11,8 +11,11 @@ import (
 	"github.com/profdeck/profdeck/ui/components"
 )
 
-// gpuRows draws one bar per GPU, per host.
+// gpuRows draws one bar per GPU, grouped by node when there are several.
 func (m *Model) gpuRows(w int) []string {
+	if len(m.hosts) > 1 {
+		return m.groupedRows(w)
+	}
 	var rows []string
 	for _, host := range m.hosts {
 		st := m.states[host]

@@ -37,7 +37,9 @@ func (m *Model) draw() string {
 	fixed := 1 + 2 + len(banner) + len(bottom) // title, shard + milestones, banner, question
 	room := h - fixed
 	gpuRows := m.gpuRows(w)
-	if len(gpuRows) > 8 && len(gpuRows) > room-3 && w >= 2*36+1 {
+	if m.compact(len(gpuRows), room-3) {
+		gpuRows = m.nodeRows(w)
+	} else if len(gpuRows) > 8 && len(gpuRows) > room-3 && w >= 2*36+1 {
 		// Many GPUs (several hosts): two columns, leaving room for the log.
 		gpuRows = twoColumns(m.gpuRows((w-1)/2), (w-1)/2)
 	}
@@ -127,7 +129,7 @@ func (m *Model) readyAt(st phases.LoadState) float64 {
 // bannerLines is the red banner: a stall or a failure and its evidence.
 func (m *Model) bannerLines(w int) []string {
 	s := m.d.Styles
-	st := m.states[m.host()]
+	st := m.bannerState()
 	f := st.Failure
 	if f == nil {
 		f = m.failure
@@ -136,6 +138,9 @@ func (m *Model) bannerLines(w int) []string {
 	switch {
 	case f != nil:
 		head := fmt.Sprintf("FAILED: %s", failureName(f.Kind))
+		if f.Node != "" {
+			head = fmt.Sprintf("FAILED on %s: %s", f.Node, failureName(f.Kind))
+		}
 		if f.Rank >= 0 {
 			head += fmt.Sprintf(" (rank %d)", f.Rank)
 		}
@@ -277,7 +282,11 @@ func (m *Model) diagLines(w int) []string {
 	s := m.d.Styles
 	switch {
 	case m.diag != nil:
-		out := []string{s.Warn.Render(components.Truncate("why: "+m.diag.Verdict, w))}
+		why := "why: "
+		if m.diag.Node != "" {
+			why = "why (" + m.diag.Node + "): "
+		}
+		out := []string{s.Warn.Render(components.Truncate(why+m.diag.Verdict, w))}
 		if len(m.diag.Why) > 0 {
 			out = append(out, s.Subtle.Render(components.Truncate("  · "+m.diag.Why[0], w)))
 		} else if len(m.diag.Hints) > 0 {

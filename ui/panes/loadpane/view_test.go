@@ -54,27 +54,42 @@ func TestViewUnknownMemoryAndHelp(t *testing.T) {
 	}
 }
 
-// Two hosts: every GPU bar is labelled with its host and the pane still fits.
+// Two hosts of 8 GPUs: at 78×19 one row per node (min/median/max), g shows
+// every GPU grouped under its node; a taller screen shows them all.
 func TestViewTwoHostsFits(t *testing.T) {
 	m := bare()
 	var evs []phases.Event
 	for _, h := range []string{"gpu1", "gpu2"} {
 		st := phases.LoadState{Host: h, Stage: "weights", ShardsDone: 10, ShardsTotal: 62, ShardSecPerIt: 29.1, ShardETA: 1500}
 		for i := 0; i < 8; i++ {
-			st.GPUs = append(st.GPUs, phases.GPULoad{Index: i, Known: true, UsedGiB: 62.1, ExpectedGiB: 74.9, TotalGiB: 140.4, RateGiBMin: 1.9, ETASeconds: 400})
+			st.GPUs = append(st.GPUs, phases.GPULoad{Index: i, Known: true, UsedGiB: 62.1 - float64(i)/10, ExpectedGiB: 74.9, TotalGiB: 140.4, RateGiBMin: 1.9, ETASeconds: 400})
 		}
 		evs = append(evs, ev(phases.KindLoadState, st))
 	}
+	stall := phases.Stall{GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, MemoryGiB: []float64{75.8, 75.8, 75.8, 75.8, 75.8, 75.8, 75.8, 75.8}, ForS: 720, Node: "gpu2"}
+	evs = append(evs, ev(phases.KindStall, stall), ev(phases.KindServer, phases.ServerEvent{Action: "node_lost", Node: "gpu2", Detail: "node gpu2 lost: connection reset"}))
 	m.Update(common.EventsMsg{At: time.Unix(1000, 0), Events: evs})
 	m.SetSize(78, 19)
 	v := m.View()
-	if !strings.Contains(v, "gpu1:GPU0") || !strings.Contains(v, "gpu2:GPU7") || !strings.Contains(v, "62.1/74.9 GiB  83%") {
-		t.Errorf("view:\n%s", v)
+	for _, want := range []string{"gpu1 ", "61.4/ 61.8/ 62.1 GiB", "gpu2 ", "LOST", "STALLED at 75.8 GiB on gpu2, GPUs 0-7, for 12 min", "g: every GPU"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("compact view lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "GPU7") {
+		t.Errorf("compact view shows single GPUs:\n%s", v)
 	}
 	panetest.Fits(t, v, 78, 19)
+	press(m, "g")
+	v = m.View()
+	if !strings.Contains(v, "── gpu1 · 8 GPUs") || !strings.Contains(v, "GPU0") {
+		t.Errorf("expanded view:\n%s", v)
+	}
+	panetest.Fits(t, v, 78, 19)
+	press(m, "g")
 	m.SetSize(120, 40)
 	v = m.View()
-	if !strings.Contains(v, "gpu2:GPU7") || !strings.Contains(v, "ETA 7 min") || !strings.Contains(v, "29.1 s/shard ETA 25 min") {
+	if !strings.Contains(v, "── gpu2 · 8 GPUs · weights · LOST") || !strings.Contains(v, "GPU7") || !strings.Contains(v, "ETA 7 min") || !strings.Contains(v, "29.1 s/shard ETA 25 min") {
 		t.Errorf("tall view:\n%s", v)
 	}
 	panetest.Fits(t, v, 120, 40)
