@@ -145,6 +145,16 @@ func (s *Sweep) params() map[string]any {
 	if c.Rate > 0 {
 		p["rate"] = c.Rate
 	}
+	if c.slo != nil {
+		p["slo"] = c.slo.String()
+	}
+	if c.Repeat > 1 {
+		p["repeat"] = c.Repeat
+	}
+	if w := c.workloadRecord(); w.Dataset != DatasetRandom || w.RangeRatio > 0 || w.PrefixLen > 0 {
+		p["workload"] = w
+	}
+	p["seed"] = c.Seed
 	return p
 }
 

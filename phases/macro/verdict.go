@@ -92,8 +92,7 @@ func Explain(levels []phases.LevelResult, i int, lim Limits) (reason, evidence s
 	if atLimit && waiting && sl.MaxKVCacheUsage < kvFull && sl.MaxRunning < float64(see.Concurrency) {
 		of := fmt.Sprintf("%s of %d sequences running (max_num_seqs)", units.Thousands(sl.MaxRunning), lim.MaxNumSeqs)
 		if lim.MaxNumSeqs == 0 {
-			of = fmt.Sprintf("never more than %s sequences running (max_num_seqs: the engine's default, the launch command does not set it)",
-				units.Thousands(sl.MaxRunning))
+			of = fmt.Sprintf("at most %s sequences running (max_num_seqs, not set at launch)", units.Thousands(sl.MaxRunning))
 		}
 		return LimitMaxSeqs, head + fmt.Sprintf("%s, KV %s, %s waiting%s — raise --max-num-seqs",
 			of, units.Pct(sl.MaxKVCacheUsage), units.Thousands(sl.MaxWaiting), where)

@@ -35,6 +35,7 @@ func Demo(dir string) *Campaign {
 		Warmup:      2,
 		InputLen:    128,
 		OutputLen:   32,
+		SLO:         "ttft=2s,tpot=50ms,e2el=30s",
 	}
 	c.Micro = Micro{Batch: []int{1, 8, 64, 128}, Python: "python3"}
 	c.NCCL = NCCL{NProc: 8, Torchrun: "torchrun", Batch: []int{1, 8, 64, 128}}

@@ -80,7 +80,13 @@ func progressLine(ev phases.Event, seen map[string]bool) string {
 	case phases.MacroWarning:
 		return "  warning: " + d.Text
 	case phases.Plateau:
-		return fmt.Sprintf("  plateau: C=%d at %.1f tok/s", d.Concurrency, d.OutputThroughput)
+		s := fmt.Sprintf("  plateau: C=%d at %.1f tok/s", d.Concurrency, d.OutputThroughput)
+		if d.Reason != "" {
+			s += fmt.Sprintf("\n  verdict (%s): %s", d.Reason, macro.VerdictLine(&d))
+		}
+		return s
+	case phases.SLOMet:
+		return "  slo: " + d.Text
 	case phases.ProfileSummary:
 		return fmt.Sprintf("  profile: communication %.1f%% of device time", 100*d.CommunicationShare)
 	case phases.ScriptError:

@@ -23,6 +23,9 @@ func (m *Model) writeCharts(b *strings.Builder, l layout) {
 		srv = m.server.GenTokS
 		srvText, srvShort = "server "+units.Rate(srv), "srv "+units.Rate(srv)
 	}
+	if t, st, ss, ok := m.levelRates(); ok {
+		tok, srvText, srvShort = t, st, ss
+	}
 	type spec struct {
 		c             *chart
 		name, cur     string

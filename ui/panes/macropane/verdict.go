@@ -5,36 +5,98 @@ import (
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/ui/components"
 )
 
-// verdictLines are the plateau's banner: where it is, why (the verdict's
-// evidence), the largest concurrency meeting the SLO and the noise, on at
-// most two lines.
+// verdictLines are the plateau's banner: where it is, its class and the
+// SLO's largest concurrency on the first line; the verdict's evidence
+// (what to do) wrapped under it, and whether the plateau is inside the
+// noise of repeated runs.
 func (m *Model) verdictLines(p *phases.Plateau) []string {
 	s := m.d.Styles
 	head := fmt.Sprintf("plateau at C=%d: %s tok/s", p.Concurrency, units.Thousands(p.OutputThroughput))
-	if p.Reason == "" {
-		text := head + " — doubling C adds <10%"
-		if m.slo != nil {
-			text += "; " + m.slo.Text
+	if p.Reason != "" {
+		head += " — " + p.Reason
+	} else {
+		head += " — doubling C adds <10%"
+	}
+	if t := m.sloShort(); t != "" {
+		head += " · " + t
+	}
+	out := []string{s.Good.Render(components.Fit(head, m.w))}
+	why := strings.TrimPrefix(p.Evidence, fmt.Sprintf("plateau at C=%d: ", p.Concurrency))
+	if p.Noise != "" {
+		why = strings.TrimSpace(why + "; " + p.Noise)
+	}
+	if why == "" {
+		return out
+	}
+	rows := 1
+	if m.h >= 30 {
+		rows = 2
+	}
+	lines := components.Wrap(why, m.w)
+	if len(lines) > rows {
+		lines = lines[:rows]
+		lines[rows-1] = strings.TrimRight(lines[rows-1], " ") + " …"
+	}
+	for _, l := range lines {
+		out = append(out, s.Subtle.Render(components.Fit(l, m.w)))
+	}
+	return out
+}
+
+// sloShort is the largest concurrency meeting the SLO, in a few words.
+func (m *Model) sloShort() string {
+	if m.slo == nil {
+		return ""
+	}
+	if m.slo.MaxConcurrency == 0 {
+		return "no level met the SLO"
+	}
+	return fmt.Sprintf("SLO met up to C=%d", m.slo.MaxConcurrency)
+}
+
+// levelRates are, while no level runs, the last level's client and server
+// tok/s over the same throughput window (the per-second figures of a
+// level's last second and of the server's last scrape cover different
+// seconds, so they are not set side by side then).
+func (m *Model) levelRates() (client float64, srv, srvShort string, ok bool) {
+	if m.cur != nil || len(m.levels) == 0 {
+		return 0, "", "", false
+	}
+	lv := m.levels[len(m.levels)-1]
+	sl := lv.Server
+	if sl == nil || !sl.Available || sl.GenerationWindow == "" {
+		return 0, "", "", false
+	}
+	mark := ""
+	if !sl.TokensAgree {
+		mark = " ≠"
+	}
+	r := units.Rate(sl.GenerationTokS)
+	return lv.OutputThroughput, "server " + r + mark, "srv " + r + mark, true
+}
+
+// disagreement is a short line for the latest level whose server and
+// client tokens are more than 2% apart: by how much, and the likely why.
+func (m *Model) disagreement() string {
+	for i := len(m.levels) - 1; i >= 0; i-- {
+		lv := m.levels[i]
+		sl := lv.Server
+		if sl == nil || sl.GenerationWindow == "" {
+			continue
 		}
-		return []string{s.Good.Render(components.Fit(text, m.w))}
+		if sl.TokensAgree || sl.TokenAgreement == "" || sl.WindowClientTokens <= 0 {
+			return ""
+		}
+		d := 100 * (sl.WindowGenerationTokens/float64(sl.WindowClientTokens) - 1)
+		why := sl.TokenAgreement
+		if j := strings.LastIndex(why, "): "); j >= 0 {
+			why = why[j+3:]
+		}
+		return fmt.Sprintf("C=%d: server tokens %+.0f%% against this client's — %s", lv.Concurrency, d, why)
 	}
-	q := *p
-	if m.slo != nil && q.SLO == "" {
-		q.SLO = m.slo.Text
-	}
-	why := strings.TrimPrefix(macro.VerdictLine(&q), fmt.Sprintf("plateau at C=%d: ", p.Concurrency))
-	lines := components.Wrap(head+" — "+p.Reason+": "+why, m.w)
-	if len(lines) > 2 {
-		lines = lines[:2]
-		lines[1] = components.Fit(lines[1]+" …", m.w)
-	}
-	for i, l := range lines {
-		lines[i] = s.Good.Render(components.Fit(l, m.w))
-	}
-	return lines
+	return ""
 }

@@ -186,6 +186,9 @@ func (m *Model) banners() []string {
 	} else if m.slo != nil {
 		out = append(out, s.Subtle.Render(components.Fit(m.slo.Text, m.w)))
 	}
+	if d := m.disagreement(); d != "" {
+		out = append(out, s.Warn.Render(components.Fit(d, m.w)))
+	}
 	if n := len(m.errs); n > 0 {
 		// The latest distinct error, with what the server said.
 		text := fmt.Sprintf("error (%s): %s", m.errLevel[n-1], macro.ErrorLine(m.errs[n-1]))
