@@ -33,6 +33,7 @@ type phaseRun struct {
 type classified struct {
 	sessions []phases.SessionStarted
 	system   *phases.SystemInfo
+	systems  []phases.SystemInfo // one per host, in the order first gathered
 	hosts    []string
 	first    time.Time
 	last     time.Time
@@ -88,7 +89,10 @@ func classify(events []phases.Event) *classified {
 			continue
 		case phases.SystemInfo:
 			s := d
-			c.system = &s
+			if c.system == nil || c.system.Host == d.Host || len(c.systems) == 0 {
+				c.system = &s // the head's (the first host's) for the campaign-wide rows
+			}
+			c.addSystem(d)
 			addHost(d.Host)
 			continue
 		case phases.PhaseStarted:
@@ -141,4 +145,15 @@ func lastRun(c *classified, p string, t time.Time) *phaseRun {
 	r := &phaseRun{start: t}
 	c.runs[p] = append(c.runs[p], r)
 	return r
+}
+
+// addSystem keeps the latest system info of each host.
+func (c *classified) addSystem(si phases.SystemInfo) {
+	for i := range c.systems {
+		if c.systems[i].Host == si.Host {
+			c.systems[i] = si
+			return
+		}
+	}
+	c.systems = append(c.systems, si)
 }

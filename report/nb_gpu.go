@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/phases/units"
 )
 
@@ -167,16 +168,29 @@ func (n *nb) ncclRun(r *phaseRun) {
 	}
 	if len(a2a) > 0 {
 		n.ln("All-to-All:\n")
-		n.ln("| tokens/GPU | bytes | µs | algbw GB/s | busbw GB/s | |")
-		n.ln("|---:|---:|---:|---:|---:|---|")
+		nodes := a2a[len(a2a)-1].Nodes > 1
+		if nodes {
+			n.ln("| tokens/GPU | bytes | off node | µs | algbw GB/s | busbw GB/s | |")
+			n.ln("|---:|---:|---:|---:|---:|---:|---|")
+		} else {
+			n.ln("| tokens/GPU | bytes | µs | algbw GB/s | busbw GB/s | |")
+			n.ln("|---:|---:|---:|---:|---:|---|")
+		}
 		for _, a := range a2a {
 			mark := ""
 			if cliff != nil && a.Tokens == cliff.Tokens {
 				mark = "**cliff**"
 			}
-			n.p("| %d | %s | %.1f | %.2f | %.2f | %s |\n", a.Tokens, units.Bytes(a.Bytes), a.Us, a.AlgBW, a.BusBW, mark)
+			off := ""
+			if nodes {
+				off = " " + units.Bytes(a.OffNodeBytes) + " |"
+			}
+			n.p("| %d | %s |%s %.1f | %.2f | %.2f | %s |\n", a.Tokens, units.Bytes(a.Bytes), off, a.Us, a.AlgBW, a.BusBW, mark)
 		}
 		n.ln("")
+		if t := nccl.OffNodeText(a2a); t != "" {
+			n.ln(strings.ToUpper(t[:1]) + t[1:] + ".\n")
+		}
 		if cliff != nil {
 			ratio := 0.0
 			if cliff.FromUs > 0 {

@@ -59,7 +59,7 @@ func (n *nb) header(c *classified, events []phases.Event) {
 		n.p("| Host(s) | %s |\n", mdCell(strings.Join(c.hosts, ", ")))
 	}
 	if si := c.system; si != nil {
-		n.systemRows(si)
+		n.systemRows(si, c.systems)
 	} else {
 		n.ln("| System | not gathered |")
 	}
@@ -74,19 +74,17 @@ func (n *nb) header(c *classified, events []phases.Event) {
 	}
 }
 
-func (n *nb) systemRows(si *phases.SystemInfo) {
-	gpu := si.GPUName
-	if gpu == "" {
-		gpu = "unknown"
+// systemRows writes the system: on several nodes one row per node (its
+// GPUs, driver and CUDA), then what the head says of torch, vLLM and model.
+func (n *nb) systemRows(si *phases.SystemInfo, nodes []phases.SystemInfo) {
+	if len(nodes) > 1 {
+		for _, x := range nodes {
+			n.p("| Node %s | %s · driver %s · CUDA %s |\n", mdCell(x.Host), mdCell(gpuText(&x)), orUnknown(x.Driver), orUnknown(x.CUDA))
+		}
+	} else {
+		n.p("| GPUs | %s |\n", mdCell(gpuText(si)))
+		n.p("| Driver / CUDA | %s / %s |\n", orUnknown(si.Driver), orUnknown(si.CUDA))
 	}
-	if si.GPUCount > 0 {
-		gpu = fmt.Sprintf("%d × %s", si.GPUCount, gpu)
-	}
-	if si.GPUMemoryMiB > 0 {
-		gpu += fmt.Sprintf(" (%d MiB each)", si.GPUMemoryMiB)
-	}
-	n.p("| GPUs | %s |\n", mdCell(gpu))
-	n.p("| Driver / CUDA | %s / %s |\n", orUnknown(si.Driver), orUnknown(si.CUDA))
 	n.p("| torch / vLLM | %s / %s |\n", orUnknown(si.Torch), orUnknown(si.VLLM))
 	if si.Model != "" || si.ModelSummary != "" {
 		m := si.Model
@@ -101,6 +99,21 @@ func (n *nb) systemRows(si *phases.SystemInfo) {
 	for _, x := range si.Extra {
 		n.p("| Detail | %s |\n", mdCell(x))
 	}
+}
+
+// gpuText is "8 × NVIDIA H200 (143771 MiB each)".
+func gpuText(si *phases.SystemInfo) string {
+	gpu := si.GPUName
+	if gpu == "" {
+		gpu = "unknown"
+	}
+	if si.GPUCount > 0 {
+		gpu = fmt.Sprintf("%d × %s", si.GPUCount, gpu)
+	}
+	if si.GPUMemoryMiB > 0 {
+		gpu += fmt.Sprintf(" (%d MiB each)", si.GPUMemoryMiB)
+	}
+	return gpu
 }
 
 func orUnknown(s string) string {

@@ -79,15 +79,18 @@ func (n *nb) loadRun(r *phaseRun, tag string) {
 			snaps = append(snaps, snapshot{ev.Time, d})
 		case phases.ServerEvent:
 			s := fmt.Sprintf("- %s server **%s**", n.clock(ev.Time), d.Action)
+			if d.Node != "" {
+				s = fmt.Sprintf("- %s %s server **%s**", n.clock(ev.Time), mdCell(d.Node), d.Action)
+			}
 			if d.Detail != "" {
 				s += ": " + d.Detail
 			}
 			log = append(log, s)
 		case phases.LoadFailure:
-			log = append(log, fmt.Sprintf("- %s **failure (%s)**, rank %d: `%s`", n.clock(ev.Time), d.Kind, d.Rank, noTicks(d.Line)))
+			log = append(log, fmt.Sprintf("- %s **failure (%s)**%s, rank %d: `%s`", n.clock(ev.Time), d.Kind, onNode(d.Node), d.Rank, noTicks(d.Line)))
 		case phases.Stall:
 			stalls = append(stalls, stallAt{ev.Time, d})
-			s := fmt.Sprintf("- %s **stall**: %s, no progress for %s", n.clock(ev.Time), gpuList(d.GPUs, d.MemoryGiB), dur(time.Duration(d.ForS*float64(time.Second))))
+			s := fmt.Sprintf("- %s **stall**%s: %s, no progress for %s", n.clock(ev.Time), onNode(d.Node), gpuList(d.GPUs, d.MemoryGiB), dur(time.Duration(d.ForS*float64(time.Second))))
 			if d.Line != "" {
 				s += fmt.Sprintf("; last log line: `%s`", noTicks(d.Line))
 			}
@@ -103,13 +106,69 @@ func (n *nb) loadRun(r *phaseRun, tag string) {
 		n.ln("| stage | at | value | evidence |")
 		n.ln("|---|---:|---|---|")
 		for _, m := range ms {
-			n.p("| %s | %s | %s | %s |\n", mdCell(phases.StageLabel(m.Stage)), dur(time.Duration(m.AtS*float64(time.Second))), mdCell(m.Value), mdCell(m.Line))
+			stage := phases.StageLabel(m.Stage)
+			if m.Node != "" {
+				stage += " · " + m.Node
+			}
+			n.p("| %s | %s | %s | %s |\n", mdCell(stage), dur(time.Duration(m.AtS*float64(time.Second))), mdCell(m.Value), mdCell(m.Line))
 		}
 		n.ln("")
 	}
-	if len(snaps) > 0 {
+	hosts := snapHosts(snaps)
+	if len(hosts) > 1 {
+		// Several nodes: one table (and chart) per node.
+		for _, h := range hosts {
+			var mine []snapshot
+			for _, sn := range snaps {
+				if sn.s.Host == h {
+					mine = append(mine, sn)
+				}
+			}
+			var st []stallAt
+			for _, x := range stalls {
+				if x.s.Node == "" || x.s.Node == h {
+					st = append(st, x)
+				}
+			}
+			n.p("Node **%s**: ", mdCell(h))
+			n.gpuTimeline(mine, st, tag+"-"+fileSafe(h))
+		}
+	} else if len(snaps) > 0 {
 		n.gpuTimeline(snaps, stalls, tag)
 	}
+}
+
+// onNode is " on NODE" for an event of one node of several, else "".
+func onNode(node string) string {
+	if node == "" {
+		return ""
+	}
+	return " on " + mdCell(node)
+}
+
+// snapHosts are the hosts the snapshots come from, in order.
+func snapHosts(snaps []snapshot) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, sn := range snaps {
+		if !seen[sn.s.Host] {
+			seen[sn.s.Host] = true
+			out = append(out, sn.s.Host)
+		}
+	}
+	return out
+}
+
+// fileSafe keeps letters, digits, dots and dashes of a host name for a
+// chart's file name.
+func fileSafe(h string) string {
+	b := []byte(h)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
 }
 
 func gpuList(gpus []int, mem []float64) string {

@@ -126,7 +126,14 @@ func Run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 		for i, h := range cfg.Nodes {
 			names[i] = h.Name()
 		}
-		params["nodes"], params["master_addr"], params["master_port"] = names, cfg.MasterAddr, cfg.MasterPort
+		port := cfg.MasterPort
+		if port <= 0 {
+			port = DefaultMasterPort
+		}
+		params["nodes"], params["master_addr"], params["master_port"] = names, cfg.MasterAddr, port
+	}
+	if len(cfg.Env) > 0 {
+		params["env"] = cfg.Env
 	}
 	return phases.Run(ctx, em, phases.NCCL, params, func(ctx context.Context) error { return run(ctx, cfg, em) })
 }

@@ -121,17 +121,24 @@ type Report struct {
 	Error string `json:"error,omitempty"`
 }
 
-// writeOffNode says, on several nodes, where the All-to-All's traffic
-// leaves the node: the share of each rank's bytes bound for other nodes
-// goes over the network, not NVLink, and the step where the latency
-// jumps is where that transfer takes over.
+// writeOffNode writes OffNodeText's line, when there is one.
 func writeOffNode(w io.Writer, rows []phases.NCCLAllToAll) {
+	if t := OffNodeText(rows); t != "" {
+		fmt.Fprintln(w, t)
+	}
+}
+
+// OffNodeText says, on several nodes, where the All-to-All's traffic
+// leaves the node: the share of each rank's bytes bound for ranks on other
+// nodes, which goes over the network, not NVLink. Empty on one node.
+func OffNodeText(rows []phases.NCCLAllToAll) string {
+	if len(rows) == 0 {
+		return ""
+	}
 	a := rows[len(rows)-1]
 	if a.Nodes < 2 || a.Bytes <= 0 {
-		return
+		return ""
 	}
-	local := a.NProc / a.Nodes
-	fmt.Fprintf(w, "traffic leaves the node: %d ranks on each of %d nodes, so %s of each rank's %s (%.0f%%) goes to the other nodes over the network at every step",
-		local, a.Nodes, units.Bytes(a.OffNodeBytes), units.Bytes(a.Bytes), 100*float64(a.OffNodeBytes)/float64(a.Bytes))
-	fmt.Fprintln(w)
+	return fmt.Sprintf("traffic leaves the node: %d ranks on each of %d nodes, so %s of each rank's %s (%.0f%%) goes to the other nodes over the network at every step",
+		a.NProc/a.Nodes, a.Nodes, units.Bytes(a.OffNodeBytes), units.Bytes(a.Bytes), 100*float64(a.OffNodeBytes)/float64(a.Bytes))
 }

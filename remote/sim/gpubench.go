@@ -254,8 +254,14 @@ func runNCCLScript(ctx context.Context, d *Deployment, cmd string, stdin io.Read
 	graph := !a.has("--no-graph") && n > 1
 	w := lineWriter{ctx, out}
 	w.emit("start", map[string]any{"pid": 4343, "ppid": 4340})
+	env := map[string]string{"NCCL_NVLS_ENABLE": "0"}
+	for _, w := range Words(cmd) {
+		if k, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(k, "NCCL_") {
+			env[k] = v // what `env K=V torchrun` or `docker exec -e K=V` set
+		}
+	}
 	w.emit("env", map[string]any{"gpu": gpu, "torch": simTorch, "cuda": simTorchCUDA, "nccl": "2.27.3", "nproc": n,
-		"nccl_env": map[string]string{"NCCL_NVLS_ENABLE": "0"}})
+		"nccl_env": env})
 	total, done := len(batch)+len(tokens), 0
 	rng := d.benchRand()
 	for _, m := range batch {

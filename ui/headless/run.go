@@ -121,6 +121,9 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 		return nil, nil, err
 	}
 	recordSystem(ctx, sess, host, c.Server.Launch)
+	for _, n := range o.Nodes[min(1, len(o.Nodes)):] {
+		recordSystem(ctx, sess, n, c.Server.WorkerLaunch)
+	}
 	opts := report.NotebookOptions{Campaign: c.Name, Journal: c.JournalPath(), Secrets: sess.Secrets()}
 	saver := report.NewAutosave(sess, c.Notebook, opts, 3*time.Second)
 	cfg.Phases, cfg.Redo = o.Phases, o.Redo

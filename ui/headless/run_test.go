@@ -314,3 +314,43 @@ func TestRunBadInput(t *testing.T) {
 		t.Error("bad input started a journal")
 	}
 }
+
+// Two simulated nodes serving TP16 end to end: the server started on both
+// (the head's launch, then the worker's), both loads followed, NCCL across
+// the nodes, and the notebook lists each node and its load.
+func TestRunTwoSimNodes(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("a whole campaign on two simulated nodes")
+	}
+	dir := t.TempDir()
+	camp := strings.Replace(simCampaign, "  tp: 8\n", "  tp: 16\n", 1)
+	camp = strings.Replace(camp, "  load_time: 3s\n", "  load_time: 3s\n  nodes: 2\n", 1)
+	camp = strings.Replace(camp, "  launch: vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8 --port 8000\n",
+		"  launch: vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 16 --nnodes 2 --node-rank 0 --port 8000\n"+
+			"  worker_launch: vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 16 --nnodes 2 --node-rank $PROFDECK_NODE_RANK --master-addr $PROFDECK_HEAD --headless\n", 1)
+	camp = strings.Replace(camp, "nccl:\n  batch: [1, 8]\n", "nccl:\n  batch: [1, 8]\n  env:\n    NCCL_SOCKET_IFNAME: eth0\n", 1)
+	path := filepath.Join(dir, "profdeck.yaml")
+	if err := os.WriteFile(path, []byte(camp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	o := runCmd(t, ctx, path, "--phases", "load,nccl")
+	if o.code != 0 {
+		t.Fatalf("exit %d, want 0\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	nb, err := os.ReadFile(o.rep.Notebook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| Node sim0 | 8 × NVIDIA H200", "| Node sim1 | 8 × NVIDIA H200", "Node **sim0**: GPU memory", "Node **sim1**: GPU memory",
+		"sim1 server **start**", "raffic leaves the node: 8 ranks on each of 2 nodes", "NCCL_SOCKET_IFNAME"} {
+		if !bytes.Contains(nb, []byte(want)) {
+			t.Errorf("the notebook lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("notebook:\n%s", nb)
+	}
+}
