@@ -62,8 +62,11 @@ type Config struct {
 	// Seed makes prompts and arrival times repeatable (default: time based).
 	Seed int64
 	// Limits are the server's configured limits, as far as known (the
-	// plateau's verdict names them).
-	Limits Limits
+	// plateau's verdict names them); what they lack is read from the start
+	// of ServerLog on Host, when both are set.
+	Limits    Limits
+	Host      remote.Host
+	ServerLog string
 	// SLO, e.g. "ttft=2s,tpot=50ms,e2el=30s": goodput per level and the
 	// largest concurrency meeting it.
 	SLO string

@@ -253,7 +253,7 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 		}
 		if res.Plateau == nil && i > 0 && l.rate == 0 {
 			if p := findPlateau(res.Levels); p != nil {
-				explainPlateau(p, res.Levels, cfg.Limits)
+				explainPlateau(p, res.Levels, readLimits(ctx, cfg))
 				p.Noise = noise(res.Levels, p)
 				res.Plateau = p
 				em.Emit(ctx, phases.KindMacroPlateau, p)

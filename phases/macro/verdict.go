@@ -1,6 +1,7 @@
 package macro
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/units"
+	"github.com/profdeck/profdeck/remote"
 )
 
 // The verdict classes: what limits throughput at a level.
@@ -91,6 +93,9 @@ func Explain(levels []phases.LevelResult, i int, lim Limits) (reason, evidence s
 	}
 	if atLimit && waiting && sl.MaxKVCacheUsage < kvFull && sl.MaxRunning < float64(see.Concurrency) {
 		of := fmt.Sprintf("%s of %d sequences running (max_num_seqs)", units.Thousands(sl.MaxRunning), lim.MaxNumSeqs)
+		if lim.Source != "" {
+			of = fmt.Sprintf("%s of %d sequences running (max_num_seqs, from %s)", units.Thousands(sl.MaxRunning), lim.MaxNumSeqs, lim.Source)
+		}
 		if lim.MaxNumSeqs == 0 {
 			of = fmt.Sprintf("at most %s sequences running (max_num_seqs, not set at launch)", units.Thousands(sl.MaxRunning))
 		}
@@ -145,4 +150,52 @@ func VerdictLine(p *phases.Plateau) string {
 		parts = append(parts, p.Noise)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// The log lines that carry max_num_seqs: vLLM's "non-default args: {...
+// 'max_num_seqs': 64 ...}", its DEBUG "Setting max_num_seqs to 256", and
+// a config dump's "max_num_seqs=256".
+var maxSeqsLog = regexp.MustCompile(`'max_num_seqs':\s*(\d+)|max_num_seqs to (\d+)|max_num_seqs=(\d+)`)
+
+// MaxNumSeqsFromLog reads max_num_seqs from a vLLM log's start-up lines
+// (0 when none says it); the last mention wins (a restarted server).
+func MaxNumSeqsFromLog(text string) int {
+	n := 0
+	for _, m := range maxSeqsLog.FindAllStringSubmatch(text, -1) {
+		for _, g := range m[1:] {
+			if v, err := strconv.Atoi(g); err == nil && v > 0 {
+				n = v
+			}
+		}
+	}
+	return n
+}
+
+// logHead bounds what is read of the server's log for its limits.
+const (
+	logHeadLines = 5000
+	logHeadBytes = 4 << 20
+)
+
+// readLimits fills what the launch command did not say from the start of
+// the server's log on the host.
+func readLimits(ctx context.Context, cfg Config) Limits {
+	lim := cfg.Limits
+	if lim.MaxNumSeqs > 0 || cfg.Host == nil || cfg.ServerLog == "" {
+		return lim
+	}
+	var b strings.Builder
+	err := cfg.Host.Run(ctx, "head -n "+strconv.Itoa(logHeadLines)+" "+remote.QuotePath(cfg.ServerLog), nil, func(l remote.Line) {
+		if l.Stream == remote.Stdout && b.Len() < logHeadBytes {
+			b.WriteString(l.Text)
+			b.WriteByte('\n')
+		}
+	})
+	if err != nil {
+		return lim
+	}
+	if n := MaxNumSeqsFromLog(b.String()); n > 0 {
+		lim.MaxNumSeqs, lim.Source = n, "the server log"
+	}
+	return lim
 }

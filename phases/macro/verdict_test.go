@@ -122,3 +122,16 @@ func TestMaxNumSeqsFromLaunch(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxNumSeqsFromLog(t *testing.T) {
+	for text, want := range map[string]int{
+		"(APIServer pid=1) INFO 11-30 [utils.py:253] non-default args: {'model': 'm', 'max_num_seqs': 64, 'tensor_parallel_size': 8}": 64,
+		"DEBUG 01-01 arg_utils.py:1] Setting max_num_seqs to 256 for OPENAI_API_SERVER usage context.":                                256,
+		"INFO non-default args: {'model': 'm'}\nINFO Chunked prefill is enabled with max_num_batched_tokens=8192.":                    0,
+		"first run max_num_seqs=128\nrestart: 'max_num_seqs': 32":                                                                     32,
+	} {
+		if got := macro.MaxNumSeqsFromLog(text); got != want {
+			t.Errorf("%q: %d, want %d", text, got, want)
+		}
+	}
+}

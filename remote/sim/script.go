@@ -37,7 +37,11 @@ func (d *Deployment) script(s *serverProc) []step {
 		d.logLocked(s, Banner)
 	})
 	logAt(0, api, "INFO", "api_server.py:1772", "vLLM API server version "+s.version)
-	logAt(0, api, "INFO", "utils.py:253", fmt.Sprintf("non-default args: {'model_tag': '%s', 'model': '%s', 'trust_remote_code': True, 'tensor_parallel_size': %d}", o.Model, o.Model, world))
+	extra := ""
+	if o.Emulator.MaxNumSeqs > 0 { // set, as --max-num-seqs would be
+		extra = fmt.Sprintf(", 'max_num_seqs': %d", o.Emulator.MaxNumSeqs)
+	}
+	logAt(0, api, "INFO", "utils.py:253", fmt.Sprintf("non-default args: {'model_tag': '%s', 'model': '%s', 'trust_remote_code': True, 'tensor_parallel_size': %d%s}", o.Model, o.Model, world, extra))
 	logAt(0.002, api, "INFO", "model.py:631", "Resolved architecture: KimiK25ForConditionalGeneration")
 	logAt(0.002, api, "INFO", "model.py:1745", "Using max model len 262144")
 	if s.profiler {

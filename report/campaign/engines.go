@@ -61,7 +61,7 @@ func (c *Campaign) SweepConfig(apiKey string) macro.Config {
 	return macro.Config{URL: c.Server.URL, API: m.API, Concurrency: m.Concurrency, Requests: m.Requests,
 		Duration: m.Duration.Duration, Warmup: m.Warmup, InputLen: m.InputLen, OutputLen: m.OutputLen,
 		Rate: m.Rate, StopAtPlateau: m.StopAtPlateau, NoPreflight: m.NoPreflight, APIKey: apiKey,
-		SLO: m.SLO, Repeat: m.Repeat, Limits: c.ServerLimits(), Dataset: m.Dataset, DatasetFile: m.DatasetFile,
+		SLO: m.SLO, Repeat: m.Repeat, Limits: c.ServerLimits(), ServerLog: c.LoadConfig().LogPath, Dataset: m.Dataset, DatasetFile: m.DatasetFile,
 		DatasetMax: m.DatasetMax, RangeRatio: m.RangeRatio, PrefixLen: m.PrefixLen}
 }
 

@@ -114,7 +114,7 @@ func runSweep(ctx context.Context, c *Command, f *sweepFlags) error {
 	if d, ok := h.(*sim.Deployment); ok && !c.Set("url") {
 		cfg.URL = "http://" + d.Options().ServerAddr
 	}
-	cfg.Dial = h.DialContext
+	cfg.Dial, cfg.Host = h.DialContext, h
 	client := &http.Client{Timeout: servermetrics.DefaultTimeout, Transport: &http.Transport{DialContext: h.DialContext, MaxIdleConns: 2}}
 	defer client.CloseIdleConnections()
 	if m := strings.TrimSpace(f.metricsURL); m != "off" && m != "none" {

@@ -25,7 +25,7 @@ func (m *Model) sweepConfig() (cfg macro.Config, done func()) {
 	cfg = c.SweepConfig(m.d.APIKey)
 	client := &http.Client{}
 	if m.d.Host != nil {
-		cfg.Dial = m.d.Host.DialContext
+		cfg.Dial, cfg.Host = m.d.Host.DialContext, m.d.Host
 		client.Transport = &http.Transport{DialContext: m.d.Host.DialContext, MaxIdleConns: 2}
 	}
 	cfg.Scraper = servermetrics.NewScraper(c.MetricsURL(), client)
