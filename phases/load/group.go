@@ -125,7 +125,10 @@ func (g *Group) loop(parent context.Context, em *phases.Emitter, until bool) (En
 					}
 				}
 			}()
-			nem := &phases.Emitter{Out: out, Now: em.Now}
+			nem := &phases.Emitter{Out: out}
+			if em != nil {
+				nem.Now = em.Now
+			}
 			var end Ending
 			var err error
 			if until {

@@ -103,3 +103,18 @@ func TestGroupOneNodeStalls(t *testing.T) {
 		t.Fatalf("stall events from %v, want sim1 first", stalled)
 	}
 }
+
+// A group followed without an emitter (the campaign run's quiet follow,
+// where the cockpit's own watcher reports) still ends when the head serves.
+func TestGroupQuietUntilReady(t *testing.T) {
+	t.Parallel()
+	nodes := simNodes(t, sim.Options{LoadTime: 1500 * time.Millisecond, AutoStart: true}, 2, -1)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	g := load.NewGroup(load.Config{LogPath: sim.DefaultLogPath, HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
+		Poll: 200 * time.Millisecond}, nodes)
+	end, err := g.Until(ctx, nil)
+	if err != nil || end.Kind != load.EndReady {
+		t.Fatalf("ending %+v, %v", end, err)
+	}
+}
