@@ -118,3 +118,25 @@ func TestGroupQuietUntilReady(t *testing.T) {
 		t.Fatalf("ending %+v, %v", end, err)
 	}
 }
+
+// One node fails alone (NCCL at distributed init): the ending and the
+// failure event name it.
+func TestGroupOneNodeFails(t *testing.T) {
+	t.Parallel()
+	nodes := simNodes(t, sim.Options{LoadTime: 2 * time.Second, AutoStart: true, FailWith: "nccl"}, 2, 1)
+	em, stop := collect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	g := load.NewGroup(load.Config{LogPath: sim.DefaultLogPath, HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
+		Poll: 200 * time.Millisecond, StallAfter: time.Minute}, nodes)
+	end, err := g.Until(ctx, em)
+	evs := stop()
+	if err != nil || end.Kind != load.EndFailed || !strings.HasPrefix(end.Reason, "node sim1: nccl") {
+		t.Fatalf("ending %+v, %v", end, err)
+	}
+	for _, ev := range evs {
+		if f, ok := ev.Data.(phases.LoadFailure); ok && f.Node != "sim1" {
+			t.Fatalf("failure from %q: %+v", f.Node, f)
+		}
+	}
+}
