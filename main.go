@@ -12,7 +12,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/ui"
 	"github.com/profdeck/profdeck/ui/headless"
 )
@@ -36,8 +35,8 @@ var commands = map[string]command{
 	"nccl":    {headless.NCCLMain, "time a decode step's collectives on the GPU host"},
 	"profile": {headless.ProfileMain, "capture a torch profile of the serving engine and summarise it"},
 	"tail":    {headless.TailMain, "follow a file on a host across reconnects (like tail -F)"},
-	"report":  {report.ReportMain, "render the notebook from a journal: report JOURNAL [-o FILE]"},
-	"compare": {report.CompareMain, "compare two journals or sweep JSON files: compare A B"},
+	"report":  {headless.ReportMain, "render the notebook from a journal: report [JOURNAL | -c FILE] [-o FILE|-]"},
+	"compare": {headless.CompareMain, "compare two journals or sweep JSON files: compare A B [--json FILE|-]"},
 	"parse":   {parseMain, "parse a file: parse vllm-log|nvidia-smi|metrics|profiler-table FILE"},
 	"version": {versionMain, "print the version"},
 }

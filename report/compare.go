@@ -416,8 +416,8 @@ func plateauText(p *phases.Plateau) string {
 	return fmt.Sprintf("%.0f tok/s from C=%d", p.OutputThroughput, p.Concurrency)
 }
 
-// skippedNote summarises unread journal lines for stderr.
-func skippedNote(path string, skipped []string, count int) string {
+// SkippedNote summarises unread journal lines for stderr.
+func SkippedNote(path string, skipped []string, count int) string {
 	if count == 0 {
 		return ""
 	}

@@ -141,9 +141,8 @@ func TestCrashSafety(t *testing.T) {
 		}
 	}
 	out := filepath.Join(dir, "regenerated.md")
-	var so, se bytes.Buffer
-	if code := ReportMain(context.Background(), []string{filepath.Join(dir, "c.jsonl"), "-o", out, "--no-charts"}, &so, &se); code != 0 {
-		t.Fatalf("report exited %d: %s", code, se.String())
+	if err := WriteNotebook(out, rr.Events, NotebookOptions{Journal: filepath.Join(dir, "c.jsonl"), NoCharts: true, Skipped: rr.Skipped, SkippedCount: rr.SkippedCount}); err != nil {
+		t.Fatal(err)
 	}
 	md := string(mustRead(t, out))
 	for _, text := range acked {

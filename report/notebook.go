@@ -68,7 +68,7 @@ func RenderNotebook(events []phases.Event, opts NotebookOptions) ([]byte, error)
 // version), after drawing its charts into "<base>.charts/" beside it.
 func WriteNotebook(path string, events []phases.Event, opts NotebookOptions) error {
 	if !opts.NoCharts && opts.ChartsDir == "" {
-		opts.ChartsDir = chartsDirFor(path)
+		opts.ChartsDir = ChartsDirFor(path)
 	}
 	if opts.NoCharts {
 		opts.ChartsDir = ""
@@ -112,7 +112,9 @@ func (e *ChartsError) Error() string {
 	return fmt.Sprintf("notebook %s written, but charts failed: %s", e.Path, strings.Join(e.Failed, "; "))
 }
 
-func chartsDirFor(path string) string {
+// ChartsDirFor is the folder, beside the notebook at path, that holds its
+// charts: the notebook's name with .charts.
+func ChartsDirFor(path string) string {
 	base := filepath.Base(path)
 	return strings.TrimSuffix(base, filepath.Ext(base)) + ".charts"
 }

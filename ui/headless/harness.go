@@ -97,18 +97,32 @@ type Command struct {
 // New is the command name with the shared flags; usage is its first help
 // line, e.g. "profdeck sweep [-c FILE | --host HOST] [--url URL] ...".
 func New(name, usage string, stdout, stderr io.Writer) *Command {
+	c := newCommand(name, usage, stdout, stderr)
+	c.flagCampaign()
+	c.Flags.StringVar(&c.HostSpec, "host", "", "host: sim, local or an SSH target (overrides the campaign; default local)")
+	c.flagJSON()
+	c.Flags.StringVar(&c.JSONLPath, "jsonl", "", "append events or records as JSON lines to FILE as they happen (- for stdout)")
+	return c
+}
+
+// newCommand is the command with its usage and none of the shared flags.
+func newCommand(name, usage string, stdout, stderr io.Writer) *Command {
 	c := &Command{Name: name, Flags: flag.NewFlagSet(name, flag.ContinueOnError), Stdout: stdout, Stderr: stderr}
 	fs := c.Flags
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.CampaignPath, "c", "", "campaign file (default ./"+campaign.DefaultPath+" when it exists)")
-	fs.StringVar(&c.HostSpec, "host", "", "host: sim, local or an SSH target (overrides the campaign; default local)")
-	fs.StringVar(&c.JSONPath, "json", "", "write the result document to FILE (- for stdout)")
-	fs.StringVar(&c.JSONLPath, "jsonl", "", "append events or records as JSON lines to FILE as they happen (- for stdout)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: "+usage)
 		fs.PrintDefaults()
 	}
 	return c
+}
+
+func (c *Command) flagCampaign() {
+	c.Flags.StringVar(&c.CampaignPath, "c", "", "campaign file (default ./"+campaign.DefaultPath+" when it exists)")
+}
+
+func (c *Command) flagJSON() {
+	c.Flags.StringVar(&c.JSONPath, "json", "", "write the result document to FILE (- for stdout)")
 }
 
 // Parse parses args (no positional arguments) and checks the output paths

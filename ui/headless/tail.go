@@ -175,6 +175,11 @@ echo $((s-t))`, remote.QuotePath(path), n)
 // ParseFiles parses args, whose flags may come before or after the n
 // positional arguments it returns, and checks the output paths.
 func (c *Command) ParseFiles(args []string, n int) ([]string, error) {
+	return c.parseFiles(args, n, n)
+}
+
+// parseFiles is ParseFiles for least to most positional arguments.
+func (c *Command) parseFiles(args []string, least, most int) ([]string, error) {
 	var pos []string
 	for {
 		if err := c.Flags.Parse(args); err != nil {
@@ -189,11 +194,11 @@ func (c *Command) ParseFiles(args []string, n int) ([]string, error) {
 		pos = append(pos, c.Flags.Arg(0))
 		args = c.Flags.Args()[1:]
 	}
-	if len(pos) > n {
-		return nil, BadInput("unexpected argument %q", pos[n])
+	if len(pos) > most {
+		return nil, BadInput("unexpected argument %q", pos[most])
 	}
-	if len(pos) < n {
-		return nil, BadInput("want %d file argument(s), got %d (see -h)", n, len(pos))
+	if len(pos) < least {
+		return nil, BadInput("want %d file argument(s), got %d (see -h)", least, len(pos))
 	}
 	return pos, c.checkOutputs()
 }

@@ -1,4 +1,4 @@
-package report
+package headless_test
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/profdeck/profdeck/phases/memtest"
+	"github.com/profdeck/profdeck/report"
+	"github.com/profdeck/profdeck/ui/headless"
 )
 
 // writeHugeLineJournal writes a journal with a valid note, one line of n
@@ -43,12 +45,12 @@ func TestHugeJournalLineBoundedMemory(t *testing.T) {
 		dir := t.TempDir()
 		p := filepath.Join(dir, "j.jsonl")
 		writeHugeLineJournal(t, p, 200<<20)
-		rr, err := ReadJournalFile(p)
+		rr, err := report.ReadJournalFile(p)
 		if err != nil {
 			return err.Error()
 		}
-		_, cerr := LoadSweep(p)
-		code, out, errOut := runCLI(t, reportMain, p, "-o", filepath.Join(dir, "nb.md"), "--no-charts")
+		_, cerr := report.LoadSweep(p)
+		code, out, errOut := runCLI(t, headless.ReportMain, p, "-o", filepath.Join(dir, "nb.md"), "--no-charts")
 		return fmt.Sprintf("events=%d skipped=%d %q compare=%v report=%d %q %q", len(rr.Events), rr.SkippedCount, rr.Skipped, cerr, code, out, errOut)
 	})
 	if !strings.Contains(got, "events=2 skipped=1") || !strings.Contains(got, "bytes, longer than 8 MiB, skipped") ||
@@ -67,9 +69,9 @@ func TestReportRandomFileFewSkippedLines(t *testing.T) {
 		b[i] = byte(r.Uint32())
 	}
 	os.WriteFile(p, b, 0o644)
-	_, _, errOut := runCLI(t, reportMain, p)
+	_, _, errOut := runCLI(t, headless.ReportMain, p)
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
-	if len(lines) > MaxSkippedShown+3 {
+	if len(lines) > report.MaxSkippedShown+3 {
 		t.Fatalf("%d lines on stderr:\n%s", len(lines), errOut[:min(len(errOut), 2000)])
 	}
 	if !strings.Contains(errOut, "line(s) skipped; the first 5:") || len(errOut) > 2000 {
@@ -83,9 +85,9 @@ func TestReportRandomFileFewSkippedLines(t *testing.T) {
 	sb.WriteString(`{"time":"2026-11-29T10:00:00Z","phase":"session","kind":"note","data":{"text":"kept"}}` + "\n")
 	j := filepath.Join(t.TempDir(), "j.jsonl")
 	os.WriteFile(j, []byte(sb.String()), 0o644)
-	code, _, _ := runCLI(t, reportMain, j, "--no-charts")
+	code, _, _ := runCLI(t, headless.ReportMain, j, "--no-charts")
 	md, _ := os.ReadFile(strings.TrimSuffix(j, ".jsonl") + ".md")
-	if code != 0 || !strings.Contains(string(md), "Journal lines skipped (50)") || !strings.Contains(string(md), "… and 45 more") || strings.Count(string(md), "invalid character") > MaxSkippedShown {
+	if code != 0 || !strings.Contains(string(md), "Journal lines skipped (50)") || !strings.Contains(string(md), "… and 45 more") || strings.Count(string(md), "invalid character") > report.MaxSkippedShown {
 		t.Fatalf("code %d, notebook:\n%s", code, md)
 	}
 }
@@ -95,13 +97,13 @@ func TestCompareJournalRef(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.json")
 	writeSweepJSON(t, a, nil, nil)
-	_, _, errOut := runCLI(t, compareMain, filepath.Join(dir, "J")+"#0", a)
+	_, _, errOut := runCLI(t, headless.CompareMain, filepath.Join(dir, "J")+"#0", a)
 	if !strings.Contains(errOut, "the journal "+filepath.Join(dir, "J")+": no such file") {
 		t.Fatalf("missing journal: %q", errOut)
 	}
 	j := filepath.Join(dir, "j.jsonl")
 	os.WriteFile(j, []byte("\n"), 0o644)
-	_, _, errOut = runCLI(t, compareMain, j+"#0", a)
+	_, _, errOut = runCLI(t, headless.CompareMain, j+"#0", a)
 	if !strings.Contains(errOut, "#0: sweeps are numbered from 1") {
 		t.Fatalf("#0: %q", errOut)
 	}
@@ -116,10 +118,10 @@ func TestBadInputFilesExit2(t *testing.T) {
 	bin := filepath.Join(dir, "bin")
 	os.WriteFile(bin, []byte("\x00\x01\x02\xff\xfe"), 0o644)
 	for _, p := range []string{filepath.Join(dir, "missing"), empty, bin, dir} {
-		if code, _, errOut := runCLI(t, reportMain, p, "-o", filepath.Join(dir, "nb.md")); code != 2 || strings.Count(errOut, "\n") > MaxSkippedShown+2 {
+		if code, _, errOut := runCLI(t, headless.ReportMain, p, "-o", filepath.Join(dir, "nb.md")); code != 2 || strings.Count(errOut, "\n") > report.MaxSkippedShown+2 {
 			t.Errorf("report %s: exit %d, %q", p, code, errOut)
 		}
-		if code, _, errOut := runCLI(t, compareMain, p, p); code != 2 || !strings.Contains(errOut, p) {
+		if code, _, errOut := runCLI(t, headless.CompareMain, p, p); code != 2 || !strings.Contains(errOut, p) {
 			t.Errorf("compare %s: exit %d, %q", p, code, errOut)
 		}
 	}

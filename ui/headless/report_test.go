@@ -1,8 +1,6 @@
-package report
+package headless_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,37 +8,26 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/report"
+	"github.com/profdeck/profdeck/ui/headless"
 )
-
-func runCLI(t *testing.T, main func(context.Context, []string, *bytes.Buffer, *bytes.Buffer) int, args ...string) (int, string, string) {
-	t.Helper()
-	var so, se bytes.Buffer
-	code := main(context.Background(), args, &so, &se)
-	return code, so.String(), se.String()
-}
-
-func reportMain(ctx context.Context, a []string, so, se *bytes.Buffer) int {
-	return ReportMain(ctx, a, so, se)
-}
-func compareMain(ctx context.Context, a []string, so, se *bytes.Buffer) int {
-	return CompareMain(ctx, a, so, se)
-}
 
 func TestReportFromACutOffJournal(t *testing.T) {
 	dir := t.TempDir()
 	jp := filepath.Join(dir, "k25.jsonl")
-	b := mustRead(t, filepath.Join("testdata", "seed.jsonl"))
+	b := mustRead(t, seedJournal)
 	// A crash cut the last line in half.
 	b = append(b, []byte(`{"t":"2026-11-29T09:51:00Z","phase":"notes","kind":"notes.note","data":{"text":"never fin`)...)
 	os.WriteFile(jp, b, 0o600)
 
-	code, out, errOut := runCLI(t, reportMain, jp)
+	code, out, errOut := runCLI(t, headless.ReportMain, jp)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	nev := len(seedEvents())
+	nev := seedCount(t)
 	cut := fmt.Sprintf("line %d: incomplete last line", nev+1)
 	if !strings.Contains(errOut, cut) {
 		t.Fatalf("the cut-off line is not reported: %q", errOut)
@@ -58,29 +45,26 @@ func TestReportFromACutOffJournal(t *testing.T) {
 	}
 
 	// -o after the journal, and to stdout.
-	code, out, _ = runCLI(t, reportMain, jp, "-o", "-", "--utc")
+	code, out, _ = runCLI(t, headless.ReportMain, jp, "-o", "-", "--utc")
 	if code != 0 || !strings.HasPrefix(out, "# k25b6000bench1\n") || strings.Contains(out, ".charts/") {
 		t.Fatalf("stdout notebook: exit %d\n%s", code, out)
 	}
 }
 
 func TestReportErrors(t *testing.T) {
-	code, _, errOut := runCLI(t, reportMain)
-	if code != 2 || !strings.Contains(errOut, "usage: profdeck report JOURNAL") {
+	code, _, errOut := runCLI(t, headless.ReportMain)
+	if code != 2 || !strings.Contains(errOut, "need a JOURNAL") {
 		t.Fatalf("no args: %d %q", code, errOut)
 	}
-	code, _, errOut = runCLI(t, reportMain, "/nonexistent/j.jsonl")
+	code, _, errOut = runCLI(t, headless.ReportMain, "/nonexistent/j.jsonl")
 	if code != 2 || !strings.Contains(errOut, "/nonexistent/j.jsonl") {
 		t.Fatalf("missing journal: %d %q", code, errOut)
 	}
 	p := filepath.Join(t.TempDir(), "notes.txt")
 	os.WriteFile(p, []byte("hello\nworld\n"), 0o644)
-	code, _, errOut = runCLI(t, reportMain, p)
+	code, _, errOut = runCLI(t, headless.ReportMain, p)
 	if code != 2 || !strings.Contains(errOut, "not a profdeck journal") {
 		t.Fatalf("text file: %d %q", code, errOut)
-	}
-	if defaultNotebookPath("a/b.jsonl") != "a/b.md" || defaultNotebookPath("j") != "j.md" || defaultNotebookPath("x.md") != "x.md.md" {
-		t.Fatal("default notebook names")
 	}
 }
 
@@ -95,7 +79,7 @@ func TestCompareJournalWithSweepJSON(t *testing.T) {
 	dir := t.TempDir()
 	// B: the same sweep with speculative decoding: TPOT halved at C=1.
 	var levels []phases.LevelResult
-	rr, _ := ReadJournalFile(filepath.Join("testdata", "seed.jsonl"))
+	rr, _ := report.ReadJournalFile(seedJournal)
 	for _, ev := range rr.Events {
 		if l, ok := ev.Data.(phases.LevelResult); ok && l.Concurrency <= 64 {
 			l.MedianTPOTms /= 2
@@ -108,12 +92,12 @@ func TestCompareJournalWithSweepJSON(t *testing.T) {
 	bp := filepath.Join(dir, "spec.json")
 	writeSweepJSON(t, bp, levels, &phases.Plateau{Concurrency: 64, OutputThroughput: 2086})
 
-	code, out, errOut := runCLI(t, compareMain, filepath.Join("testdata", "seed.jsonl"), bp)
+	code, out, errOut := runCLI(t, headless.CompareMain, seedJournal, bp)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{
-		"A: testdata/seed.jsonl (journal, sweep 1 of 1 (started 2026-11-29 09:26:40 UTC), 9 levels)",
+		"A: " + seedJournal + " (journal, sweep 1 of 1 (started 2026-11-29 09:26:40 UTC), 9 levels)",
 		"B: " + bp + " (sweep JSON, started 2026-11-29T11:00:00Z, 8 levels)",
 		"plateau: 1536 tok/s from C=128 → 2086 tok/s from C=64",
 		"(only in A)", "(only in B)",
@@ -141,99 +125,62 @@ func TestCompareJournalWithSweepJSON(t *testing.T) {
 
 func TestCompareErrors(t *testing.T) {
 	dir := t.TempDir()
-	code, _, errOut := runCLI(t, compareMain, "only-one")
-	if code != 2 || !strings.Contains(errOut, "usage: profdeck compare A B") {
+	code, _, errOut := runCLI(t, headless.CompareMain, "only-one")
+	if code != 2 || !strings.Contains(errOut, "want 2 file argument(s), got 1") {
 		t.Fatalf("%d %q", code, errOut)
 	}
 	empty := filepath.Join(dir, "empty.json")
 	writeSweepJSON(t, empty, nil, nil)
-	code, _, errOut = runCLI(t, compareMain, empty, filepath.Join("testdata", "seed.jsonl"))
+	code, _, errOut = runCLI(t, headless.CompareMain, empty, seedJournal)
 	if code != 2 || !strings.Contains(errOut, empty+": sweep JSON has no levels") {
 		t.Fatalf("%d %q", code, errOut)
 	}
 	noSweep := filepath.Join(dir, "j.jsonl")
-	j, _ := OpenJournal(noSweep)
-	j.Append(note(fixedNow(), "just a note"))
+	j, _ := report.OpenJournal(noSweep)
+	j.Append(phases.New(fixedNow, phases.KindNote, phases.Note{Text: "just a note"}))
 	j.Close()
-	code, _, errOut = runCLI(t, compareMain, noSweep, noSweep)
+	code, _, errOut = runCLI(t, headless.CompareMain, noSweep, noSweep)
 	if code != 2 || !strings.Contains(errOut, "no finished sweep level") {
 		t.Fatalf("%d %q", code, errOut)
 	}
 	junk := filepath.Join(dir, "junk")
 	os.WriteFile(junk, []byte("\x00\x01garbage"), 0o644)
-	code, _, errOut = runCLI(t, compareMain, junk, noSweep)
+	code, _, errOut = runCLI(t, headless.CompareMain, junk, noSweep)
 	if code != 2 || !strings.Contains(errOut, "neither a sweep JSON document") {
 		t.Fatalf("%d %q", code, errOut)
 	}
 }
 
-func TestDeltaPct(t *testing.T) {
-	if p, ok := DeltaPct(12.5, 6.25); !ok || p != -50 {
-		t.Fatal(p)
-	}
-	if _, ok := DeltaPct(0, 3); ok {
-		t.Fatal("percentage of zero")
-	}
-	if p, _ := DeltaPct(-2, -1); p != 50 {
-		t.Fatal(p)
-	}
-}
-
-func FuzzParseSweep(f *testing.F) {
-	f.Add([]byte(`{"levels":[{"concurrency":1,"median_tpot_ms":12.5}],"plateau":{"concurrency":1}}`))
-	f.Add(mustReadF(f, filepath.Join("testdata", "seed.jsonl")))
-	f.Add([]byte(`{"levels":null}`))
-	f.Add([]byte("\x00\x01garbage\n" + strings.Repeat("{\n", 50)))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := ParseSweep("x", data, 0)
-		if err == nil {
-			if len(s.Levels) == 0 {
-				t.Fatal("a sweep with no levels")
-			}
-			var b bytes.Buffer
-			WriteComparison(&b, s, s)
-		}
-	})
-}
-
-func mustReadF(f *testing.F, p string) []byte {
-	b, err := os.ReadFile(p)
-	if err != nil {
-		f.Fatal(err)
-	}
-	return b
-}
-
 func TestCompareTwoSweepsOfOneJournalAsJSON(t *testing.T) {
 	dir := t.TempDir()
 	jp := filepath.Join(dir, "k25.jsonl")
-	j, err := OpenJournal(jp)
+	j, err := report.OpenJournal(jp)
 	if err != nil {
 		t.Fatal(err)
 	}
 	acc := 0.7
 	for run, tpot := range []float64{12.5, 6.25} {
-		j.Append(phases.New(fixedNow(), phases.KindPhaseStarted, phases.PhaseStarted{Name: "macro"}))
+		j.Append(phases.New(fixedNow, phases.KindPhaseStarted, phases.PhaseStarted{Name: "macro"}))
 		lv := phases.LevelResult{Concurrency: 1, MedianTPOTms: tpot, OutputThroughput: 80 * float64(run+1)}
 		if run == 1 {
 			lv.Server = &phases.ServerLevel{Available: true, SpecAcceptRate: &acc}
 		}
-		j.Append(phases.New(fixedNow(), phases.KindMacroLevel, lv))
-		j.Append(phases.New(fixedNow(), phases.KindPhaseFinished, phases.PhaseFinished{Name: "macro"}))
+		j.Append(phases.New(fixedNow, phases.KindMacroLevel, lv))
+		j.Append(phases.New(fixedNow, phases.KindPhaseFinished, phases.PhaseFinished{Name: "macro"}))
 	}
 	j.Close()
-	code, out, errOut := runCLI(t, compareMain, jp+"#1", jp+"#-1", "--json")
+	code, out, errOut := runCLI(t, headless.CompareMain, jp+"#1", jp+"#-1", "--json", "-")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var c Comparison
+	var c report.Comparison
 	if err := json.Unmarshal([]byte(out), &c); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}
 	if !strings.Contains(c.A.Source, "sweep 1 of 2") || !strings.Contains(c.B.Source, "sweep 2 of 2") || len(c.Levels) != 1 {
 		t.Fatalf("%+v", c)
 	}
-	got := map[string]Delta{}
+	got := map[string]report.Delta{}
 	for _, d := range c.Levels[0].Metrics {
 		got[d.Metric] = d
 	}
@@ -244,12 +191,97 @@ func TestCompareTwoSweepsOfOneJournalAsJSON(t *testing.T) {
 		t.Fatalf("spec accept %+v", d)
 	}
 	// The text form says what cannot be compared.
-	_, out, _ = runCLI(t, compareMain, jp+"#1", jp+"#2")
+	_, out, _ = runCLI(t, headless.CompareMain, jp+"#1", jp+"#2")
 	if !regexp.MustCompile(`spec accept\s+—\s+→\s+70\.0\s+%\s+n/a`).MatchString(out) {
 		t.Fatalf("text:\n%s", out)
 	}
-	code, _, errOut = runCLI(t, compareMain, jp+"#3", jp)
+	code, _, errOut = runCLI(t, headless.CompareMain, jp+"#3", jp)
 	if code != 2 || !strings.Contains(errOut, "no sweep #3: the journal holds 2 sweep(s)") {
 		t.Fatalf("%d %q", code, errOut)
+	}
+}
+
+// seedJournal is report's seed journal: a K2.5 campaign with a sweep.
+var seedJournal = filepath.Join("..", "..", "report", "testdata", "seed.jsonl")
+
+var fixedNow = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+
+func seedCount(t *testing.T) int {
+	t.Helper()
+	rr, err := report.ReadJournalFile(seedJournal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(rr.Events)
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// report -c FILE reads the campaign's journal and writes its notebook.
+func TestReportFromCampaign(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "k25.journal.jsonl"), mustRead(t, seedJournal), 0o644)
+	cf := filepath.Join(dir, "profdeck.yaml")
+	os.WriteFile(cf, []byte("name: k25\nnotebook: out/k25.md\njournal: k25.journal.jsonl\n"), 0o644)
+	code, out, errOut := runCLI(t, headless.ReportMain, "-c", cf, "--no-charts")
+	nb := filepath.Join(dir, "out", "k25.md")
+	if code != 0 || !strings.Contains(out, "wrote "+nb) {
+		t.Fatalf("exit %d: %q %q", code, out, errOut)
+	}
+	if md := string(mustRead(t, nb)); !strings.HasPrefix(md, "# k25b6000bench1\n") {
+		t.Fatalf("notebook:\n%.200s", md)
+	}
+	// A journal named on the command line wins; -o wins over the campaign's notebook.
+	other := filepath.Join(dir, "other.md")
+	code, _, errOut = runCLI(t, headless.ReportMain, "-c", cf, seedJournal, "-o", other, "--no-charts")
+	if code != 0 || len(mustRead(t, other)) == 0 {
+		t.Fatalf("exit %d: %q", code, errOut)
+	}
+	code, _, errOut = runCLI(t, headless.ReportMain, "-c", filepath.Join(dir, "missing.yaml"))
+	if code != 2 || !strings.Contains(errOut, "missing.yaml") {
+		t.Fatalf("missing campaign: exit %d %q", code, errOut)
+	}
+}
+
+// compare --json FILE writes the document and still prints the table;
+// --json - prints the document alone on stdout, the table on stderr; an
+// output path that is one of the inputs is refused before anything runs.
+func TestCompareJSONFile(t *testing.T) {
+	dir := t.TempDir()
+	doc := filepath.Join(dir, "cmp.json")
+	code, out, errOut := runCLI(t, headless.CompareMain, seedJournal, seedJournal, "--json", doc)
+	if code != 0 || !strings.Contains(out, "TPOT p50") {
+		t.Fatalf("exit %d: %q %q", code, out, errOut)
+	}
+	var c report.Comparison
+	if err := json.Unmarshal(mustRead(t, doc), &c); err != nil || len(c.Levels) != 9 {
+		t.Fatalf("%v: %d levels", err, len(c.Levels))
+	}
+	code, out, errOut = runCLI(t, headless.CompareMain, seedJournal, seedJournal, "--json", "-")
+	if code != 0 || json.Unmarshal([]byte(out), &c) != nil || !strings.Contains(errOut, "TPOT p50") {
+		t.Fatalf("exit %d: stdout %.200q stderr %.200q", code, out, errOut)
+	}
+	a := filepath.Join(dir, "a.jsonl")
+	os.WriteFile(a, mustRead(t, seedJournal), 0o644)
+	before := mustRead(t, a)
+	code, _, errOut = runCLI(t, headless.CompareMain, a, seedJournal, "--json", a)
+	if code != 2 || !strings.Contains(errOut, "is one of the files compared") || string(mustRead(t, a)) != string(before) {
+		t.Fatalf("exit %d %q", code, errOut)
+	}
+	// The old switch form: --json takes the next word, so A B leave one file.
+	code, _, errOut = runCLI(t, headless.CompareMain, "--json", a, seedJournal)
+	if code != 2 || string(mustRead(t, a)) != string(before) {
+		t.Fatalf("exit %d %q", code, errOut)
+	}
+	code, _, errOut = runCLI(t, headless.CompareMain, a, seedJournal, "--json", filepath.Join(dir, "no", "such", "x.json"))
+	if code != 2 || !strings.Contains(errOut, "--json") {
+		t.Fatalf("exit %d %q", code, errOut)
 	}
 }

@@ -1,0 +1,176 @@
+package headless
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/profdeck/profdeck/report"
+	"github.com/profdeck/profdeck/report/campaign"
+)
+
+const reportUsage = `profdeck report [JOURNAL | -c FILE] [-o FILE|-] [--campaign NAME] [--no-charts] [--png] [--utc]
+
+Renders the markdown notebook (and its charts) from a campaign journal:
+JOURNAL, else the journal of the campaign (-c FILE, or ./profdeck.yaml
+when it exists), written to the campaign's notebook. It reads local files
+only: no --host; the notebook is its result (-o), so no --json or --jsonl.
+Exit 0, 1 when the notebook cannot be written, 2 for bad input.`
+
+// ReportMain is "profdeck report": the notebook from a journal.
+func ReportMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newCommand("report", reportUsage, stdout, stderr)
+	c.flagCampaign()
+	fs := c.Flags
+	out := fs.String("o", "", "notebook to write (default: the campaign's notebook, else the journal's name with .md; - for stdout, without charts)")
+	name := fs.String("campaign", "", "campaign name for the title (default: the one in the journal)")
+	noCharts := fs.Bool("no-charts", false, "do not draw the SVG charts beside the notebook")
+	utc := fs.Bool("utc", false, "print times in UTC instead of the local time zone")
+	png := fs.Bool("png", false, "draw the charts as PNG instead of SVG")
+	pos, err := c.parseFiles(args, 0, 1)
+	if err != nil {
+		return c.Exit(ctx, err)
+	}
+	journal, notebook, err := reportPaths(c, pos)
+	if err != nil {
+		return c.Exit(ctx, err)
+	}
+	if *out != "" {
+		notebook = *out
+	}
+	opts := report.NotebookOptions{Campaign: *name, Journal: journal, NoCharts: *noCharts}
+	if *png {
+		opts.ChartFormat = "png"
+	}
+	if *utc {
+		opts.Location = time.UTC
+	}
+	return c.Exit(ctx, writeReport(c, journal, notebook, opts))
+}
+
+// reportPaths is the journal to read and the notebook to write by default:
+// the JOURNAL argument and its name with .md, else the campaign's.
+func reportPaths(c *Command, pos []string) (journal, notebook string, err error) {
+	if len(pos) == 1 {
+		return pos[0], defaultNotebookPath(pos[0]), nil
+	}
+	camp, fromFile, err := c.Campaign()
+	if err != nil {
+		return "", "", err
+	}
+	if !fromFile {
+		return "", "", BadInput("need a JOURNAL, or a campaign (-c FILE or ./%s) whose journal to read (see -h)", campaign.DefaultPath)
+	}
+	journal = camp.JournalPath()
+	if camp.Notebook != "" {
+		return journal, camp.Notebook, nil
+	}
+	return journal, defaultNotebookPath(journal), nil
+}
+
+// writeReport reads the journal and writes its notebook to path (- for
+// stdout), saying on stdout what it wrote.
+func writeReport(c *Command, journal, path string, opts report.NotebookOptions) error {
+	rr, err := report.ReadJournalFile(journal)
+	if err != nil {
+		return &BadInputError{Err: err} // no such journal, or not a file
+	}
+	if note := report.SkippedNote(journal, rr.Skipped, rr.SkippedCount); note != "" {
+		fmt.Fprintf(c.Stderr, "profdeck %s: %s\n", c.Name, note)
+	}
+	if len(rr.Events) == 0 {
+		return BadInput("%s: no events could be read; not a profdeck journal?", journal)
+	}
+	opts.Skipped, opts.SkippedCount = rr.Skipped, rr.SkippedCount
+	if path == "-" {
+		md, _ := report.RenderNotebook(rr.Events, opts)
+		_, err := c.Stdout.Write(md)
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if err := report.WriteNotebook(path, rr.Events, opts); err != nil {
+		var ce *report.ChartsError
+		if !errors.As(err, &ce) {
+			return err
+		}
+		fmt.Fprintf(c.Stderr, "profdeck %s: %v\n", c.Name, err) // the notebook is written
+	}
+	fmt.Fprintf(c.Stdout, "wrote %s (%d events", path, len(rr.Events))
+	if rr.SkippedCount > 0 {
+		fmt.Fprintf(c.Stdout, ", %d lines skipped", rr.SkippedCount)
+	}
+	fmt.Fprintln(c.Stdout, ")")
+	if !opts.NoCharts {
+		charts := filepath.Join(filepath.Dir(path), report.ChartsDirFor(path))
+		if _, err := os.Stat(charts); err == nil {
+			fmt.Fprintf(c.Stdout, "charts in %s\n", charts)
+		}
+	}
+	return nil
+}
+
+// defaultNotebookPath is the journal's path with a .md extension.
+func defaultNotebookPath(journal string) string {
+	ext := filepath.Ext(journal)
+	if ext == ".md" {
+		return journal + ".md"
+	}
+	return strings.TrimSuffix(journal, ext) + ".md"
+}
+
+const compareUsage = `profdeck compare A B [--json FILE|-]
+
+A and B are campaign journals or ` + "`profdeck sweep --json`" + ` files (one of each is fine);
+JOURNAL#N picks a journal's Nth sweep (#-1 the last), e.g. compare k25.jsonl#1 k25.jsonl#2.
+Prints each level's metrics in A and B and B's change relative to A; --json writes
+the comparison as a document (- for stdout, the table then goes to stderr). It reads
+the two files it names only: no -c or --host, and no --jsonl (nothing happens over
+time). Exit 0, 1 when the document cannot be written, 2 for bad input.`
+
+// CompareMain is "profdeck compare": B's per-level change relative to A.
+func CompareMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newCommand("compare", compareUsage, stdout, stderr)
+	c.flagJSON()
+	pos, err := c.ParseFiles(args, 2)
+	if err == nil {
+		err = notAnInput(c.JSONPath, pos)
+	}
+	if err != nil {
+		return c.Exit(ctx, err)
+	}
+	var sw [2]report.Sweep
+	for i, p := range pos {
+		s, err := report.LoadSweep(p)
+		if err != nil {
+			return c.Exit(ctx, &BadInputError{Err: err}) // a missing or wrong file
+		}
+		if note := report.SkippedNote(p, s.Skipped, s.SkippedCount); note != "" {
+			fmt.Fprintf(c.Stderr, "profdeck %s: %s\n", c.Name, note)
+		}
+		sw[i] = s
+	}
+	report.WriteComparison(c.Human(), sw[0], sw[1])
+	return c.Exit(ctx, c.WriteJSON(report.Compare(sw[0], sw[1])))
+}
+
+// notAnInput refuses an output path that names one of the input files
+// (compare --json A B with the old switch form would write over A).
+func notAnInput(out string, inputs []string) error {
+	if out == "" || out == "-" {
+		return nil
+	}
+	for _, in := range inputs {
+		file, _, _ := strings.Cut(in, "#")
+		if filepath.Clean(out) == filepath.Clean(in) || filepath.Clean(out) == filepath.Clean(file) {
+			return BadInput("--json %s is one of the files compared", out)
+		}
+	}
+	return nil
+}
