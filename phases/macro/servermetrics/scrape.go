@@ -61,7 +61,8 @@ func (s *Scraper) URL() string { return s.url }
 // timeout, a body with no vLLM series) also give Available false with a
 // note that says why, and an error; the stats are fit to show either way.
 func (s *Scraper) Scrape(ctx context.Context, now time.Time) (phases.ServerStats, error) {
-	snap, err := s.fetch(ctx)
+	start := time.Now()
+	snap, answered, err := s.fetch(ctx)
 	if err != nil {
 		if isAbsent(err) {
 			return phases.ServerStats{At: now, Note: Unavailable}, nil
@@ -71,6 +72,13 @@ func (s *Scraper) Scrape(ctx context.Context, now time.Time) (phases.ServerStats
 	if !snap.Available() {
 		return phases.ServerStats{At: now, Note: Unavailable + ": no vLLM series"},
 			fmt.Errorf("scraping %s: no vLLM series in the response", s.url)
+	}
+	// The server read its counters when it answered, not when the scrape
+	// was asked for: on a busy machine the answer comes tens of
+	// milliseconds later, and a rate over half a second between two
+	// unequally late scrapes is off by as much.
+	if !answered.IsZero() {
+		now = now.Add(answered.Sub(start))
 	}
 	s.mu.Lock()
 	var prev *Snapshot
@@ -133,7 +141,8 @@ type statusError struct{ code int }
 
 func (e statusError) Error() string { return fmt.Sprintf("HTTP %d", e.code) }
 
-func (s *Scraper) fetch(ctx context.Context) (Snapshot, error) {
+// fetch reads /metrics once; answered is when the response's headers came.
+func (s *Scraper) fetch(ctx context.Context) (snap Snapshot, answered time.Time, err error) {
 	if s.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
@@ -141,19 +150,21 @@ func (s *Scraper) fetch(ctx context.Context) (Snapshot, error) {
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
 	if err != nil {
-		return Snapshot{}, err
+		return Snapshot{}, answered, err
 	}
 	// Ask for the classic text format: it is what expfmt's text parser reads.
 	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,*/*;q=0.1")
 	resp, err := s.client.Do(req)
+	answered = time.Now()
 	if err != nil {
-		return Snapshot{}, err
+		return Snapshot{}, answered, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return Snapshot{}, statusError{resp.StatusCode}
+		return Snapshot{}, answered, statusError{resp.StatusCode}
 	}
-	return Parse(resp.Body)
+	snap, err = Parse(resp.Body)
+	return snap, answered, err
 }
 
 // isAbsent reports whether err means "there is no /metrics here (yet)".
