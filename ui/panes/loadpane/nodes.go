@@ -142,3 +142,22 @@ func (m *Model) bannerState() phases.LoadState {
 	}
 	return m.states[m.host()]
 }
+
+// orderHosts keeps the nodes in the campaign's order, the head first,
+// whichever answered first; hosts it does not list go last.
+func (m *Model) orderHosts() {
+	rank := map[string]int{}
+	for i, h := range m.d.Nodes {
+		rank[h.Name()] = i + 1
+	}
+	if len(rank) == 0 {
+		return
+	}
+	pos := func(h string) int {
+		if r, ok := rank[h]; ok {
+			return r
+		}
+		return len(rank) + 1
+	}
+	sort.SliceStable(m.hosts, func(i, j int) bool { return pos(m.hosts[i]) < pos(m.hosts[j]) })
+}

@@ -170,6 +170,7 @@ func (m *Model) event(e phases.Event) {
 	case phases.LoadState:
 		if _, ok := m.states[v.Host]; !ok {
 			m.hosts = append(m.hosts, v.Host)
+			m.orderHosts()
 		}
 		m.states[v.Host] = v
 		if v.Failure != nil || v.Host == m.host() {

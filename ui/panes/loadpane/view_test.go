@@ -1,7 +1,12 @@
 package loadpane
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/ui/common"
 	"github.com/profdeck/profdeck/ui/panes/panetest"
 )
@@ -175,3 +181,43 @@ func TestMilestoneTimesAgreeWithHeader(t *testing.T) {
 		t.Fatalf("after weights:\n%s", v)
 	}
 }
+
+// Several nodes: the head is first whichever node answered first, so the
+// title and the shard bar are the head's.
+func TestNodesHeadFirst(t *testing.T) {
+	m := bare()
+	m.d.Nodes = []remote.Host{namedHost("gpu1"), namedHost("gpu2")}
+	var evs []phases.Event
+	for _, h := range []string{"gpu2", "gpu1"} {
+		st := phases.LoadState{Host: h, Stage: "weights"}
+		if h == "gpu1" {
+			st.ShardsDone, st.ShardsTotal = 10, 62
+		}
+		evs = append(evs, ev(phases.KindLoadState, st))
+	}
+	m.Update(common.EventsMsg{At: time.Unix(1000, 0), Events: evs})
+	m.SetSize(78, 19)
+	v := m.View()
+	if !strings.Contains(v, "Server/Load · gpu1 +1") || !strings.Contains(v, "10/62") {
+		t.Errorf("view:\n%s", v)
+	}
+}
+
+// namedHost is a host that only has a name.
+type namedHost string
+
+func (h namedHost) Name() string { return string(h) }
+func (namedHost) Run(context.Context, string, io.Reader, func(remote.Line)) error {
+	return errors.New("no")
+}
+func (namedHost) ReadFile(context.Context, string) ([]byte, error) { return nil, errors.New("no") }
+func (namedHost) WriteFile(context.Context, string, []byte, os.FileMode) error {
+	return errors.New("no")
+}
+func (namedHost) Follow(context.Context, string, int64, func(remote.FollowEvent)) error {
+	return errors.New("no")
+}
+func (namedHost) DialContext(context.Context, string, string) (net.Conn, error) {
+	return nil, errors.New("no")
+}
+func (namedHost) Close() error { return nil }
