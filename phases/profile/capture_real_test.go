@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -16,8 +15,8 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/profile"
 	"github.com/profdeck/profdeck/remote/local"
-	"github.com/profdeck/profdeck/remote/ssh"
 	"github.com/profdeck/profdeck/remote/ssh/sshtest"
+	"github.com/profdeck/profdeck/remote/ssh/sshtest/sshhost"
 )
 
 // fakeVLLM is a real HTTP server with vLLM's profiler endpoints: on stop it
@@ -85,31 +84,10 @@ func fakeVLLM(t *testing.T, dir string, withTable bool, failAfter int32, tokensC
 // trace is summarised on the host by the embedded Python script.
 func TestCaptureOverSSH(t *testing.T) {
 	sshtest.Require(t)
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("python3 is needed")
-		}
-		t.Skip("python3 not found")
-	}
-	// A pyenv shim needs its shell setup; give the far side the interpreter itself.
-	if out, err := exec.Command(python, "-c", "import sys; print(sys.executable)").Output(); err == nil {
-		python = strings.TrimSpace(string(out))
-	}
-	srv := sshtest.Start(t, sshtest.Options{})
-	dir := t.TempDir()
-	cfgFile := filepath.Join(dir, "ssh_config")
-	if err := os.WriteFile(cfgFile, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	python := sshhost.Python(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := ssh.Dial(ctx, srv.Target(), ssh.Options{Identity: srv.ClientKey, KnownHosts: srv.KnownHosts, SSHConfig: cfgFile,
-		ConnectTimeout: 3 * time.Second, HandshakeTimeout: 5 * time.Second, KillGrace: time.Second})
-	if err != nil {
-		t.Fatalf("dial: %v\nsshd log:\n%s", err, srv.Log())
-	}
-	defer h.Close()
+	_, h := sshhost.Dial(ctx, t, sshtest.Options{})
 
 	for _, tc := range []struct {
 		name      string

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,8 +13,8 @@ import (
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/remote"
-	"github.com/profdeck/profdeck/remote/ssh"
 	"github.com/profdeck/profdeck/remote/ssh/sshtest"
+	"github.com/profdeck/profdeck/remote/ssh/sshtest/sshhost"
 )
 
 // The campaign run's server handling over a real OpenSSH sshd on
@@ -26,33 +24,15 @@ import (
 func TestServeAndStopOverSSH(t *testing.T) {
 	t.Parallel()
 	sshtest.Require(t)
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not installed")
-	}
-	out, err := exec.Command(python, "-c", "import sys; print(sys.executable)").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	python = strings.TrimSpace(string(out))
+	python := sshhost.Python(t)
 	script, err := filepath.Abs("../load/testdata/fake_vllm.py")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := sshtest.Start(t, sshtest.Options{})
-	dir := t.TempDir()
-	cfgFile := filepath.Join(dir, "ssh_config")
-	if err := os.WriteFile(cfgFile, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	h, err := ssh.Dial(ctx, srv.Target(), ssh.Options{Identity: srv.ClientKey, KnownHosts: srv.KnownHosts, SSHConfig: cfgFile,
-		ConnectTimeout: 3 * time.Second, HandshakeTimeout: 5 * time.Second, KillGrace: time.Second})
-	if err != nil {
-		t.Fatalf("dial: %v\nsshd log:\n%s", err, srv.Log())
-	}
-	defer h.Close()
+	_, h := sshhost.Dial(ctx, t, sshtest.Options{})
+	dir := t.TempDir()
 
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
