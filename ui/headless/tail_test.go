@@ -6,30 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/profdeck/profdeck/remote/ssh/sshtest"
 	"github.com/profdeck/profdeck/ui/headless"
 )
-
-type lockedBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func TestTailMain(t *testing.T) {
 	sshtest.Require(t)
@@ -48,7 +30,7 @@ func TestTailMain(t *testing.T) {
 	kh := filepath.Join(home, "kh")
 
 	// Unknown host key, headless: refused with the fingerprint.
-	var out, errb lockedBuf
+	var out, errb sshtest.SyncBuffer
 	tctx, tcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer tcancel()
 	code := headless.TailMain(tctx, []string{"--host", srv.Target(), "--identity", srv.ClientKey,
@@ -59,7 +41,7 @@ func TestTailMain(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out, errb = lockedBuf{}, lockedBuf{}
+	out, errb = sshtest.SyncBuffer{}, sshtest.SyncBuffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- headless.TailMain(ctx, []string{"--host", srv.Target(), path, "--identity", srv.ClientKey,
@@ -94,7 +76,7 @@ func TestTailMain(t *testing.T) {
 }
 
 func TestTailMainUsage(t *testing.T) {
-	var out, errb lockedBuf
+	var out, errb sshtest.SyncBuffer
 	if code := headless.TailMain(context.Background(), []string{"file"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--host") ||
 		strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 {
 		t.Errorf("exit %d: %s", code, errb.String())

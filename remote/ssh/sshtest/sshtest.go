@@ -63,7 +63,7 @@ type Server struct {
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
-	log  *syncBuffer
+	log  *SyncBuffer
 	done chan struct{}
 }
 
@@ -184,7 +184,7 @@ func (s *Server) start() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.log == nil {
-		s.log = &syncBuffer{}
+		s.log = &SyncBuffer{}
 	}
 	cmd := exec.Command(SSHD, "-D", "-e", "-f", s.ConfigFile)
 	cmd.Stderr = s.log
@@ -340,18 +340,20 @@ func (s *Server) Authorize(pub gossh.PublicKey) {
 	f.Write(gossh.MarshalAuthorizedKey(pub))
 }
 
-type syncBuffer struct {
+// SyncBuffer is a strings.Builder that is safe for concurrent use: sshd's
+// log, or what a command prints while a test reads it.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  strings.Builder
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.Write(p)
 }
 
-func (b *syncBuffer) String() string {
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
