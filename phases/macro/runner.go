@@ -34,7 +34,8 @@ type runner struct {
 
 	srvMu      sync.Mutex
 	srvSamples []phases.ServerStats // the current level's scrapes
-	kick       chan edgeAsk         // asks the scrape loop for a scrape now (nil without a scraper)
+	sctx       context.Context      // the scrapes' context (nil without a scraper)
+	edges      sync.WaitGroup       // window-edge scrapes in flight
 }
 
 // tickStats are the figures of the current second, shared with the

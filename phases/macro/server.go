@@ -21,13 +21,6 @@ func (r *runner) scrapeLoop(ctx context.Context) {
 			return
 		case <-t.C:
 			r.scrapeOnce(ctx)
-		case k := <-r.kick:
-			// A level's throughput window opened or closed: its edge is
-			// read now, so the server's tokens cover the client's window.
-			// The client's count is read when the server's was: the
-			// edge is one instant on both sides.
-			st := r.scrapeOnce(ctx)
-			k.out <- edge{st, k.tokens()}
 		}
 	}
 }

@@ -214,11 +214,11 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 	var scrapeWG sync.WaitGroup
 	sctx, stopScrape := context.WithCancel(ctx)
 	if cfg.Scraper != nil {
-		r.kick = make(chan edgeAsk, 4)
+		r.sctx = sctx
 		scrapeWG.Add(1)
 		go func() { defer scrapeWG.Done(); r.scrapeLoop(sctx) }()
 	}
-	defer func() { stopScrape(); scrapeWG.Wait() }()
+	defer func() { stopScrape(); scrapeWG.Wait(); r.edges.Wait() }()
 	defer func() {
 		if n := r.jsonlNote(); n != "" {
 			res.Notes = append(res.Notes, n)

@@ -29,25 +29,22 @@ type edge struct {
 	tokens int64
 }
 
-// edgeAsk asks the scrape loop for an edge.
-type edgeAsk struct {
-	out    chan edge
-	tokens func() int64
-}
-
-// ask requests a scrape now from the scrape loop, without blocking the
-// dispatcher; nil when there is no scraper or the loop is busy.
+// ask starts a scrape now, beside the once-a-second loop (so it does not
+// wait behind one), without blocking the dispatcher; nil without a
+// scraper. The client's count is read when the server's answer came: the
+// edge is one instant on both sides.
 func (r *runner) ask(tokens func() int64) chan edge {
-	if r.kick == nil {
+	if r.sctx == nil {
 		return nil
 	}
 	ch := make(chan edge, 1)
-	select {
-	case r.kick <- edgeAsk{ch, tokens}:
-		return ch
-	default:
-		return nil
-	}
+	r.edges.Add(1)
+	go func() {
+		defer r.edges.Done()
+		st := r.scrapeOnce(r.sctx)
+		ch <- edge{st, tokens()}
+	}()
+	return ch
 }
 
 // opened marks the window's start; tokens reads the client's count.

@@ -76,7 +76,12 @@ func (m *Model) levelRates() (client float64, srv, srvShort string, ok bool) {
 		mark = " ≠"
 	}
 	r := units.Rate(sl.GenerationTokS)
-	return lv.OutputThroughput, "server " + r + mark, "srv " + r + mark, true
+	client = lv.OutputThroughput
+	if sl.WindowS > 0 {
+		// This client's tokens over exactly the seconds the server's span.
+		client = float64(sl.WindowClientTokens) / sl.WindowS
+	}
+	return client, "server " + r + mark, "srv " + r + mark, true
 }
 
 // disagreement is a short line for the latest level whose server and

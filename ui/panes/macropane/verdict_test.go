@@ -14,7 +14,7 @@ import (
 func verdictEvents() []phases.Event {
 	sl := func(gen float64, agree bool, why string) *phases.ServerLevel {
 		return &phases.ServerLevel{Available: true, MeanRunning: 128, MaxRunning: 128, GenerationTokS: gen, GenerationWindow: "client_window",
-			TokensAgree: agree, TokenAgreement: why, WindowClientTokens: 7680, WindowGenerationTokens: 7680 * gen / 1408}
+			TokensAgree: agree, TokenAgreement: why, WindowClientTokens: 7680, WindowGenerationTokens: 7680 * gen / 1408, WindowS: 7680.0 / 1408}
 	}
 	why := "the server generated 16% more tokens than this client received over the level's throughput window (8,900 against 7,680): another client of the server, or requests this client had given up on"
 	return []phases.Event{
