@@ -161,10 +161,3 @@ func (c *Command) Close() {
 		c.jsonl = nil
 	}
 }
-
-// printJSON writes v indented to w (the parsers' output).
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}

@@ -2,7 +2,6 @@ package headless
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,40 +13,37 @@ import (
 	"github.com/profdeck/profdeck/phases/profile"
 )
 
-// parseCommand is the flag set of `profdeck parse NAME`; it parses args
-// and wants exactly one file. When ok is false the command ends with code.
-func parseCommand(name, usage string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (file string, code int, ok bool) {
-	fs := flag.NewFlagSet("parse "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	if extra != nil {
-		extra(fs)
-	}
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: "+usage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return "", ExitOK, false
-		}
-		return "", ExitBadInput, false
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return "", ExitBadInput, false
-	}
-	return fs.Arg(0), 0, true
+// parseNote ends the usage of every `profdeck parse` command.
+const parseNote = `
+
+Prints what it read as JSON on stdout, or writes it to --json FILE. It reads
+the one local file it names (- for standard input): no -c, --host or --jsonl.
+Exit 0, 1 when the JSON cannot be written, 2 for bad input.`
+
+// newParseCommand is `profdeck parse NAME` on the shared harness: --json
+// FILE|- (default stdout) and exactly one file.
+func newParseCommand(name, usage string, stdout, stderr io.Writer) *Command {
+	c := newCommand("parse "+name, usage+parseNote, stdout, stderr)
+	c.Flags.StringVar(&c.JSONPath, "json", "-", "write the JSON to FILE (- for stdout)")
+	return c
 }
 
-// withInput opens the file name (standard input for "-") for read, which
-// returns the exit status; a file that does not open is said on stderr.
-func withInput(cmd, name string, stderr io.Writer, read func(io.Reader) int) int {
+// parseFile parses args and returns the one file named.
+func (c *Command) parseFile(args []string) (string, error) {
+	files, err := c.ParseFiles(args, 1)
+	if err != nil {
+		return "", err
+	}
+	return files[0], nil
+}
+
+// readInput opens the file name (standard input for "-") for read.
+func readInput(name string, read func(io.Reader) error) error {
 	var r io.ReadCloser = io.NopCloser(os.Stdin)
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			fmt.Fprintf(stderr, "profdeck parse %s: %v\n", cmd, err)
-			return ExitBadInput
+			return &BadInputError{Err: err}
 		}
 		r = f
 	}
@@ -57,111 +53,103 @@ func withInput(cmd, name string, stderr io.Writer, read func(io.Reader) int) int
 
 // ParseLogMain is `profdeck parse vllm-log FILE`: the log's summary as JSON.
 func ParseLogMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	name, code, ok := parseCommand("vllm-log", "profdeck parse vllm-log FILE   (- reads standard input)", args, stderr, nil)
-	if !ok {
-		return code
+	c := newParseCommand("vllm-log", "profdeck parse vllm-log [--json FILE|-] FILE", stdout, stderr)
+	name, err := c.parseFile(args)
+	if err == nil {
+		err = readInput(name, func(r io.Reader) error {
+			in := &inputCheck{r: r}
+			sum, err := vllmlog.Read(in)
+			if err == nil {
+				err = in.notText()
+			}
+			if err != nil {
+				return BadInput("%s: %v", name, err)
+			}
+			return c.WriteJSON(sum)
+		})
 	}
-	return withInput("vllm-log", name, stderr, func(r io.Reader) int {
-		in := &inputCheck{r: r}
-		sum, err := vllmlog.Read(in)
-		if err == nil {
-			err = in.notText()
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "profdeck parse vllm-log: %s: %v\n", name, err)
-			return ExitBadInput
-		}
-		printJSON(stdout, sum)
-		return ExitOK
-	})
+	return c.Exit(ctx, err)
 }
 
 // ParseSMIMain is `profdeck parse nvidia-smi FILE`: one reading per GPU as JSON.
 func ParseSMIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var fields string
-	name, code, ok := parseCommand("nvidia-smi", "profdeck parse nvidia-smi [--fields a,b,c] FILE   (table, CSV with or without header/units, dmon, -L; - reads standard input)",
-		args, stderr, func(fs *flag.FlagSet) {
-			fs.StringVar(&fields, "fields", "", "columns of a CSV without header, as given to --query-gpu (default "+strings.Join(smi.QueryFields, ",")+")")
-		})
-	if !ok {
-		return code
+	c := newParseCommand("nvidia-smi", "profdeck parse nvidia-smi [--fields a,b,c] [--json FILE|-] FILE\n\n"+
+		"FILE is nvidia-smi's table, its CSV with or without header and units, dmon, or -L.", stdout, stderr)
+	fields := c.Flags.String("fields", "", "columns of a CSV without header, as given to --query-gpu (default "+strings.Join(smi.QueryFields, ",")+")")
+	name, err := c.parseFile(args)
+	if err == nil {
+		err = readInput(name, func(r io.Reader) error { return parseSMI(c, name, r, *fields) })
 	}
+	return c.Exit(ctx, err)
+}
+
+func parseSMI(c *Command, name string, r io.Reader, fields string) error {
 	var names []string
 	if fields != "" {
 		for _, f := range strings.Split(fields, ",") {
 			names = append(names, strings.TrimSpace(f))
 		}
 	}
-	return withInput("nvidia-smi", name, stderr, func(r io.Reader) int {
-		text, cut, dropped, err := smi.ReadText(r)
-		if err != nil {
-			fmt.Fprintf(stderr, "profdeck parse nvidia-smi: reading %s: %v\n", name, err)
-			return ExitBadInput
-		}
-		if cut {
-			fmt.Fprintf(stderr, "profdeck parse nvidia-smi: %s is over %d MiB: only its first %d MiB were read\n", name, smi.MaxInput>>20, smi.MaxInput>>20)
-		}
-		if dropped > 0 {
-			fmt.Fprintf(stderr, "profdeck parse nvidia-smi: %s: %d line(s) longer than %d KiB skipped\n", name, dropped, smi.MaxLine>>10)
-		}
-		gpus := smi.Parse(text, names)
-		if len(gpus) == 0 {
-			fmt.Fprintf(stderr, "profdeck parse nvidia-smi: no GPU readings found in %s\n", name)
-			return ExitBadInput
-		}
-		printJSON(stdout, map[string]any{"gpus": gpus})
-		return ExitOK
-	})
+	text, cut, dropped, err := smi.ReadText(r)
+	if err != nil {
+		return BadInput("reading %s: %v", name, err)
+	}
+	if cut {
+		fmt.Fprintf(c.Stderr, "profdeck %s: %s is over %d MiB: only its first %d MiB were read\n", c.Name, name, smi.MaxInput>>20, smi.MaxInput>>20)
+	}
+	if dropped > 0 {
+		fmt.Fprintf(c.Stderr, "profdeck %s: %s: %d line(s) longer than %d KiB skipped\n", c.Name, name, dropped, smi.MaxLine>>10)
+	}
+	gpus := smi.Parse(text, names)
+	if len(gpus) == 0 {
+		return BadInput("no GPU readings found in %s", name)
+	}
+	return c.WriteJSON(map[string]any{"gpus": gpus})
 }
 
 // ParseMetricsMain is `profdeck parse metrics FILE`: it reads a saved
 // /metrics text (- for standard input) and prints the figures profdeck
 // takes from it as JSON.
 func ParseMetricsMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	name, code, ok := parseCommand("metrics", "profdeck parse metrics FILE   (a saved /metrics text; - reads standard input)", args, stderr, nil)
-	if !ok {
-		return code
+	c := newParseCommand("metrics", "profdeck parse metrics [--json FILE|-] FILE   (a saved /metrics text)", stdout, stderr)
+	name, err := c.parseFile(args)
+	if err == nil {
+		err = readInput(name, func(r io.Reader) error {
+			in := &inputCheck{r: r}
+			snap, err := servermetrics.Parse(in)
+			if err == nil && len(snap.Found) == 0 {
+				err = in.notText()
+			}
+			if err != nil {
+				return BadInput("%s: %v", name, err)
+			}
+			return c.WriteJSON(servermetrics.FiguresOf(name, snap))
+		})
 	}
-	return withInput("metrics", name, stderr, func(r io.Reader) int {
-		in := &inputCheck{r: r}
-		snap, err := servermetrics.Parse(in)
-		if err == nil && len(snap.Found) == 0 {
-			err = in.notText()
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "profdeck parse metrics: %s: %v\n", name, err)
-			return ExitBadInput
-		}
-		if err := printJSON(stdout, servermetrics.FiguresOf(name, snap)); err != nil {
-			fmt.Fprintf(stderr, "profdeck parse metrics: %v\n", err)
-			return ExitCannotRun
-		}
-		return ExitOK
-	})
+	return c.Exit(ctx, err)
 }
 
 // ParseProfilerMain is `profdeck parse profiler-table FILE`: it reads a
 // key_averages table or a trace (.json, .json.gz) and prints the summary
 // as JSON.
 func ParseProfilerMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	top := profile.TopN
-	name, code, ok := parseCommand("profiler-table", "profdeck parse profiler-table [--top N] FILE\n\n"+
+	c := newParseCommand("profiler-table", "profdeck parse profiler-table [--top N] [--json FILE|-] FILE\n\n"+
 		"FILE is a torch.profiler key_averages table (vLLM's profiler_out_0.txt, or a log that holds one),\n"+
-		"or a Chrome trace (.json or .json.gz). Prints device-kernel time by category as JSON.",
-		args, stderr, func(fs *flag.FlagSet) { fs.IntVar(&top, "top", profile.TopN, "how many kernels to list") })
-	if !ok {
-		return code
+		"or a Chrome trace (.json or .json.gz). Prints device-kernel time by category.", stdout, stderr)
+	top := c.Flags.Int("top", profile.TopN, "how many kernels to list")
+	name, err := c.parseFile(args)
+	if err == nil {
+		err = parseProfiler(c, name, *top)
 	}
+	return c.Exit(ctx, err)
+}
+
+func parseProfiler(c *Command, name string, top int) error {
 	s, err := profile.ParseFile(name, top)
 	if err != nil {
-		fmt.Fprintf(stderr, "profdeck parse profiler-table: %s: %v\n", name, unwrapPath(err))
-		return ExitBadInput
+		return BadInput("%s: %v", name, unwrapPath(err))
 	}
-	if err := printJSON(stdout, s); err != nil {
-		fmt.Fprintln(stderr, "profdeck parse profiler-table:", err)
-		return ExitCannotRun
-	}
-	return ExitOK
+	return c.WriteJSON(s)
 }
 
 // inputCheck passes a file through and notes whether it was empty or

@@ -56,7 +56,7 @@ func TestParseMetricsMainBadInput(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q: want the file named", code, errb.String())
 	}
 	errb.Reset()
-	if code := headless.ParseMetricsMain(context.Background(), nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "usage") {
+	if code := headless.ParseMetricsMain(context.Background(), nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "want 1 file argument") {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
 	}
 }
