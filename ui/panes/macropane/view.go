@@ -263,6 +263,11 @@ func (m *Model) serverLine() string {
 		"preemptions " + units.Thousands(st.Preemptions),
 		"gen " + units.Rate(st.GenTokS) + " tok/s",
 	}
+	if st.IntervalS > 0 && (st.IntervalS < 0.9 || st.IntervalS > 1.5) {
+		// Not the usual second (a level's last scrape): a rate over a
+		// short span swings with the engine's steps.
+		parts[len(parts)-1] += fmt.Sprintf(" over %.1f s", st.IntervalS)
+	}
 	if st.SpecAcceptRate != nil {
 		parts = append(parts, "spec accept "+units.Pct(*st.SpecAcceptRate))
 	}
