@@ -191,8 +191,8 @@ func sweep(ctx context.Context, c *Command, sw *macro.Sweep, h remote.Host) erro
 	var wg sync.WaitGroup
 	wg.Go(func() { printProgress(c.Stderr, events) })
 	sc := sw.Config()
-	fmt.Fprintf(c.Stderr, "sweep %s via %s (%s API): levels %s, %s per level, warm-up %d, input %d, output %d tokens\n",
-		remote.MaskURL(sc.URL), h.Name(), sc.API, levelList(sc), perLevel(sc), sc.Warmup, sc.InputLen, sc.OutputLen)
+	fmt.Fprintf(c.Stderr, "sweep %s via %s (%s API): levels %s, %s per level, warm-up %d, %s\n",
+		remote.MaskURL(sc.URL), h.Name(), sc.API, levelList(sc), perLevel(sc), sc.Warmup, workloadText(sc))
 	res, runErr := sw.Run(ctx, &phases.Emitter{Out: events})
 	close(events)
 	wg.Wait()
@@ -316,4 +316,19 @@ func datasetArgs(args []string) []string {
 		}
 	}
 	return out
+}
+
+// workloadText says what the requests are: their lengths, or the dataset.
+func workloadText(sc macro.Config) string {
+	s := fmt.Sprintf("input %d, output %d tokens", sc.InputLen, sc.OutputLen)
+	switch {
+	case sc.Dataset == macro.DatasetShareGPT || sc.Dataset == macro.DatasetJSONL:
+		s = fmt.Sprintf("prompts and output lengths from %s %s", sc.Dataset, sc.DatasetFile)
+	case sc.RangeRatio > 0:
+		s = fmt.Sprintf("input %d, output %d tokens ±%g%%", sc.InputLen, sc.OutputLen, 100*sc.RangeRatio)
+	}
+	if sc.PrefixLen > 0 {
+		s += fmt.Sprintf(", each prompt after the same %d-token prefix", sc.PrefixLen)
+	}
+	return s + fmt.Sprintf(", seed %d", sc.Seed)
 }
