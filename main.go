@@ -36,6 +36,7 @@ var commands = map[string]command{
 	"profile": {headless.ProfileMain, "capture a torch profile of the serving engine and summarise it"},
 	"tail":    {headless.TailMain, "follow a file on a host across reconnects (like tail -F)"},
 	"report":  {headless.ReportMain, "render the notebook from a journal: report [JOURNAL | -c FILE] [-o FILE|-]"},
+	"explain": {headless.ExplainMain, "what limited throughput at a sweep's level: explain FILE [--level C]"},
 	"compare": {headless.CompareMain, "compare two journals or sweep JSON files: compare A B [--json FILE|-]"},
 	"parse":   {parseMain, "parse a file: parse vllm-log|nvidia-smi|metrics|profiler-table FILE"},
 	"version": {versionMain, "print the version"},

@@ -29,6 +29,9 @@ type Limits struct {
 	// says where it was read ("the launch command").
 	MaxNumSeqs int
 	Source     string
+	// Looked says the launch command or the server's log was read (and
+	// did not set it, when MaxNumSeqs is 0).
+	Looked bool
 }
 
 var maxSeqsFlag = regexp.MustCompile(`--max[-_]num[-_]seqs(?:=|\s+)(\d+)`)
@@ -55,7 +58,10 @@ func Explain(levels []phases.LevelResult, i int, lim Limits) (reason, evidence s
 		return LimitUnknown, "no such level"
 	}
 	at := levels[i]
-	head := fmt.Sprintf("plateau at C=%d: ", at.Concurrency)
+	head := fmt.Sprintf("C=%d: ", at.Concurrency)
+	if p := findPlateau(levels); p != nil && p.Concurrency == at.Concurrency {
+		head = "plateau at " + head
+	}
 	var next *phases.LevelResult
 	if i+1 < len(levels) {
 		next = &levels[i+1]
@@ -98,6 +104,9 @@ func Explain(levels []phases.LevelResult, i int, lim Limits) (reason, evidence s
 		}
 		if lim.MaxNumSeqs == 0 {
 			of = fmt.Sprintf("at most %s sequences running (max_num_seqs, not set at launch)", units.Thousands(sl.MaxRunning))
+			if !lim.Looked {
+				of = fmt.Sprintf("at most %s sequences running (max_num_seqs, its value not known here)", units.Thousands(sl.MaxRunning))
+			}
 		}
 		return LimitMaxSeqs, head + fmt.Sprintf("%s, KV %s, %s waiting%s — raise --max-num-seqs",
 			of, units.Pct(sl.MaxKVCacheUsage), units.Thousands(sl.MaxWaiting), where)
@@ -194,6 +203,7 @@ func readLimits(ctx context.Context, cfg Config) Limits {
 	if err != nil {
 		return lim
 	}
+	lim.Looked = true
 	if n := MaxNumSeqsFromLog(b.String()); n > 0 {
 		lim.MaxNumSeqs, lim.Source = n, "the server log"
 	}

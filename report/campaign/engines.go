@@ -69,9 +69,9 @@ func (c *Campaign) SweepConfig(apiKey string) macro.Config {
 // verdict.
 func (c *Campaign) ServerLimits() macro.Limits {
 	if n := macro.MaxNumSeqsFromLaunch(c.Server.Launch); n > 0 {
-		return macro.Limits{MaxNumSeqs: n, Source: "the launch command"}
+		return macro.Limits{MaxNumSeqs: n, Source: "the launch command", Looked: true}
 	}
-	return macro.Limits{}
+	return macro.Limits{Looked: c.Server.Launch != ""}
 }
 
 // MetricsURL is where the server's Prometheus /metrics is: the campaign's

@@ -1,0 +1,73 @@
+package headless
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/report"
+)
+
+const explainUsage = `profdeck explain FILE [--level C] [--max-num-seqs N] [--json FILE|-]
+
+Says what limited throughput at one level of a sweep: client_bound, kv_cache,
+max_num_seqs, engine_step or unknown, with the numbers that show it and what to
+do. FILE is a campaign journal (JOURNAL#N picks its Nth sweep) or a
+` + "`profdeck sweep --json`" + ` file; --level picks the level (default: the plateau's, else
+the last). --max-num-seqs gives the server's limit when the launch command set
+it. It reads the file it names only: no -c or --host, and no --jsonl. Exit 0,
+1 when the document cannot be written, 2 for bad input.`
+
+// explanation is explain's result document.
+type explanation struct {
+	File        string `json:"file"`
+	Concurrency int    `json:"concurrency"`
+	Reason      string `json:"reason"`
+	Evidence    string `json:"evidence"`
+}
+
+// ExplainMain is "profdeck explain": the verdict for any level of a sweep.
+func ExplainMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newCommand("explain", explainUsage, stdout, stderr)
+	c.flagJSON()
+	level := c.Flags.Int("level", 0, "the level's concurrency (default: the plateau's, else the last level)")
+	seqs := c.Flags.Int("max-num-seqs", 0, "the server's --max-num-seqs, when known")
+	pos, err := c.ParseFiles(args, 1)
+	if err == nil {
+		err = notAnInput(c.JSONPath, pos)
+	}
+	if err != nil {
+		return c.Exit(ctx, err)
+	}
+	sw, err := report.LoadSweep(pos[0])
+	if err != nil {
+		return c.Exit(ctx, &BadInputError{Err: err})
+	}
+	if len(sw.Levels) == 0 {
+		return c.Exit(ctx, BadInput("%s: no level finished", pos[0]))
+	}
+	want := *level
+	if want == 0 && sw.Plateau != nil {
+		want = sw.Plateau.Concurrency
+	}
+	idx := len(sw.Levels) - 1
+	if want != 0 {
+		idx = -1
+		for i, l := range sw.Levels {
+			if l.Concurrency == want && l.Rate == 0 {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			return c.Exit(ctx, BadInput("--level %d: %s has no level at that concurrency", want, pos[0]))
+		}
+	}
+	lim := macro.Limits{}
+	if *seqs > 0 {
+		lim = macro.Limits{MaxNumSeqs: *seqs, Source: "--max-num-seqs"}
+	}
+	reason, evidence := macro.Explain(sw.Levels, idx, lim)
+	fmt.Fprintf(c.Human(), "%s: %s\n", reason, evidence)
+	return c.Exit(ctx, c.WriteJSON(explanation{File: pos[0], Concurrency: sw.Levels[idx].Concurrency, Reason: reason, Evidence: evidence}))
+}
