@@ -190,6 +190,9 @@ type LevelStarted struct {
 	Rate        float64 `json:"request_rate,omitempty"`
 	Requests    int     `json:"requests,omitempty"`
 	DurationS   float64 `json:"duration_s,omitempty"`
+	// Run of Runs when each level runs several times (--repeat).
+	Run  int `json:"run,omitempty"`
+	Runs int `json:"runs,omitempty"`
 }
 
 // FailureExample is one distinct error of a level and how often it came.

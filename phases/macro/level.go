@@ -76,7 +76,7 @@ func (r *runner) startLevel(ctx context.Context, conc int, rate float64) *level 
 	r.srvMu.Unlock()
 
 	r.em.Emit(ctx, phases.KindMacroLevelGo, &phases.LevelStarted{Concurrency: conc, Rate: rate,
-		Requests: cfg.Requests, DurationS: cfg.Duration.Seconds()})
+		Requests: cfg.Requests, DurationS: cfg.Duration.Seconds(), Run: r.run, Runs: r.runs})
 
 	l.lctx, l.cancel = context.WithCancel(ctx)
 	l.agg = newLevelAgg()

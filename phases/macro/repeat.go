@@ -60,7 +60,12 @@ func MeanCI95(xs []float64) (mean, half float64) {
 // figure the mean of its runs.
 func (r *runner) runRepeated(ctx context.Context, conc int, rate float64) (*phases.LevelResult, error) {
 	var runs []*phases.LevelResult
-	for k := 0; k < max(r.cfg.Repeat, 1); k++ {
+	n := max(r.cfg.Repeat, 1)
+	defer func() { r.run, r.runs = 0, 0 }()
+	for k := 0; k < n; k++ {
+		if n > 1 {
+			r.run, r.runs = k+1, n
+		}
 		lr, err := r.runLevel(ctx, conc, rate)
 		if lr != nil {
 			runs = append(runs, lr)

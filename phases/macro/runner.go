@@ -36,6 +36,7 @@ type runner struct {
 	srvSamples []phases.ServerStats // the current level's scrapes
 	sctx       context.Context      // the scrapes' context (nil without a scraper)
 	edges      sync.WaitGroup       // window-edge scrapes in flight
+	run, runs  int                  // the level's run of its repeats (0: not repeated)
 }
 
 // tickStats are the figures of the current second, shared with the

@@ -1,10 +1,12 @@
 package macro_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 )
@@ -39,7 +41,33 @@ func TestGoodputLargestConcurrency(t *testing.T) {
 func TestRepeatsNoisyEmulator(t *testing.T) {
 	t.Parallel()
 	_, url := startEmu(t, vllmemu.Config{StepTime: 5 * time.Millisecond, StepPerSeq: 100 * time.Microsecond, PrefillPerToken: 1, Jitter: 0.4})
-	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{2, 4}, Requests: 16, InputLen: 8, OutputLen: 10, Seed: 6, Repeat: 3})
+	s, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{2, 4}, Requests: 16, InputLen: 8, OutputLen: 10, Seed: 6, Repeat: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan phases.Event, 64)
+	var started []phases.LevelStarted
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range ch {
+			if d, ok := ev.Data.(phases.LevelStarted); ok {
+				started = append(started, d)
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := s.Run(ctx, &phases.Emitter{Out: ch})
+	close(ch)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each run announces itself: run 1, 2, 3 of 3, per level.
+	if len(started) != 6 || started[1].Run != 2 || started[5].Runs != 3 || started[5].Concurrency != 4 {
+		t.Errorf("level starts %+v", started)
+	}
 	for _, l := range res.Levels {
 		r := l.Repeats
 		if r == nil || r.N != 3 || len(r.Runs) != 3 {

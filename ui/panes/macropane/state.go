@@ -45,7 +45,9 @@ func (m *Model) apply(ev phases.Event) (sampled bool) {
 		if d.Concurrency == 0 && d.Rate > 0 {
 			label = fmt.Sprintf("%g/s", d.Rate)
 		}
-		m.addMark(mark{At: m.samples, Label: label, Kind: markLevel})
+		if d.Run <= 1 { // a level's repeated runs share its mark
+			m.addMark(mark{At: m.samples, Label: label, Kind: markLevel})
+		}
 	case phases.MacroTick:
 		// A tick of a sweep that has ended (it arrives after the end
 		// message) moves the charts, not the progress line.

@@ -294,6 +294,9 @@ func (m *Model) progressLine() string {
 		conc = c.Tick.Concurrency
 	}
 	head := fmt.Sprintf("C=%-4d level %d/%d ", conc, c.Index, max(c.Index, m.levelCount()))
+	if c.Started.Runs > 1 {
+		head += fmt.Sprintf("run %d/%d ", c.Started.Run, c.Started.Runs)
+	}
 	t := c.Tick
 	tail := fmt.Sprintf(" %3.0f%% · %s · done %d", 100*t.LevelProgress, clock(t.LevelElapsedS), t.Completed)
 	if c.Started.Requests > 0 {
