@@ -78,48 +78,62 @@ func Explain(levels []phases.LevelResult, i int, lim Limits) (reason, evidence s
 	if see == nil || see.Server == nil || !see.Server.Available {
 		see = &at
 	}
-	sl := see.Server
-	if sl == nil || !sl.Available {
+	if sl := see.Server; sl == nil || !sl.Available {
 		why := "no /metrics was read (give --metrics-url)"
 		if sl != nil && sl.Note != "" {
 			why = "the server's /metrics could not be read: " + sl.Note
 		}
 		return LimitUnknown, head + "what saturated is unknown: " + why + "; the client's audit found no client limit"
 	}
+	reason, evidence = serverVerdict(levels, see, lim)
+	return reason, head + evidence
+}
+
+// serverVerdict reads the server's side of level see: the KV cache, the
+// scheduler's seats, the step, in that order.
+func serverVerdict(levels []phases.LevelResult, see *phases.LevelResult, lim Limits) (reason, evidence string) {
+	sl := see.Server
 	where := fmt.Sprintf(" at C=%d", see.Concurrency)
+	kv, waitingN := units.Pct(sl.MaxKVCacheUsage), units.Thousands(sl.MaxWaiting)
 	waiting := sl.MaxWaiting > 0 && sl.WaitingShare >= mostOfTheLevel/2
-	if (sl.MaxKVCacheUsage >= kvFull || sl.Preemptions > 0) && (waiting || sl.Preemptions > 0) {
-		return LimitKVCache, head + fmt.Sprintf("KV cache %s full, %s preemptions, %s waiting%s (kv_cache) — more KV cache: "+
+	if (sl.MaxKVCacheUsage >= kvFull && waiting) || sl.Preemptions > 0 {
+		// A preempted request goes back to wait: preemptions are waiting.
+		return LimitKVCache, fmt.Sprintf("KV cache %s full, %s preemptions, %s waiting%s (kv_cache) — more KV cache: "+
 			"raise --gpu-memory-utilization, lower --max-model-len, or --kv-cache-dtype fp8",
-			units.Pct(sl.MaxKVCacheUsage), units.Thousands(sl.Preemptions), units.Thousands(sl.MaxWaiting), where)
+			kv, units.Thousands(sl.Preemptions), waitingN, where)
 	}
 	atLimit := sl.AtMaxRunningShare >= mostOfTheLevel && sl.MaxRunning > 0
 	if lim.MaxNumSeqs > 0 {
 		atLimit = atLimit && sl.MaxRunning >= float64(lim.MaxNumSeqs)
 	}
 	if atLimit && waiting && sl.MaxKVCacheUsage < kvFull && sl.MaxRunning < float64(see.Concurrency) {
-		of := fmt.Sprintf("%s of %d sequences running (max_num_seqs)", units.Thousands(sl.MaxRunning), lim.MaxNumSeqs)
-		if lim.Source != "" {
-			of = fmt.Sprintf("%s of %d sequences running (max_num_seqs, from %s)", units.Thousands(sl.MaxRunning), lim.MaxNumSeqs, lim.Source)
-		}
-		if lim.MaxNumSeqs == 0 {
-			of = fmt.Sprintf("at most %s sequences running (max_num_seqs, not set at launch)", units.Thousands(sl.MaxRunning))
-			if !lim.Looked {
-				of = fmt.Sprintf("at most %s sequences running (max_num_seqs, its value not known here)", units.Thousands(sl.MaxRunning))
-			}
-		}
-		return LimitMaxSeqs, head + fmt.Sprintf("%s, KV %s, %s waiting%s — raise --max-num-seqs",
-			of, units.Pct(sl.MaxKVCacheUsage), units.Thousands(sl.MaxWaiting), where)
+		return LimitMaxSeqs, fmt.Sprintf("%s, KV %s, %s waiting%s — raise --max-num-seqs", seatsText(sl.MaxRunning, lim), kv, waitingN, where)
 	}
 	if !waiting && sl.MaxRunning >= 0.9*float64(see.Concurrency) {
 		if grow, ok := tpotGrowth(levels, see); ok && grow {
-			return LimitStep, head + fmt.Sprintf("all %d requests running, none waiting, KV %s, TPOT %s ms at C=%d against %s ms at C=%d "+
+			first := levels[0]
+			return LimitStep, fmt.Sprintf("all %d requests running, none waiting, KV %s, TPOT %s ms at C=%d against %s ms at C=%d "+
 				"(engine_step): the decode step grows with the batch — see the decode-time budget",
-				see.Concurrency, units.Pct(sl.MaxKVCacheUsage), units.Ms(see.MedianTPOTms), see.Concurrency, units.Ms(levels[0].MedianTPOTms), levels[0].Concurrency)
+				see.Concurrency, kv, units.Ms(see.MedianTPOTms), see.Concurrency, units.Ms(first.MedianTPOTms), first.Concurrency)
 		}
 	}
-	return LimitUnknown, head + fmt.Sprintf("no known limit shows%s: %s running at most, %s waiting, KV %s, %s preemptions, the client kept up",
-		where, units.Thousands(sl.MaxRunning), units.Thousands(sl.MaxWaiting), units.Pct(sl.MaxKVCacheUsage), units.Thousands(sl.Preemptions))
+	return LimitUnknown, fmt.Sprintf("no known limit shows%s: %s running at most, %s waiting, KV %s, %s preemptions, the client kept up",
+		where, units.Thousands(sl.MaxRunning), waitingN, kv, units.Thousands(sl.Preemptions))
+}
+
+// seatsText is the running sequences against the max_num_seqs limit, and
+// where the limit was read (or that it was not).
+func seatsText(running float64, lim Limits) string {
+	n := units.Thousands(running)
+	switch {
+	case lim.MaxNumSeqs > 0 && lim.Source != "":
+		return fmt.Sprintf("%s of %d sequences running (max_num_seqs, from %s)", n, lim.MaxNumSeqs, lim.Source)
+	case lim.MaxNumSeqs > 0:
+		return fmt.Sprintf("%s of %d sequences running (max_num_seqs)", n, lim.MaxNumSeqs)
+	case lim.Looked:
+		return fmt.Sprintf("at most %s sequences running (max_num_seqs, not set at launch)", n)
+	}
+	return fmt.Sprintf("at most %s sequences running (max_num_seqs, its value not known here)", n)
 }
 
 // tpotGrowth says whether TPOT grew by more than a third from the first
