@@ -26,6 +26,10 @@ func (m *Model) verdictLines(p *phases.Plateau) []string {
 	}
 	out := []string{s.Good.Render(components.Fit(head, m.w))}
 	why := strings.TrimPrefix(p.Evidence, fmt.Sprintf("plateau at C=%d: ", p.Concurrency))
+	if i := strings.LastIndex(why, " — "); i > 0 {
+		// What to do first, so a narrow pane keeps it.
+		why = why[i+len(" — "):] + ": " + why[:i]
+	}
 	if p.Noise != "" {
 		why = strings.TrimSpace(why + "; " + p.Noise)
 	}
