@@ -107,6 +107,10 @@ type NCCLBurst struct {
 	// The same burst captured in a CUDA graph and replayed (as vLLM decodes).
 	GraphMs      float64 `json:"graph_ms,omitempty"`
 	GraphPerOpUs float64 `json:"graph_per_op_us,omitempty"`
+	// The same all-reduces in the step: each after a GEMM whose weights
+	// evict L2, captured in a graph, less the GEMMs alone.
+	InStepMs      float64 `json:"in_step_ms,omitempty"`
+	InStepPerOpUs float64 `json:"in_step_per_op_us,omitempty"`
 }
 
 // NCCLAllToAll is one All-to-All size.

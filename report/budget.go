@@ -179,7 +179,10 @@ func (in budgetInputs) split(name string, c int) BudgetSplit {
 	} else {
 		b.Missing = append(b.Missing, fmt.Sprintf("TPOT at C=%d (run the macro sweep with concurrency %d)", c, c))
 	}
-	if br, ok := in.bursts[c]; ok && br.GraphMs > 0 {
+	if br, ok := in.bursts[c]; ok && br.InStepMs > 0 {
+		b.AllReduceMs, b.HasAR = br.InStepMs, true
+		b.Sources = append(b.Sources, fmt.Sprintf("all-reduce: NCCL burst at M=%d (%d × %s), each after a GEMM that evicts L2, in a CUDA graph, less the GEMMs (back to back: %.2f ms)", c, br.Count, units.Bytes(br.Bytes), br.GraphMs))
+	} else if ok && br.GraphMs > 0 {
 		b.AllReduceMs, b.HasAR = br.GraphMs, true
 		b.Sources = append(b.Sources, fmt.Sprintf("all-reduce: NCCL burst at M=%d (%d × %s) replayed from a CUDA graph, as vLLM decodes (eager: %.2f ms)", c, br.Count, units.Bytes(br.Bytes), br.TotalMs))
 	} else if ok && br.TotalMs > 0 {

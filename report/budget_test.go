@@ -167,3 +167,21 @@ func TestBudgetWithHugeFigures(t *testing.T) {
 		t.Fatal("the bar of infinite parts never ends")
 	}
 }
+
+func TestBudgetPrefersAllReducesInTheStep(t *testing.T) {
+	ev := func(br phases.NCCLBurst) BudgetSplit {
+		return Budget(budgetEvents(
+			phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 10},
+			phases.KindNCCLBurst, br)).Single
+	}
+	s := ev(phases.NCCLBurst{M: 1, Count: 13, TotalMs: 4, GraphMs: 2, InStepMs: 2.5})
+	if !near(s.AllReduceMs, 2.5) || !strings.Contains(strings.Join(s.Sources, ";"), "evicts L2") {
+		t.Fatalf("in the step: %v %v", s.AllReduceMs, s.Sources)
+	}
+	if s = ev(phases.NCCLBurst{M: 1, Count: 13, TotalMs: 4, GraphMs: 2}); !near(s.AllReduceMs, 2) {
+		t.Fatalf("graph: %v", s.AllReduceMs)
+	}
+	if s = ev(phases.NCCLBurst{M: 1, Count: 13, TotalMs: 4}); !near(s.AllReduceMs, 4) {
+		t.Fatalf("eager: %v", s.AllReduceMs)
+	}
+}

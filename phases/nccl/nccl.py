@@ -8,7 +8,10 @@ Rank 0 prints one JSON object per line on stdout, each with a "type": start,
 env, progress, burst, alltoall, error, fatal, done. Every time is the max over
 ranks of that rank's figure (NCCL kernels wait for the slowest peer).
 (a) burst: the step's COUNT all-reduces of [M, hidden] BF16 back to back,
-    eager and captured in a CUDA graph (as vLLM decodes), per M;
+    eager and captured in a CUDA graph (as vLLM decodes), per M; and in the
+    step: each all-reduce after a GEMM of [M, hidden] x [hidden, hidden]
+    (weights larger than L2, as the step's own GEMMs stream theirs), the
+    graph of both less the graph of the GEMMs alone;
 (b) all-to-all: all_to_all_single of T x bytes-per-token per rank, with
     nccl-tests' algbw = bytes/time and busbw = algbw x (n-1)/n.
 """
@@ -87,6 +90,29 @@ def main():
             times.append(s.elapsed_time(e))
         return maxrank(statistics.median(times))
 
+    def in_step(x, m):
+        """The burst's all-reduces between GEMMs that evict L2, as in a
+        decode step: graph(GEMM, all-reduce)xCOUNT less graph(GEMM)xCOUNT,
+        in ms; None when it cannot be captured."""
+        a = torch.randn(m, args.hidden, dtype=torch.bfloat16, device=dev)
+        w = torch.randn(args.hidden, args.hidden, dtype=torch.bfloat16, device=dev)
+        y = torch.empty(m, args.hidden, dtype=torch.bfloat16, device=dev)
+        graphs = []
+        for with_ar in (True, False):
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                for _ in range(args.count):
+                    torch.matmul(a, w, out=y)
+                    if with_ar:
+                        dist.all_reduce(x)
+            g.replay()
+            torch.cuda.synchronize()
+            graphs.append(g)
+        both = timed(graphs[0].replay, args.repeats)
+        gemm = timed(graphs[1].replay, args.repeats)
+        del graphs, a, w, y
+        return both - gemm if both > gemm else None
+
     total = len(args.batch) + (len(args.tokens) if args.a2a_bytes_per_token > 0 else 0)
     done = 0
     # One rank: NCCL moves no data and a captured burst is empty, so only
@@ -123,6 +149,9 @@ def main():
                 gms = timed(g.replay, args.repeats)
                 out.update(graph_ms=gms, graph_per_op_us=gms * 1e3 / args.count)
                 del g
+                step = in_step(x, m)
+                if step is not None:
+                    out.update(in_step_ms=step, in_step_per_op_us=step * 1e3 / args.count)
             except Exception as e:
                 graph_ok = False
                 emit("error", what="cuda graph capture of all_reduce", error=(str(e).splitlines() or [type(e).__name__])[0])

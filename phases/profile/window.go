@@ -29,12 +29,14 @@ func (l *bgLoad) failed() error {
 }
 
 // startLoad starts conc streams of requests long enough to span a window:
-// at least 2×Steps+16 output tokens each, so few prefills fall inside it.
+// at least 2×Steps+16+conc output tokens each (the first admitted stream
+// decodes while up to conc prefills are admitted after it), so no request
+// ends, and no new prefill starts, inside the window.
 func (r *run) startLoad(ctx context.Context, model string, conc int) *bgLoad {
 	cfg := r.cfg
 	l := &bgLoad{ctx: ctx}
 	prompt := promptOf(cfg.InputLen)
-	maxTokens := max(cfg.OutputLen, 2*cfg.Steps+16)
+	maxTokens := max(cfg.OutputLen, 2*cfg.Steps+16+conc)
 	for w := 0; w < conc; w++ {
 		l.wg.Add(1)
 		go func() {
@@ -66,11 +68,15 @@ func (r *run) startLoad(ctx context.Context, model string, conc int) *bgLoad {
 // the profiler starts, so every stream is past its first prefill.
 const warmSteps = 4
 
-// warm waits until the streams run: warmSteps engine steps after the
-// last of them started (from /metrics), or two seconds without metrics.
+// warm waits until the streams decode: warmSteps engine steps after every
+// one of them is running (vllm:num_requests_running reaches conc), so the
+// window holds decode steps, not the admission's prefills. A server that
+// runs fewer than conc at once is given 2×conc steps to admit them; without
+// a running gauge, warmSteps steps after the last stream started; without
+// metrics, two seconds.
 func (r *run) warm(ctx context.Context, l *bgLoad, conc int) error {
 	deadline := time.Now().Add(2 * time.Minute)
-	var base float64
+	var base, first float64
 	haveBase := false
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -87,13 +93,16 @@ func (r *run) warm(ctx context.Context, l *bgLoad, conc int) error {
 		if l.started.Load() < int64(conc) {
 			continue
 		}
-		steps, ok := r.c.engineSteps(ctx)
+		m := r.c.metrics(ctx)
 		switch {
-		case !ok && time.Since(start) >= 2*time.Second:
+		case !m.haveSteps && time.Since(start) >= 2*time.Second:
 			return nil
-		case ok && !haveBase:
-			base, haveBase = steps, true
-		case ok && steps-base >= warmSteps:
+		case !m.haveSteps:
+		case !haveBase:
+			base, haveBase, first = m.steps, true, m.steps
+		case m.haveRunning && m.running < float64(conc) && m.steps-first < float64(2*conc):
+			base = m.steps // still admitting: count the warm steps from all running
+		case m.steps-base >= warmSteps:
 			return nil
 		}
 		if time.Now().After(deadline) {
