@@ -235,7 +235,11 @@ func streamTrace(ctx context.Context, cfg Config, file string) (*phases.ProfileS
 				}
 				return
 			}
-			_, _ = io.WriteString(pw, l.Text+"\n")
+			// No newline between lines: the host cuts a line longer than its
+			// line limit into pieces, and a newline put back between two
+			// pieces would land inside a JSON string. JSON needs no newline
+			// between tokens, and has none inside strings.
+			_, _ = io.WriteString(pw, l.Text)
 		})
 		if err != nil && errb.Len() > 0 {
 			err = fmt.Errorf("%w: %s", err, strings.TrimSpace(errb.String()))
