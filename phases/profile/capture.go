@@ -25,10 +25,6 @@ type Config struct {
 	API         string // "completions" (default) or "chat"
 	APIKey      string // never journalled
 	ProfilerDir string // default DefaultProfilerDir
-	// Requests is not used by the per-level capture: each window's load
-	// runs until Steps engine steps were recorded. It is kept so older
-	// campaigns still load.
-	Requests int
 	// Concurrency are the levels, one capture window each; default [1] (the
 	// pane and `profdeck run` add the sweep's plateau).
 	Concurrency []int
@@ -54,9 +50,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.API == "" {
 		c.API = "completions"
-	}
-	if c.Requests <= 0 {
-		c.Requests = 8
 	}
 	if c.Steps <= 0 {
 		c.Steps = DefaultSteps

@@ -135,6 +135,8 @@ type NCCL struct {
 
 // Profile phase parameters.
 type Profile struct {
+	// Requests is deprecated and unused: each level's window is bounded by
+	// Steps. The key is still accepted so older campaigns load.
 	Requests int `yaml:"requests"`
 	// Steps is how many engine steps each level's capture window records.
 	Steps int `yaml:"steps"`

@@ -88,11 +88,11 @@ func MetricsURL(server, configured string) string {
 }
 
 // ProfileConfig is a capture's configuration: the server, the profiler
-// directory, the profile section's requests at C=1 and the macro section's
+// directory, the profile section's steps at C=1 and the macro section's
 // lengths (without its host).
 func (c *Campaign) ProfileConfig(apiKey string) profile.Config {
 	return profile.Config{URL: c.Server.URL, Model: c.Model.Name, API: c.Macro.API, APIKey: apiKey,
-		ProfilerDir: c.Server.ProfilerDir, Requests: c.Profile.Requests, Concurrency: []int{1}, Steps: c.Profile.Steps,
+		ProfilerDir: c.Server.ProfilerDir, Concurrency: []int{1}, Steps: c.Profile.Steps,
 		InputLen: c.Macro.InputLen, OutputLen: c.Macro.OutputLen}
 }
 

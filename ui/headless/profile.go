@@ -29,7 +29,7 @@ func ProfileMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		"one window of N engine steps per concurrency level, and summarises where the GPU time of a decode\n"+
 		"step went at each level.", stdout, stderr)
 	fs := c.Flags
-	requests := fs.Int("requests", 0, "not used: each level's window is bounded by --steps (kept so older scripts run)")
+	fs.Int("requests", 0, "not used: each level's window is bounded by --steps (kept so older scripts run)")
 	var conc string
 	fs.StringVar(&conc, "levels", "", "comma-separated concurrency levels, one capture window each (default 1, or --concurrency)")
 	concOld := fs.String("concurrency", "1", "the same as --levels")
@@ -64,7 +64,6 @@ func ProfileMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	cfg.Concurrency, cfg.StopTimeout, cfg.Top = levels, *stopTimeout, *top
 	setIf(&cfg.ProfilerDir, *dir)
-	setIf(&cfg.Requests, *requests)
 	setIf(&cfg.Steps, *steps)
 	return c.Exit(ctx, capture(ctx, c, camp, cfg))
 }
