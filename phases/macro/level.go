@@ -295,8 +295,7 @@ func (l *level) result(ctx context.Context) *phases.LevelResult {
 		r.audit(&lr, l.rate, time.Since(l.start), l.steady)
 	}
 	l.win.closed(r, l.ts.total.Load) // open loop, or a level cut short
-	lr.Server = l.r.serverLevel(ctx)
-	l.win.scheduler(lr.Server, r.levelSamples())
+	lr.Server = r.serverLevel(ctx, &l.win)
 	if w := l.win.compare(ctx, lr.Server, lr.TokenSource); w != nil {
 		r.warns.addLevel(&lr, []warning{*w})
 	}

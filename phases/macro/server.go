@@ -49,10 +49,10 @@ func (r *runner) scrapeOnce(ctx context.Context) phases.ServerStats {
 	return st
 }
 
-// serverLevel summarises the level's scrapes (nil without a scraper). It
-// takes one more scrape first, so a level shorter than a second still has
-// the server's side.
-func (r *runner) serverLevel(ctx context.Context) *phases.ServerLevel {
+// serverLevel summarises the level's scrapes (nil without a scraper) and
+// how its scheduler was occupied inside w. It takes one more scrape first,
+// so a level shorter than a second still has the server's side.
+func (r *runner) serverLevel(ctx context.Context, w *window) *phases.ServerLevel {
 	if r.cfg.Scraper == nil {
 		return nil
 	}
@@ -66,5 +66,6 @@ func (r *runner) serverLevel(ctx context.Context) *phases.ServerLevel {
 	if sl == nil {
 		sl = &phases.ServerLevel{Note: servermetrics.Unavailable}
 	}
+	w.scheduler(sl, samples)
 	return sl
 }

@@ -124,13 +124,6 @@ func (w *window) compare(ctx context.Context, sl *phases.ServerLevel, tokens str
 	return &warning{warnServerTokens, text}
 }
 
-// levelSamples is a copy of the current level's scrapes.
-func (r *runner) levelSamples() []phases.ServerStats {
-	r.srvMu.Lock()
-	defer r.srvMu.Unlock()
-	return append([]phases.ServerStats(nil), r.srvSamples...)
-}
-
 // scheduler sets how the server's scheduler was occupied: the most
 // requests seen running, the share of scrapes at that many, and the share
 // with requests waiting, over the scrapes inside the throughput window
