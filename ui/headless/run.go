@@ -124,7 +124,7 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 	for _, n := range o.Nodes[min(1, len(o.Nodes)):] {
 		recordSystem(ctx, sess, n, c.Server.WorkerLaunch)
 	}
-	opts := report.NotebookOptions{Campaign: c.Name, Journal: c.JournalPath(), Secrets: sess.Secrets()}
+	opts := report.NotebookOptions{Campaign: c.Name, Journal: c.JournalPath()} // the autosave adds the session's secrets
 	saver := report.NewAutosave(sess, c.Notebook, opts, 3*time.Second)
 	cfg.Phases, cfg.Redo = o.Phases, o.Redo
 	cfg.WriteNotebook = func(context.Context) (string, error) {
