@@ -19,8 +19,12 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
+// mainFunc is a command's entry point: its arguments and outputs in, its
+// exit status out.
+type mainFunc func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+
 type command struct {
-	run  func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	run  mainFunc
 	help string
 }
 
@@ -38,15 +42,28 @@ var commands = map[string]command{
 	"report":  {headless.ReportMain, "render the notebook from a journal: report [JOURNAL | -c FILE] [-o FILE|-]"},
 	"explain": {headless.ExplainMain, "what limited throughput at a sweep's level: explain FILE [--level C]"},
 	"compare": {headless.CompareMain, "compare two journals or sweep JSON files: compare A B [--json FILE|-]"},
-	"parse":   {parseMain, "parse a file: parse vllm-log|nvidia-smi|metrics|profiler-table FILE"},
+	"parse":   {parseMain, "parse a file: parse " + parserNames("|") + " FILE"},
 	"version": {versionMain, "print the version"},
 }
 
-var parsers = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
-	"vllm-log":       headless.ParseLogMain,
-	"nvidia-smi":     headless.ParseSMIMain,
-	"metrics":        headless.ParseMetricsMain,
-	"profiler-table": headless.ParseProfilerMain,
+// parsers are the formats of `profdeck parse`, in the order help names them.
+var parsers = []struct {
+	format string
+	run    mainFunc
+}{
+	{"vllm-log", headless.ParseLogMain},
+	{"nvidia-smi", headless.ParseSMIMain},
+	{"metrics", headless.ParseMetricsMain},
+	{"profiler-table", headless.ParseProfilerMain},
+}
+
+// parserNames is the formats joined by sep.
+func parserNames(sep string) string {
+	names := make([]string, len(parsers))
+	for i, p := range parsers {
+		names[i] = p.format
+	}
+	return strings.Join(names, sep)
 }
 
 func main() {
@@ -77,15 +94,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func parseMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: profdeck parse vllm-log|nvidia-smi|metrics|profiler-table FILE")
+		fmt.Fprintln(stderr, "usage: profdeck parse "+parserNames("|")+" FILE")
 		return 2
 	}
-	p, ok := parsers[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "profdeck parse: unknown format %q (vllm-log, nvidia-smi, metrics, profiler-table)\n", args[0])
-		return 2
+	for _, p := range parsers {
+		if p.format == args[0] {
+			return p.run(ctx, args[1:], stdout, stderr)
+		}
 	}
-	return p(ctx, args[1:], stdout, stderr)
+	fmt.Fprintf(stderr, "profdeck parse: unknown format %q (%s)\n", args[0], parserNames(", "))
+	return 2
 }
 
 func versionMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
