@@ -1,14 +1,11 @@
 package headless_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/profdeck/profdeck/phases/micro"
 	"github.com/profdeck/profdeck/phases/model"
@@ -16,35 +13,30 @@ import (
 )
 
 func TestMicroDryRun(t *testing.T) {
-	var out, errb bytes.Buffer
-	code := headless.MicroMain(context.Background(), []string{"--model-config", "kimi-k2.5", "--tp", "8", "--batch", "1", "--dry-run"}, &out, &errb)
+	code, out, errOut := runCLI(t, headless.MicroMain, "--model-config", "kimi-k2.5", "--tp", "8", "--batch", "1", "--dry-run")
 	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
+		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var p model.Plan
-	if err := json.Unmarshal(out.Bytes(), &p); err != nil {
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatal(err)
 	}
 	if p.TP != 8 || p.AllReduce.PerStep != 123 || len(p.At(1)) != 13 {
 		t.Errorf("%+v", p)
 	}
-	errb.Reset()
-	if code := headless.MicroMain(context.Background(), []string{"--model-config", "gpt-9", "--dry-run"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "gpt-9") {
-		t.Errorf("unknown model: exit %d %s", code, errb.String())
+	if code, _, errOut := runCLI(t, headless.MicroMain, "--model-config", "gpt-9", "--dry-run"); code != 2 || !strings.Contains(errOut, "gpt-9") {
+		t.Errorf("unknown model: exit %d %s", code, errOut)
 	}
 }
 
 func TestMicroOnSimWritesJSON(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	js := filepath.Join(t.TempDir(), "micro.json")
-	var out, errb bytes.Buffer
-	code := headless.MicroMain(ctx, []string{"--host", "sim", "--model-config", "qwen3-235b-a22b", "--tp", "8", "--batch", "1", "--no-calib", "--json", js}, &out, &errb)
+	code, out, errOut := runCLI(t, headless.MicroMain, "--host", "sim", "--model-config", "qwen3-235b-a22b", "--tp", "8", "--batch", "1", "--no-calib", "--json", js)
 	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
+		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(errb.String(), "SIMULATED") || !strings.Contains(out.String(), "experts.w13") {
-		t.Errorf("stdout %s\nstderr %s", out.String(), errb.String())
+	if !strings.Contains(errOut, "SIMULATED") || !strings.Contains(out, "experts.w13") {
+		t.Errorf("stdout %s\nstderr %s", out, errOut)
 	}
 	var rep micro.Report
 	b, _ := os.ReadFile(js)
@@ -54,16 +46,15 @@ func TestMicroOnSimWritesJSON(t *testing.T) {
 }
 
 func TestNCCLDryRunAndErrors(t *testing.T) {
-	var out, errb bytes.Buffer
-	if code := headless.NCCLMain(context.Background(), []string{"--model-config", "deepseek-v3", "--tp", "8", "--dry-run"}, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	code, out, errOut := runCLI(t, headless.NCCLMain, "--model-config", "deepseek-v3", "--tp", "8", "--dry-run")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var p model.Plan
-	if err := json.Unmarshal(out.Bytes(), &p); err != nil || p.AllReduce.PerStep != 123 || p.AllToAll == nil {
+	if err := json.Unmarshal([]byte(out), &p); err != nil || p.AllReduce.PerStep != 123 || p.AllToAll == nil {
 		t.Errorf("%v %+v", err, p)
 	}
-	errb.Reset()
-	if code := headless.NCCLMain(context.Background(), []string{"--model-config", "kimi-k2.5", "--batch", "1,x"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `"x"`) {
-		t.Errorf("bad batch: exit %d %s", code, errb.String())
+	if code, _, errOut := runCLI(t, headless.NCCLMain, "--model-config", "kimi-k2.5", "--batch", "1,x"); code != 2 || !strings.Contains(errOut, `"x"`) {
+		t.Errorf("bad batch: exit %d %s", code, errOut)
 	}
 }

@@ -21,9 +21,9 @@ import (
 // for a gzipped trace alike.
 func TestParseTableMainJSON(t *testing.T) {
 	for _, f := range []string{"../../phases/profile/testdata/key_averages.txt", "../../phases/profile/testdata/trace.json.gz"} {
-		var out, errb bytes.Buffer
-		if code := headless.ParseProfilerMain(context.Background(), []string{f}, &out, &errb); code != 0 {
-			t.Fatalf("%s: exit %d: %s", f, code, errb.String())
+		code, out, errOut := runCLI(t, headless.ParseProfilerMain, f)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", f, code, errOut)
 		}
 		var got struct {
 			Total      *float64           `json:"total_cuda_us"`
@@ -36,8 +36,8 @@ func TestParseTableMainJSON(t *testing.T) {
 				Category string   `json:"category"`
 			} `json:"top"`
 		}
-		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
-			t.Fatalf("%s: %v\n%s", f, err, out.String())
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%s: %v\n%s", f, err, out)
 		}
 		if got.Total == nil || *got.Total < 785.7 || *got.Total > 785.8 || got.Share == nil {
 			t.Errorf("%s: total %v share %v", f, got.Total, got.Share)
@@ -54,17 +54,14 @@ func TestParseTableMainJSON(t *testing.T) {
 }
 
 func TestParseTableMainErrors(t *testing.T) {
-	var out, errb bytes.Buffer
-	if code := headless.ParseProfilerMain(context.Background(), []string{"../../phases/profile/testdata/nope.txt"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "../../phases/profile/testdata/nope.txt") {
-		t.Errorf("missing file: exit %d, %q", code, errb.String())
+	if code, _, errOut := runCLI(t, headless.ParseProfilerMain, "../../phases/profile/testdata/nope.txt"); code != 2 || !strings.Contains(errOut, "../../phases/profile/testdata/nope.txt") {
+		t.Errorf("missing file: exit %d, %q", code, errOut)
 	}
-	errb.Reset()
-	if code := headless.ParseProfilerMain(context.Background(), nil, &out, &errb); code != 2 {
+	if code, _, _ := runCLI(t, headless.ParseProfilerMain); code != 2 {
 		t.Errorf("no file: exit %d", code)
 	}
-	errb.Reset()
-	if code := headless.ParseProfilerMain(context.Background(), []string{"../../phases/profile/testdata/README"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "no key_averages table") {
-		t.Errorf("not a table: exit %d, %q", code, errb.String())
+	if code, _, errOut := runCLI(t, headless.ParseProfilerMain, "../../phases/profile/testdata/README"); code != 2 || !strings.Contains(errOut, "no key_averages table") {
+		t.Errorf("not a table: exit %d, %q", code, errOut)
 	}
 }
 
