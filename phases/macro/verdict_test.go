@@ -109,29 +109,31 @@ func TestVerdictUnknownWithoutMetrics(t *testing.T) {
 	wantVerdict(t, res.Plateau, macro.LimitUnknown, "unknown", "/metrics")
 }
 
+// wantSeqs checks read against each text's max_num_seqs.
+func wantSeqs(t *testing.T, read func(string) int, cases map[string]int) {
+	t.Helper()
+	for text, want := range cases {
+		if got := read(text); got != want {
+			t.Errorf("%q: %d, want %d", text, got, want)
+		}
+	}
+}
+
 func TestMaxNumSeqsFromLaunch(t *testing.T) {
-	for cmd, want := range map[string]int{
+	wantSeqs(t, macro.MaxNumSeqsFromLaunch, map[string]int{
 		"vllm serve m --max-num-seqs 256 --port 8000":                    256,
 		"vllm serve m --max-num-seqs=64":                                 64,
 		"python -m vllm.entrypoints.openai.api_server --max_num_seqs 32": 32,
 		"vllm serve m --tensor-parallel-size 8":                          0,
 		"vllm serve m --max-num-seqs abc":                                0,
-	} {
-		if got := macro.MaxNumSeqsFromLaunch(cmd); got != want {
-			t.Errorf("%q: %d, want %d", cmd, got, want)
-		}
-	}
+	})
 }
 
 func TestMaxNumSeqsFromLog(t *testing.T) {
-	for text, want := range map[string]int{
+	wantSeqs(t, macro.MaxNumSeqsFromLog, map[string]int{
 		"(APIServer pid=1) INFO 11-30 [utils.py:253] non-default args: {'model': 'm', 'max_num_seqs': 64, 'tensor_parallel_size': 8}": 64,
 		"DEBUG 01-01 arg_utils.py:1] Setting max_num_seqs to 256 for OPENAI_API_SERVER usage context.":                                256,
 		"INFO non-default args: {'model': 'm'}\nINFO Chunked prefill is enabled with max_num_batched_tokens=8192.":                    0,
 		"first run max_num_seqs=128\nrestart: 'max_num_seqs': 32":                                                                     32,
-	} {
-		if got := macro.MaxNumSeqsFromLog(text); got != want {
-			t.Errorf("%q: %d, want %d", text, got, want)
-		}
-	}
+	})
 }
