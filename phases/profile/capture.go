@@ -193,17 +193,24 @@ type run struct {
 	stepStart time.Time
 }
 
+// begin starts step and says so.
 func (r *run) begin(ctx context.Context, step, detail string) {
 	r.step, r.stepStart = step, time.Now()
-	r.em.Emit(ctx, phases.KindProfileStep, phases.ProfileStep{Step: step, Detail: remote.MaskURL(detail)})
+	r.emitStep(ctx, detail, 0, false)
 }
 
+// progress says how the current step goes.
 func (r *run) progress(ctx context.Context, detail string) {
-	r.em.Emit(ctx, phases.KindProfileStep, phases.ProfileStep{Step: r.step, ElapsedS: time.Since(r.stepStart).Seconds(), Detail: remote.MaskURL(detail)})
+	r.emitStep(ctx, detail, time.Since(r.stepStart).Seconds(), false)
 }
 
+// done says the current step finished.
 func (r *run) done(ctx context.Context, detail string) {
-	r.em.Emit(ctx, phases.KindProfileStep, phases.ProfileStep{Step: r.step, ElapsedS: time.Since(r.stepStart).Seconds(), Detail: remote.MaskURL(detail), Done: true})
+	r.emitStep(ctx, detail, time.Since(r.stepStart).Seconds(), true)
+}
+
+func (r *run) emitStep(ctx context.Context, detail string, elapsed float64, done bool) {
+	r.em.Emit(ctx, phases.KindProfileStep, phases.ProfileStep{Step: r.step, ElapsedS: elapsed, Detail: remote.MaskURL(detail), Done: done})
 }
 
 func (r *run) capture(ctx context.Context) ([]phases.ProfileSummary, error) {
