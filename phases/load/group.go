@@ -178,7 +178,6 @@ type merger struct {
 	em   *phases.Emitter
 	ctx  context.Context
 	open bool
-	load int
 }
 
 func (m *merger) emit(kind string, data any) { m.em.Emit(m.ctx, kind, data) }
@@ -200,7 +199,6 @@ func (m *merger) event(ne nodeEvent) {
 			}
 			m.emit(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Load, Params: params})
 		}
-		return
 	case phases.PhaseFinished:
 		switch {
 		case !m.open:
@@ -212,44 +210,15 @@ func (m *merger) event(ne nodeEvent) {
 			m.open = false
 			m.emit(phases.KindPhaseFinished, d)
 		}
-		return
-	case phases.LogLine:
-		d.Node = name
-		m.emit(ne.ev.Kind, d)
-	case phases.Milestone:
-		d.Node = name
-		m.emit(ne.ev.Kind, d)
-	case phases.Stall:
-		d.Node = name
-		m.emit(ne.ev.Kind, d)
-	case phases.LoadFailure:
-		d.Node = name
-		m.emit(ne.ev.Kind, d)
-	case phases.ServerEvent:
-		d.Node = name
-		m.emit(ne.ev.Kind, d)
-		if head && d.Action == "ready" {
-			for _, w := range m.g.watchers[1:] {
-				w.MarkReady()
-			}
-		}
-	case phases.LoadState:
-		if d.Stall != nil {
-			st := *d.Stall
-			st.Node, d.Stall = name, &st
-		}
-		if d.Failure != nil {
-			f := *d.Failure
-			f.Node, d.Failure = name, &f
-		}
-		m.emit(ne.ev.Kind, d)
-	case phases.Diagnosis:
-		d.Node = name
-		m.emit(ne.ev.Kind, d)
-	case phases.ErrorEvent:
-		m.emit(ne.ev.Kind, d)
+	case phases.NodeTagged:
+		m.emit(ne.ev.Kind, d.WithNode(name))
 	default:
 		m.emit(ne.ev.Kind, ne.ev.Data)
+	}
+	if d, ok := ne.ev.Data.(phases.ServerEvent); ok && head && d.Action == "ready" {
+		for _, w := range m.g.watchers[1:] {
+			w.MarkReady()
+		}
 	}
 }
 
