@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -405,13 +407,8 @@ func (s *Server) Restart(ctx context.Context, extraFlags []string, extraEnv map[
 }
 
 func envString(env map[string]string) string {
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var parts []string
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		parts = append(parts, k+"="+env[k])
 	}
 	return strings.Join(parts, " ")

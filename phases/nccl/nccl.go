@@ -79,19 +79,25 @@ func join(v []int) string {
 // script reaches the ranks as an argument (python -c), so a launcher inside
 // a container needs no access to the host's work dir.
 func Command(cfg Config, scriptPath string) string {
-	tr := strings.TrimSpace(cfg.Torchrun)
-	if tr == "" {
-		tr = "torchrun"
-	}
-	py := strings.TrimSpace(cfg.Python)
-	if py == "" {
-		py = "python3"
-	}
-	tr = withEnv(tr, cfg.Env)
+	tr, py := launcher(cfg)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s --standalone --nproc-per-node %d --no-python %s -c \"$(cat %s)\"", tr, max(cfg.NProc, 1), py, remote.Quote(scriptPath))
 	b.WriteString(scriptArgs(cfg))
 	return b.String()
+}
+
+// launcher is the torchrun launcher (cfg.Env set for it) and the python
+// the ranks run, defaults filled in.
+func launcher(cfg Config) (torchrun, python string) {
+	torchrun = strings.TrimSpace(cfg.Torchrun)
+	if torchrun == "" {
+		torchrun = "torchrun"
+	}
+	python = strings.TrimSpace(cfg.Python)
+	if python == "" {
+		python = "python3"
+	}
+	return withEnv(torchrun, cfg.Env), python
 }
 
 func scriptArgs(cfg Config) string {

@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -20,19 +21,11 @@ const DefaultMasterPort = 29500
 // place of --standalone, cfg.Env set for it (inside the container when the
 // launcher is `docker exec`).
 func NodeCommand(cfg Config, scriptPath string, rank int) string {
-	tr := strings.TrimSpace(cfg.Torchrun)
-	if tr == "" {
-		tr = "torchrun"
-	}
-	py := strings.TrimSpace(cfg.Python)
-	if py == "" {
-		py = "python3"
-	}
+	tr, py := launcher(cfg)
 	port := cfg.MasterPort
 	if port <= 0 {
 		port = DefaultMasterPort
 	}
-	tr = withEnv(tr, cfg.Env)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s --nnodes %d --node-rank %d --master-addr %s --master-port %d --nproc-per-node %d --no-python %s -c \"$(cat %s)\"",
 		tr, len(cfg.Nodes), rank, remote.Quote(cfg.MasterAddr), port, max(cfg.NProc, 1), py, remote.Quote(scriptPath))
@@ -46,13 +39,8 @@ func withEnv(launcher string, env map[string]string) string {
 	if len(env) == 0 {
 		return launcher
 	}
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var kv []string
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		kv = append(kv, remote.Quote(k+"="+env[k]))
 	}
 	if rest, ok := strings.CutPrefix(launcher, "docker exec "); ok {
