@@ -14,6 +14,7 @@ import (
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/local"
+	"github.com/profdeck/profdeck/remote/ssh/sshtest"
 )
 
 // needTool skips when a tool is missing, except under CI where it fails.
@@ -29,22 +30,12 @@ func needTool(t *testing.T, name string) string {
 	return p
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // lifecycle runs start → follow to ready → stop → restart with the profiler
 // → stop against a host, with a fake vLLM server script already on it.
 func lifecycle(t *testing.T, h remote.Host, python, script, dir string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
-	port := freePort(t)
+	port := sshtest.FreePort(t)
 	logPath := filepath.Join(dir, "logs", "server.log")
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	s := &load.Server{Host: h, StopTimeout: 15 * time.Second, Settings: load.Settings{

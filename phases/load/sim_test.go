@@ -10,6 +10,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/remote/sim"
+	"github.com/profdeck/profdeck/remote/ssh/sshtest"
 )
 
 // collect drains events into a list until the returned stop is called.
@@ -172,7 +173,7 @@ func TestServerLifecycleSim(t *testing.T) {
 	if _, err := s.Start(ctx, nil, nil); err == nil {
 		t.Error("a second start while running was accepted")
 	}
-	waitFor(t, 10*time.Second, d.Ready)
+	sshtest.WaitFor(t, 10*time.Second, "the simulated server to be ready", d.Ready)
 	if err := s.Stop(ctx); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
@@ -188,7 +189,7 @@ func TestServerLifecycleSim(t *testing.T) {
 	if _, err := s.Restart(ctx, flags, env); err != nil {
 		t.Fatalf("restart: %v", err)
 	}
-	waitFor(t, 10*time.Second, d.ServerRunning)
+	sshtest.WaitFor(t, 10*time.Second, "the simulated server to run", d.ServerRunning)
 	if !d.ProfilerEnabled() {
 		t.Error("restart with --profiler-config did not enable the profiler")
 	}
@@ -207,17 +208,6 @@ func TestServerLifecycleSim(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v", d)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // A server in a docker container: the environment goes in as -e, and stop
 // is `docker stop NAME`.
 func TestServerLifecycleDockerSim(t *testing.T) {
@@ -231,12 +221,12 @@ func TestServerLifecycleDockerSim(t *testing.T) {
 	if _, err := s.Start(ctx, nil, nil); err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	waitFor(t, 10*time.Second, d.Ready)
+	sshtest.WaitFor(t, 10*time.Second, "the simulated server to be ready", d.Ready)
 	flags, env := load.ProfilerArgs("0.12.0", "/prof")
 	if _, err := s.Restart(ctx, flags, env); err != nil {
 		t.Fatalf("restart: %v", err)
 	}
-	waitFor(t, 10*time.Second, d.ServerRunning)
+	sshtest.WaitFor(t, 10*time.Second, "the simulated server to run", d.ServerRunning)
 	if !d.ProfilerEnabled() {
 		t.Error("docker run -e VLLM_TORCH_PROFILER_DIR did not enable the profiler")
 	}

@@ -34,7 +34,7 @@ func TestServeAndStopOverSSH(t *testing.T) {
 	_, h := sshhost.Dial(ctx, t, sshtest.Options{})
 	dir := t.TempDir()
 
-	port := freePort(t)
+	port := sshtest.FreePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	logPath := filepath.Join(dir, "logs", "server.log")
 	s := &load.Server{Host: h, StopTimeout: 15 * time.Second, Settings: load.Settings{
@@ -77,14 +77,4 @@ func TestServeAndStopOverSSH(t *testing.T) {
 		c.Close()
 		t.Error("the port still answers after the stop")
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

@@ -143,7 +143,7 @@ func TestAuthEncryptedKey(t *testing.T) {
 // waitUp waits until a command runs on h.
 func waitUp(t *testing.T, h *Host) {
 	t.Helper()
-	waitFor(t, 10*time.Second, "the connection", func() bool {
+	sshtest.WaitFor(t, 10*time.Second, "the connection", func() bool {
 		_, err := remote.Output(testCtx(t, 2*time.Second), h, "true")
 		return err == nil
 	})

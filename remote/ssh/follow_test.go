@@ -40,18 +40,6 @@ func (c *collector) snapshot() ([]string, []string) {
 	return append([]string(nil), c.lines...), append([]string(nil), c.resets...)
 }
 
-// waitFor polls until cond holds or the timeout passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func startFollow(t *testing.T, h *Host, path string, from int64) (*collector, func() error) {
 	t.Helper()
 	c := &collector{}
@@ -80,20 +68,6 @@ func startFollow(t *testing.T, h *Host, path string, from int64) (*collector, fu
 	}
 	t.Cleanup(func() { stop() })
 	return c, stop
-}
-
-func appendLines(t *testing.T, path string, lines ...string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, l := range lines {
-		if _, err := f.WriteString(l + "\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // TestFollowAcrossRestarts kills and restarts sshd five times while a file
@@ -149,7 +123,7 @@ func TestFollowAcrossRestarts(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		// Restart only once the follow is live again, so each restart
 		// cuts a running tail.
-		waitFor(t, 10*time.Second, "the follow to resume", func() bool {
+		sshtest.WaitFor(t, 10*time.Second, "the follow to resume", func() bool {
 			l, _ := c.snapshot()
 			return len(l) >= seen+20
 		})
@@ -164,7 +138,7 @@ func TestFollowAcrossRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, fmt.Sprintf("%d lines", n), func() bool {
+	sshtest.WaitFor(t, 10*time.Second, fmt.Sprintf("%d lines", n), func() bool {
 		lines, _ := c.snapshot()
 		return len(lines) >= n
 	})
@@ -196,21 +170,21 @@ func TestFollowTruncateAndReplace(t *testing.T) {
 	h := dialTest(t, srv, fastOpts(srv, cfg))
 	dir := t.TempDir()
 	path := filepath.Join(dir, "server.log")
-	appendLines(t, path, "old 1", "old 2")
+	sshtest.AppendLines(t, path, "old 1", "old 2")
 	c, _ := startFollow(t, h, path, 0)
-	waitFor(t, 10*time.Second, "the first lines", func() bool { l, _ := c.snapshot(); return len(l) == 2 })
+	sshtest.WaitFor(t, 10*time.Second, "the first lines", func() bool { l, _ := c.snapshot(); return len(l) == 2 })
 
 	// Truncated in place (a server restarted with > log).
 	if err := os.WriteFile(path, []byte("new 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the line after truncation", func() bool { l, _ := c.snapshot(); return len(l) == 3 })
+	sshtest.WaitFor(t, 10*time.Second, "the line after truncation", func() bool { l, _ := c.snapshot(); return len(l) == 3 })
 	// Rotated: renamed away and a new file made.
 	if err := os.Rename(path, path+".1"); err != nil {
 		t.Fatal(err)
 	}
-	appendLines(t, path, "rotated 1", "rotated 2")
-	waitFor(t, 10*time.Second, "the lines of the new file", func() bool { l, _ := c.snapshot(); return len(l) == 5 })
+	sshtest.AppendLines(t, path, "rotated 1", "rotated 2")
+	sshtest.WaitFor(t, 10*time.Second, "the lines of the new file", func() bool { l, _ := c.snapshot(); return len(l) == 5 })
 	lines, resets := c.snapshot()
 	if strings.Join(lines, "|") != "old 1|old 2|new 1|rotated 1|rotated 2" {
 		t.Fatalf("lines %q", lines)
@@ -230,15 +204,15 @@ func TestFollowTruncatedWhileDown(t *testing.T) {
 	srv := sshtest.Start(t, sshtest.Options{})
 	h := dialTest(t, srv, fastOpts(srv, cfg))
 	path := filepath.Join(t.TempDir(), "x.log")
-	appendLines(t, path, "a1", "a2")
+	sshtest.AppendLines(t, path, "a1", "a2")
 	c, _ := startFollow(t, h, path, 0)
-	waitFor(t, 10*time.Second, "2 lines", func() bool { l, _ := c.snapshot(); return len(l) == 2 })
+	sshtest.WaitFor(t, 10*time.Second, "2 lines", func() bool { l, _ := c.snapshot(); return len(l) == 2 })
 	srv.Stop()
 	if err := os.WriteFile(path, []byte("b1 is longer\nb2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	srv.Restart()
-	waitFor(t, 10*time.Second, "the new lines", func() bool { l, _ := c.snapshot(); return len(l) == 4 })
+	sshtest.WaitFor(t, 10*time.Second, "the new lines", func() bool { l, _ := c.snapshot(); return len(l) == 4 })
 	lines, resets := c.snapshot()
 	if strings.Join(lines, "|") != "a1|a2|b1 is longer|b2" || len(resets) != 1 {
 		t.Fatalf("lines %q resets %q", lines, resets)
@@ -252,17 +226,17 @@ func TestFollowWaitsForFileAndResumesFromOffset(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "later.log")
 	c, stop := startFollow(t, h, path, 0)
 	time.Sleep(300 * time.Millisecond)
-	appendLines(t, path, "first", "second")
-	waitFor(t, 10*time.Second, "2 lines", func() bool { l, _ := c.snapshot(); return len(l) == 2 })
+	sshtest.AppendLines(t, path, "first", "second")
+	sshtest.WaitFor(t, 10*time.Second, "2 lines", func() bool { l, _ := c.snapshot(); return len(l) == 2 })
 	stop()
 	lines, resets := c.snapshot()
 	if len(resets) != 0 || strings.Join(lines, "|") != "first|second" {
 		t.Fatalf("lines %q resets %q", lines, resets)
 	}
 	// Starting at the offset of "second" gives only what follows.
-	appendLines(t, path, "third")
+	sshtest.AppendLines(t, path, "third")
 	c2, _ := startFollow(t, h, path, int64(len("first\n")))
-	waitFor(t, 10*time.Second, "2 lines", func() bool { l, _ := c2.snapshot(); return len(l) == 2 })
+	sshtest.WaitFor(t, 10*time.Second, "2 lines", func() bool { l, _ := c2.snapshot(); return len(l) == 2 })
 	lines, _ = c2.snapshot()
 	if strings.Join(lines, "|") != "second|third" {
 		t.Fatalf("from offset: %q", lines)

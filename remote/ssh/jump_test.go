@@ -57,7 +57,7 @@ func TestProxyJump(t *testing.T) {
 	// Losing the jump host drops the target connection; it comes back
 	// when the jump host does.
 	jump.Stop()
-	waitFor(t, 10*time.Second, "the drop", func() bool {
+	sshtest.WaitFor(t, 10*time.Second, "the drop", func() bool {
 		_, err := remote.Output(testCtx(t, 300*time.Millisecond), h, "true")
 		return err != nil
 	})
@@ -107,7 +107,7 @@ func TestProxyJumpTwoHops(t *testing.T) {
 		t.Errorf("second hop did not forward to the target:\n%s", j2.Log())
 	}
 	j1.Stop()
-	waitFor(t, 10*time.Second, "the drop when the first hop dies", func() bool {
+	sshtest.WaitFor(t, 10*time.Second, "the drop when the first hop dies", func() bool {
 		_, err := remote.Output(testCtx(t, 300*time.Millisecond), h, "true")
 		return err != nil
 	})

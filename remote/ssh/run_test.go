@@ -189,7 +189,7 @@ func TestRunConnectionLost(t *testing.T) {
 	}
 	srv.Restart()
 	waitUp(t, h)
-	waitFor(t, 10*time.Second, "the orphaned command to be stopped", func() bool {
+	sshtest.WaitFor(t, 10*time.Second, "the orphaned command to be stopped", func() bool {
 		return len(psMatches(t, h, marker)) == 0
 	})
 }

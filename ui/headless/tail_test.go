@@ -3,7 +3,6 @@ package headless_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,7 +25,7 @@ func TestTailMain(t *testing.T) {
 	for i := 1; i <= 15; i++ {
 		lines = append(lines, fmt.Sprintf("old %d", i))
 	}
-	appendLines(t, path, lines...)
+	sshtest.AppendLines(t, path, lines...)
 	kh := filepath.Join(home, "kh")
 
 	// Unknown host key, headless: refused with the fingerprint.
@@ -48,12 +47,12 @@ func TestTailMain(t *testing.T) {
 			"--known-hosts", kh, "--ssh-config", cfg, "--accept-new-host-key"}, &out, &errb)
 	}()
 	// The last 10 lines first, then what is appended, across a restart.
-	waitFor(t, 10*time.Second, "the last 10 lines", func() bool { return strings.Count(out.String(), "\n") >= 10 })
-	appendLines(t, path, "new 1")
-	waitFor(t, 10*time.Second, "new 1", func() bool { return strings.Contains(out.String(), "new 1\n") })
+	sshtest.WaitFor(t, 10*time.Second, "the last 10 lines", func() bool { return strings.Count(out.String(), "\n") >= 10 })
+	sshtest.AppendLines(t, path, "new 1")
+	sshtest.WaitFor(t, 10*time.Second, "new 1", func() bool { return strings.Contains(out.String(), "new 1\n") })
 	srv.Restart()
-	appendLines(t, path, "new 2")
-	waitFor(t, 10*time.Second, "new 2", func() bool { return strings.Contains(out.String(), "new 2\n") })
+	sshtest.AppendLines(t, path, "new 2")
+	sshtest.WaitFor(t, 10*time.Second, "new 2", func() bool { return strings.Contains(out.String(), "new 2\n") })
 	cancel()
 	select {
 	case code := <-done:
@@ -83,30 +82,5 @@ func TestTailMainUsage(t *testing.T) {
 	}
 	if code := headless.TailMain(context.Background(), []string{"--bogus"}, &out, &errb); code != 2 {
 		t.Errorf("bad flag: exit %d", code)
-	}
-}
-
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func appendLines(t *testing.T, path string, lines ...string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, l := range lines {
-		if _, err := f.WriteString(l + "\n"); err != nil {
-			t.Fatal(err)
-		}
 	}
 }

@@ -107,7 +107,7 @@ func Start(t testing.TB, opts Options) *Server {
 	if err := os.WriteFile(s.AuthKeyFile, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		t.Fatalf("sshtest: %v", err)
 	}
-	s.Port = freePort(t)
+	s.Port = FreePort(t)
 	s.KnownHosts = filepath.Join(dir, "known_hosts")
 	if err := os.WriteFile(s.KnownHosts, []byte(s.KnownHostsLine()+"\n"), 0o600); err != nil {
 		t.Fatalf("sshtest: %v", err)
@@ -289,15 +289,6 @@ func children(pid int) []int {
 		}
 	}
 	return out
-}
-
-func freePort(t testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("sshtest: free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // WriteKey writes a new ed25519 private key in OpenSSH format (encrypted
