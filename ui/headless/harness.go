@@ -128,16 +128,39 @@ func (c *Command) flagJSON() {
 // Parse parses args (no positional arguments) and checks the output paths
 // before any work starts. -h is ErrHelp (exit 0); anything else is bad input.
 func (c *Command) Parse(args []string) error {
-	if err := c.Flags.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+	_, err := c.parseFiles(args, 0, 0)
+	return err
+}
+
+// ParseFiles parses args, whose flags may come before or after the n
+// positional arguments it returns, and checks the output paths.
+func (c *Command) ParseFiles(args []string, n int) ([]string, error) {
+	return c.parseFiles(args, n, n)
+}
+
+// parseFiles is ParseFiles for least to most positional arguments.
+func (c *Command) parseFiles(args []string, least, most int) ([]string, error) {
+	var pos []string
+	for {
+		if err := c.Flags.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &BadInputError{Err: err, said: true}
 		}
-		return &BadInputError{Err: err, said: true}
+		if c.Flags.NArg() == 0 {
+			break
+		}
+		pos = append(pos, c.Flags.Arg(0))
+		args = c.Flags.Args()[1:]
 	}
-	if c.Flags.NArg() > 0 {
-		return BadInput("unexpected argument %q", c.Flags.Arg(0))
+	if len(pos) > most {
+		return nil, BadInput("unexpected argument %q", pos[most])
 	}
-	return c.checkOutputs()
+	if len(pos) < least {
+		return nil, BadInput("want %d file argument(s), got %d (see -h)", least, len(pos))
+	}
+	return pos, c.checkOutputs()
 }
 
 // Exit says err on stderr (once, prefixed with the command) and returns the

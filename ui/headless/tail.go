@@ -3,7 +3,6 @@ package headless
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -170,35 +169,4 @@ echo $((s-t))`, remote.QuotePath(path), n)
 		return 0, fmt.Errorf("finding the last lines of %s: unexpected %q", path, out)
 	}
 	return off, nil
-}
-
-// ParseFiles parses args, whose flags may come before or after the n
-// positional arguments it returns, and checks the output paths.
-func (c *Command) ParseFiles(args []string, n int) ([]string, error) {
-	return c.parseFiles(args, n, n)
-}
-
-// parseFiles is ParseFiles for least to most positional arguments.
-func (c *Command) parseFiles(args []string, least, most int) ([]string, error) {
-	var pos []string
-	for {
-		if err := c.Flags.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, &BadInputError{Err: err, said: true}
-		}
-		if c.Flags.NArg() == 0 {
-			break
-		}
-		pos = append(pos, c.Flags.Arg(0))
-		args = c.Flags.Args()[1:]
-	}
-	if len(pos) > most {
-		return nil, BadInput("unexpected argument %q", pos[most])
-	}
-	if len(pos) < least {
-		return nil, BadInput("want %d file argument(s), got %d (see -h)", least, len(pos))
-	}
-	return pos, c.checkOutputs()
 }
