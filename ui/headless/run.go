@@ -182,7 +182,7 @@ type runReport struct {
 func finish(cmd *Command, res *run.Result, events []phases.Event) int {
 	stderr := cmd.Stderr
 	fmt.Fprint(cmd.Human(), StepsTable(res))
-	code := 0
+	code := ExitOK
 	for _, s := range res.Steps {
 		switch s.State {
 		case phases.StepDone, phases.StepPending:
@@ -190,7 +190,7 @@ func finish(cmd *Command, res *run.Result, events []phases.Event) int {
 			fmt.Fprintf(stderr, "profdeck run: step %s stopped: %s\n", s.Name, s.Reason)
 		default:
 			fmt.Fprintf(stderr, "profdeck run: step %s %s: %s\n", s.Name, s.State, s.Reason)
-			code = 3
+			code = ExitStepFailed
 		}
 	}
 	rep := runReport{Steps: res.Steps, Notebook: res.Notebook, Plateau: res.Plateau,
@@ -201,7 +201,7 @@ func finish(cmd *Command, res *run.Result, events []phases.Event) int {
 	}
 	if res.Interrupted {
 		fmt.Fprintln(stderr, "profdeck run: interrupted; run it again to resume at the step it was in")
-		return 130
+		return ExitInterrupted
 	}
 	return code
 }
