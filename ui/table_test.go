@@ -137,3 +137,32 @@ func TestResumedJournalIsReplayed(t *testing.T) {
 		t.Errorf("Macro pane replayed:\n%s", v)
 	}
 }
+
+// The root takes its own keys before any pane: a key in a pane's help that
+// is also a root key would do the root's thing, not what the help says.
+// Only a pane's answers to a question it asks (its y/n, while it types)
+// reach it first.
+func TestPaneKeysAreNotRootKeys(t *testing.T) {
+	m, _, _ := newTestRoot(t)
+	k := m.d.Keys
+	root := map[string]string{}
+	for _, b := range []key.Binding{k.Quit, k.ForceQuit, k.Help, k.NextPane, k.PrevPane, k.Pane, k.Write, k.Note, k.Suspend} {
+		for _, s := range b.Keys() {
+			root[s] = b.Help().Desc
+		}
+	}
+	for i, p := range m.panes {
+		for _, col := range p.FullHelp() {
+			for _, b := range col {
+				if d := b.Help().Desc; d == "yes" || d == "no" {
+					continue
+				}
+				for _, s := range b.Keys() {
+					if what, ok := root[s]; ok {
+						t.Errorf("pane %s: %q (%s) is the root's key for %q", m.table[i].Title, s, b.Help().Desc, what)
+					}
+				}
+			}
+		}
+	}
+}

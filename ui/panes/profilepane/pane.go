@@ -178,7 +178,7 @@ func newKeyMap(k *common.KeyMap) keyMap {
 	km := keyMap{
 		Start:  key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "capture a profile")),
 		Cancel: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel capture")),
-		Level:  key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next level")),
+		Level:  key.NewBinding(key.WithKeys("l", "right"), key.WithHelp("l/→", "next level")),
 	}
 	if k != nil {
 		km.Up, km.Down, km.Top, km.Bottom = k.Up, k.Down, k.Top, k.Bottom

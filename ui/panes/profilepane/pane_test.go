@@ -134,9 +134,9 @@ func TestPaneCapture(t *testing.T) {
 	if !strings.Contains(v, "steps in the trace") {
 		t.Errorf("view does not say where the step count came from:\n%s", v)
 	}
-	press(t, m, "n")
+	press(t, m, "l")
 	if v := ansi.Strip(m.View()); m.sum.Level != 1 || !strings.Contains(v, "% of TPOT 12.5ms at C=1") || !strings.Contains(v, "▶C=1 ") {
-		t.Errorf("n did not show C=1:\n%s", v)
+		t.Errorf("l did not show C=1:\n%s", v)
 	}
 	first := m.kernels.Offset
 	press(t, m, "j")

@@ -295,7 +295,7 @@ func hostName(m *Model) string {
 }
 
 // levelsLine compares the captured levels: GPU time per step and the
-// communication share at each, the shown one marked ("n" switches).
+// communication share at each, the shown one marked ("l" switches).
 func (m *Model) levelsLine(w int) string {
 	if len(m.levels) < 2 || m.sum == nil {
 		return ""
@@ -308,5 +308,5 @@ func (m *Model) levelsLine(w int) string {
 		}
 		parts = append(parts, p)
 	}
-	return m.d.Styles.Subtle.Render(components.Truncate(strings.Join(parts, " · ")+" (n: next)", w))
+	return m.d.Styles.Subtle.Render(components.Truncate(strings.Join(parts, " · ")+" (l: next)", w))
 }
