@@ -204,7 +204,7 @@ func (m *Model) show(s *phases.ProfileSummary) {
 	m.kernels.Reset()
 }
 
-// nextLevel is the n key: show the next level's window.
+// nextLevel is the l key: show the next level's window.
 func (m *Model) nextLevel() tea.Cmd {
 	if len(m.levels) < 2 || m.sum == nil {
 		return common.Status("one level captured: nothing to switch to")
