@@ -128,17 +128,22 @@ var (
 )
 
 // bannerState is the state the banner tells: the first node that failed,
-// else the first that stalled, else the head's.
+// else the node that has been stalled longest (it stopped first: the
+// others then wait for it at the next collective), else the head's.
 func (m *Model) bannerState() phases.LoadState {
 	for _, h := range m.hosts {
 		if st := m.states[h]; st.Failure != nil {
 			return st
 		}
 	}
+	var first *phases.LoadState
 	for _, h := range m.hosts {
-		if st := m.states[h]; st.Stall != nil {
-			return st
+		if st := m.states[h]; st.Stall != nil && (first == nil || st.Stall.ForS > first.Stall.ForS) {
+			first = &st
 		}
+	}
+	if first != nil {
+		return *first
 	}
 	return m.states[m.host()]
 }

@@ -43,7 +43,8 @@ type Model struct {
 	logs       []logEntry
 	lastServer string
 	failure    *phases.LoadFailure
-	diag       *phases.Diagnosis // the latest stall diagnosis, nil before one
+	diag       *phases.Diagnosis            // the latest stall diagnosis, nil before one
+	nodeDiag   map[string]*phases.Diagnosis // the latest diagnosis of each node, by name
 	diagnosing bool
 	version    string
 	gen        int // the load the milestones belong to
@@ -195,6 +196,12 @@ func (m *Model) event(e phases.Event) {
 	case phases.Diagnosis:
 		dg := v
 		m.diag, m.diagnosing = &dg, false
+		if v.Node != "" {
+			if m.nodeDiag == nil {
+				m.nodeDiag = map[string]*phases.Diagnosis{}
+			}
+			m.nodeDiag[v.Node] = &dg
+		}
 		lines := []string{"diagnosis: " + v.Verdict}
 		if v.Node != "" {
 			lines[0] = "diagnosis on " + v.Node + ": " + v.Verdict
@@ -264,7 +271,7 @@ func (m *Model) newLoad(gen int) {
 	if gen > m.gen {
 		m.gen = gen
 		m.milestones = map[string]float64{}
-		m.diag = nil
+		m.diag, m.nodeDiag = nil, nil
 	}
 }
 

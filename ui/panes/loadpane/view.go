@@ -134,7 +134,7 @@ func (m *Model) bannerLines(w int) []string {
 	if f == nil {
 		f = m.failure
 	}
-	diag := m.diagLines(w)
+	diag := m.diagLines(st, w)
 	switch {
 	case f != nil:
 		head := fmt.Sprintf("FAILED: %s", failureName(f.Kind))
@@ -276,21 +276,26 @@ func twoColumns(rows []string, w int) []string {
 	return out
 }
 
-// diagLines are the latest diagnosis: its verdict and the first piece of
-// evidence or hint (the full list is in the notebook and the full log).
-func (m *Model) diagLines(w int) []string {
+// diagLines are the diagnosis of the node the banner names (else the
+// latest): its verdict and the first piece of evidence or hint (the full
+// list is in the notebook and the full log).
+func (m *Model) diagLines(banner phases.LoadState, w int) []string {
 	s := m.d.Styles
+	dg := m.diag
+	if d, ok := m.nodeDiag[banner.Host]; ok {
+		dg = d
+	}
 	switch {
-	case m.diag != nil:
+	case dg != nil:
 		why := "why: "
-		if m.diag.Node != "" {
-			why = "why (" + m.diag.Node + "): "
+		if dg.Node != "" {
+			why = "why (" + dg.Node + "): "
 		}
-		out := []string{s.Warn.Render(components.Truncate(why+m.diag.Verdict, w))}
-		if len(m.diag.Why) > 0 {
-			out = append(out, s.Subtle.Render(components.Truncate("  · "+m.diag.Why[0], w)))
-		} else if len(m.diag.Hints) > 0 {
-			out = append(out, s.Subtle.Render(components.Truncate("  "+m.diag.Hints[0], w)))
+		out := []string{s.Warn.Render(components.Truncate(why+dg.Verdict, w))}
+		if len(dg.Why) > 0 {
+			out = append(out, s.Subtle.Render(components.Truncate("  · "+dg.Why[0], w)))
+		} else if len(dg.Hints) > 0 {
+			out = append(out, s.Subtle.Render(components.Truncate("  "+dg.Hints[0], w)))
 		}
 		return out
 	case m.diagnosing:

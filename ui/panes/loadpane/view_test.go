@@ -221,3 +221,32 @@ func (namedHost) DialContext(context.Context, string, string) (net.Conn, error) 
 	return nil, errors.New("no")
 }
 func (namedHost) Close() error { return nil }
+
+// Two stalled nodes: the banner names the one stalled longest (it stopped
+// first; the head then waits for it), with that node's diagnosis, even
+// when the head's stall and diagnosis came later.
+func TestBannerNamesTheNodeThatStoppedFirst(t *testing.T) {
+	m := bare()
+	gpus := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	var evs []phases.Event
+	for _, n := range []struct {
+		host string
+		gib  float64
+		forS float64
+	}{{"gpu2", 40, 14}, {"gpu1", 74.9, 9}} {
+		st := phases.LoadState{Host: n.host, Stage: "weights"}
+		for i := range gpus {
+			st.GPUs = append(st.GPUs, phases.GPULoad{Index: i, Known: true, UsedGiB: n.gib, ExpectedGiB: 74.9, TotalGiB: 140.4})
+		}
+		st.Stall = &phases.Stall{GPUs: gpus, MemoryGiB: []float64{n.gib}, ForS: n.forS, Node: n.host}
+		evs = append(evs, ev(phases.KindLoadState, st), ev(phases.KindStall, *st.Stall),
+			ev(phases.KindDiagnosis, phases.Diagnosis{Node: n.host, Trigger: "stall", Verdict: "verdict of " + n.host}))
+	}
+	m.Update(common.EventsMsg{At: time.Unix(1000, 0), Events: evs})
+	m.SetSize(78, 19)
+	v := m.View()
+	if !strings.Contains(v, "STALLED at 40.0 GiB on gpu2") || !strings.Contains(v, "why (gpu2): verdict of gpu2") {
+		t.Errorf("banner does not name the node stalled longest:\n%s", v)
+	}
+	panetest.Fits(t, v, 78, 19)
+}
