@@ -39,9 +39,10 @@ func (m *Model) draw() string {
 	gpuRows := m.gpuRows(w)
 	if m.compact(len(gpuRows), room-3) {
 		gpuRows = m.nodeRows(w)
-	} else if len(gpuRows) > 8 && len(gpuRows) > room-3 && w >= 2*36+1 {
+	} else if len(gpuRows) > 8 && len(gpuRows) > room-3 && w >= 2*36+components.Width(columnGap) {
 		// Many GPUs (several hosts): two columns, leaving room for the log.
-		gpuRows = twoColumns(m.gpuRows((w-1)/2), (w-1)/2)
+		cw := (w - components.Width(columnGap)) / 2
+		gpuRows = twoColumns(m.gpuRows(cw), cw)
 	}
 	if len(gpuRows) > room {
 		// Too many GPUs for the height: keep what fits and say so.
@@ -259,6 +260,10 @@ func rankList(ranks []int) string {
 	return "r" + strings.TrimPrefix(load.GPUList(sorted), "GPUs ") + " "
 }
 
+// columnGap parts the two columns of GPU rows, so that the right one's
+// "GPU0" does not read as the end of the left one's "% of GPU".
+const columnGap = " │ "
+
 // twoColumns lays rows out in two columns of width w, top to bottom.
 func twoColumns(rows []string, w int) []string {
 	half := (len(rows) + 1) / 2
@@ -270,7 +275,7 @@ func twoColumns(rows []string, w int) []string {
 		}
 		out[i] = left
 		if i+half < len(rows) {
-			out[i] += " " + rows[i+half]
+			out[i] += columnGap + rows[i+half]
 		}
 	}
 	return out
