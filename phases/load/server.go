@@ -74,9 +74,6 @@ func (s *Server) LogPath() string {
 	return DefaultLogPath
 }
 
-// PIDPath is the file on the host that holds the launch's pid.
-func (s *Server) PIDPath() string { return s.pidFile() }
-
 func (s *Server) pidFile() string {
 	if s.PIDFile != "" {
 		return s.PIDFile

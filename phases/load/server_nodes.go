@@ -2,7 +2,8 @@ package load
 
 import (
 	"context"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,16 +26,8 @@ func (s *Server) workersAlive(ctx context.Context) bool {
 // nodeExports is the node's variables exported for its launch line (so
 // that $PROFDECK_NODE_RANK in it is expanded), or "" for one node.
 func nodeExports(env map[string]string) string {
-	if len(env) == 0 {
-		return ""
-	}
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b strings.Builder
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		if validEnvName(k) {
 			b.WriteString("export " + k + "=" + remote.Quote(env[k]) + "; ")
 		}
