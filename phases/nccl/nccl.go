@@ -93,11 +93,23 @@ func launcher(cfg Config) (torchrun, python string) {
 	if torchrun == "" {
 		torchrun = "torchrun"
 	}
-	python = strings.TrimSpace(cfg.Python)
-	if python == "" {
-		python = "python3"
+	return withEnv(torchrun, cfg.Env), cfg.python()
+}
+
+// python is the Python the ranks run (default python3).
+func (cfg Config) python() string {
+	if py := strings.TrimSpace(cfg.Python); py != "" {
+		return py
 	}
-	return withEnv(torchrun, cfg.Env), python
+	return "python3"
+}
+
+// masterPort is the rendezvous port (default DefaultMasterPort).
+func (cfg Config) masterPort() int {
+	if cfg.MasterPort > 0 {
+		return cfg.MasterPort
+	}
+	return DefaultMasterPort
 }
 
 func scriptArgs(cfg Config) string {
@@ -132,11 +144,7 @@ func Run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 		for i, h := range cfg.Nodes {
 			names[i] = h.Name()
 		}
-		port := cfg.MasterPort
-		if port <= 0 {
-			port = DefaultMasterPort
-		}
-		params["nodes"], params["master_addr"], params["master_port"] = names, cfg.MasterAddr, port
+		params["nodes"], params["master_addr"], params["master_port"] = names, cfg.MasterAddr, cfg.masterPort()
 	}
 	if len(cfg.Env) > 0 {
 		params["env"] = cfg.Env
@@ -163,10 +171,6 @@ func run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 	if err != nil {
 		return err
 	}
-	py := cfg.Python
-	if py == "" {
-		py = "python3"
-	}
 	cmd := Command(cfg, script)
 	wait := func() error { return nil }
 	if len(cfg.Nodes) > 1 {
@@ -186,7 +190,7 @@ func run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 	err = lines.Stream(ctx, pyrun.Spec{
 		Host:       cfg.Host,
 		Cmd:        cmd,
-		KillPrefix: pyrun.ExecPrefix(strings.ReplaceAll(" "+cfg.Torchrun+" ", " -i ", " "), py),
+		KillPrefix: pyrun.ExecPrefix(strings.ReplaceAll(" "+cfg.Torchrun+" ", " -i ", " "), cfg.python()),
 		KillParent: true,
 		OnText:     cfg.OnText,
 	}, em, cfg.OnRaw, func(_ string, data any) {

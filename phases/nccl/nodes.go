@@ -22,13 +22,9 @@ const DefaultMasterPort = 29500
 // launcher is `docker exec`).
 func NodeCommand(cfg Config, scriptPath string, rank int) string {
 	tr, py := launcher(cfg)
-	port := cfg.MasterPort
-	if port <= 0 {
-		port = DefaultMasterPort
-	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s --nnodes %d --node-rank %d --master-addr %s --master-port %d --nproc-per-node %d --no-python %s -c \"$(cat %s)\"",
-		tr, len(cfg.Nodes), rank, remote.Quote(cfg.MasterAddr), port, max(cfg.NProc, 1), py, remote.Quote(scriptPath))
+		tr, len(cfg.Nodes), rank, remote.Quote(cfg.MasterAddr), cfg.masterPort(), max(cfg.NProc, 1), py, remote.Quote(scriptPath))
 	b.WriteString(scriptArgs(cfg))
 	return b.String()
 }
