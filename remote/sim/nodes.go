@@ -43,9 +43,6 @@ func StartNodes(ctx context.Context, opt Options, n, faultNode int) ([]*Deployme
 		if faultNode >= 0 && i != faultNode {
 			o.StallAtGiB, o.ProfilerStallAtGiB, o.FailWith = 0, 0, ""
 		}
-		if i > 0 {
-			o.AutoStart = opt.AutoStart
-		}
 		d, err := Start(ctx, o)
 		if err != nil {
 			for _, p := range ds {
