@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/gpubench"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/micro"
@@ -192,11 +193,7 @@ func (r *runner) freeGPUs(ctx context.Context) (string, string) {
 
 // gpuPhase builds the model's plan on the host and runs a GPU phase with it.
 func (r *runner) gpuPhase(ctx context.Context, opts model.Options, fn func(context.Context, model.Plan) error) (string, string) {
-	mc, err := model.Resolve(ctx, r.cfg.Host, r.cfg.ModelSpec)
-	var plan model.Plan
-	if err == nil {
-		plan, err = model.Build(mc, opts)
-	}
+	plan, err := gpubench.Plan(ctx, r.cfg.Host, r.cfg.ModelSpec, opts)
 	if err != nil {
 		return phases.StepFailed, fmt.Sprintf("model %s: %s", r.cfg.ModelSpec, errText(err))
 	}
