@@ -3,6 +3,7 @@ package nccl_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -126,18 +127,7 @@ func TestFindCliff(t *testing.T) {
 
 func TestRunOnSim(t *testing.T) {
 	ctx, d := pyruntest.StartSim(t, sim.Options{})
-	ch := make(chan phases.Event, 256)
-	r := &nccl.Result{}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range ch {
-			r.Add(ev)
-		}
-	}()
-	err := nccl.Run(ctx, nccl.Config{Host: d, Torchrun: "docker exec -i vllm torchrun", NProc: 8, Plan: pyruntest.KimiPlan(t, 1, 8, 64, 128)}, &phases.Emitter{Out: ch})
-	close(ch)
-	<-done
+	r, err := runResult(ctx, nccl.Config{Host: d, Torchrun: "docker exec -i vllm torchrun", NProc: 8, Plan: pyruntest.KimiPlan(t, 1, 8, 64, 128)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,15 +145,7 @@ func TestRunOnSim(t *testing.T) {
 
 func TestRunOnSimTooManyRanks(t *testing.T) {
 	ctx, d := pyruntest.StartSim(t, sim.Options{GPUs: 2})
-	r := &nccl.Result{}
-	ch := make(chan phases.Event, 16)
-	go func() {
-		for ev := range ch {
-			r.Add(ev)
-		}
-	}()
-	err := nccl.Run(ctx, nccl.Config{Host: d, NProc: 8, Plan: pyruntest.KimiPlan(t, 1, 8, 64, 128)}, &phases.Emitter{Out: ch})
-	close(ch)
+	_, err := runResult(ctx, nccl.Config{Host: d, NProc: 8, Plan: pyruntest.KimiPlan(t, 1, 8, 64, 128)})
 	if err == nil || !strings.Contains(err.Error(), "invalid device ordinal") {
 		t.Fatalf("error %v", err)
 	}
@@ -189,4 +171,21 @@ func FuzzLineEvent(f *testing.F) {
 		var out bytes.Buffer
 		r.WriteTables(&out)
 	})
+}
+
+// runResult runs cfg and gathers every event it emits into a Result.
+func runResult(ctx context.Context, cfg nccl.Config) (*nccl.Result, error) {
+	ch := make(chan phases.Event, 256)
+	r := &nccl.Result{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range ch {
+			r.Add(ev)
+		}
+	}()
+	err := nccl.Run(ctx, cfg, &phases.Emitter{Out: ch})
+	close(ch)
+	<-done
+	return r, err
 }

@@ -61,20 +61,9 @@ func TestRunAcrossTwoSimNodes(t *testing.T) {
 	var mu sync.Mutex
 	worker := &recHost{Deployment: ds[1]}
 	nodes := []remote.Host{ds[0], worker}
-	ch := make(chan phases.Event, 256)
-	r := &nccl.Result{}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range ch {
-			r.Add(ev)
-		}
-	}()
-	err = nccl.Run(ctx, nccl.Config{Host: ds[0], Nodes: nodes, MasterAddr: "127.0.0.1", Torchrun: "torchrun", NProc: 8,
+	r, err := runResult(ctx, nccl.Config{Host: ds[0], Nodes: nodes, MasterAddr: "127.0.0.1", Torchrun: "torchrun", NProc: 8,
 		Env: map[string]string{"NCCL_SOCKET_IFNAME": "lo"}, Plan: pyruntest.KimiPlan(t, 1, 8),
-		OnText: func(l remote.Line) { mu.Lock(); seen = append(seen, l.Text); mu.Unlock() }}, &phases.Emitter{Out: ch})
-	close(ch)
-	<-done
+		OnText: func(l remote.Line) { mu.Lock(); seen = append(seen, l.Text); mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
 	}
