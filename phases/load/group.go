@@ -82,7 +82,7 @@ func (g *Group) Diagnose() {
 // Run follows the load on every node until ctx ends.
 func (g *Group) Run(ctx context.Context, em *phases.Emitter) error {
 	_, err := g.loop(ctx, em, false)
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if ctxEnded(err) {
 		return nil
 	}
 	return err
@@ -227,7 +227,7 @@ func (m *merger) event(ne nodeEvent) {
 func (m *merger) ended(e nodeEnd) (Ending, bool, error) {
 	name := m.g.nodes[e.node].Host.Name()
 	if e.err != nil {
-		if errors.Is(e.err, context.Canceled) || errors.Is(e.err, context.DeadlineExceeded) {
+		if ctxEnded(e.err) {
 			return Ending{}, true, e.err
 		}
 		return Ending{}, true, fmt.Errorf("node %s: %w", name, e.err)

@@ -108,10 +108,15 @@ const (
 // then, or an error when the watcher cannot run at all.
 func (w *Watcher) Run(ctx context.Context, em *phases.Emitter) error {
 	_, err := w.loop(ctx, em, false)
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if ctxEnded(err) {
 		return nil
 	}
 	return err
+}
+
+// ctxEnded reports whether err only says the context ended.
+func ctxEnded(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // Until follows the load until it is ready, failed or stalled (the headless
