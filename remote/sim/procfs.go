@@ -85,16 +85,16 @@ func (d *Deployment) advanceProcsLocked(now time.Time) {
 		return
 	}
 	for _, pid := range serverPIDs(s) {
-		_, role, _ := d.role(pid)
+		_, role, rank := d.role(pid)
 		_, cpu, read := procActivity(s, role)
 		c := t.byPID[pid]
 		if c == nil {
 			// First seen: a worker has read the weights it holds so far.
 			c = &procCount{ticks: 120, rchar: 4e6}
-			if _, _, rank := d.role(pid); rank >= 0 && rank < len(d.gpus) {
+			if rank >= 0 && rank < len(d.gpus) {
 				c.readBytes = d.gpus[rank].usedGiB * (1 << 30)
 				c.rchar += c.readBytes
-				c.ticks += 60 * time.Since(s.start).Seconds()
+				c.ticks += 60 * now.Sub(s.start).Seconds()
 			}
 			t.byPID[pid] = c
 		}
@@ -328,7 +328,7 @@ func simStack(s *serverProc, role string) []string {
 	loader := []string{"load_weights (vllm/model_executor/models/deepseek_v2.py:1190)",
 		"load_model (vllm/model_executor/model_loader/base_loader.py:56)", "load_model (vllm/v1/worker/gpu_model_runner.py:2040)"}
 	switch {
-	case s.stage == StageWeights || s.stalled && (s.stage == StageStarting || s.stage == StageWeights):
+	case s.stage == StageWeights || s.stalled && s.stage == StageStarting:
 		return append([]string{"_read_into (safetensors/torch.py:315)", "safetensors_weights_iterator (vllm/model_executor/model_loader/weight_utils.py:702)"}, loader...)
 	case s.stage == StageCompile:
 		return []string{"compile_fx (torch/_inductor/compile_fx.py:1733)", "__call__ (vllm/compilation/backends.py:594)", "compile_or_warm_up_model (vllm/v1/worker/gpu_worker.py:339)"}
