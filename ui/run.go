@@ -230,7 +230,7 @@ func gatherSystem(ctx context.Context, sess *report.Session, host remote.Host, l
 func campaignRunner(c *campaign.Campaign, nodes []remote.Host, sess *report.Session, saver *report.Autosave,
 	srv *load.Server, apiKey string) func(context.Context) (*campaignrun.Result, error) {
 	return func(ctx context.Context) (*campaignrun.Result, error) {
-		cfg, err := headless.RunConfigNodes(c, nodes, apiKey)
+		cfg, err := headless.RunConfig(c, nodes, apiKey)
 		if err != nil {
 			return nil, err
 		}

@@ -104,7 +104,7 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 	if len(nodes) == 0 {
 		nodes = []remote.Host{host}
 	}
-	cfg, err := RunConfigNodes(c, nodes, apiKey)
+	cfg, err := RunConfig(c, nodes, apiKey)
 	if err != nil {
 		return nil, nil, err
 	}

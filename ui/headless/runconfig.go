@@ -3,7 +3,6 @@ package headless
 import (
 	"net/http"
 
-	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
 	"github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/remote"
@@ -11,33 +10,26 @@ import (
 	"github.com/profdeck/profdeck/report/campaign"
 )
 
-// RunConfig is the campaign's run configuration on host: the campaign's
-// mapping, with the server, the sweep's dial and its /metrics scraper
-// reaching the server through the host.
-func RunConfig(c *campaign.Campaign, host remote.Host, apiKey string) (run.Config, error) {
+// RunConfig is the campaign's run configuration on its nodes (the head
+// first, one for a single host): the campaign's mapping, with the server
+// started and stopped on every node, the sweep's dial and its /metrics
+// scraper reaching the server through the head, and on several nodes every
+// node's load followed.
+func RunConfig(c *campaign.Campaign, nodes []remote.Host, apiKey string) (run.Config, error) {
 	cfg, err := c.RunConfig(apiKey)
 	if err != nil {
 		return run.Config{}, err
 	}
+	host := nodes[0]
 	client := &http.Client{Transport: &http.Transport{DialContext: host.DialContext, MaxIdleConns: 2}}
 	cfg.Host = host
-	cfg.Server = &load.Server{Host: host, Settings: c.ServerSettings()}
+	cfg.Server = c.NodeServer(nodes)
 	cfg.Sweep.Dial = host.DialContext
 	cfg.Sweep.Scraper = servermetrics.NewScraper(c.MetricsURL(), client)
-	return cfg, nil
-}
-
-// RunConfigNodes is RunConfig on a deployment of several nodes (the head
-// first): the server started and stopped on every node, every node's load
-// followed.
-func RunConfigNodes(c *campaign.Campaign, nodes []remote.Host, apiKey string) (run.Config, error) {
-	cfg, err := RunConfig(c, nodes[0], apiKey)
-	if err != nil || len(nodes) < 2 {
-		return cfg, err
+	if len(nodes) > 1 {
+		cfg.Nodes = c.LoadNodes(nodes)
+		cfg.NCCL.Nodes = nodes
 	}
-	cfg.Server = c.NodeServer(nodes)
-	cfg.Nodes = c.LoadNodes(nodes)
-	cfg.NCCL.Nodes = nodes
 	return cfg, nil
 }
 
