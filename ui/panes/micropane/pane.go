@@ -38,8 +38,15 @@ type Model struct {
 	res   micro.Result
 	r     gpubench.Runner // the run and its outcome
 	order int
-	mi    int             // index of the shown batch size in res.Ms()
+	mi    int             // index of the shown batch size in ms
 	rows  components.List // the GEMM table
+
+	// What the view draws, worked out when the results, the batch size or
+	// the order change rather than on every frame.
+	ms     []int               // the batch sizes with results
+	shown  []phases.GEMMResult // the GEMMs of ms[mi], in order
+	sum    float64             // Σ step µs of shown
+	served string              // the served dtype of a GEMM timed in BF16, "" if none
 }
 
 // New builds the pane.
@@ -84,7 +91,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			m.rows.Reset()
 		}
 	case key.Matches(msg, m.keys.NextM):
-		if m.mi < len(m.res.Ms())-1 {
+		if m.mi < len(m.ms)-1 {
 			m.mi++
 			m.rows.Reset()
 		}
@@ -96,17 +103,26 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-// clamp keeps the batch-size index and the scroll inside the data.
+// clamp keeps the batch-size index and the scroll inside the data, and
+// works out the rows the view draws.
 func (m *Model) clamp() {
-	ms := m.res.Ms()
-	if m.mi >= len(ms) {
-		m.mi = max(0, len(ms)-1)
+	m.ms = m.res.Ms()
+	if m.mi >= len(m.ms) {
+		m.mi = max(0, len(m.ms)-1)
 	}
-	rows := 0
-	if len(ms) > 0 {
-		rows = len(m.res.Rows(ms[m.mi], m.order))
+	m.shown, m.sum = nil, 0
+	if len(m.ms) > 0 {
+		m0 := m.ms[m.mi]
+		m.shown, m.sum = m.res.Rows(m0, m.order), m.res.StepSum(m0)
 	}
-	m.rows.SetSize(rows, m.rowsVisible())
+	m.served = ""
+	for _, g := range m.res.GEMMs {
+		if g.Served != "" {
+			m.served = g.Served
+			break
+		}
+	}
+	m.rows.SetSize(len(m.shown), m.rowsVisible())
 }
 
 // ShortHelp lists the pane's keys.

@@ -51,11 +51,11 @@ func (m *Model) topLines(w int) []string {
 	}
 	lines = append(lines, m.r.StatusLines(gpubench.Status{
 		Progress: m.res.Progress,
-		Done:     fmt.Sprintf("done: %d GEMMs over %d batch sizes (s runs again)", len(m.res.GEMMs), len(m.res.Ms())),
+		Done:     fmt.Sprintf("done: %d GEMMs over %d batch sizes (s runs again)", len(m.res.GEMMs), len(m.ms)),
 		Empty:    len(m.res.GEMMs) == 0,
 		Hint:     "s: time every GEMM of one decode step on the GPU host (the model, TP and batch sizes come from the campaign)",
 	}, w)...)
-	if ms := m.res.Ms(); len(ms) > 0 {
+	if ms := m.ms; len(ms) > 0 {
 		var b strings.Builder
 		b.WriteString("M:")
 		for i, v := range ms {
@@ -66,11 +66,8 @@ func (m *Model) topLines(w int) []string {
 			}
 		}
 		note := " sorted by " + micro.OrderNames[m.order] + " (o)"
-		for _, g := range m.res.GEMMs {
-			if g.Served != "" {
-				note += " · * timed BF16, served " + g.Served
-				break
-			}
+		if m.served != "" {
+			note += " · * timed BF16, served " + m.served
 		}
 		// The key hint gives way first: what * means is not in the help.
 		if hint := "  h/l M ·"; ansi.StringWidth(b.String())+len(hint)+ansi.StringWidth(note) <= w {
@@ -91,16 +88,13 @@ func (m *Model) rowsVisible() int {
 }
 
 func (m *Model) table(w, rows int) []string {
-	ms := m.res.Ms()
-	if len(ms) == 0 || rows <= 0 {
+	if len(m.ms) == 0 || rows <= 0 {
 		return nil
 	}
 	st := m.d.Styles
 	wide := w >= 86
-	m0 := ms[m.mi]
-	all := m.res.Rows(m0, m.order)
-	sum := m.res.StepSum(m0)
-	m.rows.SetSize(len(all), rows)
+	all, sum := m.shown, m.sum
+	m.rows.SetSize(len(all), rows) // the status lines above may have grown
 	from, end := m.rows.Window()
 	// When the rows do not all fit, the first column says which show.
 	first := "GEMM"
@@ -130,7 +124,7 @@ func (m *Model) row(g phases.GEMMResult, sum float64, wide bool) string {
 // totalLines: per batch size, the sum of the step's GEMMs and the step run
 // back-to-back.
 func (m *Model) totalLines(w int) []string {
-	ms := m.res.Ms()
+	ms := m.ms
 	if len(ms) == 0 {
 		return nil
 	}
