@@ -23,6 +23,11 @@ type Model struct {
 	res  nccl.Result
 	r    gpubench.Runner // the run and its outcome
 	body components.List // the tables below the head
+	// lines are the tables as drawn for the run in state linesFor, redone
+	// when the results, the size or the run's state change rather than on
+	// every frame ("no latency cliff" is said once the run finished).
+	lines    []string
+	linesFor common.RunState
 }
 
 // New builds the pane.
@@ -61,8 +66,10 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
+// clamp draws the tables again and keeps the scroll inside them.
 func (m *Model) clamp() {
-	m.body.SetSize(len(m.bodyLines(max(m.w, 40))), m.bodyRows())
+	m.lines, m.linesFor = m.bodyLines(max(m.w, 40)), m.r.State
+	m.body.SetSize(len(m.lines), m.bodyRows())
 }
 
 // ShortHelp lists the pane's keys.

@@ -19,7 +19,10 @@ func (m *Model) View() string { return components.Box(m.draw(), m.w, m.h) }
 func (m *Model) draw() string {
 	w, h := max(m.w, 40), max(m.h, 8)
 	out := m.headLines(w)
-	body := m.bodyLines(w)
+	if m.linesFor != m.r.State {
+		m.clamp()
+	}
+	body := m.lines
 	m.body.SetSize(len(body), max(0, h-len(out)))
 	first, end := m.body.Window()
 	if first < end {
