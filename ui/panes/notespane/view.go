@@ -17,7 +17,8 @@ import (
 // joins what is drawn.
 func (m *Model) layout() {
 	w := max(m.w, 20)
-	m.budgetView = append(m.checklistLines(w), m.budgetLines(w)...)
+	check := m.checklistLines(w)
+	m.budgetView = append(check, m.budgetLines(w, len(check))...)
 	m.vp.SetWidth(w)
 	m.vp.SetHeight(max(m.notesHeight(), 1))
 	m.vp.SetContentLines(m.noteLines(w))
@@ -27,12 +28,13 @@ func (m *Model) layout() {
 }
 
 // budgetLines is the budget block: the single-stream split as a bar with
-// its legend, then the plateau's (a bar when there is room, else one line).
-func (m *Model) budgetLines(w int) []string {
+// its legend, then the plateau's (a bar when there is room beside the
+// checklist's checkRows, else one line).
+func (m *Model) budgetLines(w, checkRows int) []string {
 	var out []string
 	out = append(out, m.splitLines(m.budget.Single, w, true)...)
 	if p := m.budget.Plateau; p != nil {
-		out = append(out, m.splitLines(*p, w, m.h >= 22+len(m.checklistLines(w)))...)
+		out = append(out, m.splitLines(*p, w, m.h >= 22+checkRows)...)
 	} else {
 		out = append(out, m.st.subtle.Render("plateau: none named yet (the macro sweep names it)"))
 	}
