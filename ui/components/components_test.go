@@ -117,3 +117,22 @@ func TestWrap(t *testing.T) {
 		}
 	}
 }
+
+// Spread puts the mark against the end of the line and cuts the title,
+// never the mark, when both do not fit.
+func TestSpread(t *testing.T) {
+	for _, c := range []struct {
+		left, right string
+		w           int
+		want        string
+	}{
+		{"Micro", "SIM", 12, "Micro    SIM"},
+		{"Micro · decode", "SIM", 12, "Micro ·… SIM"},
+		{"Micro", "", 12, "Micro"},
+		{"Micro", "SIMULATED", 10, "Micro"},
+	} {
+		if got := Spread(c.left, c.right, c.w); got != c.want {
+			t.Errorf("Spread(%q, %q, %d) = %q, want %q", c.left, c.right, c.w, got, c.want)
+		}
+	}
+}

@@ -43,6 +43,18 @@ func PadLeft(s string, w int) string {
 	return s
 }
 
+// Spread lays out a title line of w cells: left at the start, right (a
+// mark such as SIMULATED, may be "") against the end. When both do not
+// fit, left is cut so that right stays whole.
+func Spread(left, right string, w int) string {
+	rw := ansi.StringWidth(right)
+	if right == "" || rw+2 > w {
+		return Truncate(left, w)
+	}
+	left = Truncate(left, w-rw-1)
+	return left + strings.Repeat(" ", w-ansi.StringWidth(left)-rw) + right
+}
+
 // Width is the number of cells s takes on screen (ANSI styles take none).
 func Width(s string) int { return ansi.StringWidth(s) }
 

@@ -10,18 +10,19 @@ import (
 	"github.com/profdeck/profdeck/ui/components"
 )
 
-// TitleLine is the pane's title, the last run's label and the SIMULATED
-// mark, cut to w.
+// TitleLine is the pane's title and the last run's label, with the
+// SIMULATED mark at the end of the line as on the other panes, in w cells.
 func (r *Runner) TitleLine(title string, w int) string {
 	st := r.D.Styles
 	s := st.Title.Render(title)
 	if r.Label != "" {
 		s += " " + st.Bold.Render(r.Label)
 	}
+	sim := ""
 	if r.D.Simulated() {
-		s += " " + st.HeaderSim.Render("SIMULATED")
+		sim = st.HeaderSim.Render("SIMULATED")
 	}
-	return components.Truncate(s, w)
+	return components.Spread(s, sim, w)
 }
 
 // Status is what the status lines say in the states only a pane knows.

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"charm.land/lipgloss/v2"
-
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/remote"
@@ -162,11 +160,7 @@ func (m *Model) titleLine() string {
 	if m.d.Simulated() {
 		right = s.HeaderSim.Render("SIMULATED")
 	}
-	gap := m.w - lipgloss.Width(left) - lipgloss.Width(right)
-	if gap < 1 {
-		return components.Truncate(left, m.w)
-	}
-	return left + strings.Repeat(" ", gap) + right
+	return components.Spread(left, right, m.w)
 }
 
 // banners are the lines under the title: the marker input, the client

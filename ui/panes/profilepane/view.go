@@ -5,8 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/lipgloss/v2"
-
 	"github.com/profdeck/profdeck/phases/profile"
 	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/ui/common"
@@ -65,11 +63,7 @@ func (m *Model) titleLine(w int) string {
 	if m.d.Simulated() {
 		right = s.HeaderSim.Render("SIMULATED")
 	}
-	gap := w - lipgloss.Width(left) - lipgloss.Width(right)
-	if gap < 1 {
-		return left
-	}
-	return left + strings.Repeat(" ", gap) + right
+	return components.Spread(left, right, w)
 }
 
 // messageLines are what the operator should know or do: why the last
