@@ -171,7 +171,7 @@ func Defaults() *Campaign {
 			Requests: 64, Warmup: 4, InputLen: 256, OutputLen: 256},
 		Micro:   Micro{Batch: []int{1, 8, 64, 128}, Python: "python3"},
 		NCCL:    NCCL{NProc: 8, Torchrun: "torchrun", Batch: []int{1, 8, 64, 128}},
-		Profile: Profile{Requests: 8, Steps: 50},
+		Profile: Profile{Steps: 50},
 		Run:     Run{LeaveServer: "serving"},
 	}
 }

@@ -39,6 +39,5 @@ func Demo(dir string) *Campaign {
 	}
 	c.Micro = Micro{Batch: []int{1, 8, 64, 128}, Python: "python3"}
 	c.NCCL = NCCL{NProc: 8, Torchrun: "torchrun", Batch: []int{1, 8, 64, 128}}
-	c.Profile = Profile{Requests: 4}
 	return c
 }
