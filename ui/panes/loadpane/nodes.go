@@ -62,7 +62,11 @@ func (m *Model) nodeRows(w int) []string {
 			rows = append(rows, s.Bold.Render(label)+" "+style.Render(components.Truncate("no GPU readings · "+state, w-width-1)))
 			continue
 		}
-		figs := fmt.Sprintf(" %dGPU %5.1f/%5.1f/%5.1f GiB ", known, lo, med, hi)
+		gpus := "GPUs"
+		if known == 1 {
+			gpus = "GPU"
+		}
+		figs := fmt.Sprintf(" %d %s %5.1f/%5.1f/%5.1f GiB ", known, gpus, lo, med, hi)
 		barW := w - width - 1 - len(figs) - len(state)
 		if barW < 6 {
 			figs = fmt.Sprintf(" %5.1f GiB ", med)
