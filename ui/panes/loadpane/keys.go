@@ -19,13 +19,14 @@ func newKeyMap(k *common.KeyMap) keyMap {
 	up, down := k.Up, k.Down
 	up.SetHelp("k/↑", "scroll log")
 	down.SetHelp("j/↓", "scroll log")
+
 	return keyMap{
 		Start:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start server")),
 		Stop:     key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "stop server")),
 		Restart:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restart with profiler")),
 		Log:      key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "full log")),
 		Diagnose: key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "why stalled? (diagnose)")),
-		Expand:   key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "GPUs by node")),
+		Expand:   key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "nodes/all GPUs")),
 		Up:       up,
 		Down:     down,
 		Top:      k.Top,
@@ -52,9 +53,11 @@ func (m *Model) ShortHelp() []key.Binding {
 // FullHelp lists every key of the pane in columns.
 func (m *Model) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{m.keys.Start, m.keys.Stop, m.keys.Restart, m.keys.Diagnose},
-		{m.keys.Log, m.keys.Back, m.keys.Up, m.keys.Down, m.keys.Expand},
-		{m.keys.PageUp, m.keys.PageDown, m.keys.Top, m.keys.Bottom},
+		// g is the full log's top in the log's column, and switches the GPU
+		// rows outside the full log.
+		{m.keys.Start, m.keys.Stop, m.keys.Restart, m.keys.Diagnose, m.keys.Expand},
+		{m.keys.Log, m.keys.Back, m.keys.Up, m.keys.Down, m.keys.Top, m.keys.Bottom},
+		{m.keys.PageUp, m.keys.PageDown},
 		{m.keys.Yes, m.keys.No},
 	}
 }
