@@ -63,7 +63,24 @@ type Model struct {
 type logEntry struct {
 	at    time.Time
 	line  phases.LogLine
-	ranks []int // every rank that printed this same message
+	ranks []int  // every rank that printed this same message
+	text  string // the line as drawn, before it is cut and styled
+}
+
+// newLogEntry is a log line with its text worked out once, not per frame.
+func newLogEntry(at time.Time, l phases.LogLine, ranks []int) logEntry {
+	e := logEntry{at: at, line: l, ranks: ranks}
+	e.format()
+	return e
+}
+
+// format sets the drawn text: time, ranks, message.
+func (e *logEntry) format() {
+	msg := e.line.Msg
+	if msg == "" {
+		msg = e.line.Text
+	}
+	e.text = e.at.Format("15:04:05") + " " + rankList(e.ranks) + msg
 }
 
 type confirmation struct {
@@ -216,7 +233,7 @@ func (m *Model) event(e phases.Event) {
 			lines = append(lines, "  hint: "+h)
 		}
 		for _, l := range lines {
-			m.logs = append(m.logs, logEntry{at: e.Time, line: phases.LogLine{Rank: -1, Level: "WHY", Msg: l, Text: l}})
+			m.logs = append(m.logs, newLogEntry(e.Time, phases.LogLine{Rank: -1, Level: "WHY", Msg: l, Text: l}, nil))
 		}
 	case phases.Stall:
 		s := v
@@ -245,7 +262,7 @@ func (m *Model) event(e phases.Event) {
 		if v.Detail != "" {
 			m.lastServer += ": " + v.Detail
 		}
-		m.logs = append(m.logs, logEntry{at: e.Time, line: phases.LogLine{Rank: -1, Level: "SERVER", Msg: m.lastServer, Text: m.lastServer}})
+		m.logs = append(m.logs, newLogEntry(e.Time, phases.LogLine{Rank: -1, Level: "SERVER", Msg: m.lastServer, Text: m.lastServer}, nil))
 	}
 }
 
@@ -256,14 +273,15 @@ func (m *Model) addLog(at time.Time, l phases.LogLine) {
 		last := &m.logs[n-1]
 		if last.line.Msg == l.Msg && l.Msg != "" && at.Sub(last.at) < 10*time.Second && last.line.Rank >= 0 {
 			last.ranks = append(last.ranks, l.Rank)
+			last.format()
 			return
 		}
 	}
-	e := logEntry{at: at, line: l}
+	var ranks []int
 	if l.Rank >= 0 {
-		e.ranks = []int{l.Rank}
+		ranks = []int{l.Rank}
 	}
-	m.logs = append(m.logs, e)
+	m.logs = append(m.logs, newLogEntry(at, l, ranks))
 }
 
 // newLoad starts the milestones over when a new load began.

@@ -191,12 +191,7 @@ func (m *Model) logLines(w, n, skip int) []string {
 	start := max(0, end-n)
 	var out []string
 	for _, e := range m.logs[start:end] {
-		msg := e.line.Msg
-		if msg == "" {
-			msg = e.line.Text
-		}
-		who := rankList(e.ranks)
-		text := components.Truncate(e.at.Format("15:04:05")+" "+who+msg, w)
+		text := components.Truncate(e.text, w)
 		switch e.line.Level {
 		case "ERROR", "CRITICAL":
 			out = append(out, s.Bad.Render(text))
