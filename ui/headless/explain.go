@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/profdeck/profdeck/phases/macro"
-	"github.com/profdeck/profdeck/report"
 )
 
 const explainUsage = `profdeck explain FILE [--level C] [--max-num-seqs N] [--json FILE|-]
@@ -40,9 +39,9 @@ func ExplainMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if err != nil {
 		return c.Exit(ctx, err)
 	}
-	sw, err := report.LoadSweep(pos[0])
+	sw, err := loadSweep(c, pos[0])
 	if err != nil {
-		return c.Exit(ctx, &BadInputError{Err: err})
+		return c.Exit(ctx, err)
 	}
 	if len(sw.Levels) == 0 {
 		return c.Exit(ctx, BadInput("%s: no level finished", pos[0]))

@@ -45,3 +45,15 @@ func TestExplain(t *testing.T) {
 		}
 	}
 }
+
+// explain says which lines of a journal it skipped, as compare and report do.
+func TestExplainNamesSkippedLines(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "j.jsonl")
+	if err := os.WriteFile(p, append(mustRead(t, seedJournal), "{not json\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, headless.ExplainMain, p)
+	if code != 0 || !strings.HasPrefix(out, "client_bound:") || !strings.Contains(errOut, "1 line(s) skipped") {
+		t.Fatalf("exit %d, %q, %q", code, out, errOut)
+	}
+}

@@ -147,17 +147,26 @@ func CompareMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	var sw [2]report.Sweep
 	for i, p := range pos {
-		s, err := report.LoadSweep(p)
-		if err != nil {
-			return c.Exit(ctx, &BadInputError{Err: err}) // a missing or wrong file
+		if sw[i], err = loadSweep(c, p); err != nil {
+			return c.Exit(ctx, err)
 		}
-		if note := report.SkippedNote(p, s.Skipped, s.SkippedCount); note != "" {
-			fmt.Fprintf(c.Stderr, "profdeck %s: %s\n", c.Name, note)
-		}
-		sw[i] = s
 	}
 	report.WriteComparison(c.Human(), sw[0], sw[1])
 	return c.Exit(ctx, c.WriteJSON(report.Compare(sw[0], sw[1])))
+}
+
+// loadSweep reads a sweep from a journal or a sweep document, saying on
+// stderr which lines of it were skipped; a missing or wrong file is bad
+// input.
+func loadSweep(c *Command, path string) (report.Sweep, error) {
+	s, err := report.LoadSweep(path)
+	if err != nil {
+		return s, &BadInputError{Err: err}
+	}
+	if note := report.SkippedNote(path, s.Skipped, s.SkippedCount); note != "" {
+		fmt.Fprintf(c.Stderr, "profdeck %s: %s\n", c.Name, note)
+	}
+	return s, nil
 }
 
 // notAnInput refuses an output path that names one of the input files
