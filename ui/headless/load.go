@@ -65,9 +65,7 @@ func followLoad(ctx context.Context, c *Command, f *loadFlags) error {
 		o.Sim.AutoStart = true
 		setIf(&o.Sim.LoadTime, f.simLoad)
 		setIf(&o.Sim.StallAtGiB, f.simStallAt)
-		if f.simFail != "" {
-			o.Sim.FailWith = f.simFail
-		}
+		setIf(&o.Sim.FailWith, f.simFail)
 		o.Sim.LogPath = cfg.LogPath
 	})
 	if err != nil {
