@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote"
 )
 
 // mdCell makes s safe inside a markdown table cell.
@@ -68,7 +69,7 @@ func (n *nb) header(c *classified, events []phases.Event) {
 	}
 	n.p("| Written | %s |\n\n", n.stamp(n.opts.now()))
 	if si := c.system; si != nil && si.LaunchCommand != "" {
-		cmd := ScrubCommandLine(si.LaunchCommand)
+		cmd := remote.ScrubSecrets(si.LaunchCommand)
 		f := fence(cmd)
 		n.p("Server launch command:\n\n%ssh\n%s\n%s\n\n", f, cmd, f)
 	}

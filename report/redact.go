@@ -2,7 +2,6 @@ package report
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
@@ -10,7 +9,7 @@ import (
 )
 
 // Redacted is what a secret is replaced with.
-const Redacted = "[redacted]"
+const Redacted = remote.Redacted
 
 // redactEvent returns ev with every secret replaced, by a JSON round trip of
 // its payload when the payload mentions one (in plain or JSON-escaped form).
@@ -58,37 +57,13 @@ func scrubText(s string, secrets []string) string {
 	return s
 }
 
-var (
-	// --api-key X, --api-key=X, --hf-token X, --password X ...
-	secretFlag = regexp.MustCompile(`(?i)(--?[a-z0-9_-]*(?:api[-_]?key|token|password|passwd|secret))(=|\s+)('[^']*'|"[^"]*"|\S+)`)
-	// HF_TOKEN=x, OPENAI_API_KEY=x, VLLM_API_KEY=x ...
-	secretEnv = regexp.MustCompile(`(?i)\b([A-Z0-9_]*(?:API_KEY|TOKEN|PASSWORD|PASSWD|SECRET))=('[^']*'|"[^"]*"|\S+)`)
-	// Authorization: Bearer x
-	bearer = regexp.MustCompile(`(?i)(bearer\s+)[^\s'"]+`)
-	// 'api_key': 'x' (a Python dict, as vLLM logs its non-default args)
-	secretDict = regexp.MustCompile(`(?i)(['"][a-z0-9_-]*(?:api[-_]?key|token|password|passwd|secret)['"]\s*:\s*)('[^']*'|"[^"]*")`)
-	// a quick test for any of the above, and for a URL's user:password@
-	secretHint = regexp.MustCompile(`(?i)key|token|passw|secret|bearer|://[^/\s"]*@`)
-)
-
-// ScrubCommandLine hides the values of secret-looking flags and environment
-// assignments in a command line (a server's launch command may carry
-// --api-key or HF_TOKEN), so it can go into the journal and the notebook.
-func ScrubCommandLine(cmd string) string {
-	cmd = secretFlag.ReplaceAllString(cmd, "${1}${2}"+Redacted)
-	cmd = secretEnv.ReplaceAllString(cmd, "${1}="+Redacted)
-	cmd = bearer.ReplaceAllString(cmd, "${1}"+Redacted)
-	cmd = secretDict.ReplaceAllString(cmd, "${1}'"+Redacted+"'")
-	return cmd
-}
-
-// scrubEvent hides secret-looking values (ScrubCommandLine) and URLs'
-// user:password@ (remote.MaskURL) in every string of ev's payload: launch
+// scrubEvent hides secret-looking values and URLs' user:password@
+// (remote.ScrubSecrets) in every string of ev's payload: launch
 // commands, log lines and error texts can carry an API key or a password
 // the operator never registered with Redact.
 func scrubEvent(ev phases.Event) phases.Event {
 	b, err := json.Marshal(ev.Data)
-	if err != nil || !secretHint.Match(b) {
+	if err != nil || !remote.MayHoldSecret(b) {
 		return ev
 	}
 	var v any
@@ -100,7 +75,7 @@ func scrubEvent(ev phases.Event) phases.Event {
 	walk = func(x any) any {
 		switch t := x.(type) {
 		case string:
-			if s := remote.MaskURL(ScrubCommandLine(t)); s != t {
+			if s := remote.ScrubSecrets(t); s != t {
 				changed = true
 				return s
 			}

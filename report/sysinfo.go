@@ -76,7 +76,7 @@ func PySysinfoCmd(model string) string {
 // the context's, and only when it ended before anything was gathered: a
 // partial answer is returned with what is missing named.
 func GatherSystemInfo(ctx context.Context, host remote.Host, launch string) (phases.SystemInfo, error) {
-	si := phases.SystemInfo{Host: host.Name(), LaunchCommand: ScrubCommandLine(strings.TrimSpace(launch))}
+	si := phases.SystemInfo{Host: host.Name(), LaunchCommand: remote.ScrubSecrets(strings.TrimSpace(launch))}
 	si.Model = ModelFromLaunch(launch)
 	run := func(cmd string, timeout time.Duration) (string, error) {
 		c, cancel := context.WithTimeout(ctx, timeout)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/profdeck/profdeck/remote"
 )
 
 func TestSummarizeModelConfig(t *testing.T) {
@@ -104,7 +106,7 @@ func FuzzSysinfoParsers(f *testing.F) {
 			t.Fatal(v)
 		}
 		parsePySysinfo(out)
-		ScrubCommandLine(out)
+		remote.ScrubSecrets(out)
 		ModelFromLaunch(out)
 	})
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -136,24 +135,12 @@ func (s *Server) LaunchCommand(extraFlags []string, extraEnv map[string]string) 
 	return "env " + strings.Join(assigns, " ") + " " + cmd, nil
 }
 
-var (
-	secretEnvRe  = regexp.MustCompile(`(?i)(\b[A-Z0-9_]*(?:TOKEN|KEY|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*=)('[^']*'|"[^"]*"|\S+)`)
-	secretFlagRe = regexp.MustCompile(`(--(?:api-key|hf-token|token)[= ]+)('[^']*'|"[^"]*"|\S+)`)
-)
-
-// Redacted is a launch command fit for the journal: values of variables
-// and flags that name a token, key, secret or password are replaced.
-func Redacted(cmd string) string {
-	cmd = secretEnvRe.ReplaceAllString(cmd, "${1}[redacted]")
-	return secretFlagRe.ReplaceAllString(cmd, "${1}[redacted]")
-}
-
-// redactedError is an error whose text passes through Redacted, for errors
-// that quote the launch command; errors.Is and errors.As still see the
-// original.
+// redactedError is an error whose text passes through remote.ScrubSecrets,
+// for errors that quote the launch command; errors.Is and errors.As still
+// see the original.
 type redactedError struct{ err error }
 
-func (e redactedError) Error() string { return Redacted(e.err.Error()) }
+func (e redactedError) Error() string { return remote.ScrubSecrets(e.err.Error()) }
 func (e redactedError) Unwrap() error { return e.err }
 
 func validEnvName(k string) bool {
@@ -224,7 +211,7 @@ func (s *Server) startOne(ctx context.Context, extraFlags []string, extraEnv map
 	if err := s.Host.WriteFile(ctx, s.pidFile(), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
 		s.emit(ctx, "start", fmt.Sprintf("pid %d (could not write %s: %v)", pid, s.pidFile(), err))
 	} else {
-		s.emit(ctx, "start", fmt.Sprintf("pid %d: %s", pid, Redacted(shown)))
+		s.emit(ctx, "start", fmt.Sprintf("pid %d: %s", pid, remote.ScrubSecrets(shown)))
 	}
 	return pid, nil
 }
@@ -394,7 +381,7 @@ func (s *Server) waitReleased(ctx context.Context) error {
 // Restart stops the server (when one is running) and starts it again with
 // the extra flags and environment.
 func (s *Server) Restart(ctx context.Context, extraFlags []string, extraEnv map[string]string) (int, error) {
-	s.emit(ctx, "restart", Redacted(strings.TrimSpace(strings.Join(extraFlags, " ")+" "+envString(extraEnv))))
+	s.emit(ctx, "restart", remote.ScrubSecrets(strings.TrimSpace(strings.Join(extraFlags, " ")+" "+envString(extraEnv))))
 	if _, alive := s.Running(ctx); alive || s.Settings.Container != "" || s.workersAlive(ctx) {
 		if err := s.Stop(ctx); err != nil {
 			return 0, err

@@ -4,8 +4,8 @@ import (
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/run"
+	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/sim"
 )
 
@@ -46,7 +46,7 @@ func (c *Campaign) RunIdentity() phases.RunIdentity {
 	if name == "" {
 		name = c.Model.Config
 	}
-	return phases.RunIdentity{Model: name, TP: max(c.Model.TP, 1), Launch: load.Redacted(strings.TrimSpace(c.Server.Launch))}
+	return phases.RunIdentity{Model: name, TP: max(c.Model.TP, 1), Launch: remote.ScrubSecrets(strings.TrimSpace(c.Server.Launch))}
 }
 
 // SimOptions is the simulated deployment the campaign's sim section asks
