@@ -221,9 +221,6 @@ func (t *Tracker) Ranks() []phases.RankEvidence {
 // Stage is the load's furthest stage.
 func (t *Tracker) Stage() string { return vllmlog.StageOrder[t.stage] }
 
-// Summary is what the log told so far.
-func (t *Tracker) Summary() *vllmlog.Summary { return t.sum }
-
 // SetReady records that /health answered 200; it returns the ready
 // milestone the first time.
 func (t *Tracker) SetReady(now time.Time) *phases.Milestone {
