@@ -214,12 +214,3 @@ func worstSource(m map[string]int) string {
 	}
 	return keys[0]
 }
-
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
