@@ -68,19 +68,6 @@ func (a *kernelAgg) add(name string, us float64, calls int) {
 	k.Calls += calls
 }
 
-func (a *kernelAgg) drop(name string) {
-	if _, ok := a.byKey[name]; !ok {
-		return
-	}
-	delete(a.byKey, name)
-	for i, n := range a.order {
-		if n == name {
-			a.order = append(a.order[:i], a.order[i+1:]...)
-			break
-		}
-	}
-}
-
 func (a *kernelAgg) sum() float64 {
 	s := 0.0
 	for _, k := range a.byKey {
