@@ -178,23 +178,3 @@ func (c *chart) serialize() string {
 	}
 	return c.buf.String()
 }
-
-// axis lays out labels at columns of a w-wide line; a label that would
-// overlap the previous one is left out. cols must be ascending.
-func axis(w int, cols []int, labels []string) string {
-	line := []rune(strings.Repeat(" ", w))
-	next := 0
-	for i, x := range cols {
-		if x < next || x >= w {
-			continue
-		}
-		for j, r := range []rune(labels[i]) {
-			if x+j >= w {
-				break
-			}
-			line[x+j] = r
-		}
-		next = x + len([]rune(labels[i])) + 1
-	}
-	return string(line)
-}

@@ -108,13 +108,6 @@ func (m *Model) messageLines(w int) []string {
 	return nil
 }
 
-func reqs(n int) int {
-	if n <= 0 {
-		return 8
-	}
-	return n
-}
-
 // stepLines list the capture's steps, the running one with a spinner and
 // its elapsed time.
 func (m *Model) stepLines(w int) []string {
