@@ -12,8 +12,10 @@ import (
 const module = "github.com/profdeck/profdeck"
 
 // importRules are the layering rules: engines (phases/) never import the
-// front-ends or the report, and hosts (remote/) import no engine but the
-// model plan the simulator imitates. withTests applies a rule to test files
+// front-ends or the report, hosts (remote/) import no engine but the
+// model plan the simulator imitates, the report (session, notebook) knows
+// no campaign file, and the campaign (file, flags, mapping to engines)
+// knows no front-end. withTests applies a rule to test files
 // too.
 var importRules = []struct {
 	under     string   // packages under this path
@@ -21,9 +23,11 @@ var importRules = []struct {
 	allowed   []string // except these
 	withTests bool
 }{
-	{under: "phases", forbidden: []string{module + "/report", module + "/ui"}, withTests: true},
-	{under: "remote", forbidden: []string{module + "/phases", module + "/report", module + "/ui"},
+	{under: "phases", forbidden: []string{module + "/campaign", module + "/report", module + "/ui"}, withTests: true},
+	{under: "remote", forbidden: []string{module + "/campaign", module + "/phases", module + "/report", module + "/ui"},
 		allowed: []string{module + "/phases/model"}},
+	{under: "report", forbidden: []string{module + "/campaign", module + "/ui"}, withTests: true},
+	{under: "campaign", forbidden: []string{module + "/ui"}, withTests: true},
 }
 
 // importViolations lists "package imports forbidden" for every broken rule
@@ -101,15 +105,19 @@ func TestImportRulesCatchViolations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("phases/a/a.go", "package a\nimport _ \""+module+"/report/campaign\"\n")
+	write("phases/a/a.go", "package a\nimport _ \""+module+"/campaign\"\n")
 	write("phases/b/b_test.go", "package b\nimport _ \""+module+"/ui/cli\"\n")
 	write("remote/c/c.go", "package c\nimport _ \""+module+"/phases/load\"\n")
 	write("remote/d/d.go", "package d\nimport _ \""+module+"/phases/model\"\n")
 	write("remote/e/e_test.go", "package e\nimport _ \""+module+"/phases/profile\"\n")
+	write("report/f/f.go", "package f\nimport _ \""+module+"/campaign\"\n")
+	write("campaign/g/g_test.go", "package g\nimport _ \""+module+"/ui/headless\"\n")
 	got := strings.Join(importViolations(t, root), "\n")
-	want := "phases/a imports " + module + "/report/campaign\n" +
+	want := "phases/a imports " + module + "/campaign\n" +
 		"phases/b imports " + module + "/ui/cli\n" +
-		"remote/c imports " + module + "/phases/load"
+		"remote/c imports " + module + "/phases/load\n" +
+		"report/f imports " + module + "/campaign\n" +
+		"campaign/g imports " + module + "/ui/headless"
 	if got != want {
 		t.Errorf("violations:\n%s\nwant:\n%s", got, want)
 	}

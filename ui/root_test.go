@@ -12,10 +12,10 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote/local"
 	"github.com/profdeck/profdeck/report"
-	"github.com/profdeck/profdeck/report/campaign"
 	"github.com/profdeck/profdeck/ui/common"
 )
 

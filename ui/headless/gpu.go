@@ -9,13 +9,13 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/gpubench"
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/phases/pyrun"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
-	"github.com/profdeck/profdeck/report/campaign"
 )
 
 // gpuFlags are the flags the micro and nccl commands share beyond the

@@ -19,10 +19,10 @@ import (
 	"io"
 	"os"
 
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
-	"github.com/profdeck/profdeck/report/campaign"
 )
 
 // The exit codes of every headless command.

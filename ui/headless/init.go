@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/profdeck/profdeck/report/campaign"
+	"github.com/profdeck/profdeck/campaign"
 )
 
 const initUsage = `profdeck init [FILE] [--force]

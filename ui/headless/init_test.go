@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/profdeck/profdeck/report/campaign"
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/ui/headless"
 )
 

@@ -8,11 +8,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/load/diagnose"
 	"github.com/profdeck/profdeck/remote/hosts"
-	"github.com/profdeck/profdeck/report/campaign"
 )
 
 // loadFlags are the `profdeck load` options beyond the shared ones.

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/micro"
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/remote"
-	"github.com/profdeck/profdeck/report/campaign"
 )
 
 // MicroMain is `profdeck micro`: the decode step's GEMMs timed on the host.

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/gpubench"
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/remote"
-	"github.com/profdeck/profdeck/report/campaign"
 )
 
 // NCCLMain is `profdeck nccl`: the decode step's collectives timed on the

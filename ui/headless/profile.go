@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/profile"
 	"github.com/profdeck/profdeck/phases/units"
@@ -17,7 +18,6 @@ import (
 	"github.com/profdeck/profdeck/remote/hosts"
 	"github.com/profdeck/profdeck/remote/sim"
 	"github.com/profdeck/profdeck/report"
-	"github.com/profdeck/profdeck/report/campaign"
 )
 
 // ProfileMain is `profdeck profile`: one capture against the campaign's

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/report"
-	"github.com/profdeck/profdeck/report/campaign"
 )
 
 const reportUsage = `profdeck report [JOURNAL | -c FILE] [-o FILE|-] [--campaign NAME] [--no-charts] [--png] [--utc]

@@ -3,11 +3,11 @@ package headless
 import (
 	"net/http"
 
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
 	"github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
-	"github.com/profdeck/profdeck/report/campaign"
 )
 
 // RunConfig is the campaign's run configuration on its nodes (the head

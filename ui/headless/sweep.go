@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
@@ -19,7 +20,6 @@ import (
 	"github.com/profdeck/profdeck/remote/hosts"
 	"github.com/profdeck/profdeck/remote/sim"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu"
-	"github.com/profdeck/profdeck/report/campaign"
 )
 
 // sweepFlags are the sweep's own flags; unset ones take the campaign's

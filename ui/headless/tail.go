@@ -10,10 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
 	"github.com/profdeck/profdeck/remote/ssh"
-	"github.com/profdeck/profdeck/report/campaign"
 )
 
 const tailUsage = `profdeck tail [-c FILE] [--host HOST] [--identity FILE] [--known-hosts FILE]

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/profdeck/profdeck/report/campaign"
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/ui/panes/panetest"
 
 	tea "charm.land/bubbletea/v2"

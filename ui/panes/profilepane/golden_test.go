@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/profile"
-	"github.com/profdeck/profdeck/report/campaign"
 	"github.com/profdeck/profdeck/ui/common"
 	"github.com/profdeck/profdeck/ui/panes/panetest"
 )
