@@ -52,6 +52,11 @@ type conn struct {
 	err    error // why it ended
 	sftp   *sftp.Client
 	noSFTP bool
+
+	// nodelay says how the server side was made to send without delay
+	// (Nodelay*), nodelayErr why it could not be.
+	nodelay    string
+	nodelayErr error
 }
 
 // fail closes the connection, recording why.
@@ -121,6 +126,11 @@ func (h *Host) connect(ctx context.Context) (*conn, error) {
 			c.client = cl
 		}
 	}
+	labels := make([]string, len(chain))
+	for i, hc := range chain {
+		labels[i] = hc.Label()
+	}
+	c.nodelay, c.nodelayErr = nudgeAll(append(append([]*gossh.Client{}, c.hops...), c.client), labels)
 	go func() {
 		err := c.client.Wait()
 		c.mu.Lock()

@@ -38,6 +38,14 @@ func TestProxyJump(t *testing.T) {
 	}
 	t.Logf("connected through one jump host in %v", time.Since(start))
 	defer h.Close()
+	// The jump host's sshd forwards the target's bytes: it was made to
+	// send at once too (a command with a terminal ran on it).
+	if !strings.Contains(jump.Log(), "session_pty_req") {
+		t.Errorf("no terminal session on the jump host:\n%s", jump.Log())
+	}
+	if how, err := h.Nodelay(); how != NodelayPTY || err != nil {
+		t.Errorf("Nodelay = %q, %v", how, err)
+	}
 	if h.Label() != "gpu1 (127.0.0.1:"+itoa(target.Port)+")" {
 		t.Errorf("label %q", h.Label())
 	}
