@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/profdeck/profdeck/phases/macro/onhost"
+	"github.com/profdeck/profdeck/remote/local"
 	"github.com/profdeck/profdeck/ui"
 	"github.com/profdeck/profdeck/ui/headless"
 )
@@ -45,6 +47,10 @@ var commands = map[string]command{
 	"parse":   {parseMain, "parse a file: parse " + parserNames("|") + " FILE"},
 	"version": {versionMain, "print the version"},
 }
+
+// hidden are commands profdeck runs itself, left out of help: the load
+// generator's far end on the GPU host (--loadgen host).
+var hidden = map[string]mainFunc{onhost.AgentCommand: agentMain}
 
 // parsers are the formats of `profdeck parse`, in the order help names them.
 var parsers = []struct {
@@ -84,6 +90,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return 0
 	}
+	if run, ok := hidden[name]; ok {
+		return run(ctx, args[1:], stdout, stderr)
+	}
 	c, ok := commands[name]
 	if !ok {
 		fmt.Fprintf(stderr, "profdeck: unknown command %q (see profdeck help)\n", name)
@@ -108,6 +117,19 @@ func parseMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 func versionMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "profdeck", version)
+	return 0
+}
+
+// agentMain is the load generator on the GPU host: the sweep's
+// configuration comes on stdin, its events go out on stdout.
+func agentMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintln(stderr, "profdeck "+onhost.AgentCommand+": takes no arguments (profdeck runs it for --loadgen host)")
+		return 2
+	}
+	if err := onhost.Serve(ctx, local.New(), os.Stdin, stdout); err != nil {
+		return 1
+	}
 	return 0
 }
 

@@ -112,6 +112,9 @@ type Macro struct {
 	DatasetMax  int     `yaml:"dataset_max"`
 	RangeRatio  float64 `yaml:"range_ratio"`
 	PrefixLen   int     `yaml:"prefix_len"`
+	// Loadgen is where the load generator runs: here (default; the load
+	// goes through the host connection) or host (the GPU host itself).
+	Loadgen string `yaml:"loadgen"`
 }
 
 // Micro phase parameters.
@@ -168,7 +171,7 @@ func Defaults() *Campaign {
 		Model:    Model{TP: 8},
 		Load:     Load{StallAfter: Duration{5 * time.Minute}, PollInterval: Duration{time.Second}},
 		Macro: Macro{API: "completions", Concurrency: []int{1, 2, 4, 8, 16, 32, 64, 128, 256},
-			Requests: 64, Warmup: 4, InputLen: 256, OutputLen: 256},
+			Requests: 64, Warmup: 4, InputLen: 256, OutputLen: 256, Loadgen: "here"},
 		Micro:   Micro{Batch: []int{1, 8, 64, 128}, Python: "python3"},
 		NCCL:    NCCL{NProc: 8, Torchrun: "torchrun", Batch: []int{1, 8, 64, 128}},
 		Profile: Profile{Steps: 50},

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/onhost"
 	"github.com/profdeck/profdeck/phases/model"
 	"gopkg.in/yaml.v3"
 )
@@ -99,6 +100,9 @@ func (c *Campaign) validate(root *yaml.Node) error {
 	case "completions", "chat":
 	default:
 		return bad("macro.api", "must be completions or chat, got %q", c.Macro.API)
+	}
+	if err := onhost.CheckMode(c.Macro.Loadgen); err != nil {
+		return bad("macro.loadgen", "must be here or host, got %q", c.Macro.Loadgen)
 	}
 	for _, v := range c.Macro.Concurrency {
 		if v < 1 {

@@ -47,6 +47,18 @@ type Result struct {
 	Definitions Definitions `json:"definitions"`
 }
 
+// Engine is a sweep that runs here (*Sweep) or on the GPU host
+// (phases/macro/onhost): front-ends run and steer either through it.
+type Engine interface {
+	Run(ctx context.Context, em *phases.Emitter) (*Result, error)
+	Config() Config
+	Pause()
+	Resume()
+	Paused() bool
+	SetConcurrency(n int)
+	Stop()
+}
+
 // Sweep runs the levels of one Config. Its steering methods are safe to call
 // from another goroutine while Run runs.
 type Sweep struct {
@@ -133,6 +145,9 @@ func (s *Sweep) Run(ctx context.Context, em *phases.Emitter) (res *Result, err e
 	})
 	return res, err
 }
+
+// Params are the sweep's parameters, as its start journals them.
+func (s *Sweep) Params() map[string]any { return s.params() }
 
 // params are the sweep's parameters, journalled with its start.
 func (s *Sweep) params() map[string]any {

@@ -15,6 +15,7 @@ import (
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/onhost"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
@@ -30,7 +31,7 @@ type sweepFlags struct {
 	duration, timeout                         time.Duration
 	rate                                      float64
 	stopAtPlateau, noPreflight                bool
-	slo, simMode                              string
+	slo, simMode, loadgen                     string
 	repeat                                    int
 	dataset, datasetFile                      string
 	datasetMax, prefixLen                     int
@@ -47,7 +48,8 @@ func SweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	c := New("sweep", "profdeck sweep [-c FILE] [--host HOST] [--url URL] [--model NAME] [--api completions|chat]\n"+
 		"       [--concurrency 1,2,4] [--requests N | --duration D] [--warmup N] [--input-len N] [--output-len N]\n"+
 		"       [--dataset sharegpt|jsonl FILE [--dataset-max N] | --range-ratio R] [--prefix-len N]\n"+
-		"       [--rate R] [--slo ttft=2s,tpot=50ms,e2el=30s] [--repeat N] [--stop-at-plateau] [--no-preflight] [--json FILE|-] [--jsonl FILE] [--metrics-url URL|off]", stdout, stderr)
+		"       [--rate R] [--slo ttft=2s,tpot=50ms,e2el=30s] [--repeat N] [--stop-at-plateau] [--no-preflight] [--loadgen here|host]\n"+
+		"       [--json FILE|-] [--jsonl FILE] [--metrics-url URL|off]", stdout, stderr)
 	var f sweepFlags
 	fs := c.Flags
 	fs.StringVar(&f.url, "url", "", "server base URL as seen from the host (default: the campaign's server.url)")
@@ -73,6 +75,7 @@ func SweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.IntVar(&f.repeat, "repeat", 0, "run each level N times: means and 95% confidence intervals (default: the campaign's, else 1)")
 	fs.Int64Var(&f.seed, "seed", 0, "seed for prompts and arrivals (default: time based)")
 	fs.StringVar(&f.metricsURL, "metrics-url", "", "the server's Prometheus metrics (default: the campaign's, else URL/metrics; off to skip)")
+	fs.StringVar(&f.loadgen, "loadgen", "", "where the load generator runs: here, or host (the GPU host: profdeck copies itself there; default: the campaign's macro.loadgen, else here)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key (default: $OPENAI_API_KEY, or the campaign's server.api_key_env)")
 	if err := c.Parse(datasetArgs(args)); err != nil {
 		return c.Exit(ctx, err)
@@ -86,6 +89,10 @@ func runSweep(ctx context.Context, c *Command, f *sweepFlags) error {
 		return err
 	}
 	cfg, err := f.config(c, camp)
+	if err != nil {
+		return err
+	}
+	mode, err := f.loadgenMode(c, camp)
 	if err != nil {
 		return err
 	}
@@ -117,17 +124,30 @@ func runSweep(ctx context.Context, c *Command, f *sweepFlags) error {
 	cfg.Dial, cfg.Host = h.DialContext, h
 	client := &http.Client{Timeout: servermetrics.DefaultTimeout, Transport: &http.Transport{DialContext: h.DialContext, MaxIdleConns: 2}}
 	defer client.CloseIdleConnections()
+	opt := onhost.Options{Host: h}
 	if m := strings.TrimSpace(f.metricsURL); m != "off" && m != "none" {
 		if m == "" {
 			m = campaign.MetricsURL(cfg.URL, camp.Server.MetricsURL)
 		}
-		cfg.Scraper = servermetrics.NewScraper(m, client)
+		cfg.Scraper, opt.MetricsURL = servermetrics.NewScraper(m, client), m
 	}
-	sw, err := macro.NewSweep(cfg)
+	sw, err := onhost.NewEngine(cfg, mode, opt)
 	if err != nil {
 		return &BadInputError{Err: err}
 	}
 	return sweep(ctx, c, sw, h)
+}
+
+// loadgenMode is --loadgen when given, else the campaign's macro.loadgen.
+func (f *sweepFlags) loadgenMode(c *Command, camp *campaign.Campaign) (string, error) {
+	mode := camp.Macro.Loadgen
+	if c.Set("loadgen") {
+		mode = f.loadgen
+	}
+	if err := onhost.CheckMode(mode); err != nil {
+		return "", BadInput("%v", err)
+	}
+	return mode, nil
 }
 
 // config is the campaign's sweep with the flags that were given on top.
@@ -186,13 +206,17 @@ func setIf[T comparable](dst *T, v T) {
 }
 
 // sweep runs sw, printing progress, and writes the result document.
-func sweep(ctx context.Context, c *Command, sw *macro.Sweep, h remote.Host) error {
+func sweep(ctx context.Context, c *Command, sw macro.Engine, h remote.Host) error {
 	events := make(chan phases.Event, 64)
 	var wg sync.WaitGroup
 	wg.Go(func() { printProgress(c.Stderr, events) })
 	sc := sw.Config()
-	fmt.Fprintf(c.Stderr, "sweep %s via %s (%s API): levels %s, %s per level, warm-up %d, %s\n",
-		remote.MaskURL(sc.URL), h.Name(), sc.API, levelList(sc), perLevel(sc), sc.Warmup, workloadText(sc))
+	via := "via " + h.Name()
+	if _, ok := sw.(*onhost.Sweep); ok {
+		via = "from host " + h.Name() + " (load generator on the host)"
+	}
+	fmt.Fprintf(c.Stderr, "sweep %s %s (%s API): levels %s, %s per level, warm-up %d, %s\n",
+		remote.MaskURL(sc.URL), via, sc.API, levelList(sc), perLevel(sc), sc.Warmup, workloadText(sc))
 	res, runErr := sw.Run(ctx, &phases.Emitter{Out: events})
 	close(events)
 	wg.Wait()

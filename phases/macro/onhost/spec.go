@@ -1,0 +1,77 @@
+// Package onhost runs the macro sweep's load generator on the GPU host
+// itself (--loadgen host): this program is copied to the host (remote/selfbin),
+// started there as `profdeck loadgen-agent` over the host's command channel,
+// given the sweep's configuration on its stdin, and streams the sweep's
+// events back on its stdout, one JSON line each. The events are decoded and
+// emitted again here as the engine's own typed events, so every front-end
+// shows, journals and writes them as it does a sweep run here. The load
+// then reaches the server over the host's loopback, not through the SSH
+// connection.
+//
+// The wire is JSON lines both ways. Down (stdin): the spec first, then
+// steering operations; the end of stdin cancels the sweep (the agent writes
+// what it measured and exits). Up (stdout): events, per-request records,
+// log lines, and the result last.
+package onhost
+
+import (
+	"time"
+
+	"github.com/profdeck/profdeck/phases/macro"
+)
+
+// Spec is the part of a macro.Config that travels to the host; what a
+// Config holds that cannot travel (dialer, scraper, writers, host) is made
+// again on the host from it.
+type Spec struct {
+	URL            string        `json:"url"`
+	Model          string        `json:"model,omitempty"`
+	API            string        `json:"api,omitempty"`
+	Concurrency    []int         `json:"concurrency,omitempty"`
+	Requests       int           `json:"requests,omitempty"`
+	Duration       time.Duration `json:"duration,omitempty"`
+	Warmup         int           `json:"warmup,omitempty"`
+	InputLen       int           `json:"input_len,omitempty"`
+	OutputLen      int           `json:"output_len,omitempty"`
+	Rate           float64       `json:"rate,omitempty"`
+	StopAtPlateau  bool          `json:"stop_at_plateau,omitempty"`
+	NoPreflight    bool          `json:"no_preflight,omitempty"`
+	APIKey         string        `json:"api_key,omitempty"`
+	Timeout        time.Duration `json:"timeout,omitempty"`
+	ClientBoundLag time.Duration `json:"client_bound_lag,omitempty"`
+	Seed           int64         `json:"seed,omitempty"`
+	Limits         macro.Limits  `json:"limits"`
+	ServerLog      string        `json:"server_log,omitempty"`
+	SLO            string        `json:"slo,omitempty"`
+	Dataset        string        `json:"dataset,omitempty"`
+	DatasetFile    string        `json:"dataset_file,omitempty"` // a path on the host
+	DatasetMax     int           `json:"dataset_max,omitempty"`
+	RangeRatio     float64       `json:"range_ratio,omitempty"`
+	PrefixLen      int           `json:"prefix_len,omitempty"`
+	Repeat         int           `json:"repeat,omitempty"`
+	// MetricsURL is the server's /metrics as the host sees it; empty: none.
+	MetricsURL string `json:"metrics_url,omitempty"`
+	// JSONL asks for one record per finished request.
+	JSONL bool `json:"jsonl,omitempty"`
+}
+
+// specOf is the travelling part of cfg.
+func specOf(cfg macro.Config, metricsURL string) Spec {
+	return Spec{URL: cfg.URL, Model: cfg.Model, API: cfg.API, Concurrency: cfg.Concurrency, Requests: cfg.Requests,
+		Duration: cfg.Duration, Warmup: cfg.Warmup, InputLen: cfg.InputLen, OutputLen: cfg.OutputLen, Rate: cfg.Rate,
+		StopAtPlateau: cfg.StopAtPlateau, NoPreflight: cfg.NoPreflight, APIKey: cfg.APIKey, Timeout: cfg.Timeout,
+		ClientBoundLag: cfg.ClientBoundLag, Seed: cfg.Seed, Limits: cfg.Limits, ServerLog: cfg.ServerLog, SLO: cfg.SLO,
+		Dataset: cfg.Dataset, DatasetFile: cfg.DatasetFile, DatasetMax: cfg.DatasetMax, RangeRatio: cfg.RangeRatio,
+		PrefixLen: cfg.PrefixLen, Repeat: cfg.Repeat, MetricsURL: metricsURL, JSONL: cfg.JSONL != nil}
+}
+
+// config is the sweep's configuration on the host, without the parts made
+// there (dialer, scraper, writers, host).
+func (s Spec) config() macro.Config {
+	return macro.Config{URL: s.URL, Model: s.Model, API: s.API, Concurrency: s.Concurrency, Requests: s.Requests,
+		Duration: s.Duration, Warmup: s.Warmup, InputLen: s.InputLen, OutputLen: s.OutputLen, Rate: s.Rate,
+		StopAtPlateau: s.StopAtPlateau, NoPreflight: s.NoPreflight, APIKey: s.APIKey, Timeout: s.Timeout,
+		ClientBoundLag: s.ClientBoundLag, Seed: s.Seed, Limits: s.Limits, ServerLog: s.ServerLog, SLO: s.SLO,
+		Dataset: s.Dataset, DatasetFile: s.DatasetFile, DatasetMax: s.DatasetMax, RangeRatio: s.RangeRatio,
+		PrefixLen: s.PrefixLen, Repeat: s.Repeat}
+}

@@ -1,0 +1,42 @@
+package onhost
+
+import (
+	"encoding/json"
+
+	"github.com/profdeck/profdeck/phases/macro"
+)
+
+// AgentCommand is the hidden subcommand that runs the agent on the host.
+const AgentCommand = "loadgen-agent"
+
+// down is one line to the agent: the spec first, then one operation each.
+type down struct {
+	Spec *Spec  `json:"spec,omitempty"`
+	Op   string `json:"op,omitempty"` // pause, resume, stop, conc
+	N    int    `json:"n,omitempty"`  // conc's concurrency
+}
+
+// The steering operations.
+const (
+	opPause  = "pause"
+	opResume = "resume"
+	opStop   = "stop"
+	opConc   = "conc"
+)
+
+// up is one line from the agent: exactly one field is set, except that
+// the last line (Done) carries the result and the sweep's error together.
+type up struct {
+	Event json.RawMessage `json:"event,omitempty"` // a phases.Event, as the journal holds it
+	JSONL json.RawMessage `json:"jsonl,omitempty"` // one per-request record
+	Log   string          `json:"log,omitempty"`
+	// Done ends the stream: the result (nil when the sweep could not
+	// start) and the sweep's error.
+	Done   bool          `json:"done,omitempty"`
+	Result *macro.Result `json:"result,omitempty"`
+	Err    string        `json:"err,omitempty"`
+	// Input says Err is about what the operator asked for (exit 2);
+	// Cancelled that the sweep was cancelled.
+	Input     bool `json:"input,omitempty"`
+	Cancelled bool `json:"cancelled,omitempty"`
+}
