@@ -171,7 +171,11 @@ func TestLocalHostCancelLeavesNothing(t *testing.T) {
 	}
 	col := collect()
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { col.waitKind(t, phases.KindMacroLevel, 20*time.Second); time.Sleep(200 * time.Millisecond); cancel() }()
+	go func() {
+		col.waitKind(t, phases.KindMacroLevel, 20*time.Second)
+		time.Sleep(200 * time.Millisecond)
+		cancel()
+	}()
 	res, err := sw.Run(ctx, col.emitter())
 	col.close()
 	if !errors.Is(err, context.Canceled) || res == nil || len(res.Levels) < 1 || res.Levels[0].Completed == 0 || res.Model != "test/model" {

@@ -12,10 +12,10 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro/onhost"
-	"github.com/profdeck/profdeck/remote/ssh/sshtest"
-	"github.com/profdeck/profdeck/remote/ssh/sshtest/sshhost"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu/emutest"
+	"github.com/profdeck/profdeck/remote/ssh/sshtest"
+	"github.com/profdeck/profdeck/remote/ssh/sshtest/sshhost"
 )
 
 var (
@@ -105,7 +105,11 @@ func TestSSHCancelKeepsLevelsLeavesNothing(t *testing.T) {
 	}
 	col := collect()
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { col.waitKind(t, phases.KindMacroLevel, 30*time.Second); time.Sleep(200 * time.Millisecond); cancel() }()
+	go func() {
+		col.waitKind(t, phases.KindMacroLevel, 30*time.Second)
+		time.Sleep(200 * time.Millisecond)
+		cancel()
+	}()
 	res, err := sw.Run(ctx, col.emitter())
 	evs := col.close()
 	if !errors.Is(err, context.Canceled) || res == nil || len(res.Levels) < 1 || res.Model != "test/model" {
@@ -128,7 +132,11 @@ func TestSSHDroppedConnectionLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	col := collect()
-	go func() { col.waitKind(t, phases.KindMacroLevel, 30*time.Second); time.Sleep(300 * time.Millisecond); srv.Stop() }()
+	go func() {
+		col.waitKind(t, phases.KindMacroLevel, 30*time.Second)
+		time.Sleep(300 * time.Millisecond)
+		srv.Stop()
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	res, err := sw.Run(ctx, col.emitter())
