@@ -19,6 +19,7 @@ type GPU struct {
 	MemoryUsedMiB  *float64 `json:"memory_used_mib"`
 	MemoryTotalMiB *float64 `json:"memory_total_mib"`
 	UtilizationPct *float64 `json:"utilization_pct"`
+	PowerW         *float64 `json:"power_w,omitempty"`
 }
 
 // GPUSample is one poll of all GPUs on a host.

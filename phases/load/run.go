@@ -285,7 +285,7 @@ func toPhaseGPUs(gs []smi.GPU) []phases.GPU {
 	out := make([]phases.GPU, len(gs))
 	for i, g := range gs {
 		out[i] = phases.GPU{Index: g.Index, Name: g.Name, MemoryUsedMiB: g.MemoryUsedMiB,
-			MemoryTotalMiB: g.MemoryTotalMiB, UtilizationPct: g.UtilizationPct}
+			MemoryTotalMiB: g.MemoryTotalMiB, UtilizationPct: g.UtilizationPct, PowerW: g.PowerW}
 	}
 	return out
 }

@@ -32,7 +32,7 @@ func Parse(text string, fields []string) []GPU {
 type parser struct {
 	fields   []string
 	header   []string // CSV header names
-	dmon     []string // dmon column names
+	dmon     Dmon     // dmon columns, once a dmon header was read
 	table    *GPU     // a table GPU row waiting for its memory row
 	procs    bool     // inside the table's Processes section
 	busOrder map[string]int
@@ -60,17 +60,12 @@ func (p *parser) line(line string) {
 		p.csvLine(t)
 		return
 	}
-	if p.dmon != nil {
+	if p.dmon.cols != nil {
 		p.dmonLine(t)
 	}
 }
 
-func (p *parser) comment(t string) {
-	f := strings.Fields(strings.TrimPrefix(t, "#"))
-	if len(f) > 1 && f[0] == "gpu" {
-		p.dmon = f
-	}
-}
+func (p *parser) comment(t string) { p.dmon.Line(t) }
 
 func (p *parser) tableLine(t string) {
 	if strings.Contains(t, "Processes:") {
@@ -123,6 +118,9 @@ func (p *parser) csvLine(t string) {
 		names = p.fields
 		if names == nil {
 			names = QueryFields
+			if len(f) == len(QueryFields)-1 || len(f) == len(QueryFields) && timestampRe.MatchString(f[0]) {
+				names = QueryFields[:len(QueryFields)-1]
+			}
 		}
 		if len(f) > 0 && timestampRe.MatchString(f[0]) && len(names) == len(f)-1 {
 			names = append([]string{"timestamp"}, names...)
@@ -176,22 +174,18 @@ func contains(list []string, s string) bool {
 }
 
 func (p *parser) dmonLine(t string) {
-	f := strings.Fields(t)
-	if len(f) != len(p.dmon) {
+	r, ok := p.dmon.Line(t)
+	if !ok {
 		return
 	}
-	idx, err := strconv.Atoi(f[0])
-	if err != nil {
-		return
-	}
-	g := GPU{Index: idx}
-	for i, n := range p.dmon {
-		switch n {
-		case "fb":
-			g.MemoryUsedMiB = number(f[i])
-		case "sm":
-			g.UtilizationPct = number(f[i])
-		}
-	}
+	g := GPU{Index: r.Index, MemoryUsedMiB: known(r.FBMiB), UtilizationPct: known(r.SMPct), PowerW: known(r.PowerW)}
 	p.out.add(g)
+}
+
+// known is v, or nil when v is NaN (a value nvidia-smi could not give).
+func known(v float64) *float64 {
+	if v != v {
+		return nil
+	}
+	return &v
 }

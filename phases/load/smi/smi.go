@@ -62,10 +62,11 @@ func ReadText(r io.Reader) (text string, cut bool, dropped int, err error) {
 }
 
 // QueryCommand is the poll the load phase runs once a second.
-const QueryCommand = "nvidia-smi --query-gpu=index,name,memory.used,memory.total,utilization.gpu --format=csv,noheader,nounits"
+const QueryCommand = "nvidia-smi --query-gpu=index,name,memory.used,memory.total,utilization.gpu,power.draw --format=csv,noheader,nounits"
 
-// QueryFields are the columns of QueryCommand, in order.
-var QueryFields = []string{"index", "name", "memory.used", "memory.total", "utilization.gpu"}
+// QueryFields are the columns of QueryCommand, in order. Rows of the first
+// five alone (the poll before power.draw was added) are read too.
+var QueryFields = []string{"index", "name", "memory.used", "memory.total", "utilization.gpu", "power.draw"}
 
 // GPU is one GPU's reading.
 type GPU struct {
@@ -74,18 +75,19 @@ type GPU struct {
 	MemoryUsedMiB  *float64 `json:"memory_used_mib"`
 	MemoryTotalMiB *float64 `json:"memory_total_mib"`
 	UtilizationPct *float64 `json:"utilization_pct"`
+	PowerW         *float64 `json:"power_w,omitempty"`
 }
 
 // ParseQuery parses the noheader,nounits CSV of QueryCommand. Lines that do
-// not have the five fields are skipped.
+// not have its six fields (or the first five) are skipped.
 func ParseQuery(text string) []GPU {
 	var out []GPU
 	for _, line := range strings.Split(text, "\n") {
 		f := splitCSV(line)
-		if len(f) != len(QueryFields) {
+		if len(f) != len(QueryFields) && len(f) != len(QueryFields)-1 {
 			continue
 		}
-		if g, ok := fromFields(QueryFields, f, -1); ok {
+		if g, ok := fromFields(QueryFields[:len(f)], f, -1); ok {
 			out = append(out, g)
 		}
 	}
@@ -150,6 +152,8 @@ func fromFields(names, vals []string, order int) (GPU, bool) {
 			g.MemoryTotalMiB = number(v)
 		case "utilization.gpu":
 			g.UtilizationPct = number(v)
+		case "power.draw":
+			g.PowerW = number(v)
 		}
 	}
 	return g, hasIndex || order >= 0
@@ -183,6 +187,9 @@ func (s *set) add(g GPU) {
 	}
 	if g.UtilizationPct != nil {
 		old.UtilizationPct = g.UtilizationPct
+	}
+	if g.PowerW != nil {
+		old.PowerW = g.PowerW
 	}
 }
 

@@ -1,0 +1,98 @@
+package smi
+
+import (
+	"math"
+	"os"
+	"strings"
+	"testing"
+)
+
+// The public dmon captures: columns are mapped by the latest header, "-"
+// is unknown (NaN), GPM NVLink columns are read, a program's own line in
+// between is skipped.
+func TestDmonFixture(t *testing.T) {
+	b, err := os.ReadFile("testdata/nvidia-smi-07-dmon-variants.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d Dmon
+	var rows []DmonRow
+	for _, line := range strings.Split(string(b), "\n") {
+		if r, ok := d.Line(line); ok {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) != 4+5+3+1+2 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	first := rows[0]
+	if first.PowerW != 86 || first.SMPct != 30 || first.SMClockMHz != 1710 || !math.IsNaN(first.FBMiB) || !math.IsNaN(first.PCIeRxMBs) {
+		t.Errorf("block 1 row 0 = %+v", first)
+	}
+	if r := rows[5]; r.Index != 1 || r.FBMiB != 4 || r.TempC != 28 {
+		t.Errorf("block 2 row 1 = %+v", r)
+	}
+	if r := rows[12]; !math.IsNaN(r.MemClockMHz) || r.SMClockMHz != 208 {
+		t.Errorf("GB10 row = %+v", r)
+	}
+	gpm0, gpm1 := rows[13], rows[14]
+	if !math.IsNaN(gpm0.NVLinkRxMBs) || gpm1.NVLinkRxMBs != 0 || gpm1.NVLinkTxMBs != 0 || gpm1.Index != 1 {
+		t.Errorf("GPM rows = %+v / %+v", gpm0, gpm1)
+	}
+}
+
+// Driver 580's -s pucvmet columns, with tviol as a flag and the GPM NVLink
+// metrics.
+func TestDmonPucvmet(t *testing.T) {
+	text := `# gpu    pwr  gtemp  mtemp     sm    mem    enc    dec    jpg    ofa   mclk   pclk  pviol  tviol     fb   bar1   ccpm  sbecc  dbecc    pci  rxpci  txpci      nvlrx      nvltx
+# Idx      W      C      C      %      %      %      %      %      %    MHz    MHz      %   bool     MB     MB     MB   errs   errs   errs   MB/s   MB/s  GPM:MiB/s  GPM:MiB/s
+    0    612     61     70     99     41      0      0      0      0   3201   1755     37      1 120517      5      0      0      0      0    310    295      40960      40100
+`
+	var d Dmon
+	var got []DmonRow
+	for _, l := range strings.Split(text, "\n") {
+		if r, ok := d.Line(l); ok {
+			got = append(got, r)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d rows", len(got))
+	}
+	r := got[0]
+	if r.PowerW != 612 || r.SMClockMHz != 1755 || r.PowerViolPct != 37 || r.ThermalViolPct != 100 || r.FBMiB != 120517 ||
+		r.PCIeRxMBs != 310 || r.PCIeTxMBs != 295 || r.NVLinkRxMBs != 40960 || r.NVLinkTxMBs != 40100 {
+		t.Fatalf("row = %+v", r)
+	}
+	if g := Parse(text, nil); len(g) != 1 || *g[0].PowerW != 612 || *g[0].MemoryUsedMiB != 120517 {
+		t.Fatalf("Parse = %+v", g)
+	}
+}
+
+func TestNVLinkStatus(t *testing.T) {
+	text := "GPU 0: NVIDIA H200 (UUID: GPU-1)\n\t Link 0: 26.562 GB/s\n\t Link 1: 26.562 GB/s\n\t Link 2: <inactive>\n" +
+		"GPU 1: NVIDIA H200 (UUID: GPU-2)\nGPU 2: NVIDIA H200 (UUID: GPU-3)\n\t Link 0: N/A\n"
+	got := NVLinkStatus(text)
+	if len(got[0]) != 2 || got[0][1] != 26.562 || len(got[1]) != 0 || len(got[2]) != 0 {
+		t.Fatalf("got %v", got)
+	}
+}
+
+func FuzzDmon(f *testing.F) {
+	b, _ := os.ReadFile("testdata/nvidia-smi-07-dmon-variants.txt")
+	f.Add(string(b))
+	f.Add("# gpu pwr\n# Idx W\n0 12\n1 -\n")
+	f.Add("# Time gpu pviol tviol\n# HH:MM:SS Idx % bool\n12:00:00 0 3 1\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		var d Dmon
+		for _, l := range strings.Split(s, "\n") {
+			if r, ok := d.Line(l); ok && (r.Index < 0 || r.PowerW < 0 || r.NVLinkTxMBs < 0) {
+				t.Fatalf("row %+v from %q", r, l)
+			}
+		}
+		for gpu, links := range NVLinkStatus(s) {
+			if gpu < 0 || len(links) > 64 {
+				t.Fatalf("gpu %d links %v", gpu, links)
+			}
+		}
+	})
+}
