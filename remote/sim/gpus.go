@@ -45,6 +45,12 @@ type GPU struct {
 	UtilPct     int
 	TempC       int
 	PowerW      float64
+	// What nvidia-smi dmon adds: the SM clock, the share of time held down
+	// by the power cap, PCIe (MB/s) and NVLink (MiB/s) traffic.
+	SMClockMHz                 float64
+	PowerViolPct               float64
+	PCIeRxMBs, PCIeTxMBs       float64
+	NVLinkRxMiBs, NVLinkTxMiBs float64
 }
 
 var busIDs = []string{"0A", "18", "3B", "44", "87", "90", "B9", "C2"}
@@ -81,8 +87,28 @@ func (d *Deployment) GPUs() []GPU {
 			TempC:       g.baseTemp + util*4/10,
 			PowerW:      72 + float64(i%3)*3 + g.usedGiB*0.04 + float64(util)*5.4,
 		}
+		d.linksLocked(&out[i], g.util)
 	}
 	return out
+}
+
+// linksLocked sets what dmon adds to a reading: clocks that boost when
+// busy (and drop under the power cap), and link traffic that grows with
+// utilisation (all-reduces over NVLink, small PCIe traffic).
+func (d *Deployment) linksLocked(g *GPU, util float64) {
+	g.SMClockMHz = 345
+	if util > 1 {
+		g.SMClockMHz = 1980
+	}
+	if c := d.opt.PowerCapW; c > 0 && g.PowerW > c {
+		g.PowerViolPct = min(100, (g.PowerW-c)/c*400)
+		g.SMClockMHz *= c / g.PowerW
+		g.PowerW = c
+	}
+	g.PCIeRxMBs, g.PCIeTxMBs = 12+util*3, 9+util*2
+	if !d.opt.NoNVLink && d.opt.GPUs > 1 {
+		g.NVLinkRxMiBs, g.NVLinkTxMiBs = util*410, util*405
+	}
 }
 
 // tickGPUs drives the simulation until the deployment closes.

@@ -113,6 +113,12 @@ func splitFields(s string) []string {
 
 // nvidiaSMI prints what nvidia-smi prints for the simulated GPUs.
 func (d *Deployment) nvidiaSMI(ctx context.Context, cmd string, args []string, out func(remote.Line)) error {
+	if len(args) > 0 && args[0] == "dmon" {
+		return d.dmon(ctx, cmd, args[1:], out)
+	}
+	if len(args) > 0 && args[0] == "nvlink" {
+		return d.nvlinkStatus(cmd, args[1:], out)
+	}
 	a, err := parseSMIArgs(args)
 	if err != nil {
 		msg := "Invalid combination of input arguments (" + err.Error() + "). Please run 'nvidia-smi -h' for help."

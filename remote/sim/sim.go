@@ -66,6 +66,12 @@ type Options struct {
 	StatsInterval time.Duration
 	// NoPySpy leaves py-spy off the host (a diagnosis then hints to install it).
 	NoPySpy bool
+	// NoNVLink makes the GPUs PCIe-only (`nvidia-smi nvlink -s` lists no
+	// link); NoGPM makes dmon refuse --gpm-metrics (GPUs before Hopper).
+	NoNVLink, NoGPM bool
+	// PowerCapW, when set, holds each GPU's power at it: dmon's pviol then
+	// reads the share held down and the SM clock drops.
+	PowerCapW float64
 	// Node is this node's rank among Nodes (StartNodes sets them); node 0
 	// is the head. NodeName is the host's name (default "sim").
 	Node, Nodes int
