@@ -111,6 +111,8 @@ type LevelResult struct {
 	// FailureExamples holds one example per distinct error (a bounded few).
 	FailureExamples []FailureExample `json:"failure_examples,omitempty"`
 	Server          *ServerLevel     `json:"server,omitempty"`
+	// GPU is the GPUs over the level's throughput window (a GPU sampler ran).
+	GPU *GPULevel `json:"gpu,omitempty"`
 	// Goodput is set when the sweep has an SLO.
 	Goodput *Goodput `json:"goodput,omitempty"`
 	// Repeats are the level's figures over its repeated runs (--repeat).

@@ -54,6 +54,9 @@ type Config struct {
 	JSONL io.Writer
 	// Scraper, when set, is polled once a second for the server's own figures.
 	Scraper Scraper
+	// GPU, when set, samples the host's GPUs for the sweep's length; each
+	// level gets their figures over its throughput window.
+	GPU GPUSampler
 	// Timeout bounds one request from send to its last byte (default 10m).
 	Timeout time.Duration
 	// ClientBoundLag is the p99 send lag above which a level is flagged
@@ -93,6 +96,15 @@ type Config struct {
 // Scraper reads the server's own figures (its Prometheus /metrics).
 type Scraper interface {
 	Scrape(ctx context.Context, now time.Time) (phases.ServerStats, error)
+}
+
+// GPUSampler samples a host's GPUs (phases/gputel.Sampler): Run until ctx
+// ends, emitting its rounds; Level sums up a window; Source says what it
+// reads and lacks.
+type GPUSampler interface {
+	Run(ctx context.Context, em *phases.Emitter) error
+	Level(from, to time.Time, outputTokens float64) *phases.GPULevel
+	Source() phases.GPUTelSource
 }
 
 // shownURL is a URL as it may be printed or recorded: its user and

@@ -272,6 +272,10 @@ func (l *level) result(ctx context.Context) *phases.LevelResult {
 	lr.MedianTTFATms = float64(l.ttfat.ValueAtQuantile(50)) / 1e3
 	lr.ClientCPUs = cpu.Seconds()
 	l.throughput(&lr)
+	if g := l.cfg.GPU; g != nil && lr.DurationS > 0 && !l.measuredStart.IsZero() {
+		from := l.measuredStart
+		lr.GPU = g.Level(from, from.Add(time.Duration(lr.DurationS*float64(time.Second))), lr.OutputThroughput*lr.DurationS)
+	}
 	if l.cfg.slo != nil {
 		l.cfg.slo.goodput(&lr, l.agg.sloc)
 	}

@@ -69,3 +69,14 @@ func (r *runner) serverLevel(ctx context.Context, w *window) *phases.ServerLevel
 	w.scheduler(sl, samples)
 	return sl
 }
+
+// gpuEnd records what the GPU sampler read, and says its notes (the
+// energy estimate, a missing NVLink) among the sweep's warnings.
+func (r *runner) gpuEnd(res *Result) {
+	src := r.cfg.GPU.Source()
+	if src.Host == "" {
+		return
+	}
+	res.GPU = &src
+	r.warns.sweep = append(r.warns.sweep, src.Notes...)
+}

@@ -42,6 +42,8 @@ type Result struct {
 	Warnings []string `json:"warnings"`
 	// SLO is the sweep's SLO and the largest concurrency meeting it.
 	SLO *SLOResult `json:"slo,omitempty"`
+	// GPU is what the GPU sampler read and what the host lacked.
+	GPU *phases.GPUTelSource `json:"gpu,omitempty"`
 	// Workload is what was sent: the dataset, its seed and its shape.
 	Workload    Workload    `json:"workload"`
 	Definitions Definitions `json:"definitions"`
@@ -232,6 +234,11 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 		r.sctx = sctx
 		scrapeWG.Add(1)
 		go func() { defer scrapeWG.Done(); r.scrapeLoop(sctx) }()
+	}
+	if cfg.GPU != nil {
+		scrapeWG.Add(1)
+		go func() { defer scrapeWG.Done(); _ = cfg.GPU.Run(sctx, em) }()
+		defer r.gpuEnd(res)
 	}
 	defer func() { stopScrape(); scrapeWG.Wait(); r.edges.Wait() }()
 	defer func() {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/profdeck/profdeck/campaign"
+	"github.com/profdeck/profdeck/phases/gputel"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
 	"github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/remote"
@@ -26,6 +27,7 @@ func RunConfig(c *campaign.Campaign, nodes []remote.Host, apiKey string) (run.Co
 	cfg.Server = c.NodeServer(nodes)
 	cfg.Sweep.Dial = host.DialContext
 	cfg.Sweep.Scraper = servermetrics.NewScraper(c.MetricsURL(), client)
+	cfg.Sweep.GPU = gputel.New(host, gputel.Options{})
 	if len(nodes) > 1 {
 		cfg.Nodes = c.LoadNodes(nodes)
 		cfg.NCCL.Nodes = nodes

@@ -14,6 +14,7 @@ import (
 
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/gputel"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/macro/onhost"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
@@ -122,6 +123,7 @@ func runSweep(ctx context.Context, c *Command, f *sweepFlags) error {
 		cfg.URL = "http://" + d.Options().ServerAddr
 	}
 	cfg.Dial, cfg.Host = h.DialContext, h
+	cfg.GPU = gputel.New(h, gputel.Options{})
 	client := &http.Client{Timeout: servermetrics.DefaultTimeout, Transport: &http.Transport{DialContext: h.DialContext, MaxIdleConns: 2}}
 	defer client.CloseIdleConnections()
 	opt := onhost.Options{Host: h}

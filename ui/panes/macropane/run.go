@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/gputel"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
 	"github.com/profdeck/profdeck/remote"
@@ -26,6 +27,7 @@ func (m *Model) sweepConfig() (cfg macro.Config, done func()) {
 	client := &http.Client{}
 	if m.d.Host != nil {
 		cfg.Dial, cfg.Host = m.d.Host.DialContext, m.d.Host
+		cfg.GPU = gputel.New(m.d.Host, gputel.Options{})
 		client.Transport = &http.Transport{DialContext: m.d.Host.DialContext, MaxIdleConns: 2}
 	}
 	cfg.Scraper = servermetrics.NewScraper(c.MetricsURL(), client)
