@@ -26,6 +26,8 @@ func (c *Campaign) RunConfig(apiKey string) (run.Config, error) {
 		Version:     c.Server.Version,
 		ProfilerDir: c.Server.ProfilerDir,
 		Sweep:       c.SweepConfig(apiKey),
+		Loadgen:     c.Macro.Loadgen,
+		MetricsURL:  c.MetricsURL(),
 		ModelSpec:   spec,
 		MicroPlan:   c.PlanOptions(c.Micro.Batch),
 		Micro:       c.MicroConfig(),

@@ -58,6 +58,7 @@ type Engine interface {
 	Resume()
 	Paused() bool
 	SetConcurrency(n int)
+	Concurrency() int
 	Stop()
 }
 

@@ -85,6 +85,10 @@ type Config struct {
 	ProfilerDir string
 
 	Sweep macro.Config
+	// Loadgen is where the sweep's load generator runs: onhost.Here
+	// ("" too) or onhost.OnHost (on Host, which gets a copy of this
+	// program); MetricsURL is the server's /metrics as the host sees it.
+	Loadgen, MetricsURL string
 
 	ModelSpec string // the model for micro and NCCL (preset, config path or name)
 	MicroPlan model.Options

@@ -13,7 +13,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/gpubench"
 	"github.com/profdeck/profdeck/phases/load"
-	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/onhost"
 	"github.com/profdeck/profdeck/phases/micro"
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/phases/nccl"
@@ -149,7 +149,7 @@ func (r *runner) getJSON(ctx context.Context, u string, v any) bool {
 
 // macro runs the campaign's sweep.
 func (r *runner) macro(ctx context.Context) (string, string) {
-	sw, err := macro.NewSweep(r.cfg.Sweep)
+	sw, err := onhost.NewEngine(r.cfg.Sweep, r.cfg.Loadgen, onhost.Options{Host: r.cfg.Host, MetricsURL: r.cfg.MetricsURL})
 	if err != nil {
 		return phases.StepFailed, err.Error()
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro/onhost"
 	"github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
@@ -17,7 +18,7 @@ import (
 )
 
 const runUsage = `profdeck run [-c FILE] [--host HOST] [--phases load,macro,micro,nccl,profile]
-                   [--redo STEP|PHASE,...] [--json FILE|-] [--jsonl FILE]
+                   [--redo STEP|PHASE,...] [--loadgen here|host] [--json FILE|-] [--jsonl FILE]
 
 Runs the campaign in order: serve, macro, free the GPUs, micro, nccl,
 restart with the profiler, profile (C=1 and the plateau's C), leave the
@@ -36,6 +37,8 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var phasesList, redoList string
 	cmd.Flags.StringVar(&phasesList, "phases", "", "only the steps of these phases: load,macro,micro,nccl,profile (default all)")
 	cmd.Flags.StringVar(&redoList, "redo", "", "steps or phases to do again although the journal has them done")
+	var loadgen string
+	cmd.Flags.StringVar(&loadgen, "loadgen", "", "where the sweep's load generator runs: here, or host (the GPU host; default: the campaign's macro.loadgen)")
 	if err := cmd.Parse(args); err != nil {
 		return cmd.Exit(ctx, err)
 	}
@@ -54,6 +57,12 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmd.Exit(ctx, BadInput("no campaign file %s: write one with `profdeck init`", campaign.DefaultPath))
 	}
 	c.Host = cmd.Host(c)
+	if cmd.Set("loadgen") {
+		if err := onhost.CheckMode(loadgen); err != nil {
+			return cmd.Exit(ctx, BadInput("%v", err))
+		}
+		c.Macro.Loadgen = loadgen
+	}
 	cmd.AsideDir = filepath.Dir(c.JournalPath())
 	nodes, err := cmd.OpenNodes(ctx, c, func(h *hosts.Options) { *h = HostOptions(c) })
 	if err != nil {

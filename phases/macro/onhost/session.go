@@ -162,6 +162,12 @@ func (se *session) event(raw []byte) {
 		se.warnings = append(se.warnings, d.Text)
 	}
 	se.mu.Unlock()
+	switch d := ev.Data.(type) {
+	case phases.LevelStarted:
+		se.s.setTarget(d.Concurrency)
+	case phases.MacroTick:
+		se.s.setTarget(d.Concurrency)
+	}
 	if se.em == nil || se.em.Out == nil {
 		return
 	}

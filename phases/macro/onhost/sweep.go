@@ -40,6 +40,7 @@ type Sweep struct {
 	queue   []down
 	wake    chan struct{}
 	paused  bool
+	target  int // the level's in-flight target, as last asked or reported
 	install *selfbin.Install
 }
 
@@ -96,7 +97,18 @@ func (s *Sweep) setPaused(p bool) { s.mu.Lock(); s.paused = p; s.mu.Unlock() }
 func (s *Sweep) Paused() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.paused }
 
 // SetConcurrency changes the current level's in-flight target on the host.
-func (s *Sweep) SetConcurrency(n int) { s.send(down{Op: opConc, N: max(n, 1)}) }
+func (s *Sweep) SetConcurrency(n int) {
+	n = max(n, 1)
+	s.setTarget(n)
+	s.send(down{Op: opConc, N: n})
+}
+
+func (s *Sweep) setTarget(n int) { s.mu.Lock(); s.target = n; s.mu.Unlock() }
+
+// Concurrency is the current level's in-flight target: as last set here,
+// or as the host last reported it (0 before the first level, and in rate
+// mode).
+func (s *Sweep) Concurrency() int { s.mu.Lock(); defer s.mu.Unlock(); return s.target }
 
 // Stop ends the sweep gracefully, as macro.Sweep.Stop does.
 func (s *Sweep) Stop() { s.send(down{Op: opStop}) }

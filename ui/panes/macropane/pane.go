@@ -30,7 +30,7 @@ type Model struct {
 
 	// The sweep this pane runs: the run's state, and the engine to steer.
 	r        common.Run
-	sweep    *macro.Sweep
+	sweep    macro.Engine
 	stopping bool  // asked to stop: the requests in flight finish
 	planned  []int // the levels the sweep was started with
 	// asked is what the keys asked of the engine that its ticks do not

@@ -11,6 +11,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/gputel"
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/onhost"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/ui/common"
@@ -40,14 +41,20 @@ func (m *Model) start() tea.Cmd {
 		return common.Error(errors.New("macro: no campaign loaded"))
 	}
 	cfg, release := m.sweepConfig()
-	sw, err := macro.NewSweep(cfg)
+	c := m.d.Campaign
+	sw, err := onhost.NewEngine(cfg, c.Macro.Loadgen, onhost.Options{Host: m.d.Host, MetricsURL: c.MetricsURL()})
 	if err != nil {
+		release()
 		return common.Error(fmt.Errorf("macro sweep: %w", err))
 	}
 	m.resetRun()
 	m.sweep, m.stopping, m.planned = sw, false, sw.Config().Concurrency
 	m.chartsDirty = true
-	return tea.Batch(common.Status("macro sweep started against "+remote.MaskURL(cfg.URL)),
+	where := ""
+	if _, ok := sw.(*onhost.Sweep); ok {
+		where = " (load generator on host " + m.d.Host.Name() + ")"
+	}
+	return tea.Batch(common.Status("macro sweep started against "+remote.MaskURL(cfg.URL)+where),
 		m.r.Start(m.d, func(ctx context.Context, em *phases.Emitter) error {
 			defer release()
 			_, err := sw.Run(ctx, em)
