@@ -1,8 +1,18 @@
-"""Rank 0's engine: continuous batching up to max_num_seqs. Each iteration
-admits waiting requests (prefilling each, eagerly) and then runs one decode
-step of every running sequence as a CUDA graph replay of the padded batch
-size. Finished sequences leave at once and their cache row is refilled by
-moving the last row into it, so the batch always occupies rows 0..B-1.
+"""Rank 0's engine: continuous batching up to max_num_seqs, in one of two
+modes. By default each iteration admits waiting requests (prefilling each
+whole, eagerly, between decode steps) and then runs one decode step of every
+running sequence as a CUDA graph replay of the padded batch size. With
+--chunked-prefill (as vLLM's V1 engine), prefill chunks join the decode
+batch up to --max-num-batched-tokens tokens per step: a step that holds
+chunks runs eagerly over all its tokens at once, a step without them
+replays the decode graph. Finished sequences leave at once and their cache
+row is refilled by moving the last row into it, so the batch always
+occupies rows 0..B-1; a request still prefilling in chunked mode holds a
+staging row above them.
+
+Every token a running request receives is accounted for (truth_stats.py):
+the period since its last token, the prefill wall time between (prefills run
+between decode steps), and whether its step was mixed (held prefill chunks).
 """
 import concurrent.futures
 import queue
@@ -10,7 +20,7 @@ import statistics
 import threading
 import time
 
-from runner import OP_DECODE, OP_MOVE, OP_PREFILL, OP_PROF_START, OP_PROF_STOP, OP_STOP, OP_TRUTH, vlog
+from runner import OP_DECODE, OP_MIXED, OP_MOVE, OP_PREFILL, OP_PROF_START, OP_PROF_STOP, OP_STOP, OP_TRUTH, STAGING_ROWS, vlog
 
 
 class Hist:
@@ -38,6 +48,11 @@ class Request:
         self.cancelled = False
         self.row = -1
         self.steps = {}  # padded batch size → decode steps this request took part in
+        self.done_prompt = 0  # prompt tokens prefilled (chunked mode)
+        # The wait for each token after the first (truth_stats.py): the
+        # clock and the engine's prefill wall counter at the last token.
+        self.t_last, self.pf_mark = 0.0, 0.0
+        self.acct = {"periods": 0, "period_s": 0.0, "prefill_s": 0.0, "decode": {}, "mixed": {}}
 
 
 class Engine:
@@ -60,6 +75,14 @@ class Engine:
         # scheduling), which is what each running sequence waits per token.
         self.step_period = {}
         self.last_decode_end, self.last_batch = 0.0, set()
+        self.chunked = bool(getattr(args, "chunked_prefill", False))
+        self.prefilling = []  # chunked mode: admitted, not yet fully prefilled
+        self.free_staging = list(range(args.max_num_seqs, args.max_num_seqs + STAGING_ROWS))
+        # Wall seconds of prefills run between decode steps, cumulative.
+        self.pf_cum = 0.0
+        # Wall of decode-only steps and of mixed steps, and the periods
+        # with no prefill between ("clean"), by padded decode batch size.
+        self.clean_period, self.mixed_wall = {}, {}
         # Requests finished since the last reset: (TPOT s, tokens after the
         # first, {padded batch size: decode steps}).
         self.finished = []
@@ -91,6 +114,8 @@ class Engine:
         self.r.torch.set_grad_enabled(False)  # per thread
         try:
             self._loop()
+        except SystemExit:
+            return
         except BaseException as e:  # the server answers 500s from now on
             self.error = "%s: %s" % (type(e).__name__, e)
             vlog("EngineCore_DP0", "EngineCore encountered a fatal error: " + self.error, "core.py:700", "ERROR")
@@ -108,9 +133,12 @@ class Engine:
             except queue.Empty:
                 pass
             self._drop_cancelled()
-            self._admit()
-            if self.running:
-                self._decode()
+            if self.chunked:
+                self._step_chunked()
+            else:
+                self._admit()
+                if self.running:
+                    self._decode()
             self._stats_log()
 
     def _controls(self):
@@ -121,7 +149,7 @@ class Engine:
                 return
             try:
                 if op == OP_TRUTH:
-                    if self.running or self.waiting:
+                    if self.running or self.waiting or self.prefilling:
                         # Wait for the batch to drain: the pass writes rows 0..M-1.
                         self.ctl.put((op, args, fut))
                         return
@@ -162,6 +190,11 @@ class Engine:
             else:
                 keep.append(q)
         self.waiting = keep
+        for q in list(self.prefilling):
+            if q.cancelled:
+                self.aborted += 1
+                self.prefilling.remove(q)
+                self.free_staging.append(q.row)
         for q in list(self.running):
             if q.cancelled:
                 self.aborted += 1
@@ -184,8 +217,12 @@ class Engine:
             q = self.waiting.pop(0)
             budget -= len(q.prompt)
             q.row = len(self.running)
+            t0 = time.perf_counter()
             self.r.bcast([OP_PREFILL, q.row, len(q.prompt)] + q.prompt)
             tok = self.r.prefill(q.row, q.prompt)
+            q.t_last = time.perf_counter()
+            self.pf_cum += q.t_last - t0
+            q.pf_mark = self.pf_cum
             now = time.time()
             self.steps += 1
             self.iter_tokens.observe(len(q.prompt))
@@ -214,11 +251,9 @@ class Engine:
         self.r.bcast([OP_DECODE, b] + ids + pos)
         toks, bp = self.r.decode(b, ids, pos)
         wall = time.perf_counter() - t0
-        w = self.step_wall.setdefault(bp, [])
-        if len(w) >= 4096:
-            del w[:2048]
-        w.append(wall)
+        _bounded(self.step_wall, bp, wall)
         end = time.perf_counter()
+        self._account(self.running, end, bp, None)
         ids_now = {id(q) for q in self.running}
         # A period counts when some sequence of this step was in the last
         # one: the time it waited for its next token.
@@ -248,6 +283,119 @@ class Engine:
             self._release(q)
             self._finish(q, now)
 
+    def _account(self, batch, end, bp, mixed_wall):
+        """Books each request's wait for this token: the period since its
+        last one, the prefills run between, and the step's kind."""
+        for q in batch:
+            if q.t_last:
+                a = q.acct
+                per = end - q.t_last
+                pf = self.pf_cum - q.pf_mark
+                a["periods"] += 1
+                a["period_s"] += per
+                a["prefill_s"] += pf
+                if mixed_wall is None:
+                    a["decode"][bp] = a["decode"].get(bp, 0) + 1
+                    if pf == 0:
+                        _bounded(self.clean_period, bp, per)
+                else:
+                    m = a["mixed"].setdefault(bp, [0, 0.0])
+                    m[0] += 1
+                    m[1] += mixed_wall
+            q.t_last, q.pf_mark = end, self.pf_cum
+
+    # ---- chunked prefill -------------------------------------------------
+    def _step_chunked(self):
+        """One step as vLLM V1 schedules it: every running request's decode
+        token, then prefill chunks (oldest first) up to the token budget."""
+        a = self.args
+        while (self.waiting and self.free_staging and
+               len(self.running) + len(self.prefilling) < a.max_num_seqs):
+            q = self.waiting.pop(0)
+            q.row = self.free_staging.pop(0)
+            self.prefilling.append(q)
+        budget = a.max_num_batched_tokens - len(self.running)
+        chunks = []
+        for q in self.prefilling:
+            if budget <= 0:
+                break
+            n = min(budget, len(q.prompt) - q.done_prompt)
+            chunks.append((q, q.done_prompt, n))
+            budget -= n
+        if not chunks:
+            if self.running:
+                self._decode()
+            return
+        self._mixed(chunks)
+
+    def _mixed(self, chunks):
+        b = len(self.running)
+        bp = self.r.padded(b) if b else 0
+        ids = [q.out[-1] for q in self.running]
+        pos = [len(q.prompt) + len(q.out) - 1 for q in self.running]
+        segs = [(q.row, p0, q.prompt[p0:p0 + n]) for q, p0, n in chunks]
+        msg = [OP_MIXED, b, len(segs)] + ids + pos
+        for row, p0, toks in segs:
+            msg += [row, p0, len(toks)]
+        for _, _, toks in segs:
+            msg += toks
+        t0 = time.perf_counter()
+        self.r.bcast(msg)
+        toks = self.r.mixed(ids, pos, segs)
+        end = time.perf_counter()
+        wall = end - t0
+        ntok = b + sum(n for _, _, n in chunks)
+        self.steps += 1
+        self.iter_tokens.observe(ntok)
+        if b:
+            _bounded(self.mixed_wall, bp, wall)
+            self._account(self.running, end, bp, wall)
+        now = time.time()
+        out, done = [], []
+        for q, tok in zip(self.running, toks[:b]):
+            q.out.append(tok)
+            q.steps[bp] = q.steps.get(bp, 0) + 1
+            self.itl.observe(now - q.last)
+            q.last = now
+            fin = len(q.out) >= q.max_tokens
+            out.append((q, tok, fin))
+            if fin:
+                done.append(q)
+        self.gen_tokens += b
+        self.stats_gen += b
+        prefilled = []
+        for (q, p0, n), tok in zip(chunks, toks[b:]):
+            q.done_prompt += n
+            self.prompt_tokens += n
+            self.stats_prompt += n
+            if q.done_prompt < len(q.prompt):
+                continue
+            q.first = q.last = now
+            q.t_last, q.pf_mark = end, self.pf_cum
+            q.out.append(tok)
+            self.gen_tokens += 1
+            self.stats_gen += 1
+            self.ttft.observe(now - q.arrived)
+            fin = len(q.out) >= q.max_tokens
+            out.append((q, tok, fin))
+            prefilled.append((q, fin))
+        self._deliver(out)
+        for q in done:
+            self._release(q)
+            self._finish(q, now)
+        for q, fin in prefilled:
+            self.prefilling.remove(q)
+            staging = q.row
+            if fin:
+                self._finish(q, now)
+            else:
+                with self.lock:
+                    q.row = len(self.running)
+                    self.r.bcast([OP_MOVE, staging, q.row])
+                    self.r.move(staging, q.row)
+                    self.running.append(q)
+            self.free_staging.append(staging)
+
     def _finish(self, q, now):
         self.succeeded += 1
         self.e2e.observe(now - q.arrived)
@@ -255,7 +403,7 @@ class Engine:
             tpot = (now - q.first) / (len(q.out) - 1)
             self.tpot.observe(tpot)
             if len(self.finished) < 100000:
-                self.finished.append((tpot, len(q.out) - 1, q.steps))
+                self.finished.append((tpot, len(q.out) - 1, q.steps, q.acct))
 
     def _stats_log(self):
         now = time.time()
@@ -271,11 +419,20 @@ class Engine:
 
     def reset_served(self):
         self.step_wall, self.step_period, self.finished = {}, {}, []
+        self.clean_period, self.mixed_wall = {}, {}
 
     def served_steps(self):
         """Median wall time of the decode steps served, by padded batch size."""
         periods = {b: statistics.mean(v) * 1e3 for b, v in list(self.step_period.items()) if v}
         return {b: (statistics.median(v) * 1e3, len(v), periods.get(b, 0.0)) for b, v in list(self.step_wall.items()) if v}
+
+
+def _bounded(d, key, v):
+    """Appends v to d[key], keeping the list bounded."""
+    w = d.setdefault(key, [])
+    if len(w) >= 4096:
+        del w[:2048]
+    w.append(v)
 
 
 def _put_all(items):

@@ -244,9 +244,12 @@ class Model:
         h = h * ok.unsqueeze(-1).to(h.dtype)
         return self.all_reduce(p, h)
 
-    def attention(self, p, L, x, pos, cache, rows, prefill_row):
-        """MLA at decode (rows: the batch's cache rows, one token each) or at
-        prefill (prefill_row: one sequence, its tokens at positions 0..T-1)."""
+    def attention(self, p, L, x, pos, cache, rows, prefill_row, segs=None):
+        """MLA at decode (rows: the batch's cache rows 0..nd-1, one token
+        each), at prefill (prefill_row: one sequence, its tokens at positions
+        0..T-1), or over a mixed batch (segs: the decode rows' tokens first,
+        then each prefill chunk (row, start, n), its tokens at positions
+        start..start+n-1), as a chunked-prefill engine runs a step."""
         torch, s, hl = self.torch, self.s, self.hl
         T = x.shape[0]
         a = self.linear(p, "q_a+kv_a", x, L["qkv_a"])
@@ -259,23 +262,46 @@ class Model:
         # Absorbed: q_nope into the latent space, per head.
         q_lat = p.gemm("w_uk", lambda: torch.bmm(q_nope.transpose(0, 1), L["w_uk"].transpose(1, 2)))  # [hl, T, kv_lora]
         qf = torch.cat([q_lat.transpose(0, 1), q_pe], dim=-1)  # [T, hl, C]
-        if prefill_row is None:
-            cache[rows, pos] = kv
-            ctx = cache[:T]  # [T, L, C]: decode rows are 0..T-1
-            sc = torch.bmm(qf, ctx.transpose(1, 2)) * self.scale  # [T, hl, L]
-            mask = torch.arange(ctx.shape[1], device=x.device).view(1, 1, -1) > pos.view(-1, 1, 1)
-            pr = torch.softmax(sc.float().masked_fill(mask, float("-inf")), dim=-1).to(self.dtype)
-            o_lat = torch.bmm(pr, ctx[..., :s.kv_lora])  # [T, hl, kv_lora]
+        if segs is not None:
+            nd = T - sum(n for _, _, n in segs)
+            outs = []
+            if nd:
+                outs.append(self._attend_decode(qf[:nd], kv[:nd], pos[:nd], cache, rows[:nd]))
+            off = nd
+            for row, p0, n in segs:
+                outs.append(self._attend_prefill(qf[off:off + n], kv[off:off + n], cache, row, p0))
+                off += n
+            o_lat = torch.cat(outs) if len(outs) > 1 else outs[0]
+        elif prefill_row is None:
+            o_lat = self._attend_decode(qf, kv, pos, cache, rows)
         else:
-            cache[prefill_row, :T] = kv
-            ctx = cache[prefill_row, :T]  # [T, C]
-            sc = torch.matmul(qf.transpose(0, 1), ctx.t()) * self.scale  # [hl, T, T]
-            causal = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
-            pr = torch.softmax(sc.float().masked_fill(causal, float("-inf")), dim=-1).to(self.dtype)
-            o_lat = torch.matmul(pr, ctx[:, :s.kv_lora]).transpose(0, 1)  # [T, hl, kv_lora]
+            o_lat = self._attend_prefill(qf, kv, cache, prefill_row, 0)
         o = p.gemm("w_uv", lambda: torch.bmm(o_lat.transpose(0, 1), L["w_uv"].transpose(1, 2)))  # [hl, T, v]
         o = o.transpose(0, 1).reshape(T, hl * s.v)
         return self.all_reduce(p, self.linear(p, "o_proj", o, L["o_proj"]))
+
+    def _attend_decode(self, qf, kv, pos, cache, rows):
+        """One token per row (rows 0..T-1) over its latent cache."""
+        torch, s = self.torch, self.s
+        T = qf.shape[0]
+        cache[rows, pos] = kv
+        ctx = cache[:T]  # [T, L, C]: decode rows are 0..T-1
+        sc = torch.bmm(qf, ctx.transpose(1, 2)) * self.scale  # [T, hl, L]
+        mask = torch.arange(ctx.shape[1], device=qf.device).view(1, 1, -1) > pos.view(-1, 1, 1)
+        pr = torch.softmax(sc.float().masked_fill(mask, float("-inf")), dim=-1).to(self.dtype)
+        return torch.bmm(pr, ctx[..., :s.kv_lora])  # [T, hl, kv_lora]
+
+    def _attend_prefill(self, qf, kv, cache, row, p0):
+        """A chunk of one sequence, its tokens at p0..p0+T-1, causally over
+        the cache up to its last token."""
+        torch, s = self.torch, self.s
+        T = qf.shape[0]
+        cache[row, p0:p0 + T] = kv
+        ctx = cache[row, :p0 + T]  # [p0+T, C]
+        sc = torch.matmul(qf.transpose(0, 1), ctx.t()) * self.scale  # [hl, T, p0+T]
+        causal = torch.ones(T, p0 + T, dtype=torch.bool, device=qf.device).triu(p0 + 1)
+        pr = torch.softmax(sc.float().masked_fill(causal, float("-inf")), dim=-1).to(self.dtype)
+        return torch.matmul(pr, ctx[:, :s.kv_lora]).transpose(0, 1)  # [T, hl, kv_lora]
 
     def mlp(self, p, pre, x, L):
         h = self.linear(p, pre + ".gate_up", x, L[pre + ".gate_up"])
@@ -327,16 +353,17 @@ class Model:
             out = out + self.mlp(p, "shared", x, L)
         return out
 
-    def forward(self, ids, pos, caches, rows=None, prefill_row=None, p=None):
-        """Runs the model over ids (one token per decode row, or one
-        sequence's prompt) and returns the greedy next token of each decode
-        row, or of the prompt's last position."""
+    def forward(self, ids, pos, caches, rows=None, prefill_row=None, p=None, segs=None):
+        """Runs the model over ids (one token per decode row, one sequence's
+        prompt, or a mixed batch: decode rows then prefill chunks, segs) and
+        returns the greedy next token of each decode row and of each chunk's
+        last position (a mixed batch), or of the prompt's last position."""
         p = p or Probe()
         torch = self.torch
         h = self.embed(p, ids)
         for li, L in enumerate(self.layers):
             x = self.rms(h, L["ln1"])
-            h = h + self.attention(p, L, x, pos, caches[li], rows, prefill_row)
+            h = h + self.attention(p, L, x, pos, caches[li], rows, prefill_row, segs)
             x = self.rms(h, L["ln2"])
             if self.s.is_moe(li):
                 y = self.moe(p, x, L)
@@ -345,6 +372,13 @@ class Model:
             h = h + self.all_reduce(p, y)
         if prefill_row is not None:
             h = h[-1:]
+        elif segs is not None:
+            nd = h.shape[0] - sum(n for _, _, n in segs)
+            last, off = [], nd
+            for _, _, n in segs:
+                off += n
+                last.append(off - 1)
+            h = torch.cat([h[:nd], h[last]])
         x = self.rms(h, self.top["norm"])
         logits = self.linear(p, "lm_head", x, self.top["lm_head"])  # [T, vl]
         if self.tp > 1:

@@ -12,7 +12,11 @@ import weights
 from model import EventProbe, Model
 
 # Operations, broadcast as the first word of a control message.
-OP_STOP, OP_PREFILL, OP_DECODE, OP_MOVE, OP_TRUTH, OP_PROF_START, OP_PROF_STOP = range(7)
+OP_STOP, OP_PREFILL, OP_DECODE, OP_MOVE, OP_TRUTH, OP_PROF_START, OP_PROF_STOP, OP_MIXED = range(8)
+
+# Cache rows a chunked-prefill engine keeps for requests still prefilling
+# (beyond max_num_seqs); a request moves to the decode rows once prefilled.
+STAGING_ROWS = 8
 
 
 def vlog(role, msg, src="fieldrig.py:1", level="INFO"):
@@ -47,8 +51,10 @@ def bar_line(desc, n, total, t0, style="completed"):
 
 
 def msg_words(args):
-    """The longest control message: a prefill of a whole context."""
-    return 8 + max(2 * args.max_num_seqs, args.max_model_len)
+    """The longest control message: a prefill of a whole context, or a
+    mixed step (decode rows, chunk descriptors and a token budget of ids)."""
+    mixed = 2 * args.max_num_seqs + 3 * STAGING_ROWS + args.max_num_batched_tokens
+    return 8 + max(2 * args.max_num_seqs, args.max_model_len, mixed)
 
 
 def capture_sizes(max_seqs):
@@ -120,6 +126,8 @@ class Runner:
     def alloc_kv(self):
         torch, args, s = self.torch, self.args, self.model.s
         R, L = args.max_num_seqs, args.max_model_len
+        if getattr(args, "chunked_prefill", False):
+            R += STAGING_ROWS
         self.caches = [torch.zeros(R, L, s.kv_lora + s.rope, device=self.device, dtype=self.dtype) for _ in range(s.layers)]
         gib = sum(c.numel() * c.element_size() for c in self.caches) / 2**30
         self.log("Available KV cache memory: %.2f GiB" % gib, src="gpu_worker.py:356")
@@ -202,6 +210,26 @@ class Runner:
             else:
                 self._decode_body(bp)
         return self.out[:b].tolist() if self.rank == 0 else None, bp
+
+    def mixed(self, ids, pos, segs):
+        """One chunked-prefill step, eagerly: the decode rows 0..nd-1 (ids
+        and pos, one token each) and the prefill chunks segs [(row, start,
+        token ids)], all tokens through the GEMMs together. Returns the next
+        token of each decode row, then of each chunk's last position."""
+        torch = self.torch
+        nd = len(ids)
+        all_ids = list(ids)
+        all_pos = list(pos)
+        sg = []
+        for row, p0, toks in segs:
+            all_ids += toks
+            all_pos += range(p0, p0 + len(toks))
+            sg.append((row, p0, len(toks)))
+        t = torch.tensor(all_ids, dtype=torch.int64, device=self.device)
+        p = torch.tensor(all_pos, dtype=torch.int64, device=self.device)
+        with torch.no_grad():
+            out = self.model.forward(t, p, self.caches, rows=self.rows[:nd], segs=sg)
+        return out.tolist() if self.rank == 0 else None
 
     def move(self, src, dst):
         for c in self.caches:
@@ -341,6 +369,19 @@ class Runner:
                 self.decode(b, w[2:2 + b], w[2 + b:2 + 2 * b])
             elif op == OP_MOVE:
                 self.move(w[1], w[2])
+            elif op == OP_MIXED:
+                nd, ns = w[1], w[2]
+                ids, pos = w[3:3 + nd], w[3 + nd:3 + 2 * nd]
+                k, segs = 3 + 2 * nd, []
+                for _ in range(ns):
+                    row, p0, n = w[k], w[k + 1], w[k + 2]
+                    segs.append((row, p0, n))
+                    k += 3
+                toks = []
+                for row, p0, n in segs:
+                    toks.append((row, p0, w[k:k + n]))
+                    k += n
+                self.mixed(ids, pos, toks)
             elif op == OP_TRUTH:
                 n, reps = w[1], w[2]
                 self.truth(w[3:3 + n], reps)

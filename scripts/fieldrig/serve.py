@@ -45,7 +45,11 @@ def parse_args(argv):
     ap.add_argument("--dist-port", type=int, default=0, help="rendezvous port (default: port + 1000)")
     ap.add_argument("--max-num-seqs", type=int, default=128)
     ap.add_argument("--max-model-len", type=int, default=1024)
-    ap.add_argument("--max-num-batched-tokens", type=int, default=2048, help="prompt tokens admitted per iteration")
+    ap.add_argument("--max-num-batched-tokens", type=int, default=2048,
+                    help="tokens per step: prompt tokens admitted per iteration, or with --chunked-prefill the decode "
+                         "tokens and prefill chunks of one step")
+    ap.add_argument("--chunked-prefill", "--enable-chunked-prefill", dest="chunked_prefill", action="store_true",
+                    help="join prefill chunks to the decode batch up to --max-num-batched-tokens per step (vLLM V1)")
     ap.add_argument("--enforce-eager", action="store_true")
     ap.add_argument("--profiler-dir", default=os.environ.get("VLLM_TORCH_PROFILER_DIR", ""))
     ap.add_argument("--profiler-config", default="", help='vLLM 0.13+ form: {"profiler":"torch","torch_profiler_dir":DIR}')
@@ -68,6 +72,8 @@ def parse_args(argv):
         a.dist_port = a.port + 1000
     if a.max_num_seqs < 1 or a.max_model_len < 2 or a.tp < 1:
         ap.error("--max-num-seqs, --max-model-len and --tp must be positive")
+    if a.chunked_prefill and a.max_num_batched_tokens <= a.max_num_seqs:
+        ap.error("--max-num-batched-tokens must exceed --max-num-seqs with --chunked-prefill (room for a chunk beside the decodes)")
     return a
 
 
