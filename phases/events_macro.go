@@ -49,6 +49,27 @@ type ServerStats struct {
 	SpecDraftTotal    float64 `json:"spec_draft_tokens_total,omitempty"`
 	HasSpec           bool    `json:"spec_decode,omitempty"`
 	Engines           int     `json:"engines,omitempty"`
+	// The engine's step mix: prefill tokens, and the engine steps and the
+	// tokens they held (vllm:iteration_tokens_total), as totals.
+	PromptTokensTotal float64 `json:"prompt_tokens_total,omitempty"`
+	StepsTotal        float64 `json:"engine_steps_total,omitempty"`
+	StepTokensTotal   float64 `json:"engine_step_tokens_total,omitempty"`
+	HasSteps          bool    `json:"engine_steps,omitempty"`
+}
+
+// StepMix is what the engine ran over a level's throughput window, from its
+// own counters: engine steps, the tokens they held, prompt against
+// generation tokens.
+type StepMix struct {
+	WindowS          float64 `json:"window_s"`
+	Steps            float64 `json:"steps"`
+	StepTokens       float64 `json:"step_tokens"`
+	PromptTokens     float64 `json:"prompt_tokens"`
+	GenerationTokens float64 `json:"generation_tokens"`
+	StepsPerS        float64 `json:"steps_per_s"`
+	TokensPerStep    float64 `json:"tokens_per_step"`
+	// DecodeTokens are the step tokens that were not prompt tokens.
+	DecodeTokens float64 `json:"decode_tokens"`
 }
 
 // LevelResult is one finished level; field names follow vLLM bench serve JSON.
@@ -168,6 +189,9 @@ type ServerLevel struct {
 	MaxRunning        float64 `json:"max_running,omitempty"`
 	AtMaxRunningShare float64 `json:"at_max_running_share,omitempty"`
 	WaitingShare      float64 `json:"waiting_share,omitempty"`
+	// StepMix is the engine's steps over the throughput window (nil when
+	// the server counts no steps).
+	StepMix *StepMix `json:"step_mix,omitempty"`
 }
 
 // Plateau is the smallest C whose doubling adds less than 10% output throughput.

@@ -99,6 +99,7 @@ func (w *window) compare(ctx context.Context, sl *phases.ServerLevel, tokens str
 	sl.WindowClientTokens = client
 	sl.GenerationTokS = gen / span
 	sl.GenerationWindow = "client_window"
+	sl.StepMix = stepMix(a, b, gen, span)
 	if client <= 0 && gen <= 0 {
 		return nil
 	}
@@ -162,4 +163,21 @@ func (w *window) scheduler(sl *phases.ServerLevel, samples []phases.ServerStats)
 	}
 	sl.AtMaxRunningShare = float64(atMax) / float64(len(in))
 	sl.WaitingShare = float64(waiting) / float64(len(in))
+}
+
+// stepMix is the engine's steps over the window, from its counters; nil
+// without them or when one went back (a restart).
+func stepMix(a, b phases.ServerStats, gen, span float64) *phases.StepMix {
+	if !a.HasSteps || !b.HasSteps {
+		return nil
+	}
+	m := &phases.StepMix{WindowS: span, Steps: b.StepsTotal - a.StepsTotal, StepTokens: b.StepTokensTotal - a.StepTokensTotal,
+		PromptTokens: b.PromptTokensTotal - a.PromptTokensTotal, GenerationTokens: gen}
+	if m.Steps <= 0 || m.StepTokens < 0 || m.PromptTokens < 0 {
+		return nil
+	}
+	m.StepsPerS = m.Steps / span
+	m.TokensPerStep = m.StepTokens / m.Steps
+	m.DecodeTokens = max(0, m.StepTokens-m.PromptTokens)
+	return m
 }

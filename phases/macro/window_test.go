@@ -31,6 +31,11 @@ func TestServerAndClientTokensAgree(t *testing.T) {
 		if !sl.TokensAgree || sl.TokenAgreement != "" {
 			t.Errorf("C=%d: server %.0f tokens, client %d: %s", lv.Concurrency, sl.WindowGenerationTokens, sl.WindowClientTokens, sl.TokenAgreement)
 		}
+		// The engine's step mix over the same window: steps, and prompt against generation tokens.
+		if m := sl.StepMix; m == nil || m.Steps <= 0 || m.StepsPerS <= 0 || m.GenerationTokens != sl.WindowGenerationTokens ||
+			m.DecodeTokens <= 0 || m.TokensPerStep <= 0 || m.TokensPerStep > float64(16*(16+1)) {
+			t.Errorf("C=%d: step mix %+v", lv.Concurrency, m)
+		}
 		// The client's throughput is the tokens over its window; the server's over the same edges.
 		within(t, fmt.Sprintf("C=%d server/client tok/s", lv.Concurrency), sl.GenerationTokS, lv.OutputThroughput, 0.03)
 	}

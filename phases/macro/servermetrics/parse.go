@@ -34,6 +34,8 @@ const (
 	nameGenTokens   = "vllm:generation_tokens_total"
 	nameSpecAccept  = "vllm:spec_decode_num_accepted_tokens_total"
 	nameSpecDraft   = "vllm:spec_decode_num_draft_tokens_total"
+	namePromptTok   = "vllm:prompt_tokens_total"
+	nameIterTokens  = "vllm:iteration_tokens_total" // a histogram: count is steps, sum tokens
 )
 
 // Snapshot is one /metrics text reduced to the figures profdeck shows.
@@ -57,6 +59,13 @@ type Snapshot struct {
 	SpecAccepted float64 `json:"spec_accepted_tokens_total,omitempty"`
 	SpecDraft    float64 `json:"spec_draft_tokens_total,omitempty"`
 	HasSpec      bool    `json:"spec_decode,omitempty"`
+	// PromptTokens is the prefill tokens counter; Steps and StepTokens
+	// the engine steps and the tokens they held (the count and sum of
+	// vllm:iteration_tokens_total); HasSteps says the server exposes them.
+	PromptTokens float64 `json:"prompt_tokens_total,omitempty"`
+	Steps        float64 `json:"engine_steps_total,omitempty"`
+	StepTokens   float64 `json:"engine_step_tokens_total,omitempty"`
+	HasSteps     bool    `json:"engine_steps,omitempty"`
 	// Engines is the number of distinct engine labels seen (1 when the
 	// server labels none).
 	Engines int `json:"engines"`
@@ -141,6 +150,15 @@ func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 		for name, mf := range fams {
 			key := canonical(name, mf)
 			for _, m := range mf.GetMetric() {
+				if h := m.GetHistogram(); h != nil && key == nameIterTokens {
+					if n, sum := float64(h.GetSampleCount()), h.GetSampleSum(); !math.IsNaN(sum) && !math.IsInf(sum, 0) {
+						s.Steps += n
+						s.StepTokens += sum
+						found[key] = true
+						engines[engineOf(m)] = true
+					}
+					continue
+				}
 				v, ok := value(m)
 				if !ok {
 					continue
@@ -162,6 +180,8 @@ func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 					s.SpecAccepted += v
 				case nameSpecDraft:
 					s.SpecDraft += v
+				case namePromptTok:
+					s.PromptTokens += v
 				default:
 					continue
 				}
@@ -178,12 +198,14 @@ func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 	}
 	// Sums of absurd values can overflow; a figure that is not finite is
 	// not shown at all.
-	for _, f := range []*float64{&s.Running, &s.Waiting, &s.Preemptions, &s.GenerationTokens, &s.SpecAccepted, &s.SpecDraft} {
+	for _, f := range []*float64{&s.Running, &s.Waiting, &s.Preemptions, &s.GenerationTokens, &s.SpecAccepted, &s.SpecDraft,
+		&s.PromptTokens, &s.Steps, &s.StepTokens} {
 		if math.IsInf(*f, 0) {
 			*f = 0
 		}
 	}
 	s.HasSpec = found[nameSpecDraft]
+	s.HasSteps = found[nameIterTokens]
 	for k := range found {
 		s.Found = append(s.Found, k)
 	}

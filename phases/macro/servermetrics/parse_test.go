@@ -175,3 +175,27 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// TestParseStepMix: the engine steps and their tokens are the count and sum
+// of vllm:iteration_tokens_total, summed over engines, beside the prompt
+// tokens counter.
+func TestParseStepMix(t *testing.T) {
+	text := `# TYPE vllm:iteration_tokens_total histogram
+vllm:iteration_tokens_total_bucket{engine="0",le="1.0"} 3
+vllm:iteration_tokens_total_bucket{engine="0",le="+Inf"} 10
+vllm:iteration_tokens_total_count{engine="0"} 10
+vllm:iteration_tokens_total_sum{engine="0"} 400
+vllm:iteration_tokens_total_bucket{engine="1",le="+Inf"} 5
+vllm:iteration_tokens_total_count{engine="1"} 5
+vllm:iteration_tokens_total_sum{engine="1"} 100
+# TYPE vllm:prompt_tokens counter
+vllm:prompt_tokens_total{engine="0"} 256
+`
+	s, err := Parse(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.HasSteps || s.Steps != 15 || s.StepTokens != 500 || s.PromptTokens != 256 || s.Engines != 2 {
+		t.Fatalf("got %+v", s)
+	}
+}

@@ -112,6 +112,10 @@ func Stats(cur Snapshot, prev *Snapshot, dt time.Duration, now time.Time) phases
 		SpecDraftTotal:    cur.SpecDraft,
 		HasSpec:           cur.HasSpec,
 		Engines:           cur.Engines,
+		PromptTokensTotal: cur.PromptTokens,
+		StepsTotal:        cur.Steps,
+		StepTokensTotal:   cur.StepTokens,
+		HasSteps:          cur.HasSteps,
 	}
 	if prev == nil || dt <= 0 {
 		return st
