@@ -92,7 +92,7 @@ func MetricsURL(server, configured string) string {
 // lengths (without its host).
 func (c *Campaign) ProfileConfig(apiKey string) profile.Config {
 	return profile.Config{URL: c.Server.URL, Model: c.Model.Name, API: c.Macro.API, APIKey: apiKey,
-		ProfilerDir: c.Server.ProfilerDir, Concurrency: []int{1}, Steps: c.Profile.Steps,
+		ProfilerDir: c.Server.ProfilerDir, Concurrency: []int{1}, Steps: c.Profile.Steps, Steady: true,
 		InputLen: c.Macro.InputLen, OutputLen: c.Macro.OutputLen}
 }
 

@@ -14,6 +14,7 @@ const (
 	KindNCCLCliff     = "nccl.cliff"
 	KindNCCLProgress  = "nccl.progress" // ephemeral
 	KindNCCLError     = "nccl.error"
+	KindNCCLNone      = "nccl.none" // one GPU: the step has no collectives, nothing to time
 )
 
 // GPUEnv is what a benchmark script reports about where it ran.
@@ -113,6 +114,15 @@ type NCCLBurst struct {
 	InStepPerOpUs float64 `json:"in_step_per_op_us,omitempty"`
 }
 
+// NCCLNone says the deployment's decode step has no collectives (one GPU,
+// TP 1): the NCCL phase has nothing to time and the budget's communication
+// part is zero, measured as such rather than missing.
+type NCCLNone struct {
+	TP     int    `json:"tp"`
+	NProc  int    `json:"nproc"`
+	Reason string `json:"reason"`
+}
+
 // NCCLAllToAll is one All-to-All size.
 type NCCLAllToAll struct {
 	Tokens int     `json:"tokens_per_gpu"`
@@ -147,4 +157,5 @@ func init() {
 	Register(KindNCCLCliff, NCCL, NCCLCliff{}, false)
 	Register(KindNCCLProgress, NCCL, Progress{}, true)
 	Register(KindNCCLError, NCCL, ScriptError{}, false)
+	Register(KindNCCLNone, NCCL, NCCLNone{}, false)
 }

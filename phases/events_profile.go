@@ -38,6 +38,14 @@ type ProfileSummary struct {
 	// Level is the concurrency of this capture window (0 for a capture of
 	// several levels at once, as older journals have).
 	Level int `json:"level,omitempty"`
+	// Window is the kind of capture window: WindowDecode (long requests,
+	// every stream decoding: decode steps only; "" in older journals) or
+	// WindowSteady (the sweep's own traffic: arrivals, prefills and
+	// completions going on). WindowS is its wall time and StepMix what
+	// the engine ran in it, from /metrics.
+	Window  string   `json:"window,omitempty"`
+	WindowS float64  `json:"window_s,omitempty"`
+	StepMix *StepMix `json:"step_mix,omitempty"`
 	// TraceSteps are the engine steps counted in rank 0's trace (step
 	// annotations), TraceStepsFrom says how.
 	TraceSteps     int    `json:"trace_steps,omitempty"`
@@ -57,6 +65,12 @@ type ProfileSummary struct {
 	Notes             []string           `json:"notes,omitempty"`
 	Simulated         bool               `json:"simulated,omitempty"` // captured on the simulated deployment
 }
+
+// Profile window kinds.
+const (
+	WindowDecode = "decode"
+	WindowSteady = "steady"
+)
 
 // ProfileFailed says why a capture ended without a summary.
 type ProfileFailed struct {

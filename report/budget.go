@@ -100,7 +100,9 @@ type budgetInputs struct {
 	gemms   map[int]map[string]phases.GEMMResult // M → name → latest
 	plateau *phases.Plateau
 	profile *phases.ProfileSummary
-	engine  map[int]phases.ProfileSummary // per-level profile windows, by C
+	engine  map[int]phases.ProfileSummary // per-level decode-only profile windows, by C
+	steady  map[int]phases.ProfileSummary // per-level windows of the sweep's own traffic, by C
+	noComm  *phases.NCCLNone              // the NCCL phase found no collectives (one GPU)
 }
 
 func collectBudgetInputs(events []phases.Event) budgetInputs {
@@ -110,6 +112,7 @@ func collectBudgetInputs(events []phases.Event) budgetInputs {
 		steps:  map[int]phases.GEMMStep{},
 		gemms:  map[int]map[string]phases.GEMMResult{},
 		engine: map[int]phases.ProfileSummary{},
+		steady: map[int]phases.ProfileSummary{},
 	}
 	for _, ev := range events {
 		switch d := ev.Data.(type) {
@@ -133,7 +136,16 @@ func collectBudgetInputs(events []phases.Event) budgetInputs {
 				in.gemms[m] = map[string]phases.GEMMResult{}
 			}
 			in.gemms[m][d.Name] = d
+		case phases.NCCLNone:
+			n := d
+			in.noComm = &n
 		case phases.ProfileSummary:
+			if d.Window == phases.WindowSteady {
+				if d.Level > 0 {
+					in.steady[d.Level] = d
+				}
+				continue
+			}
 			p := d
 			in.profile = &p
 			if d.Level > 0 && d.DecodeSteps > 0 && len(d.PerStepUs) > 0 {

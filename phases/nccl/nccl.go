@@ -159,8 +159,9 @@ func run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 	if cfg.Plan.Hidden <= 0 {
 		return errors.New("nccl: the plan has no hidden size")
 	}
-	if cfg.Plan.AllReduce.PerStep == 0 && cfg.Plan.AllToAll == nil {
-		return fmt.Errorf("nccl: at tp %d the model's decode step does no collective", cfg.Plan.TP)
+	if none, ok := noCollectives(cfg); ok {
+		em.Emit(ctx, phases.KindNCCLNone, none)
+		return nil
 	}
 	if !cfg.Force {
 		if err := pyrun.Busy(ctx, cfg.Host); err != nil {
@@ -206,6 +207,22 @@ func run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 		err = werr
 	}
 	return err
+}
+
+// noCollectives says when there is nothing to time: one process on one
+// node (NCCL moves no data between one rank and itself), or a plan whose
+// step does no collective at its TP.
+func noCollectives(cfg Config) (phases.NCCLNone, bool) {
+	tp, n := cfg.Plan.TP, max(cfg.NProc, 1)
+	switch {
+	case n == 1 && len(cfg.Nodes) <= 1 && tp <= 1:
+		return phases.NCCLNone{TP: tp, NProc: n, Reason: fmt.Sprintf(
+			"one process on one GPU (TP %d): a decode step there has no all-reduce or all-to-all, so there is nothing for NCCL to time and communication is 0 ms per step", max(tp, 1))}, true
+	case cfg.Plan.AllReduce.PerStep == 0 && cfg.Plan.AllToAll == nil:
+		return phases.NCCLNone{TP: tp, NProc: n, Reason: fmt.Sprintf(
+			"at TP %d the model's decode step does no collective: communication is 0 ms per step", tp)}, true
+	}
+	return phases.NCCLNone{}, false
 }
 
 // FindCliff names the first tokens-per-GPU size whose All-to-All latency is

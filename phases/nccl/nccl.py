@@ -191,7 +191,7 @@ def main():
 
             ms = timed(loop, max(3, args.repeats // 2)) / args.iters
             nbytes = n * 2
-            algbw = nbytes / (ms / 1e3) / 1e9
+            algbw = nbytes / (ms / 1e3) / 1e9 if ms > 0 else 0.0  # one rank moves nothing
             local_world = int(os.environ.get("LOCAL_WORLD_SIZE", str(world)))
             emit("alltoall", tokens_per_gpu=t, bytes=nbytes, us=ms * 1e3, algbw_gbs=algbw,
                  busbw_gbs=algbw * (world - 1) / world, nproc=world,

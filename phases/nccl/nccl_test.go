@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/phases/pyrun"
 	"github.com/profdeck/profdeck/phases/pyrun/pyruntest"
@@ -140,6 +141,42 @@ func TestRunOnSim(t *testing.T) {
 	}
 	if r.Cliff == nil || r.Cliff.Tokens != 16 {
 		t.Errorf("cliff %+v", r.Cliff)
+	}
+}
+
+// One GPU: a TP 1 plan and one process have no collectives. The run says
+// so, runs nothing on the host and finishes done (no error).
+func TestRunOneGPU(t *testing.T) {
+	ctx, d := pyruntest.StartSim(t, sim.Options{GPUs: 1})
+	c, _ := model.Preset("kimi-k2.5")
+	p, err := model.Build(c, model.Options{TP: 1, Batch: []int{1, 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan phases.Event, 64)
+	err = nccl.Run(ctx, nccl.Config{Host: d, NProc: 1, Plan: p}, &phases.Emitter{Out: ch})
+	close(ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &nccl.Result{}
+	var finished *phases.PhaseFinished
+	for ev := range ch {
+		r.Add(ev)
+		if f, ok := ev.Data.(phases.PhaseFinished); ok {
+			finished = &f
+		}
+	}
+	if r.None == nil || r.None.TP != 1 || !strings.Contains(r.None.Reason, "0 ms per step") || len(r.Bursts) != 0 {
+		t.Fatalf("result %+v", r)
+	}
+	if finished == nil || finished.Outcome != phases.OutcomeDone {
+		t.Fatalf("finished %+v", finished)
+	}
+	var out bytes.Buffer
+	r.WriteTables(&out)
+	if !strings.Contains(out.String(), "No collectives: one process on one GPU (TP 1)") {
+		t.Errorf("tables: %s", out.String())
 	}
 }
 

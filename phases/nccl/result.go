@@ -17,7 +17,9 @@ type Result struct {
 	AllToAll []phases.NCCLAllToAll `json:"alltoall"`
 	Cliff    *phases.NCCLCliff     `json:"cliff,omitempty"`
 	Errors   []phases.ScriptError  `json:"errors,omitempty"`
-	Progress phases.Progress       `json:"-"`
+	// None is set when the step has no collectives (one GPU).
+	None     *phases.NCCLNone `json:"no_collectives,omitempty"`
+	Progress phases.Progress  `json:"-"`
 }
 
 // Add folds one event into the result; events of other kinds are ignored.
@@ -35,6 +37,8 @@ func (r *Result) Add(ev phases.Event) {
 		sort.SliceStable(r.AllToAll, func(i, j int) bool { return r.AllToAll[i].Tokens < r.AllToAll[j].Tokens })
 	case phases.NCCLCliff:
 		r.Cliff = &d
+	case phases.NCCLNone:
+		r.None = &d
 	case phases.ScriptError:
 		if ev.Kind == phases.KindNCCLError {
 			r.Errors = append(r.Errors, d)
@@ -48,6 +52,9 @@ func (r *Result) Add(ev phases.Event) {
 
 // WriteTables writes the burst and All-to-All tables as plain text.
 func (r *Result) WriteTables(w io.Writer) {
+	if r.None != nil {
+		fmt.Fprintln(w, "No collectives: "+r.None.Reason)
+	}
 	if e := r.Env; e != nil {
 		fmt.Fprintf(w, "GPU %s ×%d (torch %s, CUDA %s, NCCL %s)", e.GPU, e.NProc, e.Torch, e.CUDA, e.NCCL)
 		if len(e.NCCLEnv) > 0 {

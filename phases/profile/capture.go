@@ -42,6 +42,10 @@ type Config struct {
 	Python     string
 	// Top is how many kernels the summary lists, default TopN.
 	Top int
+	// Steady adds, at each level, a window of the sweep's own traffic
+	// (InputLen and OutputLen requests, arrivals and completions going on)
+	// beside the decode-only one.
+	Steady bool
 }
 
 func (c Config) withDefaults() Config {
@@ -155,7 +159,7 @@ func Capture(ctx context.Context, cfg Config, em *phases.Emitter) (*phases.Profi
 func CaptureLevels(ctx context.Context, cfg Config, em *phases.Emitter) ([]phases.ProfileSummary, error) {
 	cfg = cfg.withDefaults()
 	params := map[string]any{"url": remote.MaskURL(cfg.URL), "steps": cfg.Steps, "concurrency": cfg.Concurrency,
-		"profiler_dir": cfg.ProfilerDir, "input_len": cfg.InputLen, "output_len": cfg.OutputLen}
+		"profiler_dir": cfg.ProfilerDir, "input_len": cfg.InputLen, "output_len": cfg.OutputLen, "steady": cfg.Steady}
 	var levels []phases.ProfileSummary
 	err := phases.Run(ctx, em, phases.Profile, params, func(ctx context.Context) (err error) {
 		levels, err = captureLevels(ctx, cfg, em)
@@ -238,29 +242,47 @@ func (r *run) capture(ctx context.Context) ([]phases.ProfileSummary, error) {
 	}
 	r.done(ctx, fmt.Sprintf("profiler on; model %s; %d levels of %d steps", model, len(cfg.Concurrency), cfg.Steps))
 	var out []phases.ProfileSummary
+	kinds := []string{phases.WindowDecode}
+	if cfg.Steady {
+		kinds = append(kinds, phases.WindowSteady)
+	}
 	for _, conc := range cfg.Concurrency {
-		s, err := r.window(ctx, model, max(conc, 1))
-		if err != nil {
-			return out, fmt.Errorf("C=%d: %w", conc, err)
+		for _, kind := range kinds {
+			s, err := r.window(ctx, model, max(conc, 1), kind)
+			if err != nil {
+				return out, fmt.Errorf("C=%d (%s window): %w", conc, kind, err)
+			}
+			r.em.Emit(ctx, phases.KindProfileSummary, s)
+			out = append(out, *s)
 		}
-		r.em.Emit(ctx, phases.KindProfileSummary, s)
-		out = append(out, *s)
 	}
 	return out, nil
 }
 
-// window is one level's capture: load, start, Steps steps, stop, read.
-func (r *run) window(ctx context.Context, model string, conc int) (*phases.ProfileSummary, error) {
+// window is one level's capture: load, start, Steps steps, stop, read. A
+// decode window's streams outlast it (decode steps only); a steady one runs
+// the sweep's own requests.
+func (r *run) window(ctx context.Context, model string, conc int, kind string) (*phases.ProfileSummary, error) {
 	cfg := r.cfg
 	before, err := listDir(ctx, cfg.Host, cfg.ProfilerDir)
 	if err != nil {
 		return nil, err
 	}
-	r.begin(ctx, "load", fmt.Sprintf("C=%d: starting %d streams", conc, conc))
+	r.begin(ctx, "load", fmt.Sprintf("C=%d: starting %d streams (%s window)", conc, conc, kind))
 	lctx, stopLoad := context.WithCancel(ctx)
-	ld := r.startLoad(lctx, model, conc)
+	steps := cfg.Steps
+	var ld *bgLoad
+	if kind == phases.WindowSteady {
+		ld, steps = r.startSteady(lctx, model, conc), r.steadySteps()
+	} else {
+		ld = r.startLoad(lctx, model, conc)
+	}
 	defer func() { stopLoad(); ld.wait() }()
-	if err := r.warm(ctx, ld, conc); err != nil {
+	warm := r.warm
+	if kind == phases.WindowSteady {
+		warm = r.warmSteady
+	}
+	if err := warm(ctx, ld, conc); err != nil {
 		return nil, err
 	}
 	r.done(ctx, fmt.Sprintf("C=%d: %d streams running", conc, conc))
@@ -280,7 +302,7 @@ func (r *run) window(ctx context.Context, model string, conc int) (*phases.Profi
 	}
 	r.done(ctx, "profiler started")
 
-	rec, recErr := r.record(ctx, ld, conc)
+	rec, recErr := r.record(ctx, ld, conc, steps)
 	// Stop whatever happened: a server left recording fills its memory.
 	// After a cancel, send stop_profile but wait only briefly for the flush.
 	stopCtx, stopTimeout := ctx, cfg.StopTimeout
@@ -322,7 +344,8 @@ func (r *run) window(ctx context.Context, model string, conc int) (*phases.Profi
 	}
 	r.done(ctx, s.Source)
 	s.Notes = append(notes, s.Notes...)
-	s.Level, s.Concurrency, s.StopS = conc, []int{conc}, stopS
+	s.Level, s.Concurrency, s.StopS, s.Window = conc, []int{conc}, stopS, kind
+	s.WindowS, s.StepMix = rec.mix()
 	s.Requests, s.OutputTokens = rec.done, rec.tokens
 	s.ProfilerDir = cfg.ProfilerDir
 	s.Simulated = remote.IsSimulated(cfg.Host)
@@ -343,6 +366,31 @@ type recording struct {
 	bytime     bool  // the window ended on its time bound
 	maxRunning int   // the most requests /metrics said were running
 	windowTime time.Duration
+	// /metrics at the window's start and at its last count, and when.
+	m0, m1 serverMetrics
+	t0, t1 time.Time
+}
+
+// mix is the window's wall time between its two /metrics reads and what
+// the engine ran in it; nil without the step counters.
+func (rec recording) mix() (float64, *phases.StepMix) {
+	if rec.t1.IsZero() || !rec.t1.After(rec.t0) {
+		return 0, nil
+	}
+	span := rec.t1.Sub(rec.t0).Seconds()
+	a, b := rec.m0, rec.m1
+	if !a.haveSteps || !b.haveSteps || !a.haveMix || !b.haveMix || b.steps <= a.steps {
+		return round3(span), nil
+	}
+	m := &phases.StepMix{WindowS: round3(span), Steps: b.steps - a.steps, StepTokens: b.stepTokens - a.stepTokens,
+		PromptTokens: b.prompt - a.prompt, GenerationTokens: b.gen - a.gen}
+	if m.StepTokens < 0 || m.PromptTokens < 0 || m.GenerationTokens < 0 {
+		return round3(span), nil
+	}
+	m.StepsPerS = m.Steps / span
+	m.TokensPerStep = m.StepTokens / m.Steps
+	m.DecodeTokens = max(0, m.StepTokens-m.PromptTokens)
+	return round3(span), m
 }
 
 // perStep fills the decode steps and the per-step split: steps counted in

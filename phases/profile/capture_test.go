@@ -251,3 +251,31 @@ func TestCaptureNotesOtherTraffic(t *testing.T) {
 		t.Errorf("notes %q", s.Notes)
 	}
 }
+
+// With Steady, each level has a decode-only window and a window of the
+// sweep's own requests: the first holds no prefill (no prompt tokens in its
+// step mix), the second arrivals and completions.
+func TestCaptureSteadyWindows(t *testing.T) {
+	d, ctx := startSim(t)
+	if err := profile.PrepareSim(ctx, d, "/tmp/prof_dir"); err != nil {
+		t.Fatal(err)
+	}
+	em, events := collect(ctx)
+	levels, err := profile.CaptureLevels(ctx, profile.Config{Host: d, URL: "http://" + d.Options().ServerAddr,
+		ProfilerDir: "/tmp/prof_dir", Concurrency: []int{4}, Steps: 20, InputLen: 32, OutputLen: 24, Steady: true}, em)
+	events()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(levels) != 2 || levels[0].Window != phases.WindowDecode || levels[1].Window != phases.WindowSteady {
+		t.Fatalf("windows = %+v", levels)
+	}
+	dec, st := levels[0], levels[1]
+	if dec.StepMix == nil || dec.StepMix.PromptTokens != 0 || dec.StepMix.Steps < 20 || dec.WindowS <= 0 {
+		t.Errorf("decode window: %.2f s, mix %+v", dec.WindowS, dec.StepMix)
+	}
+	// At least OutputLen+16 steps, with a request completed and admitted.
+	if m := st.StepMix; m == nil || m.Steps < 40 || m.PromptTokens < 32 || m.DecodeTokens <= 0 || st.Requests < 1 {
+		t.Errorf("steady window: mix %+v, %d requests", m, st.Requests)
+	}
+}

@@ -137,6 +137,10 @@ func (c *client) engineSteps(ctx context.Context) (float64, bool) {
 type serverMetrics struct {
 	steps, running         float64
 	haveSteps, haveRunning bool
+	// The step mix: the tokens the steps held, prompt and generation
+	// tokens (counters, summed over engines).
+	stepTokens, prompt, gen float64
+	haveMix                 bool
 }
 
 // metrics reads the engine steps (the count of vllm:iteration_tokens_total,
@@ -164,13 +168,20 @@ func (c *client) metrics(ctx context.Context) serverMetrics {
 			sum, have, rest = &m.steps, &m.haveSteps, strings.TrimPrefix(line, "vllm:iteration_tokens_total_count")
 		case strings.HasPrefix(line, "vllm:num_requests_running"):
 			sum, have, rest = &m.running, &m.haveRunning, strings.TrimPrefix(line, "vllm:num_requests_running")
+		case strings.HasPrefix(line, "vllm:iteration_tokens_total_sum"):
+			sum, have, rest = &m.stepTokens, &m.haveMix, strings.TrimPrefix(line, "vllm:iteration_tokens_total_sum")
+		case strings.HasPrefix(line, "vllm:prompt_tokens_total"):
+			sum, have, rest = &m.prompt, &m.haveMix, strings.TrimPrefix(line, "vllm:prompt_tokens_total")
+		case strings.HasPrefix(line, "vllm:generation_tokens_total"):
+			sum, have, rest = &m.gen, &m.haveMix, strings.TrimPrefix(line, "vllm:generation_tokens_total")
 		default:
 			continue
 		}
+		if rest == "" || rest[0] != '{' && rest[0] != ' ' {
+			continue // another metric with the same prefix
+		}
 		if i := strings.LastIndexByte(rest, '}'); i >= 0 {
 			rest = rest[i+1:]
-		} else if rest != "" && rest[0] != ' ' {
-			continue // another metric with the same prefix
 		}
 		f := strings.Fields(rest)
 		if len(f) == 0 {

@@ -33,10 +33,20 @@ func (l *bgLoad) failed() error {
 // decodes while up to conc prefills are admitted after it), so no request
 // ends, and no new prefill starts, inside the window.
 func (r *run) startLoad(ctx context.Context, model string, conc int) *bgLoad {
+	return r.startStreams(ctx, model, conc, max(r.cfg.OutputLen, 2*r.cfg.Steps+16+conc))
+}
+
+// startSteady starts conc streams of the sweep's own requests (its prompt
+// and output lengths), so arrivals, prefills and completions go on as in
+// the sweep's level.
+func (r *run) startSteady(ctx context.Context, model string, conc int) *bgLoad {
+	return r.startStreams(ctx, model, conc, r.cfg.OutputLen)
+}
+
+func (r *run) startStreams(ctx context.Context, model string, conc, maxTokens int) *bgLoad {
 	cfg := r.cfg
 	l := &bgLoad{ctx: ctx}
 	prompt := promptOf(cfg.InputLen)
-	maxTokens := max(cfg.OutputLen, 2*cfg.Steps+16+conc)
 	for w := 0; w < conc; w++ {
 		l.wg.Add(1)
 		go func() {
@@ -111,16 +121,44 @@ func (r *run) warm(ctx context.Context, l *bgLoad, conc int) error {
 	}
 }
 
-// record waits while the profiler records Steps engine steps (counted in
+// warmSteady waits until every stream has completed a request, so the
+// window opens on the sweep's steady state (arrivals and completions going
+// on), not on the first admission.
+func (r *run) warmSteady(ctx context.Context, l *bgLoad, conc int) error {
+	deadline := time.Now().Add(5 * time.Minute)
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for l.done.Load() < int64(conc) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		if err := l.failed(); err != nil {
+			return fmt.Errorf("the load at C=%d failed before the window: %w", conc, err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("C=%d: %d of %d streams completed a request in 5 minutes", conc, l.done.Load(), conc)
+		}
+	}
+	return nil
+}
+
+// steadySteps is how many engine steps a steady window records: the
+// profile's steps, and at least one request's output and some more, so
+// the window holds arrivals at any concurrency.
+func (r *run) steadySteps() int { return max(r.cfg.Steps, r.cfg.OutputLen+16) }
+
+// record waits while the profiler records steps engine steps (counted in
 // /metrics), or, without metrics, until Steps×C output tokens completed;
 // bounded in time by a generous multiple of a slow step.
-func (r *run) record(ctx context.Context, l *bgLoad, conc int) (recording, error) {
-	cfg := r.cfg
-	r.begin(ctx, "record", fmt.Sprintf("C=%d: recording %d decode steps", conc, cfg.Steps))
+func (r *run) record(ctx context.Context, l *bgLoad, conc, steps int) (recording, error) {
+	r.begin(ctx, "record", fmt.Sprintf("C=%d: recording %d engine steps", conc, steps))
 	var rec recording
-	steps0, have := r.c.engineSteps(ctx)
+	rec.m0, rec.t0 = r.c.metrics(ctx), time.Now()
+	steps0, have := rec.m0.steps, rec.m0.haveSteps
 	started0, tokens0, done0 := l.started.Load(), l.tokens.Load(), l.done.Load()
-	rec.windowTime = max(time.Minute, time.Duration(cfg.Steps)*2*time.Second)
+	rec.windowTime = max(time.Minute, time.Duration(steps)*2*time.Second)
 	deadline := time.Now().Add(rec.windowTime)
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
@@ -138,14 +176,15 @@ func (r *run) record(ctx context.Context, l *bgLoad, conc int) (recording, error
 		}
 		if have {
 			if m := r.c.metrics(ctx); m.haveSteps {
+				rec.m1, rec.t1 = m, time.Now()
 				rec.steps, rec.haveSteps = int(m.steps-steps0), true
 				if m.haveRunning {
 					rec.maxRunning = max(rec.maxRunning, int(m.running))
 				}
 			}
 		}
-		reached := rec.haveSteps && rec.steps >= cfg.Steps ||
-			!have && rec.tokens >= int64(cfg.Steps*conc)
+		reached := rec.haveSteps && rec.steps >= steps ||
+			!have && rec.tokens >= int64(steps*conc)
 		if reached {
 			r.done(ctx, fmt.Sprintf("C=%d: %d steps recorded", conc, rec.steps))
 			return rec, nil
@@ -157,7 +196,7 @@ func (r *run) record(ctx context.Context, l *bgLoad, conc int) (recording, error
 		}
 		if time.Since(last) >= time.Second {
 			last = time.Now()
-			r.progress(ctx, fmt.Sprintf("C=%d: %d/%d steps", conc, rec.steps, cfg.Steps))
+			r.progress(ctx, fmt.Sprintf("C=%d: %d/%d steps", conc, rec.steps, steps))
 		}
 	}
 }

@@ -29,6 +29,10 @@ type runner struct {
 	mu      sync.Mutex
 	plateau int    // from the sweep's events (this run's, or the journal's)
 	version string // the server's vLLM version, as its log or /version said
+	// The swept closed-loop levels and the engine's mean tokens per step at
+	// each, from the sweep's step mix.
+	levels      []int
+	stepTokensC map[int]float64
 
 	mode      string // the server as the last step left it
 	touched   bool   // a step of this run started, stopped or restarted the server
@@ -77,6 +81,16 @@ func (r *runner) see(ev phases.Event) {
 	switch d := ev.Data.(type) {
 	case phases.Plateau:
 		r.plateau = d.Concurrency
+	case phases.LevelResult:
+		if d.Rate == 0 && d.Concurrency > 0 {
+			r.levels = append(r.levels, d.Concurrency)
+			if d.Server != nil && d.Server.StepMix != nil {
+				if r.stepTokensC == nil {
+					r.stepTokensC = map[int]float64{}
+				}
+				r.stepTokensC[d.Concurrency] = d.Server.StepMix.TokensPerStep
+			}
+		}
 	case phases.Milestone:
 		if d.Stage == "vllm_version" && r.cfg.Version == "" && d.Value != "" {
 			r.version = d.Value

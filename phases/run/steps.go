@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
+	"sort"
 	"strings"
 	"time"
 
@@ -206,7 +208,9 @@ func (r *runner) gpuPhase(ctx context.Context, opts model.Options, fn func(conte
 func (r *runner) micro(ctx context.Context) (string, string) {
 	cfg := r.cfg.Micro
 	cfg.Host = r.cfg.Host
-	return r.gpuPhase(ctx, r.cfg.MicroPlan, func(ctx context.Context, p model.Plan) error {
+	opts := r.cfg.MicroPlan
+	opts.Batch = withStepTokens(opts.Batch, r.stepMs())
+	return r.gpuPhase(ctx, opts, func(ctx context.Context, p model.Plan) error {
 		cfg.Plan = p
 		return micro.Run(ctx, cfg, r.em)
 	})
@@ -259,23 +263,24 @@ func (r *runner) restart(ctx context.Context) (string, string) {
 	return state, fmt.Sprintf("with %s (vLLM %s); %s", how, v, reason)
 }
 
-// profile captures the torch profile at C=1 and at the sweep's plateau.
+// profile captures the torch profile at C=1, at a swept level between and
+// at the sweep's plateau.
 func (r *runner) profile(ctx context.Context) (string, string) {
 	cfg := r.cfg.Profile
 	cfg.Host = r.cfg.Host
 	r.mu.Lock()
-	plateau := r.plateau
+	plateau, swept := r.plateau, r.levels
 	r.mu.Unlock()
-	cfg.Concurrency = []int{1}
-	if plateau > 1 {
-		cfg.Concurrency = append(cfg.Concurrency, plateau)
-	}
+	cfg.Concurrency = ProfileLevels(swept, plateau)
 	levels, err := profile.CaptureLevels(ctx, cfg, r.em) // the engine brackets its run
 	if err != nil {
 		return phases.StepFailed, errText(err)
 	}
 	var parts []string
 	for _, s := range levels {
+		if s.Window == phases.WindowSteady {
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("C=%d %.1f%%", s.Level, 100*s.CommunicationShare))
 	}
 	reason := "communication share of device time per level: " + strings.Join(parts, ", ")
@@ -322,4 +327,62 @@ func (r *runner) restartAndFollow(ctx context.Context, flags []string, env map[s
 	}
 	r.mode = mode
 	return state, what + "; " + reason
+}
+
+// ProfileLevels are the levels a campaign profiles: C=1, the swept level
+// geometrically nearest the middle of 1 and the plateau (strictly between),
+// and the plateau.
+func ProfileLevels(swept []int, plateau int) []int {
+	out := []int{1}
+	if plateau <= 1 {
+		return out
+	}
+	mid, best := 0, math.Inf(1)
+	for _, c := range swept {
+		if c <= 1 || c >= plateau {
+			continue
+		}
+		if d := math.Abs(math.Log(float64(c)) - math.Log(float64(plateau))/2); d < best {
+			mid, best = c, d
+		}
+	}
+	if mid > 0 {
+		out = append(out, mid)
+	}
+	return append(out, plateau)
+}
+
+// stepMs are the tokens the engine's steps held at the levels the budget
+// splits (rounded up), for micro to time the GEMMs at what a step holds.
+func (r *runner) stepMs() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []int
+	for _, c := range ProfileLevels(r.levels, r.plateau) {
+		if t, ok := r.stepTokensC[c]; ok && t > float64(c)+0.5 {
+			out = append(out, int(math.Ceil(t)))
+		}
+	}
+	return out
+}
+
+// withStepTokens adds the step sizes to the planned batch sizes, sorted,
+// without repeats.
+func withStepTokens(batch, extra []int) []int {
+	if len(extra) == 0 {
+		return batch
+	}
+	if len(batch) == 0 {
+		batch = model.DefaultBatch
+	}
+	seen := map[int]bool{}
+	var out []int
+	for _, m := range append(append([]int{}, batch...), extra...) {
+		if m > 0 && !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	sort.Ints(out)
+	return out
 }
