@@ -1,6 +1,9 @@
 package phases
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // GPU telemetry during the sweep: one sampler per host (phases/gputel).
 const (
@@ -91,4 +94,33 @@ type GPULevel struct {
 func init() {
 	Register(KindGPUTel, Macro, GPUTelSample{}, true)
 	Register(KindGPUTelSource, Macro, GPUTelSource{}, false)
+}
+
+// Line is the level's GPUs in one line: power, utilisation, clocks,
+// throttling, energy per output token and link traffic.
+func (g *GPULevel) Line() string {
+	if g == nil {
+		return ""
+	}
+	if g.Samples == 0 {
+		return "GPU: " + g.Note
+	}
+	s := fmt.Sprintf("GPU: %d× %.0f W mean (peak %.0f), SM %.0f%% (peak %.0f%%), clock %.0f MHz (min %.0f)",
+		g.GPUs, g.MeanPowerW, g.PeakPowerW, g.MeanUtilPct, g.PeakUtilPct, g.MeanSMClockMHz, g.MinSMClockMHz)
+	if g.Throttle != "" {
+		s += fmt.Sprintf(", %s-throttled (power %.0f%%, thermal %.0f%% of the time)", g.Throttle, g.PowerThrottlePct, g.ThermalThrottlePct)
+	}
+	if g.JPerOutputToken > 0 {
+		s += fmt.Sprintf(", %.3g J/token", g.JPerOutputToken)
+	}
+	if g.NVLinkGBs != nil {
+		s += fmt.Sprintf(", NVLink %.3g GB/s", *g.NVLinkGBs)
+	}
+	if g.PCIeGBs != nil {
+		s += fmt.Sprintf(", PCIe %.3g GB/s", *g.PCIeGBs)
+	}
+	if g.Note != "" {
+		s += " (" + g.Note + ")"
+	}
+	return s
 }

@@ -199,7 +199,8 @@ type Plateau struct {
 	Concurrency      int     `json:"concurrency"`
 	OutputThroughput float64 `json:"output_throughput"`
 	// Reason is what limits throughput there: client_bound, kv_cache,
-	// max_num_seqs, engine_step or unknown; Evidence the one line that
+	// max_num_seqs, engine_step, power_throttled, clock_throttled or
+	// unknown; Evidence the one line that
 	// shows it and what to do.
 	Reason   string `json:"reason,omitempty"`
 	Evidence string `json:"evidence,omitempty"`

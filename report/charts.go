@@ -171,3 +171,47 @@ func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	return ts
 }
+
+// gpuChart draws the GPUs' mean and peak power (top) and the energy per
+// output token (bottom) against concurrency, on a log2 axis.
+func gpuChart(levels []phases.LevelResult, format string) ([]byte, error) {
+	var mean, peak, jpt plotter.XYs
+	for _, l := range levels {
+		if l.Concurrency <= 0 || l.GPU == nil {
+			continue
+		}
+		x := float64(l.Concurrency)
+		mean = append(mean, plotter.XY{X: x, Y: l.GPU.MeanPowerW})
+		peak = append(peak, plotter.XY{X: x, Y: l.GPU.PeakPowerW})
+		if l.GPU.JPerOutputToken > 0 {
+			jpt = append(jpt, plotter.XY{X: x, Y: l.GPU.JPerOutputToken})
+		}
+	}
+	if len(mean) < 2 {
+		return nil, fmt.Errorf("gpu chart: need two levels, have %d", len(mean))
+	}
+	top := plot.New()
+	top.Title.Text = "GPU power vs concurrency (all GPUs)"
+	top.Y.Label.Text = "W"
+	top.Y.Min = 0
+	bottom := plot.New()
+	bottom.Title.Text = "Energy per output token vs concurrency"
+	bottom.Y.Label.Text = "J / token"
+	bottom.X.Label.Text = "concurrency"
+	bottom.Y.Min = 0
+	for _, p := range []*plot.Plot{top, bottom} {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = pow2Ticks{}
+		p.Add(plotter.NewGrid())
+		p.Legend.Top = true
+	}
+	if err := plotutil.AddLinePoints(top, "mean", mean, "peak", peak); err != nil {
+		return nil, err
+	}
+	if len(jpt) > 0 {
+		if err := plotutil.AddLinePoints(bottom, "J / output token", jpt); err != nil {
+			return nil, err
+		}
+	}
+	return drawTiles([]*plot.Plot{top, bottom}, 16*vg.Centimeter, 16*vg.Centimeter, format)
+}

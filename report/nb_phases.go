@@ -277,6 +277,7 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 	var plateau *phases.Plateau
 	var bound []string
 	var slo string
+	var gpuSrc []phases.GPUTelSource
 	sources := map[string]bool{}
 	for _, ev := range r.events {
 		switch d := ev.Data.(type) {
@@ -290,6 +291,8 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 			plateau = &p
 		case phases.SLOMet:
 			slo = d.Text
+		case phases.GPUTelSource:
+			gpuSrc = append(gpuSrc, d)
 		case phases.ClientBound:
 			bound = append(bound, fmt.Sprintf("- %s level C=%d limited by the client: %s", n.clock(ev.Time), d.Concurrency, d.Reason))
 		}
@@ -372,6 +375,7 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 		}
 	}
 	n.goodputLines(levels)
+	n.gpuLevels(levels, gpuSrc, tag)
 	var thr, tpot []float64
 	for _, l := range levels {
 		thr = append(thr, l.OutputThroughput)

@@ -162,12 +162,14 @@ func (s *Sampler) follow(ctx context.Context, em *phases.Emitter, cmd string, gp
 	return err
 }
 
-// reading turns a dmon row into a GPU's reading (MB/s to GB/s).
+// reading turns a dmon row into a GPU's reading: PCIe MB/s and the GPM
+// NVLink MiB/s to GB/s.
 func reading(r smi.DmonRow) phases.GPUTel {
 	gb := func(v float64) *float64 { return known(v / 1000) }
+	gib := func(v float64) *float64 { return known(v * 1.048576 / 1000) }
 	return phases.GPUTel{Index: r.Index, UtilPct: known(r.SMPct), MemUsedMiB: known(r.FBMiB), PowerW: known(r.PowerW),
 		SMClockMHz: known(r.SMClockMHz), PowerViolPct: known(r.PowerViolPct), ThermalViolPct: known(r.ThermalViolPct),
-		PCIeRxGBs: gb(r.PCIeRxMBs), PCIeTxGBs: gb(r.PCIeTxMBs), NVLinkRxGBs: gb(r.NVLinkRxMBs), NVLinkTxGBs: gb(r.NVLinkTxMBs)}
+		PCIeRxGBs: gb(r.PCIeRxMBs), PCIeTxGBs: gb(r.PCIeTxMBs), NVLinkRxGBs: gib(r.NVLinkRxMBs), NVLinkTxGBs: gib(r.NVLinkTxMBs)}
 }
 
 func known(v float64) *float64 {

@@ -19,6 +19,8 @@ const (
 	LimitMaxSeqs   = "max_num_seqs"
 	LimitStep      = "engine_step"
 	LimitUnknown   = "unknown"
+	LimitPower     = "power_throttled"
+	LimitClock     = "clock_throttled"
 	kvFull         = 0.90 // KV cache use at which it is the limit
 	mostOfTheLevel = 0.5  // share of scrapes that is "most of the level"
 )
@@ -72,6 +74,10 @@ func Explain(levels []phases.LevelResult, i int, lim Limits) (reason, evidence s
 			return LimitClient, head + fmt.Sprintf("the client limited C=%d (%s) — run the client on a machine with more cores, "+
 				"nearer the server, or lower --concurrency", l.Concurrency, l.ClientBoundReason)
 		}
+	}
+	// The GPUs themselves: held at their power cap, or their clocks down.
+	if reason, evidence, ok := gpuVerdict(levels, at, next); ok {
+		return reason, head + evidence
 	}
 	// The server's side: the level above shows what stopped the growth.
 	see := next

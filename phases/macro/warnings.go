@@ -131,6 +131,9 @@ func (ws *warnings) list() []string {
 // of each distinct error not in seen (which it updates), one line each.
 func LevelDetail(l phases.LevelResult, seen map[string]bool) []string {
 	var out []string
+	if l.GPU != nil {
+		out = append(out, l.GPU.Line())
+	}
 	for _, x := range l.Warnings {
 		out = append(out, "warning: "+x)
 	}

@@ -107,7 +107,7 @@ func (d *Deployment) linksLocked(g *GPU, util float64) {
 	}
 	g.PCIeRxMBs, g.PCIeTxMBs = 12+util*3, 9+util*2
 	if !d.opt.NoNVLink && d.opt.GPUs > 1 {
-		g.NVLinkRxMiBs, g.NVLinkTxMiBs = util*410, util*405
+		g.NVLinkRxMiBs, g.NVLinkTxMiBs = util*150, util*148
 	}
 }
 

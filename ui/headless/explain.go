@@ -11,7 +11,8 @@ import (
 const explainUsage = `profdeck explain FILE [--level C] [--max-num-seqs N] [--json FILE|-]
 
 Says what limited throughput at one level of a sweep: client_bound, kv_cache,
-max_num_seqs, engine_step or unknown, with the numbers that show it and what to
+max_num_seqs, engine_step, power_throttled, clock_throttled (the GPUs held at
+their power cap or their clocks down) or unknown, with the numbers that show it and what to
 do. FILE is a campaign journal (JOURNAL#N picks its Nth sweep) or a
 ` + "`profdeck sweep --json`" + ` file; --level picks the level (default: the plateau's, else
 the last). --max-num-seqs gives the server's limit when the launch command set

@@ -280,10 +280,18 @@ func perLevel(c macro.Config) string {
 // and client-bound warnings, as they come.
 func printProgress(w io.Writer, events <-chan phases.Event) {
 	seen := map[string]bool{}
+	gpuSaid := 0 // the GPU sampler's notes printed so far
 	for ev := range events {
 		switch d := ev.Data.(type) {
 		case phases.MacroWarning:
 			fmt.Fprintln(w, "warning:", d.Text)
+		case phases.GPUTelSource:
+			if gpuSaid == 0 && d.Source != "" {
+				fmt.Fprintf(w, "gpu: %s on %s, %d GPUs\n", d.Command, d.Host, d.GPUs)
+			}
+			for ; gpuSaid < len(d.Notes); gpuSaid++ {
+				fmt.Fprintln(w, "gpu:", d.Notes[gpuSaid])
+			}
 		case phases.LevelResult:
 			fmt.Fprintln(w, LevelLine(d))
 			for _, n := range d.Notes {
