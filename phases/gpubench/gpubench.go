@@ -5,16 +5,15 @@ package gpubench
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/profdeck/profdeck/phases/model"
+	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/remote"
 )
 
-// IntList is a comma-separated list of positive integers.
+// IntList is a comma-separated list of batch sizes (a flag.Value).
 type IntList []int
 
 // String writes the list back comma-separated (flag.Value).
@@ -26,34 +25,18 @@ func (l *IntList) String() string {
 	return strings.Join(s, ",")
 }
 
-// Set parses "1,8,64".
+// MaxBatch bounds a batch size or token count the benchmarks take: a GEMM
+// of 2^20 rows at a model's widths already fills tens of GiB.
+const MaxBatch = 1 << 20
+
+// Set parses "1,8,64" (each 1 to MaxBatch, none twice).
 func (l *IntList) Set(v string) error {
-	out, err := ParseInts(v)
+	out, err := units.ParseInts(v, 1, MaxBatch)
 	if err != nil {
 		return err
 	}
 	*l = out
 	return nil
-}
-
-// ParseInts parses a comma-separated list of positive integers.
-func ParseInts(v string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(v, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
-		n, err := strconv.Atoi(f)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%q is not a positive integer", f)
-		}
-		out = append(out, n)
-	}
-	if len(out) == 0 {
-		return nil, errors.New("empty list")
-	}
-	return out, nil
 }
 
 // Plan resolves the model spec (a preset, a local config.json, or one on

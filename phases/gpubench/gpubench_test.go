@@ -8,12 +8,13 @@ import (
 	"github.com/profdeck/profdeck/phases/model"
 )
 
-func TestParseInts(t *testing.T) {
-	if v, err := ParseInts(" 1, 8,64 ,"); err != nil || !reflect.DeepEqual(v, []int{1, 8, 64}) {
+func TestIntList(t *testing.T) {
+	var v IntList
+	if err := v.Set(" 1, 8,64 ,"); err != nil || !reflect.DeepEqual([]int(v), []int{1, 8, 64}) {
 		t.Errorf("%v %v", v, err)
 	}
-	for _, bad := range []string{"", "0", "1,-2", "x"} {
-		if _, err := ParseInts(bad); err == nil {
+	for _, bad := range []string{"", "0", "1,-2", "x", "8,8", "2000000"} {
+		if err := v.Set(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/remote"
 )
 
@@ -81,6 +82,18 @@ func (c Config) withDefaults() Config {
 	}
 	return c
 }
+
+// MaxLevel bounds a capture's concurrency level: a window holds that many
+// streams open at once, and a trace of thousands of concurrent requests is
+// already more than a profile can be read from.
+const MaxLevel = 4096
+
+// ParseLevels reads a list of capture levels like "1,64" (each 1 to
+// MaxLevel, none twice).
+func ParseLevels(s string) ([]int, error) { return units.ParseInts(s, 1, MaxLevel) }
+
+// CheckLevels checks capture levels as ParseLevels reads them.
+func CheckLevels(levels []int) error { return units.CheckInts(levels, 1, MaxLevel) }
 
 // DefaultSteps is how many engine steps one capture window records.
 const DefaultSteps = 50
@@ -174,6 +187,9 @@ func captureLevels(ctx context.Context, cfg Config, em *phases.Emitter) ([]phase
 	}
 	if cfg.URL == "" {
 		return nil, errors.New("profile: no server URL")
+	}
+	if err := CheckLevels(cfg.Concurrency); err != nil {
+		return nil, &phases.InputError{Err: fmt.Errorf("profile levels %v: %v", cfg.Concurrency, err)}
 	}
 	c := newClient(cfg.Host, cfg.URL, cfg.APIKey)
 	defer c.close()

@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
@@ -45,7 +44,7 @@ func ProfileMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if conc == "" {
 		conc, flag = *concOld, "--concurrency"
 	}
-	levels, err := parseLevels(conc)
+	levels, err := profile.ParseLevels(conc)
 	if err != nil {
 		return c.Exit(ctx, BadInput("%s: %v", flag, err))
 	}
@@ -59,8 +58,12 @@ func ProfileMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	cfg := camp.ProfileConfig(camp.APIKey())
 	if p := journalPlateau(camp); !explicit && p > 1 {
 		// C=1 and the plateau the campaign's last sweep named.
-		levels = []int{1, p}
-		fmt.Fprintf(c.Stderr, "levels: C=1 and the plateau's C=%d from %s\n", p, camp.JournalPath())
+		if err := profile.CheckLevels([]int{p}); err != nil {
+			fmt.Fprintf(c.Stderr, "levels: C=1 only: the plateau C=%d in %s is not a level a capture takes (%v)\n", p, camp.JournalPath(), err)
+		} else {
+			levels = []int{1, p}
+			fmt.Fprintf(c.Stderr, "levels: C=1 and the plateau's C=%d from %s\n", p, camp.JournalPath())
+		}
 	}
 	cfg.Concurrency, cfg.StopTimeout, cfg.Top = levels, *stopTimeout, *top
 	setIf(&cfg.ProfilerDir, *dir)
@@ -129,25 +132,6 @@ func printSteps(c *Command, events <-chan phases.Event) {
 	}
 }
 
-func parseLevels(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
-		n, err := strconv.Atoi(f)
-		if err != nil || n < 1 || n > 4096 {
-			return nil, fmt.Errorf("%q is not a concurrency (1-4096)", f)
-		}
-		out = append(out, n)
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no levels")
-	}
-	return out, nil
-}
-
 // printSummary writes the human-readable summary.
 func printSummary(w io.Writer, s *phases.ProfileSummary, simulated bool) {
 	if simulated {
@@ -185,18 +169,12 @@ func pctOf(v, total float64) float64 {
 	return 100 * v / total
 }
 
-// journalPlateau is the concurrency of the last plateau in the campaign's
-// journal, 0 when there is none (or no journal).
+// journalPlateau is the concurrency of the plateau of the journal's latest
+// sweep for the campaign's model, TP and launch; 0 when there is none.
 func journalPlateau(camp *campaign.Campaign) int {
 	rr, err := report.ReadJournalFile(camp.JournalPath())
 	if err != nil {
 		return 0
 	}
-	c := 0
-	for _, ev := range rr.Events {
-		if p, ok := ev.Data.(phases.Plateau); ok {
-			c = p.Concurrency
-		}
-	}
-	return c
+	return run.JournalPlateau(rr.Events, camp.RunIdentity())
 }
