@@ -218,6 +218,11 @@ read:
 				rec.TTFATms = ms(at)
 			}
 		}
+		if fail := finishFailure(ch.FinishReason); fail != "" {
+			rec.Failure, rec.Error = fail, fmt.Sprintf("the server ended the request with finish_reason %q", ch.FinishReason)
+			rec.Body = head(data, bodyBytes)
+			break
+		}
 	}
 	if rec.Failure == "" {
 		// Read the end of the response so the connection is reused.
@@ -243,6 +248,19 @@ read:
 			rec.Failure, rec.Error = FailNoTokens, "the stream ended with no token"
 		}
 	}
+}
+
+// finishFailure is the failure a finish reason means: vLLM ends a request
+// it gave up with "abort" and one that failed inside the engine with
+// "error"; both are the server's failures, whatever text came before.
+func finishFailure(reason string) string {
+	switch reason {
+	case "abort":
+		return FailAborted
+	case "error":
+		return FailErrorEvent
+	}
+	return ""
 }
 
 // failReason names why a request ended early: the sweep's own cancellation,

@@ -7,7 +7,7 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,7 +57,8 @@ type Config struct {
 	// GPU, when set, samples the host's GPUs for the sweep's length; each
 	// level gets their figures over its throughput window.
 	GPU GPUSampler
-	// Timeout bounds one request from send to its last byte (default 10m).
+	// Timeout bounds one request from send to its last byte (default
+	// DefaultTimeout).
 	Timeout time.Duration
 	// ClientBoundLag is the p99 send lag above which a level is flagged
 	// client_bound (default 10ms).
@@ -123,30 +124,16 @@ func (cfg Config) withDefaults() (Config, error) {
 	// A base URL given with the /v1 suffix still works.
 	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1")
 	cfg.URL = u.String()
-	switch cfg.API {
-	case "":
-		cfg.API = APICompletions
-	case APICompletions, APIChat:
-	default:
-		return cfg, fmt.Errorf("--api %q: want completions or chat", cfg.API)
+	if err := cfg.checkValues(); err != nil {
+		return cfg, err
 	}
-	if cfg.Rate < 0 {
-		return cfg, fmt.Errorf("--rate %g: must be positive", cfg.Rate)
+	if cfg.API == "" {
+		cfg.API = APICompletions
 	}
 	if len(cfg.Concurrency) == 0 {
-		cfg.Concurrency = append([]int(nil), DefaultConcurrency...)
-	} else {
-		cfg.Concurrency = append([]int(nil), cfg.Concurrency...)
+		cfg.Concurrency = DefaultConcurrency
 	}
-	for _, c := range cfg.Concurrency {
-		if c < 1 {
-			return cfg, fmt.Errorf("--concurrency: level %d must be at least 1", c)
-		}
-	}
-	sort.Ints(cfg.Concurrency)
-	if cfg.Requests < 0 || cfg.Warmup < 0 || cfg.InputLen < 0 || cfg.OutputLen < 0 || cfg.Duration < 0 {
-		return cfg, errors.New("--requests, --warmup, --input-len, --output-len and --duration must not be negative")
-	}
+	cfg.Concurrency = slices.Sorted(slices.Values(cfg.Concurrency))
 	if cfg.Requests == 0 && cfg.Duration == 0 {
 		cfg.Requests = 64
 	}
@@ -156,27 +143,14 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.OutputLen == 0 {
 		cfg.OutputLen = 256
 	}
-	if cfg.OutputLen == 1 {
-		return cfg, errors.New("--output-len 1: must be at least 2 so that TPOT is defined")
-	}
-	if cfg.InputLen > MaxInputLen {
-		return cfg, fmt.Errorf("--input-len %d: at most %d tokens (prompts are built in memory, one per request in flight)", cfg.InputLen, MaxInputLen)
-	}
 	if cfg.Timeout == 0 {
-		cfg.Timeout = 10 * time.Minute
+		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.ClientBoundLag == 0 {
 		cfg.ClientBoundLag = 10 * time.Millisecond
 	}
-	if cfg.Repeat < 0 || cfg.Repeat > 100 {
-		return cfg, fmt.Errorf("--repeat %d: want 1 to 100", cfg.Repeat)
-	}
 	if strings.TrimSpace(cfg.SLO) != "" {
-		s, err := ParseSLO(cfg.SLO)
-		if err != nil {
-			return cfg, err
-		}
-		cfg.slo = s
+		cfg.slo, _ = ParseSLO(cfg.SLO) // checked above
 	}
 	if cfg.Seed == 0 {
 		cfg.Seed = time.Now().UnixNano()
@@ -185,24 +159,4 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, err
 	}
 	return cfg, nil
-}
-
-// ParseConcurrency reads a list like "1,2,4,8".
-func ParseConcurrency(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
-		var n int
-		if _, err := fmt.Sscanf(f, "%d", &n); err != nil || n < 1 || fmt.Sprint(n) != f {
-			return nil, fmt.Errorf("--concurrency %q: %q is not a positive whole number", s, f)
-		}
-		out = append(out, n)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("--concurrency %q: no levels", s)
-	}
-	return out, nil
 }

@@ -125,8 +125,8 @@ func (ds *dataset) readJSONL(r io.Reader, name string, keep int) error {
 		switch {
 		case v.Prompt == nil || strings.TrimSpace(*v.Prompt) == "":
 			return fmt.Errorf("%s:%d: no \"prompt\" string", name, line)
-		case v.OutputLen == nil || *v.OutputLen < 2:
-			return fmt.Errorf("%s:%d: \"output_len\" must be a whole number of at least 2", name, line)
+		case v.OutputLen == nil || *v.OutputLen < 2 || *v.OutputLen > MaxOutputLen:
+			return fmt.Errorf("%s:%d: \"output_len\" must be a whole number from 2 to %d", name, line, MaxOutputLen)
 		case len(*v.Prompt) > maxPromptBytes:
 			return fmt.Errorf("%s:%d: prompt longer than %d bytes", name, line, maxPromptBytes)
 		}
@@ -264,34 +264,23 @@ func spread(rng *rand.Rand, n int, r float64, lo int) int {
 	return a + rng.IntN(b-a+1)
 }
 
-// LoadWorkload checks the workload settings and reads the dataset now, so
-// that a front-end can refuse a bad dataset before it opens a host; the
+// LoadWorkload checks every value of cfg but its URL and reads the dataset
+// now, so that a front-end can refuse bad input before it opens a host; the
 // sweep then uses what was read.
 func LoadWorkload(cfg *Config) error {
+	if err := cfg.checkValues(); err != nil {
+		return err
+	}
 	if cfg.Seed == 0 {
 		cfg.Seed = time.Now().UnixNano()
-	}
-	if strings.TrimSpace(cfg.SLO) != "" {
-		if _, err := ParseSLO(cfg.SLO); err != nil {
-			return err
-		}
 	}
 	return cfg.workload()
 }
 
-// workload checks the workload settings and reads the dataset (once).
+// workload reads the dataset (once); its settings are checked already.
 func (cfg *Config) workload() error {
 	if cfg.ds != nil {
 		return nil
-	}
-	if cfg.RangeRatio < 0 || cfg.RangeRatio >= 1 {
-		return fmt.Errorf("--range-ratio %g: want 0 or more and under 1", cfg.RangeRatio)
-	}
-	if cfg.PrefixLen < 0 || cfg.PrefixLen > MaxInputLen {
-		return fmt.Errorf("--prefix-len %d: want 0 to %d tokens", cfg.PrefixLen, MaxInputLen)
-	}
-	if cfg.DatasetMax < 0 {
-		return fmt.Errorf("--dataset-max %d: must not be negative", cfg.DatasetMax)
 	}
 	ds, err := loadDataset(*cfg)
 	if err != nil {

@@ -71,6 +71,7 @@ func TestMalformedDatasetNamesFileAndLine(t *testing.T) {
 		{DatasetJSONL, "{\"prompt\": \"a\", \"output_len\": 5}\n{\"prompt\": \"b\", \"output_len\": \n", ":2: not a JSON object"},
 		{DatasetJSONL, "{\"prompt\": \"a\", \"output_len\": 5}\n\n{\"output_len\": 5}\n", ":3: no \"prompt\""},
 		{DatasetJSONL, "{\"prompt\": \"a\", \"output_len\": 1}\n", ":1: \"output_len\""},
+		{DatasetJSONL, "{\"prompt\": \"a\", \"output_len\": 1000000000000}\n", ":1: \"output_len\" must be a whole number from 2 to 1048576"},
 		{DatasetJSONL, "[1, 2]\n", ":1: not a JSON object"},
 		{DatasetJSONL, "\n\n", "no usable prompt"},
 		{DatasetShareGPT, "[\n  {\"conversations\": [\n    {\"value\": \"a\"},\n    {\"value\": oops}\n  ]}\n]\n", ":4: not a ShareGPT JSON list"},
@@ -133,10 +134,11 @@ func TestRangeRatioAsVLLM(t *testing.T) {
 	}
 }
 
-// FuzzDatasets: the readers never panic on any input.
+// FuzzDatasets: the readers never panic on any input, and every prompt
+// they keep asks for an output length from 2 to MaxOutputLen.
 func FuzzDatasets(f *testing.F) {
 	for _, s := range []string{`[{"conversations":[{"value":"a b c d"},{"value":"e f g h"}]}]`, "{\"prompt\":\"x\",\"output_len\":3}\n",
-		"[", "[{", "\x00\xff", `[{"conversations":[{"value":1}]}]`, "{\"prompt\":null}\n"} {
+		"{\"prompt\":\"x\",\"output_len\":1000000000000000000}\n", "{\"prompt\":\"x\",\"output_len\":-3}\n", "[", "[{", "\x00\xff", `[{"conversations":[{"value":1}]}]`, "{\"prompt\":null}\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -147,6 +149,11 @@ func FuzzDatasets(f *testing.F) {
 				_ = ds.readJSONL(r, "f", 10)
 			} else {
 				_ = ds.readShareGPT(r, "f", 10)
+			}
+			for _, it := range ds.items {
+				if it.outputLen < 2 || it.outputLen > MaxOutputLen {
+					t.Fatalf("%s: output length %d kept", kind, it.outputLen)
+				}
 			}
 		}
 	})

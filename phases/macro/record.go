@@ -31,7 +31,8 @@ func sourceRank(s string) int {
 // side that failed; the record keeps the HTTP status and the first bytes
 // of what the server said (Record.Status, Record.Body).
 const (
-	FailErrorEvent = "error_event"   // data: {"error": ...} after HTTP 200
+	FailErrorEvent = "error_event"   // data: {"error": ...} after HTTP 200, or finish_reason "error"
+	FailAborted    = "server_abort"  // finish_reason "abort": the server gave the request up
 	FailCutStream  = "cut_stream"    // the stream ended without [DONE]
 	FailTimeout    = "timeout"       // the request ran past Config.Timeout
 	FailConnect    = "connect_error" // no connection, or it broke before a response

@@ -3,6 +3,7 @@ package macro
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -22,12 +23,21 @@ type slo struct {
 	share            float64
 }
 
+// Bounds of an SLO's latency bound: under a microsecond no request can
+// meet it (and the bound would round to none), over a day it bounds
+// nothing a sweep measures.
+const (
+	minSLOBound = time.Microsecond
+	maxSLOBound = 24 * time.Hour
+)
+
 // ParseSLO reads "ttft=2s,tpot=50ms,e2el=30s" (a bare number is
 // milliseconds, as vLLM's --goodput takes them; ":" works for "=", and
-// share=0.95 sets the share a level needs).
+// share=0.95 sets the share a level needs). Each key at most once; each
+// bound from 1µs to 24h.
 func ParseSLO(spec string) (*slo, error) {
 	s := &slo{share: SLOShare}
-	any := false
+	seen := map[string]bool{}
 	for _, f := range strings.FieldsFunc(spec, func(r rune) bool { return r == ',' || r == ' ' }) {
 		k, v, ok := strings.Cut(f, "=")
 		if !ok {
@@ -37,50 +47,69 @@ func ParseSLO(spec string) (*slo, error) {
 			return nil, fmt.Errorf("--slo %q: %q is not KEY=VALUE (keys ttft, tpot, e2el, share)", spec, f)
 		}
 		k = strings.ToLower(strings.TrimSpace(k))
-		if k == "share" {
-			x, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
-			if strings.HasSuffix(v, "%") {
-				x /= 100
-			}
-			if err != nil || x <= 0 || x > 1 {
-				return nil, fmt.Errorf("--slo %q: share %q must be a fraction in (0,1] or a percentage", spec, v)
-			}
-			s.share = x
-			continue
+		if seen[k] {
+			return nil, fmt.Errorf("--slo %q: %s is given twice", spec, k)
 		}
-		d, err := sloDuration(v)
-		if err != nil {
-			return nil, fmt.Errorf("--slo %q: %s=%q: %v", spec, k, v, err)
+		seen[k] = true
+		if err := s.set(k, v); err != nil {
+			return nil, fmt.Errorf("--slo %q: %v", spec, err)
 		}
-		switch k {
-		case "ttft":
-			s.ttft = d
-		case "tpot":
-			s.tpot = d
-		case "e2el":
-			s.e2el = d
-		default:
-			return nil, fmt.Errorf("--slo %q: unknown key %q (keys ttft, tpot, e2el, share)", spec, k)
-		}
-		any = true
 	}
-	if !any {
+	if s.ttft == 0 && s.tpot == 0 && s.e2el == 0 {
 		return nil, fmt.Errorf("--slo %q: no bound (e.g. ttft=2s,tpot=50ms,e2el=30s)", spec)
 	}
 	return s, nil
 }
 
+// set sets the SLO's key k from its value v.
+func (s *slo) set(k, v string) error {
+	if k == "share" {
+		x, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+		if strings.HasSuffix(v, "%") {
+			x /= 100
+		}
+		if err != nil || math.IsNaN(x) || x <= 0 || x > 1 {
+			return fmt.Errorf("share %q must be a fraction in (0,1] or a percentage", v)
+		}
+		s.share = x
+		return nil
+	}
+	var dst *time.Duration
+	switch k {
+	case "ttft":
+		dst = &s.ttft
+	case "tpot":
+		dst = &s.tpot
+	case "e2el":
+		dst = &s.e2el
+	default:
+		return fmt.Errorf("unknown key %q (keys ttft, tpot, e2el, share)", k)
+	}
+	d, err := sloDuration(v)
+	if err != nil {
+		return fmt.Errorf("%s=%q: %v", k, v, err)
+	}
+	*dst = d
+	return nil
+}
+
+// sloDuration reads one bound: a Go duration, or a bare number of
+// milliseconds; finite, from minSLOBound to maxSLOBound.
 func sloDuration(v string) (time.Duration, error) {
 	v = strings.TrimSpace(v)
+	want := fmt.Errorf("want a duration from %s to %s, such as 2s or 50ms (a bare number is milliseconds)", minSLOBound, maxSLOBound)
+	var d time.Duration
 	if x, err := strconv.ParseFloat(v, 64); err == nil {
-		if x <= 0 {
-			return 0, fmt.Errorf("must be positive")
+		ms := float64(time.Millisecond)
+		if math.IsNaN(x) || x*ms < float64(minSLOBound) || x*ms > float64(maxSLOBound) {
+			return 0, want
 		}
-		return time.Duration(x * float64(time.Millisecond)), nil
+		d = time.Duration(x * ms)
+	} else if d, err = time.ParseDuration(v); err != nil {
+		return 0, want
 	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("want a positive duration such as 2s or 50ms")
+	if d < minSLOBound || d > maxSLOBound {
+		return 0, want
 	}
 	return d, nil
 }
