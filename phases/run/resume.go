@@ -90,3 +90,73 @@ func markManual(done map[string]Span, step string, sp Span) {
 	}
 	done[step] = sp
 }
+
+// owner follows whose a journal's events are: a run's events belong to its
+// identity, phases run by hand to the identity of the latest run before
+// them (id when there is none), as DoneSteps reads them.
+type owner struct {
+	id   phases.RunIdentity
+	mine bool
+}
+
+// see takes one event and reports whether it belongs to id; a run for
+// another identity also reports that what came before is void (reset).
+func (o *owner) see(ev phases.Event) (mine, reset bool) {
+	if d, ok := ev.Data.(phases.RunStarted); ok {
+		o.mine = d.Identity == o.id
+		return o.mine, !o.mine
+	}
+	return o.mine, false
+}
+
+// sweepFold keeps what the latest sweep for one identity found: its
+// plateau, its closed-loop levels and the engine's mean tokens per step at
+// each. A later sweep for the identity replaces it (no plateau when that
+// sweep found none), a run for another identity voids it.
+type sweepFold struct {
+	owner
+	plateau    int
+	levels     []int
+	stepTokens map[int]float64
+}
+
+func newSweepFold(id phases.RunIdentity) *sweepFold {
+	return &sweepFold{owner: owner{id: id, mine: true}}
+}
+
+func (f *sweepFold) see(ev phases.Event) {
+	mine, reset := f.owner.see(ev)
+	switch d := ev.Data.(type) {
+	case phases.PhaseStarted:
+		reset = reset || mine && d.Name == phases.Macro
+	case phases.Plateau:
+		if mine {
+			f.plateau = d.Concurrency
+		}
+	case phases.LevelResult:
+		if mine && d.Rate == 0 && d.Concurrency > 0 {
+			f.levels = append(f.levels, d.Concurrency)
+			if d.Server != nil && d.Server.StepMix != nil {
+				if f.stepTokens == nil {
+					f.stepTokens = map[int]float64{}
+				}
+				f.stepTokens[d.Concurrency] = d.Server.StepMix.TokensPerStep
+			}
+		}
+	}
+	if reset {
+		f.plateau, f.levels, f.stepTokens = 0, nil, nil
+	}
+}
+
+// JournalPlateau is the concurrency of the plateau the journal's latest
+// sweep for id found (0: none). A sweep for another model, TP or launch
+// command does not count, nor one before a run for another identity. The
+// value is as the journal says: check it before use (profile.CheckLevels).
+func JournalPlateau(events []phases.Event, id phases.RunIdentity) int {
+	f := newSweepFold(id)
+	for _, ev := range events {
+		f.see(ev)
+	}
+	return f.plateau
+}

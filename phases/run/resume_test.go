@@ -157,3 +157,45 @@ func BenchmarkDoneSteps(b *testing.B) {
 		}
 	}
 }
+
+// TestJournalPlateauSameIdentityOnly: the profile's plateau comes from the
+// latest sweep for the run's model, TP and launch; a TP8 run's plateau is
+// not profiled in a TP4 run (it was), a later sweep without a plateau
+// replaces an earlier one's, and a sweep run by hand belongs to the run
+// before it.
+func TestJournalPlateauSameIdentityOnly(t *testing.T) {
+	tp4 := kimi
+	tp4.TP = 4
+	sweep := func(e *evs, plateau int) {
+		e.add(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro})
+		if plateau > 0 {
+			e.add(phases.KindMacroPlateau, phases.Plateau{Concurrency: plateau})
+		}
+		e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro, Outcome: phases.OutcomeDone})
+	}
+	e := &evs{t: time.Unix(0, 0)}
+	e.add(phases.KindRunStarted, phases.RunStarted{Identity: kimi})
+	sweep(e, 64)
+	if got := JournalPlateau(e.out, kimi); got != 64 {
+		t.Errorf("TP8 after its own sweep: %d, want 64", got)
+	}
+	if got := JournalPlateau(e.out, tp4); got != 0 {
+		t.Errorf("TP4 given a TP8 run's plateau: %d", got)
+	}
+	e.add(phases.KindRunStarted, phases.RunStarted{Identity: tp4})
+	sweep(e, 32)
+	if got := JournalPlateau(e.out, kimi); got != 0 {
+		t.Errorf("TP8 after a TP4 run: %d, want 0 (a run for another identity starts over)", got)
+	}
+	if got := JournalPlateau(e.out, tp4); got != 32 {
+		t.Errorf("TP4: %d, want 32", got)
+	}
+	sweep(e, 0) // by hand, after the TP4 run: a sweep that found none
+	if got := JournalPlateau(e.out, tp4); got != 0 {
+		t.Errorf("TP4 after a sweep without a plateau: %d, want 0", got)
+	}
+	sweep(e, 16)
+	if got := JournalPlateau(e.out, tp4); got != 16 {
+		t.Errorf("TP4 after a sweep by hand: %d, want 16", got)
+	}
+}

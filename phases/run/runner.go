@@ -26,13 +26,11 @@ type runner struct {
 	ch  chan phases.Event
 	wg  sync.WaitGroup
 
-	mu      sync.Mutex
-	plateau int    // from the sweep's events (this run's, or the journal's)
+	mu sync.Mutex
+	// What the latest sweep for the run's identity found (this run's, or
+	// the journal's): the plateau, the levels, the tokens per step.
+	sweep   *sweepFold
 	version string // the server's vLLM version, as its log or /version said
-	// The swept closed-loop levels and the engine's mean tokens per step at
-	// each, from the sweep's step mix.
-	levels      []int
-	stepTokensC map[int]float64
 
 	mode      string // the server as the last step left it
 	touched   bool   // a step of this run started, stopped or restarted the server
@@ -53,6 +51,7 @@ func newRunner(cfg Config, out *phases.Emitter) *runner {
 		cfg.Server.Emitter = r.em
 	}
 	r.version = cfg.Version
+	r.sweep = newSweepFold(cfg.Identity)
 	for _, ev := range cfg.Prior {
 		r.see(ev)
 	}
@@ -78,23 +77,9 @@ func (r *runner) tee() {
 func (r *runner) see(ev phases.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	switch d := ev.Data.(type) {
-	case phases.Plateau:
-		r.plateau = d.Concurrency
-	case phases.LevelResult:
-		if d.Rate == 0 && d.Concurrency > 0 {
-			r.levels = append(r.levels, d.Concurrency)
-			if d.Server != nil && d.Server.StepMix != nil {
-				if r.stepTokensC == nil {
-					r.stepTokensC = map[int]float64{}
-				}
-				r.stepTokensC[d.Concurrency] = d.Server.StepMix.TokensPerStep
-			}
-		}
-	case phases.Milestone:
-		if d.Stage == "vllm_version" && r.cfg.Version == "" && d.Value != "" {
-			r.version = d.Value
-		}
+	r.sweep.see(ev)
+	if d, ok := ev.Data.(phases.Milestone); ok && d.Stage == "vllm_version" && r.cfg.Version == "" && d.Value != "" && r.sweep.mine {
+		r.version = d.Value
 	}
 }
 
@@ -165,7 +150,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	}
 	r.settle()
 	r.mu.Lock()
-	res.Plateau = r.plateau
+	res.Plateau = r.sweep.plateau
 	r.mu.Unlock()
 	res.Interrupted = ctx.Err() != nil
 	r.emit(phases.KindRunFinished, phases.RunFinished{Notebook: res.Notebook, Interrupted: res.Interrupted})

@@ -168,9 +168,6 @@ func (r *runner) macro(ctx context.Context) (string, string) {
 	}
 	reason := fmt.Sprintf("%d level(s), %d requests", len(res.Levels), ok)
 	if res.Plateau != nil {
-		r.mu.Lock()
-		r.plateau = res.Plateau.Concurrency
-		r.mu.Unlock()
 		reason += fmt.Sprintf("; plateau at C=%d", res.Plateau.Concurrency)
 	} else {
 		reason += "; no plateau found"
@@ -264,13 +261,12 @@ func (r *runner) restart(ctx context.Context) (string, string) {
 }
 
 // profile captures the torch profile at C=1, at a swept level between and
-// at the sweep's plateau.
+// at the plateau of the latest sweep for this run's model, TP and launch
+// (this run's, or the journal's), when it is a level a capture can hold.
 func (r *runner) profile(ctx context.Context) (string, string) {
 	cfg := r.cfg.Profile
 	cfg.Host = r.cfg.Host
-	r.mu.Lock()
-	plateau, swept := r.plateau, r.levels
-	r.mu.Unlock()
+	plateau, swept, note := r.profilePlateau()
 	cfg.Concurrency = ProfileLevels(swept, plateau)
 	levels, err := profile.CaptureLevels(ctx, cfg, r.em) // the engine brackets its run
 	if err != nil {
@@ -283,11 +279,7 @@ func (r *runner) profile(ctx context.Context) (string, string) {
 		}
 		parts = append(parts, fmt.Sprintf("C=%d %.1f%%", s.Level, 100*s.CommunicationShare))
 	}
-	reason := "communication share of device time per level: " + strings.Join(parts, ", ")
-	if plateau <= 1 {
-		reason += " (no plateau from the sweep: C=1 only)"
-	}
-	return phases.StepDone, reason
+	return phases.StepDone, "communication share of device time per level: " + strings.Join(parts, ", ") + note
 }
 
 // leave leaves the server as the campaign says.
@@ -352,14 +344,35 @@ func ProfileLevels(swept []int, plateau int) []int {
 	return append(out, plateau)
 }
 
+// profilePlateau is the plateau and the levels of the latest sweep for
+// the run's identity, the plateau 0 when a capture cannot take it (a
+// journal may say anything: it once named C=20,000,000), with a note that
+// says why only C=1 is profiled, when it is.
+func (r *runner) profilePlateau() (int, []int, string) {
+	r.mu.Lock()
+	plateau, swept := r.sweep.plateau, r.sweep.levels
+	r.mu.Unlock()
+	switch err := profile.CheckLevels([]int{plateau}); {
+	case plateau == 0:
+		return 0, nil, " (no plateau from the sweep: C=1 only)"
+	case plateau == 1:
+		return 1, nil, " (the sweep's plateau is C=1)"
+	case err != nil:
+		return 0, nil, fmt.Sprintf(" (the sweep's plateau C=%d is not a level a capture takes: %v; C=1 only)", plateau, err)
+	}
+	return plateau, swept, ""
+}
+
 // stepMs are the tokens the engine's steps held at the levels the budget
-// splits (rounded up), for micro to time the GEMMs at what a step holds.
+// splits (rounded up), for micro to time the GEMMs at what a step holds;
+// a count a GEMM cannot be timed at (over gpubench.MaxBatch) is left out.
 func (r *runner) stepMs() []int {
+	plateau, swept, _ := r.profilePlateau()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []int
-	for _, c := range ProfileLevels(r.levels, r.plateau) {
-		if t, ok := r.stepTokensC[c]; ok && t > float64(c)+0.5 {
+	for _, c := range ProfileLevels(swept, plateau) {
+		if t, ok := r.sweep.stepTokens[c]; ok && t > float64(c)+0.5 && t <= gpubench.MaxBatch {
 			out = append(out, int(math.Ceil(t)))
 		}
 	}
