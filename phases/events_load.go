@@ -100,12 +100,17 @@ type Stall struct {
 	Node      string    `json:"node,omitempty"` // the node that stalled (several nodes only)
 }
 
-// LoadFailure is a failure named from the log.
+// LoadFailure is a failure named from the log, or the server process's
+// exit during its load (kind "exited").
 type LoadFailure struct {
-	Kind string `json:"kind"` // "oom","nccl","worker_died","engine_failed","timeout","exited"
+	Kind string `json:"kind"` // "oom","nccl","worker_died","engine_failed","timeout","device","exited"
 	Line string `json:"line"`
 	Rank int    `json:"rank"`
 	Node string `json:"node,omitempty"` // the node that failed (several nodes only)
+	// PID and Tail, for an exit: the launch's pid and the log's last
+	// lines (secrets scrubbed), the last one being Line.
+	PID  int      `json:"pid,omitempty"`
+	Tail []string `json:"tail,omitempty"`
 }
 
 // ServerEvent is a lifecycle step of the serving process.

@@ -19,10 +19,29 @@ func TestScrubSecrets(t *testing.T) {
 		"non-default args: {'model': 'm', 'api_key': 'k9'}":   "non-default args: {'model': 'm', 'api_key': '[redacted]'}",
 		"--load-url http://bench:pw@host:8000/v1":             "--load-url http://xxxxx@host:8000/v1",
 		"tokens: max_tokens=5 --max-model-len 4096":           "tokens: max_tokens=5 --max-model-len 4096",
+		// vLLM's own forms: a list of keys in its non-default args, and a
+		// Namespace as older versions print it
+		"non-default args: {'model': 'm', 'api_key': ['sk-a1', 'sk-b2'], 'port': 8000}": "non-default args: {'model': 'm', 'api_key': ['[redacted]'], 'port': 8000}",
+		"args: Namespace(api_key=['k1', 'k2'], hf_token='t9', port=8000)":               "args: Namespace(api_key=['[redacted]'], hf_token=[redacted], port=8000)",
+		// a server's error that echoes a key of a well-known shape
+		`{"error": "Incorrect API key provided: sk-proj-AbCdEf0123456789xyz"}`: `{"error": "Incorrect API key provided: [redacted]"}`,
+		"token hf_AbCdEfGhIjKlMnOpQrStUv refused":                              "token [redacted] refused",
 	}
 	for in, want := range cases {
 		if got := ScrubSecrets(in); got != want {
 			t.Errorf("ScrubSecrets(%q)\n got %q\nwant %q", in, got, want)
 		}
+	}
+}
+
+// A known secret (the key in use) is hidden wherever it stands, whatever
+// its shape; a too short one is left alone rather than blank out words.
+func TestScrubKnownSecrets(t *testing.T) {
+	body := `{"error": "invalid key PlantedKey5526 (expected another)"}`
+	if got := ScrubSecrets(body, "PlantedKey5526", ""); got != `{"error": "invalid key [redacted] (expected another)"}` {
+		t.Errorf("got %s", got)
+	}
+	if got := ScrubSecrets("a b c", "a"); got != "a b c" {
+		t.Errorf("a one-letter known secret changed the text: %s", got)
 	}
 }

@@ -87,7 +87,7 @@ func (n *nb) loadRun(r *phaseRun, tag string) {
 			}
 			log = append(log, s)
 		case phases.LoadFailure:
-			log = append(log, fmt.Sprintf("- %s **failure (%s)**%s, rank %d: `%s`", n.clock(ev.Time), d.Kind, onNode(d.Node), d.Rank, noTicks(d.Line)))
+			log = append(log, failureLine(n.clock(ev.Time), d))
 		case phases.Stall:
 			stalls = append(stalls, stallAt{ev.Time, d})
 			s := fmt.Sprintf("- %s **stall**%s: %s, no progress for %s", n.clock(ev.Time), onNode(d.Node), gpuList(d.GPUs, d.MemoryGiB), dur(time.Duration(d.ForS*float64(time.Second))))
@@ -392,3 +392,24 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 
 // noTicks keeps s inside an inline code span.
 func noTicks(s string) string { return strings.ReplaceAll(s, "`", "'") }
+
+// failureLine is a load failure in the notebook's load story; an exit
+// comes with the log's last lines.
+func failureLine(clock string, d phases.LoadFailure) string {
+	if d.Kind != "exited" {
+		return fmt.Sprintf("- %s **failure (%s)**%s, rank %d: `%s`", clock, d.Kind, onNode(d.Node), d.Rank, noTicks(d.Line))
+	}
+	s := fmt.Sprintf("- %s **failure (exited)**%s: the server process", clock, onNode(d.Node))
+	if d.PID > 0 {
+		s += fmt.Sprintf(" (pid %d)", d.PID)
+	}
+	s += " exited during its load"
+	if len(d.Tail) == 0 {
+		return s + "; last log line: `" + noTicks(d.Line) + "`"
+	}
+	s += "; its log's last lines:\n\n  ```text\n"
+	for _, l := range d.Tail {
+		s += "  " + noTicks(l) + "\n"
+	}
+	return s + "  ```\n"
+}

@@ -39,6 +39,11 @@ type run struct {
 	open      bool // a PhaseStarted "load" is open for the current load
 	until     bool // the headless follow: a stall's diagnosis is taken as it ends
 	diagBusy  atomic.Bool
+	tail      []string  // the log's last lines, for an exit
+	seenAlive int       // the launch's pid, once seen running in this load
+	exit      *exitSeen // the launch's exit during this load
+	offset    int64     // how far the log is read
+
 }
 
 // phaseStart opens the notebook's run for the current load once it shows
@@ -112,11 +117,13 @@ func (s *run) newLoad(now time.Time) {
 	s.tr.Reset(now)
 	s.resetAt, s.failAt = now, time.Time{}
 	s.ready, s.stalled, s.version = false, false, ""
+	s.tail, s.seenAlive, s.exit = nil, 0, nil
 }
 
 func (s *run) line(ev remote.FollowEvent) {
 	now := s.now()
 	if ev.Reset {
+		s.offset = 0
 		s.newLoad(now)
 		note := "the log was truncated or replaced: following a new load"
 		if ev.Note != "" {
@@ -125,6 +132,8 @@ func (s *run) line(ev remote.FollowEvent) {
 		s.logLine(-1, "NOTE", note)
 		return
 	}
+	s.offset = ev.Offset
+	s.keepTail(ev.Line)
 	for _, r := range s.parser.Line(ev.Line) {
 		ms, fail := s.tr.Record(now, r)
 		if r.Kind == vllmlog.KindVersion {
@@ -185,6 +194,7 @@ func detailMilestone(r vllmlog.Record, at float64) *phases.Milestone {
 
 func (s *run) poll(p pollResult) {
 	now := p.at
+	s.proc(now, p.proc)
 	if p.err != nil {
 		if msg := p.err.Error(); msg != s.smiErr {
 			if s.smiErr == "" && s.smiOK && s.w.cfg.Node != "" {
@@ -244,8 +254,9 @@ func (s *run) emitState(now time.Time) {
 
 func (s *run) tick() {
 	now := s.now()
+	s.exitTick(now)
 	if f := s.tr.Failure(); f != nil && !s.failAt.IsZero() && now.Sub(s.failAt) >= failGrace {
-		s.phaseFinish(f.Kind + ": " + f.Line)
+		s.phaseFinish(FailureText(f))
 	}
 	if st := s.tr.CheckStall(now); st != nil {
 		st.Node = s.w.cfg.Node
@@ -271,8 +282,7 @@ func (s *run) ending() (Ending, bool) {
 	case s.tr.Ready():
 		return Ending{Kind: EndReady, Reason: "GET " + remote.MaskURL(s.w.cfg.HealthURL) + " answered 200"}, true
 	case s.tr.Failure() != nil && !s.failAt.IsZero() && s.now().Sub(s.failAt) >= failGrace:
-		f := s.tr.Failure()
-		return Ending{Kind: EndFailed, Reason: fmt.Sprintf("%s: %s", f.Kind, f.Line)}, true
+		return Ending{Kind: EndFailed, Reason: FailureText(s.tr.Failure())}, true
 	case s.stalled && s.tr.stall != nil:
 		st := *s.tr.stall
 		st.Node = s.w.cfg.Node

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"path"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -57,7 +54,7 @@ type Server struct {
 	// waits until each one's GPU memory is released.
 	Workers []*Server
 	// Node names the host as one node of several (its events say so);
-	// NodeEnv is exported before its launch (PROFDECK_NODE_RANK …).
+	// NodeEnv is in its launch's environment (PROFDECK_NODE_RANK …).
 	Node    string
 	NodeEnv map[string]string
 
@@ -90,51 +87,6 @@ func (s *Server) emit(ctx context.Context, action, detail string) {
 	}
 }
 
-// LaunchCommand is the shell command Start runs: the campaign's launch with
-// the extra flags appended and the extra environment set, every added word
-// shell-quoted.
-func (s *Server) LaunchCommand(extraFlags []string, extraEnv map[string]string) (string, error) {
-	launch := strings.TrimSpace(s.Settings.Launch)
-	if launch == "" {
-		return "", errors.New("no launch command: set server.launch in the campaign file")
-	}
-	env := map[string]string{}
-	for k, v := range s.Settings.Env {
-		env[k] = v
-	}
-	for k, v := range extraEnv {
-		env[k] = v
-	}
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		if !validEnvName(k) {
-			return "", fmt.Errorf("environment variable name %q is not valid", k)
-		}
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	cmd := launch
-	if len(extraFlags) > 0 {
-		cmd += " " + remote.QuoteArgs(extraFlags...)
-	}
-	if len(keys) == 0 {
-		return cmd, nil
-	}
-	if rest, ok := strings.CutPrefix(cmd, "docker run "); ok {
-		// The environment belongs inside the container.
-		var flags []string
-		for _, k := range keys {
-			flags = append(flags, "-e", k+"="+env[k])
-		}
-		return "docker run " + remote.QuoteArgs(flags...) + " " + rest, nil
-	}
-	var assigns []string
-	for _, k := range keys {
-		assigns = append(assigns, k+"="+remote.Quote(env[k]))
-	}
-	return "env " + strings.Join(assigns, " ") + " " + cmd, nil
-}
-
 // redactedError is an error whose text passes through remote.ScrubSecrets,
 // for errors that quote the launch command; errors.Is and errors.As still
 // see the original.
@@ -142,18 +94,6 @@ type redactedError struct{ err error }
 
 func (e redactedError) Error() string { return remote.ScrubSecrets(e.err.Error()) }
 func (e redactedError) Unwrap() error { return e.err }
-
-func validEnvName(k string) bool {
-	if k == "" || (k[0] >= '0' && k[0] <= '9') {
-		return false
-	}
-	for _, r := range k {
-		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return true
-}
 
 // Start launches the server detached and returns its pid (its process
 // group); on several nodes the head first, then each worker in order. It
@@ -180,26 +120,40 @@ func (s *Server) startOne(ctx context.Context, extraFlags []string, extraEnv map
 	if pid, alive := s.Running(ctx); alive {
 		return pid, fmt.Errorf("a server is already running (pid %d): stop it first", pid)
 	}
-	inner, err := s.LaunchCommand(extraFlags, extraEnv)
+	cmd, err := s.LaunchCommand(extraFlags, extraEnv)
 	if err != nil {
 		return 0, err
 	}
-	shown := inner // the launch as the operator wrote it, without the node's exports
-	inner = nodeExports(s.NodeEnv) + inner
+	env, err := s.launchEnv(extraEnv)
+	if err != nil {
+		return 0, err
+	}
 	log := s.LogPath()
 	if dir := path.Dir(log); dir != "." && dir != "/" {
 		_, _ = remote.Output(ctx, s.Host, "mkdir -p "+remote.QuotePath(dir))
+	}
+	envPath := ""
+	if len(env) > 0 {
+		// The values go to a file only its owner reads, which the launched
+		// shell reads and removes: never onto a command line, where ps
+		// shows them to every user of the host.
+		envPath = s.envFile()
+		if err := s.Host.WriteFile(ctx, envPath, envFileText(env), 0o600); err != nil {
+			return 0, fmt.Errorf("writing the launch's environment to %s: %w", envPath, redactedError{err})
+		}
 	}
 	if c := s.Settings.Container; c != "" {
 		// A stopped container of the same name would block `docker run --name`.
 		_, _ = remote.Output(ctx, s.Host, "docker rm "+remote.Quote(c)+" >/dev/null 2>&1 || true")
 	}
-	cmd := fmt.Sprintf("nohup setsid sh -c %s > %s 2>&1 < /dev/null & echo $!", remote.Quote(inner), remote.QuotePath(log))
 	if s.BeforeLaunch != nil {
 		s.BeforeLaunch()
 	}
-	out, err := remote.Output(ctx, s.Host, cmd)
+	out, err := remote.Output(ctx, s.Host, detachedCommand(launchScript(cmd, envPath), log))
 	if err != nil {
+		if envPath != "" {
+			_, _ = remote.Output(ctx, s.Host, "rm -f "+remote.QuotePath(envPath))
+		}
 		// The host's error quotes the command, secrets included.
 		return 0, fmt.Errorf("starting the server: %w", redactedError{err})
 	}
@@ -208,10 +162,11 @@ func (s *Server) startOne(ctx context.Context, extraFlags []string, extraEnv map
 		return 0, fmt.Errorf("starting the server: expected a pid, got %q", strings.TrimSpace(out))
 	}
 	s.pid = pid
+	shown := remote.ScrubSecrets(cmd) + envNote(s.shownEnv(extraEnv))
 	if err := s.Host.WriteFile(ctx, s.pidFile(), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
 		s.emit(ctx, "start", fmt.Sprintf("pid %d (could not write %s: %v)", pid, s.pidFile(), err))
 	} else {
-		s.emit(ctx, "start", fmt.Sprintf("pid %d: %s", pid, remote.ScrubSecrets(shown)))
+		s.emit(ctx, "start", fmt.Sprintf("pid %d: %s", pid, shown))
 	}
 	return pid, nil
 }
@@ -381,19 +336,11 @@ func (s *Server) waitReleased(ctx context.Context) error {
 // Restart stops the server (when one is running) and starts it again with
 // the extra flags and environment.
 func (s *Server) Restart(ctx context.Context, extraFlags []string, extraEnv map[string]string) (int, error) {
-	s.emit(ctx, "restart", remote.ScrubSecrets(strings.TrimSpace(strings.Join(extraFlags, " ")+" "+envString(extraEnv))))
+	s.emit(ctx, "restart", remote.ScrubSecrets(strings.TrimSpace(strings.Join(extraFlags, " ")+envNote(extraEnv))))
 	if _, alive := s.Running(ctx); alive || s.Settings.Container != "" || s.workersAlive(ctx) {
 		if err := s.Stop(ctx); err != nil {
 			return 0, err
 		}
 	}
 	return s.Start(ctx, extraFlags, extraEnv)
-}
-
-func envString(env map[string]string) string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		parts = append(parts, k+"="+env[k])
-	}
-	return strings.Join(parts, " ")
 }

@@ -2,10 +2,7 @@ package load
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/profdeck/profdeck/remote"
 )
@@ -23,23 +20,11 @@ func (s *Server) workersAlive(ctx context.Context) bool {
 	return false
 }
 
-// nodeExports is the node's variables exported for its launch line (so
-// that $PROFDECK_NODE_RANK in it is expanded), or "" for one node.
-func nodeExports(env map[string]string) string {
-	var b strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		if validEnvName(k) {
-			b.WriteString("export " + k + "=" + remote.Quote(env[k]) + "; ")
-		}
-	}
-	return b.String()
-}
-
 // NodeServers makes head the head of a deployment on several nodes: one
 // worker per other host, launched with worker (the campaign's
 // server.worker_launch) and logging to logs[i] (or the head's log). Every
 // node gets PROFDECK_NODE_RANK, PROFDECK_NNODES and PROFDECK_HEAD (the
-// head's address as headAddr says) exported for its launch line.
+// head's address as headAddr says) in the environment of its launch.
 func NodeServers(head *Server, nodes []remote.Host, worker string, logs []string, headAddr string) {
 	n := len(nodes)
 	if n < 2 {

@@ -21,6 +21,8 @@ func (failingHost) Run(_ context.Context, cmd string, _ io.Reader, _ func(remote
 
 func (failingHost) ReadFile(context.Context, string) ([]byte, error) { return nil, os.ErrNotExist }
 
+func (failingHost) WriteFile(context.Context, string, []byte, os.FileMode) error { return nil }
+
 // A launch that fails must not carry the campaign's secrets into the error,
 // which the pane shows and the journal keeps.
 func TestStartErrorRedacted(t *testing.T) {

@@ -164,8 +164,8 @@ func (t *Tracker) progress(now time.Time) {
 // entered) and the failure when the record names a new or more specific one.
 func (t *Tracker) Record(now time.Time, r vllmlog.Record) (ms *phases.Milestone, fail *phases.LoadFailure) {
 	t.sum.Add(r)
-	if r.Proc != "" || r.Level != "" {
-		t.armed = true
+	if r.Proc != "" || r.Level != "" || strings.TrimSpace(r.Text) != "" {
+		t.armed = true // any line: something was launched, and its silence can be a stall
 	}
 	if r.Relevant() {
 		t.lastLine = r.Text
@@ -230,6 +230,17 @@ func (t *Tracker) SetReady(now time.Time) *phases.Milestone {
 	t.ready, t.stall = true, nil
 	t.stage = vllmlog.StageIndex(vllmlog.StageReady)
 	return &phases.Milestone{Stage: vllmlog.StageReady, AtS: now.Sub(t.start).Seconds(), Value: "GET /health 200", Load: t.gen}
+}
+
+// Exited records that the server process exited during the load: the
+// load's failure, unless it is ready, stopped or already failed (nil
+// then).
+func (t *Tracker) Exited(f phases.LoadFailure) *phases.LoadFailure {
+	if t.failure != nil || t.ready || t.stopped {
+		return nil
+	}
+	t.failure, t.failStrong, t.stall = &f, true, nil
+	return t.failure
 }
 
 // Ready reports whether /health answered 200.

@@ -132,6 +132,22 @@ func TestNoStallWhenNotLoading(t *testing.T) {
 	}
 }
 
+// A launch whose log holds only lines vLLM's logger did not write (a
+// shell's error, a usage text) and then nothing is a stall once the
+// threshold passes: the configured stall_after holds for it too.
+func TestStallAfterPlainLines(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	tr := NewTracker("h", 0, time.Minute, t0)
+	feed(tr, t0, "sh: 1: vlm: not found")
+	if tr.CheckStall(t0.Add(59*time.Second)) != nil {
+		t.Error("stall before the threshold")
+	}
+	st := tr.CheckStall(t0.Add(61 * time.Second))
+	if st == nil || st.ForS < 60 {
+		t.Fatalf("no stall a minute after the launch's last line: %+v", st)
+	}
+}
+
 // Rate, ETA and the share of the expected weights.
 func TestRateAndETA(t *testing.T) {
 	t0 := time.Unix(0, 0)
@@ -221,13 +237,16 @@ func TestLaunchCommandQuoting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `env A='x y' B='it'\''s' vllm serve m --tp 8 --profiler-config '{"a":"b c"}'`
-	if cmd != want {
+	if want := `vllm serve m --tp 8 --profiler-config '{"a":"b c"}'`; cmd != want {
 		t.Errorf("got  %s\nwant %s", cmd, want)
+	}
+	env, _ := s.launchEnv(map[string]string{"B": "it's"})
+	if got, want := string(envFileText(env)), "A='x y'\nB='it'\\''s'\n"; got != want {
+		t.Errorf("environment file %q, want %q", got, want)
 	}
 	s.Settings.Launch = "docker run --name vllm img --model m"
 	cmd, _ = s.LaunchCommand(nil, map[string]string{"VLLM_TORCH_PROFILER_DIR": "/p"})
-	if cmd != "docker run -e 'A=x y' -e VLLM_TORCH_PROFILER_DIR=/p --name vllm img --model m" {
+	if cmd != "docker run -e A -e VLLM_TORCH_PROFILER_DIR --name vllm img --model m" {
 		t.Errorf("docker: %s", cmd)
 	}
 	if _, err := s.LaunchCommand(nil, map[string]string{"bad name": "x"}); err == nil {

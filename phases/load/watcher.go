@@ -167,6 +167,7 @@ type pollResult struct {
 	gpus   []smi.GPU
 	err    error
 	health healthResult
+	proc   procState
 }
 
 func (w *Watcher) loop(ctx context.Context, em *phases.Emitter, until bool) (Ending, error) {
@@ -269,6 +270,7 @@ func (w *Watcher) poll(ctx context.Context, out chan<- pollResult) {
 			}
 		}
 		p.health = w.health(ctx)
+		p.proc = w.procCheck(ctx)
 		select {
 		case out <- p:
 		case <-ctx.Done():

@@ -9,10 +9,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/profdeck/profdeck/remote"
 )
 
 // client sends streaming completion requests and times them.
@@ -26,6 +29,9 @@ type client struct {
 	canTokenize atomic.Bool
 	pool        sync.Pool      // *reqState
 	maxLen      map[string]int // max_model_len by model id, as /v1/models lists it
+	// secrets are the API key and the URL's password: a server's answer
+	// that echoes one back is kept and shown without it.
+	secrets []string
 }
 
 // reqState is the per-request scratch space, reused across requests.
@@ -53,7 +59,11 @@ func newClient(cfg Config, maxConns int) *client {
 		WriteBufferSize:     16 << 10,
 		ForceAttemptHTTP2:   false,
 	}
-	c := &client{cfg: cfg, hc: &http.Client{Transport: tr}}
+	c := &client{cfg: cfg, hc: &http.Client{Transport: tr}, secrets: []string{cfg.APIKey}}
+	if u, err := url.Parse(cfg.URL); err == nil && u.User != nil {
+		pw, _ := u.User.Password()
+		c.secrets = append(c.secrets, pw)
+	}
 	c.path = "/v1/completions"
 	if cfg.API == APIChat {
 		c.path = "/v1/chat/completions"
@@ -158,7 +168,7 @@ func (c *client) once(ctx context.Context, rec *Record, st *reqState, lv live) {
 	defer resp.Body.Close()
 	rec.TTFBms = ms(time.Since(sent))
 	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		msg := c.scrub(io.ReadAll(io.LimitReader(resp.Body, 4<<10)))
 		rec.Failure = fmt.Sprintf("http_%d", resp.StatusCode)
 		rec.Status = resp.StatusCode
 		rec.Body = head(msg, bodyBytes)
@@ -299,7 +309,7 @@ func (c *client) models(ctx context.Context) ([]string, error) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if resp.StatusCode != http.StatusOK {
-		return nil, &statusError{url: shownURL(c.cfg.URL) + "/v1/models", code: resp.StatusCode, body: oneLine(string(body))}
+		return nil, &statusError{url: shownURL(c.cfg.URL) + "/v1/models", code: resp.StatusCode, body: oneLine(string(c.scrub(body, nil)))}
 	}
 	var list struct {
 		Data []struct {
@@ -374,4 +384,14 @@ func (e *statusError) Error() string {
 		msg += ": " + e.body
 	}
 	return msg
+}
+
+// scrub is a server's answer (as read) with secrets hidden: the API key and
+// the URL's credentials wherever they stand, and what remote.ScrubSecrets
+// finds.
+func (c *client) scrub(b []byte, _ error) []byte {
+	if len(b) == 0 {
+		return b
+	}
+	return []byte(remote.ScrubSecrets(string(b), c.secrets...))
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote"
 )
 
 // Server modes the runner tracks between steps.
@@ -214,6 +215,7 @@ func (r *runner) step(ctx context.Context, name string, fn stepFunc) StepResult 
 	if ctx.Err() != nil && state != phases.StepDone {
 		state, reason = phases.StepStopped, "interrupted: what it gathered is kept"
 	}
+	reason = remote.ScrubSecrets(reason) // a reason quotes URLs, errors and log lines
 	res.State, res.Reason, res.Finished = state, reason, r.cfg.Now()
 	r.emit(phases.KindRunStep, phases.RunStep{Name: name, State: state, Reason: reason})
 	return res
@@ -221,6 +223,7 @@ func (r *runner) step(ctx context.Context, name string, fn stepFunc) StepResult 
 
 func (r *runner) skip(name, reason string) StepResult {
 	now := r.cfg.Now()
+	reason = remote.ScrubSecrets(reason)
 	r.emit(phases.KindRunStep, phases.RunStep{Name: name, State: phases.StepSkipped, Reason: reason})
 	return StepResult{Name: name, State: phases.StepSkipped, Started: now, Finished: now, Reason: reason}
 }

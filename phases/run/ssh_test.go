@@ -78,3 +78,37 @@ func TestServeAndStopOverSSH(t *testing.T) {
 		t.Error("the port still answers after the stop")
 	}
 }
+
+// A launch that dies at once (a typo) fails the serve step within seconds
+// over SSH, whatever the stall threshold, with the log's last line; the run
+// ends there.
+func TestServeFailsWhenTheLaunchExits(t *testing.T) {
+	t.Parallel()
+	sshtest.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, h := sshhost.Dial(ctx, t, sshtest.Options{})
+	logPath := filepath.Join(t.TempDir(), "server.log")
+	s := &load.Server{Host: h, StopTimeout: 5 * time.Second, Settings: load.Settings{Launch: "cd /no/such/opt-5521 && vllm serve m", Log: logPath}}
+	events := make(chan phases.Event, 4096)
+	t0 := time.Now()
+	res, err := run.Run(ctx, run.Config{
+		Host: h, Server: s, Phases: []string{phases.Load, phases.Macro}, Leave: run.LeaveStopped,
+		Watch: load.Config{LogPath: logPath, PIDFile: logPath + ".pid", HealthURL: load.HealthURL(fmt.Sprintf("http://127.0.0.1:%d", sshtest.FreePort(t))),
+			Poll: 200 * time.Millisecond, StallAfter: time.Hour, NoDiagnosis: true},
+	}, &phases.Emitter{Out: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(t0); took > 30*time.Second {
+		t.Errorf("the run took %s", took)
+	}
+	serve := res.Steps[0]
+	if serve.Name != run.Serve || serve.State != phases.StepFailed || !strings.Contains(serve.Reason, "exited during its load") ||
+		!strings.Contains(serve.Reason, "/no/such/opt-5521") {
+		t.Fatalf("serve: %+v, want failed with the exit and the log's last line", serve)
+	}
+	if res.Steps[1].State != phases.StepSkipped {
+		t.Errorf("the sweep after a failed load: %+v", res.Steps[1])
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/phases/profile"
 	"github.com/profdeck/profdeck/phases/pyrun"
+	"github.com/profdeck/profdeck/remote"
 )
 
 // serve makes sure the server serves: it already does (GET /health answers
@@ -30,7 +31,7 @@ func (r *runner) serve(ctx context.Context) (string, string) {
 	if r.healthy(ctx) {
 		r.mode = modeServing
 		r.probeVersion(ctx)
-		return phases.StepDone, "already serving: GET " + r.cfg.Watch.HealthURL + " answered 200" + r.versionNote()
+		return phases.StepDone, "already serving: GET " + remote.MaskURL(r.cfg.Watch.HealthURL) + " answered 200" + r.versionNote()
 	}
 	how := "following the load under way"
 	if pid, alive := r.cfg.Server.Running(ctx); !alive {

@@ -193,10 +193,31 @@ func (d *Deployment) runLaunch(cmd string, out func(remote.Line)) error {
 	if p := launchLog(cmd); p != "" {
 		logPath = p
 	}
+	cmd += d.sourcedEnv(cmd)
 	profiler := strings.Contains(cmd, "--profiler-config") || strings.Contains(cmd, "VLLM_TORCH_PROFILER_DIR=")
 	pid := d.launchCmd(logPath, profiler, cmd)
 	Stdout(out, strconv.Itoa(pid))
 	return nil
+}
+
+// reSourced is an environment file a launch exports and removes (set -a;
+// . FILE; set +a), as the load engine writes it.
+var reSourced = regexp.MustCompile(`set -a; \. ('[^']*'|\S+?); set \+a`)
+
+// sourcedEnv is the content of the environment file cmd reads (which is
+// removed, as the launched shell does), or "".
+func (d *Deployment) sourcedEnv(cmd string) string {
+	m := reSourced.FindStringSubmatch(strings.ReplaceAll(cmd, `'\''`, "'"))
+	if m == nil {
+		return ""
+	}
+	p := strings.Trim(m[1], "'")
+	b, err := d.fs.read(p)
+	if err != nil {
+		return ""
+	}
+	d.fs.remove(p)
+	return "\n" + string(b)
 }
 
 // launchLog finds where a launch command sends its output: the last

@@ -95,11 +95,13 @@ func sftpWrite(sc *sftp.Client, p string, data []byte, mode os.FileMode) (err er
 			sc.Remove(tmp)
 		}
 	}()
-	if _, err := f.ReadFrom(bytes.NewReader(data)); err != nil {
+	// The mode before the data: a file only its owner may read is never
+	// readable by others, not even while it is written.
+	if err := f.Chmod(mode.Perm()); err != nil {
 		f.Close()
 		return err
 	}
-	if err := f.Chmod(mode.Perm()); err != nil {
+	if _, err := f.ReadFrom(bytes.NewReader(data)); err != nil {
 		f.Close()
 		return err
 	}
@@ -119,7 +121,7 @@ func sftpWrite(sc *sftp.Client, p string, data []byte, mode os.FileMode) (err er
 // execWrite is the fallback upload: cat into a temporary file, then mv.
 func (h *Host) execWrite(ctx context.Context, c *conn, path string, data []byte, mode os.FileMode) error {
 	script := fmt.Sprintf(`f=%s; d=$(dirname -- "$f"); t="$d/.$(basename -- "$f").profdeck-$$"
-mkdir -p -- "$d" && cat > "$t" && chmod %o "$t" && mv -f -- "$t" "$f" || { rm -f -- "$t"; exit 1; }`, qpath(path), mode.Perm())
+mkdir -p -- "$d" && (umask 077 && cat > "$t") && chmod %o "$t" && mv -f -- "$t" "$f" || { rm -f -- "$t"; exit 1; }`, qpath(path), mode.Perm())
 	p, err := h.start(ctx, c, script, bytes.NewReader(data))
 	if err != nil {
 		return err

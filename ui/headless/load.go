@@ -162,7 +162,7 @@ func (p *printer) event(ev phases.Event) {
 	case phases.Milestone:
 		fmt.Fprintf(p.out, "%s %s%s (at %s)\n", stamp, p.nodePrefix(d.Node), load.MilestoneText(d), load.FormatDuration(d.AtS))
 	case phases.LoadFailure:
-		fmt.Fprintf(p.out, "%s %sFAILED (%s): %s\n", stamp, p.nodePrefix(d.Node), d.Kind, d.Line)
+		fmt.Fprintf(p.out, "%s %sFAILED: %s%s\n", stamp, p.nodePrefix(d.Node), load.FailureText(&d), tailText(d.Tail, "         | "))
 	case phases.Stall:
 		fmt.Fprintf(p.out, "%s %s\n", stamp, load.StallText(&d))
 	case phases.Diagnosis:

@@ -70,7 +70,7 @@ func progressLine(ev phases.Event, seen map[string]bool) string {
 	case phases.Stall:
 		return "  load " + load.StallText(&d)
 	case phases.LoadFailure:
-		return fmt.Sprintf("  load failed (%s): %s", d.Kind, d.Line)
+		return "  load failed: " + load.FailureText(&d) + tailText(d.Tail, "    | ")
 	case phases.LevelResult:
 		s := "  " + LevelLine(d)
 		for _, x := range macro.LevelDetail(d, seen) {
@@ -125,4 +125,17 @@ func oneLine(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// tailText is an exit's last log lines (all but the last, which the
+// failure names), one a line after a newline, each behind prefix.
+func tailText(tail []string, prefix string) string {
+	if len(tail) < 2 {
+		return ""
+	}
+	var b strings.Builder
+	for _, l := range tail[:len(tail)-1] {
+		b.WriteString("\n" + prefix + l)
+	}
+	return b.String()
 }

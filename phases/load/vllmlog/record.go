@@ -51,6 +51,9 @@ const (
 	FailEngineFailed = "engine_failed"
 	FailTimeout      = "timeout"
 	FailDevice       = "device" // an accelerator fault: NPU/ACL, CUDA or HIP runtime error
+	// FailExited is the server process's exit during its load, which
+	// the load watcher sees (no log line names it).
+	FailExited = "exited"
 )
 
 // Stages of a load, in order (phases names them). StageOf maps a record to

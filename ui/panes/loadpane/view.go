@@ -145,11 +145,21 @@ func (m *Model) bannerLines(w int) []string {
 		if f.Rank >= 0 {
 			head += fmt.Sprintf(" (rank %d)", f.Rank)
 		}
+		if f.PID > 0 {
+			head += fmt.Sprintf(" (pid %d)", f.PID)
+		}
 		ev := vllmlog.Message(f.Line)
 		if ev == "" {
 			ev = f.Line
 		}
-		return append([]string{s.Banner.Render(components.Truncate(head, w-2)), s.Bad.Render(components.Truncate("» "+ev, w))}, diag...)
+		out := []string{s.Banner.Render(components.Truncate(head, w-2))}
+		if n := len(f.Tail); n > 1 {
+			// An exit: the log's last lines before the last one.
+			for _, l := range f.Tail[max(0, n-1-exitTailShown) : n-1] {
+				out = append(out, s.Subtle.Render(components.Truncate("  "+l, w)))
+			}
+		}
+		return append(append(out, s.Bad.Render(components.Truncate("» "+ev, w))), diag...)
 	case st.Stall != nil:
 		ev := st.Stall.Line
 		if ev == "" {
@@ -162,6 +172,10 @@ func (m *Model) bannerLines(w int) []string {
 	}
 	return diag
 }
+
+// exitTailShown is how many of an exit's last log lines the banner shows
+// above the last one.
+const exitTailShown = 3
 
 func failureName(kind string) string {
 	switch kind {
@@ -177,6 +191,8 @@ func failureName(kind string) string {
 		return "loading timed out"
 	case vllmlog.FailDevice:
 		return "a device (GPU/NPU) error"
+	case vllmlog.FailExited:
+		return "the server process exited during its load"
 	}
 	return kind
 }
