@@ -12,6 +12,7 @@ const (
 	KindMacroAudit   = "macro.client_bound"
 	KindMacroWarning = "macro.warning" // an estimate or a doubt about the measurement, said once
 	KindMacroSLO     = "macro.slo"     // the largest concurrency meeting the sweep's SLO
+	KindMacroPath    = "macro.path"    // how the load reaches the server, and what that costs
 )
 
 // MacroTick is one second of what the client saw, plus the level's progress.
@@ -104,18 +105,22 @@ type LevelResult struct {
 	P99ITLms          float64 `json:"p99_itl_ms"`
 	// ITL per chunk, as vllm bench serve computes it: the gaps between
 	// consecutive chunks that carry choices, whatever they hold.
-	MeanITLChunkms   float64        `json:"mean_itl_chunk_ms"`
-	MedianITLChunkms float64        `json:"median_itl_chunk_ms"`
-	P90ITLChunkms    float64        `json:"p90_itl_chunk_ms"`
-	P99ITLChunkms    float64        `json:"p99_itl_chunk_ms"`
-	MeanE2ELms       float64        `json:"mean_e2el_ms"`
-	MedianE2ELms     float64        `json:"median_e2el_ms"`
-	P90E2ELms        float64        `json:"p90_e2el_ms"`
-	P99E2ELms        float64        `json:"p99_e2el_ms"`
-	MedianTTFBms     float64        `json:"median_ttfb_ms"`  // first byte (headers)
-	MedianTTFATms    float64        `json:"median_ttfat_ms"` // first non-reasoning token
-	TokenSource      string         `json:"token_source"`    // the least exact source any request used
-	TokenSources     map[string]int `json:"token_sources,omitempty"`
+	MeanITLChunkms   float64 `json:"mean_itl_chunk_ms"`
+	MedianITLChunkms float64 `json:"median_itl_chunk_ms"`
+	P90ITLChunkms    float64 `json:"p90_itl_chunk_ms"`
+	P99ITLChunkms    float64 `json:"p99_itl_chunk_ms"`
+	MeanE2ELms       float64 `json:"mean_e2el_ms"`
+	MedianE2ELms     float64 `json:"median_e2el_ms"`
+	P90E2ELms        float64 `json:"p90_e2el_ms"`
+	P99E2ELms        float64 `json:"p99_e2el_ms"`
+	// EventsPerRead is how bunched the streams arrived: token events per
+	// read of the response body that brought any (1 when each came by
+	// itself; more when the path or the client held them back).
+	EventsPerRead float64        `json:"events_per_read,omitempty"`
+	MedianTTFBms  float64        `json:"median_ttfb_ms"`  // first byte (headers)
+	MedianTTFATms float64        `json:"median_ttfat_ms"` // first non-reasoning token
+	TokenSource   string         `json:"token_source"`    // the least exact source any request used
+	TokenSources  map[string]int `json:"token_sources,omitempty"`
 	// InputTokenSource says where TotalInputTokens came from: "usage"
 	// (the server's prompt_tokens), "tokenize" (prompts sized with the
 	// server's /tokenize) or "estimate" (one token per word).
@@ -240,6 +245,41 @@ type MacroWarning struct {
 	Text        string `json:"text"`
 }
 
+// The ways a sweep's requests reach the server (MacroPath.Kind).
+const (
+	PathDirect = "direct" // from this machine's own network
+	PathSSH    = "ssh"    // through the SSH connection to the host
+	PathHost   = "host"   // from the server's host itself (--loadgen host)
+)
+
+// MacroPath is how the sweep's requests reached the server and what that
+// path does to the figures: the round trip of a small request over it
+// before the first level, how bunched each level's streams arrived, and
+// what it adds or hides, with the fix.
+type MacroPath struct {
+	Kind string `json:"kind"`          // PathDirect, PathSSH or PathHost
+	Via  string `json:"via,omitempty"` // ssh: the host whose connection carried the load
+	// Nodelay says how the SSH server was made to send each write at once
+	// ("pty", "exec"), or "none" when it could not be (NodelayNote says why).
+	Nodelay     string  `json:"nodelay,omitempty"`
+	NodelayNote string  `json:"nodelay_note,omitempty"`
+	Probe       string  `json:"probe,omitempty"` // the small request timed, e.g. "GET /health"
+	Probes      int     `json:"probes"`
+	RTTp50ms    float64 `json:"rtt_p50_ms"`
+	RTTp99ms    float64 `json:"rtt_p99_ms"`
+	// Levels are each level's events per read, as they finished.
+	Levels []PathLevel `json:"levels"`
+	// Warnings say what the path adds to or hides in the figures, with the fix.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// PathLevel is how bunched one level's streams arrived.
+type PathLevel struct {
+	Concurrency   int     `json:"concurrency"`
+	Rate          float64 `json:"request_rate,omitempty"`
+	EventsPerRead float64 `json:"events_per_read"`
+}
+
 // ClientBound says the client, not the server, limited a level.
 type ClientBound struct {
 	Concurrency int    `json:"concurrency"`
@@ -255,6 +295,7 @@ func init() {
 	Register(KindMacroAudit, Macro, ClientBound{}, false)
 	Register(KindMacroWarning, Macro, MacroWarning{}, false)
 	Register(KindMacroSLO, Macro, SLOMet{}, false)
+	Register(KindMacroPath, Macro, MacroPath{}, false)
 }
 
 // SLOMet names the largest concurrency whose level met the sweep's SLO

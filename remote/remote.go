@@ -81,6 +81,14 @@ type State struct {
 	At      time.Time
 }
 
+// Forwarder is implemented by hosts whose DialContext carries connections
+// through a connection to the host (SSH) rather than from this machine.
+type Forwarder interface {
+	// Forwarding names that connection and says how its far side was made
+	// to send small writes at once ("pty", "exec"), or "none" and why not.
+	Forwarding() (via, nodelay string, err error)
+}
+
 // Simulated is implemented by hosts that are not real, so every view of them
 // can say SIMULATED.
 type Simulated interface {

@@ -278,6 +278,7 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 	var bound []string
 	var slo string
 	var gpuSrc []phases.GPUTelSource
+	var path *phases.MacroPath
 	sources := map[string]bool{}
 	for _, ev := range r.events {
 		switch d := ev.Data.(type) {
@@ -293,6 +294,9 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 			slo = d.Text
 		case phases.GPUTelSource:
 			gpuSrc = append(gpuSrc, d)
+		case phases.MacroPath:
+			p := d
+			path = &p
 		case phases.ClientBound:
 			bound = append(bound, fmt.Sprintf("- %s level C=%d limited by the client: %s", n.clock(ev.Time), d.Concurrency, d.Reason))
 		}
@@ -353,6 +357,7 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 	if levelNotes > 0 {
 		n.ln("")
 	}
+	n.pathLines(path, levels)
 	n.ln("Times in ms. TPOT = (E2E − TTFT) / (output tokens − 1) per request, as vLLM defines it.")
 	if len(sources) > 0 {
 		var s []string

@@ -1,6 +1,7 @@
 package macro
 
 import (
+	"math"
 	"sort"
 	"time"
 
@@ -55,6 +56,7 @@ type levelAgg struct {
 	maxLag                     time.Duration
 	slo                        *slo // nil: no SLO
 	sloc                       sloCount
+	tokEvents, tokReads        int64 // of the completed requests' streams
 }
 
 func newLevelAgg() *levelAgg {
@@ -155,6 +157,8 @@ func (a *levelAgg) add(r *Record) {
 		a.sloc.goodTok += int64(r.OutputTokens)
 	}
 	a.observe(r)
+	a.tokEvents += int64(r.tokEvents)
+	a.tokReads += int64(r.tokReads)
 	a.sources[r.TokenSource]++
 	a.inTok += int64(r.InputTokens)
 	a.outTok += int64(r.OutputTokens)
@@ -188,6 +192,9 @@ func (a *levelAgg) result(concurrency int, rate float64) phases.LevelResult {
 	lr.MeanITLms, lr.MedianITLms, lr.P90ITLms, lr.P99ITLms = stats4(a.itl)
 	lr.MeanITLChunkms, lr.MedianITLChunkms, lr.P90ITLChunkms, lr.P99ITLChunkms = stats4(a.itlChunk)
 	lr.MeanE2ELms, lr.MedianE2ELms, lr.P90E2ELms, lr.P99E2ELms = stats4(a.e2el)
+	if a.tokReads > 0 {
+		lr.EventsPerRead = math.Round(1000*float64(a.tokEvents)/float64(a.tokReads)) / 1000
+	}
 	lr.FailureExamples = append([]phases.FailureExample(nil), a.examples...)
 	lr.TokenSource = worstSource(a.sources)
 	lr.TokenSources = map[string]int{}

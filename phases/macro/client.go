@@ -41,6 +41,22 @@ type reqState struct {
 	c    chunk
 	body bytes.Buffer
 	sr   sseReader
+	cr   countReader
+}
+
+// countReader counts the reads of a response body that returned data, so
+// a stream's token events per read say how bunched it arrived.
+type countReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	if k > 0 {
+		c.n++
+	}
+	return k, err
 }
 
 func newClient(cfg Config, maxConns int) *client {
@@ -184,10 +200,12 @@ func (c *client) stream(ctx, rctx context.Context, rec *Record, st *reqState, bo
 	tl := &st.tl
 	tl.reset()
 	tl.keep = c.canTokenize.Load()
+	st.cr = countReader{r: body}
 	sr := &st.sr
-	sr.reset(body)
-	defer sr.reset(nil) // the pooled reader must not keep the response
-	live := 0           // tokens passed to lv so far
+	sr.reset(&st.cr)
+	defer func() { sr.reset(nil); st.cr.r = nil }() // the pooled reader must not keep the response
+	live := 0                                       // tokens passed to lv so far
+	lastRead := 0                                   // st.cr.n at the last token event
 read:
 	for {
 		data, err := sr.Next()
@@ -217,6 +235,10 @@ read:
 		}
 		first := len(tl.at) == 0
 		if n, tok := tl.add(ch, at); tok {
+			rec.tokEvents++
+			if st.cr.n != lastRead {
+				rec.tokReads, lastRead = rec.tokReads+1, st.cr.n
+			}
 			live += n
 			if lv != nil {
 				lv.tokens(n)

@@ -45,6 +45,11 @@ type Config struct {
 	NoPreflight bool
 	// APIKey is sent as "Authorization: Bearer". It never reaches events.
 	APIKey string
+	// Path is how the requests reach the server when the caller knows
+	// better than Host and Dial tell: phases.PathHost when the sweep runs
+	// on the server's host (--loadgen host). Empty: worked out (SSH when
+	// Host forwards Dial's connections, else direct).
+	Path string
 	// Dial, when set, opens the client's connections (e.g. through a
 	// remote.Host's DialContext, so a server bound to a GPU host's localhost
 	// is reachable).
@@ -134,6 +139,11 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.Concurrency = DefaultConcurrency
 	}
 	cfg.Concurrency = slices.Sorted(slices.Values(cfg.Concurrency))
+	switch cfg.Path {
+	case "", phases.PathDirect, phases.PathSSH, phases.PathHost:
+	default:
+		return cfg, fmt.Errorf("path %q: want %s, %s or %s", cfg.Path, phases.PathDirect, phases.PathSSH, phases.PathHost)
+	}
 	if cfg.Requests == 0 && cfg.Duration == 0 {
 		cfg.Requests = 64
 	}

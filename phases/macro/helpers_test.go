@@ -54,6 +54,9 @@ func within(t *testing.T, name string, got, want, tol float64) {
 // (step time in the variable) until its stdin closes, so the benchmark's
 // CPU figures are the client's alone.
 func TestMain(m *testing.M) {
+	if os.Getenv("PROFDECK_REC_CHILD") != "" {
+		serveRecorder()
+	}
 	if step := os.Getenv("PROFDECK_EMU_CHILD"); step != "" {
 		d, err := time.ParseDuration(step)
 		if err != nil {

@@ -293,6 +293,9 @@ func (l *level) result(ctx context.Context) *phases.LevelResult {
 	lr.InputTokenSource = inputSource(l.agg.obs, lr.Completed, r.promptCal)
 	r.warns.addLevel(&lr, append(levelWarnings(l.agg.obs, lr.Completed, l.cfg, r.promptCal, r.c.continuous.Load()),
 		refusedWarning(lr.FailureExamples)...))
+	if w := bunchWarning(r.path, lr.EventsPerRead); w != nil {
+		r.warns.addLevel(&lr, []warning{*w})
+	}
 	if lr.Completed > 0 {
 		// A level with nothing completed has no figure to judge the
 		// client by (every request failing fast is not a client limit).

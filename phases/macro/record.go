@@ -78,6 +78,9 @@ type Record struct {
 	end              time.Duration   // since sweep start
 	endAt            time.Time
 	maxTokens        int // the output length asked for (0: the sweep's)
+	// tokEvents are the stream's token events, tokReads the body reads
+	// that brought at least one: how bunched the stream arrived.
+	tokEvents, tokReads int
 }
 
 // itlSample is one chunk gap shared by the tokens it carried.

@@ -102,6 +102,7 @@ func combineRuns(runs []*phases.LevelResult) *phases.LevelResult {
 		for k, v := range lr.Failures {
 			out.Failures[k] += v
 		}
+		out.EventsPerRead = max(out.EventsPerRead, lr.EventsPerRead) // the most bunched run
 		out.ClientBound = out.ClientBound || lr.ClientBound
 		if lr.ClientBound && out.ClientBoundReason == "" {
 			out.ClientBoundReason = lr.ClientBoundReason

@@ -31,6 +31,7 @@ type runner struct {
 
 	promptCal string   // how prompts were sized: "tokenize" or "estimate"
 	warns     warnings // the sweep's and its levels' warnings
+	path      *phases.MacroPath
 
 	srvMu      sync.Mutex
 	srvSamples []phases.ServerStats // the current level's scrapes

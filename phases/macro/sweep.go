@@ -40,6 +40,10 @@ type Result struct {
 	// Warnings are the sweep's estimates and doubts, said aloud: its own,
 	// then each kind of level warning with the levels that had it.
 	Warnings []string `json:"warnings"`
+	// Path is how the requests reached the server: its round trip before
+	// the first level, each level's token events per read, and what it
+	// adds to or hides in the figures.
+	Path *phases.MacroPath `json:"path"`
 	// SLO is the sweep's SLO and the largest concurrency meeting it.
 	SLO *SLOResult `json:"slo,omitempty"`
 	// GPU is what the GPU sampler read and what the host lacked.
@@ -223,8 +227,16 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 	if ids != nil && !contains(ids, cfg.Model) {
 		warn(fmt.Sprintf("--model %q is not in the server's /v1/models (it lists: %s); the server answers it", cfg.Model, listed(ids)))
 	}
+	res.Path = newPath(cfg)
+	c.measurePath(ctx, res.Path)
+	res.Path.Warnings = pathWarnings(res.Path)
+	em.Emit(ctx, phases.KindMacroPath, res.Path)
+	for _, w := range res.Path.Warnings {
+		warn(w)
+	}
+	defer func() { finishPath(res.Path, res.Levels) }()
 
-	r := &runner{s: s, cfg: cfg, c: c, pg: pg, em: em, t0: time.Now(), promptCal: res.PromptCal}
+	r := &runner{s: s, cfg: cfg, c: c, pg: pg, em: em, t0: time.Now(), promptCal: res.PromptCal, path: res.Path}
 	r.warns.sweep = sweepWarns
 	res.Definitions = definitions
 	res.Workload = cfg.workloadRecord()

@@ -17,6 +17,7 @@ const (
 	warnInput        = "input_tokens"
 	warnRefused      = "continuous_refused"
 	warnServerTokens = "server_tokens"
+	warnBunched      = "bunched"
 )
 
 // warning is one estimate or doubt about a level's figures.

@@ -63,6 +63,7 @@ type Host struct {
 var (
 	_ remote.Host          = (*Host)(nil)
 	_ remote.StateReporter = (*Host)(nil)
+	_ remote.Forwarder     = (*Host)(nil)
 )
 
 // ErrClosed is returned by calls on a closed Host.

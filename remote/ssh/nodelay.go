@@ -121,3 +121,10 @@ func (h *Host) Nodelay() (string, error) {
 	}
 	return c.nodelay, c.nodelayErr
 }
+
+// Forwarding names the connection DialContext goes through and says how
+// its servers were made to send at once (remote.Forwarder).
+func (h *Host) Forwarding() (via, nodelay string, err error) {
+	nodelay, err = h.Nodelay()
+	return h.Label(), nodelay, err
+}

@@ -79,6 +79,8 @@ func progressLine(ev phases.Event, seen map[string]bool) string {
 		return s
 	case phases.MacroWarning:
 		return "  warning: " + d.Text
+	case phases.MacroPath:
+		return "  " + macro.PathLine(d, nil)
 	case phases.Plateau:
 		s := fmt.Sprintf("  plateau: C=%d at %.1f tok/s", d.Concurrency, d.OutputThroughput)
 		if d.Reason != "" {

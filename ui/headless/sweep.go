@@ -228,6 +228,9 @@ func sweep(ctx context.Context, c *Command, sw macro.Engine, h remote.Host) erro
 	for _, n := range res.Notes {
 		fmt.Fprintln(c.Stderr, "note:", n)
 	}
+	if res.Path != nil && len(res.Levels) > 0 {
+		fmt.Fprintln(c.Stderr, macro.PathLine(*res.Path, res.Levels))
+	}
 	if len(res.Warnings) > 0 {
 		fmt.Fprintf(c.Stderr, "%d warning(s) in the result:\n", len(res.Warnings))
 		for _, w := range res.Warnings {
@@ -292,6 +295,8 @@ func printProgress(w io.Writer, events <-chan phases.Event) {
 			for ; gpuSaid < len(d.Notes); gpuSaid++ {
 				fmt.Fprintln(w, "gpu:", d.Notes[gpuSaid])
 			}
+		case phases.MacroPath:
+			fmt.Fprintln(w, macro.PathLine(d, nil))
 		case phases.LevelResult:
 			fmt.Fprintln(w, LevelLine(d))
 			for _, n := range d.Notes {

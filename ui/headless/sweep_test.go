@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu/emutest"
 	"github.com/profdeck/profdeck/remote/ssh/sshtest"
@@ -47,10 +48,14 @@ func TestSweepCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("--json - is not JSON: %v\n%s", err, out)
 	}
-	for _, k := range []string{"url", "model", "api", "started", "levels", "plateau", "preflight", "warnings", "definitions"} {
+	for _, k := range []string{"url", "model", "api", "started", "levels", "plateau", "preflight", "warnings", "definitions", "path"} {
 		if _, ok := doc[k]; !ok {
 			t.Errorf("result lacks %q", k)
 		}
+	}
+	if p := doc["path"].(map[string]any); p["kind"] != "direct" || p["probes"] != 10.0 || len(p["levels"].([]any)) != 2 ||
+		!strings.Contains(errs, "path: direct · round trip p50 ") {
+		t.Errorf("path %v; stderr:\n%s", p, errs)
 	}
 	if doc["model"] != "test/model" || doc["api"] != "completions" {
 		t.Errorf("model %v api %v", doc["model"], doc["api"])
@@ -168,10 +173,16 @@ func TestSweepCommandOverSSH(t *testing.T) {
 		}
 		var doc struct {
 			Levels []struct{ Concurrency, Completed int }
+			Path   phases.MacroPath
 		}
 		b, err := os.ReadFile(out)
 		if err != nil || json.Unmarshal(b, &doc) != nil || len(doc.Levels) != 2 || doc.Levels[1].Completed != 4 {
 			t.Errorf("%s: result %s (%v)", c.name, b, err)
+		}
+		// The path says the load went through SSH, whose server sends at once.
+		if p := doc.Path; p.Kind != phases.PathSSH || p.Nodelay != "pty" || !strings.Contains(p.Via, srv.Addr()) ||
+			!strings.Contains(errs, "path: SSH via ") || !strings.Contains(errs, "sends at once: yes") {
+			t.Errorf("%s: path %+v\nstderr:\n%s", c.name, p, errs)
 		}
 	}
 }

@@ -52,6 +52,8 @@ type Model struct {
 	errLevel   []string                // the level each error was first seen in
 	server     phases.ServerStats
 	haveServer bool
+	path       *phases.MacroPath // how the load reaches the server
+	pathWarn   string            // what the path does to the figures, with the fix
 
 	// Per-second samples, one per tick, and what is pinned to them.
 	samples                                  int

@@ -84,10 +84,17 @@ func (m *Model) apply(ev phases.Event) (sampled bool) {
 		}
 	case phases.MacroWarning:
 		m.warns = append(m.warns, d.Text)
-		m.warnTop = d.Text
+		if !macro.IsPathWarning(d.Text) { // the path has its own line
+			m.warnTop = d.Text
+		}
+	case phases.MacroPath:
+		p := d
+		m.path = &p
+		m.notePath()
 	case phases.LevelResult:
 		m.levels = append(m.levels, d)
 		m.noteLevel(d)
+		m.notePath()
 		m.cur = nil
 		m.tableDirty = true
 	case phases.Plateau:
@@ -115,11 +122,15 @@ func (m *Model) noteLevel(d phases.LevelResult) {
 	if d.Concurrency == 0 && d.Rate > 0 {
 		name = fmt.Sprintf("%g/s", d.Rate)
 	}
+	top := ""
 	for _, w := range d.Warnings {
 		m.warns = append(m.warns, name+": "+w)
+		if top == "" && !macro.IsPathWarning(w) { // the path has its own line
+			top = name + ": " + w
+		}
 	}
-	if len(d.Warnings) > 0 {
-		m.warnTop = name + ": " + d.Warnings[0]
+	if top != "" {
+		m.warnTop = top
 	}
 next:
 	for _, e := range d.FailureExamples {
@@ -168,6 +179,20 @@ func (m *Model) clientBound() *phases.ClientBound {
 	return &m.audits[len(m.audits)-1]
 }
 
+// notePath keeps the first thing the path does to the figures: what it
+// said before the first level, else the levels that arrived bunched.
+func (m *Model) notePath() {
+	m.pathWarn = ""
+	if m.path == nil {
+		return
+	}
+	if len(m.path.Warnings) > 0 {
+		m.pathWarn = m.path.Warnings[0]
+	} else {
+		m.pathWarn = macro.BunchedSummary(m.path, m.levels)
+	}
+}
+
 // resetRun clears what belongs to one sweep when a new one starts; the
 // charts' history and the markers stay, so the timeline reads on.
 func (m *Model) resetRun() {
@@ -175,6 +200,7 @@ func (m *Model) resetRun() {
 	m.plateau = nil
 	m.audits = nil
 	m.warns, m.warnTop, m.errs, m.errLevel = nil, "", nil, nil
+	m.path, m.pathWarn = nil, ""
 	m.cur = nil
 	m.levelList.Reset()
 	m.asked.pause, m.asked.conc = nil, 0

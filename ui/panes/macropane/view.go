@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/remote"
@@ -156,11 +157,34 @@ func (m *Model) titleLine() string {
 		state = "finished"
 	}
 	left := s.Title.Render("Macro sweep") + " " + s.Subtle.Render("· "+state)
-	right := ""
+	right := m.pathMark()
 	if m.d.Simulated() {
-		right = s.HeaderSim.Render("SIMULATED")
+		right = strings.TrimSpace(right + "  " + s.HeaderSim.Render("SIMULATED"))
 	}
 	return components.Spread(left, right, m.w)
+}
+
+// pathMark says in a few words how the load reaches the server and its
+// round trip, in the warning style when the path bends the figures.
+func (m *Model) pathMark() string {
+	p := m.path
+	if p == nil || m.w < 60 {
+		return ""
+	}
+	text := "direct"
+	switch p.Kind {
+	case phases.PathSSH:
+		text = "via SSH"
+	case phases.PathHost:
+		text = "on the host"
+	}
+	if p.Probes > 0 {
+		text += fmt.Sprintf(" · rtt %.2f ms", p.RTTp50ms)
+	}
+	if m.pathWarn != "" {
+		return m.d.Styles.Warn.Render(text)
+	}
+	return m.d.Styles.Subtle.Render(text)
 }
 
 // banners are the lines under the title: the marker input, the client
@@ -191,7 +215,10 @@ func (m *Model) banners() []string {
 		}
 		out = append(out, s.Bad.Render(components.Fit(text, m.w)))
 	}
-	if n := len(m.warns); n > 0 {
+	if m.pathWarn != "" {
+		out = append(out, s.Warn.Render(components.Fit("path: "+m.pathWarn, m.w)))
+	}
+	if n := len(m.warns); n > 0 && m.warnTop != "" {
 		text := "warning: " + m.warnTop
 		if n > 1 {
 			text = fmt.Sprintf("%d warnings; latest: %s", n, m.warnTop)
