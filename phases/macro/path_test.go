@@ -3,12 +3,15 @@ package macro_test
 import (
 	"context"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/remote/ssh"
 	"github.com/profdeck/profdeck/remote/ssh/sshtest"
 )
 
@@ -156,4 +159,19 @@ func TestPathSSHNoCommand(t *testing.T) {
 	if !hasText(said, "could not be made to send each write at once") || !hasText(p.Warnings, "--loadgen host") {
 		t.Errorf("said %q, path warnings %q", said, p.Warnings)
 	}
+}
+
+// sshHost dials srv as the sweep's --host does.
+func sshHost(t testing.TB, srv *sshtest.Server) *ssh.Host {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "ssh_config")
+	if err := os.WriteFile(cfg, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, err := ssh.Dial(context.Background(), srv.Target(), ssh.Options{Identity: srv.ClientKey, KnownHosts: srv.KnownHosts, SSHConfig: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
 }
