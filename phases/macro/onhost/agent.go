@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/gputel"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
 	"github.com/profdeck/profdeck/remote"
@@ -105,6 +106,9 @@ func hostConfig(s Spec, h remote.Host, o *wireOut) (macro.Config, func()) {
 	cfg.Log = func(msg string) { o.send(up{Log: msg}) }
 	if s.JSONL {
 		cfg.JSONL = jsonlOut{o}
+	}
+	if s.GPU {
+		cfg.GPU = gputel.New(h, gputel.Options{})
 	}
 	client := &http.Client{Timeout: servermetrics.DefaultTimeout, Transport: &http.Transport{DialContext: h.DialContext, MaxIdleConns: 2}}
 	if s.MetricsURL != "" {

@@ -53,6 +53,8 @@ type Spec struct {
 	MetricsURL string `json:"metrics_url,omitempty"`
 	// JSONL asks for one record per finished request.
 	JSONL bool `json:"jsonl,omitempty"`
+	// GPU asks for the host's GPUs to be sampled (phases/gputel) there.
+	GPU bool `json:"gpu,omitempty"`
 }
 
 // specOf is the travelling part of cfg.
@@ -62,7 +64,7 @@ func specOf(cfg macro.Config, metricsURL string) Spec {
 		StopAtPlateau: cfg.StopAtPlateau, NoPreflight: cfg.NoPreflight, APIKey: cfg.APIKey, Timeout: cfg.Timeout,
 		ClientBoundLag: cfg.ClientBoundLag, Seed: cfg.Seed, Limits: cfg.Limits, ServerLog: cfg.ServerLog, SLO: cfg.SLO,
 		Dataset: cfg.Dataset, DatasetFile: cfg.DatasetFile, DatasetMax: cfg.DatasetMax, RangeRatio: cfg.RangeRatio,
-		PrefixLen: cfg.PrefixLen, Repeat: cfg.Repeat, MetricsURL: metricsURL, JSONL: cfg.JSONL != nil}
+		PrefixLen: cfg.PrefixLen, Repeat: cfg.Repeat, MetricsURL: metricsURL, JSONL: cfg.JSONL != nil, GPU: cfg.GPU != nil}
 }
 
 // config is the sweep's configuration on the host, without the parts made

@@ -1,0 +1,61 @@
+package onhost
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/profdeck/profdeck/phases/macro"
+)
+
+// madeOnHost are the Config fields that do not travel: the host makes its
+// own from the spec (a dialer, the scraper from MetricsURL, the writers,
+// the GPU sampler) or fills them in (the parsed SLO, the dataset read).
+var madeOnHost = map[string]bool{"Dial": true, "JSONL": true, "Scraper": true, "GPU": true, "Host": true, "Log": true}
+
+// Every setting of a sweep reaches the host: a field added to macro.Config
+// must be carried by Spec (or named in madeOnHost), or a sweep on the
+// host would quietly run without it.
+func TestSpecCarriesEveryConfigField(t *testing.T) {
+	ct, st := reflect.TypeOf(macro.Config{}), reflect.TypeOf(Spec{})
+	for i := 0; i < ct.NumField(); i++ {
+		f := ct.Field(i)
+		if !f.IsExported() || madeOnHost[f.Name] {
+			continue
+		}
+		sf, ok := st.FieldByName(f.Name)
+		if !ok || sf.Type != f.Type {
+			t.Errorf("macro.Config.%s (%v) does not travel to the host: add it to Spec, specOf and config", f.Name, f.Type)
+		}
+	}
+	// And each travels both ways with its value.
+	in := reflect.New(st).Elem()
+	for i := 0; i < st.NumField(); i++ {
+		setSome(t, in.Field(i), st.Field(i).Name)
+	}
+	spec := in.Interface().(Spec)
+	back := specOf(spec.config(), spec.MetricsURL)
+	back.JSONL, back.GPU = spec.JSONL, spec.GPU // made on the host from the flags
+	if !reflect.DeepEqual(back, spec) {
+		t.Errorf("spec → config → spec changed it:\n%+v\n%+v", spec, back)
+	}
+}
+
+// setSome gives v a value that is not its zero.
+func setSome(t *testing.T, v reflect.Value, name string) {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(name)
+	case reflect.Int, reflect.Int64:
+		v.SetInt(int64(len(name)))
+	case reflect.Float64:
+		v.SetFloat(0.5)
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Slice:
+		v.Set(reflect.ValueOf([]int{1, 2}))
+	case reflect.Struct:
+		v.Set(reflect.ValueOf(macro.Limits{MaxNumSeqs: 3, Source: "x", Looked: true}))
+	default:
+		t.Fatalf("Spec.%s: no test value for %v", name, v.Kind())
+	}
+}
