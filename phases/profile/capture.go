@@ -47,6 +47,10 @@ type Config struct {
 	// (InputLen and OutputLen requests, arrivals and completions going on)
 	// beside the decode-only one.
 	Steady bool
+	// Load runs each window's load; nil sends it from here through Host
+	// (RunLoad). The load generator on the GPU host is another
+	// (phases/macro/onhost.ProfileLoad).
+	Load LoadFunc
 }
 
 func (c Config) withDefaults() Config {

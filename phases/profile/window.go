@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/profdeck/profdeck/remote"
 )
 
 // bgLoad is a steady closed-loop load: conc streams, each sending the next
@@ -46,32 +48,84 @@ func (r *run) startSteady(ctx context.Context, model string, conc int) *bgLoad {
 func (r *run) startStreams(ctx context.Context, model string, conc, maxTokens int) *bgLoad {
 	cfg := r.cfg
 	l := &bgLoad{ctx: ctx}
-	prompt := promptOf(cfg.InputLen)
-	for w := 0; w < conc; w++ {
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
+	spec := LoadSpec{URL: cfg.URL, API: cfg.API, Model: model, APIKey: cfg.APIKey, Prompt: promptOf(cfg.InputLen),
+		Conc: conc, MaxTokens: maxTokens}
+	fail := func(err error) {
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		l.mu.Lock()
+		if l.err == nil {
+			l.err = err
+		}
+		l.mu.Unlock()
+	}
+	sent := func() { l.started.Add(1) }
+	ended := func(tokens int, err error) {
+		if err != nil {
+			fail(err)
+			return
+		}
+		l.tokens.Add(int64(tokens))
+		l.done.Add(1)
+	}
+	load := cfg.Load
+	if load == nil {
+		load = func(ctx context.Context, spec LoadSpec, sent func(), ended func(int, error)) error {
+			return RunLoad(ctx, cfg.Host, spec, sent, ended)
+		}
+	}
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		fail(load(ctx, spec, sent, ended))
+	}()
+	return l
+}
+
+// LoadSpec is a capture window's load: Conc streams of the same request,
+// each sending the next as soon as its last one ended.
+type LoadSpec struct {
+	URL       string `json:"url"` // the server as seen from the host
+	API       string `json:"api"`
+	Model     string `json:"model"`
+	APIKey    string `json:"api_key,omitempty"`
+	Prompt    string `json:"prompt"`
+	Conc      int    `json:"conc"`
+	MaxTokens int    `json:"max_tokens"`
+}
+
+// LoadFunc runs spec's load until ctx ends, calling sent before each
+// request and ended after it with its completion tokens or its error (a
+// stream stops at its first error). Its error is one that stopped the
+// whole load.
+type LoadFunc func(ctx context.Context, spec LoadSpec, sent func(), ended func(tokens int, err error)) error
+
+// RunLoad sends spec's load through h until ctx ends and every stream has
+// stopped.
+func RunLoad(ctx context.Context, h remote.Host, spec LoadSpec, sent func(), ended func(tokens int, err error)) error {
+	c := newClient(h, spec.URL, spec.APIKey)
+	defer c.close()
+	var wg sync.WaitGroup
+	for w := 0; w < spec.Conc; w++ {
+		wg.Go(func() {
 			for ctx.Err() == nil {
-				l.started.Add(1)
+				sent()
 				rctx, cancel := context.WithTimeout(ctx, requestTimeout)
-				n, err := r.c.complete(rctx, cfg.API, model, prompt, maxTokens)
+				n, err := c.complete(rctx, spec.API, spec.Model, spec.Prompt, spec.MaxTokens)
 				cancel()
-				if err != nil {
-					if ctx.Err() == nil {
-						l.mu.Lock()
-						if l.err == nil {
-							l.err = err
-						}
-						l.mu.Unlock()
-					}
+				if ctx.Err() != nil {
 					return
 				}
-				l.tokens.Add(int64(n))
-				l.done.Add(1)
+				ended(n, err)
+				if err != nil {
+					return
+				}
 			}
-		}()
+		})
 	}
-	return l
+	wg.Wait()
+	return nil
 }
 
 // warmSteps is how many engine steps pass after the streams start before

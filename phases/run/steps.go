@@ -267,6 +267,7 @@ func (r *runner) restart(ctx context.Context) (string, string) {
 func (r *runner) profile(ctx context.Context) (string, string) {
 	cfg := r.cfg.Profile
 	cfg.Host = r.cfg.Host
+	cfg.Load = onhost.LoadFor(r.cfg.Loadgen, onhost.Options{Host: r.cfg.Host})
 	plateau, swept, note := r.profilePlateau()
 	cfg.Concurrency = ProfileLevels(swept, plateau)
 	levels, err := profile.CaptureLevels(ctx, cfg, r.em) // the engine brackets its run

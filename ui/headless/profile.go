@@ -10,6 +10,7 @@ import (
 
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro/onhost"
 	"github.com/profdeck/profdeck/phases/profile"
 	"github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/phases/units"
@@ -23,7 +24,7 @@ import (
 // server. Steps go to stderr (and to --jsonl as they happen), the summary
 // to stdout, the summary document to --json.
 func ProfileMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := New("profile", "profdeck profile [-c FILE] [--host HOST] [--levels 1,C] [--steps N] [--json FILE|-] [--jsonl FILE]\n\n"+
+	c := New("profile", "profdeck profile [-c FILE] [--host HOST] [--levels 1,C] [--steps N] [--loadgen here|host] [--json FILE|-] [--jsonl FILE]\n\n"+
 		"Captures a torch profile of the running server (it must have been started with the torch profiler),\n"+
 		"one window of N engine steps per concurrency level, and summarises where the GPU time of a decode\n"+
 		"step went at each level.", stdout, stderr)
@@ -36,6 +37,7 @@ func ProfileMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	dir := fs.String("profiler-dir", "", "the server's torch profiler directory on the host (default: the campaign's server.profiler_dir, else "+profile.DefaultProfilerDir+")")
 	stopTimeout := fs.Duration("stop-timeout", 30*time.Minute, "how long to wait for stop_profile while traces flush")
 	top := fs.Int("top", profile.TopN, "how many kernels to list")
+	loadgen := fs.String("loadgen", "", "where the windows' load is sent from: here, or host (the GPU host; default: the campaign's macro.loadgen)")
 	if err := c.Parse(args); err != nil {
 		return c.Exit(ctx, err)
 	}
@@ -68,6 +70,12 @@ func ProfileMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	cfg.Concurrency, cfg.StopTimeout, cfg.Top = levels, *stopTimeout, *top
 	setIf(&cfg.ProfilerDir, *dir)
 	setIf(&cfg.Steps, *steps)
+	if c.Set("loadgen") {
+		camp.Macro.Loadgen = *loadgen
+	}
+	if err := onhost.CheckMode(camp.Macro.Loadgen); err != nil {
+		return c.Exit(ctx, BadInput("%v", err))
+	}
 	return c.Exit(ctx, capture(ctx, c, camp, cfg))
 }
 
@@ -80,6 +88,7 @@ func capture(ctx context.Context, c *Command, camp *campaign.Campaign, cfg profi
 	}
 	defer h.Close()
 	cfg.Host = h
+	cfg.Load = onhost.LoadFor(camp.Macro.Loadgen, onhost.Options{Host: h})
 	if d, ok := h.(*sim.Deployment); ok {
 		fmt.Fprintln(c.Stderr, "SIMULATED deployment: starting its server with the torch profiler")
 		if err := profile.PrepareSim(ctx, d, cfg.ProfilerDir); err != nil {

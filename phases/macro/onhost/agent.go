@@ -73,7 +73,7 @@ func Serve(ctx context.Context, h remote.Host, in io.Reader, out io.Writer) erro
 	if err == nil {
 		err = json.Unmarshal(line, &first)
 	}
-	if err == nil && first.Spec == nil {
+	if err == nil && first.Spec == nil && first.Load == nil {
 		err = errors.New("the first line is not a spec")
 	}
 	if err != nil {
@@ -83,6 +83,9 @@ func Serve(ctx context.Context, h remote.Host, in io.Reader, out io.Writer) erro
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if first.Load != nil {
+		return serveLoad(ctx, h, *first.Load, rd, o, cancel)
+	}
 	cfg, closeCfg := hostConfig(*first.Spec, h, o)
 	defer closeCfg()
 	res, runErr := run(ctx, cfg, o, func(sw *macro.Sweep) { go steer(rd, sw, cancel) })

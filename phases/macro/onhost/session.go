@@ -19,9 +19,8 @@ import (
 // session is one run of the agent, seen from here: the lines it sends,
 // and what they have told so far (kept for when the result never comes).
 type session struct {
-	s    *Sweep
-	em   *phases.Emitter
-	ectx context.Context // events are passed on until this ends
+	s  *Sweep
+	em *phases.Emitter
 
 	mu       sync.Mutex
 	done     *up
@@ -41,28 +40,12 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*macro.Result, err
 	if err != nil {
 		return nil, err
 	}
-	// The agent's own context outlives ctx by the grace period, so a
-	// cancelled sweep can send what it measured.
-	actx, kill := context.WithCancel(context.WithoutCancel(ctx))
-	defer kill()
-	se := &session{s: s, em: em, ectx: actx, gotDone: make(chan struct{})}
+	se := &session{s: s, em: em, gotDone: make(chan struct{})}
 	pr, pw := io.Pipe()
 	go s.feed(ctx, pw, spec, se.gotDone)
-	ended := make(chan error, 1)
-	go func() { ended <- start(actx, pr, se.line) }()
-	var runErr error
-	select {
-	case runErr = <-ended:
-	case <-ctx.Done():
-		// feed has closed the agent's stdin: it cancels its sweep and
-		// sends the result; past the grace its process group is killed.
-		select {
-		case runErr = <-ended:
-		case <-time.After(s.opt.Grace):
-			kill()
-			runErr = <-ended
-		}
-	}
+	// The agent outlives ctx by the grace period, so a cancelled sweep
+	// can send what it measured.
+	runErr := supervise(ctx, start, pr, s.opt.Grace, se.line)
 	pw.Close()
 	return se.outcome(ctx, runErr)
 }
@@ -103,8 +86,9 @@ func (s *Sweep) feed(ctx context.Context, w *io.PipeWriter, spec Spec, done <-ch
 	}
 }
 
-// line takes one line of the agent's output.
-func (se *session) line(l remote.Line) {
+// line takes one line of the agent's output; its events are passed on
+// until ectx ends.
+func (se *session) line(ectx context.Context, l remote.Line) {
 	if l.Stream == remote.Stderr {
 		se.mu.Lock()
 		se.errTail = append(se.errTail, remote.ScrubSecrets(l.Text))
@@ -130,7 +114,7 @@ func (se *session) line(l remote.Line) {
 		}
 		se.mu.Unlock()
 	case u.Event != nil:
-		se.event(u.Event)
+		se.event(ectx, u.Event)
 	case u.JSONL != nil:
 		se.jsonl(u.JSONL)
 	case u.Log != "":
@@ -140,7 +124,7 @@ func (se *session) line(l remote.Line) {
 
 // event passes one of the engine's events on, stamped now; the agent's
 // own start and finish are left out (the run here brackets the sweep).
-func (se *session) event(raw []byte) {
+func (se *session) event(ectx context.Context, raw []byte) {
 	ev, err := phases.Decode(raw)
 	if err != nil {
 		return
@@ -177,7 +161,7 @@ func (se *session) event(raw []byte) {
 	}
 	select {
 	case se.em.Out <- ev:
-	case <-se.ectx.Done():
+	case <-ectx.Done():
 	}
 }
 

@@ -153,3 +153,18 @@ func TestSSHDroppedConnectionLeavesNothing(t *testing.T) {
 	t.Logf("error: %v", err)
 	noAgentLeft(t, sw.Install().Path)
 }
+
+// A profile window's load from the host through a real sshd: requests end
+// with their tokens, and the window's end leaves nothing running there.
+func TestSSHProfileLoad(t *testing.T) {
+	_, opt, url, cache := sshSweepHost(t, time.Millisecond)
+	sent, ended, _, err := runLoad(t, opt, url, 2*time.Second)
+	if err != nil || ended < 3 || sent < ended {
+		t.Fatalf("sent %d, ended %d, err %v", sent, ended, err)
+	}
+	ents, _ := filepath.Glob(cache + "/profdeck/*/profdeck")
+	if len(ents) != 1 {
+		t.Fatalf("the cache holds %v", ents)
+	}
+	noAgentLeft(t, ents[0])
+}

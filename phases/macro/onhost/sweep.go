@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"sync"
 	"time"
@@ -25,7 +24,8 @@ type Options struct {
 	// MetricsURL is the server's /metrics as the host sees it ("": none).
 	MetricsURL string
 	// Grace is how long a cancelled agent has to send what it measured
-	// before its process group is killed (default 5 s).
+	// before its process group is killed (default 2 s, within the 3 s the
+	// cockpit waits for running phases when it quits).
 	Grace time.Duration
 }
 
@@ -59,7 +59,7 @@ func New(cfg macro.Config, opt Options) (*Sweep, error) {
 	p := maps.Clone(sw.Params())
 	p["loadgen"], p["loadgen_host"] = "host", opt.Host.Name()
 	if opt.Grace <= 0 {
-		opt.Grace = 5 * time.Second
+		opt.Grace = 2 * time.Second
 	}
 	return &Sweep{cfg: sw.Config(), opt: opt, params: p, wake: make(chan struct{}, 1)}, nil
 }
@@ -125,23 +125,13 @@ func (s *Sweep) Run(ctx context.Context, em *phases.Emitter) (res *macro.Result,
 	return res, err
 }
 
-// starter runs the agent with stdin and calls out for each line it prints.
-type starter func(ctx context.Context, stdin io.Reader, out func(remote.Line)) error
-
-// prepare gets the agent ready on the host: a simulated host runs it here;
-// any other gets this program (and the dataset) copied to it.
+// prepare gets the agent ready on the host (see ready), with the dataset
+// copied there too.
 func (s *Sweep) prepare(ctx context.Context, spec *Spec) (starter, error) {
 	h := s.opt.Host
-	if remote.IsSimulated(h) {
-		return inProcess(h), nil
-	}
-	in, err := selfbin.Ensure(ctx, h, s.opt.Exe)
-	var pe *selfbin.PlatformError
-	if errors.As(err, &pe) {
-		return nil, &phases.InputError{Err: err}
-	}
-	if err != nil {
-		return nil, err
+	start, in, err := ready(ctx, s.opt)
+	if err != nil || in == nil {
+		return start, err
 	}
 	s.mu.Lock()
 	s.install = in
@@ -152,40 +142,12 @@ func (s *Sweep) prepare(ctx context.Context, spec *Spec) (starter, error) {
 			return nil, err
 		}
 	}
-	cmd := "exec " + remote.Quote(in.Path) + " " + AgentCommand
-	return func(ctx context.Context, stdin io.Reader, out func(remote.Line)) error {
-		return h.Run(ctx, cmd, stdin, out)
-	}, nil
-}
-
-func installText(in *selfbin.Install) string {
-	if in.Copied {
-		return fmt.Sprintf("profdeck (%.1f MiB) copied to %s in %.1f s", float64(in.Bytes)/(1<<20), in.Path, in.Took.Seconds())
-	}
-	return fmt.Sprintf("profdeck already in %s (checked in %.2f s)", in.Path, in.Took.Seconds())
+	return start, nil
 }
 
 func (s *Sweep) logf(format string, args ...any) {
 	if s.cfg.Log != nil {
 		s.cfg.Log(fmt.Sprintf(format, args...))
-	}
-}
-
-// inProcess runs the agent in this process against h (the simulated host).
-func inProcess(h remote.Host) starter {
-	return func(ctx context.Context, stdin io.Reader, out func(remote.Line)) error {
-		pr, pw := io.Pipe()
-		done := make(chan error, 1)
-		go func() {
-			err := Serve(ctx, h, stdin, pw)
-			pw.Close()
-			done <- err
-		}()
-		readLines(pr, func(text string) { out(remote.Line{Stream: remote.Stdout, Text: text, At: time.Now()}) })
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			return &remote.ExitError{Cmd: AgentCommand, Status: 1, Stderr: err.Error()}
-		}
-		return nil
 	}
 }
 

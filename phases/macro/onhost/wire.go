@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/profile"
 )
 
 // AgentCommand is the hidden subcommand that runs the agent on the host.
@@ -11,9 +12,10 @@ const AgentCommand = "loadgen-agent"
 
 // down is one line to the agent: the spec first, then one operation each.
 type down struct {
-	Spec *Spec  `json:"spec,omitempty"`
-	Op   string `json:"op,omitempty"` // pause, resume, stop, conc
-	N    int    `json:"n,omitempty"`  // conc's concurrency
+	Spec *Spec             `json:"spec,omitempty"`
+	Load *profile.LoadSpec `json:"load,omitempty"` // instead of Spec: a profile window's load
+	Op   string            `json:"op,omitempty"`   // pause, resume, stop, conc
+	N    int               `json:"n,omitempty"`    // conc's concurrency
 }
 
 // The steering operations.
@@ -39,4 +41,10 @@ type up struct {
 	// Cancelled that the sweep was cancelled.
 	Input     bool `json:"input,omitempty"`
 	Cancelled bool `json:"cancelled,omitempty"`
+	// A profile window's load: a request sent, or one ended (its
+	// completion tokens, or its error).
+	Sent   bool   `json:"sent,omitempty"`
+	Ended  bool   `json:"ended,omitempty"`
+	Tokens int    `json:"tokens,omitempty"`
+	ReqErr string `json:"req_err,omitempty"`
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/phases/macro/onhost"
 	"github.com/profdeck/profdeck/phases/profile"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/ui/common"
@@ -50,6 +51,7 @@ func (m *Model) config() profile.Config {
 	c := m.d.Campaign
 	cfg := c.ProfileConfig(m.d.APIKey)
 	cfg.Host = m.d.Host
+	cfg.Load = onhost.LoadFor(c.Macro.Loadgen, onhost.Options{Host: m.d.Host})
 	if p := m.plateau(); p > 1 {
 		cfg.Concurrency = append(cfg.Concurrency, p)
 	}
