@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"sort"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -17,6 +18,28 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 )
+
+// chartLevels are the closed-loop levels a chart against concurrency
+// draws: one point per concurrency (the later run of a level a sweep ran
+// twice: two points at one x made the log axis degenerate and the chart,
+// hence the notebook step, fail on every later run), by concurrency.
+func chartLevels(levels []phases.LevelResult) []phases.LevelResult {
+	at := map[int]int{}
+	var out []phases.LevelResult
+	for _, l := range levels {
+		if l.Concurrency <= 0 || l.Rate > 0 {
+			continue
+		}
+		if i, ok := at[l.Concurrency]; ok {
+			out[i] = l
+			continue
+		}
+		at[l.Concurrency] = len(out)
+		out = append(out, l)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Concurrency < out[j].Concurrency })
+	return out
+}
 
 // macroChart draws output throughput (top) and TPOT p50/p99 (bottom)
 // against concurrency, on a log2 axis, as one SVG.

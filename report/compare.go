@@ -225,17 +225,38 @@ var compareMetrics = []metric{
 	}, 1},
 }
 
-// levelKey matches levels across sweeps: concurrency, and rate when set.
+// levelKey matches levels across sweeps: concurrency, rate when set, and
+// the level's run when a sweep ran it more than once (0 the first), so
+// the first run of a level in A is compared with the first in B.
 type levelKey struct {
 	c    int
 	rate float64
+	run  int
 }
 
 func (k levelKey) String() string {
+	s := fmt.Sprintf("C=%d", k.c)
 	if k.rate > 0 {
-		return fmt.Sprintf("C=%d @%.3g req/s", k.c, k.rate)
+		s = fmt.Sprintf("C=%d @%.3g req/s", k.c, k.rate)
 	}
-	return fmt.Sprintf("C=%d", k.c)
+	if k.run > 0 {
+		s += fmt.Sprintf(" (run %d)", k.run+1)
+	}
+	return s
+}
+
+// levelKeys are the keys of a sweep's levels, in order: a level run again
+// gets the next run number.
+func levelKeys(ls []phases.LevelResult) []levelKey {
+	runs := map[levelKey]int{}
+	out := make([]levelKey, len(ls))
+	for i, l := range ls {
+		k := levelKey{c: l.Concurrency, rate: l.Rate}
+		k.run = runs[k]
+		runs[k]++
+		out[i] = k
+	}
+	return out
 }
 
 // DeltaPct is the change from a to b in percent of a; ok is false when a
@@ -262,8 +283,11 @@ type Delta struct {
 type LevelDelta struct {
 	Concurrency int     `json:"concurrency"`
 	Rate        float64 `json:"request_rate,omitempty"`
-	OnlyIn      string  `json:"only_in,omitempty"`
-	Metrics     []Delta `json:"metrics,omitempty"`
+	// Run numbers a level its sweep ran more than once (2 the second run;
+	// 0 for the first), paired with the same run in the other sweep.
+	Run     int     `json:"run,omitempty"`
+	OnlyIn  string  `json:"only_in,omitempty"`
+	Metrics []Delta `json:"metrics,omitempty"`
 }
 
 // SweepInfo says what one side of a comparison is.
@@ -299,8 +323,7 @@ func Compare(a, b Sweep) Comparison {
 	am, bm := levelMap(a.Levels), levelMap(b.Levels)
 	keys := make([]levelKey, 0, len(am)+len(bm))
 	seen := map[levelKey]bool{}
-	for _, l := range append(append([]phases.LevelResult(nil), a.Levels...), b.Levels...) {
-		k := levelKey{l.Concurrency, l.Rate}
+	for _, k := range append(levelKeys(a.Levels), levelKeys(b.Levels)...) {
 		if !seen[k] {
 			seen[k] = true
 			keys = append(keys, k)
@@ -310,10 +333,16 @@ func Compare(a, b Sweep) Comparison {
 		if keys[i].c != keys[j].c {
 			return keys[i].c < keys[j].c
 		}
-		return keys[i].rate < keys[j].rate
+		if keys[i].rate != keys[j].rate {
+			return keys[i].rate < keys[j].rate
+		}
+		return keys[i].run < keys[j].run
 	})
 	for _, k := range keys {
 		ld := LevelDelta{Concurrency: k.c, Rate: k.rate}
+		if k.run > 0 {
+			ld.Run = k.run + 1
+		}
 		la, okA := am[k]
 		lb, okB := bm[k]
 		switch {
@@ -372,7 +401,7 @@ func WriteComparison(w io.Writer, a, b Sweep) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "level\tmetric\tA\t\tB\tunit\tchange\t")
 	for _, ld := range c.Levels {
-		k := levelKey{ld.Concurrency, ld.Rate}
+		k := levelKey{c: ld.Concurrency, rate: ld.Rate, run: max(ld.Run-1, 0)}
 		if ld.OnlyIn != "" {
 			fmt.Fprintf(tw, "%s\t(only in %s)\t\t\t\t\t\t\n", k, ld.OnlyIn)
 			continue
@@ -403,8 +432,8 @@ func WriteComparison(w io.Writer, a, b Sweep) {
 
 func levelMap(ls []phases.LevelResult) map[levelKey]phases.LevelResult {
 	m := map[levelKey]phases.LevelResult{}
-	for _, l := range ls {
-		m[levelKey{l.Concurrency, l.Rate}] = l // a repeated level: the later one
+	for i, k := range levelKeys(ls) {
+		m[k] = ls[i]
 	}
 	return m
 }

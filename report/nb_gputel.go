@@ -42,8 +42,8 @@ func (n *nb) gpuLevels(levels []phases.LevelResult, srcs []phases.GPUTelSource, 
 	}
 	n.ln("")
 	n.ln("Power is all GPUs together, over each level's throughput window; energy per output token is that window's energy over the output tokens received in it (J = mean power × window / tokens). Throttled: the share of time the clocks were held down by power / by temperature.\n")
-	if len(with) > 1 {
-		if link := n.addChart(tag+"-gpu."+n.chartExt(), "GPU power and energy per output token vs concurrency", func() ([]byte, error) { return gpuChart(with, n.chartExt()) }); link != "" {
+	if cl := chartLevels(with); len(cl) > 1 {
+		if link := n.addChart(tag+"-gpu."+n.chartExt(), "GPU power and energy per output token vs concurrency", func() ([]byte, error) { return gpuChart(cl, n.chartExt()) }); link != "" {
 			n.ln(link + "\n")
 		}
 	}

@@ -388,8 +388,8 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 	}
 	n.p("- output tok/s by level: `%s` (%.0f → %.0f)\n", Sparkline(thr, 40), thr[0], thr[len(thr)-1])
 	n.p("- TPOT p50 by level: `%s` (%.2f → %.2f ms)\n\n", Sparkline(tpot, 40), tpot[0], tpot[len(tpot)-1])
-	if len(levels) > 1 {
-		if link := n.addChart(tag+"-throughput-tpot."+n.chartExt(), "Output throughput and TPOT vs concurrency", func() ([]byte, error) { return macroChart(levels, n.chartExt()) }); link != "" {
+	if cl := chartLevels(levels); len(cl) > 1 {
+		if link := n.addChart(tag+"-throughput-tpot."+n.chartExt(), "Output throughput and TPOT vs concurrency", func() ([]byte, error) { return macroChart(cl, n.chartExt()) }); link != "" {
 			n.ln(link + "\n")
 		}
 	}
