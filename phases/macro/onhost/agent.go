@@ -106,6 +106,7 @@ func Serve(ctx context.Context, h remote.Host, in io.Reader, out io.Writer) erro
 func hostConfig(s Spec, h remote.Host, o *wireOut) (macro.Config, func()) {
 	cfg := s.config()
 	cfg.Dial, cfg.Host = h.DialContext, h
+	cfg.Path = phases.PathHost // the load leaves from the server's host
 	cfg.Log = func(msg string) { o.send(up{Log: msg}) }
 	if s.JSONL {
 		cfg.JSONL = jsonlOut{o}
