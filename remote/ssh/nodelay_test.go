@@ -146,6 +146,11 @@ func TestForwardedStreamsArriveAtOnce(t *testing.T) {
 	if !noDelay(t, srv, h) {
 		t.Fatal("sshd's side of the host's connection has TCP_NODELAY off")
 	}
+	// Several connections to the same server: each is made to send at once.
+	h2 := dialTest(t, srv, fastOpts(srv, cfg))
+	if !noDelay(t, srv, h2) || !noDelay(t, srv, h) {
+		t.Fatal("a second connection left TCP_NODELAY off")
+	}
 	got := chunksPerRead(t, h.DialContext, addr, 4)
 	t.Logf("chunks per read, 4 streams of a chunk every 2 ms: %.3f with nothing run on the connection, %.3f through the host", rawBunch, got)
 	if got > 1.2 {
