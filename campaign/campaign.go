@@ -42,6 +42,9 @@ type Campaign struct {
 
 	// Path is the file this campaign was read from (empty for defaults).
 	Path string `yaml:"-"`
+
+	root  *yaml.Node        // the file as parsed, for the lines of its keys
+	setBy map[string]string // the flag that set a key, by key
 }
 
 // SSH options for an SSH host.
@@ -161,17 +164,22 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 // MarshalYAML writes the duration as a string.
 func (d Duration) MarshalYAML() (any, error) { return d.Duration.String(), nil }
 
+// DefaultProfilerDir is the server's torch profiler directory when the
+// campaign names none: the restart with the profiler writes there and the
+// capture reads there.
+const DefaultProfilerDir = "/tmp/vllm_profile"
+
 // Defaults returns a campaign with every default filled in.
 func Defaults() *Campaign {
 	return &Campaign{
 		Name:     "campaign",
 		Notebook: "campaign.md",
 		Host:     "local",
-		Server:   Server{URL: "http://127.0.0.1:8000", APIKeyEnv: "OPENAI_API_KEY"},
+		Server:   Server{URL: "http://127.0.0.1:8000", APIKeyEnv: "OPENAI_API_KEY", ProfilerDir: DefaultProfilerDir},
 		Model:    Model{TP: 8},
 		Load:     Load{StallAfter: Duration{5 * time.Minute}, PollInterval: Duration{time.Second}},
 		Macro: Macro{API: "completions", Concurrency: []int{1, 2, 4, 8, 16, 32, 64, 128, 256},
-			Requests: 64, Warmup: 4, InputLen: 256, OutputLen: 256, Loadgen: "here"},
+			Requests: 64, Warmup: 4, InputLen: 256, OutputLen: 256, Repeat: 1, Loadgen: "here"},
 		Micro:   Micro{Batch: []int{1, 8, 64, 128}, Python: "python3"},
 		NCCL:    NCCL{NProc: 8, Torchrun: "torchrun", Batch: []int{1, 8, 64, 128}},
 		Profile: Profile{Steps: 50},
@@ -248,8 +256,10 @@ func Parse(b []byte) (*Campaign, error) {
 	if c.Macro.Duration.Duration > 0 && lineOf(&root, "macro.requests") == 0 {
 		c.Macro.Requests = 0
 	}
-	if err := c.validate(&root); err != nil {
-		return nil, err
+	c.root = &root
+	c.normalizeHosts()
+	if errs := c.Validate(); len(errs) > 0 {
+		return nil, errs[0]
 	}
 	return c, nil
 }

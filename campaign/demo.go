@@ -24,7 +24,7 @@ func Demo(dir string) *Campaign {
 		APIKeyEnv:   "OPENAI_API_KEY",
 		Launch:      DemoLaunch,
 		Log:         "/var/log/vllm/server.log",
-		ProfilerDir: "/tmp/vllm_profile",
+		ProfilerDir: DefaultProfilerDir,
 	}
 	c.Model = Model{Name: "moonshotai/Kimi-K2.5", Preset: "kimi-k2.5", TP: 8, ExpectGiB: 74.9}
 	c.Load = Load{StallAfter: Duration{10 * time.Second}, PollInterval: Duration{500 * time.Millisecond}}
@@ -36,6 +36,7 @@ func Demo(dir string) *Campaign {
 		InputLen:    128,
 		OutputLen:   32,
 		SLO:         "ttft=2s,tpot=50ms,e2el=30s",
+		Repeat:      1,
 	}
 	c.Micro = Micro{Batch: []int{1, 8, 64, 128}, Python: "python3"}
 	c.NCCL = NCCL{NProc: 8, Torchrun: "torchrun", Batch: []int{1, 8, 64, 128}}

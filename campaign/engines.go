@@ -10,20 +10,12 @@ import (
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/phases/profile"
-	"github.com/profdeck/profdeck/remote/hosts"
 )
 
 // This file is the one mapping from the campaign to each engine's
 // configuration; the cockpit's panes and the headless commands both use it.
 // The host is the caller's to set: the campaign names it, the front-end
 // opens it.
-
-// HostOptions are the campaign's SSH settings for hosts.Open.
-func (c *Campaign) HostOptions() hosts.Options {
-	return hosts.Options{Identity: c.SSH.Identity, KnownHosts: c.SSH.KnownHosts,
-		SSHConfig: c.SSH.Config, AcceptNewHostKey: c.SSH.AcceptNewHostKey,
-		SimNodes: c.Sim.Nodes, SimFaultNode: c.SimFaultNode()}
-}
 
 // APIKeyEnv is the environment variable holding the server's API key.
 func (c *Campaign) APIKeyEnv() string {
@@ -74,14 +66,21 @@ func (c *Campaign) ServerLimits() macro.Limits {
 	return macro.Limits{Looked: c.Server.Launch != ""}
 }
 
+// MetricsOff as server.metrics_url (or --metrics-url) reads no /metrics.
+const MetricsOff = "off"
+
 // MetricsURL is where the server's Prometheus /metrics is: the campaign's
-// server.metrics_url, else the server URL's /metrics.
+// server.metrics_url, else the server URL's /metrics; "" when it is off.
 func (c *Campaign) MetricsURL() string { return MetricsURL(c.Server.URL, c.Server.MetricsURL) }
 
 // MetricsURL is configured when set, else server's /metrics (a trailing /v1
-// dropped).
+// dropped); "" when configured is off (no scraping).
 func MetricsURL(server, configured string) string {
-	if configured != "" {
+	switch strings.TrimSpace(configured) {
+	case "":
+	case MetricsOff, "none":
+		return ""
+	default:
 		return configured
 	}
 	return strings.TrimSuffix(strings.TrimRight(server, "/"), "/v1") + "/metrics"

@@ -4,15 +4,21 @@ import (
 	"net"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/remote"
 )
 
-// validateHosts checks the hosts list and makes Host its head: one host:
-// keeps working alone, and hosts: names every node, the head first.
-func (c *Campaign) validateHosts(root *yaml.Node, bad func(key, format string, args ...any) error) error {
+// normalizeHosts makes Host the head of the hosts list: one host: keeps
+// working alone, and hosts: names every node, the head first. A host: that
+// differs from the head is left for validateHosts to refuse.
+func (c *Campaign) normalizeHosts() {
+	if len(c.Hosts) > 0 && lineOf(c.root, "host") == 0 {
+		c.Host = c.Hosts[0]
+	}
+}
+
+// validateHosts checks the hosts list.
+func (c *Campaign) validateHosts() error {
 	if len(c.Hosts) == 0 {
 		return nil
 	}
@@ -29,10 +35,9 @@ func (c *Campaign) validateHosts(root *yaml.Node, bad func(key, format string, a
 			return bad("hosts", "%q cannot be one of several nodes (for simulated nodes: host: sim with sim.nodes: N)", h)
 		}
 	}
-	if lineOf(root, "host") > 0 && c.Host != c.Hosts[0] {
+	if c.Host != c.Hosts[0] && c.setBy["host"] == "" {
 		return bad("host", "%q and hosts: %s both given; keep one (the head is the first of hosts)", c.Host, c.Hosts[0])
 	}
-	c.Host = c.Hosts[0]
 	if n := len(c.Server.Logs); n > 0 && n != len(c.Hosts) {
 		return bad("server.logs", "names %d logs for %d hosts: one per host, in the same order", n, len(c.Hosts))
 	}

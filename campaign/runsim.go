@@ -26,32 +26,65 @@ type Sim struct {
 	FaultNode *int `yaml:"fault_node"`
 }
 
-// validateRunSim checks the run and sim sections.
-func (c *Campaign) validateRunSim(bad func(key, format string, args ...any) error) error {
-	switch c.Run.LeaveServer {
+// Validate checks the run section.
+func (r Run) Validate() []error {
+	switch r.LeaveServer {
 	case "serving", "profiler", "stopped":
-	default:
-		return bad("run.leave_server", "must be serving, profiler or stopped, got %q", c.Run.LeaveServer)
+		return nil
 	}
-	switch c.Sim.Fail {
+	return []error{bad("run.leave_server", "must be serving, profiler or stopped, got %q", r.LeaveServer)}
+}
+
+// Validate checks the sim section.
+func (s Sim) Validate() []error {
+	var errs []error
+	switch s.Fail {
 	case "", "oom", "nccl":
 	default:
-		return bad("sim.fail", "must be oom or nccl, got %q", c.Sim.Fail)
+		errs = append(errs, bad("sim.fail", "must be oom or nccl, got %q", s.Fail))
 	}
-	for key, v := range map[string]float64{"sim.stall_at_gib": c.Sim.StallAtGiB,
-		"sim.stall_with_profiler_at_gib": c.Sim.StallWithProfilerAtGiB} {
-		if v < 0 {
-			return bad(key, "must not be negative, got %g", v)
+	for _, kv := range []struct {
+		key string
+		v   float64
+	}{{"sim.stall_at_gib", s.StallAtGiB}, {"sim.stall_with_profiler_at_gib", s.StallWithProfilerAtGiB}} {
+		if !(kv.v >= 0) || !finite(kv.v) {
+			errs = append(errs, bad(kv.key, "must be 0 or more GiB, got %g", kv.v))
 		}
 	}
-	if c.Sim.Nodes < 0 || c.Sim.Nodes > 64 {
-		return bad("sim.nodes", "must be 1 to 64, got %d", c.Sim.Nodes)
+	if s.LoadTime.Duration < 0 {
+		errs = append(errs, bad("sim.load_time", "must not be negative"))
 	}
-	if f := c.Sim.FaultNode; f != nil && (*f < 0 || *f >= max(c.Sim.Nodes, 1)) {
-		return bad("sim.fault_node", "must be a node of 0 to %d, got %d", max(c.Sim.Nodes, 1)-1, *f)
+	if s.Nodes < 0 || s.Nodes > 64 {
+		errs = append(errs, bad("sim.nodes", "must be 1 to 64, got %d", s.Nodes))
 	}
-	if (c.Sim.StallAtGiB > 0 || c.Sim.StallWithProfilerAtGiB > 0 || c.Sim.Fail != "" || c.Sim.LoadTime.Duration > 0 || c.Sim.Nodes > 1) && c.Host != "sim" {
-		return bad("sim", "applies to host: sim only (host is %q)", c.Host)
+	if f := s.FaultNode; f != nil && (*f < 0 || *f >= max(s.Nodes, 1)) {
+		errs = append(errs, bad("sim.fault_node", "must be a node of 0 to %d, got %d", max(s.Nodes, 1)-1, *f))
+	}
+	return errs
+}
+
+// used names the first key of the sim section that asks for something
+// ("" when none does).
+func (s Sim) used() string {
+	switch {
+	case s.StallAtGiB > 0:
+		return "sim.stall_at_gib"
+	case s.StallWithProfilerAtGiB > 0:
+		return "sim.stall_with_profiler_at_gib"
+	case s.Fail != "":
+		return "sim.fail"
+	case s.LoadTime.Duration > 0:
+		return "sim.load_time"
+	case s.Nodes > 1:
+		return "sim.nodes"
+	}
+	return ""
+}
+
+// validateSimHost refuses a sim section for a host that is not simulated.
+func (c *Campaign) validateSimHost() []error {
+	if key := c.Sim.used(); key != "" && c.Host != "sim" {
+		return []error{bad(key, "applies to host: sim only (host is %q)", c.Host)}
 	}
 	return nil
 }

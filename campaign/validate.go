@@ -2,13 +2,15 @@ package campaign
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strings"
 
-	"github.com/profdeck/profdeck/phases/macro"
-	"github.com/profdeck/profdeck/phases/macro/onhost"
+	"github.com/profdeck/profdeck/phases/gpubench"
 	"github.com/profdeck/profdeck/phases/model"
+	"github.com/profdeck/profdeck/phases/units"
+	"github.com/profdeck/profdeck/remote"
 	"gopkg.in/yaml.v3"
 )
 
@@ -43,117 +45,183 @@ func lineOf(root *yaml.Node, key string) int {
 	return line
 }
 
-func (c *Campaign) validate(root *yaml.Node) error {
-	bad := func(key, format string, args ...any) error {
-		msg := fmt.Sprintf(format, args...)
-		if l := lineOf(root, key); l > 0 {
-			return fmt.Errorf("line %d: %s: %s", l, key, msg)
-		}
-		return fmt.Errorf("%s: %s", key, msg)
+// KeyError is a problem with one campaign setting, named by its dotted
+// YAML key; Campaign.Validate names what set it (the flag, or the file's
+// line).
+type KeyError struct {
+	Key string
+	Msg string
+}
+
+func (e *KeyError) Error() string { return e.Key + ": " + e.Msg }
+
+// bad is a KeyError for key.
+func bad(key, format string, args ...any) error {
+	return &KeyError{Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Validate checks every section and what spans sections, with the flags
+// applied; each error names the flag that set the value, else the file's
+// line and key, else the key (a default). Nil means the campaign can be
+// mapped to every engine.
+func (c *Campaign) Validate() []error {
+	var errs []error
+	errs = append(errs, c.validateTop()...)
+	errs = append(errs, c.Server.Validate()...)
+	errs = append(errs, c.Model.Validate()...)
+	errs = append(errs, c.Load.Validate()...)
+	errs = append(errs, c.Macro.Validate()...)
+	errs = append(errs, c.Micro.Validate()...)
+	errs = append(errs, c.NCCL.Validate()...)
+	errs = append(errs, c.Profile.Validate()...)
+	errs = append(errs, c.Run.Validate()...)
+	errs = append(errs, c.Sim.Validate()...)
+	errs = append(errs, c.validateSimHost()...)
+	for i, err := range errs {
+		errs[i] = c.name(err)
 	}
-	if err := c.validateHosts(root, bad); err != nil {
+	return errs
+}
+
+// Check is Validate as one error: the first problem, and how many more
+// there are; nil when there is none.
+func (c *Campaign) Check() error {
+	errs := c.Validate()
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return fmt.Errorf("%w (and %d more problem(s))", errs[0], len(errs)-1)
+}
+
+// name says what set a KeyError's key: "--flag: …", "line N: key: …" or
+// "key: …".
+func (c *Campaign) name(err error) error {
+	ke, ok := err.(*KeyError)
+	if !ok {
 		return err
+	}
+	src := c.Source(ke.Key)
+	switch {
+	case strings.HasPrefix(src, "-"):
+		return fmt.Errorf("%s: %s", src, ke.Msg)
+	case src != "":
+		return fmt.Errorf("%s: %s: %s", src, ke.Key, ke.Msg)
+	}
+	return ke
+}
+
+// validateTop checks the host and the hosts list.
+func (c *Campaign) validateTop() []error {
+	var errs []error
+	if err := c.validateHosts(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Host == "" || strings.ContainsAny(c.Host, " \t\n") {
-		return bad("host", "%q: must be sim, local or an SSH target ([user@]host[:port] or an ~/.ssh/config alias)", c.Host)
+		errs = append(errs, bad("host", "%q: must be sim, local or an SSH target ([user@]host[:port] or an ~/.ssh/config alias)", c.Host))
 	}
-	for key, v := range map[string]string{"server.url": c.Server.URL, "server.metrics_url": c.Server.MetricsURL} {
-		if v == "" {
+	return errs
+}
+
+// Validate checks the server section.
+func (s Server) Validate() []error {
+	var errs []error
+	for _, kv := range []struct{ key, v string }{{"server.url", s.URL}, {"server.metrics_url", strings.TrimSpace(s.MetricsURL)}} {
+		if kv.v == "" || kv.key == "server.metrics_url" && (kv.v == MetricsOff || kv.v == "none") {
 			continue
 		}
-		u, err := url.Parse(v)
+		u, err := url.Parse(kv.v)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return bad(key, "%q is not an http(s) URL (e.g. http://127.0.0.1:8000)", v)
+			errs = append(errs, bad(kv.key, "%q is not an http(s) URL (e.g. http://127.0.0.1:8000)", remote.MaskURL(kv.v)))
 		}
 	}
-	if c.Server.URL == "" {
-		return bad("server.url", "must be set (e.g. http://127.0.0.1:8000)")
+	if strings.TrimSpace(s.ProfilerDir) == "" {
+		errs = append(errs, bad("server.profiler_dir", "must name the directory the torch profiler writes to on the host (e.g. %s)", DefaultProfilerDir))
 	}
-	if p := c.Model.Preset; p != "" {
+	if s.URL == "" {
+		errs = append(errs, bad("server.url", "must be set (e.g. http://127.0.0.1:8000)"))
+	}
+	return errs
+}
+
+// Validate checks the model section.
+func (m Model) Validate() []error {
+	var errs []error
+	if p := m.Preset; p != "" {
 		known := model.PresetNames()
 		if !slices.Contains(known, strings.ToLower(p)) {
-			return bad("model.preset", "%q is not a built-in model (known: %s); or leave it out and set model.config", p, strings.Join(known, ", "))
+			errs = append(errs, bad("model.preset", "%q is not a built-in model (known: %s); or leave it out and set model.config", p, strings.Join(known, ", ")))
 		}
 	}
-	if c.Load.PollInterval.Duration <= 0 {
-		return bad("load.poll_interval", "must be more than 0 (e.g. 1s)")
+	if m.TP < 1 {
+		errs = append(errs, bad("model.tp", "must be at least 1, got %d", m.TP))
 	}
-	if len(c.Macro.Concurrency) == 0 {
-		return bad("macro.concurrency", "needs at least one level (e.g. [1, 8, 64])")
+	if m.ExpectGiB < 0 || math.IsNaN(m.ExpectGiB) || math.IsInf(m.ExpectGiB, 0) {
+		errs = append(errs, bad("model.expect_gib", "must be a number of GiB, 0 or more, got %g", m.ExpectGiB))
 	}
-	if c.Macro.Requests == 0 && c.Macro.Duration.Duration == 0 {
-		return bad("macro.requests", "set requests (per level) or duration (per level)")
+	return errs
+}
+
+// Validate checks the load section.
+func (l Load) Validate() []error {
+	var errs []error
+	if l.PollInterval.Duration <= 0 {
+		errs = append(errs, bad("load.poll_interval", "must be more than 0 (e.g. 1s)"))
 	}
-	if strings.TrimSpace(c.Micro.Python) == "" {
-		return bad("micro.python", "must name the Python to run (e.g. python3)")
+	if l.StallAfter.Duration < 0 {
+		errs = append(errs, bad("load.stall_after", "must not be negative"))
 	}
-	if strings.TrimSpace(c.NCCL.Torchrun) == "" {
-		return bad("nccl.torchrun", "must name torchrun (e.g. torchrun)")
+	return errs
+}
+
+// Validate checks the micro section.
+func (m Micro) Validate() []error {
+	var errs []error
+	if strings.TrimSpace(m.Python) == "" {
+		errs = append(errs, bad("micro.python", "must name the Python to run (e.g. python3)"))
 	}
-	if c.Model.TP < 1 {
-		return bad("model.tp", "must be at least 1, got %d", c.Model.TP)
+	return append(errs, validateBatch("micro.batch", m.Batch)...)
+}
+
+// Validate checks the nccl section.
+func (n NCCL) Validate() []error {
+	var errs []error
+	if strings.TrimSpace(n.Torchrun) == "" {
+		errs = append(errs, bad("nccl.torchrun", "must name torchrun (e.g. torchrun)"))
 	}
-	if c.Model.ExpectGiB < 0 {
-		return bad("model.expect_gib", "must not be negative")
+	if n.NProc < 0 {
+		errs = append(errs, bad("nccl.nproc", "must not be negative, got %d", n.NProc))
 	}
-	switch c.Macro.API {
-	case "completions", "chat":
-	default:
-		return bad("macro.api", "must be completions or chat, got %q", c.Macro.API)
+	if n.MasterPort < 0 || n.MasterPort > 65535 {
+		errs = append(errs, bad("nccl.master_port", "must be a port (1-65535), got %d", n.MasterPort))
 	}
-	if err := onhost.CheckMode(c.Macro.Loadgen); err != nil {
-		return bad("macro.loadgen", "must be here or host, got %q", c.Macro.Loadgen)
+	return append(errs, validateBatch("nccl.batch", n.Batch)...)
+}
+
+func validateBatch(key string, batch []int) []error {
+	if len(batch) == 0 {
+		return []error{bad(key, "needs at least one batch size (e.g. [1, 8, 64])")}
 	}
-	for _, v := range c.Macro.Concurrency {
-		if v < 1 {
-			return bad("macro.concurrency", "levels must be at least 1, got %d", v)
-		}
-	}
-	for key, v := range map[string]int{"macro.requests": c.Macro.Requests, "macro.warmup": c.Macro.Warmup,
-		"macro.input_len": c.Macro.InputLen, "macro.output_len": c.Macro.OutputLen,
-		"nccl.nproc": c.NCCL.NProc, "profile.requests": c.Profile.Requests, "profile.steps": c.Profile.Steps} {
-		if v < 0 {
-			return bad(key, "must not be negative, got %d", v)
-		}
-	}
-	if c.Macro.OutputLen == 1 {
-		return bad("macro.output_len", "must be at least 2 so that TPOT is defined")
-	}
-	if c.Macro.Rate < 0 {
-		return bad("macro.rate", "must not be negative")
-	}
-	if c.Macro.SLO != "" {
-		if _, err := macro.ParseSLO(c.Macro.SLO); err != nil {
-			return bad("macro.slo", "%v", err)
-		}
-	}
-	switch c.Macro.Dataset {
-	case "", macro.DatasetRandom:
-	case macro.DatasetShareGPT, macro.DatasetJSONL:
-		if c.Macro.DatasetFile == "" {
-			return bad("macro.dataset_file", "dataset %s needs a file", c.Macro.Dataset)
-		}
-	default:
-		return bad("macro.dataset", "must be random, sharegpt or jsonl, got %q", c.Macro.Dataset)
-	}
-	if c.Macro.RangeRatio < 0 || c.Macro.RangeRatio >= 1 {
-		return bad("macro.range_ratio", "want 0 or more and under 1, got %g", c.Macro.RangeRatio)
-	}
-	if c.Macro.DatasetMax < 0 || c.Macro.PrefixLen < 0 {
-		return bad("macro.dataset_max", "dataset_max and prefix_len must not be negative")
-	}
-	if c.Macro.Repeat < 0 || c.Macro.Repeat > 100 {
-		return bad("macro.repeat", "want 1 to 100, got %d", c.Macro.Repeat)
-	}
-	if err := c.validateRunSim(bad); err != nil {
-		return err
-	}
-	for key, list := range map[string][]int{"micro.batch": c.Micro.Batch, "nccl.batch": c.NCCL.Batch} {
-		for _, v := range list {
-			if v < 1 {
-				return bad(key, "batch sizes must be at least 1, got %d", v)
-			}
-		}
+	if err := units.CheckInts(batch, 1, gpubench.MaxBatch); err != nil {
+		return []error{bad(key, "batch sizes: %v", err)}
 	}
 	return nil
 }
+
+// Validate checks the profile section.
+func (p Profile) Validate() []error {
+	var errs []error
+	if p.Requests < 0 {
+		errs = append(errs, bad("profile.requests", "must not be negative, got %d", p.Requests))
+	}
+	if p.Steps < 1 || p.Steps > MaxProfileSteps {
+		errs = append(errs, bad("profile.steps", "want 1 to %d engine steps per window, got %d", MaxProfileSteps, p.Steps))
+	}
+	return errs
+}
+
+// MaxProfileSteps bounds a capture window (each step is a trace's worth of
+// kernels).
+const MaxProfileSteps = 100000

@@ -23,7 +23,6 @@ import (
 	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/ui/common"
-	"github.com/profdeck/profdeck/ui/headless"
 )
 
 // Version is shown in the journal; main sets it.
@@ -110,7 +109,6 @@ func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	fmt.Fprintf(stderr, "profdeck: connecting to %s…\n", c.Host)
 	opts := c.HostOptions()
-	opts.Sim = c.SimOptions() // the campaign's sim section, as run takes it
 	opts.Prompt = terminalPrompt(stderr)
 	nodes, err := hosts.OpenNodes(ctx, c.NodeSpecs(), opts)
 	if err != nil {
@@ -125,27 +123,20 @@ func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // nodes, when there are several, are every node, host first.
 func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, autoStart map[string]bool, stderr io.Writer, nodes ...remote.Host) int {
 	defer host.Close()
-	journal, err := report.OpenJournal(c.JournalPath())
+	if len(nodes) < 2 {
+		nodes = []remote.Host{host}
+	}
+	now := time.Now
+	op, err := campaign.Open(ctx, c, nodes, campaign.OpenOptions{Version: Version, Now: now, Background: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "profdeck: %v\n", err)
 		return 1
 	}
-	defer journal.Close()
-	sess := report.NewSession(ctx, journal)
-	prior := len(sess.Events()) // a resumed campaign's events
-	apiKey := c.APIKey()
-	sess.Redact(apiKey)
-	now := time.Now
-	if err := sess.Record(phases.New(now(), phases.KindSessionStarted, phases.SessionStarted{
-		Campaign: c.Name, Host: host.Name(), Simulated: remote.IsSimulated(host),
-		Notebook: c.Notebook, Version: Version,
-	})); err != nil {
-		fmt.Fprintf(stderr, "profdeck: %v\n", err)
-		return 1
+	defer op.Close()
+	sess := op.Session
+	for _, n := range nodes {
+		go phases.ForwardStates(ctx, n, &phases.Emitter{Out: sess.Sink()})
 	}
-	go gatherSystem(ctx, sess, host, c.Server.Launch)
-	go phases.ForwardStates(ctx, host, &phases.Emitter{Out: sess.Sink()})
-	saver := report.NewAutosave(sess, c.Notebook, report.NotebookOptions{Campaign: c.Name, Now: now}, 3*time.Second)
 	// The phases stop when the program ends, before the session and the
 	// journal do, so that how each ended is still journalled.
 	phaseCtx, stopPhases := context.WithCancel(ctx)
@@ -153,24 +144,18 @@ func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, aut
 	d := &common.Deps{
 		Ctx: phaseCtx, Host: host, Campaign: c, Session: sess,
 		Styles: common.NewStyles(common.DefaultTheme()), Keys: common.DefaultKeyMap(),
-		Now: now, APIKey: apiKey, AutoStart: autoStart,
-		Server: &load.Server{Host: host, Settings: c.ServerSettings()}, RunIdentity: c.RunIdentity(),
+		Now: now, APIKey: op.APIKey, AutoStart: autoStart,
+		Server: c.NodeServer(nodes), RunIdentity: c.RunIdentity(),
 	}
 	if len(nodes) > 1 {
-		d.Nodes, d.Server = nodes, c.NodeServer(nodes)
-		for _, n := range nodes[1:] {
-			go gatherSystem(ctx, sess, n, c.Server.WorkerLaunch)
-			go phases.ForwardStates(ctx, n, &phases.Emitter{Out: sess.Sink()})
-		}
-	} else {
-		nodes = []remote.Host{host}
+		d.Nodes = nodes
 	}
-	d.RunCampaign = campaignRunner(c, nodes, sess, saver, d.Server, apiKey)
-	p := tea.NewProgram(New(d, saver), tea.WithContext(ctx))
+	d.RunCampaign = campaignRunner(c, nodes, op, d.Server)
+	p := tea.NewProgram(New(d, op.Saver), tea.WithContext(ctx))
 	_, runErr := p.Run()
 	stopPhases()
-	waitPhases(sess, prior, 3*time.Second)
-	saver.Close()
+	waitPhases(sess, op.Prior, 3*time.Second)
+	op.Saver.Close()
 	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) {
 		fmt.Fprintf(stderr, "profdeck: %v\n", runErr)
 		return 1
@@ -212,34 +197,18 @@ func waitPhases(sess *report.Session, skip int, timeout time.Duration) {
 	}
 }
 
-// gatherSystem records the host's system metadata once per campaign.
-func gatherSystem(ctx context.Context, sess *report.Session, host remote.Host, launch string) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	info, err := report.GatherSystemInfo(ctx, host, launch)
-	if err != nil {
-		_ = sess.Record(phases.New(time.Now(), phases.KindError, phases.ErrorEvent{Where: "system info", Err: err.Error()}))
-		return
-	}
-	_ = sess.Record(phases.New(time.Now(), phases.KindSystemInfo, info))
-}
-
 // campaignRunner is the Notes pane's r key: the campaign's remaining steps
 // on the cockpit's session, with the Load pane's server (its watcher
 // reports the loads, so the run follows them quietly).
-func campaignRunner(c *campaign.Campaign, nodes []remote.Host, sess *report.Session, saver *report.Autosave,
-	srv *load.Server, apiKey string) func(context.Context) (*campaignrun.Result, error) {
+func campaignRunner(c *campaign.Campaign, nodes []remote.Host, op *campaign.Opened,
+	srv *load.Server) func(context.Context) (*campaignrun.Result, error) {
 	return func(ctx context.Context) (*campaignrun.Result, error) {
-		cfg, err := headless.RunConfig(c, nodes, apiKey)
+		cfg, err := c.RunConfigOn(nodes, op.APIKey)
 		if err != nil {
 			return nil, err
 		}
-		cfg.Server, cfg.QuietFollow, cfg.Prior = srv, true, sess.Events()
-		cfg.WriteNotebook = func(context.Context) (string, error) {
-			headless.Flush(sess)
-			p, _, err := saver.WriteNow()
-			return p, err
-		}
-		return campaignrun.Run(ctx, cfg, &phases.Emitter{Out: sess.Sink()})
+		cfg.Server, cfg.QuietFollow, cfg.Prior = srv, true, op.Session.Events()
+		cfg.WriteNotebook = op.WriteNotebook
+		return campaignrun.Run(ctx, cfg, &phases.Emitter{Out: op.Session.Sink()})
 	}
 }

@@ -9,11 +9,9 @@ import (
 // ProfilerArgs are the flags or environment that enable the torch profiler
 // for a vLLM version: --profiler-config from v0.13 on, the
 // VLLM_TORCH_PROFILER_DIR environment variable before. An unknown version
-// is taken as current.
+// is taken as current. dir is the campaign's server.profiler_dir (the
+// capture reads the same directory).
 func ProfilerArgs(version, dir string) (flags []string, env map[string]string) {
-	if dir == "" {
-		dir = "/tmp/vllm-profile"
-	}
 	if v, ok := parseVersion(version); ok && v.less(0, 13) {
 		return nil, map[string]string{"VLLM_TORCH_PROFILER_DIR": dir}
 	}

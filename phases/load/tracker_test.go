@@ -226,7 +226,7 @@ func TestProfilerArgs(t *testing.T) {
 	if f, _ := ProfilerArgs("", "/p"); len(f) != 2 {
 		t.Errorf("unknown version: %v", f)
 	}
-	if f, env := ProfilerArgs("0.6.1.dev238+ge2c6e0a82", ""); f != nil || env["VLLM_TORCH_PROFILER_DIR"] == "" {
+	if f, env := ProfilerArgs("0.6.1.dev238+ge2c6e0a82", "/p"); f != nil || env["VLLM_TORCH_PROFILER_DIR"] == "" {
 		t.Errorf("dev: %v %v", f, env)
 	}
 }

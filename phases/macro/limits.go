@@ -18,13 +18,23 @@ const fdReserve = 64
 // each request in flight holds one socket. The soft limit is first raised
 // to the hard one.
 func checkFDs(c int) error {
+	if err := CheckConcurrency(c); err != nil {
+		return &phases.InputError{Err: fmt.Errorf("--%w", err)}
+	}
+	return nil
+}
+
+// CheckConcurrency refuses a concurrency this process cannot open
+// connections for, before any work starts: each request in flight holds
+// one socket. The soft limit is first raised to the hard one.
+func CheckConcurrency(c int) error {
 	soft, hard := fdLimit()
 	if soft == 0 {
 		return nil
 	}
 	if need := uint64(c) + fdReserve; need > soft {
-		return &phases.InputError{Err: fmt.Errorf("--concurrency %d needs about %d open files (one socket per request in flight), but this process may open %d (ulimit -n; hard limit %d): lower the concurrency or raise the limit",
-			c, need, soft, hard)}
+		return fmt.Errorf("concurrency %d needs about %d open files (one socket per request in flight), but this process may open %d (ulimit -n; hard limit %d): lower the concurrency or raise the limit",
+			c, need, soft, hard)
 	}
 	return nil
 }

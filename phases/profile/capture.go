@@ -14,10 +14,6 @@ import (
 	"github.com/profdeck/profdeck/remote"
 )
 
-// DefaultProfilerDir is where profdeck expects the torch profiler's output
-// when the campaign names no directory.
-const DefaultProfilerDir = "/tmp/vllm_profile"
-
 // Config is one capture.
 type Config struct {
 	Host        remote.Host
@@ -25,7 +21,7 @@ type Config struct {
 	Model       string // "" asks /v1/models
 	API         string // "completions" (default) or "chat"
 	APIKey      string // never journalled
-	ProfilerDir string // default DefaultProfilerDir
+	ProfilerDir string // the server's torch profiler directory on the host (required)
 	// Concurrency are the levels, one capture window each; default [1] (the
 	// pane and `profdeck run` add the sweep's plateau).
 	Concurrency []int
@@ -54,9 +50,6 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.ProfilerDir == "" {
-		c.ProfilerDir = DefaultProfilerDir
-	}
 	if c.API == "" {
 		c.API = "completions"
 	}
@@ -175,6 +168,9 @@ func Capture(ctx context.Context, cfg Config, em *phases.Emitter) (*phases.Profi
 // after start_profile still sends stop_profile.
 func CaptureLevels(ctx context.Context, cfg Config, em *phases.Emitter) ([]phases.ProfileSummary, error) {
 	cfg = cfg.withDefaults()
+	if strings.TrimSpace(cfg.ProfilerDir) == "" {
+		return nil, &phases.InputError{Err: errors.New("no profiler directory: the server's torch profiler directory on the host must be given")}
+	}
 	params := map[string]any{"url": remote.MaskURL(cfg.URL), "steps": cfg.Steps, "concurrency": cfg.Concurrency,
 		"profiler_dir": cfg.ProfilerDir, "input_len": cfg.InputLen, "output_len": cfg.OutputLen, "steady": cfg.Steady}
 	var levels []phases.ProfileSummary

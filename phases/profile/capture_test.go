@@ -145,7 +145,7 @@ func TestCaptureProfilerDisabled(t *testing.T) {
 		}
 	}
 	em, events := collect(ctx)
-	_, err := profile.Capture(ctx, profile.Config{Host: d, URL: "http://" + o.ServerAddr}, em)
+	_, err := profile.Capture(ctx, profile.Config{Host: d, URL: "http://" + o.ServerAddr, ProfilerDir: profDir}, em)
 	evs := events()
 	if !errors.Is(err, profile.ErrProfilerDisabled) {
 		t.Fatalf("err = %v, want ErrProfilerDisabled", err)
@@ -167,7 +167,7 @@ func TestCaptureProfilerDisabled(t *testing.T) {
 // Cancelling during the load still stops the profiler.
 func TestCaptureCancelStopsProfiler(t *testing.T) {
 	d, ctx := startSim(t)
-	if err := profile.PrepareSim(ctx, d, ""); err != nil {
+	if err := profile.PrepareSim(ctx, d, profDir); err != nil {
 		t.Fatal(err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
@@ -179,7 +179,7 @@ func TestCaptureCancelStopsProfiler(t *testing.T) {
 			}
 		}
 	}()
-	_, err := profile.Capture(cctx, profile.Config{Host: d, URL: "http://" + d.Options().ServerAddr, OutputLen: 200}, &phases.Emitter{Out: ch})
+	_, err := profile.Capture(cctx, profile.Config{Host: d, URL: "http://" + d.Options().ServerAddr, OutputLen: 200, ProfilerDir: profDir}, &phases.Emitter{Out: ch})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want cancelled", err)
 	}
@@ -194,7 +194,7 @@ func TestCaptureCancelStopsProfiler(t *testing.T) {
 func TestCaptureServerDown(t *testing.T) {
 	d, ctx := startSim(t) // no server started: nothing listens
 	em, events := collect(ctx)
-	_, err := profile.Capture(ctx, profile.Config{Host: d, URL: "http://" + d.Options().ServerAddr}, em)
+	_, err := profile.Capture(ctx, profile.Config{Host: d, URL: "http://" + d.Options().ServerAddr, ProfilerDir: profDir}, em)
 	evs := events()
 	if !errors.Is(err, profile.ErrServerDown) {
 		t.Fatalf("err = %v, want ErrServerDown", err)
@@ -222,7 +222,7 @@ func TestCaptureServerDown(t *testing.T) {
 // profile is not of C streams alone.
 func TestCaptureNotesOtherTraffic(t *testing.T) {
 	d, ctx := startSim(t)
-	if err := profile.PrepareSim(ctx, d, ""); err != nil {
+	if err := profile.PrepareSim(ctx, d, profDir); err != nil {
 		t.Fatal(err)
 	}
 	url := "http://" + d.Options().ServerAddr
@@ -243,7 +243,7 @@ func TestCaptureNotesOtherTraffic(t *testing.T) {
 		}()
 	}
 	time.Sleep(300 * time.Millisecond)
-	s, err := profile.Capture(ctx, profile.Config{Host: d, URL: url, Steps: 20, InputLen: 16, OutputLen: 24}, nil)
+	s, err := profile.Capture(ctx, profile.Config{Host: d, URL: url, Steps: 20, InputLen: 16, OutputLen: 24, ProfilerDir: profDir}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,3 +279,6 @@ func TestCaptureSteadyWindows(t *testing.T) {
 		t.Errorf("steady window: mix %+v, %d requests", m, st.Requests)
 	}
 }
+
+// profDir is the simulated server's torch profiler directory in these tests.
+const profDir = "/tmp/vllm_profile"

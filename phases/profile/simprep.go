@@ -2,6 +2,7 @@ package profile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -19,7 +20,7 @@ func PrepareSim(ctx context.Context, d *sim.Deployment, dir string) error {
 		return nil
 	}
 	if dir == "" {
-		dir = DefaultProfilerDir
+		return errors.New("no profiler directory to start the simulated server with")
 	}
 	o := d.Options()
 	cmd := "VLLM_TORCH_PROFILER_DIR=" + remote.Quote(dir) + " vllm serve " + remote.Quote(o.Model) +

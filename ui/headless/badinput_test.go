@@ -69,7 +69,7 @@ func TestSweepRefusalsExit2(t *testing.T) {
 		t.Fatalf("max_model_len: exit %d, %q", code, errOut)
 	}
 	code, _, errOut = sweepCLI(t, "--url", url, "--concurrency", "1", "--output-len", "1")
-	if code != 2 || !strings.Contains(errOut, "--output-len 1: must be at least 2") {
+	if code != 2 || !strings.Contains(errOut, "--output-len: must be at least 2") {
 		t.Fatalf("output-len 1: exit %d, %q", code, errOut)
 	}
 }

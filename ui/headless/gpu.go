@@ -22,10 +22,6 @@ import (
 // common ones: the model and its parallelism, the batch sizes, the work
 // dir on the host.
 type gpuFlags struct {
-	model   string
-	tp      int
-	ep      bool
-	batch   gpubench.IntList
 	workDir string
 	force   bool
 	noEmbed bool
@@ -41,10 +37,12 @@ func newGPUCommand(name, usage string, stdout, stderr io.Writer) (*Command, *gpu
 	c := New(name, usage, stdout, stderr)
 	g := &gpuFlags{}
 	fs := c.Flags
-	fs.StringVar(&g.model, "model-config", "", "model: a preset ("+strings.Join(model.PresetNames(), ", ")+") or a config.json (local, or a path on the host)")
-	fs.IntVar(&g.tp, "tp", 0, "tensor-parallel size (default: the campaign's, else 8)")
-	fs.BoolVar(&g.ep, "ep", false, "expert parallelism (vLLM --enable-expert-parallel)")
-	fs.Var(&g.batch, "batch", "batch sizes M, comma-separated (default 1,8,64,128)")
+	// The flags bound to campaign keys (gpuBinds) are read from the flag
+	// set; their defaults are the campaign's.
+	fs.String("model-config", "", "model: a preset ("+strings.Join(model.PresetNames(), ", ")+") or a config.json (local, or a path on the host) (default: the campaign's model.config, model.preset or model.name)")
+	fs.Int("tp", 0, "tensor-parallel size (default: the campaign's model.tp, else 8)")
+	fs.Bool("ep", false, "expert parallelism (vLLM --enable-expert-parallel) (default: the campaign's model.ep)")
+	fs.String("batch", "", "batch sizes M, comma-separated (default: the campaign's, else 1,8,64,128)")
 	fs.StringVar(&g.workDir, "workdir", "/tmp/profdeck", "work dir on the host for the uploaded script")
 	fs.BoolVar(&g.force, "force", false, "run even when nvidia-smi shows the GPUs busy")
 	fs.BoolVar(&g.noEmbed, "no-embed-allreduce", false, "the server does no all-reduce for the input embedding")
@@ -52,54 +50,54 @@ func newGPUCommand(name, usage string, stdout, stderr io.Writer) (*Command, *gpu
 	return c, g
 }
 
-// run is a GPU command's work: the campaign (batch picks the phase's batch
-// sizes from it), the flags resolved with it, the host and the plan, then
-// the phase that phase builds from them.
-func (g *gpuFlags) run(ctx context.Context, c *Command, batch func(*campaign.Campaign) []int,
-	phase func(camp *campaign.Campaign, h remote.Host, plan model.Plan) gpuPhase) error {
-	camp, fromFile, err := c.Campaign()
+// gpuBinds are the flags of the GPU commands that set campaign keys;
+// section is the command's (micro or nccl), whose batch sizes --batch sets.
+func gpuBinds(section string, own ...campaign.Flag) []campaign.Flag {
+	return append([]campaign.Flag{{Name: "model-config", Key: "model.config"}, {Name: "tp", Key: "model.tp"},
+		{Name: "ep", Key: "model.ep"}, {Name: "batch", Key: section + ".batch"}}, own...)
+}
+
+// gpuSettings are what a GPU command resolved from the campaign and the
+// flags: the model to plan and the plan's options.
+type gpuSettings struct {
+	spec string // a preset or a config.json
+	opts model.Options
+}
+
+// plan reads the campaign with the command's flags over it; batch picks
+// the phase's batch sizes from it.
+func (g *gpuFlags) plan(c *Command, binds []campaign.Flag, batch func(*campaign.Campaign) []int) (*campaign.Campaign, gpuSettings, error) {
+	camp, _, err := c.Campaign(binds...)
 	if err != nil {
-		return err
+		return nil, gpuSettings{}, err
 	}
-	if err := g.resolve(camp, fromFile, batch(camp)); err != nil {
-		return err
+	spec, err := camp.ModelSpec()
+	if err != nil {
+		return nil, gpuSettings{}, BadInput("no model: give --model-config PRESET|FILE (presets: %s), or -c FILE with model.preset or model.config", strings.Join(model.PresetNames(), ", "))
 	}
-	h, plan, err := g.prepare(ctx, c, camp)
+	o := camp.PlanOptions(batch(camp))
+	o.NoEmbeddingAllReduce = g.noEmbed
+	return camp, gpuSettings{spec: spec, opts: o}, nil
+}
+
+// run is a GPU command's work: the campaign and the flags resolved, the
+// host and the plan, then the phase that phase builds from them.
+func (g *gpuFlags) run(ctx context.Context, c *Command, camp *campaign.Campaign, set gpuSettings,
+	phase func(h remote.Host, plan model.Plan) gpuPhase) error {
+	h, plan, err := g.prepare(ctx, c, camp, set)
 	if err != nil || h == nil {
 		return err
 	}
 	defer h.Close()
 	defer hosts.CloseAll(g.others)
-	return runGPU(ctx, c, phase(camp, h, plan))
-}
-
-// resolve fills the flags left unset from the campaign (fromFile: one was
-// read); batch is the phase's section of it.
-func (g *gpuFlags) resolve(camp *campaign.Campaign, fromFile bool, batch []int) error {
-	if g.model == "" && fromFile {
-		g.model, _ = camp.ModelSpec()
-	}
-	if g.tp == 0 {
-		g.tp = camp.TP()
-	}
-	g.ep = g.ep || camp.Model.EP
-	if len(g.batch) == 0 {
-		g.batch = batch
-	}
-	if len(g.batch) == 0 {
-		g.batch = model.DefaultBatch
-	}
-	if g.model == "" {
-		return BadInput("no model: give --model-config PRESET|FILE (presets: %s)", strings.Join(model.PresetNames(), ", "))
-	}
-	return nil
+	return runGPU(ctx, c, phase(h, plan))
 }
 
 // prepare opens the host (a dry run opens it only when the model config
 // must be read there) and builds the plan. A dry run writes the plan and is
 // over (h is nil). A model that does not build a plan is bad input.
-func (g *gpuFlags) prepare(ctx context.Context, c *Command, camp *campaign.Campaign) (h remote.Host, plan model.Plan, err error) {
-	if !g.dryRun || needsHost(g.model) {
+func (g *gpuFlags) prepare(ctx context.Context, c *Command, camp *campaign.Campaign, set gpuSettings) (h remote.Host, plan model.Plan, err error) {
+	if !g.dryRun || needsHost(set.spec) {
 		if !g.allNodes {
 			if h, err = c.OpenHost(ctx, camp, nil); err != nil {
 				return nil, plan, err
@@ -112,7 +110,7 @@ func (g *gpuFlags) prepare(ctx context.Context, c *Command, camp *campaign.Campa
 			h, g.others = nodes[0], nodes[1:]
 		}
 	}
-	plan, err = gpubench.Plan(ctx, h, g.model, model.Options{TP: g.tp, EP: g.ep, Batch: g.batch, NoEmbeddingAllReduce: g.noEmbed})
+	plan, err = gpubench.Plan(ctx, h, set.spec, set.opts)
 	if err == nil && g.dryRun {
 		if c.JSONPath == "" {
 			c.JSONPath = "-"

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/profdeck/profdeck/campaign"
 )
 
 func TestGPUFlagsFromCampaign(t *testing.T) {
@@ -16,30 +18,27 @@ func TestGPUFlagsFromCampaign(t *testing.T) {
 	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	resolve := func(args ...string) (*Command, *gpuFlags, error) {
+	t.Chdir(dir)
+	resolve := func(args ...string) (*campaign.Campaign, gpuSettings, error) {
 		c, g := newGPUCommand("micro", "", io.Discard, io.Discard)
 		if err := c.Parse(args); err != nil {
 			t.Fatal(err)
 		}
-		camp, fromFile, err := c.Campaign()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c, g, g.resolve(camp, fromFile, camp.Micro.Batch)
+		return g.plan(c, microBinds, func(k *campaign.Campaign) []int { return k.Micro.Batch })
 	}
 	// The preset is guessed from the served model's name; flags left unset
 	// take the campaign's values.
-	c, g, err := resolve("-c", p)
-	camp, _, _ := c.Campaign()
-	if err != nil || c.Host(camp) != "sim" || g.model != "deepseek-v3" || g.tp != 4 || !reflect.DeepEqual([]int(g.batch), []int{2, 16}) {
-		t.Errorf("%v: host %s model %s tp %d batch %v", err, c.Host(camp), g.model, g.tp, g.batch)
+	camp, set, err := resolve("-c", p)
+	if err != nil || camp.Host != "sim" || set.spec != "deepseek-v3" || set.opts.TP != 4 || !reflect.DeepEqual(set.opts.Batch, []int{2, 16}) {
+		t.Errorf("%v: %+v", err, set)
 	}
 	// Flags win over the campaign.
-	c, g, err = resolve("-c", p, "--host", "local", "--tp", "8", "--model-config", "kimi-k2.5")
-	if err != nil || c.Host(camp) != "local" || g.tp != 8 || g.model != "kimi-k2.5" {
-		t.Errorf("%v %+v", err, g)
+	camp, set, err = resolve("-c", p, "--host", "local", "--tp", "8", "--model-config", "kimi-k2.5")
+	if err != nil || camp.Host != "local" || set.opts.TP != 8 || set.spec != "kimi-k2.5" {
+		t.Errorf("%v %+v", err, set)
 	}
 	// No model anywhere: a clear error naming the presets.
+	os.Remove(p)
 	_, _, err = resolve()
 	if code := Code(t.Context(), err); code != ExitBadInput || !strings.Contains(err.Error(), "kimi-k2.5") {
 		t.Errorf("no model: %d %v", code, err)

@@ -185,31 +185,31 @@ func (c *Command) Set(name string) bool {
 }
 
 // Campaign reads -c FILE, else ./profdeck.yaml when it exists, else the
-// defaults. fromFile says whether a file was read. A bad file is bad input.
-func (c *Command) Campaign() (camp *campaign.Campaign, fromFile bool, err error) {
+// defaults; applies --host and the flags bound to campaign keys over it (a
+// flag given wins whatever its value); and validates it, before any work
+// starts. fromFile says whether a file was read. A bad file or value is bad
+// input naming the flag, else the file's line and key.
+func (c *Command) Campaign(binds ...campaign.Flag) (camp *campaign.Campaign, fromFile bool, err error) {
 	path := c.CampaignPath
+	camp = campaign.Defaults()
 	if path == "" {
-		if _, err := os.Stat(campaign.DefaultPath); err != nil {
-			return campaign.Defaults(), false, nil
+		if _, err := os.Stat(campaign.DefaultPath); err == nil {
+			path = campaign.DefaultPath
 		}
-		path = campaign.DefaultPath
 	}
-	camp, err = campaign.LoadFile(path)
-	if err != nil {
+	if path != "" {
+		if camp, err = campaign.LoadFile(path); err != nil {
+			return nil, false, &BadInputError{Err: err}
+		}
+	}
+	binds = append(binds, campaign.Flag{Name: "host", Key: "host"})
+	if err := camp.ApplyFlags(c.Flags, binds...); err != nil {
 		return nil, false, &BadInputError{Err: err}
 	}
-	return camp, true, nil
-}
-
-// Host is --host, else the campaign's host, else local.
-func (c *Command) Host(camp *campaign.Campaign) string {
-	switch {
-	case c.HostSpec != "":
-		return c.HostSpec
-	case camp != nil && camp.Host != "":
-		return camp.Host
+	if err := camp.Check(); err != nil {
+		return nil, false, &BadInputError{Err: err}
 	}
-	return "local"
+	return camp, path != "", nil
 }
 
 // OpenHost opens the host with the campaign's SSH settings; opt adjusts the
@@ -220,7 +220,7 @@ func (c *Command) OpenHost(ctx context.Context, camp *campaign.Campaign, opt fun
 	if opt != nil {
 		opt(&o)
 	}
-	spec := c.Host(camp)
+	spec := camp.Host
 	h, err := hosts.Open(ctx, spec, o)
 	if err != nil {
 		return nil, fmt.Errorf("host %s: %w", spec, err)
@@ -235,7 +235,7 @@ func (c *Command) OpenHost(ctx context.Context, camp *campaign.Campaign, opt fun
 // the hosts list, the simulated nodes of sim.nodes, or the one host (--host
 // gives one node). The caller closes them (hosts.CloseAll).
 func (c *Command) OpenNodes(ctx context.Context, camp *campaign.Campaign, opt func(*hosts.Options)) ([]remote.Host, error) {
-	if c.HostSpec != "" || camp.NodeCount() < 2 {
+	if c.Set("host") || camp.NodeCount() < 2 {
 		h, err := c.OpenHost(ctx, camp, opt)
 		if err != nil {
 			return nil, err

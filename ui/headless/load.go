@@ -17,13 +17,7 @@ import (
 
 // loadFlags are the `profdeck load` options beyond the shared ones.
 type loadFlags struct {
-	log, url                string
-	expect                  float64
-	stallAfter, poll, every time.Duration
-	// The simulated host's load (host "sim" only).
-	simLoad    time.Duration
-	simStallAt float64
-	simFail    string
+	every time.Duration
 }
 
 // LoadMain is `profdeck load`: follow a load until ready (exit 0), failed
@@ -34,39 +28,59 @@ func LoadMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	c := New("load", "profdeck load [-c FILE | --host HOST --log PATH --url URL] [--expect-gib N] [--stall-after D] [--json FILE|-] [--jsonl FILE]", stdout, stderr)
 	var f loadFlags
 	fs := c.Flags
-	fs.StringVar(&f.log, "log", "", "the server's log file on the host (default "+load.DefaultLogPath+")")
-	fs.StringVar(&f.url, "url", "", "the server's URL as seen from the host (default http://127.0.0.1:8000)")
-	fs.Float64Var(&f.expect, "expect-gib", 0, "expected weights per GPU in GiB (default: the campaign's model.expect_gib, else from the log)")
-	fs.DurationVar(&f.stallAfter, "stall-after", 0, "no progress for this long is a stall (default 5m, or 5× the seconds per shard)")
-	fs.DurationVar(&f.poll, "poll", 0, "nvidia-smi and /health period (default 1s)")
+	// The flags bound to campaign keys (loadBinds) are read from the flag
+	// set; their defaults are the campaign's.
+	fs.String("log", "", "the server's log file on the host (default: the campaign's server.log, else "+load.DefaultLogPath+")")
+	fs.String("url", "", "the server's URL as seen from the host (default: the campaign's server.url)")
+	fs.Float64("expect-gib", 0, "expected weights per GPU in GiB (default: the campaign's model.expect_gib; 0: from the log)")
+	fs.Duration("stall-after", 0, "no progress for this long is a stall (default: the campaign's load.stall_after; 0: 5× the seconds per shard)")
+	fs.Duration("poll", 0, "nvidia-smi and /health period (default: the campaign's load.poll_interval)")
 	fs.DurationVar(&f.every, "every", 5*time.Second, "status line period")
-	fs.DurationVar(&f.simLoad, "sim-load-time", 0, "host sim only: how long the simulated load takes (default 60s)")
-	fs.Float64Var(&f.simStallAt, "sim-stall-at", 0, "host sim only: the simulated load stalls at this many GiB per GPU")
-	fs.StringVar(&f.simFail, "sim-fail", "", "host sim only: the simulated load fails with oom or nccl")
+	fs.Duration("sim-load-time", 0, "host sim only: how long the simulated load takes (default: the campaign's sim.load_time; 0: 60s)")
+	fs.Float64("sim-stall-at", 0, "host sim only: the simulated load stalls at this many GiB per GPU")
+	fs.String("sim-fail", "", "host sim only: the simulated load fails with oom or nccl")
 	if err := c.Parse(args); err != nil {
 		return c.Exit(ctx, err)
 	}
 	return c.Exit(ctx, followLoad(ctx, c, &f))
 }
 
+// loadBinds are the load command's flags that set campaign keys.
+var loadBinds = []campaign.Flag{
+	{Name: "log", Key: "server.log"}, {Name: "url", Key: "server.url"},
+	{Name: "expect-gib", Key: "model.expect_gib"}, {Name: "stall-after", Key: "load.stall_after"},
+	{Name: "poll", Key: "load.poll_interval"}, {Name: "sim-load-time", Key: "sim.load_time"},
+	{Name: "sim-stall-at", Key: "sim.stall_at_gib"}, {Name: "sim-fail", Key: "sim.fail"},
+}
+
+// plan is the load's configuration: the campaign with the flags given
+// applied over it and checked.
+func (f *loadFlags) plan(c *Command) (load.Config, *campaign.Campaign, error) {
+	camp, fromFile, err := c.Campaign(loadBinds...)
+	if err != nil {
+		return load.Config{}, nil, err
+	}
+	if !fromFile && !c.Set("host") {
+		return load.Config{}, nil, BadInput("give -c FILE, or --host HOST (with --log and --url), or run where %s is", campaign.DefaultPath)
+	}
+	if f.every <= 0 {
+		return load.Config{}, nil, BadInput("--every: must be more than 0, got %s", f.every)
+	}
+	if c.Set("log") {
+		camp.Server.Logs = nil // --log is every node's
+	}
+	return camp.LoadConfig(), camp, nil
+}
+
 func followLoad(ctx context.Context, c *Command, f *loadFlags) error {
-	camp, fromFile, err := c.Campaign()
+	cfg, camp, err := f.plan(c)
 	if err != nil {
 		return err
 	}
-	if !fromFile && c.HostSpec == "" {
-		return BadInput("give -c FILE, or --host HOST (with --log and --url), or run where %s is", campaign.DefaultPath)
-	}
-	cfg := f.config(camp)
 	hs, err := c.OpenNodes(ctx, camp, func(o *hosts.Options) {
 		// Nothing launches the simulated server in a headless follow: it
 		// loads on its own.
-		o.Sim = camp.SimOptions() // the campaign's sim section, the flags over it
 		o.Sim.AutoStart = true
-		setIf(&o.Sim.LoadTime, f.simLoad)
-		setIf(&o.Sim.StallAtGiB, f.simStallAt)
-		setIf(&o.Sim.FailWith, f.simFail)
-		o.Sim.LogPath = cfg.LogPath
 	})
 	if err != nil {
 		return err
@@ -88,7 +102,7 @@ func followLoad(ctx context.Context, c *Command, f *loadFlags) error {
 		}
 		var nodes []load.Node
 		for i, h := range hs {
-			nodes = append(nodes, load.Node{Host: h, LogPath: nodeLog(camp, f, i)})
+			nodes = append(nodes, load.Node{Host: h, LogPath: camp.NodeLog(i)})
 		}
 		end, err := load.NewGroup(cfg, nodes).Until(ctx, em)
 		done <- result{end, err}
@@ -111,29 +125,6 @@ func followLoad(ctx context.Context, c *Command, f *loadFlags) error {
 			return p.finish(r.end, r.err)
 		}
 	}
-}
-
-// nodeLog is node i's log: --log on every node, else the campaign's.
-func nodeLog(camp *campaign.Campaign, f *loadFlags, i int) string {
-	if f.log != "" {
-		return f.log
-	}
-	return camp.NodeLog(i)
-}
-
-// config is the campaign's load configuration with the flags on top.
-func (f *loadFlags) config(camp *campaign.Campaign) load.Config {
-	cfg := camp.LoadConfig()
-	if f.log != "" {
-		cfg.LogPath, cfg.PIDFile = f.log, f.log+".pid" // where Server.Start keeps the launch's pid
-	}
-	if f.url != "" {
-		cfg.HealthURL = load.HealthURL(f.url)
-	}
-	setIf(&cfg.ExpectGiB, f.expect)
-	setIf(&cfg.StallAfter, f.stallAfter)
-	setIf(&cfg.Poll, f.poll)
-	return cfg
 }
 
 // printer writes the headless `load` command's output.

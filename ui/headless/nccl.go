@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
@@ -13,29 +14,42 @@ import (
 	"github.com/profdeck/profdeck/remote"
 )
 
+// ncclBinds are the nccl command's flags that set campaign keys.
+var ncclBinds = gpuBinds("nccl", campaign.Flag{Name: "nproc", Key: "nccl.nproc"}, campaign.Flag{Name: "torchrun", Key: "nccl.torchrun"})
+
 // NCCLMain is `profdeck nccl`: the decode step's collectives timed on the
 // host under torchrun.
 func NCCLMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c, g := newGPUCommand("nccl", "profdeck nccl [-c FILE] [--host HOST] --model-config FILE|PRESET --tp N [--ep] [--batch 1,8,64,128]\n"+
 		"       --nproc N [--torchrun CMD] [--dry-run] [--json FILE|-] [--jsonl FILE]", stdout, stderr)
 	fs := c.Flags
-	nproc := fs.Int("nproc", 0, "processes (GPUs) for torchrun (default: the campaign's, else the TP size)")
-	torchrun := fs.String("torchrun", "", `torchrun command prefix (default: the campaign's, else torchrun; e.g. "docker exec -i vllm torchrun")`)
+	fs.Int("nproc", 0, "processes (GPUs) for torchrun per node (default: the campaign's nccl.nproc; 0: the TP size over the nodes)")
+	fs.String("torchrun", "", `torchrun command prefix (default: the campaign's nccl.torchrun, else torchrun; e.g. "docker exec -i vllm torchrun")`)
 	python := fs.String("python", "", "the Python torchrun starts for each rank (default: the last word of the campaign's micro.python, else python3)")
 	var tokens gpubench.IntList
 	fs.Var(&tokens, "tokens", "All-to-All tokens per GPU (default 1,2,4,…,256)")
-	repeats := fs.Int("repeats", 0, "bursts timed per batch size (default 10)")
+	repeats := fs.Int("repeats", 0, "bursts timed per batch size (default: the script's, 10)")
 	noGraph := fs.Bool("no-graph", false, "skip the CUDA-graph burst")
 	if err := c.Parse(args); err != nil {
 		return c.Exit(ctx, err)
 	}
 	g.allNodes = true
-	return c.Exit(ctx, g.run(ctx, c, func(k *campaign.Campaign) []int { return k.NCCL.Batch },
-		func(camp *campaign.Campaign, h remote.Host, plan model.Plan) gpuPhase {
+	camp, set, err := g.plan(c, ncclBinds, func(k *campaign.Campaign) []int { return k.NCCL.Batch })
+	if err == nil && c.Set("repeats") && *repeats < 1 {
+		err = BadInput("--repeats: must be at least 1, got %d", *repeats)
+	}
+	if err == nil && c.Set("python") && strings.TrimSpace(*python) == "" {
+		err = BadInput("--python: must name the Python each rank runs (e.g. python3)")
+	}
+	if err != nil {
+		return c.Exit(ctx, err)
+	}
+	return c.Exit(ctx, g.run(ctx, c, camp, set,
+		func(h remote.Host, plan model.Plan) gpuPhase {
 			cfg := camp.NCCLConfig()
-			setIf(&cfg.Torchrun, *torchrun)
-			setIf(&cfg.Python, *python)
-			setIf(&cfg.NProc, *nproc)
+			if c.Set("python") {
+				cfg.Python = *python
+			}
 			cfg.Host, cfg.Plan, cfg.Batch, cfg.Tokens, cfg.WorkDir, cfg.Force = h, plan, nil, tokens, g.workDir, g.force
 			cfg.Repeats, cfg.NoGraph = *repeats, *noGraph
 			if len(g.others) > 0 {

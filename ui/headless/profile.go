@@ -33,29 +33,49 @@ func ProfileMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	var conc string
 	fs.StringVar(&conc, "levels", "", "comma-separated concurrency levels, one capture window each (default 1, or --concurrency)")
 	concOld := fs.String("concurrency", "1", "the same as --levels")
-	steps := fs.Int("steps", 0, "engine steps each level's window records (default: the campaign's profile.steps, 50)")
-	dir := fs.String("profiler-dir", "", "the server's torch profiler directory on the host (default: the campaign's server.profiler_dir, else "+profile.DefaultProfilerDir+")")
+	fs.Int("steps", 0, "engine steps each level's window records (default: the campaign's profile.steps, else 50)")
+	fs.String("profiler-dir", "", "the server's torch profiler directory on the host (default: the campaign's server.profiler_dir, else "+campaign.DefaultProfilerDir+")")
 	stopTimeout := fs.Duration("stop-timeout", 30*time.Minute, "how long to wait for stop_profile while traces flush")
 	top := fs.Int("top", profile.TopN, "how many kernels to list")
-	loadgen := fs.String("loadgen", "", "where the windows' load is sent from: here, or host (the GPU host; default: the campaign's macro.loadgen)")
+	fs.String("loadgen", "", "where the windows' load is sent from: here, or host (the GPU host; default: the campaign's macro.loadgen)")
 	if err := c.Parse(args); err != nil {
 		return c.Exit(ctx, err)
 	}
+	cfg, camp, err := profilePlan(c, conc, *concOld, *stopTimeout, *top)
+	if err != nil {
+		return c.Exit(ctx, err)
+	}
+	return c.Exit(ctx, capture(ctx, c, camp, cfg))
+}
+
+// profileBinds are the profile command's flags that set campaign keys.
+var profileBinds = []campaign.Flag{
+	{Name: "requests", Key: "profile.requests"}, {Name: "steps", Key: "profile.steps"},
+	{Name: "profiler-dir", Key: "server.profiler_dir"}, {Name: "loadgen", Key: "macro.loadgen"},
+}
+
+// profilePlan is the capture's configuration: the campaign with the flags
+// given over it and checked, the levels (--levels, else C=1 and the
+// plateau of the campaign's journal).
+func profilePlan(c *Command, conc, concOld string, stopTimeout time.Duration, top int) (profile.Config, *campaign.Campaign, error) {
 	flag := "--levels"
-	explicit := conc != "" || c.Flags.Lookup("concurrency").Value.String() != "1"
-	if conc == "" {
-		conc, flag = *concOld, "--concurrency"
+	explicit := c.Set("levels") || c.Set("concurrency")
+	if !c.Set("levels") {
+		conc, flag = concOld, "--concurrency"
 	}
 	levels, err := profile.ParseLevels(conc)
 	if err != nil {
-		return c.Exit(ctx, BadInput("%s: %v", flag, err))
+		return profile.Config{}, nil, BadInput("%s: %v", flag, err)
 	}
-	if *steps < 0 || *steps > 100000 {
-		return c.Exit(ctx, BadInput("--steps: %d is not a step count (1-100000)", *steps))
+	if stopTimeout <= 0 {
+		return profile.Config{}, nil, BadInput("--stop-timeout: must be more than 0, got %s", stopTimeout)
 	}
-	camp, _, err := c.Campaign()
+	if top < 1 {
+		return profile.Config{}, nil, BadInput("--top: must be at least 1, got %d", top)
+	}
+	camp, _, err := c.Campaign(profileBinds...)
 	if err != nil {
-		return c.Exit(ctx, err)
+		return profile.Config{}, nil, err
 	}
 	cfg := camp.ProfileConfig(camp.APIKey())
 	if p := journalPlateau(camp); !explicit && p > 1 {
@@ -67,22 +87,18 @@ func ProfileMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			fmt.Fprintf(c.Stderr, "levels: C=1 and the plateau's C=%d from %s\n", p, camp.JournalPath())
 		}
 	}
-	cfg.Concurrency, cfg.StopTimeout, cfg.Top = levels, *stopTimeout, *top
-	setIf(&cfg.ProfilerDir, *dir)
-	setIf(&cfg.Steps, *steps)
-	if c.Set("loadgen") {
-		camp.Macro.Loadgen = *loadgen
-	}
-	if err := onhost.CheckMode(camp.Macro.Loadgen); err != nil {
-		return c.Exit(ctx, BadInput("%v", err))
-	}
-	return c.Exit(ctx, capture(ctx, c, camp, cfg))
+	cfg.Concurrency, cfg.StopTimeout, cfg.Top = levels, stopTimeout, top
+	return cfg, camp, nil
 }
 
 // capture opens the host (the simulated one started with the profiler) and
 // runs the capture.
 func capture(ctx context.Context, c *Command, camp *campaign.Campaign, cfg profile.Config) error {
-	h, err := c.OpenHost(ctx, camp, func(o *hosts.Options) { o.Sim = sim.Options{LoadTime: 3 * time.Second} })
+	h, err := c.OpenHost(ctx, camp, func(o *hosts.Options) {
+		if o.Sim.LoadTime == 0 {
+			o.Sim.LoadTime = 3 * time.Second // a capture's simulated restart, unless the campaign says
+		}
+	})
 	if err != nil {
 		return err
 	}

@@ -6,11 +6,9 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/macro/onhost"
 	"github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
@@ -37,8 +35,7 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var phasesList, redoList string
 	cmd.Flags.StringVar(&phasesList, "phases", "", "only the steps of these phases: load,macro,micro,nccl,profile (default all)")
 	cmd.Flags.StringVar(&redoList, "redo", "", "steps or phases to do again although the journal has them done")
-	var loadgen string
-	cmd.Flags.StringVar(&loadgen, "loadgen", "", "where the sweep's load generator runs: here, or host (the GPU host; default: the campaign's macro.loadgen)")
+	cmd.Flags.String("loadgen", "", "where the sweep's load generator runs: here, or host (the GPU host; default: the campaign's macro.loadgen)")
 	if err := cmd.Parse(args); err != nil {
 		return cmd.Exit(ctx, err)
 	}
@@ -49,22 +46,18 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := run.CheckNames(o.Redo, true); err != nil {
 		return cmd.Exit(ctx, BadInput("--redo: %v", err))
 	}
-	c, fromFile, err := cmd.Campaign()
+	c, fromFile, err := cmd.Campaign(campaign.Flag{Name: "loadgen", Key: "macro.loadgen"})
 	if err != nil {
 		return cmd.Exit(ctx, err)
 	}
 	if !fromFile {
 		return cmd.Exit(ctx, BadInput("no campaign file %s: write one with `profdeck init`", campaign.DefaultPath))
 	}
-	c.Host = cmd.Host(c)
-	if cmd.Set("loadgen") {
-		if err := onhost.CheckMode(loadgen); err != nil {
-			return cmd.Exit(ctx, BadInput("%v", err))
-		}
-		c.Macro.Loadgen = loadgen
-	}
 	cmd.AsideDir = filepath.Dir(c.JournalPath())
-	nodes, err := cmd.OpenNodes(ctx, c, func(h *hosts.Options) { *h = HostOptions(c) })
+	if _, err := c.ModelSpec(); err != nil {
+		return cmd.Exit(ctx, &BadInputError{Err: err})
+	}
+	nodes, err := cmd.OpenNodes(ctx, c, nil)
 	if err != nil {
 		return cmd.Exit(ctx, err)
 	}
@@ -103,17 +96,12 @@ type Options struct {
 // journal, and returns the run's result and the journal's events at the end.
 // An error means it could not start (the journal, the configuration).
 func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Options) (*run.Result, []phases.Event, error) {
-	journal, err := report.OpenJournal(c.JournalPath())
-	if err != nil {
-		return nil, nil, err
-	}
-	defer journal.Close()
-	apiKey := c.APIKey()
 	nodes := o.Nodes
 	if len(nodes) == 0 {
 		nodes = []remote.Host{host}
 	}
-	cfg, err := RunConfig(c, nodes, apiKey)
+	apiKey := c.APIKey()
+	cfg, err := c.RunConfigOn(nodes, apiKey)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -121,60 +109,27 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 	// notebook are still journalled.
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
-	sess := report.NewSession(sctx, journal)
-	sess.Redact(apiKey)
-	cfg.Prior = sess.Events()
-	if err := sess.Record(phases.New(time.Now(), phases.KindSessionStarted, phases.SessionStarted{
-		Campaign: c.Name, Host: host.Name(), Simulated: remote.IsSimulated(host), Notebook: c.Notebook, Version: Version,
-	})); err != nil {
+	op, err := campaign.Open(sctx, c, nodes, campaign.OpenOptions{Version: Version})
+	if err != nil {
 		return nil, nil, err
 	}
-	recordSystem(ctx, sess, host, c.Server.Launch)
-	for _, n := range o.Nodes[min(1, len(o.Nodes)):] {
-		recordSystem(ctx, sess, n, c.Server.WorkerLaunch)
-	}
-	opts := report.NotebookOptions{Campaign: c.Name, Journal: c.JournalPath()} // the autosave adds the session's secrets
-	saver := report.NewAutosave(sess, c.Notebook, opts, 3*time.Second)
+	defer op.Close()
+	sess := op.Session
+	cfg.Prior = sess.Events()
 	cfg.Phases, cfg.Redo = o.Phases, o.Redo
-	cfg.WriteNotebook = func(context.Context) (string, error) {
-		Flush(sess)
-		path, _, err := saver.WriteNow()
-		return path, err
-	}
+	cfg.WriteNotebook = op.WriteNotebook
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
-		follow(sctx, sess, saver, o.Log, o.JSONL)
+		follow(sctx, sess, op.Saver, o.Log, o.JSONL)
 	}()
 	res, _ := run.Run(ctx, cfg, &phases.Emitter{Out: sess.Sink()})
-	Flush(sess)
-	saver.Close()
+	sess.Flush()
+	op.Saver.Close()
 	stop()
 	<-sess.Done()
 	<-printed
 	return res, sess.Events(), nil
-}
-
-// Flush waits (a few seconds at most) until the events sent to the session
-// are journalled, so that a notebook written next holds them.
-func Flush(sess *report.Session) {
-	for i := 0; i < 400 && len(sess.Sink()) > 0; i++ {
-		time.Sleep(5 * time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond) // the last one taken may not be under way yet
-	sess.Settle(2 * time.Second)
-}
-
-// recordSystem journals the host's system metadata once per run.
-func recordSystem(ctx context.Context, sess *report.Session, host remote.Host, launch string) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	info, err := report.GatherSystemInfo(ctx, host, launch)
-	if err != nil {
-		_ = sess.Record(phases.New(time.Now(), phases.KindError, phases.ErrorEvent{Where: "system info", Err: err.Error()}))
-		return
-	}
-	_ = sess.Record(phases.New(time.Now(), phases.KindSystemInfo, info))
 }
 
 // runReport is what --json writes.

@@ -65,7 +65,7 @@ func SweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.Float64Var(&f.rate, "rate", 0, "open loop: Poisson arrivals at R requests/s instead of a concurrency sweep")
 	fs.BoolVar(&f.stopAtPlateau, "stop-at-plateau", false, "end the sweep at the level where throughput stops growing")
 	fs.BoolVar(&f.noPreflight, "no-preflight", false, "skip the request sent with the sweep's settings before the first level")
-	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "limit for one request")
+	fs.DurationVar(&f.timeout, "timeout", macro.DefaultTimeout, "limit for one request")
 	fs.StringVar(&f.slo, "slo", "", "SLO for goodput, e.g. ttft=2s,tpot=50ms,e2el=30s (default: the campaign's macro.slo)")
 	fs.StringVar(&f.dataset, "dataset", "", "prompts: random (default), sharegpt FILE or jsonl FILE ({\"prompt\": …, \"output_len\": N} per line)")
 	fs.StringVar(&f.datasetFile, "dataset-file", "", "the dataset's file (also given after --dataset's kind)")
@@ -74,8 +74,8 @@ func SweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.IntVar(&f.prefixLen, "prefix-len", 0, "every prompt starts with the same N tokens (prefix caching)")
 	fs.StringVar(&f.simMode, "sim-mode", "", "with --host sim: an emulator limited by kv, seqs or step, or a noisy one")
 	fs.IntVar(&f.repeat, "repeat", 0, "run each level N times: means and 95% confidence intervals (default: the campaign's, else 1)")
-	fs.Int64Var(&f.seed, "seed", 0, "seed for prompts and arrivals (default: time based)")
-	fs.StringVar(&f.metricsURL, "metrics-url", "", "the server's Prometheus metrics (default: the campaign's, else URL/metrics; off to skip)")
+	fs.Int64Var(&f.seed, "seed", 0, "seed for prompts and arrivals (0: time based)")
+	fs.StringVar(&f.metricsURL, "metrics-url", "", "the server's Prometheus metrics (default: the campaign's server.metrics_url, else URL/metrics; off to skip)")
 	fs.StringVar(&f.loadgen, "loadgen", "", "where the load generator runs: here, or host (the GPU host: profdeck copies itself there; default: the campaign's macro.loadgen, else here)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key (default: $OPENAI_API_KEY, or the campaign's server.api_key_env)")
 	if err := c.Parse(datasetArgs(args)); err != nil {
@@ -84,27 +84,24 @@ func SweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return c.Exit(ctx, runSweep(ctx, c, &f))
 }
 
+// sweepBinds are the sweep's flags that set campaign keys.
+var sweepBinds = []campaign.Flag{
+	{Name: "url", Key: "server.url"}, {Name: "metrics-url", Key: "server.metrics_url"},
+	{Name: "api", Key: "macro.api"}, {Name: "concurrency", Key: "macro.concurrency"},
+	{Name: "requests", Key: "macro.requests"}, {Name: "duration", Key: "macro.duration"},
+	{Name: "warmup", Key: "macro.warmup"}, {Name: "input-len", Key: "macro.input_len"},
+	{Name: "output-len", Key: "macro.output_len"}, {Name: "rate", Key: "macro.rate"},
+	{Name: "stop-at-plateau", Key: "macro.stop_at_plateau"}, {Name: "no-preflight", Key: "macro.no_preflight"},
+	{Name: "slo", Key: "macro.slo"}, {Name: "repeat", Key: "macro.repeat"},
+	{Name: "dataset", Key: "macro.dataset"}, {Name: "dataset-file", Key: "macro.dataset_file"},
+	{Name: "dataset-max", Key: "macro.dataset_max"}, {Name: "range-ratio", Key: "macro.range_ratio"},
+	{Name: "prefix-len", Key: "macro.prefix_len"}, {Name: "loadgen", Key: "macro.loadgen"},
+}
+
 func runSweep(ctx context.Context, c *Command, f *sweepFlags) error {
-	camp, fromFile, err := c.Campaign()
+	cfg, camp, err := f.plan(c)
 	if err != nil {
 		return err
-	}
-	cfg, err := f.config(c, camp)
-	if err != nil {
-		return err
-	}
-	mode, err := f.loadgenMode(c, camp)
-	if err != nil {
-		return err
-	}
-	if err := macro.LoadWorkload(&cfg); err != nil {
-		return &BadInputError{Err: err}
-	}
-	if !fromFile && !c.Set("url") {
-		cfg.URL = "" // the defaults name no server
-		if c.Host(camp) != "sim" {
-			return BadInput("no server: give --url URL, or -c FILE with server.url")
-		}
 	}
 	emu := vllmemu.Config{ServeBeforeReady: true}
 	if f.simMode != "" {
@@ -113,7 +110,12 @@ func runSweep(ctx context.Context, c *Command, f *sweepFlags) error {
 		}
 	}
 	h, err := c.OpenHost(ctx, camp, func(o *hosts.Options) {
-		o.Sim = sim.Options{AutoStart: true, LoadTime: time.Second, Emulator: emu}
+		// The simulated server serves at once, and loads in a second unless
+		// the campaign's sim section says otherwise.
+		o.Sim.AutoStart, o.Sim.Emulator = true, emu
+		if o.Sim.LoadTime == 0 {
+			o.Sim.LoadTime = time.Second
+		}
 	})
 	if err != nil {
 		return err
@@ -127,84 +129,50 @@ func runSweep(ctx context.Context, c *Command, f *sweepFlags) error {
 	client := &http.Client{Timeout: servermetrics.DefaultTimeout, Transport: &http.Transport{DialContext: h.DialContext, MaxIdleConns: 2}}
 	defer client.CloseIdleConnections()
 	opt := onhost.Options{Host: h}
-	if m := strings.TrimSpace(f.metricsURL); m != "off" && m != "none" {
-		if m == "" {
-			m = campaign.MetricsURL(cfg.URL, camp.Server.MetricsURL)
-		}
+	if m := campaign.MetricsURL(cfg.URL, camp.Server.MetricsURL); m != "" {
 		cfg.Scraper, opt.MetricsURL = servermetrics.NewScraper(m, client), m
 	}
-	sw, err := onhost.NewEngine(cfg, mode, opt)
+	sw, err := onhost.NewEngine(cfg, camp.Macro.Loadgen, opt)
 	if err != nil {
 		return &BadInputError{Err: err}
 	}
 	return sweep(ctx, c, sw, h)
 }
 
-// loadgenMode is --loadgen when given, else the campaign's macro.loadgen.
-func (f *sweepFlags) loadgenMode(c *Command, camp *campaign.Campaign) (string, error) {
-	mode := camp.Macro.Loadgen
-	if c.Set("loadgen") {
-		mode = f.loadgen
+// plan is the sweep's configuration: the campaign with the flags given
+// applied over it and checked, and the dataset read, before any work.
+func (f *sweepFlags) plan(c *Command) (macro.Config, *campaign.Campaign, error) {
+	if c.Set("requests") && c.Set("duration") {
+		return macro.Config{}, nil, BadInput("give --requests or --duration, not both")
 	}
-	if err := onhost.CheckMode(mode); err != nil {
-		return "", BadInput("%v", err)
+	camp, fromFile, err := c.Campaign(sweepBinds...)
+	if err != nil {
+		return macro.Config{}, nil, err
 	}
-	return mode, nil
-}
-
-// config is the campaign's sweep with the flags that were given on top.
-func (f *sweepFlags) config(c *Command, camp *campaign.Campaign) (macro.Config, error) {
-	key := f.apiKey
-	if key == "" {
-		key = camp.APIKey()
+	if !fromFile && !c.Set("url") {
+		camp.Server.URL = "" // the defaults name no server
+		if camp.Host != "sim" {
+			return macro.Config{}, nil, BadInput("no server: give --url URL, or -c FILE with server.url")
+		}
+	}
+	if f.timeout <= 0 {
+		return macro.Config{}, nil, BadInput("--timeout: must be more than 0, got %s", f.timeout)
+	}
+	key := camp.APIKey()
+	if c.Set("api-key") {
+		key = f.apiKey
 	}
 	cfg := camp.SweepConfig(key)
-	if c.Set("url") {
-		cfg.URL = f.url
+	if c.Set("model") {
+		cfg.Model = f.model
 	}
-	if f.conc != "" {
-		levels, err := macro.ParseConcurrency(f.conc)
-		if err != nil {
-			return cfg, BadInput("--concurrency: %v", err)
-		}
-		cfg.Concurrency = levels
-	}
-	if f.requests > 0 && f.duration > 0 {
-		return cfg, BadInput("give --requests or --duration, not both")
-	}
-	if f.duration > 0 {
-		cfg.Duration, cfg.Requests = f.duration, 0
-	}
-	if f.requests > 0 {
-		cfg.Requests, cfg.Duration = f.requests, 0
-	}
-	setIf(&cfg.Model, f.model)
-	setIf(&cfg.API, f.api)
-	setIf(&cfg.Warmup, f.warmup)
-	setIf(&cfg.InputLen, f.inputLen)
-	setIf(&cfg.OutputLen, f.outputLen)
-	setIf(&cfg.Rate, f.rate)
-	setIf(&cfg.SLO, f.slo)
-	setIf(&cfg.Dataset, f.dataset)
-	setIf(&cfg.DatasetFile, f.datasetFile)
-	setIf(&cfg.DatasetMax, f.datasetMax)
-	setIf(&cfg.RangeRatio, f.rangeRatio)
-	setIf(&cfg.PrefixLen, f.prefixLen)
-	setIf(&cfg.Repeat, f.repeat)
-	cfg.StopAtPlateau = cfg.StopAtPlateau || f.stopAtPlateau
-	cfg.NoPreflight = cfg.NoPreflight || f.noPreflight
 	cfg.Timeout, cfg.Seed = f.timeout, f.seed
 	cfg.Log = func(msg string) { fmt.Fprintln(c.Stderr, "sweep:", msg) }
 	cfg.JSONL = c.JSONL()
-	return cfg, nil
-}
-
-// setIf sets *dst to v unless v is its type's zero value.
-func setIf[T comparable](dst *T, v T) {
-	var zero T
-	if v != zero {
-		*dst = v
+	if err := macro.LoadWorkload(&cfg); err != nil {
+		return macro.Config{}, nil, &BadInputError{Err: err}
 	}
+	return cfg, camp, nil
 }
 
 // sweep runs sw, printing progress, and writes the result document.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/remote"
-	"github.com/profdeck/profdeck/remote/hosts"
 	"github.com/profdeck/profdeck/remote/ssh"
 )
 
@@ -48,38 +47,38 @@ type tailSummary struct {
 // TailMain is "profdeck tail": follow a file on the host across reconnects.
 func TailMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := New("tail", tailUsage, stdout, stderr)
-	var o hosts.Options
 	fs := c.Flags
-	fs.StringVar(&o.Identity, "identity", "", "identity (private key) file (default: the campaign's ssh.identity)")
-	fs.StringVar(&o.KnownHosts, "known-hosts", "", "known_hosts file (read, and appended to with --accept-new-host-key)")
-	fs.StringVar(&o.SSHConfig, "ssh-config", "", "ssh config file instead of ~/.ssh/config")
-	fs.BoolVar(&o.AcceptNewHostKey, "accept-new-host-key", false, "add an unknown host key to known_hosts (a changed key is still refused)")
+	fs.String("identity", "", "identity (private key) file (default: the campaign's ssh.identity)")
+	fs.String("known-hosts", "", "known_hosts file, read and appended to with --accept-new-host-key (default: the campaign's ssh.known_hosts)")
+	fs.String("ssh-config", "", "ssh config file instead of ~/.ssh/config (default: the campaign's ssh.config)")
+	fs.Bool("accept-new-host-key", false, "add an unknown host key to known_hosts; a changed key is still refused (default: the campaign's ssh.accept_new_host_key)")
 	fromStart := fs.Bool("from-start", false, "print the whole file, not only its last 10 lines")
 	files, err := c.ParseFiles(args, 1)
 	if err != nil {
 		return c.Exit(ctx, err)
 	}
-	camp, fromFile, err := c.Campaign()
-	if err == nil && !fromFile && c.HostSpec == "" {
+	camp, fromFile, err := c.Campaign(tailBinds...)
+	if err == nil && !fromFile && !c.Set("host") {
 		err = BadInput("need --host HOST (or -c FILE) and exactly one FILE")
 	}
 	if err != nil {
 		return c.Exit(ctx, err)
 	}
-	err = tail(ctx, c, camp, o, files[0], *fromStart)
+	err = tail(ctx, c, camp, files[0], *fromStart)
 	if ctx.Err() != nil {
 		err = nil // Ctrl-C is how a tail ends
 	}
 	return c.Exit(ctx, err)
 }
 
-func tail(ctx context.Context, c *Command, camp *campaign.Campaign, flags hosts.Options, path string, fromStart bool) error {
-	h, err := c.OpenHost(ctx, camp, func(o *hosts.Options) {
-		setIf(&o.Identity, flags.Identity)
-		setIf(&o.KnownHosts, flags.KnownHosts)
-		setIf(&o.SSHConfig, flags.SSHConfig)
-		o.AcceptNewHostKey = o.AcceptNewHostKey || flags.AcceptNewHostKey
-	})
+// tailBinds are the tail command's flags that set campaign keys.
+var tailBinds = []campaign.Flag{
+	{Name: "identity", Key: "ssh.identity"}, {Name: "known-hosts", Key: "ssh.known_hosts"},
+	{Name: "ssh-config", Key: "ssh.config"}, {Name: "accept-new-host-key", Key: "ssh.accept_new_host_key"},
+}
+
+func tail(ctx context.Context, c *Command, camp *campaign.Campaign, path string, fromStart bool) error {
+	h, err := c.OpenHost(ctx, camp, nil)
 	if err != nil {
 		return err
 	}

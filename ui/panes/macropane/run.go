@@ -4,35 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/gputel"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/macro/onhost"
-	"github.com/profdeck/profdeck/phases/macro/servermetrics"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/ui/common"
 )
 
-// sweepConfig builds the engine's configuration from the campaign: the
-// server's URL and API key, the macro section's parameters, a client that
-// dials through the host (so a server bound to the GPU host's localhost is
-// reachable) and a scraper of the server's /metrics. done releases the
-// scraper's idle connection once the sweep has ended.
+// sweepConfig is the campaign's sweep reaching the server through the host
+// (campaign.SweepThrough); done releases the scraper's idle connection once
+// the sweep has ended.
 func (m *Model) sweepConfig() (cfg macro.Config, done func()) {
-	c := m.d.Campaign
-	cfg = c.SweepConfig(m.d.APIKey)
-	client := &http.Client{}
-	if m.d.Host != nil {
-		cfg.Dial, cfg.Host = m.d.Host.DialContext, m.d.Host
-		cfg.GPU = gputel.New(m.d.Host, gputel.Options{})
-		client.Transport = &http.Transport{DialContext: m.d.Host.DialContext, MaxIdleConns: 2}
-	}
-	cfg.Scraper = servermetrics.NewScraper(c.MetricsURL(), client)
-	return cfg, client.CloseIdleConnections
+	return m.d.Campaign.SweepThrough(m.d.Host, m.d.APIKey)
 }
 
 // start launches a sweep; the engine brackets its run in the session.

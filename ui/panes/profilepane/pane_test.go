@@ -99,7 +99,7 @@ func TestPaneServerDown(t *testing.T) {
 // the kernels, fitting 78×19; j scrolls the kernels.
 func TestPaneCapture(t *testing.T) {
 	m, d, ctx := newPane(t)
-	if err := profile.PrepareSim(ctx, d, ""); err != nil {
+	if err := profile.PrepareSim(ctx, d, campaign.DefaultProfilerDir); err != nil {
 		t.Fatal(err)
 	}
 	// A sweep ran before: its plateau sets the second level of the load,
@@ -170,7 +170,7 @@ func TestPaneCapture(t *testing.T) {
 // time, and c cancels it.
 func TestPaneStepsAndCancel(t *testing.T) {
 	m, d, ctx := newPane(t)
-	if err := profile.PrepareSim(ctx, d, ""); err != nil {
+	if err := profile.PrepareSim(ctx, d, campaign.DefaultProfilerDir); err != nil {
 		t.Fatal(err)
 	}
 	m.d.Campaign.Profile.Requests = 200

@@ -90,9 +90,6 @@ func (m *Model) messageLines(w int) []string {
 	if m.r.State == common.RunIdle && m.sum == nil && m.d.Campaign != nil {
 		cfg := m.config()
 		dir := cfg.ProfilerDir
-		if dir == "" {
-			dir = profile.DefaultProfilerDir
-		}
 		steps := cfg.Steps
 		if steps <= 0 {
 			steps = profile.DefaultSteps

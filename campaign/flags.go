@@ -1,0 +1,161 @@
+package campaign
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/profdeck/profdeck/phases/units"
+)
+
+// This file is the one place where command-line flags are applied over the
+// campaign. A flag given on the command line wins over the file and the
+// defaults whatever its value (0, "" and false included): which flags were
+// given is asked of the flag set (flag.FlagSet.Visit), never guessed from
+// the value. The key a flag set remembers the flag, so that validation
+// names the flag rather than the file's line.
+
+// Flag binds a command-line flag to the campaign key it overrides.
+type Flag struct {
+	Name string // the flag, without dashes (e.g. warmup)
+	Key  string // the dotted YAML key (e.g. macro.warmup)
+}
+
+// ApplyFlags sets the key of every bound flag given on the command line to
+// the flag's value. A flag bound to no key, or not given, changes nothing.
+// Two pairs are one choice each: --requests alone ends a duration budget,
+// --duration alone ends the request count.
+func (c *Campaign) ApplyFlags(fs *flag.FlagSet, binds ...Flag) error {
+	byName := map[string]string{}
+	for _, b := range binds {
+		byName[b.Name] = b.Key
+	}
+	var err error
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) {
+		key, ok := byName[f.Name]
+		if !ok || err != nil {
+			return
+		}
+		set[key] = true
+		if e := c.SetKey(key, f.Value.String()); e != nil {
+			err = fmt.Errorf("--%s: %w", f.Name, e)
+			return
+		}
+		c.SetBy(key, "--"+f.Name)
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case set["macro.duration"] && !set["macro.requests"]:
+		c.Macro.Requests = 0
+	case set["macro.requests"] && !set["macro.duration"]:
+		c.Macro.Duration.Duration = 0
+	}
+	return nil
+}
+
+// SetBy records that source (a flag, e.g. "--warmup") set key, so that a
+// problem with its value names the flag.
+func (c *Campaign) SetBy(key, source string) {
+	if c.setBy == nil {
+		c.setBy = map[string]string{}
+	}
+	c.setBy[key] = source
+}
+
+// Source is what set key: the flag that set it, else "line N" of the
+// file, else "" (a default).
+func (c *Campaign) Source(key string) string {
+	if s := c.setBy[key]; s != "" {
+		return s
+	}
+	if l := lineOf(c.root, key); l > 0 {
+		return fmt.Sprintf("line %d", l)
+	}
+	return ""
+}
+
+// SetKey sets the dotted YAML key (e.g. "macro.warmup") to the value
+// written as text, read as the key's type: a whole number, a number,
+// true/false, a duration ("90s"), a comma-separated list of whole numbers,
+// or text.
+func (c *Campaign) SetKey(key, value string) error {
+	v := reflect.ValueOf(c).Elem()
+	for _, part := range strings.Split(key, ".") {
+		f, ok := fieldByTag(v, part)
+		if !ok {
+			return fmt.Errorf("%s is not a campaign key", key)
+		}
+		v = f
+	}
+	return setText(v, value)
+}
+
+// fieldByTag is the field of struct v whose yaml tag is name.
+func fieldByTag(v reflect.Value, name string) (reflect.Value, bool) {
+	if v.Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if tag == name && tag != "-" {
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
+}
+
+var durationType = reflect.TypeOf(Duration{})
+
+// setText sets v, one of the campaign's value types, from text.
+func setText(v reflect.Value, s string) error {
+	if v.Type() == durationType {
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("%q is not a duration (e.g. 90s, 5m)", s)
+		}
+		v.Set(reflect.ValueOf(Duration{d}))
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(s)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", s)
+		}
+		v.SetBool(b)
+	case reflect.Int:
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number", s)
+		}
+		v.SetInt(int64(n))
+	case reflect.Float64:
+		x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a number", s)
+		}
+		v.SetFloat(x)
+	case reflect.Slice:
+		if v.Type().Elem().Kind() != reflect.Int {
+			return fmt.Errorf("a %s cannot be set from a flag", v.Type())
+		}
+		list, err := units.ParseInts(s, math.MinInt, math.MaxInt) // the key's range is its validation's
+		if err != nil {
+			return err
+		}
+		v.Set(reflect.ValueOf(list))
+	default:
+		return fmt.Errorf("a %s cannot be set from a flag", v.Type())
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+package campaign
+
+import (
+	"math"
+
+	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/onhost"
+)
+
+// Validate checks the macro section: every value the sweep takes, before
+// any work starts (a level too high for this machine is found here, not
+// after a 30-minute load).
+func (m Macro) Validate() []error {
+	var errs []error
+	add := func(err error) { errs = append(errs, err) }
+	switch m.API {
+	case macro.APICompletions, macro.APIChat:
+	default:
+		add(bad("macro.api", "must be completions or chat, got %q", m.API))
+	}
+	if err := m.validateLevels(); err != nil {
+		add(err)
+	}
+	if m.Requests < 0 {
+		add(bad("macro.requests", "must not be negative, got %d", m.Requests))
+	}
+	if m.Duration.Duration < 0 {
+		add(bad("macro.duration", "must not be negative, got %s", m.Duration.Duration))
+	}
+	if m.Requests == 0 && m.Duration.Duration == 0 {
+		add(bad("macro.requests", "set requests (per level) or duration (per level)"))
+	}
+	if m.Warmup < 0 {
+		add(bad("macro.warmup", "must not be negative, got %d", m.Warmup))
+	}
+	if m.InputLen < 1 || m.InputLen > macro.MaxInputLen {
+		add(bad("macro.input_len", "want 1 to %d tokens, got %d", macro.MaxInputLen, m.InputLen))
+	}
+	if m.OutputLen < 2 || m.OutputLen > macro.MaxOutputLen {
+		add(bad("macro.output_len", "want 2 (so that TPOT is defined) to %d tokens, got %d", macro.MaxOutputLen, m.OutputLen))
+	}
+	if err := macro.CheckRate(m.Rate); err != nil {
+		add(bad("macro.rate", "%v", err))
+	}
+	if m.SLO != "" {
+		if _, err := macro.ParseSLO(m.SLO); err != nil {
+			add(bad("macro.slo", "%v", err))
+		}
+	}
+	errs = append(errs, m.validateWorkload()...)
+	if err := onhost.CheckMode(m.Loadgen); err != nil {
+		add(bad("macro.loadgen", "must be here or host, got %q", m.Loadgen))
+	}
+	if m.Repeat < 1 || m.Repeat > 100 {
+		add(bad("macro.repeat", "want 1 to 100, got %d", m.Repeat))
+	}
+	return errs
+}
+
+// validateLevels checks the concurrency levels: at least one, each at
+// least 1 and within what this process can open connections for.
+func (m Macro) validateLevels() error {
+	if m.Rate > 0 {
+		return nil // one open-loop level; the list is not used
+	}
+	if len(m.Concurrency) == 0 {
+		return bad("macro.concurrency", "needs at least one level (e.g. [1, 8, 64])")
+	}
+	if err := macro.CheckLevels(m.Concurrency); err != nil {
+		return bad("macro.concurrency", "%v", err)
+	}
+	if err := macro.CheckConcurrency(slicesMax(m.Concurrency)); err != nil {
+		return bad("macro.concurrency", "%v", err)
+	}
+	return nil
+}
+
+// validateWorkload checks the dataset and the random lengths' spread.
+func (m Macro) validateWorkload() []error {
+	var errs []error
+	switch m.Dataset {
+	case "", macro.DatasetRandom:
+	case macro.DatasetShareGPT, macro.DatasetJSONL:
+		if m.DatasetFile == "" {
+			errs = append(errs, bad("macro.dataset_file", "dataset %s needs a file", m.Dataset))
+		}
+	default:
+		errs = append(errs, bad("macro.dataset", "must be random, sharegpt or jsonl, got %q", m.Dataset))
+	}
+	if err := macro.CheckRangeRatio(m.RangeRatio); err != nil {
+		errs = append(errs, bad("macro.range_ratio", "%v", err))
+	}
+	if m.DatasetMax < 0 {
+		errs = append(errs, bad("macro.dataset_max", "must not be negative, got %d", m.DatasetMax))
+	}
+	if m.PrefixLen < 0 || m.PrefixLen > macro.MaxInputLen {
+		errs = append(errs, bad("macro.prefix_len", "want 0 to %d tokens, got %d", macro.MaxInputLen, m.PrefixLen))
+	}
+	return errs
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+func slicesMax(xs []int) int {
+	m := 0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}
