@@ -77,7 +77,7 @@ func TestValidateNamesFlagOrLine(t *testing.T) {
 	}
 	want := []string{
 		"--tp: must be at least 1, got 0",
-		"line 4: macro.concurrency: levels must be at least 1, got 0",
+		"line 4: macro.concurrency: 0 is less than 1",
 		"--warmup: must not be negative, got -1",
 		"profile.steps: want 1 to 100000 engine steps per window, got 0",
 	}

@@ -69,7 +69,7 @@ func TestSweepRefusalsExit2(t *testing.T) {
 		t.Fatalf("max_model_len: exit %d, %q", code, errOut)
 	}
 	code, _, errOut = sweepCLI(t, "--url", url, "--concurrency", "1", "--output-len", "1")
-	if code != 2 || !strings.Contains(errOut, "--output-len: must be at least 2") {
+	if code != 2 || !strings.Contains(errOut, "--output-len: want 2 (so that TPOT is defined)") {
 		t.Fatalf("output-len 1: exit %d, %q", code, errOut)
 	}
 }
