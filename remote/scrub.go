@@ -8,18 +8,21 @@ import (
 // Redacted is what a secret's value is replaced with.
 const Redacted = "[redacted]"
 
+// pyList is a Python list of strings (its end may be cut off).
+const pyList = `\[(?:'[^']*'|"[^"]*"|[^\]'"])*\]?`
+
 var (
 	// --api-key X, --api-key=X, --hf-token X, --password X ...
 	secretFlag = regexp.MustCompile(`(?i)(--?[a-z0-9_-]*(?:api[-_]?key|token|password|passwd|secret))(=\s*|\s+)('[^']*'|"[^"]*"|\S+)`)
 	// HF_TOKEN=x, OPENAI_API_KEY=x, AWS_SECRET_ACCESS_KEY=x, HF_TOKEN_X=x,
 	// api_key=['x', 'y'] (a Namespace, as older vLLM logs its args); not
 	// MAX_TOKENS=5.
-	secretEnv = regexp.MustCompile(`(?i)\b([A-Z0-9_]*(?:KEY|TOKEN|PASSWORD|PASSWD|SECRET)(?:_[A-Z0-9_]*)?)=(\[[^\]]*\]?|'[^']*'|"[^"]*"|\S+)`)
+	secretEnv = regexp.MustCompile(`(?i)\b([A-Z0-9_]*(?:KEY|TOKEN|PASSWORD|PASSWD|SECRET)(?:_[A-Z0-9_]*)?)=(` + pyList + `|'[^']*'|"[^"]*"|\S+)`)
 	// Authorization: Bearer x
 	bearer = regexp.MustCompile(`(?i)(bearer\s+)[^\s'"]+`)
 	// 'api_key': 'x' and 'api_key': ['x', 'y'] (a Python dict, as vLLM
 	// logs its non-default args; recent versions take a list of keys)
-	secretDict = regexp.MustCompile(`(?i)(['"][a-z0-9_-]*(?:api[-_]?key|token|password|passwd|secret)['"]\s*:\s*)(\[[^\]]*\]?|'[^']*'|"[^"]*")`)
+	secretDict = regexp.MustCompile(`(?i)(['"][a-z0-9_-]*(?:api[-_]?key|token|password|passwd|secret)['"]\s*:\s*)(` + pyList + `|'[^']*'|"[^"]*")`)
 	// keys and tokens by their well-known shapes, wherever they stand (a
 	// server's error that echoes the key it refused): sk-…, hf_…, ghp_…
 	secretShape = regexp.MustCompile(`\b(?:sk-(?:proj-|ant-)?|hf_|gh[pousr]_|xox[abp]-)[A-Za-z0-9_-]{16,}`)

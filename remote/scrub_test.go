@@ -31,6 +31,11 @@ func TestScrubSecrets(t *testing.T) {
 		if got := ScrubSecrets(in); got != want {
 			t.Errorf("ScrubSecrets(%q)\n got %q\nwant %q", in, got, want)
 		}
+		// Scrubbed text passes through again unchanged (the journal scrubs
+		// what an engine scrubbed already).
+		if again := ScrubSecrets(want); again != want {
+			t.Errorf("ScrubSecrets twice on %q\n got %q", want, again)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -16,17 +17,19 @@ import (
 	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 )
 
-// The planted secrets: a password and a token in URLs, an API key, and
-// tokens in the launch command and the server's environment.
+// The planted secrets: a password and a token in URLs, an API key, tokens
+// in the launch command and the server's environment, and a value of the
+// environment whose name does not look secret.
 const (
 	plantPassword = "PlantedPw7731"
 	plantURLToken = "PlantedUrlTok4410"
 	plantAPIKey   = "PlantedKey5526"
 	plantTokenEnv = "PlantedTok8803"
 	plantTokenArg = "PlantedTok2290"
+	plantPlainEnv = "PlantedPlain3318"
 )
 
-var planted = []string{plantPassword, plantURLToken, plantAPIKey, plantTokenEnv, plantTokenArg}
+var planted = []string{plantPassword, plantURLToken, plantAPIKey, plantTokenEnv, plantTokenArg, plantPlainEnv}
 
 const secretsCampaign = `name: secrets
 notebook: nb.md
@@ -41,6 +44,7 @@ server:
   log: /var/log/vllm/server.log
   env:
     HF_TOKEN: ` + plantTokenEnv + `
+    PD_CACHE_DIR: ` + plantPlainEnv + `
   profiler_dir: /tmp/vllm_profile
 model:
   name: moonshotai/Kimi-K2.5
@@ -113,6 +117,7 @@ func TestPlantedSecretsReachNoOutput(t *testing.T) {
 	out.runBin(t, bin, dir, "sweep refused", "sweep", "--url", "http://bench:"+plantPassword+"@127.0.0.1:1", "--concurrency", "1", "--requests", "2")
 	out.runBin(t, bin, dir, "sweep bad url", "sweep", "--url", "ftp://bench:"+plantPassword+"@host", "--concurrency", "1")
 	out.runBin(t, bin, dir, "load", "load", "-c", "c.yaml", "--json", "load.json")
+	echoedKeyAndServing(t, out, bin, dir)
 	out.runBin(t, bin, dir, "profile", "profile", "-c", "c.yaml", "--json", "profile.json")
 	out.runBin(t, bin, dir, "report", "report", "nb.journal.jsonl", "-o", "report.md")
 	out.runBin(t, bin, dir, "compare", "compare", "nb.journal.jsonl", "sweep.json")
@@ -138,9 +143,9 @@ func TestPlantedSecretsReachNoOutput(t *testing.T) {
 	}
 	s.waitFor(regexp.MustCompile(`\[exited`), 20*time.Second)
 
-	// Every file written under the directory, the campaign file aside.
+	// Every file written under the directory, the campaign files aside.
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || filepath.Base(p) == "c.yaml" || strings.HasSuffix(p, ".sock") {
+		if err != nil || d.IsDir() || filepath.Base(p) == "c.yaml" || filepath.Base(p) == "serving.yaml" || strings.HasSuffix(p, ".sock") {
 			return err
 		}
 		b, err := os.ReadFile(p)
@@ -155,7 +160,8 @@ func TestPlantedSecretsReachNoOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"file nb.journal.jsonl", "file nb.md", "file run.json", "file run.jsonl", "file sweep.json",
-		"file sweep.jsonl", "file load.json", "file profile.json", "file report.md"} {
+		"file sweep.jsonl", "file load.json", "file profile.json", "file report.md", "file sweep401.json", "file sweep401.jsonl",
+		"file serving.json", "file serving.journal.jsonl"} {
 		if out[want] == "" {
 			t.Errorf("%s is missing or empty", want)
 		}
@@ -184,4 +190,45 @@ func TestPlantedSecretsReachNoOutput(t *testing.T) {
 	if !strings.Contains(out["file sweep.json"], `"completed": 2`) {
 		t.Errorf("the sweep with the API key did not complete its requests:\n%s", out["sweep stderr"])
 	}
+}
+
+// echoedKeyAndServing adds two runs against real loopback servers: a sweep
+// whose server refuses the key and echoes it in its 401 body (kept in the
+// failure examples, on stderr and in --jsonl), and a campaign run that
+// finds the server already up behind a URL with a password (its steps
+// table and reasons).
+func echoedKeyAndServing(t *testing.T, out outputs, bin, dir string) {
+	t.Helper()
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			fmt.Fprint(w, `{"data": [{"id": "m", "max_model_len": 4096}]}`)
+			return
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error": "invalid API key %s"}`, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+	}))
+	defer echo.Close()
+	out.runBin(t, bin, dir, "sweep 401", "sweep", "--url", echo.URL, "--api-key", plantAPIKey, "--model", "m", "--no-preflight",
+		"--concurrency", "1", "--requests", "2", "--warmup", "0", "--input-len", "8", "--output-len", "4",
+		"--json", "sweep401.json", "--jsonl", "sweep401.jsonl")
+	if !strings.Contains(readFile(dir, "sweep401.json"), "invalid API key") {
+		t.Errorf("the 401 body was not kept:\n%s", out["sweep 401 stderr"])
+	}
+	emu := vllmemu.New(vllmemu.Config{Model: "test/model"})
+	up := httptest.NewServer(emu)
+	defer func() { up.Close(); emu.Close() }()
+	c := fmt.Sprintf("name: serving\nnotebook: serving.md\nhost: local\nserver:\n  url: %s\n  launch: vllm serve test/model\n  log: %s\nmodel:\n  name: test/model\n  preset: kimi-k2.5\n  tp: 8\n",
+		strings.Replace(up.URL, "http://", "http://alice:"+plantPassword+"@", 1), filepath.Join(dir, "serving.log"))
+	if err := os.WriteFile(filepath.Join(dir, "serving.yaml"), []byte(c), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.runBin(t, bin, dir, "run serving", "run", "-c", "serving.yaml", "--phases", "load", "--json", "serving.json")
+	if !strings.Contains(out["run serving stdout"]+out["run serving stderr"], "already serving") {
+		t.Errorf("the run did not find the server up:\n%s\n%s", out["run serving stdout"], out["run serving stderr"])
+	}
+}
+
+func readFile(dir, name string) string {
+	b, _ := os.ReadFile(filepath.Join(dir, name))
+	return string(b)
 }

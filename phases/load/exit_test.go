@@ -62,7 +62,7 @@ func exitCases(t *testing.T, h remote.Host, python string) {
 	t.Run("argument error", func(t *testing.T) {
 		script := `import sys, time
 time.sleep(0.5)
-print("INFO 12-01 10:00:00 [utils.py:1] non-default args: {'model': 'm', 'hf_token': 'hf_PlantedTail5521'}", flush=True)
+print("INFO 12-01 10:00:00 [utils.py:1] non-default args: {'model': 'm', 'api_key': ['PlantedList8830'], 'hf_token': 'hf_PlantedTail5521'}", flush=True)
 print("usage: vllm serve [model_tag] [options]", file=sys.stderr)
 print("vllm serve: error: unrecognized arguments: --tensor-parallel-sise 8", file=sys.stderr)
 sys.exit(2)`
@@ -73,8 +73,8 @@ sys.exit(2)`
 		if !strings.Contains(evs, "usage: vllm serve") {
 			t.Errorf("the failure does not carry the log's last lines:\n%s", evs)
 		}
-		if strings.Contains(evs, "hf_PlantedTail5521") {
-			t.Errorf("the last lines show a token:\n%s", evs)
+		if strings.Contains(evs, "hf_PlantedTail5521") || strings.Contains(evs, "PlantedList8830") {
+			t.Errorf("the last lines show a token or a key:\n%s", evs)
 		}
 	})
 	t.Run("group lives on", func(t *testing.T) {
@@ -130,5 +130,44 @@ func TestStalePIDFileIsNoExit(t *testing.T) {
 	}
 	if strings.Contains(evs.text(), phases.KindLoadFailure) {
 		t.Errorf("a failure was reported:\n%s", evs.text())
+	}
+}
+
+// In the cockpit's follow (Run, until the context ends), a load that
+// failed is one run in the journal: it is not opened and failed again at
+// every poll.
+func TestFailedLoadIsOneRun(t *testing.T) {
+	t.Parallel()
+	needTool(t, "bash")
+	h := local.New()
+	logPath := filepath.Join(t.TempDir(), "server.log")
+	s := &load.Server{Host: h, StopTimeout: 5 * time.Second, Settings: load.Settings{Launch: "echo bad flag; exit 2", Log: logPath}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := s.Start(ctx, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan phases.Event, 4096)
+	w := load.NewWatcher(load.Config{Host: h, LogPath: logPath, PIDFile: logPath + ".pid", StallAfter: time.Hour,
+		Poll: 200 * time.Millisecond, NoDiagnosis: true})
+	rctx, rcancel := context.WithTimeout(ctx, 6*time.Second)
+	defer rcancel()
+	if err := w.Run(rctx, &phases.Emitter{Out: ch}); err != nil {
+		t.Fatal(err)
+	}
+	close(ch)
+	var started, failed int
+	for ev := range ch {
+		switch d := ev.Data.(type) {
+		case phases.PhaseStarted:
+			started++
+		case phases.PhaseFinished:
+			if d.Outcome == phases.OutcomeFailed {
+				failed++
+			}
+		}
+	}
+	if started != 1 || failed != 1 {
+		t.Errorf("%d load runs started and %d failed, want one of each", started, failed)
 	}
 }

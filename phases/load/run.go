@@ -37,6 +37,7 @@ type run struct {
 	version   string
 	stallFrom time.Time
 	open      bool // a PhaseStarted "load" is open for the current load
+	failed    bool // the current load's run was closed as failed: it does not open again
 	until     bool // the headless follow: a stall's diagnosis is taken as it ends
 	diagBusy  atomic.Bool
 	tail      []string  // the log's last lines, for an exit
@@ -49,7 +50,7 @@ type run struct {
 // phaseStart opens the notebook's run for the current load once it shows
 // life (log lines or memory growth).
 func (s *run) phaseStart() {
-	if s.open || !s.tr.armed || s.tr.ready || s.tr.stopped {
+	if s.open || s.failed || !s.tr.armed || s.tr.ready || s.tr.stopped {
 		return
 	}
 	s.open = true
@@ -72,6 +73,7 @@ func (s *run) phaseFinish(err string) {
 		fin.Outcome, fin.Err = phases.OutcomeCancelled, err
 	case err != "":
 		fin.Outcome, fin.Err = phases.OutcomeFailed, err
+		s.failed = true
 	}
 	s.emit(phases.KindPhaseFinished, fin)
 }
@@ -117,7 +119,7 @@ func (s *run) newLoad(now time.Time) {
 	s.tr.Reset(now)
 	s.resetAt, s.failAt = now, time.Time{}
 	s.ready, s.stalled, s.version = false, false, ""
-	s.tail, s.seenAlive, s.exit = nil, 0, nil
+	s.tail, s.seenAlive, s.exit, s.failed = nil, 0, nil, false
 }
 
 func (s *run) line(ev remote.FollowEvent) {

@@ -5,6 +5,8 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
@@ -147,7 +149,7 @@ func Run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 		params["nodes"], params["master_addr"], params["master_port"] = names, cfg.MasterAddr, cfg.masterPort()
 	}
 	if len(cfg.Env) > 0 {
-		params["env"] = cfg.Env
+		params["env"] = slices.Sorted(maps.Keys(cfg.Env)) // names only: values are never journalled
 	}
 	return phases.Run(ctx, em, phases.NCCL, params, func(ctx context.Context) error { return run(ctx, cfg, em) })
 }

@@ -41,6 +41,9 @@ func (d *Deployment) script(s *serverProc) []step {
 	if o.Emulator.MaxNumSeqs > 0 { // set, as --max-num-seqs would be
 		extra = fmt.Sprintf(", 'max_num_seqs': %d", o.Emulator.MaxNumSeqs)
 	}
+	if s.apiKey != "" { // recent vLLM takes a list of keys, and logs it so
+		extra += fmt.Sprintf(", 'api_key': ['%s']", s.apiKey)
+	}
 	logAt(0, api, "INFO", "utils.py:253", fmt.Sprintf("non-default args: {'model_tag': '%s', 'model': '%s', 'trust_remote_code': True, 'tensor_parallel_size': %d%s}", o.Model, o.Model, world, extra))
 	logAt(0.002, api, "INFO", "model.py:631", "Resolved architecture: KimiK25ForConditionalGeneration")
 	logAt(0.002, api, "INFO", "model.py:1745", "Using max model len 262144")

@@ -48,6 +48,7 @@ type serverProc struct {
 	barStart   time.Time // when the current progress bar started
 	lastTick   time.Time // the previous tick (nodes.go holds the clock at a collective)
 	rankBase   int       // the global rank of Worker_TP0's GPU on this node
+	apiKey     string    // the launch's --api-key, which vLLM logs among its non-default args
 
 	statsAt   time.Time
 	statsPrev metricsSnap
@@ -170,6 +171,7 @@ var (
 	reLaunch   = regexp.MustCompile(`vllm\s+serve\b|python[0-9.]*\s+-m\s+vllm\.entrypoints|docker\s+run\b.*vllm`)
 	reRedirect = regexp.MustCompile(`(?:^|[^0-9&>])>>?\s*([^\s&;|'"<>()]+)`)
 	reName     = regexp.MustCompile(`--name[= ]+([A-Za-z0-9_.-]+)`)
+	reAPIKey   = regexp.MustCompile(`--api-key[= ]+([A-Za-z0-9_.-]+)`)
 	reProfDir  = regexp.MustCompile(`VLLM_TORCH_PROFILER_DIR=([^\s'"]+)|"torch_profiler_dir"\s*:\s*"([^"]+)"`)
 )
 
@@ -324,6 +326,9 @@ func (d *Deployment) launchCmd(logPath string, profiler bool, cmd string) int {
 	}
 	if m := reName.FindStringSubmatch(cmd); m != nil {
 		s.container = m[1]
+	}
+	if m := reAPIKey.FindStringSubmatch(cmd); m != nil {
+		s.apiKey = m[1]
 	}
 	if m := reProfDir.FindStringSubmatch(cmd); m != nil {
 		s.profDir = m[1] + m[2]
