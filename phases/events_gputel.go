@@ -59,10 +59,11 @@ type GPUTelSource struct {
 // GPULevel is the GPUs over one level's throughput window, every GPU of
 // the host together where a figure is a sum.
 type GPULevel struct {
-	Source  string  `json:"source"`
-	GPUs    int     `json:"gpus"`
-	Samples int     `json:"samples"` // sampling rounds in the window
-	WindowS float64 `json:"window_s"`
+	Source  string    `json:"source"`
+	GPUs    int       `json:"gpus"`
+	Samples int       `json:"samples"` // sampling rounds in the window
+	Start   time.Time `json:"start"`   // the window's start
+	WindowS float64   `json:"window_s"`
 	// Power of all GPUs together: the mean over the window, the largest
 	// round.
 	MeanPowerW float64 `json:"mean_power_w"`

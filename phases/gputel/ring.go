@@ -160,7 +160,7 @@ func (s *Sampler) Level(from, to time.Time, outputTokens float64) *phases.GPULev
 	// A round stamps the second before it; take the one just after the
 	// window's end too.
 	s.rb.each(from, to.Add(s.opt.Interval/2), a.round)
-	lv := &phases.GPULevel{Source: s.src.Source, GPUs: a.gpus, Samples: a.rounds, WindowS: to.Sub(from).Seconds(),
+	lv := &phases.GPULevel{Source: s.src.Source, GPUs: a.gpus, Samples: a.rounds, Start: from.UTC(), WindowS: to.Sub(from).Seconds(),
 		EnergySource: s.src.Energy}
 	if a.rounds == 0 {
 		lv.Note = "no GPU sample fell in the level's window"
