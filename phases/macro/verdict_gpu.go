@@ -27,10 +27,10 @@ func gpuVerdict(levels []phases.LevelResult, at phases.LevelResult, next *phases
 		}
 		g := l.GPU
 		if g.Throttle == "power" || g.Throttle == "power+thermal" {
-			return LimitPower, fmt.Sprintf("the GPUs were held at their power cap %.0f%% of the time at C=%d (%.0f W mean, peak %.0f W over %d GPUs; "+
+			return LimitPower, fmt.Sprintf("the GPUs were held at their power cap %.0f%% of the time at C=%d (%.0f W mean, peak %.0f W, %s; "+
 				"SM clock %.0f MHz, min %.0f) (power_throttled) — the power limit, not the server, caps throughput: "+
 				"check the cap (nvidia-smi -q -d POWER), cooling and the PSU", g.PowerThrottlePct, l.Concurrency, g.MeanPowerW,
-				g.PeakPowerW, g.GPUs, g.MeanSMClockMHz, g.MinSMClockMHz), true
+				g.PeakPowerW, gpus(g.GPUs), g.MeanSMClockMHz, g.MinSMClockMHz), true
 		}
 		if best > 0 && g.MeanSMClockMHz < clockDrop*best {
 			return LimitClock, fmt.Sprintf("the SM clock fell to %.0f MHz at C=%d from %.0f MHz at C=%d (thermal violations %.0f%% of the time) "+
@@ -43,4 +43,11 @@ func gpuVerdict(levels []phases.LevelResult, at phases.LevelResult, next *phases
 		}
 	}
 	return "", "", false
+}
+
+func gpus(n int) string {
+	if n == 1 {
+		return "1 GPU"
+	}
+	return fmt.Sprintf("all %d GPUs", n)
 }

@@ -168,6 +168,8 @@ func (d *Deployment) growLocked(s *serverProc, f float64) {
 			g.util = 0
 		case s.stage == StageReady:
 			g.util = d.serveUtil()
+		case d.emu != nil && d.opt.Emulator.ServeBeforeReady && d.serveUtil() > 0:
+			g.util = d.serveUtil() // served before ready: busy with requests
 		case s.stage == StageCompile || s.stage == StageCUDAGraphs:
 			g.util = 55 + d.rng.Float64()*45
 		case f >= fracContext:

@@ -96,3 +96,33 @@ func FuzzDmon(f *testing.F) {
 		}
 	})
 }
+
+// Driver 580 on an H200 without NVLink, as captured on one: -s pucvmet
+// (tviol a flag), the GPM NVLink columns reading "-" on the first rounds,
+// and nvlink -s printing nothing.
+func TestDmonH200Driver580(t *testing.T) {
+	b, err := os.ReadFile("testdata/nvidia-smi-10-h200-580-dmon-pucvmet.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d Dmon
+	var rows []DmonRow
+	for _, line := range strings.Split(string(b), "\n") {
+		if r, ok := d.Line(line); ok {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) != 4 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	r := rows[0]
+	if r.PowerW != 77 || r.SMClockMHz != 345 || r.MemClockMHz != 3201 || r.PowerViolPct != 0 || r.ThermalViolPct != 0 || r.PCIeRxMBs != 0 || !math.IsNaN(r.NVLinkRxMBs) {
+		t.Fatalf("row 0 = %+v", r)
+	}
+	if g := rows[3]; !math.IsNaN(g.NVLinkRxMBs) || !math.IsNaN(g.NVLinkTxMBs) || g.TempC != 38 {
+		t.Fatalf("GPM row = %+v", g)
+	}
+	if links := NVLinkStatus(""); len(links) != 0 {
+		t.Fatalf("links %v", links)
+	}
+}

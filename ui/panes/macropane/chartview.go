@@ -68,6 +68,7 @@ func (m *Model) writeCharts(b *strings.Builder, l layout) {
 			}
 		}
 	}
+	m.writeGPUStrip(b, l)
 	b.WriteByte('\n')
 	b.WriteString(s.Subtle.Render(components.Fit(fmt.Sprintf("◂ %d s, 1 col = 1 s", l.chartW), l.labelW)))
 	b.WriteByte(' ')

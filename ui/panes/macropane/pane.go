@@ -61,6 +61,7 @@ type Model struct {
 	srvRun, srvQueue                         ring // server: running, and running+waiting
 	marks                                    []mark
 	tpotChart, ttftChart, tokChart, srvChart *chart
+	gpu                                      gpuStrip // the GPUs' power, utilisation and link traffic
 
 	// Marker input.
 	typing bool
@@ -84,6 +85,8 @@ func New(d *common.Deps) *Model {
 	m.ttftChart = newChart(&m.ttft, nil, s.Chart, s.ChartAlt, 1)
 	m.tokChart = newChart(&m.toks, nil, s.Good, s.ChartAlt, 1)
 	m.srvChart = newChart(&m.srvRun, &m.srvQueue, s.Subtle, s.Warn, 1)
+	m.gpu.charts = [3]*chart{newChart(&m.gpu.power, nil, s.Warn, s.Warn, 1),
+		newChart(&m.gpu.util, nil, s.Chart, s.Chart, 1), newChart(&m.gpu.link, nil, s.ChartAlt, s.ChartAlt, 0.001)}
 	m.input = textinput.New()
 	m.input.Prompt = "marker: "
 	m.input.Placeholder = "what changed (enter saves, esc cancels)"

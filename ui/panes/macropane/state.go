@@ -75,6 +75,7 @@ func (m *Model) apply(ev phases.Event) (sampled bool) {
 		}
 		m.srvRun.push(run)
 		m.srvQueue.push(queue)
+		m.gpu.sample(ev.Time)
 		m.samples++
 		return true
 	case phases.ServerStats:
@@ -82,6 +83,12 @@ func (m *Model) apply(ev phases.Event) (sampled bool) {
 		if m.server.At.IsZero() {
 			m.server.At = ev.Time
 		}
+	case phases.GPUTelSample:
+		m.gpu.last, m.gpu.have = d, true
+	case phases.GPUTelSource:
+		v := d
+		m.gpu.src = &v
+		m.chartsDirty = true // the strip takes rows from the charts
 	case phases.MacroWarning:
 		m.warns = append(m.warns, d.Text)
 		if !macro.IsPathWarning(d.Text) { // the path has its own line
@@ -204,5 +211,6 @@ func (m *Model) resetRun() {
 	m.cur = nil
 	m.levelList.Reset()
 	m.asked.pause, m.asked.conc = nil, 0
+	m.gpu.src, m.gpu.have = nil, false
 	m.tableDirty = true
 }

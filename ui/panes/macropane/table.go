@@ -26,6 +26,10 @@ func (m *Model) table(rows int) []string {
 	if wide {
 		head += fmt.Sprintf(" %7s %6s %6s %7s %9s", "srv run", "wait", "KV max", "preempt", "srv tok/s")
 	}
+	gpuCols := m.w >= 120
+	if gpuCols {
+		head += fmt.Sprintf(gpuFmt, "GPU W", "J/tok")
+	}
 	out := []string{s.TableHeader.Render(components.Fit(head, m.w))}
 	body := rows - 1
 	if body <= 0 {
@@ -48,6 +52,9 @@ func (m *Model) table(rows int) []string {
 		if wide {
 			line += serverCols(lv.Server)
 		}
+		if gpuCols {
+			line += gpuCells(lv.GPU)
+		}
 		var flags []string
 		style := s.Input
 		if m.plateau != nil && m.plateau.Concurrency == lv.Concurrency {
@@ -55,6 +62,9 @@ func (m *Model) table(rows int) []string {
 		}
 		if lv.ClientBound || bound[lv.Concurrency] {
 			flags, style = append(flags, "client-bound"), s.Warn
+		}
+		if g := lv.GPU; g != nil && g.Throttle != "" {
+			flags = append(flags, g.Throttle+"-throttled")
 		}
 		if f := levelFlag(lv); f != "" {
 			flags = append(flags, f)
@@ -82,6 +92,7 @@ func (m *Model) table(rows int) []string {
 // shortFlags writes a level's flags in few cells, for a narrow screen.
 func shortFlags(flags []string) string {
 	short := map[string]string{"◀ plateau": "◀", "client-bound": "bound", "steered": "steer",
+		"power-throttled": "pwr", "thermal-throttled": "therm", "power+thermal-throttled": "pwr+th",
 		"paused": "pause", "stopped early": "stop"}
 	out := make([]string, len(flags))
 	for i, f := range flags {
@@ -115,4 +126,19 @@ func serverCols(sl *phases.ServerLevel) string {
 	}
 	return fmt.Sprintf(" %7s %6s %6s %7s %9s", units.Rate(sl.MeanRunning), units.Rate(sl.MeanWaiting), units.Pct(sl.MaxKVCacheUsage),
 		units.Thousands(sl.Preemptions), units.Thousands(sl.GenerationTokS))
+}
+
+// gpuFmt lays out a level's GPU cells: mean power of all GPUs, and energy
+// per output token.
+const gpuFmt = " %6s %6s"
+
+func gpuCells(g *phases.GPULevel) string {
+	if g == nil || g.Samples == 0 {
+		return fmt.Sprintf(gpuFmt, "—", "—")
+	}
+	j := "—"
+	if g.JPerOutputToken > 0 {
+		j = units.Rate(g.JPerOutputToken)
+	}
+	return fmt.Sprintf(gpuFmt, units.Thousands(g.MeanPowerW), j)
 }

@@ -24,6 +24,7 @@ const (
 // layout is where each block goes for the current size.
 type layout struct {
 	labelW, chartW, chartH, charts, tableRows int
+	strip                                     int // the GPU strip's lines
 }
 
 func (m *Model) layout(extra int) layout {
@@ -37,6 +38,11 @@ func (m *Model) layout(extra int) layout {
 	fixed := 1 + extra + 1 + 1 + 1
 	rest := m.h - fixed
 	want := 1 + max(minTable, m.levelCount())
+	// The GPU strip, when the charts keep two rows and the table its
+	// minimum beside it.
+	if g := m.gpu.rows(); g > 0 && rest-g >= 3*minChartH+1+minTable {
+		l.strip, rest = g, rest-g
+	}
 	// A fourth chart, the server's running and waiting requests, when
 	// there is room for it at three rows.
 	l.charts = 3
@@ -87,6 +93,9 @@ func (m *Model) refresh() {
 		m.tokChart.draw(l.chartW, l.chartH)
 		if l.charts == 4 {
 			m.srvChart.draw(l.chartW, l.chartH)
+		}
+		for _, c := range m.gpu.charts {
+			c.draw(l.chartW, 1)
 		}
 	}
 	if m.tableDirty || m.chartsDirty {
