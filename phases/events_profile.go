@@ -42,7 +42,9 @@ type ProfileSummary struct {
 	// every stream decoding: decode steps only; "" in older journals) or
 	// WindowSteady (the sweep's own traffic: arrivals, prefills and
 	// completions going on). WindowS is its wall time and StepMix what
-	// the engine ran in it, from /metrics.
+	// the engine ran in it, from /metrics read at its start and at its
+	// last poll; DecodeSteps counts the steps up to stop_profile (what the
+	// trace holds, a few more than StepMix.Steps).
 	Window  string   `json:"window,omitempty"`
 	WindowS float64  `json:"window_s,omitempty"`
 	StepMix *StepMix `json:"step_mix,omitempty"`

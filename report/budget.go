@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/units"
@@ -15,35 +16,47 @@ import (
 // phase's per-step sum at the same M. A missing input is named in Missing and
 // the figures that depend on it are left out (Has* false).
 type BudgetSplit struct {
-	Label       string // "single stream (C=1)" or "plateau (C=128)"
-	Concurrency int
-	TPOTms      float64
-	AllReduceMs float64
-	GEMMms      float64
-	HasTPOT     bool
-	HasAR       bool
-	HasGEMM     bool
+	Label       string  `json:"label"` // "single stream (C=1)" or "plateau (C=128)"
+	Concurrency int     `json:"concurrency"`
+	TPOTms      float64 `json:"tpot_ms"`
+	AllReduceMs float64 `json:"allreduce_ms"`
+	GEMMms      float64 `json:"gemm_ms"`
+	HasTPOT     bool    `json:"has_tpot"`
+	HasAR       bool    `json:"has_allreduce"`
+	HasGEMM     bool    `json:"has_gemm"`
 	// Sources says where each figure came from, in words.
-	Sources []string
+	Sources []string `json:"sources,omitempty"`
 	// Missing names each input that was not measured, in words.
-	Missing []string
+	Missing []string `json:"missing,omitempty"`
 	// Warnings flag figures that do not add up (e.g. measured parts larger
 	// than the TPOT they split).
-	Warnings []string
+	Warnings []string `json:"warnings,omitempty"`
 	// Engine is the same step in the running engine, from a torch profile
 	// window at this concurrency (nil when none was captured).
-	Engine *EngineSplit
+	Engine *EngineSplit `json:"engine,omitempty"`
+	// Whole is the level's TPOT split whole: the decode step, the prefills
+	// a running request waits for, and scheduling (nil without a TPOT).
+	Whole *TPOTSplit `json:"whole,omitempty"`
+	// UpperBound lists GEMMs timed in a wider format than served (BF16
+	// for an int4 model): an upper bound, kept out of GEMMms and said.
+	UpperBound   []string `json:"upper_bound,omitempty"`
+	UpperBoundMs float64  `json:"upper_bound_ms,omitempty"`
+
+	arSrc string // the all-reduce's source, for the whole split
 }
 
 // EngineSplit is a decode step as the torch profile saw it in the running
 // engine: device time per step by category, over a window of Steps steps
 // at one concurrency.
 type EngineSplit struct {
-	Steps                              int
-	StepsFrom                          string
-	CommMs, GEMMms, AttentionMs, MoEms float64
-	OtherMs                            float64
-	StepMs                             float64 // device time per step: the parts' sum
+	Steps       int     `json:"steps"`
+	StepsFrom   string  `json:"steps_from"`
+	CommMs      float64 `json:"communication_ms"`
+	GEMMms      float64 `json:"gemm_ms"`
+	AttentionMs float64 `json:"attention_ms"`
+	MoEms       float64 `json:"moe_ms"`
+	OtherMs     float64 `json:"other_ms"`
+	StepMs      float64 `json:"step_ms"` // device time per step: the parts' sum
 }
 
 // RestMs is what the isolated benchmarks' "rest" covers in the engine:
@@ -53,14 +66,17 @@ func (e EngineSplit) RestMs() float64 { return e.AttentionMs + e.MoEms + e.Other
 // BudgetResult is the decode-time budget at single stream and, when a
 // plateau was found, at the plateau's concurrency.
 type BudgetResult struct {
-	Single  BudgetSplit
-	Plateau *BudgetSplit // nil when the sweep has named no plateau
+	Single  BudgetSplit  `json:"single"`
+	Plateau *BudgetSplit `json:"plateau,omitempty"` // nil when the sweep has named no plateau
+	// Levels are the splits at every profiled level (C=1, the levels
+	// between, the plateau), in order of C.
+	Levels []BudgetSplit `json:"levels,omitempty"`
 	// ProfileCheck compares with the torch profile's communication share,
 	// when a profile was summarised ("" otherwise); the figures follow.
-	ProfileCheck  string
-	ProfileShare  float64 // communication share of device time, 0..1
-	ProfileCommMs float64 // communication per decode step (0 when unknown)
-	ProfileStepMs float64 // device time per decode step (0 when unknown)
+	ProfileCheck  string  `json:"profile_check,omitempty"`
+	ProfileShare  float64 `json:"profile_communication_share,omitempty"` // communication share of device time, 0..1
+	ProfileCommMs float64 `json:"profile_communication_ms,omitempty"`    // communication per decode step (0 when unknown)
+	ProfileStepMs float64 `json:"profile_step_ms,omitempty"`             // device time per decode step (0 when unknown)
 }
 
 // Complete reports whether TPOT and both parts are known.
@@ -180,7 +196,42 @@ func Budget(events []phases.Event) BudgetResult {
 		p := in.split("plateau", in.plateau.Concurrency)
 		res.Plateau = &p
 	}
+	res.Levels = in.profiledLevels(res)
 	return res
+}
+
+// profiledLevels are the splits at C=1, the plateau and every level with
+// a profile window, in order of C (those the sweep measured).
+func (in budgetInputs) profiledLevels(res BudgetResult) []BudgetSplit {
+	cs := map[int]bool{1: true}
+	if res.Plateau != nil {
+		cs[res.Plateau.Concurrency] = true
+	}
+	for c := range in.engine {
+		cs[c] = true
+	}
+	for c := range in.steady {
+		cs[c] = true
+	}
+	var keys []int
+	for c := range cs {
+		if _, ok := in.levels[c]; ok {
+			keys = append(keys, c)
+		}
+	}
+	sort.Ints(keys)
+	var out []BudgetSplit
+	for _, c := range keys {
+		switch {
+		case c == 1:
+			out = append(out, res.Single)
+		case res.Plateau != nil && c == res.Plateau.Concurrency:
+			out = append(out, *res.Plateau)
+		default:
+			out = append(out, in.split("level", c))
+		}
+	}
+	return out
 }
 
 func (in budgetInputs) split(name string, c int) BudgetSplit {
@@ -191,7 +242,10 @@ func (in budgetInputs) split(name string, c int) BudgetSplit {
 	} else {
 		b.Missing = append(b.Missing, fmt.Sprintf("TPOT at C=%d (run the macro sweep with concurrency %d)", c, c))
 	}
-	if br, ok := in.bursts[c]; ok && br.InStepMs > 0 {
+	if br, ok := in.bursts[c]; !ok && in.noComm != nil {
+		b.AllReduceMs, b.HasAR = 0, true
+		b.Sources = append(b.Sources, "all-reduce: none — "+in.noComm.Reason)
+	} else if ok && br.InStepMs > 0 {
 		b.AllReduceMs, b.HasAR = br.InStepMs, true
 		b.Sources = append(b.Sources, fmt.Sprintf("all-reduce: NCCL burst at M=%d (%d × %s), each after a GEMM that evicts L2, in a CUDA graph, less the GEMMs (back to back: %.2f ms)", c, br.Count, units.Bytes(br.Bytes), br.GraphMs))
 	} else if ok && br.GraphMs > 0 {
@@ -202,6 +256,9 @@ func (in budgetInputs) split(name string, c int) BudgetSplit {
 		b.Sources = append(b.Sources, fmt.Sprintf("all-reduce: NCCL burst at M=%d (%d × %s)", c, br.Count, units.Bytes(br.Bytes)))
 	} else {
 		b.Missing = append(b.Missing, fmt.Sprintf("all-reduce burst at M=%d (run the NCCL phase with M=%d)", c, c))
+	}
+	if b.HasAR {
+		b.arSrc = strings.TrimPrefix(b.Sources[len(b.Sources)-1], "all-reduce: ")
 	}
 	if st, ok := in.steps[c]; ok && st.SumUs > 0 {
 		b.GEMMms, b.HasGEMM = st.SumUs/1000, true
@@ -239,6 +296,7 @@ func (in budgetInputs) split(name string, c int) BudgetSplit {
 	if rest, ok := b.RestMs(); ok && rest < 0 {
 		b.Warnings = append(b.Warnings, fmt.Sprintf("measured parts exceed TPOT by %.2f ms: the isolated benchmarks overlap or over-state the step", -rest))
 	}
+	b.Whole = in.wholeSplit(c, b)
 	return b
 }
 

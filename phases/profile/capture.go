@@ -329,6 +329,14 @@ func (r *run) window(ctx context.Context, model string, conc int, kind string) (
 		stopTimeout = cancelStopWait
 	}
 	stopS, stopErr := r.stop(stopCtx, stopTimeout)
+	// The engine takes stop_profile between two steps: the steps counted
+	// once it answered are the steps the trace holds (the polls above
+	// stop up to one poll early).
+	if stopErr == nil && rec.haveSteps {
+		if m := r.c.metrics(ctx); m.haveSteps && m.steps >= rec.m1.steps {
+			rec.steps = int(m.steps - rec.m0.steps)
+		}
+	}
 	stopLoad()
 	ld.wait()
 	var notes []string
