@@ -283,6 +283,9 @@ func (in budgetInputs) split(name string, c int) BudgetSplit {
 	} else {
 		b.Missing = append(b.Missing, fmt.Sprintf("GEMM step sum at M=%d (run the micro phase with M=%d)", c, c))
 	}
+	if b.HasGEMM {
+		in.upperBound(&b, c)
+	}
 	if p, ok := in.engine[c]; ok {
 		b.Engine = engineSplit(p)
 		b.Sources = append(b.Sources, fmt.Sprintf("in the engine: torch profile window at C=%d, %d decode steps (%s)", c, p.DecodeSteps, p.DecodeStepsSource))
@@ -307,4 +310,40 @@ func engineSplit(p phases.ProfileSummary) *EngineSplit {
 		AttentionMs: ms("attention"), MoEms: ms("moe"), OtherMs: ms("other")}
 	e.StepMs = e.CommMs + e.GEMMms + e.AttentionMs + e.MoEms + e.OtherMs
 	return e
+}
+
+// upperBound takes the GEMMs of weights served in another format than
+// they were timed in (BF16 timing of an int4 expert) out of the GEMM part:
+// their time is an upper bound, kept beside the sum and said.
+func (in budgetInputs) upperBound(b *BudgetSplit, c int) {
+	g := in.gemms[c]
+	var names []string
+	sum := 0.0
+	served := map[string]bool{}
+	for n, r := range g {
+		if r.Served == "" {
+			continue
+		}
+		names = append(names, n)
+		served[r.Served] = true
+		if r.StepUs > 0 {
+			sum += r.StepUs
+		} else {
+			sum += r.Us * float64(max(r.PerStep, 1))
+		}
+	}
+	if sum <= 0 {
+		return
+	}
+	sort.Strings(names)
+	var formats []string
+	for f := range served {
+		formats = append(formats, f)
+	}
+	sort.Strings(formats)
+	ms := sum / 1000
+	b.UpperBound, b.UpperBoundMs = names, ms
+	b.GEMMms = max(0, b.GEMMms-ms)
+	b.Sources = append(b.Sources, fmt.Sprintf("GEMM: %s (weights served as %s) timed in BF16 take %.2f ms at M=%d: an upper bound, kept out of the GEMM part",
+		strings.Join(names, ", "), strings.Join(formats, ", "), ms, c))
 }

@@ -41,7 +41,7 @@ func TestBudgetInTheEngine(t *testing.T) {
 		"| all-reduce (communication) | 6.39 | 51.5% | 6.10 | -0.29 |",
 		"| · attention | — | | 0.90 | |",
 		"in the engine: torch profile window at C=1, 50 decode steps",
-		"In the engine the GPUs are busy 11.70 ms of the 12.40 ms TPOT",
+		"In the decode-only window the GPUs are busy 11.70 ms per step, 94% of the 12.40 ms TPOT",
 		"#### C=128 window",
 		"| communication | 450.00 | 47.6% | 9.000 |",
 	} {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/profdeck/profdeck/phases"
 )
@@ -49,11 +50,14 @@ type StepMixView struct {
 // TPOTSplit is a level's TPOT split whole: the decode step (all-reduce,
 // GEMM, attention, other kernels, the host's gaps), the prefills a running
 // request waits for, and scheduling. Parts sum to SumMs; what is not
-// measured is named in Unmeasured and NotAccountedMs is TPOT less the sum.
+// measured is named in Unmeasured and NotAccountedMs is the mean TPOT less
+// the sum.
 type TPOTSplit struct {
-	Concurrency    int          `json:"concurrency"`
-	TPOTms         float64      `json:"tpot_ms"` // the level's median TPOT
-	MeanTPOTms     float64      `json:"mean_tpot_ms"`
+	Concurrency int `json:"concurrency"`
+	// TPOTms is the level's mean TPOT: the parts are means over decode
+	// steps, so they split the mean (the median is beside).
+	TPOTms         float64      `json:"tpot_ms"`
+	MedianTPOTms   float64      `json:"median_tpot_ms"`
 	Mix            *StepMixView `json:"step_mix,omitempty"`
 	Parts          []TPOTPart   `json:"parts"`
 	SumMs          float64      `json:"sum_ms"`
@@ -73,90 +77,104 @@ func (s TPOTSplit) GroupMs(g string) float64 {
 	return v
 }
 
-// windowStep is one profile window per engine or decode step: its wall
-// time and device time, split.
-type windowStep struct {
+// decodeWindow is a decode-only window per step (every step there is a
+// decode step): wall time, the profile's device time and its categories,
+// in ms.
+type decodeWindow struct {
 	wallMs, devMs float64
-	cat           map[string]float64 // ms per decode step by category
+	cat           map[string]float64
 }
 
-// decodeWindow is a decode-only window per step: every step there is a
-// decode step.
-func decodeWindow(p phases.ProfileSummary) (windowStep, bool) {
+func decodeWindowOf(p phases.ProfileSummary) (decodeWindow, bool) {
 	if p.StepMix == nil || p.StepMix.Steps <= 0 || p.WindowS <= 0 || p.DecodeSteps <= 0 {
-		return windowStep{}, false
+		return decodeWindow{}, false
 	}
-	w := windowStep{wallMs: 1000 * p.WindowS / p.StepMix.Steps, devMs: p.GPUPerStepUs / 1000, cat: map[string]float64{}}
+	w := decodeWindow{wallMs: 1000 * p.WindowS / p.StepMix.Steps, devMs: p.GPUPerStepUs / 1000, cat: map[string]float64{}}
 	for c, v := range p.PerStepUs {
 		w.cat[c] = v / 1000
 	}
 	return w, true
 }
 
-// steadyWindow is a steady window per decode step (decode tokens ÷ batch).
-func steadyWindow(p phases.ProfileSummary, batch float64) (windowStep, float64, bool) {
-	m := p.StepMix
-	if m == nil || m.DecodeTokens <= 0 || p.WindowS <= 0 || batch <= 0 {
-		return windowStep{}, 0, false
+// decodeSteps reads a step mix: the steps that held decode tokens and
+// whether the prefills ran inside them. Prefills of their own add one step
+// each (promptLen tokens); mixed into decode steps they add none.
+func decodeSteps(m phases.StepMix, c int, promptLen float64) (n float64, mixed bool) {
+	prompts := 0.0
+	if promptLen > 0 {
+		prompts = m.PromptTokens / promptLen
 	}
-	n := m.DecodeTokens / batch
+	mixed = prompts > 0 && m.Steps-m.DecodeTokens/float64(c) < prompts/2
+	n = m.Steps
+	if !mixed {
+		n = m.Steps - prompts
+	}
+	return max(n, m.DecodeTokens/float64(c)), mixed
+}
+
+// prefillPerToken is the device time of one prompt token in a steady
+// window: its device time less its decode steps' (at the decode-only
+// window's device time per step), over its prompt tokens, in ms.
+func prefillPerToken(st phases.ProfileSummary, dw decodeWindow, c int, promptLen float64) (float64, bool) {
+	m := st.StepMix
+	if m == nil || m.PromptTokens <= 0 || m.Steps <= 0 || st.DecodeSteps <= 0 {
+		return 0, false
+	}
+	n, _ := decodeSteps(*m, c, promptLen)
 	// The trace holds the steps up to stop_profile, a few more than the
 	// polled mix counted.
-	nDev := n
-	if p.DecodeSteps > 0 && m.Steps > 0 {
-		nDev = n * float64(p.DecodeSteps) / m.Steps
-	}
-	return windowStep{wallMs: 1000 * p.WindowS / n, devMs: p.TotalCUDAUs / 1000 / nDev}, n, true
+	nDev := n * float64(st.DecodeSteps) / m.Steps
+	return (st.TotalCUDAUs/1000 - nDev*dw.devMs) / m.PromptTokens, true
 }
 
 // wholeSplit splits the TPOT of level c; nil without the level's TPOT.
 func (in budgetInputs) wholeSplit(c int, b BudgetSplit) *TPOTSplit {
 	lv, ok := in.levels[c]
-	if !ok || lv.MedianTPOTms <= 0 {
+	if !ok || lv.MeanTPOTms <= 0 {
 		return nil
 	}
-	s := &TPOTSplit{Concurrency: c, TPOTms: lv.MedianTPOTms, MeanTPOTms: lv.MeanTPOTms}
-	batch := float64(c)
-	if lv.Server != nil && lv.Server.MaxRunning > 0 && lv.Server.MaxRunning < batch {
-		batch = lv.Server.MaxRunning
+	s := &TPOTSplit{Concurrency: c, TPOTms: lv.MeanTPOTms, MedianTPOTms: lv.MedianTPOTms}
+	promptLen := 0.0
+	if lv.Completed > 0 {
+		promptLen = float64(lv.TotalInputTokens) / float64(lv.Completed)
 	}
 	if lv.Server != nil && lv.Server.StepMix != nil {
-		s.Mix = in.mixView(*lv.Server.StepMix, batch, lv)
+		s.Mix = in.mixView(*lv.Server.StepMix, c, promptLen)
 	} else {
 		s.Unmeasured = append(s.Unmeasured, "the engine's step mix (the server exposes no vllm:iteration_tokens_total, or the level has no window)")
 	}
-	dec, hasDec := in.engine[c]
-	dw, okDW := decodeWindow(dec)
-	s.decodeParts(b, dw, hasDec && okDW, c)
-	st, hasSt := in.steady[c]
-	sw, _, okSW := steadyWindow(st, batch)
-	s.trafficParts(in, c, dw, hasDec && okDW, sw, hasSt && okSW, b)
+	dw, okDW := decodeWindowOf(in.engine[c])
+	s.decodeParts(b, dw, okDW, c)
+	s.prefillPart(in, c, dw, okDW, promptLen, b)
+	complete := len(s.Unmeasured) == 0
+	s.Unmeasured = append(s.Unmeasured, "scheduling: the host's extra work on busy steps (admissions, finishing requests) is not measured apart: "+
+		"a profiled window inflates host time, and the engine's step period counts prefills no running request waited for; it is in what the parts leave of TPOT")
 	for _, p := range s.Parts {
 		s.SumMs += p.Ms
 	}
 	s.NotAccountedMs = s.TPOTms - s.SumMs
-	if len(s.Unmeasured) == 0 && math.Abs(s.NotAccountedMs) > 0.1*s.TPOTms {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("the parts sum to %.2f ms, %+.0f%% off the median TPOT %.2f ms (mean %.2f)",
-			s.SumMs, 100*(s.SumMs/s.TPOTms-1), s.TPOTms, s.MeanTPOTms))
+	if d := s.SumMs/s.TPOTms - 1; complete && math.Abs(d) > 0.1 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("the measured parts sum to %.2f ms, %+.0f%% off the mean TPOT %.2f ms (median %.2f)",
+			s.SumMs, 100*d, s.TPOTms, s.MedianTPOTms))
+	}
+	for _, p := range s.Parts {
+		if p.Ms < 0 {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s is negative (%.2f ms): the parts it is left from over-state the step (e.g. GEMMs timed with every expert routed, where the served tokens route to fewer)", p.Name, p.Ms))
+		}
 	}
 	return s
 }
 
-// mixView reads the level's step mix: decode steps, prompt tokens per decode
-// step, whether the prefills ran inside the decode steps, and the GEMMs of a
-// step holding the mean tokens.
-func (in budgetInputs) mixView(m phases.StepMix, batch float64, lv phases.LevelResult) *StepMixView {
-	v := &StepMixView{StepMix: m, Batch: batch}
-	v.DecodeSteps = m.DecodeTokens / batch
+// mixView reads the level's step mix: decode steps and their batch, prompt
+// tokens per decode step, whether the prefills ran inside the decode steps,
+// and the GEMMs of a step holding the mean tokens.
+func (in budgetInputs) mixView(m phases.StepMix, c int, promptLen float64) *StepMixView {
+	v := &StepMixView{StepMix: m, Batch: float64(c)}
+	v.DecodeSteps, v.Mixed = decodeSteps(m, c, promptLen)
 	if v.DecodeSteps > 0 {
+		v.Batch = min(float64(c), m.DecodeTokens/v.DecodeSteps)
 		v.PromptPerDecodeStep = m.PromptTokens / v.DecodeSteps
 	}
-	// Prefills of their own add steps; mixed into decode steps they add none.
-	prompts := 0.0
-	if lv.Completed > 0 && lv.TotalInputTokens > 0 {
-		prompts = m.PromptTokens / (float64(lv.TotalInputTokens) / float64(lv.Completed))
-	}
-	v.Mixed = prompts > 0 && m.Steps-v.DecodeSteps < prompts/2
 	if g, from, ok := in.gemmAt(m.TokensPerStep); ok {
 		v.StepGEMMms, v.StepGEMMFrom = g, from
 	}
@@ -192,22 +210,27 @@ func (in budgetInputs) gemmAt(tokens float64) (float64, string, bool) {
 }
 
 // decodeParts are the decode step's parts: all-reduce and GEMM from the
-// isolated benchmarks at M = C, attention, the other kernels and the host's
-// gaps from the decode-only profile window at C.
-func (s *TPOTSplit) decodeParts(b BudgetSplit, dw windowStep, hasDW bool, c int) {
-	add := func(name string, ms float64, src string, est bool) {
-		s.Parts = append(s.Parts, TPOTPart{Group: GroupDecode, Name: name, Ms: ms, Source: src, Estimate: est})
+// isolated benchmarks at M = C, attention and the other kernels from the
+// decode-only profile window at C, and the host's gaps: that window's wall
+// time per step less those.
+func (s *TPOTSplit) decodeParts(b BudgetSplit, dw decodeWindow, hasDW bool, c int) {
+	add := func(name string, ms float64, src string) {
+		s.Parts = append(s.Parts, TPOTPart{Group: GroupDecode, Name: name, Ms: ms, Source: src})
 	}
 	known := 0.0
 	if b.HasAR {
-		add("all-reduce", b.AllReduceMs, b.arSrc, false)
+		add("all-reduce", b.AllReduceMs, b.arSrc)
 		known += b.AllReduceMs
 	} else {
 		s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("all-reduce at M=%d (run the NCCL phase)", c))
 	}
 	if b.HasGEMM {
-		add("GEMM", b.GEMMms, fmt.Sprintf("micro per-step sum at M=%d", c), false)
+		add("GEMM", b.GEMMms, fmt.Sprintf("micro per-step sum at M=%d", c))
 		known += b.GEMMms
+		if b.UpperBoundMs > 0 {
+			s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("the GEMMs of quantized weights (%s): timed in BF16 they take %.2f ms, an upper bound kept out of the sum; "+
+				"timing them as served needs the engine's kernels on the host (vLLM importable)", strings.Join(b.UpperBound, ", "), b.UpperBoundMs))
+		}
 	} else {
 		s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("GEMMs at M=%d (run the micro phase)", c))
 	}
@@ -217,45 +240,49 @@ func (s *TPOTSplit) decodeParts(b BudgetSplit, dw windowStep, hasDW bool, c int)
 	}
 	src := fmt.Sprintf("decode-only profile window at C=%d", c)
 	attn := dw.cat["attention"]
-	add("attention", attn, src+": attention kernels per step", false)
-	other := dw.devMs - known - attn
-	add("other kernels", other, src+": device time per step less the parts above (norms, routing, sampling, copies; and what the isolated all-reduce and GEMM differ from the engine's)", false)
-	add("host gaps", dw.wallMs-dw.devMs, src+": wall time per step less device time per step (launches, the host's work between steps)", false)
+	other := dw.cat["moe"] + dw.cat["other"]
+	add("attention", attn, src+": attention kernels per step")
+	add("other kernels", other, src+": kernels per step that are neither GEMM, attention nor communication (norms, routing, sampling, copies)")
+	add("host gaps", dw.wallMs-known-attn-other, src+": wall time per step (profiler on) less the parts above (launches, the host's work between steps)")
 }
 
-// trafficParts are what a running request waits for beside its decode
-// step: the prefills of the requests that arrive while it decodes, and the
-// host's extra work on busy steps, from the steady window against the
-// decode-only one at C. In a closed loop an arrival finds C-1 requests
-// running (not C: its own prefill is its TTFT), so the prefill's device
-// time counts (C-1)/C per decode step.
-func (s *TPOTSplit) trafficParts(in budgetInputs, c int, dw windowStep, hasDW bool, sw windowStep, hasSW bool, b BudgetSplit) {
+// prefillPart is what a running request waits for while others' prompts
+// are prefilled, per decode step: the device time of a prompt token (the
+// steady window against the decode-only one at C) × the level's prompt
+// tokens per decode step × (C−1)/C (in a closed loop an arrival finds C−1
+// requests running: its own prefill is its TTFT). Without a steady window,
+// the prompt tokens' GEMMs alone are estimated from the step mix.
+func (s *TPOTSplit) prefillPart(in budgetInputs, c int, dw decodeWindow, hasDW bool, promptLen float64, b BudgetSplit) {
 	f := float64(c-1) / float64(c)
-	if hasDW && hasSW {
-		src := fmt.Sprintf("steady window at C=%d (the sweep's own requests) against the decode-only one, per decode step", c)
-		s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: "prefill", Ms: f * (sw.devMs - dw.devMs),
-			Source: fmt.Sprintf("%s: device time more than the decode-only window's, × (C−1)/C = %.2f (an arrival finds C−1 running)", src, f)})
-		s.Parts = append(s.Parts, TPOTPart{Group: GroupScheduling, Name: "scheduling", Ms: (sw.wallMs - sw.devMs) - (dw.wallMs - dw.devMs),
-			Source: src + ": host time (wall less device) more than the decode-only window's (admissions, finishing requests, the prefills' own launches)"})
+	m := s.Mix
+	if m == nil {
+		s.Unmeasured = append(s.Unmeasured, "prefill: no step mix at this level")
 		return
 	}
-	if m := s.Mix; m != nil && m.PromptPerDecodeStep > 0 && b.HasGEMM {
-		if g, from, ok := gemmPrefill(in, m, b); ok {
-			s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: "prefill GEMMs", Ms: f * g, Estimate: true,
-				Source: fmt.Sprintf("estimate from the step mix: %.1f prompt tokens per decode step, their GEMMs (%s) × (C−1)/C; the prefill's attention and other kernels are not measured", m.PromptPerDecodeStep, from)})
+	if st, ok := in.steady[c]; ok && hasDW {
+		if tok, ok := prefillPerToken(st, dw, c, promptLen); ok {
+			s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: "prefill", Ms: f * tok * m.PromptPerDecodeStep,
+				Source: fmt.Sprintf("%.4f ms of device time per prompt token (steady window at C=%d against the decode-only one) × %.1f prompt tokens per decode step (the level's step mix) × (C−1)/C = %.2f",
+					tok, c, m.PromptPerDecodeStep, f)})
+			return
 		}
 	}
-	if !hasSW {
-		s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("the prefills' device time and the host's extra work on busy steps (no steady profile window at C=%d)", c))
-	} else {
-		s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("prefill and scheduling: the steady window at C=%d has no decode-only window to compare with", c))
+	if g, from, ok := gemmPrefill(in, m, b); ok && m.PromptPerDecodeStep > 0 {
+		s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: "prefill GEMMs", Ms: f * g, Estimate: true,
+			Source: fmt.Sprintf("estimate from the step mix: %.1f prompt tokens per decode step, their GEMMs (%s) × (C−1)/C", m.PromptPerDecodeStep, from)})
+		s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("the prefills' attention and other kernels (no steady profile window at C=%d)", c))
+		return
 	}
+	s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("prefill (no steady profile window at C=%d, and no GEMM timing at the step's tokens)", c))
 }
 
 // gemmPrefill is the GEMM time per decode step of the prompt tokens a
 // decode step carries: GEMM(M = batch + prompt tokens per decode step)
 // less GEMM(M = C).
 func gemmPrefill(in budgetInputs, m *StepMixView, b BudgetSplit) (float64, string, bool) {
+	if !b.HasGEMM {
+		return 0, "", false
+	}
 	g, from, ok := in.gemmAt(m.Batch + m.PromptPerDecodeStep)
 	if !ok {
 		return 0, "", false

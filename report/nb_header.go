@@ -138,6 +138,7 @@ func (n *nb) budget(b BudgetResult) {
 	if b.ProfileCheck != "" {
 		n.ln(strings.ToUpper(b.ProfileCheck[:1]) + b.ProfileCheck[1:] + ".\n")
 	}
+	n.wholeSplits(b.Levels)
 }
 
 func (n *nb) budgetSplit(b BudgetSplit) {
@@ -265,8 +266,12 @@ func (n *nb) budgetBoth(b BudgetSplit) {
 	n.p("| · attention | — | | %.2f | |\n| · MoE | — | | %.2f | |\n| · other | — | | %.2f | |\n", e.AttentionMs, e.MoEms, e.OtherMs)
 	n.p("| **TPOT** / device time per step | %s | %s | **%.2f** | %s |\n\n", cell(b.HasTPOT, b.TPOTms), pctCell(b, b.HasTPOT, b.TPOTms), e.StepMs, diff(b.HasTPOT, b.TPOTms, e.StepMs))
 	if b.HasTPOT && e.StepMs < b.TPOTms {
-		n.p("In the engine the GPUs are busy %.2f ms of the %.2f ms TPOT (%.0f%%); the other %.2f ms per step are launch gaps and host time the isolated benchmarks do not see.\n\n",
-			e.StepMs, b.TPOTms, 100*e.StepMs/b.TPOTms, b.TPOTms-e.StepMs)
+		n.p("In the decode-only window the GPUs are busy %.2f ms per step, %.0f%% of the %.2f ms TPOT; a running request also waits for the host between steps and for the prefills of the requests that arrive while it decodes",
+			e.StepMs, 100*e.StepMs/b.TPOTms, b.TPOTms)
+		if b.Whole != nil {
+			n.p(" (%s: the whole split below)", b.Whole.groupLine())
+		}
+		n.ln(".\n")
 	}
 }
 

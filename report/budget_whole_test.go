@@ -1,0 +1,79 @@
+package report
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// One GPU: the NCCL phase found no collectives, so the all-reduce part is
+// zero and said so (not missing); a GEMM of weights served as int4 but
+// timed in BF16 is an upper bound, kept out of the GEMM part and said.
+func TestBudgetOneGPUAndUpperBound(t *testing.T) {
+	lv := phases.LevelResult{Concurrency: 1, Completed: 8, MedianTPOTms: 4, MeanTPOTms: 4.2, TotalInputTokens: 8 * 256}
+	evs := budgetEvents(
+		phases.KindMacroLevel, lv,
+		phases.KindNCCLNone, phases.NCCLNone{TP: 1, NProc: 1, Reason: "one process on one GPU (TP 1)"},
+		phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 3000},
+		phases.KindMicroResult, phases.GEMMResult{Name: "experts.w13", M: 8, Step: 1, StepUs: 1000, Served: "int4"},
+		phases.KindMicroResult, phases.GEMMResult{Name: "q_b", M: 1, StepUs: 2000},
+	)
+	b := Budget(evs)
+	s := b.Single
+	if !s.HasAR || s.AllReduceMs != 0 || !strings.Contains(strings.Join(s.Sources, "\n"), "all-reduce: none — one process on one GPU") {
+		t.Fatalf("all-reduce: %+v", s)
+	}
+	if !near(s.GEMMms, 2) || !near(s.UpperBoundMs, 1) || len(s.UpperBound) != 1 || s.UpperBound[0] != "experts.w13" {
+		t.Fatalf("GEMM %.3f, upper bound %.3f %v", s.GEMMms, s.UpperBoundMs, s.UpperBound)
+	}
+	w := s.Whole
+	if w == nil || !near(w.TPOTms, 4.2) || !near(w.MedianTPOTms, 4) || !near(w.SumMs, 2) || !near(w.NotAccountedMs, 2.2) {
+		t.Fatalf("whole: %+v", w)
+	}
+	un := strings.Join(w.Unmeasured, "\n")
+	for _, want := range []string{"experts.w13): timed in BF16 they take 1.00 ms, an upper bound kept out of the sum",
+		"no decode-only profile window at C=1", "the engine's step mix", "scheduling"} {
+		if !strings.Contains(un, want) {
+			t.Errorf("unmeasured lacks %q:\n%s", want, un)
+		}
+	}
+	if len(b.Levels) != 1 || b.Levels[0].Concurrency != 1 {
+		t.Errorf("levels %+v", b.Levels)
+	}
+}
+
+// The budget's document is snake_case like every other one.
+func TestBudgetJSONSnakeCase(t *testing.T) {
+	out, err := json.Marshal(Budget(seedEvents()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	for _, bad := range []string{`"Single"`, `"TPOTms"`, `"HasAR"`, `"AllReduceMs"`, `"Whole"`} {
+		if strings.Contains(s, bad) {
+			t.Errorf("budget JSON has %s", bad)
+		}
+	}
+	for _, want := range []string{`"single":{`, `"tpot_ms":12.4`, `"has_allreduce":true`, `"whole":{`, `"parts":[`, `"levels":[`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("budget JSON lacks %s", want)
+		}
+	}
+}
+
+// The level's step mix: with whole prefills between decode steps the
+// engine runs one step per prompt besides the decode steps; with chunked
+// prefill, none.
+func TestDecodeSteps(t *testing.T) {
+	sep := phases.StepMix{Steps: 228, DecodeTokens: 128 * 100, PromptTokens: 128 * 256}
+	n, mixed := decodeSteps(sep, 128, 256)
+	if mixed || !near(n, 100) {
+		t.Errorf("separate: %v steps, mixed %v", n, mixed)
+	}
+	chunk := phases.StepMix{Steps: 101, DecodeTokens: 128 * 100, PromptTokens: 128 * 256}
+	if n, mixed := decodeSteps(chunk, 128, 256); !mixed || !near(n, 101) {
+		t.Errorf("chunked: %v steps, mixed %v", n, mixed)
+	}
+}

@@ -1,0 +1,110 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// truthWait is the part of the rig's /truth this test reads: each served
+// token's wait, split as the budget splits TPOT.
+type truthWait struct {
+	Served struct {
+		MedianTPOTms float64            `json:"median_tpot_ms"`
+		MeanTPOTms   float64            `json:"mean_tpot_ms"`
+		Wait         map[string]float64 `json:"wait_ms_per_token"`
+	} `json:"served"`
+}
+
+// tp1Row is one level of one prefill mode: the budget's parts beside the
+// engine's own split of the tokens it served in a sweep of the same level.
+type tp1Row struct {
+	mode                             string
+	c                                int
+	decode, prefill, sum, tpot       float64
+	tDecode, tPrefill, tSched, tTPOT float64
+}
+
+func tp1Rows(t *testing.T) []tp1Row {
+	t.Helper()
+	var rows []tp1Row
+	for _, mode := range []string{"separate", "chunked"} {
+		rr, err := ReadJournalFile(filepath.Join("testdata", "fieldrig-h200-tp1-"+mode+".jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := Budget(rr.Events)
+		for _, c := range []int{1, 8, 128} {
+			var w *TPOTSplit
+			for _, l := range b.Levels {
+				if l.Concurrency == c {
+					w = l.Whole
+				}
+			}
+			if w == nil {
+				t.Fatalf("%s C=%d: no whole split", mode, c)
+			}
+			raw, err := os.ReadFile(filepath.Join("..", "scripts", "fieldrig", "testdata", fmt.Sprintf("h200-tp1-%s-truth-c%d.json", mode, c)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tr truthWait
+			if err := json.Unmarshal(raw, &tr); err != nil {
+				t.Fatal(err)
+			}
+			tw := tr.Served.Wait
+			rows = append(rows, tp1Row{mode: mode, c: c, decode: w.GroupMs(GroupDecode), prefill: w.GroupMs(GroupPrefill), sum: w.SumMs, tpot: w.TPOTms,
+				tDecode: tw["decode_step"], tPrefill: tw["prefill"], tSched: tw["scheduling"], tTPOT: tr.Served.MeanTPOTms})
+		}
+	}
+	return rows
+}
+
+func pctOff(got, want float64) float64 { return 100 * (got/want - 1) }
+
+// TestFieldrigTP1WholeSplit: the journals of `profdeck run` on one H200
+// against scripts/fieldrig at TP 1, with whole prefills between decode steps
+// and with chunked prefill, split each level's TPOT whole; the rig's
+// /truth (after a sweep again at the same level) splits the tokens it served
+// the same way. The figures are pinned, and the agreement the README states
+// is checked part by part.
+func TestFieldrigTP1WholeSplit(t *testing.T) {
+	rows := tp1Rows(t)
+	want := map[string][3]float64{ // decode step, prefill, sum of the measured parts
+		"separate/1": {5.207, 0, 5.207}, "separate/8": {7.711, 0.549, 8.260}, "separate/128": {15.462, 12.644, 28.106},
+		"chunked/1": {5.207, 0, 5.207}, "chunked/8": {7.863, 0.009, 7.872}, "chunked/128": {15.151, 4.085, 19.236},
+	}
+	var table strings.Builder
+	for _, r := range rows {
+		key := fmt.Sprintf("%s/%d", r.mode, r.c)
+		w := want[key]
+		for i, got := range []float64{r.decode, r.prefill, r.sum} {
+			if math.Abs(got-w[i]) > 0.002 {
+				t.Errorf("%s: part %d = %.3f ms, want %.3f", key, i, got, w[i])
+			}
+		}
+		fmt.Fprintf(&table, "| %s | C=%d | %.2f / %.2f (%+.0f%%) | %.2f / %.2f | %.2f | %.2f / %.2f (%+.0f%%) |\n", r.mode, r.c,
+			r.decode, r.tDecode, pctOff(r.decode, r.tDecode), r.prefill, r.tPrefill, r.tSched, r.sum, r.tpot, pctOff(r.sum, r.tpot))
+	}
+	// What the README claims: at the plateau (C=128) and at C=8 the decode
+	// step is within 15% of the engine's in both modes, the prefill within
+	// 15% with whole prefills between steps, and the parts within 10% of
+	// the mean TPOT at the plateau in both modes.
+	for _, r := range rows {
+		key := fmt.Sprintf("%s/%d", r.mode, r.c)
+		if r.c > 1 && math.Abs(pctOff(r.decode, r.tDecode)) > 15 {
+			t.Errorf("%s: decode step %.2f vs the engine's %.2f", key, r.decode, r.tDecode)
+		}
+		if r.mode == "separate" && r.c == 128 && math.Abs(pctOff(r.prefill, r.tPrefill)) > 15 {
+			t.Errorf("%s: prefill %.2f vs the engine's %.2f", key, r.prefill, r.tPrefill)
+		}
+		if r.c == 128 && math.Abs(pctOff(r.sum, r.tpot)) > 10 {
+			t.Errorf("%s: parts %.2f vs TPOT %.2f", key, r.sum, r.tpot)
+		}
+	}
+	t.Logf("\n%s", table.String())
+}
