@@ -81,7 +81,7 @@ func parseProcState(out string) procState {
 // procCheck looks at the launch's process group (nothing when the watcher
 // has no pid file, or the host is simulated).
 func (w *Watcher) procCheck(ctx context.Context) procState {
-	if w.cfg.PIDFile == "" || remote.IsSimulated(w.cfg.Host) {
+	if w.cfg.PIDFile == "" || remote.IsSimulated(w.cfg.Host) || !w.loading.Load() {
 		return procState{}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)

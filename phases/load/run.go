@@ -251,6 +251,7 @@ func (s *run) poll(p pollResult) {
 }
 
 func (s *run) emitState(now time.Time) {
+	s.w.loading.Store(!s.tr.ready && !s.tr.stopped && s.tr.failure == nil)
 	s.emit(phases.KindLoadState, s.tr.State(now))
 }
 

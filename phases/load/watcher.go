@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
@@ -55,6 +56,9 @@ type Watcher struct {
 	cfg     Config
 	control chan control
 	client  *http.Client
+	// loading is set by the loop while the load is under way (not ready,
+	// stopped or failed): only then is the launch's process group looked at.
+	loading atomic.Bool
 }
 
 // NewWatcher builds a watcher; Run starts it.
@@ -75,6 +79,7 @@ func NewWatcher(cfg Config) *Watcher {
 		cfg.Now = time.Now
 	}
 	w := &Watcher{cfg: cfg, control: make(chan control, 8)}
+	w.loading.Store(true)
 	h := cfg.Host
 	w.client = &http.Client{
 		Timeout: 3 * time.Second,
