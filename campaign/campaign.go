@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/profdeck/profdeck/remote/localfs"
 )
 
 // DefaultPath is where profdeck looks for the campaign file.
@@ -192,7 +194,7 @@ func Defaults() *Campaign {
 // journal paths are taken relative to the file's directory, and a leading ~/
 // in the SSH paths is the home directory.
 func LoadFile(path string) (*Campaign, error) {
-	f, err := os.Open(path)
+	f, err := localfs.OpenInput(path) // a FIFO would block, a device never end
 	if err != nil {
 		return nil, fmt.Errorf("campaign file: %w", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/profdeck/profdeck/remote/localfs"
 )
 
 // Example is the commented example campaign that `profdeck init` writes.
@@ -20,40 +22,19 @@ func WriteExample(path string, force bool) error {
 	if _, err := Parse(Example); err != nil {
 		return fmt.Errorf("the built-in example does not parse: %w", err) // a build defect
 	}
-	if !force {
-		if _, err := os.Lstat(path); err == nil {
-			return fmt.Errorf("%s already exists: not overwriting it (use --force to replace it)", path)
-		}
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".profdeck-init-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(Example); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
+	write := localfs.WriteNew
 	if force {
-		return os.Rename(tmp.Name(), path)
+		write = localfs.WriteFile
 	}
-	// Link fails if path appeared meanwhile, so a file is never clobbered.
-	if err := os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%s already exists: not overwriting it (use --force to replace it)", path)
-		}
-		return err
+	err := write(path, Example, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s already exists: not overwriting it (use --force to replace it)", path)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }

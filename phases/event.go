@@ -112,6 +112,17 @@ type rawEvent struct {
 	Data  json.RawMessage `json:"data,omitempty"`
 }
 
+// PeekKind reads one journal line's phase and kind without decoding its
+// payload.
+func PeekKind(line []byte) (phase, kind string, err error) {
+	var h struct {
+		Phase string `json:"phase"`
+		Kind  string `json:"kind"`
+	}
+	err = json.Unmarshal(line, &h)
+	return h.Phase, h.Kind, err
+}
+
 // Decode parses one journal line into an Event with a typed payload. Unknown
 // kinds decode with Data left as a map, so a newer journal still reads.
 func Decode(line []byte) (Event, error) {

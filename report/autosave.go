@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote/localfs"
 )
 
 // Autosave keeps a session's notebook on disk: Kick asks for a rewrite,
@@ -38,7 +39,7 @@ func NewAutosave(s *Session, path string, opts NotebookOptions, minInterval time
 	if minInterval <= 0 {
 		minInterval = 3 * time.Second
 	}
-	removeStaleTemps(path)
+	localfs.RemoveStaleTemps(path)
 	a := &Autosave{
 		s: s, path: path, opts: opts, min: minInterval,
 		kick: make(chan struct{}, 1),

@@ -88,11 +88,11 @@ func TestAutosaveKicksAreRateLimited(t *testing.T) {
 
 func TestAutosaveReportsAFailingWriteOnce(t *testing.T) {
 	s, jp := newTestSession(t)
-	dir := filepath.Join(filepath.Dir(jp), "gone")
+	dir := jp // a file: nothing can be written under it
 	a := NewAutosave(s, filepath.Join(dir, "x.md"), NotebookOptions{NoCharts: true}, time.Hour)
 	for i := 0; i < 3; i++ {
 		if _, _, err := a.WriteNow(); err == nil {
-			t.Fatal("write into a missing directory succeeded")
+			t.Fatal("write under a file succeeded")
 		}
 	}
 	if d := savedEvent(t, s).Data.(phases.NotebookSaved); !d.Failed || !strings.Contains(d.Err, "x.md") {

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote/localfs"
 )
 
 // Sweep is one concurrency sweep's levels, read from a journal or from a
@@ -39,9 +40,14 @@ type sweepJSON struct {
 	Plateau *phases.Plateau      `json:"plateau"`
 }
 
-// MaxSweepJSON is the largest file read whole as a `sweep --json` document;
-// a larger file is read as a journal, line by line (lines are bounded).
+// MaxSweepJSON is the largest file read as a `sweep --json` document; a
+// larger file is read as a journal, line by line (lines are bounded).
 const MaxSweepJSON = 32 << 20
+
+// MaxSweepLevels is the most levels read from a sweep document or kept from
+// a journal: a sweep of 1…256 has 9, a campaign a few dozen; past this a
+// file is refused rather than read into unbounded memory.
+const MaxSweepLevels = 10_000
 
 // LoadSweep reads a sweep from path: a `sweep --json` document, or a
 // journal (its last sweep that finished at least one level). "PATH#N"
@@ -94,7 +100,7 @@ func unwrapPath(err error) error {
 }
 
 func loadSweepFile(path string, which int) (Sweep, error) {
-	f, err := os.Open(path)
+	f, err := localfs.OpenInput(path) // a FIFO or /dev/zero would never end
 	if err != nil {
 		return Sweep{}, err
 	}
@@ -103,60 +109,147 @@ func loadSweepFile(path string, which int) (Sweep, error) {
 	if err != nil {
 		return Sweep{}, err
 	}
-	if st.IsDir() {
-		return Sweep{}, fmt.Errorf("%s: a directory, not a journal or a sweep JSON file", path)
-	}
-	if st.Size() > MaxSweepJSON {
-		rr, err := ReadJournal(f)
-		if err != nil {
-			return Sweep{}, fmt.Errorf("%s: %w", path, err)
+	if st.Size() <= MaxSweepJSON {
+		sw, isDoc, err := readSweepDoc(path, f, which)
+		if isDoc {
+			return sw, err
 		}
-		return sweepFromJournal(path, rr, which)
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return Sweep{}, err
+		}
 	}
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return Sweep{}, err
-	}
-	return ParseSweep(path, b, which)
+	return readSweepJournal(path, f, which)
 }
 
 // ParseSweep reads a sweep from the bytes of a sweep JSON document or a
 // journal; path names it in messages. which picks a journal's sweep: 0 the
 // last with results, N > 0 the Nth, N < 0 the Nth from the end.
 func ParseSweep(path string, b []byte, which int) (Sweep, error) {
-	trim := bytes.TrimSpace(b)
-	if len(trim) > 0 && trim[0] == '{' {
-		var probe map[string]json.RawMessage
-		if json.Unmarshal(trim, &probe) == nil {
-			if _, ok := probe["levels"]; ok {
-				if which != 0 {
-					return Sweep{}, fmt.Errorf("%s: a sweep JSON document holds one sweep; #%d picks sweeps of a journal", path, which)
-				}
-				var doc sweepJSON
-				if err := json.Unmarshal(trim, &doc); err != nil {
-					return Sweep{}, fmt.Errorf("%s: sweep JSON: %w", path, err)
-				}
-				if len(doc.Levels) == 0 {
-					return Sweep{}, fmt.Errorf("%s: sweep JSON has no levels", path)
-				}
-				src := "sweep JSON"
-				if doc.Started != "" {
-					src += ", started " + doc.Started
-				}
-				return Sweep{Path: path, Source: src, Model: doc.Model, Levels: doc.Levels, Plateau: doc.Plateau}, nil
-			}
-		}
+	sw, isDoc, err := readSweepDoc(path, bytes.NewReader(b), which)
+	if isDoc {
+		return sw, err
 	}
-	rr, err := ReadJournal(bytes.NewReader(b))
+	return readSweepJournal(path, bytes.NewReader(b), which)
+}
+
+// readSweepJournal reads a journal's macro events (and what says which
+// sweep is which), at most MaxSweepLevels levels, and picks sweep which.
+func readSweepJournal(path string, r io.Reader, which int) (Sweep, error) {
+	levels, read := 0, 0
+	var over bool
+	keep := func(phase, kind string) bool {
+		read++
+		if phase == phases.Macro && kind == phases.KindMacroLevel {
+			levels++
+			over = over || levels > MaxSweepLevels
+			return !over
+		}
+		return phase == phases.Macro || phase == phases.Session
+	}
+	rr, err := readJournal(r, keep)
 	if err != nil {
 		return Sweep{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return sweepFromJournal(path, rr, which)
+	if over {
+		return Sweep{}, fmt.Errorf("%s: more than %d sweep levels: not read", path, MaxSweepLevels)
+	}
+	return sweepFromJournal(path, rr, which, read)
+}
+
+// readSweepDoc reads a `sweep --json` document from r as it goes (levels
+// one by one, at most MaxSweepLevels). isDoc is false when r's first JSON
+// object has no "levels" (a journal, or not JSON): nothing is returned
+// then, and the caller reads it as a journal.
+func readSweepDoc(path string, r io.Reader, which int) (sw Sweep, isDoc bool, err error) {
+	dec := json.NewDecoder(r)
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return Sweep{}, false, nil
+	}
+	var doc sweepJSON
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return Sweep{}, isDoc, sweepDocErr(path, isDoc, err)
+		}
+		key, _ := tok.(string)
+		switch key {
+		case "levels":
+			isDoc = true
+			if which != 0 {
+				return Sweep{}, true, fmt.Errorf("%s: a sweep JSON document holds one sweep; #%d picks sweeps of a journal", path, which)
+			}
+			if doc.Levels, err = decodeLevels(dec); err != nil {
+				return Sweep{}, true, fmt.Errorf("%s: sweep JSON: %w", path, err)
+			}
+		case "url":
+			err = dec.Decode(&doc.URL)
+		case "model":
+			err = dec.Decode(&doc.Model)
+		case "started":
+			err = dec.Decode(&doc.Started)
+		case "plateau":
+			err = dec.Decode(&doc.Plateau)
+		default:
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+		}
+		if err != nil {
+			return Sweep{}, isDoc, sweepDocErr(path, isDoc, err)
+		}
+	}
+	if !isDoc {
+		return Sweep{}, false, nil
+	}
+	if len(doc.Levels) == 0 {
+		return Sweep{}, true, fmt.Errorf("%s: sweep JSON has no levels", path)
+	}
+	src := "sweep JSON"
+	if doc.Started != "" {
+		src += ", started " + doc.Started
+	}
+	return Sweep{Path: path, Source: src, Model: doc.Model, Levels: doc.Levels, Plateau: doc.Plateau}, true, nil
+}
+
+// sweepDocErr is a decoding error once the document is known to be a sweep
+// document; before, the file may still be a journal (nil: read it so).
+func sweepDocErr(path string, isDoc bool, err error) error {
+	if !isDoc {
+		return nil
+	}
+	return fmt.Errorf("%s: sweep JSON: %w", path, err)
+}
+
+// decodeLevels reads the "levels" array one level at a time.
+func decodeLevels(dec *json.Decoder) ([]phases.LevelResult, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if tok == nil {
+		return nil, nil
+	}
+	if tok != json.Delim('[') {
+		return nil, fmt.Errorf("\"levels\" is not a list")
+	}
+	var out []phases.LevelResult
+	for dec.More() {
+		if len(out) == MaxSweepLevels {
+			return nil, fmt.Errorf("more than %d levels: not read", MaxSweepLevels)
+		}
+		var l phases.LevelResult
+		if err := dec.Decode(&l); err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	_, err = dec.Token() // ]
+	return out, err
 }
 
 // sweepFromJournal picks the sweep which (as ParseSweep) from a journal.
-func sweepFromJournal(path string, rr ReadResult, which int) (Sweep, error) {
-	if len(rr.Events) == 0 {
+// read counts the events in the journal, kept or not.
+func sweepFromJournal(path string, rr ReadResult, which, read int) (Sweep, error) {
+	if read == 0 {
 		return Sweep{}, fmt.Errorf("%s: neither a sweep JSON document (no \"levels\") nor a journal (no event could be read; %d lines skipped)", path, rr.SkippedCount)
 	}
 	c := classify(rr.Events)
@@ -197,7 +290,7 @@ func sweepFromJournal(path string, rr ReadResult, which int) (Sweep, error) {
 			return sw, nil
 		}
 	}
-	return Sweep{}, fmt.Errorf("%s: the journal holds no finished sweep level (%d events)", path, len(rr.Events))
+	return Sweep{}, fmt.Errorf("%s: the journal holds no finished sweep level (%d events)", path, read)
 }
 
 // metric is one compared figure of a level.

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote/localfs"
 )
 
 // Journal is an append-only JSON-lines file of events.
@@ -41,8 +42,11 @@ func OpenJournal(path string) (*Journal, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	_, statErr := os.Stat(path)
+	statErr := localfs.CheckInput(path)
 	created := os.IsNotExist(statErr)
+	if statErr != nil && !created {
+		return nil, fmt.Errorf("journal %w", statErr) // a FIFO or /dev/zero would hang the read
+	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
@@ -60,7 +64,7 @@ func OpenJournal(path string) (*Journal, error) {
 	}
 	if created {
 		// Make the new file's directory entry durable too.
-		syncDir(dir)
+		localfs.SyncDir(dir)
 	}
 	return &Journal{f: f, path: path, prior: prior}, nil
 }
@@ -89,17 +93,6 @@ func repairTail(f *os.File) error {
 		return err
 	}
 	return f.Sync()
-}
-
-// syncDir fsyncs a directory so that a file created or renamed in it
-// survives a power cut. Errors are ignored: not every filesystem allows it.
-func syncDir(dir string) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return
-	}
-	_ = d.Sync()
-	d.Close()
 }
 
 // Path is the journal's file name.
@@ -181,6 +174,12 @@ func (res *ReadResult) skip(n int, format string, a ...any) {
 // never fatal: a journal is read for what it holds. Lines are bounded
 // (MaxJournalLine), so any input is read in bounded memory.
 func ReadJournal(r io.Reader) (ReadResult, error) {
+	return readJournal(r, nil)
+}
+
+// readJournal is ReadJournal keeping only the events keep accepts (all
+// when nil); the rest are read past without decoding their payload.
+func readJournal(r io.Reader, keep func(phase, kind string) bool) (ReadResult, error) {
 	var res ReadResult
 	br := bufio.NewReaderSize(r, 1<<16)
 	var buf []byte
@@ -200,6 +199,12 @@ func ReadJournal(r io.Reader) (ReadResult, error) {
 				res.skip(n, "incomplete last line (%d bytes) skipped", len(line))
 			case len(line) == 0:
 			default:
+				if keep != nil {
+					phase, kind, err := phases.PeekKind(line)
+					if err == nil && !keep(phase, kind) {
+						break
+					}
+				}
 				ev, derr := phases.Decode(line)
 				if derr != nil {
 					res.skip(n, "%v", derr)
@@ -240,9 +245,10 @@ func readBoundedLine(br *bufio.Reader, buf []byte) (line []byte, long int, err e
 	}
 }
 
-// ReadJournalFile reads the journal at path.
+// ReadJournalFile reads the journal at path, a regular file (a FIFO or a
+// device is refused: reading one could block or never end).
 func ReadJournalFile(path string) (ReadResult, error) {
-	f, err := os.Open(path)
+	f, err := localfs.OpenInput(path)
 	if err != nil {
 		return ReadResult{}, err
 	}

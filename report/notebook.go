@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/remote/localfs"
 )
 
 // NotebookEndMarker is the notebook's last line: a file that ends with it
@@ -70,6 +70,12 @@ func WriteNotebook(path string, events []phases.Event, opts NotebookOptions) err
 	if !opts.NoCharts && opts.ChartsDir == "" {
 		opts.ChartsDir = ChartsDirFor(path)
 	}
+	if err := localfs.CheckOutput(path, true); err != nil {
+		return fmt.Errorf("notebook %s: %w", path, err) // before any chart is drawn
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		opts.NoCharts = true // a device or a FIFO: no folder of charts beside it
+	}
 	if opts.NoCharts {
 		opts.ChartsDir = ""
 	}
@@ -85,7 +91,7 @@ func WriteNotebook(path string, events []phases.Event, opts NotebookOptions) err
 			if err == nil {
 				cp := filepath.Join(dir, c.name)
 				if old, rerr := os.ReadFile(cp); rerr != nil || !bytes.Equal(old, b) {
-					err = writeFileAtomic(cp, b, 0o644) // unchanged charts are not rewritten
+					err = localfs.WriteFile(cp, b, 0o644) // unchanged charts are not rewritten
 				}
 			}
 			if err != nil {
@@ -93,7 +99,7 @@ func WriteNotebook(path string, events []phases.Event, opts NotebookOptions) err
 			}
 		}
 	}
-	if err := writeFileAtomic(path, md, 0o644); err != nil {
+	if err := localfs.WriteFile(path, md, 0o644); err != nil {
 		return fmt.Errorf("notebook %s: %w", path, err)
 	}
 	if len(chartErrs) > 0 {
@@ -117,54 +123,6 @@ func (e *ChartsError) Error() string {
 func ChartsDirFor(path string) string {
 	base := filepath.Base(path)
 	return strings.TrimSuffix(base, filepath.Ext(base)) + ".charts"
-}
-
-// writeFileAtomic writes data to a temporary file in path's directory,
-// fsyncs it, renames it over path and fsyncs the directory.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // the random name would make every retry's message differ
-		}
-		return fmt.Errorf("create a temporary file in %s: %w", dir, err)
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	ok = true
-	syncDir(dir)
-	return nil
-}
-
-// removeStaleTemps deletes temporary files a crash left beside path.
-func removeStaleTemps(path string) {
-	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*"))
-	for _, m := range matches {
-		os.Remove(m)
-	}
 }
 
 // drawSafely draws a chart, turning a panic of the plotting library (on

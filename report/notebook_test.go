@@ -169,8 +169,8 @@ func TestWriteNotebookAtomicWithCharts(t *testing.T) {
 			t.Errorf("temporary file left: %s", e.Name())
 		}
 	}
-	// A notebook in a directory that cannot be written fails with its name.
-	if err := WriteNotebook(filepath.Join(dir, "missing", "x.md"), nil, NotebookOptions{NoCharts: true}); err == nil || !strings.Contains(err.Error(), "x.md") {
+	// A notebook under a file fails with its name.
+	if err := WriteNotebook(filepath.Join(p, "x.md"), nil, NotebookOptions{NoCharts: true}); err == nil || !strings.Contains(err.Error(), "x.md") {
 		t.Fatalf("err %v", err)
 	}
 }

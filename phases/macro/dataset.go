@@ -9,9 +9,10 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"time"
+
+	"github.com/profdeck/profdeck/remote/localfs"
 )
 
 // Dataset kinds.
@@ -68,7 +69,7 @@ func loadDataset(cfg Config) (*dataset, error) {
 	if cfg.DatasetFile == "" {
 		return nil, fmt.Errorf("--dataset %s: a FILE is required", cfg.Dataset)
 	}
-	f, err := os.Open(cfg.DatasetFile)
+	f, err := localfs.OpenInput(cfg.DatasetFile) // a FIFO or a device is refused
 	if err != nil {
 		return nil, fmt.Errorf("--dataset %s %s: %v", cfg.Dataset, cfg.DatasetFile, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/remote/localfs"
 )
 
 // Host implements remote.Host.
@@ -69,10 +70,10 @@ func expandHome(p string) string {
 	return filepath.Join(home, p[1:])
 }
 
-// WriteFile writes a local file atomically: parent directories are created,
-// the data goes to a temporary file in the same directory, which is synced
-// and renamed over path, so a reader never sees half a file.
-func (h *Host) WriteFile(ctx context.Context, path string, data []byte, mode os.FileMode) (err error) {
+// WriteFile writes a local file with localfs.WriteFile: parent folders
+// are created, a regular file is replaced atomically (fsynced temporary
+// file renamed over it), a link's target is written, a device in place.
+func (h *Host) WriteFile(ctx context.Context, path string, data []byte, mode os.FileMode) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -80,33 +81,10 @@ func (h *Host) WriteFile(ctx context.Context, path string, data []byte, mode os.
 		mode = 0o644
 	}
 	path = expandHome(path)
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = f.Chmod(mode); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
+	if err := localfs.WriteFile(path, data, mode); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

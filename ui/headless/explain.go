@@ -35,7 +35,7 @@ func ExplainMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	seqs := c.Flags.Int("max-num-seqs", 0, "the server's --max-num-seqs, when known")
 	pos, err := c.ParseFiles(args, 1)
 	if err == nil {
-		err = notAnInput(c.JSONPath, pos)
+		err = notAnInput(c, pos)
 	}
 	if err != nil {
 		return c.Exit(ctx, err)

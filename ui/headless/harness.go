@@ -23,6 +23,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
+	"github.com/profdeck/profdeck/remote/localfs"
 )
 
 // The exit codes of every headless command.
@@ -61,10 +62,12 @@ func Code(ctx context.Context, err error) int {
 	var bad *BadInputError
 	var input *phases.InputError
 	var step *StepFailedError
+	var special *localfs.NotRegularError
+	var overlap *localfs.Overlap
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.As(err, &bad), errors.As(err, &input):
+	case errors.As(err, &bad), errors.As(err, &input), errors.As(err, &special), errors.As(err, &overlap):
 		return ExitBadInput
 	case errors.As(err, &step):
 		return ExitStepFailed
@@ -90,6 +93,11 @@ type Command struct {
 	// written at the end (the journal's folder, when there is one); the
 	// temporary folder otherwise.
 	AsideDir string
+
+	// Inputs names the files the command reads besides the campaign file
+	// (a dataset, a journal), once the flags are parsed: no output may be
+	// one of them.
+	Inputs func() []localfs.Named
 
 	jsonl *os.File
 }

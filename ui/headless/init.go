@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/profdeck/profdeck/campaign"
+	"github.com/profdeck/profdeck/remote/localfs"
 )
 
 const initUsage = `profdeck init [FILE] [--force]
@@ -26,6 +27,9 @@ func InitMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	path := campaign.DefaultPath
 	if len(pos) == 1 {
 		path = pos[0]
+	}
+	if err := localfs.CheckOutput(path, true); err != nil {
+		return c.Exit(ctx, BadInput("%s: %v", path, err))
 	}
 	if err := campaign.WriteExample(path, force); err != nil {
 		return c.Exit(ctx, err)

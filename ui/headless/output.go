@@ -6,17 +6,25 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/profdeck/profdeck/campaign"
+	"github.com/profdeck/profdeck/remote/localfs"
 )
 
 // checkOutputs makes sure --json and --jsonl can be written before any work
-// starts: the JSON lines file is opened (appended to) now; the result
-// document's directory must take a new file and the path must not be a
-// directory.
+// starts: neither is the same file as the other or as an input (Inputs,
+// and the campaign file), the JSON lines file is opened (appended to)
+// now, and the result document's folder must take a new file.
 func (c *Command) checkOutputs() error {
+	if c.JSONPath == "-" && c.JSONLPath == "-" {
+		return BadInput("--json - and --jsonl - both want stdout: give one of them a file")
+	}
+	if err := c.CheckOverlap(); err != nil {
+		return err
+	}
 	if c.JSONPath != "" && c.JSONPath != "-" {
-		if err := checkWritable(c.JSONPath); err != nil {
+		if err := localfs.CheckOutput(c.JSONPath, false); err != nil {
 			return BadInput("--json %s: %v", c.JSONPath, err)
 		}
 	}
@@ -27,25 +35,36 @@ func (c *Command) checkOutputs() error {
 		}
 		c.jsonl = f
 	}
-	if c.JSONPath == "-" && c.JSONLPath == "-" {
-		return BadInput("--json - and --jsonl - both want stdout: give one of them a file")
-	}
 	return nil
 }
 
-// checkWritable reports why path could not be written as a new file (or
-// replaced), without leaving anything behind.
-func checkWritable(path string) error {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return fmt.Errorf("is a directory")
+// CheckOverlap refuses, as bad input, outputs (--json, --jsonl and more)
+// that are the same file as one another or as an input: the campaign file
+// (-c, or ./profdeck.yaml read by default), and more.
+func (c *Command) CheckOverlap(more ...localfs.Named) error {
+	outs := []localfs.Named{{Name: "--json", Path: c.JSONPath}, {Name: "--jsonl", Path: c.JSONLPath}}
+	var ins []localfs.Named
+	if c.Flags.Lookup("c") != nil {
+		camp := c.CampaignPath
+		if camp == "" {
+			camp = campaign.DefaultPath
+		}
+		ins = append(ins, localfs.Named{Name: "the campaign file", Path: camp})
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return unwrapPath(err)
+	if c.Inputs != nil {
+		ins = append(ins, c.Inputs()...)
 	}
-	name := f.Name()
-	f.Close()
-	return os.Remove(name)
+	for _, m := range more {
+		if m.Output {
+			outs = append(outs, m)
+		} else {
+			ins = append(ins, m)
+		}
+	}
+	if err := localfs.CheckOverlap(outs, ins); err != nil {
+		return &BadInputError{Err: err}
+	}
+	return nil
 }
 
 // unwrapPath drops the path an *os.PathError repeats (the message names it
@@ -83,8 +102,9 @@ func (c *Command) WriteLine(v any) {
 }
 
 // WriteJSON writes v as the result document (nothing without --json): to
-// stdout for -, else to a temporary file renamed over the path, so a
-// reader never sees half a document. When that fails at the end (the disk
+// stdout for -, else with localfs.WriteFile (a temporary file renamed over
+// the path, so a reader never sees half a document; a link's target, or a
+// device or FIFO in place). When that fails at the end (the disk
 // filled, the folder went away), the document is written beside the
 // journal (AsideDir) or to a temporary file instead, and the error says
 // where: what was measured is not lost.
@@ -101,7 +121,7 @@ func (c *Command) WriteJSON(v any) error {
 		_, err = c.Stdout.Write(b)
 		return err
 	}
-	err = writeAtomic(c.JSONPath, b)
+	err = localfs.WriteFile(c.JSONPath, b, 0o644)
 	if err == nil {
 		return nil
 	}
@@ -110,20 +130,6 @@ func (c *Command) WriteJSON(v any) error {
 		return fmt.Errorf("--json %s: %v; writing it elsewhere failed too: %v", c.JSONPath, err, aerr)
 	}
 	return fmt.Errorf("--json %s: %v; the document was written to %s instead", c.JSONPath, err, where)
-}
-
-// writeAtomic writes b to a temporary file beside path and renames it over.
-func writeAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		os.Remove(tmp)
-		return unwrapPath(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return unwrapPath(err)
-	}
-	return nil
 }
 
 // writeAside writes b to a new file in AsideDir, else in the temporary

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/campaign"
+	"github.com/profdeck/profdeck/remote/localfs"
 	"github.com/profdeck/profdeck/report"
 )
 
@@ -76,6 +77,15 @@ func reportPaths(c *Command, pos []string) (journal, notebook string, err error)
 // writeReport reads the journal and writes its notebook to path (- for
 // stdout), saying on stdout what it wrote.
 func writeReport(c *Command, journal, path string, opts report.NotebookOptions) error {
+	if err := c.CheckOverlap(localfs.Named{Name: "the journal", Path: journal},
+		localfs.Named{Name: "the notebook", Path: path, Output: true}); err != nil {
+		return err
+	}
+	if path != "-" {
+		if err := localfs.CheckOutput(path, true); err != nil {
+			return BadInput("notebook %s: %v", path, err)
+		}
+	}
 	rr, err := report.ReadJournalFile(journal)
 	if err != nil {
 		return &BadInputError{Err: err} // no such journal, or not a file
@@ -140,7 +150,7 @@ func CompareMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	c.flagJSON()
 	pos, err := c.ParseFiles(args, 2)
 	if err == nil {
-		err = notAnInput(c.JSONPath, pos)
+		err = notAnInput(c, pos)
 	}
 	if err != nil {
 		return c.Exit(ctx, err)
@@ -169,17 +179,16 @@ func loadSweep(c *Command, path string) (report.Sweep, error) {
 	return s, nil
 }
 
-// notAnInput refuses an output path that names one of the input files
-// (compare --json A B with the old switch form would write over A).
-func notAnInput(out string, inputs []string) error {
-	if out == "" || out == "-" {
-		return nil
-	}
+// notAnInput refuses an output path that is one of the input files
+// (compare --json A B with the old switch form would write over A); a
+// JOURNAL#N names the journal.
+func notAnInput(c *Command, inputs []string) error {
+	var named []localfs.Named
 	for _, in := range inputs {
-		file, _, _ := strings.Cut(in, "#")
-		if filepath.Clean(out) == filepath.Clean(in) || filepath.Clean(out) == filepath.Clean(file) {
-			return BadInput("--json %s is one of the files compared", out)
+		named = append(named, localfs.Named{Name: "an input", Path: in})
+		if file, _, ok := strings.Cut(in, "#"); ok {
+			named = append(named, localfs.Named{Name: "an input", Path: file})
 		}
 	}
-	return nil
+	return c.CheckOverlap(named...)
 }

@@ -272,7 +272,7 @@ func TestCompareJSONFile(t *testing.T) {
 	os.WriteFile(a, mustRead(t, seedJournal), 0o644)
 	before := mustRead(t, a)
 	code, _, errOut = runCLI(t, headless.CompareMain, a, seedJournal, "--json", a)
-	if code != 2 || !strings.Contains(errOut, "is one of the files compared") || string(mustRead(t, a)) != string(before) {
+	if code != 2 || !strings.Contains(errOut, "is also an input: refusing to write over it") || string(mustRead(t, a)) != string(before) {
 		t.Fatalf("exit %d %q", code, errOut)
 	}
 	// The old switch form: --json takes the next word, so A B leave one file.

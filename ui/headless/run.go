@@ -2,8 +2,10 @@ package headless
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
+	"github.com/profdeck/profdeck/remote/localfs"
 	"github.com/profdeck/profdeck/report"
 )
 
@@ -53,6 +56,9 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !fromFile {
 		return cmd.Exit(ctx, BadInput("no campaign file %s: write one with `profdeck init`", campaign.DefaultPath))
 	}
+	if err := checkRunFiles(cmd, c); err != nil {
+		return cmd.Exit(ctx, err)
+	}
 	cmd.AsideDir = filepath.Dir(c.JournalPath())
 	if _, err := c.ModelSpec(); err != nil {
 		return cmd.Exit(ctx, &BadInputError{Err: err})
@@ -70,6 +76,21 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	code := finish(cmd, res, events)
 	cmd.Close()
 	return code
+}
+
+// checkRunFiles refuses, before any work, a journal that is not a regular
+// file (a FIFO or /dev/zero would hang its reading), a notebook that
+// cannot be written, and an output that is one of the campaign's files.
+func checkRunFiles(cmd *Command, c *campaign.Campaign) error {
+	journal := c.JournalPath()
+	if err := localfs.CheckInput(journal); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return BadInput("journal %v", err)
+	}
+	if err := localfs.CheckOutput(c.Notebook, true); err != nil {
+		return BadInput("notebook %s: %v", c.Notebook, err)
+	}
+	return cmd.CheckOverlap(localfs.Named{Name: "the journal", Path: journal, Output: true},
+		localfs.Named{Name: "the notebook", Path: c.Notebook, Output: true})
 }
 
 func splitList(s string) []string {

@@ -20,6 +20,7 @@ import (
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
+	"github.com/profdeck/profdeck/remote/localfs"
 	"github.com/profdeck/profdeck/remote/sim"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 )
@@ -169,6 +170,9 @@ func (f *sweepFlags) plan(c *Command) (macro.Config, *campaign.Campaign, error) 
 	cfg.Timeout, cfg.Seed = f.timeout, f.seed
 	cfg.Log = func(msg string) { fmt.Fprintln(c.Stderr, "sweep:", msg) }
 	cfg.JSONL = c.JSONL()
+	if err := c.CheckOverlap(localfs.Named{Name: "the dataset", Path: cfg.DatasetFile}); err != nil {
+		return macro.Config{}, nil, err
+	}
 	if err := macro.LoadWorkload(&cfg); err != nil {
 		return macro.Config{}, nil, &BadInputError{Err: err}
 	}
