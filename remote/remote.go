@@ -101,6 +101,14 @@ func IsSimulated(h Host) bool {
 	return ok && s.Simulated()
 }
 
+// SpecError is a host that cannot work as given: its name, port or SSH
+// configuration is wrong (a bad port, an option where a name goes, an
+// unsupported directive). It is the operator's input, never the network's.
+type SpecError struct{ Err error }
+
+func (e *SpecError) Error() string { return e.Err.Error() }
+func (e *SpecError) Unwrap() error { return e.Err }
+
 // ExitError is a command that ran and exited non-zero.
 type ExitError struct {
 	Cmd    string

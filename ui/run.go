@@ -31,8 +31,7 @@ var Version = "dev"
 // DemoMain runs the cockpit on the simulated deployment. The campaign runs
 // by itself (every step, so every pane and the budget fill) unless --manual.
 func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := headless.NewFlagSet("demo")
 	dir := fs.String("dir", "", "folder for the demo's notebook and journal (default: a new temporary folder)")
 	manual := fs.Bool("manual", false, "drive the panes by hand instead of running the campaign (the sweep starts at once)")
 	loadTime := fs.Duration("load-time", 0, "how long the simulated 30-minute load takes (default 30s, 60s with --manual)")
@@ -40,8 +39,8 @@ func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	profStallAt := fs.Float64("stall-with-profiler-at", 0, "simulate a restart with the profiler that stalls at this many GiB per GPU")
 	stallAfter := fs.Duration("stall-after", 0, "call the load stalled after this long without progress (default: the demo's 10s)")
 	fail := fs.String("fail", "", "simulate a load that fails: oom or nccl")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, "profdeck demo [--dir DIR] [--manual] [--load-time D] [--fail oom|nccl] [--stall-at GIB] ...", stderr); !ok {
+		return code
 	}
 	if *fail != "" && *fail != "oom" && *fail != "nccl" {
 		fmt.Fprintf(stderr, "profdeck demo: --fail %q: want oom or nccl\n", *fail)
@@ -90,11 +89,10 @@ func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // TUIMain runs the cockpit for a campaign file.
 func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("tui", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := headless.NewFlagSet("tui")
 	path := fs.String("c", campaign.DefaultPath, "campaign file")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, "profdeck tui [-c FILE]", stderr); !ok {
+		return code
 	}
 	c, err := campaign.LoadFile(*path)
 	if err != nil {
@@ -117,6 +115,20 @@ func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer hosts.CloseAll(nodes[1:])
 	return runCockpit(ctx, c, nodes[0], nil, stderr, nodes...)
+}
+
+// parseFlags parses a cockpit command's flags: ok, or the exit status (0
+// after -h, 2 after a wrong flag said in one line).
+func parseFlags(fs *flag.FlagSet, args []string, usage string, stderr io.Writer) (int, bool) {
+	err := headless.ParseFlags(fs, args, usage, stderr)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, flag.ErrHelp):
+		return 0, false
+	}
+	fmt.Fprintf(stderr, "profdeck %s: %v\n", fs.Name(), err)
+	return 2, false
 }
 
 // runCockpit opens the session and runs the program until the operator quits.

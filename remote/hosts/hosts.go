@@ -4,6 +4,7 @@ package hosts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -35,7 +36,7 @@ func Open(ctx context.Context, spec string, opt Options) (remote.Host, error) {
 	spec = strings.TrimSpace(spec)
 	switch spec {
 	case "":
-		return nil, fmt.Errorf("no host given: use sim, local or an SSH target")
+		return nil, &remote.SpecError{Err: errors.New("no host given: use sim, local or an SSH target")}
 	case "local", "localhost":
 		return local.New(), nil
 	case "sim":

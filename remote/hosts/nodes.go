@@ -2,6 +2,7 @@ package hosts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/profdeck/profdeck/remote"
@@ -34,7 +35,7 @@ func OpenNodes(ctx context.Context, specs []string, opt Options) ([]remote.Host,
 		out = append(out, h)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no host given: use sim, local or an SSH target")
+		return nil, &remote.SpecError{Err: errors.New("no host given: use sim, local or an SSH target")}
 	}
 	return out, nil
 }

@@ -1,7 +1,9 @@
 package ssh
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/user"
@@ -86,13 +88,25 @@ func loadSSHConfig(path string) (*sshConfig, error) {
 	return sc, nil
 }
 
-func decodeConfig(f *os.File) (cfg *sshconfig.Config, err error) {
+// maxConfigFile bounds what is read of an SSH configuration file.
+const maxConfigFile = 4 << 20
+
+// decodeConfig parses a configuration file, its Match blocks rewritten as
+// the Host blocks that select the same hosts (rewriteMatch).
+func decodeConfig(f io.Reader) (cfg *sshconfig.Config, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("cannot parse: %v", r)
 		}
 	}()
-	return sshconfig.Decode(f)
+	b, err := io.ReadAll(io.LimitReader(f, maxConfigFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxConfigFile {
+		return nil, fmt.Errorf("over %d MiB: not an SSH configuration", maxConfigFile>>20)
+	}
+	return sshconfig.Decode(bytes.NewReader(rewriteMatch(b)))
 }
 
 // get returns the first value of key for alias over all files.
@@ -151,6 +165,9 @@ func splitTarget(spec string) (userName, host string, port int, err error) {
 		} else if strings.HasPrefix(s, "[") {
 			host = strings.Trim(s, "[]")
 		}
+	}
+	if strings.HasPrefix(host, "-") {
+		return "", "", 0, fmt.Errorf("ssh target %q: a host name cannot start with \"-\" (options are not passed to ssh)", spec)
 	}
 	if host == "" || strings.ContainsAny(host, " \t/") {
 		return "", "", 0, fmt.Errorf("ssh target %q: want [user@]host[:port] or an ~/.ssh/config alias", spec)

@@ -37,6 +37,8 @@ func TestSplitTarget(t *testing.T) {
 		{in: "@h", bad: true},
 		{in: "", bad: true},
 		{in: "a b", bad: true},
+		{in: "-oProxyCommand=touch /tmp/x", bad: true},
+		{in: "u@-oProxyCommand=x", bad: true},
 	} {
 		u, h, p, err := splitTarget(c.in)
 		if (err != nil) != c.bad || !c.bad && (u != c.user || h != c.host || p != c.port) {
@@ -116,7 +118,6 @@ func TestResolveConfigErrors(t *testing.T) {
 		{"Host a\n  ProxyCommand nc %h %p\n", "a", "ProxyCommand is not supported"},
 		{"Host a\n  Port eighty\n", "a", `bad Port "eighty"`},
 		{"Host a\n  ProxyJump a\n", "a", "too long"},
-		{"Match host a\n  User x\n", "a", "Match"},
 	} {
 		p := filepath.Join(t.TempDir(), "config")
 		os.WriteFile(p, []byte(c.conf), 0o600)
@@ -130,5 +131,71 @@ func TestResolveConfigErrors(t *testing.T) {
 	}
 	if _, err := loadSSHConfig("/nonexistent/config"); err == nil || !strings.Contains(err.Error(), "/nonexistent/config") {
 		t.Errorf("missing config: %v", err)
+	}
+}
+
+// Match blocks no longer make every host fail: the ones that can be judged
+// before connecting apply as OpenSSH would apply them, the others (exec,
+// user, …) are skipped.
+func TestResolveConfigMatchBlocks(t *testing.T) {
+	isolate(t)
+	sc := writeConfig(t, `
+Match exec "test -f /nonexistent"
+  User fromexec
+Match host gpu*,!gpu9 localuser `+localUser()+`
+  User fromhost
+  Port 2201
+Match originalhost jump
+  HostName 10.9.9.9
+Match localuser nobody-else-xyz
+  Port 9
+Match user root
+  Port 10
+Match !host gpu1
+  Port 11
+Host gpu9
+  User nine
+Match all
+  ConnectTimeout 7
+`)
+	for _, c := range []struct {
+		target, user, host string
+		port               int
+	}{
+		{"gpu1", "fromhost", "gpu1", 2201},
+		{"gpu9", "nine", "gpu9", 22},
+		{"jump", localUser(), "10.9.9.9", 22},
+		{"other", localUser(), "other", 22},
+	} {
+		hc, err := sc.resolve(c.target)
+		if err != nil {
+			t.Fatalf("%s: %v", c.target, err)
+		}
+		if hc.User != c.user || hc.HostName != c.host || hc.Port != c.port || hc.ConnectTimeout != 7*time.Second {
+			t.Errorf("%s: user %q host %q port %d timeout %v; want %q %q %d 7s", c.target, hc.User, hc.HostName, hc.Port, hc.ConnectTimeout, c.user, c.host, c.port)
+		}
+	}
+}
+
+func TestMatchHosts(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{"Match all", "*"},
+		{"match Host a,b", "a b"},
+		{"Match=host a", "a"},
+		{"Match host a originalhost b", matchNone},
+		{"Match host", matchNone},
+		{"Match final host a", "a"},
+		{"Match canonical host a", matchNone},
+		{`Match exec "a b" host c`, matchNone},
+		{"Match host a # comment", "a"},
+		{"Match", matchNone},
+	} {
+		args, ok := matchArgs(c.line)
+		if !ok || matchHosts(args) != c.want {
+			t.Errorf("%q: %v %q, want %q", c.line, ok, matchHosts(args), c.want)
+		}
+	}
+	if _, ok := matchArgs("MatchX a"); ok {
+		t.Error("MatchX read as Match")
 	}
 }

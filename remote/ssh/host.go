@@ -74,11 +74,11 @@ var ErrClosed = errors.New("ssh: host closed")
 func Dial(ctx context.Context, target string, opt Options) (*Host, error) {
 	sc, err := loadSSHConfig(opt.SSHConfig)
 	if err != nil {
-		return nil, err
+		return nil, &remote.SpecError{Err: err}
 	}
 	cfg, err := sc.resolve(target)
 	if err != nil {
-		return nil, err
+		return nil, &remote.SpecError{Err: err}
 	}
 	h := &Host{
 		name:   cfg.Alias,

@@ -23,12 +23,12 @@ func TestFileCommandsConvention(t *testing.T) {
 		lacks string   // what its usage says it has not
 	}{
 		{"report", headless.ReportMain, []string{"-c string"}, "no --host; the notebook is its result (-o), so no --json or --jsonl"},
-		{"compare", headless.CompareMain, []string{"-json string"}, "no -c or --host, and no --jsonl"},
-		{"explain", headless.ExplainMain, []string{"-json string"}, "no -c or --host, and no --jsonl"},
-		{"parse vllm-log", headless.ParseLogMain, []string{"-json string"}, "no -c, --host or --jsonl"},
-		{"parse nvidia-smi", headless.ParseSMIMain, []string{"-json string"}, "no -c, --host or --jsonl"},
-		{"parse metrics", headless.ParseMetricsMain, []string{"-json string"}, "no -c, --host or --jsonl"},
-		{"parse profiler-table", headless.ParseProfilerMain, []string{"-json string"}, "no -c, --host or --jsonl"},
+		{"compare", headless.CompareMain, []string{"--json string"}, "no -c or --host, and no --jsonl"},
+		{"explain", headless.ExplainMain, []string{"--json string"}, "no -c or --host, and no --jsonl"},
+		{"parse vllm-log", headless.ParseLogMain, []string{"--json string"}, "no -c, --host or --jsonl"},
+		{"parse nvidia-smi", headless.ParseSMIMain, []string{"--json string"}, "no -c, --host or --jsonl"},
+		{"parse metrics", headless.ParseMetricsMain, []string{"--json string"}, "no -c, --host or --jsonl"},
+		{"parse profiler-table", headless.ParseProfilerMain, []string{"--json string"}, "no -c, --host or --jsonl"},
 	} {
 		code, _, errs := runCLI(t, tc.main, "-h")
 		if code != 0 || !strings.HasPrefix(errs, "usage: profdeck "+tc.name+" ") || !strings.Contains(strings.Join(strings.Fields(errs), " "), tc.lacks) {

@@ -204,3 +204,12 @@ func TestOutputUnderAFileExit2(t *testing.T) {
 	oneLine(t, headless.InitMain, "is not a directory", filepath.Join(file, "x.yaml"))
 	oneLine(t, headless.CompareMain, "no directory", seedJournal, seedJournal, "--json", filepath.Join(file+"-missing", "x.json"))
 }
+
+// A host that can never work as typed is bad input (exit 2, one line), not
+// a failure to connect: an ssh option where the name goes, a bad port, an
+// empty name.
+func TestBadHostSpecExit2(t *testing.T) {
+	for _, h := range []string{"-oProxyCommand=touch /tmp/pwned", "gpu1:99999", "bob@"} {
+		oneLine(t, headless.SweepMain, "", "--host", h, "--url", "http://127.0.0.1:1")
+	}
+}

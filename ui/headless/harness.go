@@ -38,8 +38,7 @@ const (
 // BadInputError is an error in what the operator gave (a flag, a file, a
 // campaign value): the command says it in one line and exits 2.
 type BadInputError struct {
-	Err  error
-	said bool // already printed (by the flag package)
+	Err error
 }
 
 func (e *BadInputError) Error() string { return e.Err.Error() }
@@ -64,10 +63,12 @@ func Code(ctx context.Context, err error) int {
 	var step *StepFailedError
 	var special *localfs.NotRegularError
 	var overlap *localfs.Overlap
+	var spec *remote.SpecError
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.As(err, &bad), errors.As(err, &input), errors.As(err, &special), errors.As(err, &overlap):
+	case errors.As(err, &bad), errors.As(err, &input), errors.As(err, &special), errors.As(err, &overlap),
+		errors.As(err, &spec):
 		return ExitBadInput
 	case errors.As(err, &step):
 		return ExitStepFailed
@@ -99,6 +100,7 @@ type Command struct {
 	// one of them.
 	Inputs func() []localfs.Named
 
+	usage string
 	jsonl *os.File
 }
 
@@ -115,14 +117,7 @@ func New(name, usage string, stdout, stderr io.Writer) *Command {
 
 // newCommand is the command with its usage and none of the shared flags.
 func newCommand(name, usage string, stdout, stderr io.Writer) *Command {
-	c := &Command{Name: name, Flags: flag.NewFlagSet(name, flag.ContinueOnError), Stdout: stdout, Stderr: stderr}
-	fs := c.Flags
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: "+usage)
-		fs.PrintDefaults()
-	}
-	return c
+	return &Command{Name: name, Flags: NewFlagSet(name), Stdout: stdout, Stderr: stderr, usage: usage}
 }
 
 func (c *Command) flagCampaign() {
@@ -150,11 +145,11 @@ func (c *Command) ParseFiles(args []string, n int) ([]string, error) {
 func (c *Command) parseFiles(args []string, least, most int) ([]string, error) {
 	var pos []string
 	for {
-		if err := c.Flags.Parse(args); err != nil {
+		if err := ParseFlags(c.Flags, args, c.usage, c.Stderr); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}
-			return nil, &BadInputError{Err: err, said: true}
+			return nil, &BadInputError{Err: err}
 		}
 		if c.Flags.NArg() == 0 {
 			break
@@ -177,8 +172,7 @@ func (c *Command) Exit(ctx context.Context, err error) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return ExitOK
 	}
-	var bad *BadInputError
-	if err != nil && !(errors.As(err, &bad) && bad.said) {
+	if err != nil {
 		fmt.Fprintf(c.Stderr, "profdeck %s: %v\n", c.Name, err)
 	}
 	c.Close()

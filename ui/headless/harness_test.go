@@ -72,13 +72,16 @@ func TestConvention(t *testing.T) {
 		if code != 0 || !strings.HasPrefix(errs, "usage: profdeck "+name+" ") {
 			t.Errorf("%s -h: exit %d, %q", name, code, errs)
 		}
-		for _, flag := range []string{"-c string", "-host string", "-json string", "-jsonl string"} {
+		for _, flag := range []string{"-c string", "--host string", "--json string", "--jsonl string"} {
 			if !strings.Contains(errs, "\n  "+flag+"\n") {
 				t.Errorf("%s -h lacks %s:\n%s", name, flag, errs)
 			}
 		}
-		if code, _, _ := runCLI(t, main, "--bogus"); code != headless.ExitBadInput {
-			t.Errorf("%s --bogus: exit %d", name, code)
+		// A wrong flag is one line naming it and pointing to -h, not the
+		// whole help.
+		if code, _, errs := runCLI(t, main, "--bogus"); code != headless.ExitBadInput || strings.Count(errs, "\n") != 1 ||
+			!strings.Contains(errs, "--bogus (see profdeck "+name+" -h)") {
+			t.Errorf("%s --bogus: exit %d %q", name, code, errs)
 		}
 		if code, _, errs := runCLI(t, main, append(slices.Clone(baseArgs[name]), "stray")...); code != headless.ExitBadInput || !strings.Contains(errs, `"stray"`) {
 			t.Errorf("%s stray: exit %d %q", name, code, errs)
