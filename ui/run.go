@@ -22,6 +22,7 @@ import (
 	"github.com/profdeck/profdeck/remote/sim"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"github.com/profdeck/profdeck/report"
+	"github.com/profdeck/profdeck/ui/cliflags"
 	"github.com/profdeck/profdeck/ui/common"
 )
 
@@ -31,7 +32,7 @@ var Version = "dev"
 // DemoMain runs the cockpit on the simulated deployment. The campaign runs
 // by itself (every step, so every pane and the budget fill) unless --manual.
 func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := headless.NewFlagSet("demo")
+	fs := cliflags.New("demo")
 	dir := fs.String("dir", "", "folder for the demo's notebook and journal (default: a new temporary folder)")
 	manual := fs.Bool("manual", false, "drive the panes by hand instead of running the campaign (the sweep starts at once)")
 	loadTime := fs.Duration("load-time", 0, "how long the simulated 30-minute load takes (default 30s, 60s with --manual)")
@@ -89,7 +90,7 @@ func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // TUIMain runs the cockpit for a campaign file.
 func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := headless.NewFlagSet("tui")
+	fs := cliflags.New("tui")
 	path := fs.String("c", campaign.DefaultPath, "campaign file")
 	if code, ok := parseFlags(fs, args, "profdeck tui [-c FILE]", stderr); !ok {
 		return code
@@ -120,7 +121,7 @@ func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // parseFlags parses a cockpit command's flags: ok, or the exit status (0
 // after -h, 2 after a wrong flag said in one line).
 func parseFlags(fs *flag.FlagSet, args []string, usage string, stderr io.Writer) (int, bool) {
-	err := headless.ParseFlags(fs, args, usage, stderr)
+	err := cliflags.Parse(fs, args, usage, stderr)
 	switch {
 	case err == nil:
 		return 0, true

@@ -24,6 +24,7 @@ import (
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
 	"github.com/profdeck/profdeck/remote/localfs"
+	"github.com/profdeck/profdeck/ui/cliflags"
 )
 
 // The exit codes of every headless command.
@@ -117,7 +118,7 @@ func New(name, usage string, stdout, stderr io.Writer) *Command {
 
 // newCommand is the command with its usage and none of the shared flags.
 func newCommand(name, usage string, stdout, stderr io.Writer) *Command {
-	return &Command{Name: name, Flags: NewFlagSet(name), Stdout: stdout, Stderr: stderr, usage: usage}
+	return &Command{Name: name, Flags: cliflags.New(name), Stdout: stdout, Stderr: stderr, usage: usage}
 }
 
 func (c *Command) flagCampaign() {
@@ -145,7 +146,7 @@ func (c *Command) ParseFiles(args []string, n int) ([]string, error) {
 func (c *Command) parseFiles(args []string, least, most int) ([]string, error) {
 	var pos []string
 	for {
-		if err := ParseFlags(c.Flags, args, c.usage, c.Stderr); err != nil {
+		if err := cliflags.Parse(c.Flags, args, c.usage, c.Stderr); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}

@@ -1,4 +1,7 @@
-package headless
+// Package cliflags is how every profdeck command reads its flags: a wrong
+// flag is said in one line that names it and points to -h, and -h lists the
+// flags as they are typed (--name, -c for one letter).
+package cliflags
 
 import (
 	"errors"
@@ -9,20 +12,20 @@ import (
 	"strings"
 )
 
-// NewFlagSet is a command's flag set: quiet while parsing (ParseFlags says
-// a wrong flag in one line), with usage, the first lines of its help.
-func NewFlagSet(name string) *flag.FlagSet {
+// New is a command's flag set: quiet while parsing (ParseFlags says
+// a wrong flag in one line).
+func New(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	return fs
 }
 
-// ParseFlags parses args with fs. -h prints the help (usage, then every
+// Parse parses args with fs. -h prints the help (usage, then every
 // flag as --name) on w and returns flag.ErrHelp; a wrong flag returns one
 // line that names it and points to -h, e.g. "flag provided but not
 // defined: --max-concurrenc (see profdeck sweep -h)".
-func ParseFlags(fs *flag.FlagSet, args []string, usage string, w io.Writer) error {
+func Parse(fs *flag.FlagSet, args []string, usage string, w io.Writer) error {
 	err := fs.Parse(args)
 	switch {
 	case err == nil:
