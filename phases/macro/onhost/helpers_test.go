@@ -20,6 +20,9 @@ import (
 // TestMain doubles as the agent: a copy of the test binary run as
 // "loadgen-agent" serves one sweep, as profdeck itself does on a host.
 func TestMain(m *testing.M) {
+	if os.Getenv("PROFDECK_ONHOST_EMU") != "" {
+		serveEmuChild()
+	}
 	if len(os.Args) > 1 && os.Args[1] == onhost.AgentCommand {
 		if err := onhost.Serve(context.Background(), local.New(), os.Stdin, os.Stdout); err != nil {
 			os.Exit(1)
