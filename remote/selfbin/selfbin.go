@@ -9,12 +9,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/profdeck/profdeck/remote"
@@ -67,12 +69,11 @@ func Ensure(ctx context.Context, h remote.Host, exe string) (*Install, error) {
 			return nil, fmt.Errorf("finding this program to copy to the host: %w", err)
 		}
 	}
-	data, err := os.ReadFile(exe)
+	hash, size, err := hashOf(exe)
 	if err != nil {
 		return nil, fmt.Errorf("reading this program to copy to the host: %w", err)
 	}
-	sum := sha256.Sum256(data)
-	in := &Install{Hash: hex.EncodeToString(sum[:]), Bytes: int64(len(data))}
+	in := &Install{Hash: hash, Bytes: size}
 	// One round trip: the platform, the cache directory, whether the copy
 	// is there.
 	probe := `uname -s; uname -m; d="${XDG_CACHE_HOME:-$HOME/.cache}/profdeck/` + in.Hash + `"; printf '%s\n' "$d"; if [ -x "$d/profdeck" ]; then echo cached; else echo missing; fi`
@@ -95,6 +96,13 @@ func Ensure(ctx context.Context, h remote.Host, exe string) (*Install, error) {
 	}
 	in.Path = dir + "/profdeck"
 	if strings.TrimSpace(lines[3]) != "cached" {
+		data, err := os.ReadFile(exe)
+		if err == nil && sha256.Sum256(data) != mustHex(in.Hash) {
+			err = errors.New("it changed while being copied")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading this program to copy to the host: %w", err)
+		}
 		if err := h.WriteFile(ctx, in.Path, data, 0o755); err != nil {
 			return nil, fmt.Errorf("copying profdeck (%d MiB) to host %s: %w", len(data)>>20, h.Name(), err)
 		}
@@ -102,6 +110,42 @@ func Ensure(ctx context.Context, h remote.Host, exe string) (*Install, error) {
 	}
 	in.Took = time.Since(t0)
 	return in, nil
+}
+
+// hashes remembers each program's hash by path, size and modification
+// time: a campaign checks the copy once per sweep and profile window.
+var hashes sync.Map
+
+type fileKey struct {
+	path string
+	size int64
+	mod  time.Time
+}
+
+// hashOf is the sha256 (hex) and size of the file at p, read only when
+// the file is not the one last hashed.
+func hashOf(p string) (string, int64, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return "", 0, err
+	}
+	key := fileKey{p, st.Size(), st.ModTime()}
+	if h, ok := hashes.Load(key); ok {
+		return h.(string), st.Size(), nil
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return "", 0, err
+	}
+	sum := sha256.Sum256(data)
+	h := hex.EncodeToString(sum[:])
+	hashes.Store(key, h)
+	return h, int64(len(data)), nil
+}
+
+func mustHex(s string) (b [sha256.Size]byte) {
+	hex.Decode(b[:], []byte(s))
+	return b
 }
 
 // EnsureFile copies the local file at local into the host's cache next to

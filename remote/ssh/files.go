@@ -24,7 +24,10 @@ func (c *conn) sftpClient() *sftp.Client {
 	if c.sftp != nil || c.noSFTP || c.err != nil {
 		return c.sftp
 	}
-	sc, err := sftp.NewClient(c.client)
+	// Concurrent writes keep many packets in flight: one at a time, a
+	// 27 MiB upload over a 10 ms round trip took 12.8 s. A failed upload
+	// leaves only its temporary file, removed (sftpWrite).
+	sc, err := sftp.NewClient(c.client, sftp.UseConcurrentWrites(true))
 	if err != nil {
 		c.noSFTP = true
 		return nil

@@ -104,17 +104,18 @@ func serverMeans(a, z map[string]float64) (ttft, itl, tpot float64) {
 // Run with -benchtime 1x.
 func BenchmarkHereVsHost(b *testing.B) {
 	sshtest.Require(b)
+	var err error
 	url := startEmuChild(b)
 	cache := b.TempDir()
 	srv := sshtest.Start(b, sshtest.Options{Env: []string{"XDG_CACHE_HOME=" + cache}})
-	cfgFile := filepath.Join(b.TempDir(), "ssh_config")
-	os.WriteFile(cfgFile, nil, 0o600)
-	h, err := ssh.Dial(context.Background(), srv.Target(), ssh.Options{Identity: srv.ClientKey, KnownHosts: srv.KnownHosts, SSHConfig: cfgFile})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close()
 	exe := benchBinary(b)
+	rtt := 0 * time.Millisecond
+	if v := os.Getenv("PROFDECK_BENCH_RTT"); v != "" {
+		if rtt, err = time.ParseDuration(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	h := dialBench(b, srv, rtt)
 	for _, fresh := range []bool{true, false} {
 		in, err := selfbin.Ensure(context.Background(), h, exe)
 		if err != nil {
@@ -122,6 +123,7 @@ func BenchmarkHereVsHost(b *testing.B) {
 		}
 		fmt.Fprintf(os.Stderr, "install: copied=%v %.1f MiB in %v (fresh cache: %v)\n", in.Copied, float64(in.Bytes)/(1<<20), in.Took.Round(time.Millisecond), fresh)
 	}
+	fmt.Fprintf(os.Stderr, "round trip added between this side and the host: %v\n", rtt)
 	for i := 0; i < b.N; i++ {
 		for _, c := range []int{4, 32} {
 			for _, path := range []string{"direct", "here", "host"} {
@@ -148,13 +150,33 @@ func BenchmarkHereVsHost(b *testing.B) {
 				wall, cpu, m1 := time.Since(t0), sshdCPU(b, srv)-cpu0, readHist(b, url)
 				l := res.Levels[0]
 				sTTFT, sITL, sTPOT := serverMeans(m0, m1)
-				fmt.Fprintf(os.Stderr, "C=%-3d %-6s TTFT %6.2f ms (server %5.2f, %+5.2f ms)  ITL %5.3f ms (server %5.3f, %+6.2f%%)  TPOT %5.3f ms (%+6.2f%%)  p50 TTFT %6.2f ITL %5.3f  host CPU %5.1f µs/token  wall %.1f s\n",
+				fmt.Fprintf(os.Stderr, "C=%-3d %-6s TTFT %6.2f ms (server %5.2f, %+6.2f ms)  ITL %5.3f ms (server %5.3f, %+6.2f%%)  TPOT %+6.2f%%  p50 TTFT %6.2f ITL %5.3f  host CPU %4.0f ms, %5.1f µs/token  wall %.1f s\n",
 					c, path, l.MeanTTFTms, sTTFT, l.MeanTTFTms-sTTFT, l.MeanITLms, sITL, 100*(l.MeanITLms-sITL)/sITL,
-					l.MeanTPOTms, 100*(l.MeanTPOTms-sTPOT)/sTPOT, l.MedianTTFTms, l.MedianITLms,
-					cpu.Seconds()/float64(l.TotalOutputTokens)*1e6, wall.Seconds())
+					100*(l.MeanTPOTms-sTPOT)/sTPOT, l.MedianTTFTms, l.MedianITLms,
+					cpu.Seconds()*1e3, cpu.Seconds()/float64(l.TotalOutputTokens)*1e6, wall.Seconds())
 			}
 		}
 	}
+}
+
+// dialBench dials srv, through a proxy adding rtt when it is not zero.
+func dialBench(b *testing.B, srv *sshtest.Server, rtt time.Duration) *ssh.Host {
+	dir := b.TempDir()
+	cfgFile, known, addr := filepath.Join(dir, "ssh_config"), srv.KnownHosts, srv.Addr()
+	os.WriteFile(cfgFile, nil, 0o600)
+	if rtt > 0 {
+		addr = delayProxy(b, srv.Addr(), rtt/2)
+		_, port, _ := net.SplitHostPort(addr)
+		key := strings.TrimPrefix(srv.KnownHostsLine(), fmt.Sprintf("[%s]:%d ", srv.Host, srv.Port))
+		known = filepath.Join(dir, "known_hosts")
+		os.WriteFile(known, []byte(fmt.Sprintf("[127.0.0.1]:%s %s\n", port, key)), 0o600)
+	}
+	h, err := ssh.Dial(context.Background(), srv.User+"@"+addr, ssh.Options{Identity: srv.ClientKey, KnownHosts: known, SSHConfig: cfgFile})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { h.Close() })
+	return h
 }
 
 // benchBinary builds profdeck for the benchmark.

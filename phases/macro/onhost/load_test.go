@@ -10,6 +10,7 @@ import (
 	"github.com/profdeck/profdeck/phases/macro/onhost"
 	"github.com/profdeck/profdeck/phases/profile"
 	"github.com/profdeck/profdeck/remote/local"
+	"github.com/profdeck/profdeck/remote/selfbin"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu/emutest"
 )
@@ -49,7 +50,11 @@ func TestProfileLoadOnHost(t *testing.T) {
 	_, url := emutest.Start(t, vllmemu.Config{StepTime: time.Millisecond, StepPerSeq: 1})
 	cache := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cache)
-	sent, ended, _, err := runLoad(t, onhost.Options{Host: local.New(), Exe: os.Args[0]}, url, 1500*time.Millisecond)
+	opt := onhost.Options{Host: local.New(), Exe: os.Args[0]}
+	if _, err := selfbin.Ensure(context.Background(), opt.Host, opt.Exe); err != nil {
+		t.Fatal(err)
+	}
+	sent, ended, _, err := runLoad(t, opt, url, 1500*time.Millisecond)
 	if err != nil || ended < 3 || sent < ended {
 		t.Fatalf("sent %d, ended %d, err %v: want requests sent and ended", sent, ended, err)
 	}

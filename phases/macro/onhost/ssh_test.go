@@ -12,6 +12,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro/onhost"
+	"github.com/profdeck/profdeck/remote/selfbin"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu/emutest"
 	"github.com/profdeck/profdeck/remote/ssh/sshtest"
@@ -162,6 +163,10 @@ func TestSSHDroppedConnectionLeavesNothing(t *testing.T) {
 // with their tokens, and the window's end leaves nothing running there.
 func TestSSHProfileLoad(t *testing.T) {
 	_, opt, url, cache := sshSweepHost(t, time.Millisecond)
+	// Copied first, so the window's two seconds are the load's.
+	if _, err := selfbin.Ensure(context.Background(), opt.Host, opt.Exe); err != nil {
+		t.Fatal(err)
+	}
 	sent, ended, _, err := runLoad(t, opt, url, 2*time.Second)
 	if err != nil || ended < 3 || sent < ended {
 		t.Fatalf("sent %d, ended %d, err %v", sent, ended, err)
