@@ -77,3 +77,25 @@ func TestDecodeSteps(t *testing.T) {
 		t.Errorf("chunked: %v steps, mixed %v", n, mixed)
 	}
 }
+
+// A server started just before the load's run is announced belongs to that
+// run: the load section shows one run, not a run of one sample over 0 s
+// before the real one. Events between two runs wait for the next one.
+func TestClassifyEventsBeforeTheRun(t *testing.T) {
+	evs := budgetEvents(
+		phases.KindServer, phases.ServerEvent{Action: "start", Detail: "pid 1"},
+		phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Load},
+		phases.KindServer, phases.ServerEvent{Action: "ready"},
+		phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Load, Outcome: phases.OutcomeDone},
+		phases.KindServer, phases.ServerEvent{Action: "restart"},
+		phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Load},
+		phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Load, Outcome: phases.OutcomeDone},
+	)
+	runs := classify(evs).runs[phases.Load]
+	if len(runs) != 2 || len(runs[0].events) != 2 || len(runs[1].events) != 1 {
+		t.Fatalf("%d runs: %+v", len(runs), runs)
+	}
+	if a := runs[1].events[0].Data.(phases.ServerEvent).Action; a != "restart" {
+		t.Errorf("second run starts with %q", a)
+	}
+}

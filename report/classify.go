@@ -1,6 +1,7 @@
 package report
 
 import (
+	"sort"
 	"strings"
 	"time"
 
@@ -64,6 +65,10 @@ func normPhase(s string) string {
 func classify(events []phases.Event) *classified {
 	c := &classified{runs: map[string][]*phaseRun{}, notes: map[string][]phases.Event{}}
 	open := map[string]*phaseRun{}
+	// A phase's events that come while none of its runs is open (a server
+	// started just before the load's run is announced, a stop between two
+	// loads) wait for its next run, rather than making a run of their own.
+	pending := map[string][]phases.Event{}
 	addHost := func(h string) {
 		if h == "" {
 			return
@@ -97,7 +102,8 @@ func classify(events []phases.Event) *classified {
 			continue
 		case phases.PhaseStarted:
 			if p := normPhase(d.Name); p != "" {
-				r := &phaseRun{start: ev.Time, params: d.Params}
+				r := &phaseRun{start: ev.Time, params: d.Params, events: pending[p]}
+				delete(pending, p)
 				c.runs[p] = append(c.runs[p], r)
 				open[p] = r
 				continue
@@ -128,13 +134,29 @@ func classify(events []phases.Event) *classified {
 		if p == "" {
 			continue
 		}
-		r := open[p]
-		if r == nil {
-			r = lastRun(c, p, ev.Time)
+		if r := open[p]; r != nil {
+			r.events = append(r.events, ev)
+		} else {
+			pending[p] = append(pending[p], ev)
 		}
-		r.events = append(r.events, ev)
+	}
+	// What no later run took belongs to the phase's last run (or to one
+	// of its own, for journals that announce no runs).
+	for _, p := range sortedPhases(pending) {
+		evs := pending[p]
+		r := lastRun(c, p, evs[0].Time)
+		r.events = append(r.events, evs...)
 	}
 	return c
+}
+
+func sortedPhases(m map[string][]phases.Event) []string {
+	out := make([]string, 0, len(m))
+	for p := range m {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // lastRun is the phase's latest run, or a new one starting at t.
