@@ -64,7 +64,7 @@ func (c *client) status(ctx context.Context, method, path string) (int, string, 
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	return resp.StatusCode, strings.TrimSpace(string(b)), nil
+	return resp.StatusCode, c.scrub(b), nil
 }
 
 // model returns the first served model id from /v1/models.
@@ -109,7 +109,7 @@ func (c *client) complete(ctx context.Context, api, model, prompt string, maxTok
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return 0, fmt.Errorf("POST %s: %s: %s", path, resp.Status, strings.TrimSpace(string(b)))
+		return 0, fmt.Errorf("POST %s: %s: %s", path, resp.Status, c.scrub(b))
 	}
 	var r struct {
 		Usage *struct {
@@ -206,4 +206,10 @@ func promptOf(n int) string {
 		b.WriteString(words[i%len(words)])
 	}
 	return b.String()
+}
+
+// scrub is a server's answer, trimmed, with the API key hidden wherever it
+// stands (a 401 that echoes it) and what remote.ScrubSecrets finds.
+func (c *client) scrub(b []byte) string {
+	return remote.ScrubSecrets(strings.TrimSpace(string(b)), c.apiKey)
 }
