@@ -10,12 +10,17 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/model"
+	"github.com/profdeck/profdeck/phases/profile"
 	"github.com/profdeck/profdeck/remote/localfs"
 )
 
@@ -179,12 +184,13 @@ func Defaults() *Campaign {
 		Host:     "local",
 		Server:   Server{URL: "http://127.0.0.1:8000", APIKeyEnv: "OPENAI_API_KEY", ProfilerDir: DefaultProfilerDir},
 		Model:    Model{TP: 8},
-		Load:     Load{StallAfter: Duration{5 * time.Minute}, PollInterval: Duration{time.Second}},
-		Macro: Macro{API: "completions", Concurrency: []int{1, 2, 4, 8, 16, 32, 64, 128, 256},
-			Requests: 64, Warmup: 4, InputLen: 256, OutputLen: 256, Repeat: 1, Loadgen: "here"},
-		Micro:   Micro{Batch: []int{1, 8, 64, 128}, Python: "python3"},
-		NCCL:    NCCL{NProc: 8, Torchrun: "torchrun", Batch: []int{1, 8, 64, 128}},
-		Profile: Profile{Steps: 50},
+		Load:     Load{StallAfter: Duration{load.DefaultStallAfter}, PollInterval: Duration{time.Second}},
+		Macro: Macro{API: macro.APICompletions, Concurrency: slices.Clone(macro.DefaultConcurrency),
+			Requests: macro.DefaultRequests, Warmup: 4, InputLen: macro.DefaultInputLen, OutputLen: macro.DefaultOutputLen,
+			Repeat: 1, Loadgen: "here"},
+		Micro:   Micro{Batch: slices.Clone(model.DefaultBatch), Python: "python3"},
+		NCCL:    NCCL{Torchrun: "torchrun", Batch: slices.Clone(model.DefaultBatch)}, // nproc 0: the TP size per node
+		Profile: Profile{Steps: profile.DefaultSteps},
 		Run:     Run{LeaveServer: "serving"},
 	}
 }

@@ -2,7 +2,10 @@ package campaign
 
 import (
 	"path/filepath"
+	"slices"
 	"time"
+
+	"github.com/profdeck/profdeck/phases/macro"
 )
 
 // DemoLaunch is the launch command of the demo campaign.
@@ -29,8 +32,8 @@ func Demo(dir string) *Campaign {
 	c.Model = Model{Name: "moonshotai/Kimi-K2.5", Preset: "kimi-k2.5", TP: 8, ExpectGiB: 74.9}
 	c.Load = Load{StallAfter: Duration{10 * time.Second}, PollInterval: Duration{500 * time.Millisecond}}
 	c.Macro = Macro{
-		API:         "completions",
-		Concurrency: []int{1, 2, 4, 8, 16, 32, 64, 128, 256},
+		API:         macro.APICompletions,
+		Concurrency: slices.Clone(macro.DefaultConcurrency),
 		Duration:    Duration{3 * time.Second}, // per level, instead of a request count
 		Warmup:      2,
 		InputLen:    128,
@@ -38,7 +41,6 @@ func Demo(dir string) *Campaign {
 		SLO:         "ttft=2s,tpot=50ms,e2el=30s",
 		Repeat:      1,
 	}
-	c.Micro = Micro{Batch: []int{1, 8, 64, 128}, Python: "python3"}
-	c.NCCL = NCCL{NProc: 8, Torchrun: "torchrun", Batch: []int{1, 8, 64, 128}}
+	c.NCCL.NProc = 8
 	return c
 }

@@ -101,13 +101,8 @@ func (c *Campaign) ModelSpec() (string, error) {
 	return model.Spec(c.Model.Config, c.Model.Preset, c.Model.Name)
 }
 
-// TP is the tensor-parallel size (default 8).
-func (c *Campaign) TP() int {
-	if c.Model.TP < 1 {
-		return 8
-	}
-	return c.Model.TP
-}
+// TP is the tensor-parallel size (model.tp, at least 1 once validated).
+func (c *Campaign) TP() int { return max(c.Model.TP, 1) }
 
 // PlanOptions are the decode-step plan's options for the given batch sizes.
 func (c *Campaign) PlanOptions(batch []int) model.Options {

@@ -21,8 +21,15 @@ const (
 	APIChat        = "chat"
 )
 
-// DefaultConcurrency is the sweep used when Config.Concurrency is empty.
+// The sweep's defaults, the campaign's too (campaign.Defaults reads them):
+// the levels, the measured requests per level, and the lengths.
 var DefaultConcurrency = []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
+
+const (
+	DefaultRequests  = 64
+	DefaultInputLen  = 256
+	DefaultOutputLen = 256
+)
 
 // Config is what one sweep does. The zero value of every field but URL means
 // its default.
@@ -145,13 +152,13 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("path %q: want %s, %s or %s", cfg.Path, phases.PathDirect, phases.PathSSH, phases.PathHost)
 	}
 	if cfg.Requests == 0 && cfg.Duration == 0 {
-		cfg.Requests = 64
+		cfg.Requests = DefaultRequests
 	}
 	if cfg.InputLen == 0 {
-		cfg.InputLen = 256
+		cfg.InputLen = DefaultInputLen
 	}
 	if cfg.OutputLen == 0 {
-		cfg.OutputLen = 256
+		cfg.OutputLen = DefaultOutputLen
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout

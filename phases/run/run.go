@@ -203,6 +203,9 @@ var ErrInterrupted = errors.New("interrupted")
 // phases' own) through em. It returns the result, also when interrupted
 // (with ErrInterrupted); a step's failure is in its result, not an error.
 func Run(ctx context.Context, cfg Config, em *phases.Emitter) (*Result, error) {
+	if err := Check(ctx, cfg); err != nil {
+		return nil, err
+	}
 	r := newRunner(cfg, em)
 	defer r.close()
 	return r.run(ctx)

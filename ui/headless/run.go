@@ -126,6 +126,13 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 	if err != nil {
 		return nil, nil, err
 	}
+	cfg.Phases, cfg.Redo = o.Phases, o.Redo
+	if rr, err := report.ReadJournalFile(c.JournalPath()); err == nil {
+		cfg.Prior = rr.Events // what is done, read before the session starts
+	}
+	if err := run.Check(ctx, cfg); err != nil {
+		return nil, nil, err // nothing started: not even the session
+	}
 	// The session outlives an interrupt, so the step it cut short and the
 	// notebook are still journalled.
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -137,19 +144,21 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 	defer op.Close()
 	sess := op.Session
 	cfg.Prior = sess.Events()
-	cfg.Phases, cfg.Redo = o.Phases, o.Redo
 	cfg.WriteNotebook = op.WriteNotebook
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
 		follow(sctx, sess, op.Saver, o.Log, o.JSONL)
 	}()
-	res, _ := run.Run(ctx, cfg, &phases.Emitter{Out: sess.Sink()})
+	res, runErr := run.Run(ctx, cfg, &phases.Emitter{Out: sess.Sink()})
 	sess.Flush()
 	op.Saver.Close()
 	stop()
 	<-sess.Done()
 	<-printed
+	if res == nil {
+		return nil, nil, runErr // refused before its first step
+	}
 	return res, sess.Events(), nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -291,10 +293,20 @@ func TestRunBadInput(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := writeCampaign(t, dir, "")
-	bad := filepath.Join(dir, "bad.yaml")
-	if err := os.WriteFile(bad, []byte(simCampaign+"run:\n  leave_server: running\n"), 0o644); err != nil {
-		t.Fatal(err)
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
+	bad := write("bad.yaml", simCampaign+"run:\n  leave_server: running\n")
+	// A server that is down (a closed loopback port) and no launch command
+	// to bring it up; a model that names no preset; a level this machine
+	// cannot open connections for.
+	down := write("down.yaml", fmt.Sprintf("host: local\nnotebook: nb.md\nserver:\n  url: http://%s\nmodel:\n  preset: kimi-k2.5\n", closedAddr(t)))
+	noModel := write("nomodel.yaml", "host: local\nnotebook: nb.md\nmodel:\n  name: some/model\n")
+	huge := write("huge.yaml", strings.Replace(simCampaign, "concurrency: [1, 8]", "concurrency: [1, 100000000]", 1))
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -302,6 +314,10 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"-c", path, "--phases", "macro,gemm"}, `--phases: "gemm" is not a phase`},
 		{[]string{"-c", path, "--redo", "warmup"}, `--redo: "warmup" is neither a phase`},
 		{[]string{"-c", bad}, "run.leave_server: must be serving, profiler or stopped"},
+		{[]string{"-c", down}, "the server is down (GET http://127.0.0.1:"},
+		{[]string{"-c", down}, "server.launch is empty"},
+		{[]string{"-c", noModel}, "set model.preset"},
+		{[]string{"-c", huge}, "line 17: macro.concurrency: 100000000 is more than 65536"},
 		{[]string{"-c", path, "--json", filepath.Join(dir, "no", "such", "dir", "x.json")}, "--json"},
 	} {
 		var out, errb bytes.Buffer
@@ -353,4 +369,16 @@ func TestRunTwoSimNodes(t *testing.T) {
 	if t.Failed() {
 		t.Logf("notebook:\n%s", nb)
 	}
+}
+
+// closedAddr is a loopback address where nothing listens.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
 }
