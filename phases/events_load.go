@@ -50,6 +50,7 @@ type GPULoad struct {
 	Name        string  `json:"name,omitempty"`
 	UtilPct     float64 `json:"util_pct,omitempty"`
 	UtilKnown   bool    `json:"util_known,omitempty"`
+	PowerW      float64 `json:"power_w,omitempty"` // board power; 0 when unknown
 	// ExpectFrom says where ExpectedGiB came from: "campaign" (model or
 	// --expect-gib), "log" (Model loading took), "plateau" (memory stopped
 	// growing); empty when unknown.

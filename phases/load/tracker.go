@@ -63,6 +63,7 @@ type gpuTrack struct {
 	used, total float64
 	util        float64
 	utilKnown   bool
+	power       float64 // W; 0 when nvidia-smi gave none
 	ref         float64 // memory at the last growth
 	lastGrowth  time.Time
 	peak        float64
@@ -131,6 +132,10 @@ func (t *Tracker) Sample(now time.Time, gpus []smi.GPU) {
 		g.utilKnown = s.UtilizationPct != nil
 		if g.utilKnown {
 			g.util = *s.UtilizationPct
+		}
+		g.power = 0
+		if s.PowerW != nil {
+			g.power = *s.PowerW
 		}
 		if !g.known {
 			continue
@@ -357,7 +362,7 @@ func (t *Tracker) State(now time.Time) phases.LoadState {
 	for _, i := range t.order() {
 		g := t.gpus[i]
 		gl := phases.GPULoad{Index: i, Host: t.host, Known: g.known, Name: g.name, TotalGiB: round2(g.total),
-			UtilPct: g.util, UtilKnown: g.utilKnown}
+			UtilPct: g.util, UtilKnown: g.utilKnown, PowerW: round2(g.power)}
 		if g.known {
 			gl.UsedGiB = round2(g.used)
 			if now.Sub(g.lastGrowth) < rateQuiet {

@@ -2,11 +2,13 @@ package loadpane
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
@@ -80,6 +82,10 @@ func TestPaneFillsEightBars(t *testing.T) {
 		if !strings.Contains(v, want) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
+	}
+	// Each row has the GPU's utilisation and power beside its memory.
+	if n := len(regexp.MustCompile(`GiB +\d+%[^\n]* SM +\d+% +\d+ W`).FindAllString(ansi.Strip(v), -1)); n != 8 {
+		t.Errorf("%d of 8 rows show utilisation and power:\n%s", n, v)
 	}
 	panetest.Fits(t, v, 78, 19)
 	m.SetSize(140, 40)

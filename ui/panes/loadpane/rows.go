@@ -55,6 +55,7 @@ func (m *Model) gpuRow(label string, g phases.GPULoad, w int, past bool) string 
 	if denom <= 0 {
 		figs = fmt.Sprintf(" %5.1f GiB", g.UsedGiB)
 	}
+	use := gpuUse(g)
 	tail := ""
 	if g.RateGiBMin > 0.05 {
 		tail = fmt.Sprintf(" %4.1f GiB/min", g.RateGiBMin)
@@ -62,11 +63,16 @@ func (m *Model) gpuRow(label string, g phases.GPULoad, w int, past bool) string 
 	if g.ETASeconds > 0 {
 		tail += " ETA " + load.FormatDuration(g.ETASeconds)
 	}
-	barW := w - len(label) - 1 - len(figs) - len(tail)
+	barW := w - len(label) - 1 - len(figs) - len(use) - len(tail)
 	if barW < 8 {
 		tail = ""
+		barW = w - len(label) - 1 - len(figs) - len(use)
+	}
+	if barW < 8 {
+		use = ""
 		barW = w - len(label) - 1 - len(figs)
 	}
+	figs += use
 	return s.Bold.Render(label) + " " + m.bar.View(pct/100, max(0, barW)) + figs + s.Subtle.Render(tail)
 }
 
@@ -158,4 +164,17 @@ func (m *Model) stageTook(stage string, st phases.LoadState) float64 {
 		}
 	}
 	return max(0, st.ElapsedS-at)
+}
+
+// gpuUse is a GPU's utilisation and power beside its memory, when
+// nvidia-smi gave them: " SM 87% 612 W".
+func gpuUse(g phases.GPULoad) string {
+	out := ""
+	if g.UtilKnown {
+		out += fmt.Sprintf(" SM %3.0f%%", g.UtilPct)
+	}
+	if g.PowerW > 0 {
+		out += fmt.Sprintf(" %4.0f W", g.PowerW)
+	}
+	return out
 }
