@@ -34,7 +34,8 @@ const (
 // ParseSLO reads "ttft=2s,tpot=50ms,e2el=30s" (a bare number is
 // milliseconds, as vLLM's --goodput takes them; ":" works for "=", and
 // share=0.95 sets the share a level needs). Each key at most once; each
-// bound from 1µs to 24h.
+// bound from 1µs to 24h. The errors name the item at fault, not the flag
+// or key: the caller adds that.
 func ParseSLO(spec string) (*slo, error) {
 	s := &slo{share: SLOShare}
 	seen := map[string]bool{}
@@ -44,19 +45,19 @@ func ParseSLO(spec string) (*slo, error) {
 			k, v, ok = strings.Cut(f, ":")
 		}
 		if !ok {
-			return nil, fmt.Errorf("--slo %q: %q is not KEY=VALUE (keys ttft, tpot, e2el, share)", spec, f)
+			return nil, fmt.Errorf("%.60q is not KEY=VALUE (keys ttft, tpot, e2el, share)", f)
 		}
 		k = strings.ToLower(strings.TrimSpace(k))
 		if seen[k] {
-			return nil, fmt.Errorf("--slo %q: %s is given twice", spec, k)
+			return nil, fmt.Errorf("%.20s is given twice", k)
 		}
 		seen[k] = true
 		if err := s.set(k, v); err != nil {
-			return nil, fmt.Errorf("--slo %q: %v", spec, err)
+			return nil, err
 		}
 	}
 	if s.ttft == 0 && s.tpot == 0 && s.e2el == 0 {
-		return nil, fmt.Errorf("--slo %q: no bound (e.g. ttft=2s,tpot=50ms,e2el=30s)", spec)
+		return nil, fmt.Errorf("no bound in %.60q (e.g. ttft=2s,tpot=50ms,e2el=30s)", spec)
 	}
 	return s, nil
 }
@@ -69,7 +70,7 @@ func (s *slo) set(k, v string) error {
 			x /= 100
 		}
 		if err != nil || math.IsNaN(x) || x <= 0 || x > 1 {
-			return fmt.Errorf("share %q must be a fraction in (0,1] or a percentage", v)
+			return fmt.Errorf("share=%.40q: want a fraction in (0,1] or a percentage", v)
 		}
 		s.share = x
 		return nil
@@ -83,11 +84,11 @@ func (s *slo) set(k, v string) error {
 	case "e2el":
 		dst = &s.e2el
 	default:
-		return fmt.Errorf("unknown key %q (keys ttft, tpot, e2el, share)", k)
+		return fmt.Errorf("unknown key %.40q (keys ttft, tpot, e2el, share)", k)
 	}
 	d, err := sloDuration(v)
 	if err != nil {
-		return fmt.Errorf("%s=%q: %v", k, v, err)
+		return fmt.Errorf("%s=%.40q: %v", k, v, err)
 	}
 	*dst = d
 	return nil

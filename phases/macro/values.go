@@ -89,7 +89,7 @@ func (cfg Config) checkValues() error {
 	}
 	if strings.TrimSpace(cfg.SLO) != "" {
 		if _, err := ParseSLO(cfg.SLO); err != nil {
-			return err
+			return fmt.Errorf("--slo: %v", err)
 		}
 	}
 	if err := CheckRangeRatio(cfg.RangeRatio); err != nil {

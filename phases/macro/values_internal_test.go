@@ -21,8 +21,8 @@ func TestParseSLORefusesOutsideValues(t *testing.T) {
 		"tpot=NaN":           `tpot="NaN"`,
 		"e2el=100000h":       `e2el="100000h"`,
 		"e2el=0.5ns":         `e2el="0.5ns"`,
-		"ttft=2s,share=NaN":  `share "NaN"`,
-		"ttft=2s,share=NaN%": `share "NaN%"`,
+		"ttft=2s,share=NaN":  `share="NaN"`,
+		"ttft=2s,share=NaN%": `share="NaN%"`,
 		"ttft=1s,ttft=2s":    "ttft is given twice",
 		"share=0.9":          "no bound",
 	} {
