@@ -94,10 +94,34 @@ func Serve(ctx context.Context, h remote.Host, in io.Reader, out io.Writer) erro
 		var ie *phases.InputError
 		d.Err, d.Input, d.Cancelled = runErr.Error(), errors.As(runErr, &ie), errors.Is(runErr, context.Canceled)
 	}
-	if err := o.send(d); err != nil {
+	if err := sendDone(o, d); err != nil {
 		return err
 	}
 	return runErr
+}
+
+// partSize is the longest result sent in one line.
+var partSize = 256 << 10
+
+// sendDone sends the last line, its result in parts when it is long.
+func sendDone(o *wireOut, d up) error {
+	if d.Result != nil {
+		b, err := json.Marshal(d.Result)
+		if err != nil {
+			return err
+		}
+		if len(b) > partSize {
+			for len(b) > 0 {
+				n := min(len(b), partSize)
+				if err := o.send(up{Part: string(b[:n])}); err != nil {
+					return err
+				}
+				b = b[n:]
+			}
+			d.Result, d.Parts = nil, true
+		}
+	}
+	return o.send(d)
 }
 
 // hostConfig makes the sweep's configuration on the host: spec's settings,

@@ -29,6 +29,7 @@ type session struct {
 	plateau  *phases.Plateau
 	warnings []string
 	errTail  []string
+	parts    strings.Builder // a long result's pieces
 	bad      int // lines that were not the agent's
 	gotDone  chan struct{}
 }
@@ -106,8 +107,18 @@ func (se *session) line(ectx context.Context, l remote.Line) {
 		return // a login banner or an rc file's output
 	}
 	switch {
+	case u.Part != "":
+		se.mu.Lock()
+		se.parts.WriteString(u.Part)
+		se.mu.Unlock()
 	case u.Done:
 		se.mu.Lock()
+		if u.Parts {
+			var res macro.Result
+			if err := json.Unmarshal([]byte(se.parts.String()), &res); err == nil {
+				u.Result = &res
+			}
+		}
 		if se.done == nil {
 			se.done = &u
 			close(se.gotDone)
@@ -187,15 +198,22 @@ func (se *session) outcome(ctx context.Context, runErr error) (*macro.Result, er
 	defer se.mu.Unlock()
 	host := se.s.opt.Host.Name()
 	if d := se.done; d != nil {
+		var err error
 		switch {
+		case d.Err == "" && d.Result == nil && se.started:
+			err = fmt.Errorf("the result from host %s could not be read", host)
 		case d.Err == "":
-			return d.Result, nil
 		case d.Cancelled && ctx.Err() != nil:
-			return d.Result, ctx.Err()
+			err = ctx.Err()
 		case d.Input:
-			return d.Result, &phases.InputError{Err: errors.New(d.Err)}
+			err = &phases.InputError{Err: errors.New(d.Err)}
+		default:
+			err = fmt.Errorf("on host %s: %s", host, d.Err)
 		}
-		return d.Result, fmt.Errorf("on host %s: %s", host, d.Err)
+		if d.Result == nil && se.started {
+			return se.partial(err), err // what the events carried
+		}
+		return d.Result, err
 	}
 	var err error
 	switch {
@@ -222,9 +240,10 @@ func (se *session) partial(err error) *macro.Result {
 	c := se.s.cfg
 	res := &macro.Result{URL: remote.MaskURL(c.URL), Model: c.Model, API: c.API, InputLen: c.InputLen, OutputLen: c.OutputLen,
 		Requests: c.Requests, DurationS: c.Duration.Seconds(), Warmup: c.Warmup, Rate: c.Rate,
-		Levels: append([]phases.LevelResult{}, se.levels...), Plateau: se.plateau, Stopped: "host lost"}
+		Levels: append([]phases.LevelResult{}, se.levels...), Plateau: se.plateau, Stopped: "host lost",
+		Path: &phases.MacroPath{Kind: phases.PathHost, Levels: []phases.PathLevel{}}}
 	res.Warnings = append(append([]string{}, se.warnings...),
-		fmt.Sprintf("the load generator on host %s was lost after %d finished level(s): %s; the levels it finished are kept, the one under way is not",
+		fmt.Sprintf("the result from the load generator on host %s was lost after %d finished level(s): %s; the levels it finished are kept, the one under way is not",
 			se.s.opt.Host.Name(), len(se.levels), firstLine(err.Error())))
 	return res
 }

@@ -1,10 +1,17 @@
 package onhost
 
 import (
+	"context"
+	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/remote/local"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu/emutest"
 )
 
 // madeOnHost are the Config fields that do not travel: the host makes its
@@ -59,3 +66,29 @@ func setSome(t *testing.T, v reflect.Value, name string) {
 		t.Fatalf("Spec.%s: no test value for %v", name, v.Kind())
 	}
 }
+
+// A result longer than a line comes back in parts, whole.
+func TestLongResultInParts(t *testing.T) {
+	old := partSize
+	partSize = 512
+	defer func() { partSize = old }()
+	_, url := emutest.Start(t, vllmemu.Config{StepTime: time.Millisecond, StepPerSeq: 1})
+	sw, err := New(macro.Config{URL: url, Concurrency: []int{1, 2, 4}, Requests: 4, Warmup: 1, InputLen: 8, OutputLen: 8},
+		Options{Host: inProc{local.New()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sw.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	if len(res.Levels) != 3 || res.Model != "test/model" || res.Stopped != "" || len(b) < 4*partSize {
+		t.Fatalf("result of %d bytes: %d levels, model %q, stopped %q", len(b), len(res.Levels), res.Model, res.Stopped)
+	}
+}
+
+// inProc is this machine as a simulated host: the agent runs in process.
+type inProc struct{ remote.Host }
+
+func (inProc) Simulated() bool { return true }

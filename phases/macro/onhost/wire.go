@@ -36,6 +36,11 @@ type up struct {
 	// start) and the sweep's error.
 	Done   bool          `json:"done,omitempty"`
 	Result *macro.Result `json:"result,omitempty"`
+	// Part is a piece of a result too long for one line (a line is cut
+	// at 1 MiB on the way): the pieces come in order before Done, whose
+	// Parts says there were some.
+	Part  string `json:"part,omitempty"`
+	Parts bool   `json:"parts,omitempty"`
 	Err    string        `json:"err,omitempty"`
 	// Input says Err is about what the operator asked for (exit 2);
 	// Cancelled that the sweep was cancelled.
