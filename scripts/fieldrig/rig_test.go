@@ -61,6 +61,12 @@ type rig struct {
 // startRig writes the tiny checkpoint and starts the server at TP 2 on the CPU.
 func startRig(t *testing.T, py string) rig {
 	t.Helper()
+	return startRigWith(t, py, "2")
+}
+
+// startRigWith starts the server at tp on the CPU with extra arguments.
+func startRigWith(t *testing.T, py, tp string, extra ...string) rig {
+	t.Helper()
 	dir := t.TempDir()
 	mdir := filepath.Join(dir, "model")
 	if out, err := exec.Command(py, "prepare.py", "--preset", "tiny", "--out", mdir, "--shard-gib", "0.002").CombinedOutput(); err != nil {
@@ -72,9 +78,10 @@ func startRig(t *testing.T, py string) rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(py, "serve.py", "--model", mdir, "--served-model-name", "tiny", "--tp", "2", "--device", "cpu",
+	args := append([]string{"serve.py", "--model", mdir, "--served-model-name", "tiny", "--tp", tp, "--device", "cpu",
 		"--port", fmt.Sprint(port), "--dist-port", fmt.Sprint(dport), "--max-num-seqs", "4", "--max-model-len", "96",
-		"--profiler-dir", filepath.Join(dir, "prof"))
+		"--profiler-dir", filepath.Join(dir, "prof")}, extra...)
+	cmd := exec.Command(py, args...)
 	cmd.Stdout, cmd.Stderr = lf, lf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -327,4 +334,99 @@ func TestRecordedTruthOnH200(t *testing.T) {
 	if sv.StepsByBatchSize["128"] != 29036 || sv.MeanPaddedBatch < 123 {
 		t.Errorf("C=128 window: %d steps at 128, mean padded batch %.2f", sv.StepsByBatchSize["128"], sv.MeanPaddedBatch)
 	}
+}
+
+// waitDoc is the part of /truth that splits each served token's wait.
+type waitDoc struct {
+	Prefill string `json:"prefill"`
+	Served  *struct {
+		Requests   int                `json:"requests"`
+		MeanTPOTms float64            `json:"mean_tpot_ms"`
+		Mixed      map[string]int     `json:"mixed_steps_by_batch"`
+		Wait       map[string]float64 `json:"wait_ms_per_token"`
+	} `json:"served"`
+}
+
+// With chunked prefill (prompts of 24 tokens, 12 tokens per step), prefill
+// chunks ride in the decode steps: /truth splits each served token's wait
+// into the decode step, the chunks' share of mixed steps and scheduling,
+// and the parts add up to the period, whose mean over requests is the mean
+// TPOT. The engine's counters hold every prompt token.
+func TestRigChunkedPrefillOnCPU(t *testing.T) {
+	py := torchPython(t)
+	r := startRigWith(t, py, "1", "--chunked-prefill", "--max-num-batched-tokens", "12")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if resp, err := http.Post(r.url+"/truth/reset_served", "application/json", nil); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	s, err := macro.NewSweep(macro.Config{URL: r.url, Concurrency: []int{3}, Requests: 9, Warmup: 0, InputLen: 24, OutputLen: 10, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lv := res.Levels[0]; lv.Failed != 0 || lv.TotalOutputTokens != int64(10*lv.Completed) {
+		t.Fatalf("level: %d completed, %d failed, %d tokens", lv.Completed, lv.Failed, lv.TotalOutputTokens)
+	}
+	resp, err := http.Get(r.url + "/truth?m=1&reps=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc waitDoc
+	err = json.NewDecoder(resp.Body).Decode(&doc)
+	resp.Body.Close()
+	if err != nil || doc.Served == nil || doc.Served.Wait == nil {
+		t.Fatalf("/truth: %v %+v", err, doc)
+	}
+	w := doc.Served.Wait
+	if !strings.HasPrefix(doc.Prefill, "chunked") || doc.Served.Requests < 9 || len(doc.Served.Mixed) == 0 {
+		t.Errorf("prefill %q, %d requests, mixed steps %v", doc.Prefill, doc.Served.Requests, doc.Served.Mixed)
+	}
+	if w["prefill_in_mixed_steps"] <= 0 || w["prefill_between_steps"] != 0 || w["decode_step"] <= 0 {
+		t.Errorf("wait split %v", w)
+	}
+	if sum := w["decode_step"] + w["prefill"] + w["scheduling"]; sum < w["period"]*0.999 || sum > w["period"]*1.001 {
+		t.Errorf("parts %.3f, period %.3f", sum, w["period"])
+	}
+	if p := w["period"]; p < doc.Served.MeanTPOTms*0.99 || p > doc.Served.MeanTPOTms*1.01 {
+		t.Errorf("period %.3f ms, mean TPOT %.3f ms", p, doc.Served.MeanTPOTms)
+	}
+	// Every request the server finished (the sweep's own and its probe)
+	// had its 24 prompt tokens prefilled, chunk by chunk.
+	body := getText(t, r.url+"/metrics")
+	var done, prompt float64
+	for _, line := range strings.Split(body, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(line, "vllm:request_success_total{"):
+			fmt.Sscan(f[1], &done)
+		case strings.HasPrefix(line, "vllm:prompt_tokens_total{"):
+			fmt.Sscan(f[1], &prompt)
+		}
+	}
+	if done < 9 || prompt != 24*done {
+		t.Errorf("%v requests finished, %v prompt tokens counted", done, prompt)
+	}
+}
+
+func getText(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
