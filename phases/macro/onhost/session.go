@@ -30,7 +30,7 @@ type session struct {
 	warnings []string
 	errTail  []string
 	parts    strings.Builder // a long result's pieces
-	bad      int // lines that were not the agent's
+	bad      int             // lines that were not the agent's
 	gotDone  chan struct{}
 }
 

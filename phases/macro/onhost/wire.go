@@ -41,7 +41,7 @@ type up struct {
 	// Parts says there were some.
 	Part  string `json:"part,omitempty"`
 	Parts bool   `json:"parts,omitempty"`
-	Err    string        `json:"err,omitempty"`
+	Err   string `json:"err,omitempty"`
 	// Input says Err is about what the operator asked for (exit 2);
 	// Cancelled that the sweep was cancelled.
 	Input     bool `json:"input,omitempty"`
