@@ -125,3 +125,17 @@ func (g *GPULevel) Line() string {
 	}
 	return s
 }
+
+// KindNCCLLink is the interconnect the NCCL phase's collectives ran over.
+const KindNCCLLink = "nccl.link"
+
+// NCCLLink is a GPU's interconnect and its peak, GB/s in each direction:
+// NVLink (the sum of its active links' speeds) or PCIe (generation and
+// width).
+type NCCLLink struct {
+	Kind   string  `json:"kind"` // "NVLink" or "PCIe"
+	Detail string  `json:"detail,omitempty"`
+	PeakGB float64 `json:"peak_gbs"`
+}
+
+func init() { Register(KindNCCLLink, NCCL, NCCLLink{}, false) }

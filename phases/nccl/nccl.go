@@ -11,6 +11,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/gpubench"
+	"github.com/profdeck/profdeck/phases/gputel"
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/phases/pyrun"
 	"github.com/profdeck/profdeck/remote"
@@ -169,6 +170,9 @@ func run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 		if err := pyrun.Busy(ctx, cfg.Host); err != nil {
 			return err
 		}
+	}
+	if l, ok := gputel.LinkPeak(ctx, cfg.Host); ok {
+		em.Emit(ctx, phases.KindNCCLLink, &l)
 	}
 	script, err := pyrun.Upload(ctx, cfg.Host, cfg.WorkDir, "nccl", Script, ".py")
 	if err != nil {

@@ -16,7 +16,9 @@ type Result struct {
 	Bursts   []phases.NCCLBurst    `json:"bursts"`
 	AllToAll []phases.NCCLAllToAll `json:"alltoall"`
 	Cliff    *phases.NCCLCliff     `json:"cliff,omitempty"`
-	Errors   []phases.ScriptError  `json:"errors,omitempty"`
+	// Link is the GPUs' interconnect and its peak per direction.
+	Link   *phases.NCCLLink     `json:"link,omitempty"`
+	Errors []phases.ScriptError `json:"errors,omitempty"`
 	// None is set when the step has no collectives (one GPU).
 	None     *phases.NCCLNone `json:"no_collectives,omitempty"`
 	Progress phases.Progress  `json:"-"`
@@ -29,6 +31,9 @@ func (r *Result) Add(ev phases.Event) {
 		if ev.Kind == phases.KindNCCLEnv {
 			r.Env = &d
 		}
+	case phases.NCCLLink:
+		l := d
+		r.Link = &l
 	case phases.NCCLBurst:
 		r.Bursts = append(r.Bursts, d)
 		sort.SliceStable(r.Bursts, func(i, j int) bool { return r.Bursts[i].M < r.Bursts[j].M })

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/ui/common"
@@ -81,14 +82,19 @@ func (m *Model) bodyLines(w int) []string {
 		if b0.M > 0 {
 			hidden = int(b0.Bytes) / b0.M / 2
 		}
-		lines = append(lines, st.Bold.Render(components.Truncate(fmt.Sprintf("All-reduce burst: %d × [M, %d] BF16 per step, max over ranks", b0.Count, hidden), w)),
-			st.TableHeader.Render(components.Truncate(fmt.Sprintf("%-5s %9s %9s %8s %9s %8s", "M", "bytes/op", "eager ms", "µs/op", "graph ms", "µs/op"), w)))
+		lines = append(lines, st.Bold.Render(components.Truncate(fmt.Sprintf("All-reduce burst: %d × [M, %d] BF16 per step, max over ranks", b0.Count, hidden), w)))
+		if l := r.Link; l != nil {
+			lines = append(lines, st.Subtle.Render(components.Truncate(fmt.Sprintf("link: %s %s GB/s per direction per GPU, %s; busbw = bytes×2(n−1)/n ÷ time per op (graph when timed)",
+				l.Kind, units.Rate(l.PeakGB), l.Detail), w)))
+		}
+		lines = append(lines, st.TableHeader.Render(components.Truncate(fmt.Sprintf("%-5s %9s %9s %8s %9s %8s %7s %6s", "M", "bytes/op", "eager ms", "µs/op", "graph ms", "µs/op", "busbw", "% link"), w)))
 		for _, b := range r.Bursts {
 			g1, g2 := "-", "-"
 			if b.GraphMs > 0 {
 				g1, g2 = fmt.Sprintf("%.3f", b.GraphMs), fmt.Sprintf("%.1f", b.GraphPerOpUs)
 			}
-			lines = append(lines, components.Truncate(fmt.Sprintf("%-5d %9s %9.3f %8.1f %9s %8s", b.M, units.Bytes(b.Bytes), b.TotalMs, b.PerOpUs, g1, g2), w))
+			bw, pct := burstBusBW(b, r.Link)
+			lines = append(lines, components.Truncate(fmt.Sprintf("%-5d %9s %9.3f %8.1f %9s %8s %7s %6s", b.M, units.Bytes(b.Bytes), b.TotalMs, b.PerOpUs, g1, g2, bw, pct), w))
 		}
 		if r.Env != nil && r.Env.NProc == 1 {
 			lines = append(lines, st.Subtle.Render(components.Truncate("one rank: NCCL moves no data; these are launch costs", w)))
@@ -101,9 +107,9 @@ func (m *Model) bodyLines(w int) []string {
 			per = a0.Bytes / int64(a0.Tokens)
 		}
 		lines = append(lines, "", st.Bold.Render(components.Truncate(fmt.Sprintf("All-to-All, EP dispatch: T tokens/GPU × %s each, busbw = algbw×(n−1)/n", units.Bytes(per)), w)),
-			st.TableHeader.Render(components.Truncate(fmt.Sprintf("%-6s %10s %9s %10s %10s", "T/GPU", "bytes", "µs", "algbw GB/s", "busbw GB/s"), w)))
+			st.TableHeader.Render(components.Truncate(fmt.Sprintf("%-6s %10s %9s %10s %10s %6s", "T/GPU", "bytes", "µs", "algbw GB/s", "busbw GB/s", "% link"), w)))
 		for _, a := range r.AllToAll {
-			row := fmt.Sprintf("%-6d %10s %9.1f %10.2f %10.2f", a.Tokens, units.Bytes(a.Bytes), a.Us, a.AlgBW, a.BusBW)
+			row := fmt.Sprintf("%-6d %10s %9.1f %10.2f %10.2f %6s", a.Tokens, units.Bytes(a.Bytes), a.Us, a.AlgBW, a.BusBW, linkPct(a.BusBW, r.Link))
 			if c := r.Cliff; c != nil && c.Tokens == a.Tokens {
 				lines = append(lines, st.Warn.Render(components.Truncate(row+fmt.Sprintf("  ◀ cliff ×%.1f", c.ToUs/c.FromUs), w)))
 				continue
@@ -120,4 +126,29 @@ func (m *Model) bodyLines(w int) []string {
 		lines = append(lines, st.Bad.Render(components.Truncate("error: "+nccl.ErrorText(e), w)))
 	}
 	return lines
+}
+
+// burstBusBW is the bus bandwidth one all-reduce of the burst achieved, as
+// nccl-tests defines it (bytes × 2(n−1)/n over the time of one op; the
+// CUDA-graph time when there is one, as vLLM decodes), and its share of
+// the link's peak per direction.
+func burstBusBW(b phases.NCCLBurst, l *phases.NCCLLink) (bw, pct string) {
+	us := b.PerOpUs
+	if b.GraphPerOpUs > 0 {
+		us = b.GraphPerOpUs
+	}
+	if us <= 0 || b.NProc < 2 {
+		return "-", "-"
+	}
+	n := float64(b.NProc)
+	gbs := float64(b.Bytes) * 2 * (n - 1) / n / (us * 1e3)
+	return units.Rate(gbs), linkPct(gbs, l)
+}
+
+// linkPct is a bandwidth's share of the link's peak ("-" without one).
+func linkPct(gbs float64, l *phases.NCCLLink) string {
+	if l == nil || l.PeakGB <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*gbs/l.PeakGB)
 }
