@@ -100,6 +100,14 @@ func Serve(ctx context.Context, h remote.Host, in io.Reader, out io.Writer) erro
 	return runErr
 }
 
+// named is the machine the agent runs on, called as the operator calls it.
+type named struct {
+	remote.Host
+	name string
+}
+
+func (n named) Name() string { return n.name }
+
 // partSize is the longest result sent in one line.
 var partSize = 256 << 10
 
@@ -129,6 +137,9 @@ func sendDone(o *wireOut, d up) error {
 // records and log lines sent up.
 func hostConfig(s Spec, h remote.Host, o *wireOut) (macro.Config, func()) {
 	cfg := s.config()
+	if s.HostName != "" && !remote.IsSimulated(h) {
+		h = named{h, s.HostName}
+	}
 	cfg.Dial, cfg.Host = h.DialContext, h
 	cfg.Path = phases.PathHost // the load leaves from the server's host
 	cfg.Log = func(msg string) { o.send(up{Log: msg}) }

@@ -37,6 +37,7 @@ type session struct {
 // run runs the agent and waits for its result; see Run.
 func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*macro.Result, error) {
 	spec := specOf(s.cfg, s.opt.MetricsURL)
+	spec.HostName = s.opt.Host.Name()
 	start, err := s.prepare(ctx, &spec)
 	if err != nil {
 		return nil, err

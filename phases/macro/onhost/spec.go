@@ -55,6 +55,9 @@ type Spec struct {
 	JSONL bool `json:"jsonl,omitempty"`
 	// GPU asks for the host's GPUs to be sampled (phases/gputel) there.
 	GPU bool `json:"gpu,omitempty"`
+	// HostName is the host as the operator named it: what the agent's
+	// messages call the machine it runs on.
+	HostName string `json:"host_name,omitempty"`
 }
 
 // specOf is the travelling part of cfg.

@@ -41,7 +41,7 @@ func TestSpecCarriesEveryConfigField(t *testing.T) {
 	}
 	spec := in.Interface().(Spec)
 	back := specOf(spec.config(), spec.MetricsURL)
-	back.JSONL, back.GPU = spec.JSONL, spec.GPU // made on the host from the flags
+	back.JSONL, back.GPU, back.HostName = spec.JSONL, spec.GPU, spec.HostName // not Config settings
 	if !reflect.DeepEqual(back, spec) {
 		t.Errorf("spec → config → spec changed it:\n%+v\n%+v", spec, back)
 	}
