@@ -54,8 +54,10 @@ func (c *Campaign) ApplyFlags(fs *flag.FlagSet, binds ...Flag) error {
 	switch {
 	case set["macro.duration"] && !set["macro.requests"]:
 		c.Macro.Requests = 0
+		c.SetBy("macro.requests", c.setBy["macro.duration"])
 	case set["macro.requests"] && !set["macro.duration"]:
 		c.Macro.Duration.Duration = 0
+		c.SetBy("macro.duration", c.setBy["macro.requests"])
 	}
 	return nil
 }

@@ -170,8 +170,8 @@ func (l Load) Validate() []error {
 	if l.PollInterval.Duration <= 0 {
 		errs = append(errs, bad("load.poll_interval", "must be more than 0 (e.g. 1s)"))
 	}
-	if l.StallAfter.Duration < 0 {
-		errs = append(errs, bad("load.stall_after", "must not be negative"))
+	if l.StallAfter.Duration <= 0 {
+		errs = append(errs, bad("load.stall_after", "must be more than 0 (e.g. 5m)"))
 	}
 	return errs
 }

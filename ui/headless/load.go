@@ -25,24 +25,30 @@ type loadFlags struct {
 // few seconds; --jsonl writes the events and states as they come, --json
 // the ending.
 func LoadMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c, f := newLoad(stdout, stderr)
+	if err := c.Parse(args); err != nil {
+		return c.Exit(ctx, err)
+	}
+	return c.Exit(ctx, followLoad(ctx, c, f))
+}
+
+// newLoad is the load command with its flags.
+func newLoad(stdout, stderr io.Writer) (*Command, *loadFlags) {
 	c := New("load", "profdeck load [-c FILE | --host HOST --log PATH --url URL] [--expect-gib N] [--stall-after D] [--json FILE|-] [--jsonl FILE]", stdout, stderr)
-	var f loadFlags
+	f := &loadFlags{}
 	fs := c.Flags
 	// The flags bound to campaign keys (loadBinds) are read from the flag
 	// set; their defaults are the campaign's.
 	fs.String("log", "", "the server's log file on the host (default: the campaign's server.log, else "+load.DefaultLogPath+")")
 	fs.String("url", "", "the server's URL as seen from the host (default: the campaign's server.url)")
 	fs.Float64("expect-gib", 0, "expected weights per GPU in GiB (default: the campaign's model.expect_gib; 0: from the log)")
-	fs.Duration("stall-after", 0, "no progress for this long is a stall (default: the campaign's load.stall_after; 0: 5× the seconds per shard)")
+	fs.Duration("stall-after", 0, "no progress for this long is a stall (default: the campaign's load.stall_after, else 5m; 5× the seconds per shard when longer)")
 	fs.Duration("poll", 0, "nvidia-smi and /health period (default: the campaign's load.poll_interval)")
 	fs.DurationVar(&f.every, "every", 5*time.Second, "status line period")
 	fs.Duration("sim-load-time", 0, "host sim only: how long the simulated load takes (default: the campaign's sim.load_time; 0: 60s)")
 	fs.Float64("sim-stall-at", 0, "host sim only: the simulated load stalls at this many GiB per GPU")
 	fs.String("sim-fail", "", "host sim only: the simulated load fails with oom or nccl")
-	if err := c.Parse(args); err != nil {
-		return c.Exit(ctx, err)
-	}
-	return c.Exit(ctx, followLoad(ctx, c, &f))
+	return c, f
 }
 
 // loadBinds are the load command's flags that set campaign keys.

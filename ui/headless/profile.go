@@ -24,28 +24,41 @@ import (
 // server. Steps go to stderr (and to --jsonl as they happen), the summary
 // to stdout, the summary document to --json.
 func ProfileMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := New("profile", "profdeck profile [-c FILE] [--host HOST] [--levels 1,C] [--steps N] [--loadgen here|host] [--json FILE|-] [--jsonl FILE]\n\n"+
-		"Captures a torch profile of the running server (it must have been started with the torch profiler),\n"+
-		"one window of N engine steps per concurrency level, and summarises where the GPU time of a decode\n"+
-		"step went at each level.", stdout, stderr)
-	fs := c.Flags
-	fs.Int("requests", 0, "not used: each level's window is bounded by --steps (kept so older scripts run)")
-	var conc string
-	fs.StringVar(&conc, "levels", "", "comma-separated concurrency levels, one capture window each (default 1, or --concurrency)")
-	concOld := fs.String("concurrency", "1", "the same as --levels")
-	fs.Int("steps", 0, "engine steps each level's window records (default: the campaign's profile.steps, else 50)")
-	fs.String("profiler-dir", "", "the server's torch profiler directory on the host (default: the campaign's server.profiler_dir, else "+campaign.DefaultProfilerDir+")")
-	stopTimeout := fs.Duration("stop-timeout", 30*time.Minute, "how long to wait for stop_profile while traces flush")
-	top := fs.Int("top", profile.TopN, "how many kernels to list")
-	fs.String("loadgen", "", "where the windows' load is sent from: here, or host (the GPU host; default: the campaign's macro.loadgen)")
+	c, f := newProfile(stdout, stderr)
 	if err := c.Parse(args); err != nil {
 		return c.Exit(ctx, err)
 	}
-	cfg, camp, err := profilePlan(c, conc, *concOld, *stopTimeout, *top)
+	cfg, camp, err := f.plan(c)
 	if err != nil {
 		return c.Exit(ctx, err)
 	}
 	return c.Exit(ctx, capture(ctx, c, camp, cfg))
+}
+
+// profileFlags are the profile command's own flags.
+type profileFlags struct {
+	levels, concurrency string
+	stopTimeout         time.Duration
+	top                 int
+}
+
+// newProfile is the profile command with its flags.
+func newProfile(stdout, stderr io.Writer) (*Command, *profileFlags) {
+	c := New("profile", "profdeck profile [-c FILE] [--host HOST] [--levels 1,C] [--steps N] [--loadgen here|host] [--json FILE|-] [--jsonl FILE]\n\n"+
+		"Captures a torch profile of the running server (it must have been started with the torch profiler),\n"+
+		"one window of N engine steps per concurrency level, and summarises where the GPU time of a decode\n"+
+		"step went at each level.", stdout, stderr)
+	f := &profileFlags{}
+	fs := c.Flags
+	fs.Int("requests", 0, "not used: each level's window is bounded by --steps (kept so older scripts run)")
+	fs.StringVar(&f.levels, "levels", "", "comma-separated concurrency levels, one capture window each (default 1, or --concurrency)")
+	fs.StringVar(&f.concurrency, "concurrency", "1", "the same as --levels")
+	fs.Int("steps", 0, "engine steps each level's window records (default: the campaign's profile.steps, else 50)")
+	fs.String("profiler-dir", "", "the server's torch profiler directory on the host (default: the campaign's server.profiler_dir, else "+campaign.DefaultProfilerDir+")")
+	fs.DurationVar(&f.stopTimeout, "stop-timeout", 30*time.Minute, "how long to wait for stop_profile while traces flush")
+	fs.IntVar(&f.top, "top", profile.TopN, "how many kernels to list")
+	fs.String("loadgen", "", "where the windows' load is sent from: here, or host (the GPU host; default: the campaign's macro.loadgen)")
+	return c, f
 }
 
 // profileBinds are the profile command's flags that set campaign keys.
@@ -57,11 +70,11 @@ var profileBinds = []campaign.Flag{
 // profilePlan is the capture's configuration: the campaign with the flags
 // given over it and checked, the levels (--levels, else C=1 and the
 // plateau of the campaign's journal).
-func profilePlan(c *Command, conc, concOld string, stopTimeout time.Duration, top int) (profile.Config, *campaign.Campaign, error) {
-	flag := "--levels"
+func (f *profileFlags) plan(c *Command) (profile.Config, *campaign.Campaign, error) {
+	conc, flag, stopTimeout, top := f.levels, "--levels", f.stopTimeout, f.top
 	explicit := c.Set("levels") || c.Set("concurrency")
 	if !c.Set("levels") {
-		conc, flag = concOld, "--concurrency"
+		conc, flag = f.concurrency, "--concurrency"
 	}
 	levels, err := profile.ParseLevels(conc)
 	if err != nil {

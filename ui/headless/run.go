@@ -34,34 +34,13 @@ var Version = "dev"
 
 // RunMain is `profdeck run`.
 func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cmd := New("run", runUsage, stdout, stderr)
-	var phasesList, redoList string
-	cmd.Flags.StringVar(&phasesList, "phases", "", "only the steps of these phases: load,macro,micro,nccl,profile (default all)")
-	cmd.Flags.StringVar(&redoList, "redo", "", "steps or phases to do again although the journal has them done")
-	cmd.Flags.String("loadgen", "", "where the sweep's load generator runs: here, or host (the GPU host; default: the campaign's macro.loadgen)")
+	cmd, f := newRun(stdout, stderr)
 	if err := cmd.Parse(args); err != nil {
 		return cmd.Exit(ctx, err)
 	}
-	o := Options{Phases: splitList(phasesList), Redo: splitList(redoList), JSONL: cmd.JSONL(), Log: stderr}
-	if err := run.CheckNames(o.Phases, false); err != nil {
-		return cmd.Exit(ctx, BadInput("--phases: %v", err))
-	}
-	if err := run.CheckNames(o.Redo, true); err != nil {
-		return cmd.Exit(ctx, BadInput("--redo: %v", err))
-	}
-	c, fromFile, err := cmd.Campaign(campaign.Flag{Name: "loadgen", Key: "macro.loadgen"})
+	c, o, err := f.plan(cmd)
 	if err != nil {
 		return cmd.Exit(ctx, err)
-	}
-	if !fromFile {
-		return cmd.Exit(ctx, BadInput("no campaign file %s: write one with `profdeck init`", campaign.DefaultPath))
-	}
-	if err := checkRunFiles(cmd, c); err != nil {
-		return cmd.Exit(ctx, err)
-	}
-	cmd.AsideDir = filepath.Dir(c.JournalPath())
-	if _, err := c.ModelSpec(); err != nil {
-		return cmd.Exit(ctx, &BadInputError{Err: err})
 	}
 	nodes, err := cmd.OpenNodes(ctx, c, nil)
 	if err != nil {
@@ -91,6 +70,46 @@ func checkRunFiles(cmd *Command, c *campaign.Campaign) error {
 	}
 	return cmd.CheckOverlap(localfs.Named{Name: "the journal", Path: journal, Output: true},
 		localfs.Named{Name: "the notebook", Path: c.Notebook, Output: true})
+}
+
+// runFlags are the run command's own flags.
+type runFlags struct{ phases, redo string }
+
+// newRun is the run command with its flags.
+func newRun(stdout, stderr io.Writer) (*Command, *runFlags) {
+	cmd := New("run", runUsage, stdout, stderr)
+	f := &runFlags{}
+	cmd.Flags.StringVar(&f.phases, "phases", "", "only the steps of these phases: load,macro,micro,nccl,profile (default all)")
+	cmd.Flags.StringVar(&f.redo, "redo", "", "steps or phases to do again although the journal has them done")
+	cmd.Flags.String("loadgen", "", "where the sweep's load generator runs: here, or host (the GPU host; default: the campaign's macro.loadgen)")
+	return cmd, f
+}
+
+// plan is the campaign file with the flags over it and the run's options,
+// checked before anything starts.
+func (f *runFlags) plan(cmd *Command) (*campaign.Campaign, Options, error) {
+	o := Options{Phases: splitList(f.phases), Redo: splitList(f.redo), JSONL: cmd.JSONL(), Log: cmd.Stderr}
+	if err := run.CheckNames(o.Phases, false); err != nil {
+		return nil, o, BadInput("--phases: %v", err)
+	}
+	if err := run.CheckNames(o.Redo, true); err != nil {
+		return nil, o, BadInput("--redo: %v", err)
+	}
+	c, fromFile, err := cmd.Campaign(campaign.Flag{Name: "loadgen", Key: "macro.loadgen"})
+	if err != nil {
+		return nil, o, err
+	}
+	if !fromFile {
+		return nil, o, BadInput("no campaign file %s: write one with `profdeck init`", campaign.DefaultPath)
+	}
+	if err := checkRunFiles(cmd, c); err != nil {
+		return nil, o, err
+	}
+	cmd.AsideDir = filepath.Dir(c.JournalPath())
+	if _, err := c.ModelSpec(); err != nil {
+		return nil, o, &BadInputError{Err: err}
+	}
+	return c, o, nil
 }
 
 func splitList(s string) []string {

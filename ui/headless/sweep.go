@@ -28,17 +28,10 @@ import (
 // sweepFlags are the sweep's own flags; unset ones take the campaign's
 // server and macro sections.
 type sweepFlags struct {
-	url, model, api, conc, metricsURL, apiKey string
-	requests, warmup, inputLen, outputLen     int
-	duration, timeout                         time.Duration
-	rate                                      float64
-	stopAtPlateau, noPreflight                bool
-	slo, simMode, loadgen                     string
-	repeat                                    int
-	dataset, datasetFile                      string
-	datasetMax, prefixLen                     int
-	rangeRatio                                float64
-	seed                                      int64
+	model, apiKey, simMode string
+	timeout                time.Duration
+	seed                   int64
+	emu                    vllmemu.Config // the simulated server, as --sim-mode asks
 }
 
 // SweepMain is `profdeck sweep`: a headless concurrency sweep through the
@@ -47,42 +40,50 @@ type sweepFlags struct {
 // per finished level; --json writes the result document (also after an
 // interrupt), --jsonl appends one line per finished request as it goes.
 func SweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c, f := newSweep(stdout, stderr)
+	if err := c.Parse(datasetArgs(args)); err != nil {
+		return c.Exit(ctx, err)
+	}
+	return c.Exit(ctx, runSweep(ctx, c, f))
+}
+
+// newSweep is the sweep command with its flags. Those bound to campaign
+// keys (sweepBinds) are read from the flag set, over the campaign; their
+// defaults are the campaign's.
+func newSweep(stdout, stderr io.Writer) (*Command, *sweepFlags) {
 	c := New("sweep", "profdeck sweep [-c FILE] [--host HOST] [--url URL] [--model NAME] [--api completions|chat]\n"+
 		"       [--concurrency 1,2,4] [--requests N | --duration D] [--warmup N] [--input-len N] [--output-len N]\n"+
 		"       [--dataset sharegpt|jsonl FILE [--dataset-max N] | --range-ratio R] [--prefix-len N]\n"+
 		"       [--rate R] [--slo ttft=2s,tpot=50ms,e2el=30s] [--repeat N] [--stop-at-plateau] [--no-preflight] [--loadgen here|host]\n"+
 		"       [--json FILE|-] [--jsonl FILE] [--metrics-url URL|off]", stdout, stderr)
-	var f sweepFlags
+	f := &sweepFlags{}
 	fs := c.Flags
-	fs.StringVar(&f.url, "url", "", "server base URL as seen from the host (default: the campaign's server.url)")
+	fs.String("url", "", "server base URL as seen from the host (default: the campaign's server.url)")
 	fs.StringVar(&f.model, "model", "", "model name (default: the first id from /v1/models)")
-	fs.StringVar(&f.api, "api", "", "completions or chat (default: the campaign's, else completions)")
-	fs.StringVar(&f.conc, "concurrency", "", "concurrency levels, comma separated (default: the campaign's, else 1,2,4,…,256)")
-	fs.IntVar(&f.requests, "requests", 0, "measured requests per level (default 64, or no cap with --duration)")
-	fs.DurationVar(&f.duration, "duration", 0, "measured time per level, e.g. 60s (instead of --requests)")
-	fs.IntVar(&f.warmup, "warmup", 0, "requests per level sent first and not counted (default: the campaign's, else 4)")
-	fs.IntVar(&f.inputLen, "input-len", 0, "prompt length in tokens (default: the campaign's, else 256)")
-	fs.IntVar(&f.outputLen, "output-len", 0, "output length in tokens, fixed with ignore_eos (default: the campaign's, else 256)")
-	fs.Float64Var(&f.rate, "rate", 0, "open loop: Poisson arrivals at R requests/s instead of a concurrency sweep")
-	fs.BoolVar(&f.stopAtPlateau, "stop-at-plateau", false, "end the sweep at the level where throughput stops growing")
-	fs.BoolVar(&f.noPreflight, "no-preflight", false, "skip the request sent with the sweep's settings before the first level")
+	fs.String("api", "", "completions or chat (default: the campaign's macro.api, else completions)")
+	fs.String("concurrency", "", "concurrency levels, comma separated (default: the campaign's macro.concurrency, else 1,2,4,…,256)")
+	fs.Int("requests", 0, "measured requests per level (default: the campaign's macro.requests, else 64; with --duration alone, no cap)")
+	fs.Duration("duration", 0, "measured time per level, e.g. 60s, instead of --requests (default: the campaign's macro.duration)")
+	fs.Int("warmup", 0, "requests per level sent first and not counted (default: the campaign's macro.warmup, else 4)")
+	fs.Int("input-len", 0, "prompt length in tokens (default: the campaign's macro.input_len, else 256)")
+	fs.Int("output-len", 0, "output length in tokens, fixed with ignore_eos (default: the campaign's macro.output_len, else 256)")
+	fs.Float64("rate", 0, "open loop: Poisson arrivals at R requests/s instead of a concurrency sweep; 0: a concurrency sweep (default: the campaign's macro.rate)")
+	fs.Bool("stop-at-plateau", false, "end the sweep at the level where throughput stops growing (default: the campaign's macro.stop_at_plateau)")
+	fs.Bool("no-preflight", false, "skip the request sent with the sweep's settings before the first level (default: the campaign's macro.no_preflight)")
 	fs.DurationVar(&f.timeout, "timeout", macro.DefaultTimeout, "limit for one request")
-	fs.StringVar(&f.slo, "slo", "", "SLO for goodput, e.g. ttft=2s,tpot=50ms,e2el=30s (default: the campaign's macro.slo)")
-	fs.StringVar(&f.dataset, "dataset", "", "prompts: random (default), sharegpt FILE or jsonl FILE ({\"prompt\": …, \"output_len\": N} per line)")
-	fs.StringVar(&f.datasetFile, "dataset-file", "", "the dataset's file (also given after --dataset's kind)")
-	fs.IntVar(&f.datasetMax, "dataset-max", 0, "use at most N prompts of the dataset (a seeded sample)")
-	fs.Float64Var(&f.rangeRatio, "range-ratio", 0, "random lengths spread over ±R of --input-len and --output-len, as vLLM's --random-range-ratio (0 to <1)")
-	fs.IntVar(&f.prefixLen, "prefix-len", 0, "every prompt starts with the same N tokens (prefix caching)")
+	fs.String("slo", "", "SLO for goodput, e.g. ttft=2s,tpot=50ms,e2el=30s; empty: none (default: the campaign's macro.slo)")
+	fs.String("dataset", "", "prompts: random, sharegpt FILE or jsonl FILE ({\"prompt\": …, \"output_len\": N} per line) (default: the campaign's macro.dataset, else random)")
+	fs.String("dataset-file", "", "the dataset's file, also given after --dataset's kind (default: the campaign's macro.dataset_file)")
+	fs.Int("dataset-max", 0, "use at most N prompts of the dataset, a seeded sample; 0: all (default: the campaign's macro.dataset_max)")
+	fs.Float64("range-ratio", 0, "random lengths spread over ±R of --input-len and --output-len, as vLLM's --random-range-ratio, 0 to <1 (default: the campaign's macro.range_ratio)")
+	fs.Int("prefix-len", 0, "every prompt starts with the same N tokens, for prefix caching (default: the campaign's macro.prefix_len)")
 	fs.StringVar(&f.simMode, "sim-mode", "", "with --host sim: an emulator limited by kv, seqs or step, or a noisy one")
-	fs.IntVar(&f.repeat, "repeat", 0, "run each level N times: means and 95% confidence intervals (default: the campaign's, else 1)")
+	fs.Int("repeat", 0, "run each level N times: means and 95% confidence intervals (default: the campaign's macro.repeat, else 1)")
 	fs.Int64Var(&f.seed, "seed", 0, "seed for prompts and arrivals (0: time based)")
-	fs.StringVar(&f.metricsURL, "metrics-url", "", "the server's Prometheus metrics (default: the campaign's server.metrics_url, else URL/metrics; off to skip)")
-	fs.StringVar(&f.loadgen, "loadgen", "", "where the load generator runs: here, or host (the GPU host: profdeck copies itself there; default: the campaign's macro.loadgen, else here)")
+	fs.String("metrics-url", "", "the server's Prometheus metrics; off: none (default: the campaign's server.metrics_url, else URL/metrics)")
+	fs.String("loadgen", "", "where the load generator runs: here, or host (the GPU host: profdeck copies itself there) (default: the campaign's macro.loadgen, else here)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key (default: $OPENAI_API_KEY, or the campaign's server.api_key_env)")
-	if err := c.Parse(datasetArgs(args)); err != nil {
-		return c.Exit(ctx, err)
-	}
-	return c.Exit(ctx, runSweep(ctx, c, &f))
+	return c, f
 }
 
 // sweepBinds are the sweep's flags that set campaign keys.
@@ -104,16 +105,10 @@ func runSweep(ctx context.Context, c *Command, f *sweepFlags) error {
 	if err != nil {
 		return err
 	}
-	emu := vllmemu.Config{ServeBeforeReady: true}
-	if f.simMode != "" {
-		if emu, err = vllmemu.Mode(f.simMode, emu); err != nil {
-			return BadInput("--sim-mode: %v", err)
-		}
-	}
 	h, err := c.OpenHost(ctx, camp, func(o *hosts.Options) {
 		// The simulated server serves at once, and loads in a second unless
 		// the campaign's sim section says otherwise.
-		o.Sim.AutoStart, o.Sim.Emulator = true, emu
+		o.Sim.AutoStart, o.Sim.Emulator = true, f.emu
 		if o.Sim.LoadTime == 0 {
 			o.Sim.LoadTime = time.Second
 		}
@@ -154,6 +149,12 @@ func (f *sweepFlags) plan(c *Command) (macro.Config, *campaign.Campaign, error) 
 		camp.Server.URL = "" // the defaults name no server
 		if camp.Host != "sim" {
 			return macro.Config{}, nil, BadInput("no server: give --url URL, or -c FILE with server.url")
+		}
+	}
+	f.emu = vllmemu.Config{ServeBeforeReady: true}
+	if f.simMode != "" {
+		if f.emu, err = vllmemu.Mode(f.simMode, f.emu); err != nil {
+			return macro.Config{}, nil, BadInput("--sim-mode: %v", err)
 		}
 	}
 	if f.timeout <= 0 {

@@ -46,21 +46,12 @@ type tailSummary struct {
 
 // TailMain is "profdeck tail": follow a file on the host across reconnects.
 func TailMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := New("tail", tailUsage, stdout, stderr)
-	fs := c.Flags
-	fs.String("identity", "", "identity (private key) file (default: the campaign's ssh.identity)")
-	fs.String("known-hosts", "", "known_hosts file, read and appended to with --accept-new-host-key (default: the campaign's ssh.known_hosts)")
-	fs.String("ssh-config", "", "ssh config file instead of ~/.ssh/config (default: the campaign's ssh.config)")
-	fs.Bool("accept-new-host-key", false, "add an unknown host key to known_hosts; a changed key is still refused (default: the campaign's ssh.accept_new_host_key)")
-	fromStart := fs.Bool("from-start", false, "print the whole file, not only its last 10 lines")
+	c, fromStart := newTail(stdout, stderr)
 	files, err := c.ParseFiles(args, 1)
 	if err != nil {
 		return c.Exit(ctx, err)
 	}
-	camp, fromFile, err := c.Campaign(tailBinds...)
-	if err == nil && !fromFile && !c.Set("host") {
-		err = BadInput("need --host HOST (or -c FILE) and exactly one FILE")
-	}
+	camp, err := tailPlan(c)
 	if err != nil {
 		return c.Exit(ctx, err)
 	}
@@ -69,6 +60,26 @@ func TailMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		err = nil // Ctrl-C is how a tail ends
 	}
 	return c.Exit(ctx, err)
+}
+
+// newTail is the tail command with its flags.
+func newTail(stdout, stderr io.Writer) (*Command, *bool) {
+	c := New("tail", tailUsage, stdout, stderr)
+	fs := c.Flags
+	fs.String("identity", "", "identity (private key) file (default: the campaign's ssh.identity)")
+	fs.String("known-hosts", "", "known_hosts file, read and appended to with --accept-new-host-key (default: the campaign's ssh.known_hosts)")
+	fs.String("ssh-config", "", "ssh config file instead of ~/.ssh/config (default: the campaign's ssh.config)")
+	fs.Bool("accept-new-host-key", false, "add an unknown host key to known_hosts; a changed key is still refused (default: the campaign's ssh.accept_new_host_key)")
+	return c, fs.Bool("from-start", false, "print the whole file, not only its last 10 lines")
+}
+
+// tailPlan is the campaign with the SSH flags over it: a host is needed.
+func tailPlan(c *Command) (*campaign.Campaign, error) {
+	camp, fromFile, err := c.Campaign(tailBinds...)
+	if err == nil && !fromFile && !c.Set("host") {
+		err = BadInput("need --host HOST (or -c FILE) and exactly one FILE")
+	}
+	return camp, err
 }
 
 // tailBinds are the tail command's flags that set campaign keys.

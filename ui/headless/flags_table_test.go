@@ -1,0 +1,371 @@
+package headless
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/campaign"
+	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/micro"
+	"github.com/profdeck/profdeck/phases/nccl"
+	"github.com/profdeck/profdeck/phases/profile"
+)
+
+// flagsCampaign sets every key a flag can set to a value no flag below
+// gives and no default has, so that a flag that does not win shows.
+const flagsCampaign = `host: sim
+notebook: nb.md
+ssh:
+  identity: /keys/id
+  known_hosts: /keys/kh
+  config: /keys/cfg
+  accept_new_host_key: true
+server:
+  url: http://127.0.0.1:8011
+  metrics_url: http://127.0.0.1:8011/m
+  log: /logs/s.log
+  profiler_dir: /prof
+model:
+  preset: kimi-k2.5
+  tp: 4
+  ep: true
+  expect_gib: 70
+load:
+  stall_after: 90s
+  poll_interval: 2s
+macro:
+  api: chat
+  concurrency: [1, 8]
+  requests: 9
+  warmup: 7
+  input_len: 100
+  output_len: 50
+  rate: 3
+  stop_at_plateau: true
+  no_preflight: true
+  slo: ttft=2s
+  repeat: 2
+  dataset_max: 5
+  range_ratio: 0.2
+  prefix_len: 16
+micro:
+  batch: [1, 8]
+  python: python3.11
+nccl:
+  nproc: 2
+  torchrun: torchrun2
+  batch: [2, 16]
+profile:
+  steps: 30
+  requests: 3
+`
+
+// flagsSim is added to flagsCampaign for the sim flags.
+const flagsSim = `sim:
+  load_time: 9s
+  stall_at_gib: 60
+  fail: oom
+`
+
+// resolved is what a command made of its flags and the campaign, before
+// it opens a host.
+type resolved struct {
+	cmd       *Command
+	camp      *campaign.Campaign
+	sweep     macro.Config
+	sweepF    *sweepFlags
+	load      load.Config
+	gpu       gpuSettings
+	gpuF      *gpuFlags
+	micro     micro.Config
+	nccl      nccl.Config
+	profile   profile.Config
+	run       Options
+	fromStart bool
+}
+
+// flagCommands are the headless commands whose flags the table covers:
+// each makes its command and resolves its arguments as its Main does.
+var flagCommands = map[string]struct {
+	flags   func() *flag.FlagSet
+	resolve func(args []string) (resolved, error)
+}{
+	"sweep": {func() *flag.FlagSet { c, _ := newSweep(io.Discard, io.Discard); return c.Flags },
+		func(args []string) (resolved, error) {
+			c, f := newSweep(io.Discard, io.Discard)
+			if err := c.Parse(datasetArgs(args)); err != nil {
+				return resolved{}, err
+			}
+			cfg, camp, err := f.plan(c)
+			return resolved{cmd: c, camp: camp, sweep: cfg, sweepF: f}, err
+		}},
+	"load": {func() *flag.FlagSet { c, _ := newLoad(io.Discard, io.Discard); return c.Flags },
+		func(args []string) (resolved, error) {
+			c, f := newLoad(io.Discard, io.Discard)
+			if err := c.Parse(args); err != nil {
+				return resolved{}, err
+			}
+			cfg, camp, err := f.plan(c)
+			return resolved{cmd: c, camp: camp, load: cfg}, err
+		}},
+	"micro": {func() *flag.FlagSet { return newMicro(io.Discard, io.Discard).c.Flags },
+		func(args []string) (resolved, error) {
+			m := newMicro(io.Discard, io.Discard)
+			if err := m.c.Parse(args); err != nil {
+				return resolved{}, err
+			}
+			camp, set, cfg, err := m.plan()
+			return resolved{cmd: m.c, camp: camp, gpu: set, gpuF: m.g, micro: cfg}, err
+		}},
+	"nccl": {func() *flag.FlagSet { return newNCCL(io.Discard, io.Discard).c.Flags },
+		func(args []string) (resolved, error) {
+			n := newNCCL(io.Discard, io.Discard)
+			if err := n.c.Parse(args); err != nil {
+				return resolved{}, err
+			}
+			camp, set, cfg, err := n.plan()
+			return resolved{cmd: n.c, camp: camp, gpu: set, gpuF: n.g, nccl: cfg}, err
+		}},
+	"profile": {func() *flag.FlagSet { c, _ := newProfile(io.Discard, io.Discard); return c.Flags },
+		func(args []string) (resolved, error) {
+			c, f := newProfile(io.Discard, io.Discard)
+			if err := c.Parse(args); err != nil {
+				return resolved{}, err
+			}
+			cfg, camp, err := f.plan(c)
+			return resolved{cmd: c, camp: camp, profile: cfg}, err
+		}},
+	"tail": {func() *flag.FlagSet { c, _ := newTail(io.Discard, io.Discard); return c.Flags },
+		func(args []string) (resolved, error) {
+			c, fromStart := newTail(io.Discard, io.Discard)
+			if _, err := c.ParseFiles(append(args, "/var/log/x.log"), 1); err != nil {
+				return resolved{}, err
+			}
+			camp, err := tailPlan(c)
+			return resolved{cmd: c, camp: camp, fromStart: *fromStart}, err
+		}},
+	"run": {func() *flag.FlagSet { c, _ := newRun(io.Discard, io.Discard); return c.Flags },
+		func(args []string) (resolved, error) {
+			c, f := newRun(io.Discard, io.Discard)
+			if err := c.Parse(args); err != nil {
+				return resolved{}, err
+			}
+			camp, o, err := f.plan(c)
+			return resolved{cmd: c, camp: camp, run: o}, err
+		}},
+}
+
+// flagRow is one flag given with one value over flagsCampaign: what the
+// command then holds (get) must be want, or the command refuses it as bad
+// input naming the flag (wantErr).
+type flagRow struct {
+	cmds    string // space-separated commands the row runs for
+	args    []string
+	sim     bool // the campaign has a sim section
+	get     func(r resolved) any
+	want    any
+	wantErr string
+}
+
+// flagRows covers every flag of every command in flagCommands (the test
+// fails for a flag no row names). Zero, empty and false values are given
+// wherever the flag takes them; where the value cannot mean anything, it is
+// refused, never replaced by the campaign's or a default.
+func flagRows(dir string) []flagRow {
+	jsonl := filepath.Join(dir, "prompts.jsonl")
+	all := "sweep load micro nccl profile tail run"
+	return []flagRow{
+		// The shared flags.
+		{cmds: all, args: []string{"--host", "local"}, get: func(r resolved) any { return r.camp.Host }, want: "local"},
+		{cmds: all, args: []string{"--host", ""}, wantErr: "--host: "},
+		{cmds: all, args: []string{"--json", filepath.Join(dir, "out.json")}, get: func(r resolved) any { return r.cmd.JSONPath }, want: filepath.Join(dir, "out.json")},
+		{cmds: all, args: []string{"--jsonl", filepath.Join(dir, "out.jsonl")}, get: func(r resolved) any { return r.cmd.JSONLPath }, want: filepath.Join(dir, "out.jsonl")},
+		// sweep
+		{cmds: "sweep load", args: []string{"--url", "http://10.0.0.9:9000"}, get: func(r resolved) any { return r.camp.Server.URL }, want: "http://10.0.0.9:9000"},
+		{cmds: "sweep load", args: []string{"--url", ""}, wantErr: "--url: must be set"},
+		{cmds: "sweep", args: []string{"--model", ""}, get: func(r resolved) any { return r.sweep.Model }, want: ""},
+		{cmds: "sweep", args: []string{"--model", "m2"}, get: func(r resolved) any { return r.sweep.Model }, want: "m2"},
+		{cmds: "sweep", args: []string{"--api", "completions"}, get: func(r resolved) any { return r.sweep.API }, want: "completions"},
+		{cmds: "sweep", args: []string{"--api", ""}, wantErr: "--api: must be completions or chat"},
+		{cmds: "sweep", args: []string{"--rate", "0", "--concurrency", "2,4"}, get: func(r resolved) any { return r.sweep.Concurrency }, want: []int{2, 4}},
+		{cmds: "sweep", args: []string{"--rate", "0", "--concurrency", "0"}, wantErr: "--concurrency: "},
+		{cmds: "sweep", args: []string{"--requests", "0"}, wantErr: "--requests: set requests"},
+		{cmds: "sweep", args: []string{"--requests", "5"}, get: func(r resolved) any { return [2]any{r.sweep.Requests, r.sweep.Duration} }, want: [2]any{5, time.Duration(0)}},
+		{cmds: "sweep", args: []string{"--duration", "30s"}, get: func(r resolved) any { return [2]any{r.sweep.Requests, r.sweep.Duration} }, want: [2]any{0, 30 * time.Second}},
+		{cmds: "sweep", args: []string{"--duration", "0s"}, wantErr: "--duration: set requests"},
+		{cmds: "sweep", args: []string{"--warmup", "0"}, get: func(r resolved) any { return r.sweep.Warmup }, want: 0},
+		{cmds: "sweep", args: []string{"--input-len", "0"}, wantErr: "--input-len: want 1 to"},
+		{cmds: "sweep", args: []string{"--input-len", "64"}, get: func(r resolved) any { return r.sweep.InputLen }, want: 64},
+		{cmds: "sweep", args: []string{"--output-len", "0"}, wantErr: "--output-len: want 2"},
+		{cmds: "sweep", args: []string{"--output-len", "2"}, get: func(r resolved) any { return r.sweep.OutputLen }, want: 2},
+		{cmds: "sweep", args: []string{"--rate", "0"}, get: func(r resolved) any { return r.sweep.Rate }, want: 0.0},
+		{cmds: "sweep", args: []string{"--stop-at-plateau=false"}, get: func(r resolved) any { return r.sweep.StopAtPlateau }, want: false},
+		{cmds: "sweep", args: []string{"--no-preflight=false"}, get: func(r resolved) any { return r.sweep.NoPreflight }, want: false},
+		{cmds: "sweep", args: []string{"--timeout", "90s"}, get: func(r resolved) any { return r.sweep.Timeout }, want: 90 * time.Second},
+		{cmds: "sweep", args: []string{"--timeout", "0s"}, wantErr: "--timeout: must be more than 0"},
+		{cmds: "sweep", args: []string{"--slo", ""}, get: func(r resolved) any { return r.sweep.SLO }, want: ""},
+		{cmds: "sweep", args: []string{"--dataset", "jsonl", jsonl}, get: func(r resolved) any { return [2]string{r.sweep.Dataset, r.sweep.DatasetFile} }, want: [2]string{"jsonl", jsonl}},
+		{cmds: "sweep", args: []string{"--dataset", ""}, get: func(r resolved) any { return r.sweep.Dataset }, want: ""},
+		{cmds: "sweep", args: []string{"--dataset", "jsonl", "--dataset-file", ""}, wantErr: "--dataset-file: dataset jsonl needs a file"},
+		{cmds: "sweep", args: []string{"--dataset-max", "0"}, get: func(r resolved) any { return r.sweep.DatasetMax }, want: 0},
+		{cmds: "sweep", args: []string{"--range-ratio", "0"}, get: func(r resolved) any { return r.sweep.RangeRatio }, want: 0.0},
+		{cmds: "sweep", args: []string{"--prefix-len", "0"}, get: func(r resolved) any { return r.sweep.PrefixLen }, want: 0},
+		{cmds: "sweep", args: []string{"--sim-mode", "kv"}, get: func(r resolved) any { return r.sweepF.emu.KVCacheTokens }, want: 8192},
+		{cmds: "sweep", args: []string{"--sim-mode", "nope"}, wantErr: "--sim-mode: "},
+		{cmds: "sweep", args: []string{"--repeat", "0"}, wantErr: "--repeat: want 1 to 100"},
+		{cmds: "sweep", args: []string{"--repeat", "1"}, get: func(r resolved) any { return r.sweep.Repeat }, want: 1},
+		{cmds: "sweep", args: []string{"--seed", "7"}, get: func(r resolved) any { return r.sweep.Seed }, want: int64(7)},
+		{cmds: "sweep", args: []string{"--metrics-url", "off"}, get: func(r resolved) any { return r.camp.MetricsURL() }, want: ""},
+		{cmds: "sweep", args: []string{"--metrics-url", ""}, get: func(r resolved) any { return r.camp.MetricsURL() }, want: "http://127.0.0.1:8011/metrics"},
+		{cmds: "sweep profile run", args: []string{"--loadgen", "host"}, get: func(r resolved) any { return r.camp.Macro.Loadgen }, want: "host"},
+		{cmds: "sweep profile run", args: []string{"--loadgen", ""}, get: func(r resolved) any { return r.camp.Macro.Loadgen }, want: ""},
+		{cmds: "sweep", args: []string{"--api-key", ""}, get: func(r resolved) any { return r.sweep.APIKey }, want: ""},
+		// load
+		{cmds: "load", args: []string{"--log", "/l/x.log"}, get: func(r resolved) any { return [2]string{r.load.LogPath, r.load.PIDFile} }, want: [2]string{"/l/x.log", "/l/x.log.pid"}},
+		{cmds: "load", args: []string{"--log", ""}, get: func(r resolved) any { return r.load.LogPath }, want: load.DefaultLogPath},
+		{cmds: "load", args: []string{"--expect-gib", "0"}, get: func(r resolved) any { return r.load.ExpectGiB }, want: 0.0},
+		{cmds: "load", args: []string{"--stall-after", "0s"}, wantErr: "--stall-after: must be more than 0"},
+		{cmds: "load", args: []string{"--stall-after", "30s"}, get: func(r resolved) any { return r.load.StallAfter }, want: 30 * time.Second},
+		{cmds: "load", args: []string{"--poll", "0s"}, wantErr: "--poll: must be more than 0"},
+		{cmds: "load", args: []string{"--poll", "500ms"}, get: func(r resolved) any { return r.load.Poll }, want: 500 * time.Millisecond},
+		{cmds: "load", args: []string{"--every", "0s"}, wantErr: "--every: must be more than 0"},
+		{cmds: "load", args: []string{"--sim-load-time", "5s"}, sim: true, get: func(r resolved) any { return r.camp.HostOptions().Sim.LoadTime }, want: 5 * time.Second},
+		{cmds: "load", args: []string{"--sim-stall-at", "0"}, sim: true, get: func(r resolved) any { return r.camp.HostOptions().Sim.StallAtGiB }, want: 0.0},
+		{cmds: "load", args: []string{"--sim-fail", ""}, sim: true, get: func(r resolved) any { return r.camp.HostOptions().Sim.FailWith }, want: ""},
+		{cmds: "load", args: []string{"--host", "local", "--sim-fail", "oom"}, wantErr: "--sim-fail: applies to host: sim only"},
+		// micro and nccl
+		{cmds: "micro nccl", args: []string{"--model-config", "deepseek-v3"}, get: func(r resolved) any { return r.gpu.spec }, want: "deepseek-v3"},
+		{cmds: "micro nccl", args: []string{"--model-config", ""}, get: func(r resolved) any { return r.gpu.spec }, want: "kimi-k2.5"},
+		{cmds: "micro nccl", args: []string{"--tp", "0"}, wantErr: "--tp: must be at least 1"},
+		{cmds: "micro nccl", args: []string{"--tp", "2"}, get: func(r resolved) any { return r.gpu.opts.TP }, want: 2},
+		{cmds: "micro nccl", args: []string{"--ep=false"}, get: func(r resolved) any { return r.gpu.opts.EP }, want: false},
+		{cmds: "micro nccl", args: []string{"--batch", "3,5"}, get: func(r resolved) any { return r.gpu.opts.Batch }, want: []int{3, 5}},
+		{cmds: "micro nccl", args: []string{"--batch", ""}, wantErr: "--batch: "},
+		{cmds: "micro nccl", args: []string{"--workdir", "/w"}, get: func(r resolved) any { return r.gpuF.workDir }, want: "/w"},
+		{cmds: "micro nccl", args: []string{"--workdir", ""}, wantErr: "--workdir: "},
+		{cmds: "micro nccl", args: []string{"--force"}, get: func(r resolved) any { return r.gpuF.force }, want: true},
+		{cmds: "micro nccl", args: []string{"--no-embed-allreduce"}, get: func(r resolved) any { return r.gpu.opts.NoEmbeddingAllReduce }, want: true},
+		{cmds: "micro nccl", args: []string{"--dry-run"}, get: func(r resolved) any { return r.gpuF.dryRun }, want: true},
+		{cmds: "micro", args: []string{"--python", "python3.12"}, get: func(r resolved) any { return r.micro.Python }, want: "python3.12"},
+		{cmds: "micro", args: []string{"--python", ""}, wantErr: "--python: must name the Python"},
+		{cmds: "micro", args: []string{"--warmup-ms", "0"}, wantErr: "--warmup-ms: must be more than 0"},
+		{cmds: "micro", args: []string{"--warmup-ms", "5"}, get: func(r resolved) any { return r.micro.WarmupMs }, want: 5.0},
+		{cmds: "micro", args: []string{"--rep-ms", "0"}, wantErr: "--rep-ms: must be more than 0"},
+		{cmds: "micro", args: []string{"--rep-ms", "20"}, get: func(r resolved) any { return r.micro.RepMs }, want: 20.0},
+		{cmds: "micro", args: []string{"--no-calib"}, get: func(r resolved) any { return r.micro.NoCalib }, want: true},
+		{cmds: "nccl", args: []string{"--nproc", "0"}, get: func(r resolved) any { return r.nccl.NProc }, want: 4}, // the TP size
+		{cmds: "nccl", args: []string{"--nproc", "3"}, get: func(r resolved) any { return r.nccl.NProc }, want: 3},
+		{cmds: "nccl", args: []string{"--torchrun", ""}, wantErr: "--torchrun: must name torchrun"},
+		{cmds: "nccl", args: []string{"--torchrun", "tr"}, get: func(r resolved) any { return r.nccl.Torchrun }, want: "tr"},
+		{cmds: "nccl", args: []string{"--python", "py"}, get: func(r resolved) any { return r.nccl.Python }, want: "py"},
+		{cmds: "nccl", args: []string{"--python", ""}, wantErr: "--python: must name the Python"},
+		{cmds: "nccl", args: []string{"--tokens", "4,8"}, get: func(r resolved) any { return []int(r.nccl.Tokens) }, want: []int{4, 8}},
+		{cmds: "nccl", args: []string{"--tokens", ""}, wantErr: "-tokens"},
+		{cmds: "nccl", args: []string{"--repeats", "0"}, wantErr: "--repeats: must be at least 1"},
+		{cmds: "nccl", args: []string{"--repeats", "3"}, get: func(r resolved) any { return r.nccl.Repeats }, want: 3},
+		{cmds: "nccl", args: []string{"--no-graph"}, get: func(r resolved) any { return r.nccl.NoGraph }, want: true},
+		// profile
+		{cmds: "profile", args: []string{"--requests", "0"}, get: func(r resolved) any { return r.camp.Profile.Requests }, want: 0},
+		{cmds: "profile", args: []string{"--levels", "2,4"}, get: func(r resolved) any { return r.profile.Concurrency }, want: []int{2, 4}},
+		{cmds: "profile", args: []string{"--levels", ""}, wantErr: "--levels: "},
+		{cmds: "profile", args: []string{"--concurrency", "3"}, get: func(r resolved) any { return r.profile.Concurrency }, want: []int{3}},
+		{cmds: "profile", args: []string{"--steps", "0"}, wantErr: "--steps: want 1 to"},
+		{cmds: "profile", args: []string{"--steps", "10"}, get: func(r resolved) any { return r.profile.Steps }, want: 10},
+		{cmds: "profile", args: []string{"--profiler-dir", ""}, wantErr: "--profiler-dir: must name the directory"},
+		{cmds: "profile", args: []string{"--profiler-dir", "/p2"}, get: func(r resolved) any { return r.profile.ProfilerDir }, want: "/p2"},
+		{cmds: "profile", args: []string{"--stop-timeout", "0s"}, wantErr: "--stop-timeout: must be more than 0"},
+		{cmds: "profile", args: []string{"--stop-timeout", "1m"}, get: func(r resolved) any { return r.profile.StopTimeout }, want: time.Minute},
+		{cmds: "profile", args: []string{"--top", "0"}, wantErr: "--top: must be at least 1"},
+		{cmds: "profile", args: []string{"--top", "3"}, get: func(r resolved) any { return r.profile.Top }, want: 3},
+		// tail
+		{cmds: "tail", args: []string{"--identity", ""}, get: func(r resolved) any { return r.camp.HostOptions().Identity }, want: ""},
+		{cmds: "tail", args: []string{"--known-hosts", "/kh2"}, get: func(r resolved) any { return r.camp.HostOptions().KnownHosts }, want: "/kh2"},
+		{cmds: "tail", args: []string{"--ssh-config", ""}, get: func(r resolved) any { return r.camp.HostOptions().SSHConfig }, want: ""},
+		{cmds: "tail", args: []string{"--accept-new-host-key=false"}, get: func(r resolved) any { return r.camp.HostOptions().AcceptNewHostKey }, want: false},
+		{cmds: "tail", args: []string{"--from-start"}, get: func(r resolved) any { return r.fromStart }, want: true},
+		// run
+		{cmds: "run", args: []string{"--phases", "macro"}, get: func(r resolved) any { return r.run.Phases }, want: []string{"macro"}},
+		{cmds: "run", args: []string{"--phases", "gemm"}, wantErr: "--phases: "},
+		{cmds: "run", args: []string{"--redo", "macro,micro"}, get: func(r resolved) any { return r.run.Redo }, want: []string{"macro", "micro"}},
+	}
+}
+
+// TestEveryFlagWins: for every flag of every headless command, the value
+// given wins over the campaign file and the defaults, whatever it is, or
+// is refused as bad input naming the flag. A flag without a row fails the
+// test, so a new flag comes with its row.
+func TestEveryFlagWins(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("OPENAI_API_KEY", "sk-from-the-environment")
+	if err := os.WriteFile(filepath.Join(dir, "prompts.jsonl"), []byte(`{"prompt": "a b c", "output_len": 4}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain, withSim := filepath.Join(dir, "c.yaml"), filepath.Join(dir, "sim.yaml")
+	for p, text := range map[string]string{plain: flagsCampaign, withSim: flagsCampaign + flagsSim} {
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	covered := map[string]map[string]bool{}
+	for _, row := range flagRows(dir) {
+		for _, name := range strings.Fields(row.cmds) {
+			if covered[name] == nil {
+				covered[name] = map[string]bool{"c": true} // every row gives -c
+			}
+			covered[name][strings.TrimLeft(strings.SplitN(row.args[0], "=", 2)[0], "-")] = true
+			if len(row.args) > 2 && strings.HasPrefix(row.args[2], "-") {
+				covered[name][strings.TrimLeft(row.args[2], "-")] = true
+			}
+			cmd := flagCommands[name]
+			camp := plain
+			if row.sim {
+				camp = withSim
+			}
+			t.Run(name+" "+strings.Join(row.args, " "), func(t *testing.T) {
+				r, err := cmd.resolve(append([]string{"-c", camp}, row.args...))
+				if r.cmd != nil {
+					defer r.cmd.Close()
+				}
+				if row.wantErr != "" {
+					var bad *BadInputError
+					if err == nil || !errors.As(err, &bad) && !strings.Contains(err.Error(), "invalid value") || !strings.Contains(err.Error(), row.wantErr) {
+						t.Fatalf("err %v, want bad input with %q", err, row.wantErr)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := row.get(r); !reflect.DeepEqual(got, row.want) {
+					t.Errorf("got %#v, want %#v", got, row.want)
+				}
+			})
+		}
+	}
+	for _, name := range sortedKeys(flagCommands) {
+		flagCommands[name].flags().VisitAll(func(f *flag.Flag) {
+			if !covered[name][f.Name] {
+				t.Errorf("%s --%s: no row shows that it wins", name, f.Name)
+			}
+		})
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
