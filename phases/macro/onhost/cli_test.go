@@ -15,9 +15,9 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
-	"github.com/profdeck/profdeck/remote/ssh/sshtest"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu/emutest"
+	"github.com/profdeck/profdeck/remote/ssh/sshtest"
 )
 
 // The profdeck binary, run as a user runs it (`profdeck sweep -c FILE`
