@@ -153,6 +153,12 @@ const (
 	// MaxJournalLine is the longest journal line read; a longer one is
 	// skipped without being held.
 	MaxJournalLine = 8 << 20
+	// MaxJournalBytes and MaxJournalEvents bound the events a journal
+	// holds (a campaign's are well under 1 MiB; lines skipped do not
+	// count): past either, it is refused rather than held in unbounded
+	// memory.
+	MaxJournalBytes  = 32 << 20
+	MaxJournalEvents = 200_000
 	// MaxSkippedShown is how many skipped lines are described; the rest
 	// are counted.
 	MaxSkippedShown = 5
@@ -183,10 +189,13 @@ func readJournal(r io.Reader, keep func(phase, kind string) bool) (ReadResult, e
 	var res ReadResult
 	br := bufio.NewReaderSize(r, 1<<16)
 	var buf []byte
-	n := 0
+	n, total := 0, 0
 	for {
 		line, long, err := readBoundedLine(br, buf[:0])
 		buf = line[:0]
+		if total > MaxJournalBytes || len(res.Events) > MaxJournalEvents {
+			return res, &TooLargeError{Bytes: total > MaxJournalBytes}
+		}
 		if len(line) > 0 || long > 0 {
 			n++
 			complete := err == nil
@@ -210,6 +219,7 @@ func readJournal(r io.Reader, keep func(phase, kind string) bool) (ReadResult, e
 					res.skip(n, "%v", derr)
 				} else {
 					res.Events = append(res.Events, ev)
+					total += len(line)
 				}
 			}
 		}
@@ -220,6 +230,16 @@ func readJournal(r io.Reader, keep func(phase, kind string) bool) (ReadResult, e
 			return res, err
 		}
 	}
+}
+
+// TooLargeError is a journal past MaxJournalBytes or MaxJournalEvents.
+type TooLargeError struct{ Bytes bool }
+
+func (e *TooLargeError) Error() string {
+	if e.Bytes {
+		return fmt.Sprintf("over %d MiB of events: too large for a journal (a campaign's are well under 1 MiB)", MaxJournalBytes>>20)
+	}
+	return fmt.Sprintf("over %d events: too many for a journal", MaxJournalEvents)
 }
 
 // readBoundedLine appends the next line (with its newline) to buf. A line

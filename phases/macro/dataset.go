@@ -27,6 +27,9 @@ const (
 	maxDatasetItems = 100_000
 	maxDatasetLine  = 16 << 20 // one JSONL line, or one ShareGPT entry
 	maxPromptBytes  = 1 << 20
+	// MaxDatasetBytes bounds the prompts kept in memory together: a sample
+	// past it is refused, naming --dataset-max.
+	MaxDatasetBytes = 64 << 20
 )
 
 // Workload is what the sweep sent, recorded in its result so that a run
@@ -51,6 +54,7 @@ type item struct {
 // dataset hands out the sweep's prompts, in a seeded order.
 type dataset struct {
 	items  []item
+	bytes  int // the kept prompts' length
 	next   int
 	prefix string // the shared prefix, made once
 	rng    *rand.Rand
@@ -94,15 +98,20 @@ func loadDataset(cfg Config) (*dataset, error) {
 }
 
 // add keeps a seeded random sample of at most keep items (reservoir
-// sampling: memory stays bounded whatever the file's size).
-func (ds *dataset) add(it item, seen, keep int) {
+// sampling: memory stays bounded whatever the file's size), and refuses a
+// sample whose prompts pass MaxDatasetBytes together.
+func (ds *dataset) add(it item, seen, keep int) error {
 	if len(ds.items) < keep {
 		ds.items = append(ds.items, it)
-		return
-	}
-	if j := ds.rng.IntN(seen); j < keep {
+		ds.bytes += len(it.prompt)
+	} else if j := ds.rng.IntN(seen); j < keep {
+		ds.bytes += len(it.prompt) - len(ds.items[j].prompt)
 		ds.items[j] = it
 	}
+	if ds.bytes > MaxDatasetBytes {
+		return fmt.Errorf("the %d prompts kept so far hold over %d MiB: sample fewer with --dataset-max (macro.dataset_max)", len(ds.items), MaxDatasetBytes>>20)
+	}
+	return nil
 }
 
 // readJSONL reads {"prompt": "...", "output_len": N} per line.
@@ -132,7 +141,9 @@ func (ds *dataset) readJSONL(r io.Reader, name string, keep int) error {
 			return fmt.Errorf("%s:%d: prompt longer than %d bytes", name, line, maxPromptBytes)
 		}
 		seen++
-		ds.add(item{prompt: *v.Prompt, words: len(strings.Fields(*v.Prompt)), outputLen: *v.OutputLen}, seen, keep)
+		if err := ds.add(item{prompt: *v.Prompt, words: len(strings.Fields(*v.Prompt)), outputLen: *v.OutputLen}, seen, keep); err != nil {
+			return fmt.Errorf("%s:%d: %v", name, line, err)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
@@ -194,7 +205,9 @@ func (ds *dataset) readShareGPT(r io.Reader, name string, keep int) error {
 			continue
 		}
 		seen++
-		ds.add(item{prompt: p, words: pw, outputLen: ow}, seen, keep)
+		if err := ds.add(item{prompt: p, words: pw, outputLen: ow}, seen, keep); err != nil {
+			return at(err)
+		}
 	}
 	if _, err := dec.Token(); err != nil {
 		return at(err)

@@ -53,8 +53,18 @@ type level struct {
 	winArea      float64
 	freed        []time.Time // when the slots not yet refilled freed
 	steady       bool        // no pause and no live concurrency change
+	capped       bool        // an open loop reached MaxOpenInFlight
 	win          window      // the server's counter at the window's edges
 }
+
+// MaxOpenInFlight bounds an open-loop level's requests in flight: past it,
+// arrivals wait for a request to end (the wait is their send lag, and the
+// level says so), so a rate the client or the server cannot keep up with
+// costs bounded memory.
+const MaxOpenInFlight = 4096
+
+// maxOpenInFlight is MaxOpenInFlight, lowered by tests.
+var maxOpenInFlight = MaxOpenInFlight
 
 // startLevel sets a level up and announces it.
 func (r *runner) startLevel(ctx context.Context, conc int, rate float64) *level {
@@ -231,7 +241,12 @@ func (l *level) dispatch(ctx context.Context) {
 		}
 		var arrivals <-chan time.Time
 		if l.rate > 0 && !l.sendingOver && !paused {
-			arrivals = l.arrivalTimer.C
+			if l.inFlight < maxOpenInFlight {
+				arrivals = l.arrivalTimer.C
+			} else if !l.capped {
+				l.capped = true
+				l.notes = append(l.notes, fmt.Sprintf("open loop held at %d requests in flight: later arrivals waited for a free slot (their wait is send lag)", maxOpenInFlight))
+			}
 		}
 		select {
 		case rec := <-l.done:

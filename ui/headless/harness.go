@@ -24,6 +24,7 @@ import (
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
 	"github.com/profdeck/profdeck/remote/localfs"
+	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/ui/cliflags"
 )
 
@@ -65,11 +66,12 @@ func Code(ctx context.Context, err error) int {
 	var special *localfs.NotRegularError
 	var overlap *localfs.Overlap
 	var spec *remote.SpecError
+	var large *report.TooLargeError
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &bad), errors.As(err, &input), errors.As(err, &special), errors.As(err, &overlap),
-		errors.As(err, &spec):
+		errors.As(err, &spec), errors.As(err, &large):
 		return ExitBadInput
 	case errors.As(err, &step):
 		return ExitStepFailed

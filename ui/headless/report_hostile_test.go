@@ -126,3 +126,27 @@ func TestBadInputFilesExit2(t *testing.T) {
 		}
 	}
 }
+
+// report on a journal of 40 MiB of events (a real campaign's fieldrig
+// journal, 86 KB, repeated) is refused, exit 2, in bounded memory: it was
+// read whole (a 155 MB one peaked at 615 MB).
+func TestReportHugeJournalRefusedBoundedMemory(t *testing.T) {
+	got := memtest.Run(t, 120, func() string {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "j.jsonl")
+		one, err := os.ReadFile(filepath.Join("..", "..", "report", "testdata", "fieldrig-h200x2.jsonl"))
+		if err != nil {
+			return err.Error()
+		}
+		f, _ := os.Create(p)
+		for i := 0; i < (40<<20)/len(one); i++ {
+			f.Write(one)
+		}
+		f.Close()
+		code, _, errOut := runCLI(t, headless.ReportMain, p, "-o", filepath.Join(dir, "nb.md"), "--no-charts")
+		return fmt.Sprintf("report=%d %q", code, errOut)
+	})
+	if !strings.Contains(got, "report=2") || !strings.Contains(got, "over 32 MiB of events: too large for a journal") {
+		t.Fatalf("got %s", got)
+	}
+}
