@@ -86,8 +86,15 @@ func TestMain(m *testing.M) {
 // childEmu starts the emulator in a child process and returns its URL.
 func childEmu(tb testing.TB, step time.Duration) string {
 	tb.Helper()
+	return childServer(tb, "emulator", "PROFDECK_EMU_CHILD="+step.String())
+}
+
+// childServer runs this test binary as a server (what env selects in
+// TestMain) until the test ends, and returns the URL it prints.
+func childServer(tb testing.TB, what, env string) string {
+	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "PROFDECK_EMU_CHILD="+step.String())
+	cmd.Env = append(os.Environ(), env)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -112,7 +119,7 @@ func childEmu(tb testing.TB, step time.Duration) string {
 	})
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
-		tb.Fatalf("emulator child: %v", err)
+		tb.Fatalf("%s child: %v", what, err)
 	}
 	return strings.TrimSpace(line)
 }

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	gossh "golang.org/x/crypto/ssh"
-
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/remote/ssh"
@@ -66,27 +64,6 @@ func pathLevel(t testing.TB, url, name string, h *ssh.Host, dial dialer, c, n, o
 	cli := serverFigures{n: lv.Completed, ttft: lv.MedianTTFTms, tpot: lv.MedianTPOTms, itl: lv.MedianITLms}
 	return pathRow{name: name, c: c, cli: cli, srv: srv, dTTFT: cli.ttft - srv.ttft,
 		dITL: 100 * (cli.itl - srv.itl) / srv.itl, dTPOT: 100 * (cli.tpot - srv.tpot) / srv.tpot, path: res.Path, perRead: lv.EventsPerRead}
-}
-
-// bareSSH is a connection with nothing run on it, as `ssh -N -L` makes and
-// as the SSH host was before it ran a command first: sshd's side Nagled.
-func bareSSH(t testing.TB, srv *sshtest.Server) *gossh.Client {
-	t.Helper()
-	key, err := os.ReadFile(srv.ClientKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := gossh.ParsePrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := gossh.Dial("tcp", srv.Addr(), &gossh.ClientConfig{User: srv.User, Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
-		HostKeyCallback: gossh.FixedHostKey(srv.HostKey), Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cl.Close() })
-	return cl
 }
 
 // pathOut is every request's output length in the path tests: 250 tokens,
@@ -158,7 +135,7 @@ func TestSSHPathTiming(t *testing.T) {
 			}
 		}
 		if os.Getenv("PROFDECK_PATH_BEFORE") != "" {
-			r := pathLevel(t, url, "bare SSH connection (before)", nil, bareSSH(t, srv).DialContext, c, n, pathOut)
+			r := pathLevel(t, url, "bare SSH connection (before)", nil, srv.DialBare(t).DialContext, c, n, pathOut)
 			t.Logf("%v: %s", r, r.within())
 		}
 	}

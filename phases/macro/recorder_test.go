@@ -1,16 +1,13 @@
 package macro_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -118,35 +115,7 @@ func serveRecorder() {
 // its URL.
 func childRecorder(tb testing.TB) string {
 	tb.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "PROFDECK_REC_CHILD=1")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		tb.Fatalf("recording server child: %v", err)
-	}
-	return strings.TrimSpace(line)
+	return childServer(tb, "recording server", "PROFDECK_REC_CHILD=1")
 }
 
 // serverFigures are the server's own medians over the requests it served

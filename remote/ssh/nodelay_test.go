@@ -3,13 +3,10 @@ package ssh
 import (
 	"context"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/profdeck/profdeck/remote/ssh/sshtest"
 )
@@ -89,27 +86,6 @@ func chunksPerRead(t *testing.T, dial func(ctx context.Context, n, a string) (ne
 	return float64(bytes/chunkBytes) / float64(reads)
 }
 
-// rawClient is an SSH connection with nothing run on it, as `ssh -N`
-// makes: sshd's side stays Nagled.
-func rawClient(t *testing.T, srv *sshtest.Server) *gossh.Client {
-	t.Helper()
-	key, err := os.ReadFile(srv.ClientKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := gossh.ParsePrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := gossh.Dial("tcp", srv.Addr(), &gossh.ClientConfig{User: srv.User, Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
-		HostKeyCallback: gossh.FixedHostKey(srv.HostKey), Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cl.Close() })
-	return cl
-}
-
 // noDelay reads TCP_NODELAY on sshd's side of the host's live connection.
 func noDelay(t *testing.T, srv *sshtest.Server, h *Host) bool {
 	t.Helper()
@@ -134,7 +110,7 @@ func TestForwardedStreamsArriveAtOnce(t *testing.T) {
 	srv := sshtest.Start(t, sshtest.Options{})
 	_, cfg := isolate(t)
 	addr := chunkServer(t)
-	raw := rawClient(t, srv)
+	raw := srv.DialBare(t)
 	if on, err := srv.NoDelay(raw.LocalAddr()); on || err != nil {
 		t.Fatalf("a connection with nothing run on it: TCP_NODELAY %v, %v; want off", on, err)
 	}

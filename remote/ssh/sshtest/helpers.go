@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	gossh "golang.org/x/crypto/ssh"
 )
 
 // FreePort is a TCP port free on 127.0.0.1 now.
@@ -45,4 +47,26 @@ func AppendLines(t testing.TB, path string, lines ...string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// DialBare logs in with the client key and runs nothing on the connection,
+// as `ssh -N` does (sshd's side stays Nagled); it is closed when the test
+// ends.
+func (s *Server) DialBare(t testing.TB) *gossh.Client {
+	t.Helper()
+	key, err := os.ReadFile(s.ClientKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := gossh.ParsePrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := gossh.Dial("tcp", s.Addr(), &gossh.ClientConfig{User: s.User, Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
+		HostKeyCallback: gossh.FixedHostKey(s.HostKey), Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	return cl
 }
