@@ -3,6 +3,7 @@ package profile
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -108,11 +109,12 @@ func RunLoad(ctx context.Context, h remote.Host, spec LoadSpec, sent func(), end
 	defer c.close()
 	var wg sync.WaitGroup
 	for w := 0; w < spec.Conc; w++ {
+		prompt := streamPrompt(spec.Prompt, w)
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				sent()
 				rctx, cancel := context.WithTimeout(ctx, requestTimeout)
-				n, err := c.complete(rctx, spec.API, spec.Model, spec.Prompt, spec.MaxTokens)
+				n, err := c.complete(rctx, spec.API, spec.Model, prompt, spec.MaxTokens)
 				cancel()
 				if ctx.Err() != nil {
 					return
@@ -126,6 +128,18 @@ func RunLoad(ctx context.Context, h remote.Host, spec LoadSpec, sent func(), end
 	}
 	wg.Wait()
 	return nil
+}
+
+// streamPrompt is stream w's prompt: the load's prompt with its first word
+// made the stream's own. Streams of one prompt decode the same tokens
+// greedily, which route to the same experts of an MoE model: a window of
+// them times a cheaper step than the sweep's varied requests.
+func streamPrompt(prompt string, w int) string {
+	if w == 0 {
+		return prompt
+	}
+	_, rest, _ := strings.Cut(prompt, " ")
+	return strings.TrimSpace(fmt.Sprintf("s%d %s", w, rest))
 }
 
 // warmSteps is how many engine steps pass after the streams start before
