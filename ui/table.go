@@ -39,10 +39,11 @@ var Panes = []PaneEntry{
 	{Phase: phases.Macro, Key: "2", Title: "Macro", New: pane(macropane.New)},
 	{Phase: phases.Micro, Key: "3", Title: "Micro", New: pane(micropane.New)},
 	{Phase: phases.NCCL, Key: "4", Title: "NCCL", New: pane(ncclpane.New)},
-	// The Profile pane levels its windows at the sweep's plateau, compares
-	// them with the sweep's TPOT and says what a reload costs.
+	// The Profile pane levels its windows at the sweep's plateau (of the
+	// latest sweep for the campaign's model, TP and launch: it follows the
+	// runs), compares them with the sweep's TPOT and says what a reload costs.
 	{Phase: phases.Profile, Key: "5", Title: "Profile", New: pane(profilepane.New),
-		Also: []string{phases.Macro, phases.Load}, Replay: true},
+		Also: []string{phases.Macro, phases.Load, phases.Session}, Replay: true},
 	{Phase: phases.Notes, Key: "6", Title: "Notes", New: pane(notespane.New), Journal: true, Replay: true},
 }
 

@@ -149,14 +149,31 @@ func (f *sweepFold) see(ev phases.Event) {
 	}
 }
 
+// PlateauTracker follows, event by event, the plateau of the latest sweep
+// for one identity, as a run reads it from its journal (a pane fed the
+// journal and then live events uses it so that it captures what a run would).
+type PlateauTracker struct{ f *sweepFold }
+
+// NewPlateauTracker follows the plateau for id.
+func NewPlateauTracker(id phases.RunIdentity) *PlateauTracker {
+	return &PlateauTracker{f: newSweepFold(id)}
+}
+
+// See takes the next event.
+func (p *PlateauTracker) See(ev phases.Event) { p.f.see(ev) }
+
+// Plateau is the concurrency of the plateau so far (0: none). It is as the
+// events say: check it before use (profile.CheckLevels).
+func (p *PlateauTracker) Plateau() int { return p.f.plateau }
+
 // JournalPlateau is the concurrency of the plateau the journal's latest
 // sweep for id found (0: none). A sweep for another model, TP or launch
 // command does not count, nor one before a run for another identity. The
 // value is as the journal says: check it before use (profile.CheckLevels).
 func JournalPlateau(events []phases.Event, id phases.RunIdentity) int {
-	f := newSweepFold(id)
+	p := NewPlateauTracker(id)
 	for _, ev := range events {
-		f.see(ev)
+		p.See(ev)
 	}
-	return f.plateau
+	return p.Plateau()
 }

@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/ui/common"
 	"github.com/profdeck/profdeck/ui/components"
 )
@@ -26,7 +27,7 @@ type Model struct {
 	// What the other phases said that a capture needs: the sweep's plateau
 	// and median TPOT per concurrency, and the last load's time to ready.
 	sweep struct {
-		plateau int
+		plateau *run.PlateauTracker // the latest sweep's for the campaign's model, TP and launch
 		tpot    map[int]float64
 	}
 	readyS  float64
@@ -53,6 +54,11 @@ type stepView struct {
 func New(d *common.Deps) *Model {
 	m := &Model{d: d, keys: newKeyMap(d.Keys), r: common.Run{Phase: phases.Profile}}
 	m.sweep.tpot = map[int]float64{}
+	var id phases.RunIdentity
+	if d.Campaign != nil {
+		id = d.Campaign.RunIdentity()
+	}
+	m.sweep.plateau = run.NewPlateauTracker(id)
 	return m
 }
 
@@ -115,6 +121,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 
 // apply folds one event of the phase into the view.
 func (m *Model) apply(e phases.Event) {
+	m.sweep.plateau.See(e)
 	switch v := e.Data.(type) {
 	case phases.ProfileStep:
 		started := float64(e.Time.UnixNano())/1e9 - v.ElapsedS
@@ -144,8 +151,6 @@ func (m *Model) apply(e phases.Event) {
 	case phases.ProfileFailed:
 		f := v
 		m.failed = &f
-	case phases.Plateau:
-		m.sweep.plateau = v.Concurrency
 	case phases.LevelResult:
 		if v.Rate == 0 && v.MedianTPOTms > 0 {
 			m.sweep.tpot[v.Concurrency] = v.MedianTPOTms

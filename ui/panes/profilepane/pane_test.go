@@ -248,3 +248,31 @@ func TestLastKernelReachableUnderAMessage(t *testing.T) {
 	}
 	panetest.Fits(t, m.View(), 78, 19)
 }
+
+// The pane captures at the plateau a run would: the latest sweep's for the
+// campaign's model, TP and launch, and only one a capture can take (a
+// hostile journal line said C=20,000,000; a TP4 run's plateau is not a
+// TP8 campaign's).
+func TestPanePlateauFromTheCampaignsRuns(t *testing.T) {
+	m, _, _ := newPane(t)
+	id := m.d.Campaign.RunIdentity()
+	other := id
+	other.TP = 4
+	ev := func(kind string, data any) phases.Event { return phases.New(time.Now(), kind, data) }
+	for _, tc := range []struct {
+		name   string
+		events []phases.Event
+		want   string
+	}{
+		{"hostile", []phases.Event{ev(phases.KindMacroPlateau, phases.Plateau{Concurrency: 20_000_000})}, "(C=1)"},
+		{"own run", []phases.Event{ev(phases.KindRunStarted, phases.RunStarted{Identity: id}),
+			ev(phases.KindMacroPlateau, phases.Plateau{Concurrency: 16})}, "C=1,16"},
+		{"another TP's run", []phases.Event{ev(phases.KindRunStarted, phases.RunStarted{Identity: other}),
+			ev(phases.KindMacroPlateau, phases.Plateau{Concurrency: 32})}, "(C=1)"},
+	} {
+		m.Update(common.EventsMsg{At: time.Now(), Events: tc.events, Replayed: true})
+		if v := ansi.Strip(m.View()); !strings.Contains(v, tc.want) {
+			t.Errorf("%s: the idle view lacks %q:\n%s", tc.name, tc.want, v)
+		}
+	}
+}

@@ -58,9 +58,16 @@ func (m *Model) config() profile.Config {
 	return cfg
 }
 
-// plateau is the concurrency where the last sweep's throughput stopped
-// growing (0 when no sweep found one).
-func (m *Model) plateau() int { return m.sweep.plateau }
+// plateau is the concurrency where the latest sweep for the campaign's
+// model, TP and launch stopped growing (0 when none did, or when it is not
+// a level a capture takes: a journal may say anything).
+func (m *Model) plateau() int {
+	p := m.sweep.plateau.Plateau()
+	if profile.CheckLevels([]int{p}) != nil {
+		return 0
+	}
+	return p
+}
 
 // tpotAt is the median TPOT (ms) the macro sweep last measured at
 // concurrency c (0 when none): a window is compared with the TPOT of its
