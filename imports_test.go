@@ -14,9 +14,9 @@ const module = "github.com/profdeck/profdeck"
 // importRules are the layering rules: engines (phases/) never import the
 // front-ends or the report, hosts (remote/) import no engine but the
 // model plan the simulator imitates, the report (session, notebook) knows
-// no campaign file, and the campaign (file, flags, mapping to engines)
-// knows no front-end. withTests applies a rule to test files
-// too.
+// no campaign file, the campaign (file, flags, mapping to engines) knows
+// no front-end, and the cockpit does not use the headless commands.
+// withTests applies a rule to test files too.
 var importRules = []struct {
 	under     string   // packages under this path
 	forbidden []string // may import no package under these
@@ -28,6 +28,9 @@ var importRules = []struct {
 		allowed: []string{module + "/phases/model"}},
 	{under: "report", forbidden: []string{module + "/campaign", module + "/ui"}, withTests: true},
 	{under: "campaign", forbidden: []string{module + "/ui"}, withTests: true},
+	// The cockpit shares the campaign package with the headless commands,
+	// never the commands themselves.
+	{under: "ui", forbidden: []string{module + "/ui/headless"}},
 }
 
 // importViolations lists "package imports forbidden" for every broken rule
@@ -112,12 +115,14 @@ func TestImportRulesCatchViolations(t *testing.T) {
 	write("remote/e/e_test.go", "package e\nimport _ \""+module+"/phases/profile\"\n")
 	write("report/f/f.go", "package f\nimport _ \""+module+"/campaign\"\n")
 	write("campaign/g/g_test.go", "package g\nimport _ \""+module+"/ui/headless\"\n")
+	write("ui/panes/h/h.go", "package h\nimport _ \""+module+"/ui/headless\"\n")
 	got := strings.Join(importViolations(t, root), "\n")
 	want := "phases/a imports " + module + "/campaign\n" +
 		"phases/b imports " + module + "/ui/cli\n" +
 		"remote/c imports " + module + "/phases/load\n" +
 		"report/f imports " + module + "/campaign\n" +
-		"campaign/g imports " + module + "/ui/headless"
+		"campaign/g imports " + module + "/ui/headless\n" +
+		"ui/panes/h imports " + module + "/ui/headless"
 	if got != want {
 		t.Errorf("violations:\n%s\nwant:\n%s", got, want)
 	}

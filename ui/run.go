@@ -35,20 +35,22 @@ func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := cliflags.New("demo")
 	dir := fs.String("dir", "", "folder for the demo's notebook and journal (default: a new temporary folder)")
 	manual := fs.Bool("manual", false, "drive the panes by hand instead of running the campaign (the sweep starts at once)")
-	loadTime := fs.Duration("load-time", 0, "how long the simulated 30-minute load takes (default 30s, 60s with --manual)")
-	stallAt := fs.Float64("stall-at", 0, "simulate a load that stalls at this many GiB per GPU (e.g. 75.8)")
-	profStallAt := fs.Float64("stall-with-profiler-at", 0, "simulate a restart with the profiler that stalls at this many GiB per GPU")
-	stallAfter := fs.Duration("stall-after", 0, "call the load stalled after this long without progress (default: the demo's 10s)")
-	fail := fs.String("fail", "", "simulate a load that fails: oom or nccl")
+	// The flags below set the demo campaign's keys (demoBinds), over it.
+	fs.Duration("load-time", 0, "how long the simulated 30-minute load takes (default 30s, 60s with --manual; 0: the simulator's 60s)")
+	fs.Float64("stall-at", 0, "simulate a load that stalls at this many GiB per GPU (e.g. 75.8)")
+	fs.Float64("stall-with-profiler-at", 0, "simulate a restart with the profiler that stalls at this many GiB per GPU")
+	fs.Duration("stall-after", 0, "call the load stalled after this long without progress (default: the demo's 10s)")
+	fs.String("fail", "", "simulate a load that fails: oom or nccl")
 	if code, ok := parseFlags(fs, args, "profdeck demo [--dir DIR] [--manual] [--load-time D] [--fail oom|nccl] [--stall-at GIB] ...", stderr); !ok {
 		return code
 	}
-	if *fail != "" && *fail != "oom" && *fail != "nccl" {
-		fmt.Fprintf(stderr, "profdeck demo: --fail %q: want oom or nccl\n", *fail)
-		return 2
-	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "profdeck demo: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	c, err := demoCampaign(fs, *manual)
+	if err != nil {
+		fmt.Fprintf(stderr, "profdeck demo: %v\n", err)
 		return 2
 	}
 	if *dir == "" {
@@ -63,29 +65,42 @@ func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	fmt.Fprintf(stderr, "profdeck demo: the notebook and journal go to %s\n", *dir)
-	if *loadTime <= 0 {
-		*loadTime = 30 * time.Second
-		if *manual {
-			*loadTime = 60 * time.Second
-		}
-	}
+	c.Notebook = campaign.Demo(*dir).Notebook
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	dep, err := sim.Start(ctx, sim.Options{LoadTime: *loadTime, StallAtGiB: *stallAt, ProfilerStallAtGiB: *profStallAt,
-		FailWith: *fail, AutoStart: *manual, Emulator: vllmemu.Config{ServeBeforeReady: *manual}})
+	opts := c.SimOptions()
+	opts.AutoStart, opts.Emulator = *manual, vllmemu.Config{ServeBeforeReady: *manual}
+	dep, err := sim.Start(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "profdeck demo: simulated deployment: %v\n", err)
 		return 1
-	}
-	c := campaign.Demo(*dir)
-	if *stallAfter > 0 {
-		c.Load.StallAfter.Duration = *stallAfter
 	}
 	auto := map[string]bool{phases.Notes: true}
 	if *manual {
 		auto = map[string]bool{phases.Macro: true}
 	}
 	return runCockpit(ctx, c, dep, auto, stderr)
+}
+
+// demoBinds are the demo's flags that set keys of its campaign.
+var demoBinds = []campaign.Flag{
+	{Name: "load-time", Key: "sim.load_time"}, {Name: "stall-at", Key: "sim.stall_at_gib"},
+	{Name: "stall-with-profiler-at", Key: "sim.stall_with_profiler_at_gib"},
+	{Name: "stall-after", Key: "load.stall_after"}, {Name: "fail", Key: "sim.fail"},
+}
+
+// demoCampaign is the demo's campaign with the flags given over it: a
+// whole load takes 30s (60s when driven by hand) unless --load-time says.
+func demoCampaign(fs *flag.FlagSet, manual bool) (*campaign.Campaign, error) {
+	c := campaign.Demo("")
+	c.Sim.LoadTime.Duration = 30 * time.Second
+	if manual {
+		c.Sim.LoadTime.Duration = 60 * time.Second
+	}
+	if err := c.ApplyFlags(fs, demoBinds...); err != nil {
+		return nil, err
+	}
+	return c, c.Check()
 }
 
 // TUIMain runs the cockpit for a campaign file.

@@ -2,11 +2,14 @@ package ui
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/report"
+	"github.com/profdeck/profdeck/ui/cliflags"
 )
 
 // On quit the cockpit waits for a running phase's end to be journalled, but
@@ -47,5 +50,36 @@ func TestWaitPhases(t *testing.T) {
 	waitPhases(sess, skip, 200*time.Millisecond)
 	if d := time.Since(start); d < 200*time.Millisecond || d > 3*time.Second {
 		t.Fatalf("waited %v, want the 200 ms limit", d)
+	}
+}
+
+// The demo's flags set its campaign's keys whatever their value (zero,
+// empty included), or are refused naming the flag.
+func TestDemoFlagsWin(t *testing.T) {
+	parse := func(args ...string) (*campaign.Campaign, error) {
+		fs := cliflags.New("demo")
+		fs.Bool("manual", false, "")
+		fs.Duration("load-time", 0, "")
+		fs.Float64("stall-at", 0, "")
+		fs.Float64("stall-with-profiler-at", 0, "")
+		fs.Duration("stall-after", 0, "")
+		fs.String("fail", "", "")
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return demoCampaign(fs, false)
+	}
+	c, err := parse("--load-time", "5s", "--stall-at", "0", "--fail", "", "--stall-after", "3s")
+	if err != nil || c.Sim.LoadTime.Duration != 5*time.Second || c.Sim.StallAtGiB != 0 || c.Sim.Fail != "" || c.Load.StallAfter.Duration != 3*time.Second {
+		t.Errorf("%v %+v %+v", err, c.Sim, c.Load)
+	}
+	if c, err := parse(); err != nil || c.Sim.LoadTime.Duration != 30*time.Second || c.Load.StallAfter.Duration != 10*time.Second {
+		t.Errorf("defaults: %v %+v", err, c)
+	}
+	for flag, want := range map[string]string{"--stall-after=0s": "--stall-after: must be more than 0", "--fail=gpu": "--fail: must be oom or nccl",
+		"--stall-at=-1": "--stall-at: must be 0 or more"} {
+		if _, err := parse(flag); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", flag, err, want)
+		}
 	}
 }
