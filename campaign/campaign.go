@@ -266,8 +266,8 @@ func Parse(b []byte) (*Campaign, error) {
 	}
 	c.root = &root
 	c.normalizeHosts()
-	if errs := c.Validate(); len(errs) > 0 {
-		return nil, errs[0]
+	if err := c.Check(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -84,7 +84,7 @@ func TestValidateNamesFlagOrLine(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if err := c.Check(); err == nil || !strings.HasSuffix(err.Error(), "(and 3 more problem(s))") {
+	if err := c.Check(); err == nil || !strings.HasSuffix(err.Error(), "(and 3 more: line 4: macro.concurrency, --warmup, profile.steps)") {
 		t.Errorf("Check: %v", err)
 	}
 }

@@ -65,6 +65,15 @@ func bad(key, format string, args ...any) error {
 // line and key, else the key (a default). Nil means the campaign can be
 // mapped to every engine.
 func (c *Campaign) Validate() []error {
+	errs := c.problems()
+	for i, err := range errs {
+		errs[i] = c.name(err)
+	}
+	return errs
+}
+
+// problems are the sections' errors, each for its key.
+func (c *Campaign) problems() []error {
 	var errs []error
 	errs = append(errs, c.validateTop()...)
 	errs = append(errs, c.Server.Validate()...)
@@ -76,24 +85,39 @@ func (c *Campaign) Validate() []error {
 	errs = append(errs, c.Profile.Validate()...)
 	errs = append(errs, c.Run.Validate()...)
 	errs = append(errs, c.Sim.Validate()...)
-	errs = append(errs, c.validateSimHost()...)
-	for i, err := range errs {
-		errs[i] = c.name(err)
-	}
-	return errs
+	return append(errs, c.validateSimHost()...)
 }
 
-// Check is Validate as one error: the first problem, and how many more
-// there are; nil when there is none.
+// Check is Validate as one line: the first problem, and what else is
+// wrong (e.g. "(and 2 more: --warmup, line 5: profile.steps)"); nil when
+// nothing is.
 func (c *Campaign) Check() error {
-	errs := c.Validate()
-	switch len(errs) {
-	case 0:
+	errs := c.problems()
+	if len(errs) == 0 {
 		return nil
-	case 1:
-		return errs[0]
 	}
-	return fmt.Errorf("%w (and %d more problem(s))", errs[0], len(errs)-1)
+	if len(errs) == 1 {
+		return c.name(errs[0])
+	}
+	var more []string
+	for _, e := range errs[1:] {
+		if ke, ok := e.(*KeyError); ok {
+			more = append(more, c.where(ke.Key))
+		}
+	}
+	return fmt.Errorf("%w (and %d more: %s)", c.name(errs[0]), len(errs)-1, strings.Join(more, ", "))
+}
+
+// where names what set key: "--flag", "line N: key" or "key".
+func (c *Campaign) where(key string) string {
+	src := c.Source(key)
+	switch {
+	case strings.HasPrefix(src, "-"):
+		return src
+	case src != "":
+		return src + ": " + key
+	}
+	return key
 }
 
 // name says what set a KeyError's key: "--flag: …", "line N: key: …" or
@@ -103,14 +127,7 @@ func (c *Campaign) name(err error) error {
 	if !ok {
 		return err
 	}
-	src := c.Source(ke.Key)
-	switch {
-	case strings.HasPrefix(src, "-"):
-		return fmt.Errorf("%s: %s", src, ke.Msg)
-	case src != "":
-		return fmt.Errorf("%s: %s: %s", src, ke.Key, ke.Msg)
-	}
-	return ke
+	return fmt.Errorf("%s: %s", c.where(ke.Key), ke.Msg)
 }
 
 // validateTop checks the host and the hosts list.
