@@ -213,3 +213,14 @@ func TestBadHostSpecExit2(t *testing.T) {
 		oneLine(t, headless.SweepMain, "", "--host", h, "--url", "http://127.0.0.1:1")
 	}
 }
+
+// parse FILE --json FILE is refused: the log would be replaced by its
+// summary.
+func TestParseOutputIsInputRefused(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "server.log")
+	os.WriteFile(p, []byte("INFO 11-29 10:00:00 [api_server.py:1] vLLM API server version 0.12.0\n"), 0o644)
+	oneLine(t, headless.ParseLogMain, "is also the file parsed", p, "--json", p)
+	if !strings.Contains(string(mustRead(t, p)), "vLLM API server") {
+		t.Fatal("the log was replaced")
+	}
+}

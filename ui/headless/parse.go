@@ -11,6 +11,7 @@ import (
 	"github.com/profdeck/profdeck/phases/load/vllmlog"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
 	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/remote/localfs"
 )
 
 // parseNote ends the usage of every `profdeck parse` command.
@@ -34,7 +35,7 @@ func (c *Command) parseFile(args []string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return files[0], nil
+	return files[0], c.CheckOverlap(localfs.Named{Name: "the file parsed", Path: files[0]})
 }
 
 // readInput opens the file name (standard input for "-") for read.
