@@ -45,9 +45,14 @@ type ProfileSummary struct {
 	// the engine ran in it, from /metrics read at its start and at its
 	// last poll; DecodeSteps counts the steps up to stop_profile (what the
 	// trace holds, a few more than StepMix.Steps).
-	Window  string   `json:"window,omitempty"`
-	WindowS float64  `json:"window_s,omitempty"`
-	StepMix *StepMix `json:"step_mix,omitempty"`
+	Window string `json:"window,omitempty"`
+	// UnprofiledStepMs is a decode window's wall time per engine step
+	// with the profiler off, measured on the same load just before it
+	// (the profiler adds host time to every step it records); 0 when not
+	// measured.
+	UnprofiledStepMs float64  `json:"unprofiled_step_ms,omitempty"`
+	WindowS          float64  `json:"window_s,omitempty"`
+	StepMix          *StepMix `json:"step_mix,omitempty"`
 	// TraceSteps are the engine steps counted in rank 0's trace (step
 	// annotations), TraceStepsFrom says how.
 	TraceSteps     int    `json:"trace_steps,omitempty"`

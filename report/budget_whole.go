@@ -83,6 +83,7 @@ func (s TPOTSplit) GroupMs(g string) float64 {
 type decodeWindow struct {
 	wallMs, devMs float64
 	cat           map[string]float64
+	unprofiled    bool // wallMs was measured with the profiler off
 }
 
 func decodeWindowOf(p phases.ProfileSummary) (decodeWindow, bool) {
@@ -92,6 +93,9 @@ func decodeWindowOf(p phases.ProfileSummary) (decodeWindow, bool) {
 	w := decodeWindow{wallMs: 1000 * p.WindowS / p.StepMix.Steps, devMs: p.GPUPerStepUs / 1000, cat: map[string]float64{}}
 	for c, v := range p.PerStepUs {
 		w.cat[c] = v / 1000
+	}
+	if p.UnprofiledStepMs > 0 {
+		w.wallMs, w.unprofiled = p.UnprofiledStepMs, true
 	}
 	return w, true
 }
@@ -243,7 +247,11 @@ func (s *TPOTSplit) decodeParts(b BudgetSplit, dw decodeWindow, hasDW bool, c in
 	other := dw.cat["moe"] + dw.cat["other"]
 	add("attention", attn, src+": attention kernels per step")
 	add("other kernels", other, src+": kernels per step that are neither GEMM, attention nor communication (norms, routing, sampling, copies)")
-	add("host gaps", dw.wallMs-known-attn-other, src+": wall time per step (profiler on) less the parts above (launches, the host's work between steps)")
+	wall := "wall time per step (profiler on: it adds host time to each step)"
+	if dw.unprofiled {
+		wall = "wall time per step of the same load just before the window, profiler off,"
+	}
+	add("host gaps", dw.wallMs-known-attn-other, src+": "+wall+" less the parts above (launches, the host's work between steps)")
 }
 
 // prefillPart is what a running request waits for while others' prompts

@@ -99,3 +99,33 @@ func TestClassifyEventsBeforeTheRun(t *testing.T) {
 		t.Errorf("second run starts with %q", a)
 	}
 }
+
+// The decode step from a decode-only window: GEMM from micro, the other
+// kernels from the window, and the host's gaps from its wall time per step,
+// the profiler-off period when it was measured.
+func TestWholeSplitDecodeWindow(t *testing.T) {
+	win := phases.ProfileSummary{Level: 1, Window: phases.WindowDecode, WindowS: 0.5, DecodeSteps: 100, GPUPerStepUs: 3000,
+		PerStepUs: map[string]float64{"gemm": 2400, "other": 500, "attention": 100},
+		StepMix:   &phases.StepMix{Steps: 100, StepTokens: 100, DecodeTokens: 100, GenerationTokens: 100}, TotalCUDAUs: 300000}
+	for _, tc := range []struct {
+		unprofiled, host float64
+		src              string
+	}{{0, 5 - 2 - 0.6, "profiler on"}, {4, 4 - 2 - 0.6, "profiler off"}} {
+		w := win
+		w.UnprofiledStepMs = tc.unprofiled
+		evs := budgetEvents(
+			phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, Completed: 4, MedianTPOTms: 4, MeanTPOTms: 4, TotalInputTokens: 4 * 16},
+			phases.KindNCCLNone, phases.NCCLNone{TP: 1, NProc: 1, Reason: "one GPU"},
+			phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 2000},
+			phases.KindProfileSummary, w)
+		s := Budget(evs).Single.Whole
+		got := map[string]TPOTPart{}
+		for _, p := range s.Parts {
+			got[p.Name] = p
+		}
+		if !near(got["GEMM"].Ms, 2) || !near(got["attention"].Ms, 0.1) || !near(got["other kernels"].Ms, 0.5) ||
+			!near(got["host gaps"].Ms, tc.host) || !strings.Contains(got["host gaps"].Source, tc.src) {
+			t.Errorf("unprofiled %.1f: parts %+v", tc.unprofiled, s.Parts)
+		}
+	}
+}

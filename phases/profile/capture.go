@@ -302,6 +302,10 @@ func (r *run) window(ctx context.Context, model string, conc int, kind string) (
 		return nil, err
 	}
 	r.done(ctx, fmt.Sprintf("C=%d: %d streams running", conc, conc))
+	var unprofiled float64
+	if kind == phases.WindowDecode {
+		unprofiled = r.stepPeriod(ctx, ld, conc)
+	}
 
 	r.begin(ctx, "start_profile", "POST "+cfg.URL+"/start_profile")
 	stctx, stcancel := context.WithTimeout(ctx, startTimeout)
@@ -370,6 +374,7 @@ func (r *run) window(ctx context.Context, model string, conc int, kind string) (
 	s.Notes = append(notes, s.Notes...)
 	s.Level, s.Concurrency, s.StopS, s.Window = conc, []int{conc}, stopS, kind
 	s.WindowS, s.StepMix = rec.mix()
+	s.UnprofiledStepMs = unprofiled
 	s.Requests, s.OutputTokens = rec.done, rec.tokens
 	s.ProfilerDir = cfg.ProfilerDir
 	s.Simulated = remote.IsSimulated(cfg.Host)

@@ -274,6 +274,10 @@ func TestCaptureSteadyWindows(t *testing.T) {
 	if dec.StepMix == nil || dec.StepMix.PromptTokens != 0 || dec.StepMix.Steps < 20 || dec.WindowS <= 0 {
 		t.Errorf("decode window: %.2f s, mix %+v", dec.WindowS, dec.StepMix)
 	}
+	// The decode window's step period with the profiler off, just before it.
+	if dec.UnprofiledStepMs <= 0 || st.UnprofiledStepMs != 0 {
+		t.Errorf("profiler-off step: decode %.3f ms, steady %.3f ms", dec.UnprofiledStepMs, st.UnprofiledStepMs)
+	}
 	// At least OutputLen+16 steps, with a request completed and admitted.
 	if m := st.StepMix; m == nil || m.Steps < 40 || m.PromptTokens < 32 || m.DecodeTokens <= 0 || st.Requests < 1 {
 		t.Errorf("steady window: mix %+v, %d requests", m, st.Requests)

@@ -212,6 +212,46 @@ func (r *run) warmSteady(ctx context.Context, l *bgLoad, conc int) error {
 	return nil
 }
 
+// Bounds of the profiler-off measurement of the decode step's period.
+const (
+	periodSteps = 20
+	periodMax   = 3 * time.Second
+)
+
+// stepPeriod is the decode-only load's wall time per engine step with the
+// profiler off (ms), read from /metrics over periodSteps steps or
+// periodMax, just before the window: the profiler adds host time to every
+// step it records. 0 without the step counter.
+func (r *run) stepPeriod(ctx context.Context, l *bgLoad, conc int) float64 {
+	m0, t0 := r.c.metrics(ctx), time.Now()
+	if !m0.haveSteps {
+		return 0
+	}
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return 0
+		case <-t.C:
+		}
+		if l.failed() != nil {
+			return 0
+		}
+		m, now := r.c.metrics(ctx), time.Now()
+		n := m.steps - m0.steps
+		if !m.haveSteps || n < 0 {
+			return 0
+		}
+		if n >= periodSteps || now.Sub(t0) >= periodMax {
+			if n < 2 {
+				return 0
+			}
+			return round3(now.Sub(t0).Seconds() * 1000 / n)
+		}
+	}
+}
+
 // steadySteps is how many engine steps a steady window records: the
 // profile's steps, and at least one request's output and some more, so
 // the window holds arrivals at any concurrency.
