@@ -66,6 +66,10 @@ type chart struct {
 	pre, post   [3]string // each cell kind's style sequences, rendered once
 	top         float64   // the Y range's top, the rolling max
 	floor       float64
+	// relative draws a column's height between the window's smallest
+	// sample above zero and its top (a one-row strip then shows change,
+	// not only magnitude); zero stays blank.
+	relative bool
 	w, h        int
 	cells       []rune // h rows of w cells
 	kinds       []byte // cellBlank, cellColumn or cellTick
@@ -120,8 +124,15 @@ func (c *chart) draw(w, h int) {
 	}
 	vals := c.main.last(w)
 	x0 := w - len(vals)
+	lo := 0.0
+	if c.relative {
+		lo = minAbove0(vals)
+	}
 	for i, v := range vals {
 		rows := v / c.top * float64(h) // column height in rows
+		if c.relative && v > 0 {
+			rows = float64(h) * (1 + 7*(v-lo)/max(c.top-lo, 1e-9)) / 8
+		}
 		for j := 0; j < h && float64(j) < rows; j++ {
 			r := runes.FullBlock
 			if rows-float64(j) < 1 {
@@ -177,4 +188,15 @@ func (c *chart) serialize() string {
 		}
 	}
 	return c.buf.String()
+}
+
+// minAbove0 is the smallest value above zero (0 when there is none).
+func minAbove0(vals []float64) float64 {
+	lo := 0.0
+	for _, v := range vals {
+		if v > 0 && (lo == 0 || v < lo) {
+			lo = v
+		}
+	}
+	return lo
 }

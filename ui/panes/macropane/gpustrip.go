@@ -94,9 +94,13 @@ func (m *Model) writeGPUStrip(b *strings.Builder, l layout) {
 		linkName = "NVLink"
 	}
 	p, u, k := g.power.lastSet(), g.util.lastSet(), g.link.lastSet()
+	// Each line spans its window's lowest to highest second (▼ … ▲).
+	span := func(c *chart, f func(float64) string) string {
+		return "▼" + f(minAbove0(c.main.last(c.w))) + " ▲" + f(c.top)
+	}
 	labels := [3]string{
-		fmt.Sprintf("GPU %s W ▲%s", units.Thousands(p), topLabel(g.charts[0].top)),
-		fmt.Sprintf("SM %s%% ▲%s", units.Rate(u), topLabel(g.charts[1].top)),
+		fmt.Sprintf("GPU %sW %s", watts(p), span(g.charts[0], watts)),
+		fmt.Sprintf("SM %s%% %s", units.Rate(u), span(g.charts[1], topLabel)),
 		fmt.Sprintf("%s %s GB/s", linkName, units.Rate(k)),
 	}
 	for i := range l.strip {
@@ -105,4 +109,12 @@ func (m *Model) writeGPUStrip(b *strings.Builder, l layout) {
 		b.WriteByte(' ')
 		b.WriteString(g.charts[i].view)
 	}
+}
+
+// watts writes a power compactly: "692", "4.9k".
+func watts(v float64) string {
+	if v >= 1000 {
+		return fmt.Sprintf("%.1fk", v/1000)
+	}
+	return fmt.Sprintf("%.0f", v)
 }

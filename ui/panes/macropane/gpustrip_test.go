@@ -40,7 +40,7 @@ func TestGPUStrip(t *testing.T) {
 	m := newPane(t, 120, 40, false)
 	replay(m, evs, -1)
 	v := plain(m)
-	for _, want := range []string{"GPU ", " W ▲", "SM ", "NVLink "} {
+	for _, want := range []string{"GPU ", "W ▼", " ▲", "SM ", "NVLink "} {
 		if !strings.Contains(v, want) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}

@@ -87,6 +87,9 @@ func New(d *common.Deps) *Model {
 	m.srvChart = newChart(&m.srvRun, &m.srvQueue, s.Subtle, s.Warn, 1)
 	m.gpu.charts = [3]*chart{newChart(&m.gpu.power, nil, s.Warn, s.Warn, 1),
 		newChart(&m.gpu.util, nil, s.Chart, s.Chart, 1), newChart(&m.gpu.link, nil, s.ChartAlt, s.ChartAlt, 0.001)}
+	for _, c := range m.gpu.charts {
+		c.relative = true
+	}
 	m.input = textinput.New()
 	m.input.Prompt = "marker: "
 	m.input.Placeholder = "what changed (enter saves, esc cancels)"
