@@ -190,8 +190,12 @@ func pathName(p *phases.MacroPath) string {
 // round trip and, given levels, how bunched they arrived.
 func PathLine(p phases.MacroPath, levels []phases.LevelResult) string {
 	s := "path: " + pathName(&p)
-	if p.Kind == phases.PathSSH && p.Nodelay != "" {
-		s += ", sends at once: " + map[bool]string{true: "no", false: "yes"}[p.Nodelay == "none"]
+	switch {
+	case p.Kind != phases.PathSSH || p.Nodelay == "":
+	case p.Nodelay == "none":
+		s += ", sends at once: no"
+	default:
+		s += ", sends at once: yes"
 	}
 	if p.Probes > 0 {
 		s += fmt.Sprintf(" · round trip p50 %.2f ms, p99 %.2f ms (%s ×%d)", p.RTTp50ms, p.RTTp99ms, p.Probe, p.Probes)
