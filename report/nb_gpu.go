@@ -135,8 +135,12 @@ func (n *nb) ncclRun(r *phaseRun) {
 	var bursts []phases.NCCLBurst
 	var a2a []phases.NCCLAllToAll
 	var cliff *phases.NCCLCliff
+	var none *phases.NCCLNone
 	for _, ev := range r.events {
 		switch d := ev.Data.(type) {
+		case phases.NCCLNone:
+			x := d
+			none = &x
 		case phases.GPUEnv:
 			n.gpuEnv(d)
 		case phases.NCCLBurst:
@@ -149,8 +153,13 @@ func (n *nb) ncclRun(r *phaseRun) {
 		}
 	}
 	n.scriptErrors(r)
+	if none != nil {
+		n.ln("No collectives: " + none.Reason + ".\n")
+	}
 	if len(bursts) == 0 && len(a2a) == 0 {
-		n.ln("No collective timed.\n")
+		if none == nil {
+			n.ln("No collective timed.\n")
+		}
 		return
 	}
 	if len(bursts) > 0 {

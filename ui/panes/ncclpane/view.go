@@ -66,7 +66,7 @@ func (m *Model) headLines(w int) []string {
 	return append(lines, m.r.StatusLines(gpubench.Status{
 		Progress: m.res.Progress,
 		Done:     "done (s runs again; j/k scroll)",
-		Empty:    len(m.res.Bursts) == 0,
+		Empty:    len(m.res.Bursts) == 0 && m.res.None == nil,
 		Hint:     "s: time the decode step's all-reduces and the EP All-to-All under torchrun (ranks, batch sizes and launcher from the campaign)",
 	}, w)...)
 }
@@ -76,6 +76,12 @@ func (m *Model) bodyLines(w int) []string {
 	st := m.d.Styles
 	var lines []string
 	r := &m.res
+	if r.None != nil {
+		lines = append(lines, st.Bold.Render(components.Truncate("No collectives at this deployment", w)))
+		for _, l := range wrapWords(r.None.Reason, w) {
+			lines = append(lines, l)
+		}
+	}
 	if len(r.Bursts) > 0 {
 		b0 := r.Bursts[0]
 		hidden := 0
@@ -151,4 +157,24 @@ func linkPct(gbs float64, l *phases.NCCLLink) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f%%", 100*gbs/l.PeakGB)
+}
+
+// wrapWords breaks s into lines of at most w runes, at spaces.
+func wrapWords(s string, w int) []string {
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		if line != "" && len([]rune(line))+1+len([]rune(word)) > w {
+			out = append(out, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += word
+	}
+	if line != "" {
+		out = append(out, components.Truncate(line, w))
+	}
+	return out
 }
