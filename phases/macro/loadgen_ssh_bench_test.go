@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -41,9 +39,9 @@ func BenchmarkLoadgenSSH(b *testing.B) {
 		best := 0.0
 		for _, c := range levels {
 			fmt.Fprintf(os.Stderr, "SSH C=%d, %d requests × %d tokens, step %v:\n", c, 2*c, loadOut, sshStep)
-			s0 := treeCPU(b, srv)
+			s0 := srv.TreeCPU(b)
 			r := sweepRun(b, url, c, 2*c, h.DialContext)
-			sshd := (treeCPU(b, srv) - s0).Seconds() / float64(r.tokens) * 1e6
+			sshd := (srv.TreeCPU(b) - s0).Seconds() / float64(r.tokens) * 1e6
 			r.report(b, fmt.Sprintf("C%d", c))
 			b.ReportMetric(sshd, fmt.Sprintf("C%d-sshd-cpu-µs/tok", c))
 			fmt.Fprintf(os.Stderr, "  sshd  %.2f µs/token (the server side's SSH cost, on the GPU host in real use)\n", sshd)
@@ -70,46 +68,4 @@ func sshBenchOpts(b *testing.B, srv *sshtest.Server) ssh.Options {
 		b.Fatal(err)
 	}
 	return ssh.Options{Identity: srv.ClientKey, KnownHosts: srv.KnownHosts, SSHConfig: cfg}
-}
-
-// treeCPU is the CPU time of the test sshd and every process under it (the
-// connection's own sshd processes), from /proc.
-func treeCPU(b *testing.B, srv *sshtest.Server) time.Duration {
-	raw, err := os.ReadFile(filepath.Join(srv.Dir, "sshd.pid"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	root, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
-	parent, ticks := map[int]int{}, map[int]int64{}
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		st, err := os.ReadFile("/proc/" + d.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// Fields after the command's closing parenthesis: state ppid ...
-		// utime is field 14 and stime 15 of the whole line.
-		f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
-		if len(f) < 13 {
-			continue
-		}
-		parent[pid], _ = strconv.Atoi(f[1])
-		ut, _ := strconv.ParseInt(f[11], 10, 64)
-		stt, _ := strconv.ParseInt(f[12], 10, 64)
-		ticks[pid] = ut + stt
-	}
-	var sum int64
-	for pid := range ticks {
-		for p := pid; p > 1; p = parent[p] {
-			if p == root {
-				sum += ticks[pid]
-				break
-			}
-		}
-	}
-	return time.Duration(sum) * time.Second / 100 // USER_HZ
 }

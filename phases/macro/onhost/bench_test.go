@@ -142,12 +142,12 @@ func BenchmarkHereVsHost(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				m0, cpu0, t0 := readHist(b, url), sshdCPU(b, srv), time.Now()
+				m0, cpu0, t0 := readHist(b, url), srv.TreeCPU(b), time.Now()
 				res, err := eng.Run(context.Background(), nil)
 				if err != nil {
 					b.Fatal(err)
 				}
-				wall, cpu, m1 := time.Since(t0), sshdCPU(b, srv)-cpu0, readHist(b, url)
+				wall, cpu, m1 := time.Since(t0), srv.TreeCPU(b)-cpu0, readHist(b, url)
 				l := res.Levels[0]
 				sTTFT, sITL, sTPOT := serverMeans(m0, m1)
 				fmt.Fprintf(os.Stderr, "C=%-3d %-6s TTFT %6.2f ms (server %5.2f, %+6.2f ms)  ITL %5.3f ms (server %5.3f, %+6.2f%%)  TPOT %+6.2f%%  p50 TTFT %6.2f ITL %5.3f  host CPU %4.0f ms, %5.1f µs/token  wall %.1f s\n",
@@ -186,48 +186,4 @@ func benchBinary(b *testing.B) string {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
-}
-
-// sshdCPU is the CPU time of the test sshd and every process under it,
-// those it reaped included: the connection's sshd and, with --loadgen
-// host, the agent.
-func sshdCPU(b *testing.B, srv *sshtest.Server) time.Duration {
-	raw, err := os.ReadFile(filepath.Join(srv.Dir, "sshd.pid"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	root, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
-	parent, ticks := map[int]int{}, map[int]int64{}
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		st, err := os.ReadFile("/proc/" + d.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
-		if len(f) < 15 {
-			continue
-		}
-		parent[pid], _ = strconv.Atoi(f[1])
-		// utime, stime, and the children's that the process reaped (the
-		// agent, once it has exited).
-		for _, i := range []int{11, 12, 13, 14} {
-			v, _ := strconv.ParseInt(f[i], 10, 64)
-			ticks[pid] += v
-		}
-	}
-	var sum int64
-	for pid := range ticks {
-		for p := pid; p > 1; p = parent[p] {
-			if p == root {
-				sum += ticks[pid]
-				break
-			}
-		}
-	}
-	return time.Duration(sum) * time.Second / 100
 }

@@ -3,6 +3,9 @@ package sshtest
 import (
 	"net"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,4 +72,50 @@ func (s *Server) DialBare(t testing.TB) *gossh.Client {
 	}
 	t.Cleanup(func() { cl.Close() })
 	return cl
+}
+
+// TreeCPU is the CPU time of the server and every process under it,
+// including those they have reaped: the connections' sshd processes and
+// the commands their sessions ran (a load generator on the host, say).
+// Benchmarks take it before and after to count the host side's cost.
+func (s *Server) TreeCPU(tb testing.TB) time.Duration {
+	tb.Helper()
+	raw, err := os.ReadFile(filepath.Join(s.Dir, "sshd.pid"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	root, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+	parent, ticks := map[int]int{}, map[int]int64{}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		st, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// After the command's closing parenthesis: state ppid … utime
+		// (14th field of the line) stime cutime cstime.
+		f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
+		if len(f) < 15 {
+			continue
+		}
+		parent[pid], _ = strconv.Atoi(f[1])
+		for _, i := range []int{11, 12, 13, 14} {
+			v, _ := strconv.ParseInt(f[i], 10, 64)
+			ticks[pid] += v
+		}
+	}
+	var sum int64
+	for pid := range ticks {
+		for p := pid; p > 1; p = parent[p] {
+			if p == root {
+				sum += ticks[pid]
+				break
+			}
+		}
+	}
+	return time.Duration(sum) * time.Second / 100 // USER_HZ
 }
