@@ -57,20 +57,7 @@ func macroChart(levels []phases.LevelResult, format string) ([]byte, error) {
 	if len(thr) < 2 {
 		return nil, fmt.Errorf("macro chart: need two levels, have %d", len(thr))
 	}
-	top := plot.New()
-	top.Title.Text = "Output throughput vs concurrency"
-	top.Y.Label.Text = "output tok/s"
-	top.Y.Min = 0
-	bottom := plot.New()
-	bottom.Title.Text = "TPOT vs concurrency"
-	bottom.Y.Label.Text = "TPOT (ms)"
-	bottom.X.Label.Text = "concurrency"
-	bottom.Y.Min = 0
-	for _, p := range []*plot.Plot{top, bottom} {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = pow2Ticks{}
-		p.Add(plotter.NewGrid())
-	}
+	top, bottom := levelPlots("Output throughput vs concurrency", "output tok/s", "TPOT vs concurrency", "TPOT (ms)")
 	if err := plotutil.AddLinePoints(top, "output tok/s", thr); err != nil {
 		return nil, err
 	}
@@ -213,21 +200,8 @@ func gpuChart(levels []phases.LevelResult, format string) ([]byte, error) {
 	if len(mean) < 2 {
 		return nil, fmt.Errorf("gpu chart: need two levels, have %d", len(mean))
 	}
-	top := plot.New()
-	top.Title.Text = "GPU power vs concurrency (all GPUs)"
-	top.Y.Label.Text = "W"
-	top.Y.Min = 0
-	bottom := plot.New()
-	bottom.Title.Text = "Energy per output token vs concurrency"
-	bottom.Y.Label.Text = "J / token"
-	bottom.X.Label.Text = "concurrency"
-	bottom.Y.Min = 0
-	for _, p := range []*plot.Plot{top, bottom} {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = pow2Ticks{}
-		p.Add(plotter.NewGrid())
-		p.Legend.Top = true
-	}
+	top, bottom := levelPlots("GPU power vs concurrency (all GPUs)", "W", "Energy per output token vs concurrency", "J / token")
+	top.Legend.Top, bottom.Legend.Top = true, true
 	if err := plotutil.AddLinePoints(top, "mean", mean, "peak", peak); err != nil {
 		return nil, err
 	}
@@ -237,4 +211,20 @@ func gpuChart(levels []phases.LevelResult, format string) ([]byte, error) {
 		}
 	}
 	return drawTiles([]*plot.Plot{top, bottom}, 16*vg.Centimeter, 16*vg.Centimeter, format)
+}
+
+// levelPlots are two plots stacked against concurrency (a log2 axis, the
+// bottom one labelled), each from zero, with a grid.
+func levelPlots(topTitle, topY, bottomTitle, bottomY string) (top, bottom *plot.Plot) {
+	top, bottom = plot.New(), plot.New()
+	top.Title.Text, top.Y.Label.Text = topTitle, topY
+	bottom.Title.Text, bottom.Y.Label.Text = bottomTitle, bottomY
+	bottom.X.Label.Text = "concurrency"
+	for _, p := range []*plot.Plot{top, bottom} {
+		p.Y.Min = 0
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = pow2Ticks{}
+		p.Add(plotter.NewGrid())
+	}
+	return top, bottom
 }

@@ -11,17 +11,7 @@ import (
 // is unknown (NaN), GPM NVLink columns are read, a program's own line in
 // between is skipped.
 func TestDmonFixture(t *testing.T) {
-	b, err := os.ReadFile("testdata/nvidia-smi-07-dmon-variants.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d Dmon
-	var rows []DmonRow
-	for _, line := range strings.Split(string(b), "\n") {
-		if r, ok := d.Line(line); ok {
-			rows = append(rows, r)
-		}
-	}
+	rows := dmonFile(t, "testdata/nvidia-smi-07-dmon-variants.txt")
 	if len(rows) != 4+5+3+1+2 {
 		t.Fatalf("%d rows", len(rows))
 	}
@@ -48,13 +38,7 @@ func TestDmonPucvmet(t *testing.T) {
 # Idx      W      C      C      %      %      %      %      %      %    MHz    MHz      %   bool     MB     MB     MB   errs   errs   errs   MB/s   MB/s  GPM:MiB/s  GPM:MiB/s
     0    612     61     70     99     41      0      0      0      0   3201   1755     37      1 120517      5      0      0      0      0    310    295      40960      40100
 `
-	var d Dmon
-	var got []DmonRow
-	for _, l := range strings.Split(text, "\n") {
-		if r, ok := d.Line(l); ok {
-			got = append(got, r)
-		}
-	}
+	got := dmonRows(text)
 	if len(got) != 1 {
 		t.Fatalf("%d rows", len(got))
 	}
@@ -101,17 +85,7 @@ func FuzzDmon(f *testing.F) {
 // (tviol a flag), the GPM NVLink columns reading "-" on the first rounds,
 // and nvlink -s printing nothing.
 func TestDmonH200Driver580(t *testing.T) {
-	b, err := os.ReadFile("testdata/nvidia-smi-10-h200-580-dmon-pucvmet.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d Dmon
-	var rows []DmonRow
-	for _, line := range strings.Split(string(b), "\n") {
-		if r, ok := d.Line(line); ok {
-			rows = append(rows, r)
-		}
-	}
+	rows := dmonFile(t, "testdata/nvidia-smi-10-h200-580-dmon-pucvmet.txt")
 	if len(rows) != 4 {
 		t.Fatalf("%d rows", len(rows))
 	}
@@ -125,4 +99,25 @@ func TestDmonH200Driver580(t *testing.T) {
 	if links := NVLinkStatus(""); len(links) != 0 {
 		t.Fatalf("links %v", links)
 	}
+}
+
+// dmonRows reads every data row of text with one Dmon.
+func dmonRows(text string) []DmonRow {
+	var d Dmon
+	var rows []DmonRow
+	for _, line := range strings.Split(text, "\n") {
+		if r, ok := d.Line(line); ok {
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
+func dmonFile(t *testing.T, path string) []DmonRow {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dmonRows(string(b))
 }

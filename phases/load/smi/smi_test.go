@@ -23,6 +23,7 @@ var fixtures = map[string]struct {
 	"nvidia-smi-07-dmon-variants.txt":                   {2, []reading{{1, "", 24, -1, 0}}},
 	"nvidia-smi-08-h200-lms-memory-ramp.txt":            {1, []reading{{0, "", 619, 143771, 0}}},
 	"nvidia-smi-09-h200-query-forms.txt":                {1, []reading{{0, "NVIDIA H200", 0, 143771, 0}}},
+	"nvidia-smi-10-h200-580-dmon-pucvmet.txt":           {1, []reading{{0, "", 0, -1, 0}}},
 }
 
 func TestFixtures(t *testing.T) {
