@@ -107,10 +107,16 @@ func demoCampaign(fs *flag.FlagSet, manual bool) (*campaign.Campaign, error) {
 func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := cliflags.New("tui")
 	path := fs.String("c", campaign.DefaultPath, "campaign file")
-	if code, ok := parseFlags(fs, args, "profdeck tui [-c FILE]", stderr); !ok {
+	fs.String("loadgen", "", "where the sweep's and the profile's load generator runs: here, or host (the GPU host; default: the campaign's macro.loadgen)")
+	if code, ok := parseFlags(fs, args, "profdeck tui [-c FILE] [--loadgen here|host]", stderr); !ok {
 		return code
 	}
 	c, err := campaign.LoadFile(*path)
+	if err == nil {
+		if err = c.ApplyFlags(fs, campaign.Flag{Name: "loadgen", Key: "macro.loadgen"}); err == nil {
+			err = c.Check()
+		}
+	}
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			fmt.Fprintf(stderr, "profdeck: no campaign file %s: write one with `profdeck init`, or try `profdeck demo`\n", *path)
