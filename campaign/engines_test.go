@@ -89,3 +89,16 @@ nccl:
 		t.Errorf("defaults: tp %d nproc %d log %s", d.TP(), d.NCCLConfig().NProc, d.LoadConfig().LogPath)
 	}
 }
+
+// The host options carry the sim section, so every command opens the
+// simulated deployment the campaign describes (sweep used to drop it).
+func TestHostOptionsCarrySim(t *testing.T) {
+	c, err := Parse([]byte("host: sim\nsim:\n  load_time: 9s\n  fail: nccl\n  nodes: 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := c.HostOptions()
+	if o.Sim.LoadTime != 9*time.Second || o.Sim.FailWith != "nccl" || o.SimNodes != 2 {
+		t.Errorf("%+v", o)
+	}
+}
