@@ -3,6 +3,8 @@ package onhost_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -176,4 +178,46 @@ func TestSSHProfileLoad(t *testing.T) {
 		t.Fatalf("the cache holds %v", ents)
 	}
 	noAgentLeft(t, ents[0])
+}
+
+// An agent that ignores the end of its stdin and TERM (a host too busy to
+// answer, say) is killed with its whole process group 2 s after the
+// cancel: nothing of it is left on the host.
+func TestSSHUnresponsiveAgentIsKilled(t *testing.T) {
+	_, opt, url, _ := sshSweepHost(t, time.Millisecond)
+	marker := fmt.Sprint(900 + time.Now().UnixNano()%99)
+	opt.Exe = filepath.Join(t.TempDir(), "stuck")
+	script := "#!/bin/sh\ntrap '' TERM\nsleep " + marker + ".5 &\nwait\n"
+	if err := os.WriteFile(opt.Exe, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sw, err := onhost.New(sweepConfig(url, 1), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		sshtest.WaitFor(t, 30*time.Second, "the stuck agent's sleep", func() bool { return len(sleeping(marker)) > 0 })
+		cancel()
+	}()
+	t0 := time.Now()
+	_, err = sw.Run(ctx, nil)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "did not send its result") {
+		t.Fatalf("err %v", err)
+	}
+	sshtest.WaitFor(t, 10*time.Second, "the stuck agent's group to be killed", func() bool { return len(sleeping(marker)) == 0 })
+	t.Logf("killed %.1f s after the cancel", time.Since(t0).Seconds())
+}
+
+// sleeping lists the processes running "sleep MARKER.5".
+func sleeping(marker string) []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), "sleep\x00"+marker+".5") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
