@@ -1,6 +1,7 @@
 package ssh
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -198,4 +199,21 @@ func TestMatchHosts(t *testing.T) {
 	if _, ok := matchArgs("MatchX a"); ok {
 		t.Error("MatchX read as Match")
 	}
+}
+
+// Any configuration text, Match lines included, is parsed or refused
+// without a panic, and a Match line never reaches the parser as Match.
+func FuzzRewriteMatch(f *testing.F) {
+	for _, s := range []string{"Match all\n  User x\n", "Match host a,b exec \"x y\"\nHost c\n", "match=localuser root\n", "Match\n", "Match \"\n", "MATCH host *\n\tPort 2\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out := rewriteMatch(b)
+		for _, l := range strings.Split(string(out), "\n") {
+			if _, ok := matchArgs(l); ok {
+				t.Fatalf("a Match line left: %q", l)
+			}
+		}
+		_, _ = decodeConfig(bytes.NewReader(b))
+	})
 }

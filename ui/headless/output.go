@@ -147,6 +147,9 @@ func (c *Command) writeAside(b []byte) (string, error) {
 			continue
 		}
 		_, werr := f.Write(b)
+		if werr == nil {
+			werr = f.Sync()
+		}
 		if cerr := f.Close(); werr == nil {
 			werr = cerr
 		}
