@@ -15,7 +15,7 @@ type Span struct {
 }
 
 // DoneSteps reads a journal for the steps done for id: a run's step that
-// ended done, or a phase run by hand that ended well (a load that became
+// ended done (the sweep's only with a level journalled), or a phase run by hand that ended well (a load that became
 // ready, a sweep with at least one level, micro, NCCL, a profile, which
 // implies the restart before it).
 // The latest word on a step wins: a step done and later failed is not done.
@@ -45,6 +45,13 @@ func DoneSteps(events []phases.Event, id phases.RunIdentity) map[string]Span {
 			case phases.StepStarted:
 				started[d.Name] = ev.Time
 			case phases.StepDone:
+				if d.Name == Macro && levels == 0 {
+					// A sweep whose levels never reached the journal
+					// (they could not be written) is not done: nothing
+					// of it would reach the notebook.
+					delete(done, d.Name)
+					continue
+				}
 				done[d.Name] = Span{Started: started[d.Name], Finished: ev.Time}
 			default:
 				delete(done, d.Name)

@@ -199,3 +199,29 @@ func TestJournalPlateauSameIdentityOnly(t *testing.T) {
 		t.Errorf("TP4 after a sweep by hand: %d, want 16", got)
 	}
 }
+
+// A sweep step that ended done with no level in the journal (its levels
+// could not be written: a rate of +Inf made them unencodable) is not done:
+// the next run sweeps again rather than skipping to a notebook without it.
+func TestDoneStepsSweepWithoutLevelsNotDone(t *testing.T) {
+	sweep := func(e *evs, levels int) {
+		e.step(Macro, phases.StepStarted)
+		e.add(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro})
+		for i := 0; i < levels; i++ {
+			e.add(phases.KindMacroLevel, phases.LevelResult{Concurrency: 1 << i, Completed: 4})
+		}
+		e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro, Outcome: phases.OutcomeDone})
+		e.step(Macro, phases.StepDone)
+	}
+	e := &evs{t: time.Unix(0, 0)}
+	e.add(phases.KindRunStarted, phases.RunStarted{Identity: kimi})
+	e.step(Serve, phases.StepStarted).step(Serve, phases.StepDone)
+	sweep(e, 0)
+	if got := names(DoneSteps(e.out, kimi)); got != "serve" {
+		t.Errorf("done %q, want serve only: the sweep journalled no level", got)
+	}
+	sweep(e, 2)
+	if got := names(DoneSteps(e.out, kimi)); got != "serve,macro" {
+		t.Errorf("done %q after a sweep with levels, want serve,macro", got)
+	}
+}
