@@ -23,7 +23,15 @@ func (n *nb) gpuLevels(levels []phases.LevelResult, srcs []phases.GPUTelSource, 
 		if s.Source == "" {
 			n.p("GPU telemetry: none (%s).\n\n", strings.Join(s.Notes, "; "))
 		} else {
-			n.p("GPU telemetry: `%s` on %s, %d GPUs, once a second. %s.\n\n", s.Command, s.Host, s.GPUs, strings.Join(s.Notes, "; "))
+			notes := strings.Join(s.Notes, "; ")
+			if notes != "" {
+				notes = " " + strings.ToUpper(notes[:1]) + notes[1:] + "."
+			}
+			gpus := fmt.Sprintf("%d GPUs", s.GPUs)
+			if s.GPUs == 1 {
+				gpus = "1 GPU"
+			}
+			n.p("GPU telemetry: `%s` on %s, %s, once a second.%s\n\n", s.Command, s.Host, gpus, notes)
 		}
 	}
 	if len(with) == 0 {
