@@ -214,6 +214,7 @@ func (n *nb) ncclRun(r *phaseRun) {
 
 func (n *nb) profileRun(r *phaseRun) {
 	found := false
+	decode := map[int]phases.ProfileSummary{} // the run's decode-only windows, by level
 	for _, ev := range r.events {
 		if f, ok := ev.Data.(phases.ProfileFailed); ok {
 			found = true
@@ -232,7 +233,13 @@ func (n *nb) profileRun(r *phaseRun) {
 			continue
 		}
 		found = true
-		if s.Level > 0 {
+		switch {
+		case s.Level > 0 && s.Window == phases.WindowSteady:
+			n.p("#### C=%d window, the sweep's own traffic\n\n", s.Level)
+		case s.Level > 0 && s.Window == phases.WindowDecode:
+			n.p("#### C=%d window, decode only\n\n", s.Level)
+			decode[s.Level] = s
+		case s.Level > 0:
 			n.p("#### C=%d window\n\n", s.Level)
 		}
 		n.p("From `%s`: %.1f ms of device time", noTicks(s.Source), s.TotalCUDAUs/1000)
@@ -243,11 +250,23 @@ func (n *nb) profileRun(r *phaseRun) {
 			}
 		}
 		n.p("; communication %.1f%%.\n\n", 100*s.CommunicationShare)
-		if s.GPUPerStepUs > 0 || s.CommPerStepUs > 0 {
+		if s.Window == phases.WindowSteady {
+			n.steadySplit(s, decode, r.params)
+		} else if s.GPUPerStepUs > 0 || s.CommPerStepUs > 0 {
 			n.p("Per decode step: %.2f ms of device time, %.2f ms of it communication.\n\n", s.GPUPerStepUs/1000, s.CommPerStepUs/1000)
 		}
+		if s.UnprofiledStepMs > 0 {
+			n.p("The same load, profiler off, just before: %.2f ms per step.\n\n", s.UnprofiledStepMs)
+		}
 		if s.Level > 0 {
-			n.p("Window: a steady load of %d streams; %d requests completed in it", s.Level, s.Requests)
+			load := "a steady load of %d streams"
+			switch s.Window {
+			case phases.WindowDecode:
+				load = "%d streams of long requests (decode steps only)"
+			case phases.WindowSteady:
+				load = "%d streams of the sweep's own requests"
+			}
+			n.p("Window: "+load+"; %d requests completed in it", s.Level, s.Requests)
 			if s.OutputTokens > 0 {
 				n.p(", %d output tokens (server usage)", s.OutputTokens)
 			}
@@ -319,4 +338,35 @@ func (n *nb) profileRun(r *phaseRun) {
 	if !found {
 		n.ln("No profile summarised.\n")
 	}
+}
+
+// steadySplit is a steady window's device time per decode step, split
+// into decode (the decode-only window's at the level) and prefill.
+func (n *nb) steadySplit(s phases.ProfileSummary, decode map[int]phases.ProfileSummary, params any) {
+	m := s.StepMix
+	if m == nil || m.Steps <= 0 || s.DecodeSteps <= 0 {
+		n.p("Per engine step: %.2f ms of device time (no step mix to find the decode steps).\n\n", s.GPUPerStepUs/1000)
+		return
+	}
+	promptLen := 0.0
+	if p, ok := params.(map[string]any); ok {
+		promptLen, _ = p["input_len"].(float64)
+	}
+	nd, mixed := decodeSteps(*m, s.Level, promptLen)
+	nDev := nd * float64(s.DecodeSteps) / m.Steps
+	how := "prefills in steps of their own"
+	if mixed {
+		how = "prefill chunks inside the decode steps"
+	}
+	n.p("Engine steps: %.0f in %.2f s, %.0f of them decode steps (%s); %s prompt and %s generation tokens.",
+		m.Steps, m.WindowS, nd, how, units.Thousands(m.PromptTokens), units.Thousands(m.GenerationTokens))
+	per := s.TotalCUDAUs / 1000 / nDev
+	d, ok := decode[s.Level]
+	if !ok || d.GPUPerStepUs <= 0 {
+		n.p(" Per decode step: %.2f ms of device time (no decode-only window at C=%d to split it).\n\n", per, s.Level)
+		return
+	}
+	dec := d.GPUPerStepUs / 1000
+	n.p(" Per decode step: %.2f ms of device time = decode %.2f ms (the decode-only window's) + prefill %.2f ms (%.1f prompt tokens per decode step).\n\n",
+		per, dec, per-dec, m.PromptTokens/nd)
 }

@@ -40,11 +40,12 @@ type profileFlags struct {
 	levels, concurrency string
 	stopTimeout         time.Duration
 	top                 int
+	steady              bool
 }
 
 // newProfile is the profile command with its flags.
 func newProfile(stdout, stderr io.Writer) (*Command, *profileFlags) {
-	c := New("profile", "profdeck profile [-c FILE] [--host HOST] [--levels 1,C] [--steps N] [--loadgen here|host] [--json FILE|-] [--jsonl FILE]\n\n"+
+	c := New("profile", "profdeck profile [-c FILE] [--host HOST] [--levels 1,C] [--steps N] [--steady] [--loadgen here|host] [--json FILE|-] [--jsonl FILE]\n\n"+
 		"Captures a torch profile of the running server (it must have been started with the torch profiler),\n"+
 		"one window of N engine steps per concurrency level, and summarises where the GPU time of a decode\n"+
 		"step went at each level.", stdout, stderr)
@@ -57,6 +58,7 @@ func newProfile(stdout, stderr io.Writer) (*Command, *profileFlags) {
 	fs.String("profiler-dir", "", "the server's torch profiler directory on the host (default: the campaign's server.profiler_dir, else "+campaign.DefaultProfilerDir+")")
 	fs.DurationVar(&f.stopTimeout, "stop-timeout", 30*time.Minute, "how long to wait for stop_profile while traces flush")
 	fs.IntVar(&f.top, "top", profile.TopN, "how many kernels to list")
+	fs.BoolVar(&f.steady, "steady", false, "also a window of the sweep's own requests at each level, beside the decode-only one (profdeck run takes both)")
 	fs.String("loadgen", "", "where the windows' load is sent from: here, or host (the GPU host; default: the campaign's macro.loadgen)")
 	return c, f
 }
@@ -100,7 +102,7 @@ func (f *profileFlags) plan(c *Command) (profile.Config, *campaign.Campaign, err
 			fmt.Fprintf(c.Stderr, "levels: C=1 and the plateau's C=%d from %s\n", p, camp.JournalPath())
 		}
 	}
-	cfg.Concurrency, cfg.StopTimeout, cfg.Top = levels, stopTimeout, top
+	cfg.Concurrency, cfg.StopTimeout, cfg.Top, cfg.Steady = levels, stopTimeout, top, f.steady
 	return cfg, camp, nil
 }
 
@@ -176,7 +178,11 @@ func printSummary(w io.Writer, s *phases.ProfileSummary, simulated bool) {
 		fmt.Fprintln(w, "SIMULATED")
 	}
 	if s.Level > 0 {
-		fmt.Fprintf(w, "== C=%d ==\n", s.Level)
+		kind := ""
+		if s.Window == phases.WindowSteady {
+			kind = ", the sweep's own traffic"
+		}
+		fmt.Fprintf(w, "== C=%d%s ==\n", s.Level, kind)
 	}
 	fmt.Fprintf(w, "source: %s\n", s.Source)
 	fmt.Fprintf(w, "GPU time %s in %d kernels; communication %.1f%% of it\n", units.Us(s.TotalCUDAUs), s.KernelCount, 100*s.CommunicationShare)

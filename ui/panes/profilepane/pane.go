@@ -137,7 +137,7 @@ func (m *Model) apply(e phases.Event) {
 	case phases.ProfileSummary:
 		if v.Level > 0 {
 			for i := range m.levels {
-				if m.levels[i].Level == v.Level {
+				if m.levels[i].Level == v.Level && m.levels[i].Window == v.Window {
 					m.levels = append(m.levels[:i], m.levels[i+1:]...)
 					break
 				}
@@ -145,6 +145,9 @@ func (m *Model) apply(e phases.Event) {
 			m.levels = append(m.levels, v)
 		} else {
 			m.levels = nil
+		}
+		if v.Window == phases.WindowSteady && m.sum != nil && m.sum.Level == v.Level {
+			return // keep the level's decode-only window on screen; l reaches this one
 		}
 		s := v
 		m.show(&s)
@@ -216,7 +219,7 @@ func (m *Model) nextLevel() tea.Cmd {
 	}
 	i := 0
 	for j := range m.levels {
-		if m.levels[j].Level == m.sum.Level {
+		if m.levels[j].Level == m.sum.Level && m.levels[j].Window == m.sum.Window {
 			i = (j + 1) % len(m.levels)
 		}
 	}

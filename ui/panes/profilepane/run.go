@@ -51,6 +51,9 @@ func (m *Model) config() profile.Config {
 	c := m.d.Campaign
 	cfg := c.ProfileConfig(m.d.APIKey)
 	cfg.Host = m.d.Host
+	// The pane shows where a decode step's GPU time goes: decode-only
+	// windows. The campaign run adds the steady windows its budget needs.
+	cfg.Steady = false
 	cfg.Load = onhost.LoadFor(c.Macro.Loadgen, onhost.Options{Host: m.d.Host})
 	if p := m.plateau(); p > 1 {
 		cfg.Concurrency = append(cfg.Concurrency, p)

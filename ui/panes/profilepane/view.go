@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/profile"
 	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/ui/common"
@@ -140,7 +141,7 @@ func (m *Model) captureLine(w int) string {
 	sum := m.sum
 	parts := []string{}
 	if sum.Level > 0 {
-		parts = append(parts, fmt.Sprintf("C=%d window", sum.Level))
+		parts = append(parts, fmt.Sprintf("C=%d%s window", sum.Level, windowTag(sum.Window)))
 	} else if sum.Requests > 0 {
 		parts = append(parts, fmt.Sprintf("%d requests at C=%s", sum.Requests, joinInts(sum.Concurrency)))
 	}
@@ -286,11 +287,20 @@ func (m *Model) levelsLine(w int) string {
 	}
 	var parts []string
 	for _, l := range m.levels {
-		p := fmt.Sprintf("C=%d %s/step comm %.0f%%", l.Level, units.Us(l.GPUPerStepUs), 100*l.CommunicationShare)
-		if l.Level == m.sum.Level {
+		p := fmt.Sprintf("C=%d%s %s/step comm %.0f%%", l.Level, windowTag(l.Window), units.Us(l.GPUPerStepUs), 100*l.CommunicationShare)
+		if l.Level == m.sum.Level && l.Window == m.sum.Window {
 			p = "▶" + p
 		}
 		parts = append(parts, p)
 	}
 	return m.d.Styles.Subtle.Render(components.Truncate(strings.Join(parts, " · ")+" (l: next)", w))
+}
+
+// windowTag marks a window of the sweep's own traffic (" steady"); a
+// decode-only window is unmarked, as windows always were.
+func windowTag(kind string) string {
+	if kind == phases.WindowSteady {
+		return " steady"
+	}
+	return ""
 }
