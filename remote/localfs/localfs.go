@@ -257,7 +257,7 @@ func OpenInput(path string) (*os.File, error) {
 func CheckInput(path string) error {
 	st, err := os.Stat(path)
 	if err != nil {
-		return err
+		return &os.PathError{Op: "open", Path: path, Err: unwrap(err)} // said as opening it
 	}
 	if !st.Mode().IsRegular() {
 		return &NotRegularError{Path: path, What: kind(st.Mode())}
