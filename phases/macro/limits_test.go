@@ -48,7 +48,7 @@ func TestInputLenOverMaxModelLen(t *testing.T) {
 		return fmt.Sprintf("input-error=%v prompt-tokens=%d %v", errors.As(err, &ie), emu.State().PromptTokens, err)
 	})
 	if !strings.Contains(got, "input-error=true prompt-tokens=0") ||
-		!strings.Contains(got, "--input-len 1000000 + --output-len 16 = 1000016 tokens, more than test/model's max_model_len of 4096") {
+		!strings.Contains(got, "input 1000000 + output 16 = 1000016 tokens, more than test/model's max_model_len of 4096") {
 		t.Fatalf("got %s", got)
 	}
 }
