@@ -271,6 +271,12 @@ type MacroPath struct {
 	Levels []PathLevel `json:"levels"`
 	// Warnings say what the path adds to or hides in the figures, with the fix.
 	Warnings []string `json:"warnings,omitempty"`
+	// Host is the GPU host the load generator ran on (kind host); Copied
+	// says profdeck was copied there for this sweep (else its cache had
+	// it), CopyS what checking and copying took.
+	Host   string  `json:"host,omitempty"`
+	Copied bool    `json:"copied,omitempty"`
+	CopyS  float64 `json:"copy_s,omitempty"`
 }
 
 // PathLevel is how bunched one level's streams arrived.

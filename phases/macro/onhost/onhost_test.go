@@ -45,8 +45,10 @@ func TestInProcessSweep(t *testing.T) {
 	if len(res.Levels) != 2 || res.Levels[1].Completed != 8 || res.Model != "test/model" {
 		t.Fatalf("result: %s, model %q", levelsOf(res), res.Model)
 	}
-	if res.Path == nil || res.Path.Kind != phases.PathHost || len(res.Path.Warnings) != 0 {
-		t.Errorf("path %+v, want kind host and no warning", res.Path)
+	// (Its warnings depend on the machine's load: a busy one bunches
+	// the 2 ms chunks.)
+	if res.Path == nil || res.Path.Kind != phases.PathHost || res.Path.Host != "sim" {
+		t.Errorf("path %+v, want kind host on sim", res.Path)
 	}
 	if n, m := count(evs, phases.KindPhaseStarted), count(evs, phases.KindPhaseFinished); n != 1 || m != 1 {
 		t.Errorf("%d starts and %d finishes, want one of each", n, m)

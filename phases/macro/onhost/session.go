@@ -156,6 +156,9 @@ func (se *session) event(ectx context.Context, raw []byte) {
 		se.plateau = &d
 	case phases.MacroWarning:
 		se.warnings = append(se.warnings, d.Text)
+	case phases.MacroPath:
+		se.s.stampPath(&d)
+		ev.Data = d
 	}
 	se.mu.Unlock()
 	switch d := ev.Data.(type) {
@@ -214,6 +217,9 @@ func (se *session) outcome(ctx context.Context, runErr error) (*macro.Result, er
 		if d.Result == nil && se.started {
 			return se.partial(err), err // what the events carried
 		}
+		if d.Result != nil && d.Result.Path != nil {
+			se.s.stampPath(d.Result.Path)
+		}
 		return d.Result, err
 	}
 	var err error
@@ -243,6 +249,7 @@ func (se *session) partial(err error) *macro.Result {
 		Requests: c.Requests, DurationS: c.Duration.Seconds(), Warmup: c.Warmup, Rate: c.Rate,
 		Levels: append([]phases.LevelResult{}, se.levels...), Plateau: se.plateau, Stopped: "host lost",
 		Path: &phases.MacroPath{Kind: phases.PathHost, Levels: []phases.PathLevel{}}}
+	se.s.stampPath(res.Path)
 	res.Warnings = append(append([]string{}, se.warnings...),
 		fmt.Sprintf("the result from the load generator on host %s was lost after %d finished level(s): %s; the levels it finished are kept, the one under way is not",
 			se.s.opt.Host.Name(), len(se.levels), firstLine(err.Error())))

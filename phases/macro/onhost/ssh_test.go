@@ -85,8 +85,8 @@ func TestSSHHostSweepCopiesOnce(t *testing.T) {
 		if len(res.Levels) != 2 || res.Levels[1].Completed != 8 || count(evs, phases.KindMacroLevel) != 2 {
 			t.Fatalf("run %d: %s, %d level events", i, levelsOf(res), count(evs, phases.KindMacroLevel))
 		}
-		if res.Path == nil || res.Path.Kind != phases.PathHost {
-			t.Fatalf("run %d: path %+v, want kind host", i, res.Path)
+		if p := res.Path; p == nil || p.Kind != phases.PathHost || p.Host != opt.Host.Name() || p.Copied != wantCopied || p.CopyS <= 0 {
+			t.Fatalf("run %d: path %+v, want kind host on %s, copied %v, and the copy's time", i, res.Path, opt.Host.Name(), wantCopied)
 		}
 		t.Logf("run %d: path %+v", i, *res.Path)
 		noAgentLeft(t, in.Path)

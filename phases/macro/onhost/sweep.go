@@ -145,6 +145,15 @@ func (s *Sweep) prepare(ctx context.Context, spec *Spec) (starter, error) {
 	return start, nil
 }
 
+// stampPath adds to the host's path record where the load generator ran
+// and what putting it there took.
+func (s *Sweep) stampPath(p *phases.MacroPath) {
+	p.Host = s.opt.Host.Name()
+	if in := s.Install(); in != nil {
+		p.Copied, p.CopyS = in.Copied, in.Took.Seconds()
+	}
+}
+
 func (s *Sweep) logf(format string, args ...any) {
 	if s.cfg.Log != nil {
 		s.cfg.Log(fmt.Sprintf(format, args...))
