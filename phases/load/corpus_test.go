@@ -12,6 +12,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases/load/smi"
 	"github.com/profdeck/profdeck/phases/load/vllmlog"
+	"github.com/profdeck/profdeck/phases/macro/servermetrics"
 )
 
 // The corpus (testdata/corpus) is real output from public bug reports and
@@ -78,6 +79,12 @@ func observed(t *testing.T, s sample) map[string]any {
 		v = sum
 	case "nvidia-smi":
 		v = map[string]any{"gpus": smi.Parse(s.text, nil)}
+	case "metrics":
+		snap, err := servermetrics.Parse(strings.NewReader(s.text))
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		v = snap
 	default:
 		t.Fatalf("%s: unknown kind %q", s.name, s.kind)
 	}
@@ -93,6 +100,14 @@ func observed(t *testing.T, s sample) map[string]any {
 	flatten("", m, out)
 	if ranks, ok := m["ranks"].([]any); ok {
 		out["ranks"] = float64(len(ranks))
+	}
+	if gpus, ok := m["gpus"].([]any); ok {
+		out["gpus"] = float64(len(gpus))
+		for i, g := range gpus {
+			if gm, ok := g.(map[string]any); ok {
+				flatten(fmt.Sprintf("gpu%d.", i), gm, out)
+			}
+		}
 	}
 	if v, ok := m["vllm_version"]; ok {
 		out["vllm_version"] = v
