@@ -34,6 +34,7 @@ var commands = map[string]command{
 	"demo":    {ui.DemoMain, "the cockpit on a built-in simulated 8-GPU deployment, running the campaign by itself (--manual: by hand)"},
 	"run":     {headless.RunMain, "run the whole campaign in order, resumably: run [-c FILE] [--phases …] [--redo …] [--json FILE|-]"},
 	"tui":     {ui.TUIMain, "run the cockpit for a campaign file: tui [-c profdeck.yaml]"},
+	"doctor":  {headless.DoctorMain, "check in seconds everything the campaign needs on its host: doctor [-c FILE] [--host HOST] [--json FILE|-]"},
 	"init":    {headless.InitMain, "write a commented example campaign file: init [FILE]"},
 	"sweep":   {headless.SweepMain, "headless concurrency sweep against an OpenAI-compatible server"},
 	"load":    {headless.LoadMain, "follow a server's weight loading until ready, failed or stalled"},

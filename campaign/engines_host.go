@@ -58,6 +58,8 @@ func (c *Campaign) RunConfigOn(nodes []remote.Host, apiKey string) (run.Config, 
 	cfg.Server = c.NodeServer(nodes)
 	sweep, _ := c.SweepThrough(host, apiKey)
 	cfg.Sweep.Dial, cfg.Sweep.Scraper, cfg.Sweep.GPU = sweep.Dial, sweep.Scraper, sweep.GPU
+	dc := c.DoctorConfig(host, apiKey)
+	cfg.Doctor = &dc
 	if len(nodes) > 1 {
 		cfg.Nodes = c.LoadNodes(nodes)
 		cfg.NCCL.Nodes = nodes

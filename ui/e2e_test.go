@@ -179,8 +179,8 @@ func TestEndToEndDemoRunsItself(t *testing.T) {
 	dir := t.TempDir()
 	s := startTmux(t, 80, 24, fmt.Sprintf("cd %s && %s demo --dir %s --load-time 4s", dir, bin, dir))
 	s.keys("6")
-	s.waitFor(regexp.MustCompile(`Campaign steps · \d/9 done · running`), 20*time.Second)
-	screen := s.waitFor(regexp.MustCompile(`Campaign steps · 9/9 done`), 150*time.Second)
+	s.waitFor(regexp.MustCompile(`Campaign steps · \d+/10 done · running`), 20*time.Second)
+	screen := s.waitFor(regexp.MustCompile(`Campaign steps · 10/10 done`), 150*time.Second)
 	for _, want := range []string{"✓ serve", "✓ sweep", "✓ profiler restart", "✓ notebook", "all-reduce"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the finished checklist lacks %q:\n%s", want, screen)

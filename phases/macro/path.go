@@ -213,3 +213,16 @@ func PathLine(p phases.MacroPath, levels []phases.LevelResult) string {
 	}
 	return s
 }
+
+// ProbePath is the path a sweep with cfg would take to the server, its
+// round trip timed as the sweep times it before its first level, and the
+// warnings the sweep would give about it. Only the small GETs are sent.
+func ProbePath(ctx context.Context, cfg Config) phases.MacroPath {
+	cfg.URL = strings.TrimRight(cfg.URL, "/")
+	c := newClient(cfg, 1)
+	defer c.close()
+	p := newPath(cfg)
+	c.measurePath(ctx, p)
+	p.Warnings = pathWarnings(p)
+	return *p
+}

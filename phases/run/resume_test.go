@@ -106,7 +106,7 @@ func TestTodoRunsTheServerStepsThatAreNeeded(t *testing.T) {
 			do = append(do, s)
 		}
 	}
-	if strings.Join(do, ",") != "profiler_restart,profile,leave_server,notebook" {
+	if strings.Join(do, ",") != "doctor,profiler_restart,profile,leave_server,notebook" {
 		t.Errorf("todo %v", do)
 	}
 	// --redo macro makes sure the server serves first.
@@ -117,10 +117,10 @@ func TestTodoRunsTheServerStepsThatAreNeeded(t *testing.T) {
 }
 
 func TestPlanAndNames(t *testing.T) {
-	if got := strings.Join(Plan([]string{phases.Micro}), ","); got != "free_gpus,micro,leave_server,notebook" {
+	if got := strings.Join(Plan([]string{phases.Micro}), ","); got != "doctor,free_gpus,micro,leave_server,notebook" {
 		t.Errorf("plan for micro: %s", got)
 	}
-	if got := strings.Join(Plan([]string{phases.Profile}), ","); got != "profiler_restart,profile,leave_server,notebook" {
+	if got := strings.Join(Plan([]string{phases.Profile}), ","); got != "doctor,profiler_restart,profile,leave_server,notebook" {
 		t.Errorf("plan for profile: %s", got)
 	}
 	if err := CheckNames([]string{"macro", "bogus"}, false); err == nil || !strings.Contains(err.Error(), `"bogus"`) {

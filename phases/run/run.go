@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/doctor"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/micro"
@@ -29,6 +30,7 @@ import (
 
 // The steps, in their order.
 const (
+	Doctor      = "doctor"
 	Serve       = "serve"
 	Macro       = "macro"
 	FreeGPUs    = "free_gpus"
@@ -41,11 +43,11 @@ const (
 )
 
 // Steps lists every step in order.
-var Steps = []string{Serve, Macro, FreeGPUs, Micro, NCCL, Restart, Profile, LeaveServer, Notebook}
+var Steps = []string{Doctor, Serve, Macro, FreeGPUs, Micro, NCCL, Restart, Profile, LeaveServer, Notebook}
 
 // Titles are the steps in words, for checklists and tables.
 var Titles = map[string]string{
-	Serve: "serve", Macro: "sweep (macro)", FreeGPUs: "free the GPUs", Micro: "GEMMs (micro)",
+	Doctor: "doctor (checks)", Serve: "serve", Macro: "sweep (macro)", FreeGPUs: "free the GPUs", Micro: "GEMMs (micro)",
 	NCCL: "collectives (nccl)", Restart: "restart with profiler", Profile: "profile",
 	LeaveServer: "leave the server", Notebook: "notebook",
 }
@@ -70,6 +72,10 @@ const (
 type Config struct {
 	Host     remote.Host
 	Identity phases.RunIdentity
+
+	// Doctor, when set, is checked first (the doctor step): a check that
+	// fails for a step the run will do stops the run before any load.
+	Doctor *doctor.Config
 
 	Server *load.Server // the serving process's lifecycle
 	Watch  load.Config  // following a load (its Host is set here)
@@ -156,7 +162,7 @@ func Plan(sel []string) []string {
 	}
 	var out []string
 	for _, s := range Steps {
-		if s == LeaveServer || s == Notebook {
+		if s == Doctor || s == LeaveServer || s == Notebook {
 			out = append(out, s)
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/doctor"
 	"github.com/profdeck/profdeck/remote"
 )
 
@@ -37,6 +38,7 @@ type runner struct {
 	touched   bool   // a step of this run started, stopped or restarted the server
 	endReason string // set when a step ends the run (the first load failed)
 	skipNext  map[string]string
+	need      doctor.Need // what the steps to do need, for the doctor
 }
 
 func newRunner(cfg Config, out *phases.Emitter) *runner {
@@ -113,16 +115,17 @@ type stepFunc func(ctx context.Context) (state, reason string)
 
 func (r *runner) funcs() map[string]stepFunc {
 	return map[string]stepFunc{
-		Serve: r.serve, Macro: r.macro, FreeGPUs: r.freeGPUs, Micro: r.micro, NCCL: r.nccl,
+		Doctor: r.doctor, Serve: r.serve, Macro: r.macro, FreeGPUs: r.freeGPUs, Micro: r.micro, NCCL: r.nccl,
 		Restart: r.restart, Profile: r.profile, LeaveServer: r.leave,
 	}
 }
 
 func (r *runner) run(ctx context.Context) (*Result, error) {
-	plan := Plan(r.cfg.Phases)
+	plan := r.plan()
 	done := DoneSteps(r.cfg.Prior, r.cfg.Identity)
 	redo := expandRedo(r.cfg.Redo)
 	todo := r.todo(plan, done, redo)
+	r.need = needOf(todo)
 	res := &Result{}
 	var resumed []string
 	for _, s := range plan {
@@ -185,6 +188,7 @@ func (r *runner) todo(plan []string, done map[string]Span, redo map[string]bool)
 	}
 	t[LeaveServer] = in[LeaveServer] && (t[Serve] || t[FreeGPUs] || t[Restart] || redo[LeaveServer])
 	t[Notebook] = true
+	t[Doctor] = in[Doctor] // checked on every run: the host may have changed
 	return t
 }
 

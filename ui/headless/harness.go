@@ -195,6 +195,17 @@ func (c *Command) Set(name string) bool {
 // starts. fromFile says whether a file was read. A bad file or value is bad
 // input naming the flag, else the file's line and key.
 func (c *Command) Campaign(binds ...campaign.Flag) (camp *campaign.Campaign, fromFile bool, err error) {
+	if camp, fromFile, err = c.campaignUnchecked(binds...); err != nil {
+		return nil, false, err
+	}
+	if err := camp.Check(); err != nil {
+		return nil, false, &BadInputError{Err: err}
+	}
+	return camp, fromFile, nil
+}
+
+// campaignUnchecked is Campaign without the validation.
+func (c *Command) campaignUnchecked(binds ...campaign.Flag) (camp *campaign.Campaign, fromFile bool, err error) {
 	path := c.CampaignPath
 	camp = campaign.Defaults()
 	if path == "" {
@@ -209,9 +220,6 @@ func (c *Command) Campaign(binds ...campaign.Flag) (camp *campaign.Campaign, fro
 	}
 	binds = append(binds, campaign.Flag{Name: "host", Key: "host"})
 	if err := camp.ApplyFlags(c.Flags, binds...); err != nil {
-		return nil, false, &BadInputError{Err: err}
-	}
-	if err := camp.Check(); err != nil {
 		return nil, false, &BadInputError{Err: err}
 	}
 	return camp, path != "", nil

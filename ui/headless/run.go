@@ -19,7 +19,8 @@ import (
 )
 
 const runUsage = `profdeck run [-c FILE] [--host HOST] [--phases load,macro,micro,nccl,profile]
-                   [--redo STEP|PHASE,...] [--loadgen here|host] [--json FILE|-] [--jsonl FILE]
+                   [--redo STEP|PHASE,...] [--loadgen here|host] [--skip-doctor]
+                   [--json FILE|-] [--jsonl FILE]
 
 Runs the campaign in order: serve, macro, free the GPUs, micro, nccl,
 restart with the profiler, profile (C=1 and the plateau's C), leave the
@@ -73,7 +74,10 @@ func checkRunFiles(cmd *Command, c *campaign.Campaign) error {
 }
 
 // runFlags are the run command's own flags.
-type runFlags struct{ phases, redo string }
+type runFlags struct {
+	phases, redo string
+	skipDoctor   bool
+}
 
 // newRun is the run command with its flags.
 func newRun(stdout, stderr io.Writer) (*Command, *runFlags) {
@@ -81,6 +85,7 @@ func newRun(stdout, stderr io.Writer) (*Command, *runFlags) {
 	f := &runFlags{}
 	cmd.Flags.StringVar(&f.phases, "phases", "", "only the steps of these phases: load,macro,micro,nccl,profile (default all)")
 	cmd.Flags.StringVar(&f.redo, "redo", "", "steps or phases to do again although the journal has them done")
+	cmd.Flags.BoolVar(&f.skipDoctor, "skip-doctor", false, "do not run the doctor's checks first (a failing check stops the run before the load)")
 	cmd.Flags.String("loadgen", "", "where the sweep's load generator runs: here, or host (the GPU host; default: the campaign's macro.loadgen)")
 	return cmd, f
 }
@@ -88,7 +93,7 @@ func newRun(stdout, stderr io.Writer) (*Command, *runFlags) {
 // plan is the campaign file with the flags over it and the run's options,
 // checked before anything starts.
 func (f *runFlags) plan(cmd *Command) (*campaign.Campaign, Options, error) {
-	o := Options{Phases: splitList(f.phases), Redo: splitList(f.redo), JSONL: cmd.JSONL(), Log: cmd.Stderr}
+	o := Options{Phases: splitList(f.phases), Redo: splitList(f.redo), JSONL: cmd.JSONL(), Log: cmd.Stderr, SkipDoctor: f.skipDoctor}
 	if err := run.CheckNames(o.Phases, false); err != nil {
 		return nil, o, BadInput("--phases: %v", err)
 	}
@@ -130,6 +135,8 @@ type Options struct {
 	// Nodes are every node of a deployment on several hosts, the head
 	// (host) first; empty for one.
 	Nodes []remote.Host
+	// SkipDoctor leaves out the doctor step (its checks).
+	SkipDoctor bool
 }
 
 // Campaign runs the campaign on host with its own session on the campaign's
@@ -146,6 +153,9 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 		return nil, nil, err
 	}
 	cfg.Phases, cfg.Redo = o.Phases, o.Redo
+	if o.SkipDoctor {
+		cfg.Doctor = nil
+	}
 	if rr, err := report.ReadJournalFile(c.JournalPath()); err == nil {
 		cfg.Prior = rr.Events // what is done, read before the session starts
 	}

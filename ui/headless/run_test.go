@@ -155,8 +155,8 @@ func TestRunWholeCampaignOnSim(t *testing.T) {
 	if o.code != 0 {
 		t.Fatalf("second run: exit %d\n%s", o.code, o.stderr)
 	}
-	if got := startedSteps(t, filepath.Join(dir, "nb.journal.jsonl")); strings.Join(got, ",") != "notebook" {
-		t.Errorf("second run started %v, want only the notebook", got)
+	if got := startedSteps(t, filepath.Join(dir, "nb.journal.jsonl")); strings.Join(got, ",") != "doctor,notebook" {
+		t.Errorf("second run started %v, want only the doctor and the notebook", got)
 	}
 }
 

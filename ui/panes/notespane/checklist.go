@@ -21,7 +21,7 @@ var runKey = key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "run the remain
 // checkTitles are the steps as the checklist names them (short enough for
 // three columns at 80).
 var checkTitles = map[string]string{
-	run.Serve: "serve", run.Macro: "sweep", run.FreeGPUs: "free GPUs", run.Micro: "GEMMs (micro)",
+	run.Doctor: "doctor", run.Serve: "serve", run.Macro: "sweep", run.FreeGPUs: "free GPUs", run.Micro: "GEMMs (micro)",
 	run.NCCL: "collectives", run.Restart: "profiler restart", run.Profile: "profile",
 	run.LeaveServer: "leave server", run.Notebook: "notebook",
 }
@@ -149,12 +149,12 @@ func (m *Model) checklistLines(w int) []string {
 			word = checkTitles[name] + " " + v.state + ": " + v.reason
 		}
 	}
-	for row := 0; row < 3; row++ {
+	rows := (len(run.Steps) + 2) / 3
+	for row := range rows {
 		var line strings.Builder
-		for col := 0; col < 3; col++ {
-			name := run.Steps[row+3*col]
-			v := states[name]
-			line.WriteString(m.checkCell(name, v, colW))
+		for col := 0; col < 3 && row+rows*col < len(run.Steps); col++ {
+			name := run.Steps[row+rows*col]
+			line.WriteString(m.checkCell(name, states[name], colW))
 		}
 		out = append(out, components.Truncate(line.String(), w))
 	}

@@ -1,0 +1,47 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+
+	"github.com/profdeck/profdeck/remote"
+)
+
+// The checks `profdeck doctor` runs that the built-in commands do not
+// answer: its python probe (one JSON line marked "profdeck-doctor") and
+// df for the profiler directory's free space.
+func init() {
+	RegisterCommand("python-doctor", func(cmd string) bool {
+		return strings.Contains(cmd, "python3 -c ") && strings.Contains(cmd, `"profdeck-doctor"`)
+	}, runDoctorProbe)
+	RegisterCommand("df", func(cmd string) bool { return strings.HasPrefix(cmd, "df ") }, runDF)
+}
+
+func runDoctorProbe(ctx context.Context, d *Deployment, cmd string, stdin io.Reader, out func(remote.Line)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b, err := json.Marshal(map[string]any{"marker": "profdeck-doctor", "python": "3.12.3", "torch": simTorch,
+		"vllm": simVLLM, "cuda": simTorchCUDA, "cuda_ok": true, "devices": d.opt.GPUs})
+	if err != nil {
+		return err
+	}
+	Stdout(out, string(b))
+	return nil
+}
+
+// runDF answers `df -Pk DIR` with a 3.5 TB NVMe disk, 2.1 TB of it free.
+func runDF(ctx context.Context, d *Deployment, cmd string, stdin io.Reader, out func(remote.Line)) error {
+	w := Words(cmd)
+	dir := w[len(w)-1]
+	if !d.fs.exists(dir) {
+		msg := "df: " + dir + ": No such file or directory"
+		Stderr(out, msg)
+		return Exit(cmd, 1, msg)
+	}
+	Stdout(out, "Filesystem     1024-blocks       Used  Available Capacity Mounted on")
+	Stdout(out, "/dev/nvme0n1p1  3750000000 1610000000 2140000000      43% /")
+	return nil
+}
