@@ -14,7 +14,7 @@ import (
 // df for the profiler directory's free space.
 func init() {
 	RegisterCommand("python-doctor", func(cmd string) bool {
-		return strings.Contains(cmd, "python3 -c ") && strings.Contains(cmd, `"profdeck-doctor"`)
+		return strings.Contains(cmd, `"profdeck-doctor"`) && runsPython3(Words(cmd))
 	}, runDoctorProbe)
 	RegisterCommand("df", func(cmd string) bool { return strings.HasPrefix(cmd, "df ") }, runDF)
 }
@@ -44,4 +44,15 @@ func runDF(ctx context.Context, d *Deployment, cmd string, stdin io.Reader, out 
 	Stdout(out, "Filesystem     1024-blocks       Used  Available Capacity Mounted on")
 	Stdout(out, "/dev/nvme0n1p1  3750000000 1610000000 2140000000      43% /")
 	return nil
+}
+
+// runsPython3 reports whether the words run python3 -c (alone, or at the
+// end of a prefix such as docker exec -i vllm python3).
+func runsPython3(w []string) bool {
+	for i := 0; i+1 < len(w); i++ {
+		if w[i] == "python3" && w[i+1] == "-c" {
+			return true
+		}
+	}
+	return false
 }

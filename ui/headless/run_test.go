@@ -201,7 +201,7 @@ func TestRunProfilerStallThenRerun(t *testing.T) {
 		t.Fatalf("rerun: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
 	got := startedSteps(t, filepath.Join(dir, "nb.journal.jsonl"))
-	if want := "profiler_restart,profile,leave_server,notebook"; strings.Join(got, ",") != want {
+	if want := "doctor,profiler_restart,profile,leave_server,notebook"; strings.Join(got, ",") != want {
 		t.Errorf("rerun started %v, want %s", got, want)
 	}
 	if s := stepState(o.rep, run.Macro); s.State != phases.StepDone || !s.Earlier {
@@ -253,8 +253,8 @@ func TestRunInterruptedMidSweepThenResumes(t *testing.T) {
 		t.Fatalf("rerun: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
 	got := startedSteps(t, journal)
-	if len(got) < 2 || got[0] != run.Serve || got[1] != run.Macro {
-		t.Errorf("rerun started %v, want it to resume at the sweep (after making sure the server serves)", got)
+	if len(got) < 3 || got[0] != run.Doctor || got[1] != run.Serve || got[2] != run.Macro {
+		t.Errorf("rerun started %v, want it to resume at the sweep (after the doctor and making sure the server serves)", got)
 	}
 }
 

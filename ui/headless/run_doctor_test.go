@@ -1,0 +1,51 @@
+package headless
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/run"
+)
+
+// A check that fails for a step the run will do stops the run before the
+// server is started; a run without that step goes on, and --skip-doctor
+// leaves the checks out.
+func TestRunDoctorStopsBeforeTheLoad(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("campaign runs on the simulated host")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "profdeck.yaml")
+	text := strings.Replace(simCampaign, "micro:\n", "micro:\n  python: no-such-python3\n", 1)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	o := runCmd(t, ctx, path)
+	doc := stepState(o.rep, run.Doctor)
+	if o.code != ExitStepFailed || doc.State != phases.StepFailed || !strings.Contains(doc.Reason, "python (no-such-python3") {
+		t.Fatalf("exit %d, doctor %+v\n%s", o.code, doc, o.stderr)
+	}
+	if s := stepState(o.rep, run.Serve); s.State != phases.StepSkipped || !strings.Contains(s.Reason, "profdeck doctor says each with its fix") {
+		t.Errorf("serve: %+v", s)
+	}
+	if got := startedSteps(t, filepath.Join(dir, "nb.journal.jsonl")); strings.Join(got, ",") != "doctor,notebook" {
+		t.Errorf("started %v: the run went past the doctor", got)
+	}
+	// The sweep alone does not need python: the check only warns.
+	o = runCmd(t, ctx, path, "--phases", "load")
+	if doc := stepState(o.rep, run.Doctor); o.code != ExitOK || doc.State != phases.StepDone || !strings.Contains(doc.Reason, "warning") {
+		t.Fatalf("--phases load: exit %d, doctor %+v\n%s", o.code, doc, o.stderr)
+	}
+	o = runCmd(t, ctx, path, "--phases", "load", "--skip-doctor")
+	if doc := stepState(o.rep, run.Doctor); o.code != ExitOK || doc.Name != "" {
+		t.Fatalf("--skip-doctor: exit %d, doctor %+v\n%s", o.code, doc, o.stderr)
+	}
+}
