@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/doctor"
 	"github.com/profdeck/profdeck/remote/hosts"
@@ -46,19 +47,20 @@ func DoctorMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return cmd.Exit(ctx, err)
 	}
 	start := time.Now()
-	camp, fromFile, err := cmd.campaignUnchecked()
-	if err != nil {
+	camp, fromFile, errs, err := doctorPlan(cmd)
+	if err != nil && len(errs) == 0 {
 		return cmd.Exit(ctx, err)
 	}
-	res := &doctor.Result{Host: camp.Host}
-	if errs := camp.Validate(); len(errs) > 0 {
+	res := &doctor.Result{}
+	if len(errs) > 0 {
 		for _, e := range errs {
 			res.Checks = append(res.Checks, phases.DoctorCheck{Name: "campaign", Status: phases.CheckFail, Found: e.Error(),
-				Fix: "correct the key in " + orDefaults(camp.Path)})
+				Fix: "correct the key in " + orDefaults(camp.Path) + " or the flag"})
 		}
-		res.Fails = len(errs)
+		res.Host, res.Fails = camp.Host, len(errs)
 		return doctorEnd(ctx, cmd, res, start, ExitBadInput)
 	}
+	res.Host = camp.Host
 	h, err := cmd.OpenHost(ctx, camp, func(o *hosts.Options) {
 		// The simulated deployment serves at once, as for sweep.
 		o.Sim.AutoStart, o.Sim.Emulator = true, vllmemu.Config{ServeBeforeReady: true}
@@ -85,6 +87,19 @@ func DoctorMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		code = ExitStepFailed
 	}
 	return doctorEnd(ctx, cmd, res, start, code)
+}
+
+// doctorPlan is the campaign with the flags over it. A file that cannot
+// be read is err; values that are wrong are errs, every one of them (err
+// is then the first, as bad input).
+func doctorPlan(cmd *Command) (camp *campaign.Campaign, fromFile bool, errs []error, err error) {
+	if camp, fromFile, err = cmd.campaignUnchecked(); err != nil {
+		return nil, false, nil, err
+	}
+	if errs = camp.Validate(); len(errs) > 0 {
+		return camp, fromFile, errs, &BadInputError{Err: errs[0]}
+	}
+	return camp, fromFile, nil, nil
 }
 
 // doctorEnd prints the checks and the count, writes --json and returns code.

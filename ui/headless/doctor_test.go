@@ -111,13 +111,16 @@ func TestDoctorThroughSSHD(t *testing.T) {
 	}
 	for name, want := range map[string]string{
 		"host": "SSH, host key verified", "gpus": "8× NVIDIA H200", "python": "torch 2.9.0+cu129",
-		"torchrun": tools + "/torchrun", "launch": tools + "/vllm", "path": "SSH via " + srv.Addr(),
+		"torchrun": tools + "/torchrun", "launch": tools + "/vllm",
 	} {
 		if c := d.checks[name]; c.Status != phases.CheckOK || !strings.Contains(c.Found, want) {
 			t.Errorf("%s: %+v, want ok %q", name, c, want)
 		}
 	}
-	if c := d.checks["path"]; !strings.Contains(c.Found, "sends at once: yes") || !strings.Contains(c.Found, "round trip p50") {
+	// The path through sshd: a warn only when this loaded machine's round
+	// trip is over 2 ms, with the fix.
+	if c := d.checks["path"]; c.Status == phases.CheckFail || !strings.Contains(c.Found, "SSH via "+srv.Addr()+", sends at once: yes") ||
+		!strings.Contains(c.Found, "round trip p50") || c.Status == phases.CheckWarn && !strings.Contains(c.Fix, "--loadgen host") {
 		t.Errorf("path: %+v", c)
 	}
 	t.Logf("through sshd: %.2f s", d.doc.TotalSeconds)

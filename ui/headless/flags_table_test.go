@@ -153,6 +153,15 @@ var flagCommands = map[string]struct {
 			camp, err := tailPlan(c)
 			return resolved{cmd: c, camp: camp, fromStart: *fromStart}, err
 		}},
+	"doctor": {func() *flag.FlagSet { return New("doctor", doctorUsage, io.Discard, io.Discard).Flags },
+		func(args []string) (resolved, error) {
+			c := New("doctor", doctorUsage, io.Discard, io.Discard)
+			if err := c.Parse(args); err != nil {
+				return resolved{}, err
+			}
+			camp, _, _, err := doctorPlan(c)
+			return resolved{cmd: c, camp: camp}, err
+		}},
 	"run": {func() *flag.FlagSet { c, _ := newRun(io.Discard, io.Discard); return c.Flags },
 		func(args []string) (resolved, error) {
 			c, f := newRun(io.Discard, io.Discard)
@@ -182,7 +191,7 @@ type flagRow struct {
 // refused, never replaced by the campaign's or a default.
 func flagRows(dir string) []flagRow {
 	jsonl := filepath.Join(dir, "prompts.jsonl")
-	all := "sweep load micro nccl profile tail run"
+	all := "sweep load micro nccl profile tail run doctor"
 	return []flagRow{
 		// The shared flags.
 		{cmds: all, args: []string{"--host", "local"}, get: func(r resolved) any { return r.camp.Host }, want: "local"},
@@ -296,6 +305,8 @@ func flagRows(dir string) []flagRow {
 		{cmds: "run", args: []string{"--phases", "macro"}, get: func(r resolved) any { return r.run.Phases }, want: []string{"macro"}},
 		{cmds: "run", args: []string{"--phases", "gemm"}, wantErr: "--phases: "},
 		{cmds: "run", args: []string{"--redo", "macro,micro"}, get: func(r resolved) any { return r.run.Redo }, want: []string{"macro", "micro"}},
+		{cmds: "run", args: []string{"--skip-doctor"}, get: func(r resolved) any { return r.run.SkipDoctor }, want: true},
+		{cmds: "run", args: []string{"--skip-doctor=false"}, get: func(r resolved) any { return r.run.SkipDoctor }, want: false},
 	}
 }
 
