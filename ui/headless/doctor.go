@@ -12,7 +12,6 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/doctor"
 	"github.com/profdeck/profdeck/remote/hosts"
-	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"github.com/profdeck/profdeck/remote/ssh"
 )
 
@@ -62,8 +61,11 @@ func DoctorMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	res.Host = camp.Host
 	h, err := cmd.OpenHost(ctx, camp, func(o *hosts.Options) {
-		// The simulated deployment serves at once, as for sweep.
-		o.Sim.AutoStart, o.Sim.Emulator = true, vllmemu.Config{ServeBeforeReady: true}
+		// Without a launch command, the simulated deployment has its
+		// server already up, as for sweep; with one, nothing runs yet.
+		if strings.TrimSpace(camp.Server.Launch) == "" {
+			o.Sim.AutoStart, o.Sim.LoadTime = true, time.Millisecond
+		}
 	})
 	if err != nil {
 		if code := Code(ctx, err); code != ExitCannotRun {

@@ -93,6 +93,8 @@ func progressLine(ev phases.Event, seen map[string]bool) string {
 		return fmt.Sprintf("  profile: communication %.1f%% of device time", 100*d.CommunicationShare)
 	case phases.ScriptError:
 		return "  error: " + d.Err
+	case phases.DoctorCheck:
+		return "  " + strings.TrimSuffix(DoctorLines([]phases.DoctorCheck{d}), "\n")
 	}
 	return ""
 }
