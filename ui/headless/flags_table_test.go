@@ -295,6 +295,8 @@ func flagRows(dir string) []flagRow {
 		{cmds: "profile", args: []string{"--stop-timeout", "1m"}, get: func(r resolved) any { return r.profile.StopTimeout }, want: time.Minute},
 		{cmds: "profile", args: []string{"--top", "0"}, wantErr: "--top: must be at least 1"},
 		{cmds: "profile", args: []string{"--top", "3"}, get: func(r resolved) any { return r.profile.Top }, want: 3},
+		{cmds: "profile", args: []string{"--steady"}, get: func(r resolved) any { return r.profile.Steady }, want: true},
+		{cmds: "profile", args: []string{"--steady=false"}, get: func(r resolved) any { return r.profile.Steady }, want: false},
 		// tail
 		{cmds: "tail", args: []string{"--identity", ""}, get: func(r resolved) any { return r.camp.HostOptions().Identity }, want: ""},
 		{cmds: "tail", args: []string{"--known-hosts", "/kh2"}, get: func(r resolved) any { return r.camp.HostOptions().KnownHosts }, want: "/kh2"},
