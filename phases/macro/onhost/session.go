@@ -30,7 +30,6 @@ type session struct {
 	warnings []string
 	errTail  []string
 	parts    strings.Builder // a long result's pieces
-	bad      int             // lines that were not the agent's
 	gotDone  chan struct{}
 }
 
@@ -102,9 +101,6 @@ func (se *session) line(ectx context.Context, l remote.Line) {
 	}
 	var u up
 	if json.Unmarshal([]byte(l.Text), &u) != nil {
-		se.mu.Lock()
-		se.bad++
-		se.mu.Unlock()
 		return // a login banner or an rc file's output
 	}
 	switch {
