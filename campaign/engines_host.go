@@ -57,7 +57,9 @@ func (c *Campaign) RunConfigOn(nodes []remote.Host, apiKey string) (run.Config, 
 	cfg.Host = host
 	cfg.Server = c.NodeServer(nodes)
 	sweep, _ := c.SweepThrough(host, apiKey)
-	cfg.Sweep.Dial, cfg.Sweep.Scraper, cfg.Sweep.GPU = sweep.Dial, sweep.Scraper, sweep.GPU
+	// The sweep's host too, so that its path says the load went through
+	// the host's SSH connection, and the verdict can read the server's log.
+	cfg.Sweep.Dial, cfg.Sweep.Host, cfg.Sweep.Scraper, cfg.Sweep.GPU = sweep.Dial, sweep.Host, sweep.Scraper, sweep.GPU
 	dc := c.DoctorConfig(host, apiKey)
 	cfg.Doctor = &dc
 	if len(nodes) > 1 {

@@ -4,6 +4,9 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/remote/local"
 )
 
 // The campaign's sections reach each engine's configuration, and what the
@@ -100,5 +103,20 @@ func TestHostOptionsCarrySim(t *testing.T) {
 	o := c.HostOptions()
 	if o.Sim.LoadTime != 9*time.Second || o.Sim.FailWith != "nccl" || o.SimNodes != 2 {
 		t.Errorf("%+v", o)
+	}
+}
+
+// The run's sweep reaches the server through the head host, and knows it
+// (its path and the verdict's log reading need the host, not just its dial).
+func TestRunConfigOnSweepThroughHost(t *testing.T) {
+	h := local.New()
+	c := Defaults()
+	c.Model.Preset = "kimi-k2.5"
+	cfg, err := c.RunConfigOn([]remote.Host{h}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Sweep.Host != h || cfg.Sweep.Dial == nil {
+		t.Errorf("sweep host %v, dial set %v; want the head host and its dial", cfg.Sweep.Host, cfg.Sweep.Dial != nil)
 	}
 }
