@@ -10,6 +10,7 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -71,10 +72,10 @@ func (r *Result) Failed() string {
 	var names []string
 	for _, c := range r.Checks {
 		if c.Status == phases.CheckFail {
-			names = append(names, c.Name+" ("+c.Found+")")
+			names = append(names, c.Name)
 		}
 	}
-	return strings.Join(names, "; ")
+	return strings.Join(names, ", ")
 }
 
 // check is one check: it looks at the host through cfg and says what it
@@ -173,6 +174,23 @@ func warn(found, fix string) phases.DoctorCheck {
 
 func fail(found, fix string) phases.DoctorCheck {
 	return phases.DoctorCheck{Status: phases.CheckFail, Found: found, Fix: fix}
+}
+
+// cmdErr is a command's failure in a few words: "not found" for status
+// 127, else its status and the last line it printed on stderr.
+func cmdErr(err error) string {
+	var ee *remote.ExitError
+	if !errors.As(err, &ee) {
+		return oneLine(err.Error(), 160)
+	}
+	if ee.Status == 127 {
+		return "not found"
+	}
+	lines := strings.Split(strings.TrimSpace(ee.Stderr), "\n")
+	if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
+		return fmt.Sprintf("exit %d: %s", ee.Status, oneLine(last, 140))
+	}
+	return fmt.Sprintf("exit %d", ee.Status)
 }
 
 // oneLine is s on one line, at most n characters.

@@ -127,7 +127,7 @@ func TestFailsSayTheFix(t *testing.T) {
 	if c := got["server"]; c.Status != phases.CheckWarn || !strings.Contains(c.Found, "not up") || !strings.Contains(c.Fix, "serve step") {
 		t.Errorf("server: %+v", c)
 	}
-	if res.Fails != 5 || !strings.Contains(res.Failed(), "python (") {
+	if res.Fails != 5 || res.Failed() != "gpus, python, torchrun, launch, profiler" {
 		t.Errorf("fails %d: %s", res.Fails, res.Failed())
 	}
 }
@@ -185,7 +185,7 @@ func TestNoNvidiaSMI(t *testing.T) {
 	cfg := localConfig(t, doctortest.Tools{}, "http://127.0.0.1:1")
 	t.Setenv("PATH", doctortest.Write(t, doctortest.Tools{})+":/usr/bin:/bin")
 	res, _ := runEvents(t, cfg)
-	if c := byName(res)["gpus"]; c.Status != phases.CheckFail || !strings.Contains(c.Found, "nvidia-smi") || !strings.Contains(c.Fix, "driver") {
+	if c := byName(res)["gpus"]; c.Status != phases.CheckFail || c.Found != "nvidia-smi: not found" || !strings.Contains(c.Fix, "driver") {
 		t.Errorf("gpus: %+v", c)
 	}
 }

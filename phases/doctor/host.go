@@ -47,7 +47,7 @@ func checkHost(ctx context.Context, cfg *Config, _ *shared) phases.DoctorCheck {
 	out, err := run(ctx, cfg, "uname -sm")
 	rtt := time.Since(t)
 	if err != nil {
-		return fail("runs no command: "+oneLine(err.Error(), 160), "check the account's shell and that commands may run over SSH")
+		return fail("runs no command: "+cmdErr(err), "check the account's shell and that commands may run over SSH")
 	}
 	how := "this machine"
 	switch {
@@ -105,7 +105,7 @@ func parseGPUs(out string) []gpu {
 func checkGPUs(ctx context.Context, cfg *Config, s *shared) phases.DoctorCheck {
 	out, err := run(ctx, cfg, smiGPUs)
 	if err != nil {
-		return fail("nvidia-smi: "+oneLine(err.Error(), 160), "install the NVIDIA driver, or put nvidia-smi on the PATH of the SSH account")
+		return fail("nvidia-smi: "+cmdErr(err), "install the NVIDIA driver, or put nvidia-smi on the PATH of the SSH account")
 	}
 	gs := parseGPUs(out)
 	if len(gs) == 0 {
@@ -217,7 +217,7 @@ func checkPython(_ context.Context, cfg *Config, s *shared) phases.DoctorCheck {
 	fix := "install torch for " + py + ", or set micro.python (e.g. docker exec -i vllm python3)"
 	switch {
 	case err != nil:
-		return fail(py+": "+oneLine(err.Error(), 160), "set micro.python to a python3 on the host (e.g. docker exec -i vllm python3)")
+		return fail(py+": "+cmdErr(err), "set micro.python to a python3 on the host (e.g. docker exec -i vllm python3)")
 	case p.Torch == "":
 		return fail(py+" "+p.Python+" has no torch", fix)
 	case p.TorchErr != "":

@@ -213,7 +213,7 @@ func checkLaunch(ctx context.Context, cfg *Config, s *shared) phases.DoctorCheck
 		found = append(found, strings.TrimSpace(out))
 	}
 	if len(missing) > 0 {
-		return fail(fmt.Sprintf("%s not found on %s (the PATH of a non-interactive SSH command)", strings.Join(missing, ", "), cfg.Host.Name()),
+		return fail(fmt.Sprintf("%s not found on %s (the PATH of a non-interactive shell)", strings.Join(missing, ", "), cfg.Host.Name()),
 			"give the full path in server.launch, or activate the environment in it (e.g. source /opt/venv/bin/activate && vllm serve …)")
 	}
 	return ok("%s", strings.Join(found, ", "))

@@ -36,9 +36,8 @@ func (r *runner) doctor(ctx context.Context) (string, string) {
 		return phases.StepFailed, errText(err)
 	}
 	if res.Fails > 0 {
-		r.endReason = fmt.Sprintf("the doctor found %d check(s) failing: %s (profdeck doctor says each with its fix; --skip-doctor runs anyway)",
-			res.Fails, res.Failed())
-		return phases.StepFailed, fmt.Sprintf("%d failed: %s", res.Fails, res.Failed())
+		r.endReason = fmt.Sprintf("the doctor's %s check(s) failed: profdeck doctor gives each with its fix (--skip-doctor runs anyway)", res.Failed())
+		return phases.StepFailed, fmt.Sprintf("%d of %d checks failed: %s", res.Fails, len(res.Checks), res.Failed())
 	}
 	return phases.StepDone, fmt.Sprintf("%d checks in %.1f s, %d warning(s)", len(res.Checks), res.Seconds, res.Warns)
 }

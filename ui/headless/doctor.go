@@ -12,6 +12,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/doctor"
 	"github.com/profdeck/profdeck/remote/hosts"
+	"github.com/profdeck/profdeck/remote/sim"
 	"github.com/profdeck/profdeck/remote/ssh"
 )
 
@@ -76,6 +77,11 @@ func DoctorMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return doctorEnd(ctx, cmd, res, start, ExitCannotRun)
 	}
 	defer h.Close()
+	if d, ok := h.(*sim.Deployment); ok && strings.TrimSpace(camp.Server.Launch) == "" {
+		for wait := time.Now(); !d.Ready() && time.Since(wait) < 2*time.Second; {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 	cfg := camp.DoctorConfig(h, camp.APIKey())
 	if !fromFile {
 		cfg.Campaign = ""

@@ -30,10 +30,10 @@ func TestRunDoctorStopsBeforeTheLoad(t *testing.T) {
 	defer cancel()
 	o := runCmd(t, ctx, path)
 	doc := stepState(o.rep, run.Doctor)
-	if o.code != ExitStepFailed || doc.State != phases.StepFailed || !strings.Contains(doc.Reason, "python (no-such-python3") {
+	if o.code != ExitStepFailed || doc.State != phases.StepFailed || !strings.Contains(doc.Reason, "checks failed: python") {
 		t.Fatalf("exit %d, doctor %+v\n%s", o.code, doc, o.stderr)
 	}
-	if s := stepState(o.rep, run.Serve); s.State != phases.StepSkipped || !strings.Contains(s.Reason, "profdeck doctor says each with its fix") {
+	if s := stepState(o.rep, run.Serve); s.State != phases.StepSkipped || !strings.Contains(s.Reason, "the doctor's python check(s) failed") {
 		t.Errorf("serve: %+v", s)
 	}
 	if got := startedSteps(t, filepath.Join(dir, "nb.journal.jsonl")); strings.Join(got, ",") != "doctor,notebook" {
