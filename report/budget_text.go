@@ -121,3 +121,19 @@ func TextBar(parts []BudgetPart, width int) string {
 	}
 	return sb.String()
 }
+
+// Line is the whole split in one line by group, e.g. "mean TPOT 27.81 ms =
+// decode step 15.46 + prefill 12.64 + not accounted -0.30 ms".
+func (s TPOTSplit) Line() string {
+	var ps []string
+	for _, g := range []string{GroupDecode, GroupPrefill, GroupScheduling} {
+		for _, p := range s.Parts {
+			if p.Group == g {
+				ps = append(ps, fmt.Sprintf("%s %.2f", g, s.GroupMs(g)))
+				break
+			}
+		}
+	}
+	ps = append(ps, fmt.Sprintf("not accounted %.2f ms", s.NotAccountedMs))
+	return fmt.Sprintf("mean TPOT %.2f ms = %s", s.TPOTms, strings.Join(ps, " + "))
+}

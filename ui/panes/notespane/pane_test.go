@@ -223,3 +223,21 @@ func TestNoteNamesTheWholePane(t *testing.T) {
 	}
 	panetest.Fits(t, m.View(), 78, 19)
 }
+
+// The whole split of the level's mean TPOT shows under the single-stream
+// budget, by group.
+func TestBudgetWholeLine(t *testing.T) {
+	d, _ := deps(t)
+	m := New(d)
+	m.SetSize(100, 24)
+	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
+		ev(1, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 4.2, MeanTPOTms: 4.25, Completed: 4}),
+		ev(2, phases.KindNCCLNone, phases.NCCLNone{TP: 1, NProc: 1, Reason: "one GPU"}),
+		ev(3, phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 3000}),
+	}})
+	v := m.View()
+	panetest.Fits(t, v, 100, 24)
+	if s := ansi.Strip(v); !strings.Contains(s, "whole: mean TPOT 4.25 ms = decode step 3.00 + not accounted 1.25 ms") {
+		t.Fatalf("lacks the whole split:\n%s", s)
+	}
+}

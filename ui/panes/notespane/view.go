@@ -81,6 +81,9 @@ func (m *Model) splitLines(b report.BudgetSplit, w int, full bool) []string {
 			e.Steps, e.CommMs, e.GEMMms, e.AttentionMs, e.MoEms, e.OtherMs, e.StepMs)
 		out = append(out, components.Truncate(m.st.subtle.Render(line), w))
 	}
+	if wh := b.Whole; wh != nil && full && len(wh.Parts) > 0 {
+		out = append(out, components.Truncate(m.st.subtle.Render("whole: "+wh.Line()), w))
+	}
 	if miss := missingShort(b); miss != "" {
 		out = append(out, components.Truncate(m.st.warn.Render("missing: ")+m.st.subtle.Render(miss), w))
 	}
