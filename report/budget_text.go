@@ -122,8 +122,8 @@ func TextBar(parts []BudgetPart, width int) string {
 	return sb.String()
 }
 
-// Line is the whole split in one line by group, e.g. "mean TPOT 27.81 ms =
-// decode step 15.46 + prefill 12.64 + not accounted -0.30 ms".
+// Line is the whole split in one line by group, e.g. "27.81 ms mean =
+// decode step 15.46 + prefill 12.64 + unaccounted -0.30".
 func (s TPOTSplit) Line() string {
 	var ps []string
 	for _, g := range []string{GroupDecode, GroupPrefill, GroupScheduling} {
@@ -134,6 +134,6 @@ func (s TPOTSplit) Line() string {
 			}
 		}
 	}
-	ps = append(ps, fmt.Sprintf("not accounted %.2f ms", s.NotAccountedMs))
-	return fmt.Sprintf("mean TPOT %.2f ms = %s", s.TPOTms, strings.Join(ps, " + "))
+	ps = append(ps, fmt.Sprintf("unaccounted %.2f", s.NotAccountedMs))
+	return fmt.Sprintf("%.2f ms mean = %s", s.TPOTms, strings.Join(ps, " + "))
 }

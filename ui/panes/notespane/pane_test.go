@@ -237,7 +237,7 @@ func TestBudgetWholeLine(t *testing.T) {
 	}})
 	v := m.View()
 	panetest.Fits(t, v, 100, 24)
-	if s := ansi.Strip(v); !strings.Contains(s, "whole: mean TPOT 4.25 ms = decode step 3.00 + not accounted 1.25 ms") {
+	if s := ansi.Strip(v); !strings.Contains(s, "whole: 4.25 ms mean = decode step 3.00 + unaccounted 1.25") {
 		t.Fatalf("lacks the whole split:\n%s", s)
 	}
 }
