@@ -98,8 +98,10 @@ func observed(t *testing.T, s sample) map[string]any {
 	}
 	out := map[string]any{}
 	flatten("", m, out)
-	if ranks, ok := m["ranks"].([]any); ok {
-		out["ranks"] = float64(len(ranks))
+	for _, list := range []string{"ranks", "stalls"} {
+		if l, ok := m[list].([]any); ok {
+			out[list] = float64(len(l))
+		}
 	}
 	if gpus, ok := m["gpus"].([]any); ok {
 		out["gpus"] = float64(len(gpus))

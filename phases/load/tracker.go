@@ -46,6 +46,7 @@ type Tracker struct {
 	stopped      bool
 	failure      *phases.LoadFailure
 	failStrong   bool
+	sumFail      *vllmlog.Failure // the summary's failure last seen
 	stall        *phases.Stall
 	gen          int
 	ranks        map[int]*rankTrack // what each worker rank's log lines told
@@ -93,7 +94,7 @@ func (t *Tracker) Reset(now time.Time) {
 	t.start, t.lastProgress = now, now
 	t.sum = vllmlog.NewSummary()
 	t.stage, t.armed, t.barSeen, t.ready, t.stopped = 0, false, false, false, false
-	t.failure, t.failStrong, t.stall, t.lastLine = nil, false, nil, ""
+	t.failure, t.failStrong, t.stall, t.lastLine, t.sumFail = nil, false, nil, "", nil
 	t.ranks = map[int]*rankTrack{}
 	if t.gpus == nil {
 		t.gpus = map[int]*gpuTrack{}
@@ -204,10 +205,15 @@ func (t *Tracker) Record(now time.Time, r vllmlog.Record) (ms *phases.Milestone,
 			ms = &phases.Milestone{Stage: st, AtS: now.Sub(t.start).Seconds(), Line: r.Text, Load: t.gen}
 		}
 	}
-	if r.Kind == vllmlog.KindFailure && (t.failure == nil || (r.Strong && !t.failStrong)) {
-		t.failure = &phases.LoadFailure{Kind: r.Failure, Line: r.Text, Rank: r.Rank}
-		t.failStrong = r.Strong
-		fail = t.failure
+	// The summary's failure model (messages, tracebacks and their
+	// frames) decides; a new or stronger failure is reported again.
+	if f := t.sum.Failure; f != nil && f != t.sumFail {
+		t.sumFail = f
+		if t.failure == nil || !t.failStrong || r.Strong {
+			t.failure = &phases.LoadFailure{Kind: f.Kind, Line: f.Line, Rank: f.Rank}
+			t.failStrong = r.Strong
+			fail = t.failure
+		}
 	}
 	return ms, fail
 }

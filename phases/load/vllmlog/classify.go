@@ -32,14 +32,15 @@ var (
 	profilerRe  = regexp.MustCompile(`Torch Profiler is enabled|Profiler with mode '\w+' is enabled|[Pp]rofiling enabled\. Traces will be saved to|Profiler (?:started|stopped)|Starting profiler|Stopping profiler`)
 
 	oomRe  = regexp.MustCompile(`CUDA out of memory|OutOfMemoryError|No available memory for the cache blocks|CUDA error: out of memory`)
-	ncclRe = regexp.MustCompile(`NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclRemoteError|ncclInvalidUsage`)
+	ncclRe = regexp.MustCompile(`NCCL error|[Ww]atchdog caught collective operation timeout|Timeout at NCCL work|NCCL communicator was aborted|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclRemoteError|ncclInvalidUsage`)
 	// Whole words only: a function named …WithTimeout is not a timeout.
 	timeoutRe = regexp.MustCompile(`(?:^|[^\w])(?:TimeoutError|[Tt]imed out waiting for|Timeout while waiting for|startup timed out|did not become ready within)`)
 	// An accelerator fault: Ascend's ACL/PTA errors, CUDA and HIP runtime faults.
-	deviceRe = regexp.MustCompile(`NPU function error|PTA call acl api failed|ACL stream synchronize failed|\bE[A-Z]9999: Inner Error|CUDA error: (?:an illegal|unspecified launch failure|misaligned address|device-side assert)|HIP error: (?:an illegal|unspecified launch failure)`)
+	deviceRe = regexp.MustCompile(`NPU function error|PTA call acl api failed|ACL stream synchronize failed|\bE[A-Z]9999: Inner Error|CUDA error(?: \([^)]*\))?: (?:an illegal|unspecified launch failure|misaligned address|device-side assert|invalid argument|invalid device|no kernel image|the provided PTX)|HIP error(?: \([^)]*\))?: (?:an illegal|unspecified launch failure|invalid argument|invalid device)|rtGetDeviceCount execution failed|[Gg]et device count failed|drv devId is invalid|rtSetDevice\w* execution failed|No CUDA GPUs are available|CUDA driver initialization failed|RuntimeError: No HIP GPUs`)
+	portRe   = regexp.MustCompile(`[Aa]ddress already in use|EADDRINUSE`)
 	launchRe = regexp.MustCompile(`in launch_core_engines|with launch_core_engines\(`)
-	diedRe   = regexp.MustCompile(`Worker proc \S+ died unexpectedly|WorkerProc failed to start|WorkerProc hit an exception|Exception in worker \S+ while processing|Worker process .* died|RayWorkerWrapper died`)
-	engineRe = regexp.MustCompile(`EngineCore failed to start|Engine core initialization failed|Engine process failed to start|Failed core proc\(s\)`)
+	diedRe   = regexp.MustCompile(`Worker proc \S+ died unexpectedly|WorkerProc failed to start|WorkerProc hit an exception|WorkerProc initialization failed|\bpid \d+ died, exit code|died with exit code|killed by signal|Exception in worker \S+ while processing|Worker process .* died|RayWorkerWrapper died`)
+	engineRe = regexp.MustCompile(`EngineCore failed to start|Engine core proc \S+ died|EngineDeadError|[Ee]ngine loop has died|MQLLMEngine (?:is )?dead|Engine core initialization failed|Engine process failed to start|Failed core proc\(s\)`)
 )
 
 // classify fills r's kind and values from its message.
@@ -123,7 +124,7 @@ var rules = []rule{
 	{[]string{"Capturing", "CUDA graph memory", "cuda graph addresses"}, graphsRe, func(r *Record, m []string) { r.Kind = KindGraphs }},
 	{[]string{"init engine"}, engineInit, func(r *Record, m []string) { r.Kind, r.Seconds = KindEngineInit, atof(m[1]) }},
 	{[]string{"Starting vLLM", "Uvicorn running", "startup complete", "Available routes"}, readyRe, func(r *Record, m []string) { r.Kind = KindReady }},
-	{[]string{"shared memory broadcast"}, watchdogRe, func(r *Record, m []string) { r.Kind = KindWatchdog }},
+	{[]string{"shared memory broadcast"}, watchdogRe, func(r *Record, m []string) { r.Kind, r.Seconds = KindWatchdog, atof(m[1]) }},
 	{[]string{"rofil"}, profilerRe, func(r *Record, m []string) { r.Kind = KindProfiler }},
 }
 
@@ -149,6 +150,8 @@ func failureOf(msg string) (string, bool) {
 		return FailNCCL, true
 	case deviceRe.MatchString(msg):
 		return FailDevice, true
+	case portRe.MatchString(msg):
+		return FailPortInUse, true
 	case timeoutRe.MatchString(msg):
 		return FailTimeout, true
 	case diedRe.MatchString(msg):
@@ -167,7 +170,9 @@ func failureOf(msg string) (string, bool) {
 var failNeedles = []string{"out of memory", "OutOfMemory", "No available memory", "NCCL error", "nccl", "Timeout", "imed out",
 	"ready within", "died", "WorkerProc", "Exception in worker", "EngineCore failed", "Engine core initialization failed",
 	"Engine process failed", "Failed core proc", "launch_core_engines", "NPU function error", "acl api failed",
-	"synchronize failed", "Inner Error", "CUDA error", "HIP error"}
+	"synchronize failed", "Inner Error", "CUDA error", "HIP error", "atchdog caught", "Timeout at NCCL", "already in use",
+	"EADDRINUSE", "execution failed", "device count", "devId", "No CUDA GPUs", "No HIP GPUs", "driver initialization",
+	"exit code", "by signal", "EngineDead", "has died", "dead"}
 
 var loadBarDescs = []string{"Loading safetensors checkpoint shards", "Loading safetensors using Runai Model Streamer",
 	"Multi-thread loading shards", "Loading weights (pinned)", "Loading safetensors (Buffered)",

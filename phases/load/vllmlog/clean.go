@@ -32,7 +32,7 @@ var (
 	tagRe      = regexp.MustCompile(`^\[[A-Za-z][\w .-]{0,23}\](?: |$)`)
 	launcherRe = regexp.MustCompile(`^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? (?:\[\w+ ?\] )?(?:\(\w+\) )?`)
 	// Process prefix: (Name[ rank=R] pid=N[, ip=A.B.C.D]).
-	prefixRe = regexp.MustCompile(`^\(([A-Za-z][\w]*)(?: rank=(\d+)| TP(\d+))? pid=(\d+)(?:, ip=[\d.:a-fA-F]+)?\)\s?`)
+	prefixRe = regexp.MustCompile(`^\(([A-Za-z][\w]*)(?: rank=(\d+)| TP(\d+))? pid=(\d+)(?:, ip=([\d.:a-fA-F]+))?\)\s?`)
 	// Where a glued line starts: a process prefix or a torch C++ "[rankN]:[" warning.
 	glueRe = regexp.MustCompile(`\((?:VllmWorkerProcess|VllmWorker|Worker|EngineCore|APIServer|RayWorkerWrapper)[^)]*pid=\d+|\[rank\d+\]:\[`)
 	// Logger header; V0 has no opening bracket before the file name.
@@ -186,7 +186,8 @@ func gluedAfter(head string) bool {
 type proc struct {
 	name string
 	pid  int
-	rank int // -1 when the prefix names no rank
+	rank int    // -1 when the prefix names no rank
+	host string // Ray's "ip=" address, "" when none
 }
 
 // parsePrefix reads a process prefix at the start of s.
@@ -201,6 +202,10 @@ func parsePrefix(s string) (proc, string, bool) {
 		}
 		if inner.rank < 0 && inner.pid == p.pid {
 			inner.rank = p.rank
+		}
+		if inner.host == "" {
+			// A nested worker runs on its outer actor's host.
+			inner.host = p.host
 		}
 		p, rest = inner, r
 	}
@@ -219,6 +224,9 @@ func parseOnePrefix(s string) (proc, string, bool) {
 		p.rank, _ = strconv.Atoi(s[m[6]:m[7]])
 	}
 	p.pid, _ = strconv.Atoi(s[m[8]:m[9]])
+	if m[10] >= 0 {
+		p.host = s[m[10]:m[11]]
+	}
 	if p.rank < 0 {
 		p.rank = rankFromName(p.name)
 	}
@@ -253,6 +261,7 @@ func rankFromName(name string) int {
 type header struct {
 	level string
 	file  string
+	time  string
 }
 
 func parseHeader(s string) (header, string, bool) {
@@ -260,7 +269,7 @@ func parseHeader(s string) (header, string, bool) {
 	if m == nil {
 		return header{}, s, false
 	}
-	return header{level: s[m[2]:m[3]], file: s[m[8]:m[9]]}, s[m[1]:], true
+	return header{level: s[m[2]:m[3]], file: s[m[8]:m[9]], time: s[m[6]:m[7]]}, s[m[1]:], true
 }
 
 // recordStarts is a cheap count of the places where a record may start in

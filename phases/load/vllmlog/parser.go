@@ -18,16 +18,23 @@ type Parser struct {
 	pending *proc
 	// ranks maps a pid to its rank once known.
 	ranks map[int]int
+	// lastTime is the last logger header's time.
+	lastTime string
+	// inTB holds, per process (pid, 0 for the unprefixed stream), whether
+	// a traceback is being printed.
+	inTB map[int]bool
 }
 
 // New returns a parser.
-func New() *Parser { return &Parser{ranks: map[int]int{}} }
+func New() *Parser { return &Parser{ranks: map[int]int{}, inTB: map[int]bool{}} }
 
 // Reset forgets everything (the log file was truncated or replaced).
 func (p *Parser) Reset() {
 	p.partial = p.partial[:0]
 	p.pending = nil
 	p.ranks = map[int]int{}
+	p.inTB = map[int]bool{}
+	p.lastTime = ""
 }
 
 // Write parses raw bytes; an incomplete last line is kept for the next call.
@@ -93,7 +100,7 @@ func (p *Parser) segment(raw string) (Record, bool) {
 	}
 	p.pending = nil
 	if hasPrefix {
-		r.Proc, r.PID, r.Rank = pr.name, pr.pid, pr.rank
+		r.Proc, r.PID, r.Rank, r.Host = pr.name, pr.pid, pr.rank, pr.host
 		if r.Rank < 0 {
 			if rk, ok := p.ranks[pr.pid]; ok {
 				r.Rank = rk
@@ -104,7 +111,18 @@ func (p *Parser) segment(raw string) (Record, bool) {
 	}
 	h, msg, _ := parseHeader(rest)
 	r.Level = h.level
+	if h.time != "" {
+		p.lastTime = h.time
+	}
+	r.Time = p.lastTime
 	r.Msg = strings.TrimSpace(msg)
+	readTraceback(&r, msg, p.inTB[r.PID])
+	switch {
+	case r.Exception != "":
+		p.inTB[r.PID] = false
+	case r.Traceback:
+		p.inTB[r.PID] = true
+	}
 	classify(&r)
 	if isTraceback(msg) {
 		switch r.Kind {

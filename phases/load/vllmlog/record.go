@@ -51,6 +51,9 @@ const (
 	FailEngineFailed = "engine_failed"
 	FailTimeout      = "timeout"
 	FailDevice       = "device" // an accelerator fault: NPU/ACL, CUDA or HIP runtime error
+	FailPortInUse    = "port_in_use"
+	FailImport       = "import" // a module that would not import
+	FailConfig       = "config" // an argument or model configuration refused
 	// FailExited is the server process's exit during its load, which
 	// the load watcher sees (no log line names it).
 	FailExited = "exited"
@@ -104,6 +107,19 @@ type Record struct {
 	// Strong is true for a failure that names its root cause (OOM, NCCL,
 	// an explicit timeout) rather than its consequence (a worker died).
 	Strong bool
+	// Host is the Ray actor's address from its prefix ("ip=A.B.C.D").
+	Host string
+	// Time is the logger header's "HH:MM:SS", or the last one seen
+	// before this line (uvicorn's own lines have none).
+	Time string
+	// Traceback is true for a line of a Python traceback (its head, a
+	// frame, a code line, its exception line).
+	Traceback bool
+	// Frame is the function a traceback frame is in, or the method an
+	// error line names ("Error executing method 'load_model'").
+	Frame string
+	// Exception is the exception type of a traceback's last line.
+	Exception string
 }
 
 // Stage is the load stage this record proves was reached, "" when none.

@@ -34,8 +34,22 @@ type Rank struct {
 // Failure is the failure the log shows, with its evidence line.
 type Failure struct {
 	Kind string `json:"kind"`
-	Line string `json:"line"`
-	Rank int    `json:"-"`
+	// Stage is where the load was when it failed: the innermost
+	// traceback frame that names a stage (load_model, profile_run,
+	// capture_model, ...), else the stage reached, or the one after the
+	// weights when they were loaded.
+	Stage string `json:"stage"`
+	Line  string `json:"line"`
+	Rank  int    `json:"-"`
+}
+
+// Stall is a wait the log reports while the load or the server is stuck:
+// a shared-memory broadcast with no free block, an NCCL collective waited on.
+type Stall struct {
+	Kind    string  `json:"kind"` // "shm_broadcast", "nccl_wait"
+	Seconds float64 `json:"seconds,omitempty"`
+	Time    string  `json:"time,omitempty"` // the log's HH:MM:SS
+	Line    string  `json:"line"`
 }
 
 // Summary is the whole log's story so far; it is what `profdeck parse
@@ -51,8 +65,17 @@ type Summary struct {
 	KVCacheGiB    *float64 `json:"kv_cache_gib"`
 	Ranks         []Rank   `json:"ranks"`
 	Failure       *Failure `json:"failure"`
+	// ReadyAt is the log's time (HH:MM:SS) of the first line saying the
+	// API server serves.
+	ReadyAt *string `json:"ready_at"`
+	// Hosts are the Ray actors' addresses of a multi-node log.
+	Hosts  []string `json:"hosts,omitempty"`
+	Stalls []Stall  `json:"stalls,omitempty"`
 
-	failStrong  bool
+	tbStage     int // the furthest stage a failing traceback's frames name, -1 when none
+	modelLoaded bool
+
+	failLevel   int
 	loaded      bool
 	ready       bool
 	stage       int
@@ -66,6 +89,7 @@ type Summary struct {
 }
 
 type procKey struct {
+	host string
 	pid  int
 	name string
 }
@@ -78,7 +102,7 @@ type procInfo struct {
 
 // NewSummary returns an empty summary.
 func NewSummary() *Summary {
-	return &Summary{State: StateLoading, Stage: StageStarting, procs: map[procKey]*procInfo{}}
+	return &Summary{State: StateLoading, Stage: StageStarting, procs: map[procKey]*procInfo{}, tbStage: -1}
 }
 
 // Add folds one record into the summary.
@@ -101,7 +125,7 @@ func (s *Summary) Add(r Record) {
 		s.weightsRead = math.Max(s.weightsRead, r.Seconds)
 		s.loaded = true
 	case KindModelLoaded:
-		s.loaded = true
+		s.loaded, s.modelLoaded = true, true
 		g := r.GiB
 		s.proc(r).weights = &g
 		if s.WeightsGiB == nil || g > *s.WeightsGiB {
@@ -126,11 +150,22 @@ func (s *Summary) Add(r Record) {
 		s.loaded = true
 	case KindReady:
 		s.ready = true
-	case KindFailure:
-		if s.Failure == nil || (r.Strong && !s.failStrong) {
-			s.Failure = &Failure{Kind: r.Failure, Line: strings.TrimSpace(r.Text), Rank: r.Rank}
-			s.failStrong = r.Strong
+		if s.ReadyAt == nil && r.Time != "" {
+			t := r.Time
+			s.ReadyAt = &t
 		}
+	case KindFailure:
+		s.fail(r, r.Failure, strength(r.Strong))
+	case KindWatchdog:
+		if len(s.Stalls) < maxStalls {
+			s.Stalls = append(s.Stalls, Stall{Kind: stallKind(r), Seconds: r.Seconds, Time: r.Time, Line: strings.TrimSpace(r.Text)})
+		}
+	}
+	if r.Traceback || r.Frame != "" {
+		s.traceback(r)
+	}
+	if r.Host != "" {
+		s.addHost(r.Host)
 	}
 	if r.PID != 0 && r.Rank >= 0 && r.Proc != "" && isWorker(r.Proc) {
 		s.proc(r).rank = r.Rank
@@ -149,7 +184,7 @@ func (s *Summary) proc(r Record) *procInfo {
 		}
 		return s.driver
 	}
-	k := procKey{pid: r.PID, name: r.Proc}
+	k := procKey{host: r.Host, pid: r.PID, name: r.Proc}
 	p := s.procs[k]
 	if p == nil {
 		p = &procInfo{pid: r.PID, rank: r.Rank}
@@ -158,9 +193,94 @@ func (s *Summary) proc(r Record) *procInfo {
 	return p
 }
 
+// maxStalls bounds the stalls kept (a hung server repeats its warning).
+const maxStalls = 64
+
+func stallKind(r Record) string {
+	if strings.Contains(r.Msg, "shared memory broadcast") {
+		return "shm_broadcast"
+	}
+	return "nccl_wait"
+}
+
+// fail records a failure: the first one, or a root cause after a
+// consequence. Its stage is where the load was then.
+func (s *Summary) fail(r Record, kind string, level int) {
+	if s.Failure != nil && level <= s.failLevel {
+		return
+	}
+	stage := StageOrder[s.stage]
+	if s.Failure != nil {
+		stage = s.Failure.Stage
+	} else if s.ready {
+		stage = StageReady
+	} else if stage == StageWeights && s.modelLoaded {
+		// The weights are on the GPUs: the profiling run that sizes
+		// the KV cache is what comes next.
+		stage = StageKVCache
+	}
+	s.Failure = &Failure{Kind: kind, Stage: stage, Line: strings.TrimSpace(r.Text), Rank: r.Rank}
+	s.failLevel = level
+}
+
+// Failure evidence, weakest first: a traceback that names nothing, a
+// message naming a consequence (a worker died), a root cause (OOM, NCCL).
+const (
+	failTraceback = iota + 1
+	failConsequence
+	failRoot
+)
+
+func strength(strong bool) int {
+	if strong {
+		return failRoot
+	}
+	return failConsequence
+}
+
+// traceback folds a traceback line (or an error naming a method): a
+// traceback printed at ERROR level, or raw on a vLLM process's own stream,
+// ends that process; an unprefixed one counts once its exception shows.
+func (s *Summary) traceback(r Record) {
+	errLevel := r.Level == "ERROR" || r.Level == "CRITICAL"
+	if !errLevel && r.Level != "" {
+		return
+	}
+	if st := FrameStage(r.Frame); st != "" && StageIndex(st) > s.tbStage {
+		s.tbStage = StageIndex(st)
+	}
+	if !errLevel && r.Proc == "" && r.Exception == "" {
+		return
+	}
+	kind, strong := exceptionKind(r.Exception, r.Msg)
+	level := strength(strong)
+	if kind == "" {
+		kind, level = FailEngineFailed, failTraceback
+		if isWorkerProc(r.Proc) {
+			kind = FailWorkerDied
+		}
+	}
+	s.fail(r, kind, level)
+}
+
+func (s *Summary) addHost(h string) {
+	for _, x := range s.Hosts {
+		if x == h {
+			return
+		}
+	}
+	if len(s.Hosts) < 256 {
+		s.Hosts = append(s.Hosts, h)
+		sort.Strings(s.Hosts)
+	}
+}
+
 // finish derives the exported fields from what was seen.
 func (s *Summary) finish() {
 	s.Stage = StageOrder[s.stage]
+	if s.Failure != nil && s.tbStage >= 0 {
+		s.Failure.Stage = StageOrder[s.tbStage]
+	}
 	switch {
 	case s.Failure != nil:
 		s.State = StateFailed
