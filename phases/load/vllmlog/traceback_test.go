@@ -10,7 +10,7 @@ import (
 // exception the kind; a warning's traceback is no failure.
 func TestTracebackFailures(t *testing.T) {
 	cases := []struct {
-		name, log           string
+		name, log          string
 		state, kind, stage string
 	}{
 		{"worker traceback cut before its exception, frames in load_model",
