@@ -13,7 +13,7 @@ import (
 func (c *Campaign) DoctorConfig(host remote.Host, apiKey string) doctor.Config {
 	sweep := c.SweepConfig(apiKey)
 	sweep.Dial, sweep.Host = host.DialContext, host
-	from := ""
+	from := "the campaign (not from a file): every key valid"
 	if c.Path != "" {
 		from = fmt.Sprintf("%s: every key valid", c.Path)
 	}

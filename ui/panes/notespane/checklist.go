@@ -63,6 +63,28 @@ func checklist(events []phases.Event, id phases.RunIdentity, running bool) map[s
 	return out
 }
 
+// doctorWord names the checks of the latest doctor run that did not pass
+// ("" when all did): the step is done, but what it warned of is worth a line.
+func doctorWord(events []phases.Event) string {
+	var names []string
+	for _, ev := range events {
+		switch d := ev.Data.(type) {
+		case phases.PhaseStarted:
+			if d.Name == phases.Doctor {
+				names = nil
+			}
+		case phases.DoctorCheck:
+			if d.Status != phases.CheckOK {
+				names = append(names, d.Name+" "+d.Status)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "doctor: " + strings.Join(names, ", ") + " (profdeck doctor gives each with its fix)"
+}
+
 // runDoneMsg says the campaign run this pane started has ended.
 type runDoneMsg struct {
 	res *run.Result
@@ -72,7 +94,8 @@ type runDoneMsg struct {
 // keepRunEvent reports whether the checklist needs ev.
 func keepRunEvent(ev phases.Event) bool {
 	switch ev.Data.(type) {
-	case phases.RunStarted, phases.RunStep, phases.RunFinished, phases.PhaseStarted, phases.PhaseFinished, phases.LevelResult:
+	case phases.RunStarted, phases.RunStep, phases.RunFinished, phases.PhaseStarted, phases.PhaseFinished, phases.LevelResult,
+		phases.DoctorCheck:
 		return true
 	}
 	return false
@@ -148,6 +171,9 @@ func (m *Model) checklistLines(w int) []string {
 		if v := states[name]; word == "" && v.reason != "" && v.state != phases.StepDone {
 			word = checkTitles[name] + " " + v.state + ": " + v.reason
 		}
+	}
+	if word == "" {
+		word = doctorWord(m.runEvents)
 	}
 	rows := (len(run.Steps) + 2) / 3
 	for row := range rows {

@@ -84,3 +84,32 @@ func TestChecklistCutShortWhenNotRunning(t *testing.T) {
 		t.Errorf("a step started in a journal with no run under way: %+v", v)
 	}
 }
+
+func TestChecklistSaysTheDoctorsWarnings(t *testing.T) {
+	d, _ := deps(t)
+	d.RunCampaign = func(ctx context.Context) (*run.Result, error) { return &run.Result{}, nil }
+	m := New(d)
+	m.SetSize(80, 20)
+	check := func(i int, name, status string) phases.Event {
+		return ev(i, phases.KindDoctorCheck, phases.DoctorCheck{Name: name, Status: status, Found: "x"})
+	}
+	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
+		ev(1, phases.KindRunStarted, phases.RunStarted{Steps: run.Steps}),
+		ev(2, phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Doctor}),
+		check(3, "host", phases.CheckOK), check(4, "path", phases.CheckWarn), check(5, "engine", phases.CheckWarn),
+		ev(6, phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Doctor}),
+		ev(7, phases.KindRunStep, phases.RunStep{Name: run.Doctor, State: phases.StepDone, Reason: "10 checks in 0.1 s, 2 warning(s)"}),
+	}})
+	v := ansi.Strip(m.View())
+	if !strings.Contains(v, "✓ doctor") || !strings.Contains(v, "doctor: path warn, engine warn (profdeck doctor gives each") {
+		t.Fatalf("checklist:\n%s", v)
+	}
+	panetest.Fits(t, m.View(), 80, 20)
+	// A later doctor run with every check ok leaves no word.
+	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
+		ev(8, phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Doctor}), check(9, "path", phases.CheckOK),
+	}})
+	if v := ansi.Strip(m.View()); strings.Contains(v, "doctor: ") {
+		t.Errorf("an all-ok doctor run still warns:\n%s", v)
+	}
+}
