@@ -84,7 +84,7 @@ func observed(t *testing.T, s sample) map[string]any {
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
-		v = snap
+		v = servermetrics.FiguresOf(s.name, snap)
 	default:
 		t.Fatalf("%s: unknown kind %q", s.name, s.kind)
 	}

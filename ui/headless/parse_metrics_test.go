@@ -36,7 +36,7 @@ func TestParseMetricsMainSaysWhatIsMissing(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &f); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(f.Missing, ",") != "preemptions_total,generation_tokens_total" {
+	if strings.Join(f.Missing, ",") != "preemptions_total,generation_tokens_total,prompt_tokens_total,requests_total" {
 		t.Fatalf("missing %v", f.Missing)
 	}
 }

@@ -36,6 +36,10 @@ const (
 	nameSpecDraft   = "vllm:spec_decode_num_draft_tokens_total"
 	namePromptTok   = "vllm:prompt_tokens_total"
 	nameIterTokens  = "vllm:iteration_tokens_total" // a histogram: count is steps, sum tokens
+	nameRequests    = "vllm:request_success_total"  // finished requests, one series per finish reason
+	// The per-request prompt-length histogram: its sum is the prompt
+	// tokens of finished requests, read when the counter is absent.
+	namePromptHist = "vllm:request_prompt_tokens"
 )
 
 // Snapshot is one /metrics text reduced to the figures profdeck shows.
@@ -66,6 +70,13 @@ type Snapshot struct {
 	Steps        float64 `json:"engine_steps_total,omitempty"`
 	StepTokens   float64 `json:"engine_step_tokens_total,omitempty"`
 	HasSteps     bool    `json:"engine_steps,omitempty"`
+	// Requests is the finished requests counter, summed over finish
+	// reasons and engines.
+	Requests float64 `json:"requests_total,omitempty"`
+	// PromptTokensMetric names the series PromptTokens came from: the
+	// counter, or the prompt-length histogram's sum when the counter is
+	// absent (it then counts finished requests' prompts only).
+	PromptTokensMetric string `json:"prompt_tokens_metric,omitempty"`
 	// Engines is the number of distinct engine labels seen (1 when the
 	// server labels none).
 	Engines int `json:"engines"`
@@ -146,10 +157,19 @@ func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 	engines := map[string]bool{}
 	found := map[string]bool{}
 	kvNew, kvOld := math.NaN(), math.NaN()
+	promptHist := 0.0
 	for _, fams := range chunks {
 		for name, mf := range fams {
 			key := canonical(name, mf)
 			for _, m := range mf.GetMetric() {
+				if h := m.GetHistogram(); h != nil && key == namePromptHist {
+					if sum := h.GetSampleSum(); !math.IsNaN(sum) && !math.IsInf(sum, 0) {
+						promptHist += sum
+						found[key] = true
+						engines[engineOf(m)] = true
+					}
+					continue
+				}
 				if h := m.GetHistogram(); h != nil && key == nameIterTokens {
 					if n, sum := float64(h.GetSampleCount()), h.GetSampleSum(); !math.IsNaN(sum) && !math.IsInf(sum, 0) {
 						s.Steps += n
@@ -182,6 +202,8 @@ func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 					s.SpecDraft += v
 				case namePromptTok:
 					s.PromptTokens += v
+				case nameRequests:
+					s.Requests += v
 				default:
 					continue
 				}
@@ -189,6 +211,12 @@ func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 				engines[engineOf(m)] = true
 			}
 		}
+	}
+	switch {
+	case found[namePromptTok]:
+		s.PromptTokensMetric = namePromptTok
+	case found[namePromptHist]:
+		s.PromptTokens, s.PromptTokensMetric = promptHist, namePromptHist+"_sum"
 	}
 	switch {
 	case !math.IsNaN(kvNew):
@@ -199,7 +227,7 @@ func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 	// Sums of absurd values can overflow; a figure that is not finite is
 	// not shown at all.
 	for _, f := range []*float64{&s.Running, &s.Waiting, &s.Preemptions, &s.GenerationTokens, &s.SpecAccepted, &s.SpecDraft,
-		&s.PromptTokens, &s.Steps, &s.StepTokens} {
+		&s.PromptTokens, &s.Steps, &s.StepTokens, &s.Requests} {
 		if math.IsInf(*f, 0) {
 			*f = 0
 		}
