@@ -140,7 +140,7 @@ func runAll(ctx context.Context, cfg *Config) []phases.DoctorCheck {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
 	}
-	s := newShared(cfg)
+	s := newShared(ctx, cfg)
 	out := make([]phases.DoctorCheck, len(checks))
 	var wg sync.WaitGroup
 	for i, c := range checks {

@@ -231,3 +231,28 @@ func FuzzParsers(f *testing.F) {
 		launchPrograms(s)
 	})
 }
+
+// A hung python (a GPU wedged in its driver) is cut off by the check's
+// timeout, and by the run's context at once.
+func TestHungProbeEndsWithTheContext(t *testing.T) {
+	cfg := localConfig(t, doctortest.Tools{GPUs: 8}, "http://127.0.0.1:1")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "python3"), []byte("#!/bin/sh\nexec sleep 60\n"), 0o755)
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+	cfg.Timeout = time.Second
+	start := time.Now()
+	res, err := Run(context.Background(), cfg, nil)
+	if err != nil || time.Since(start) > 10*time.Second {
+		t.Fatalf("%v after %v", err, time.Since(start))
+	}
+	if c := byName(res)["python"]; c.Status != phases.CheckFail {
+		t.Errorf("python: %+v", c)
+	}
+	cfg.Timeout = time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	if _, err := Run(ctx, cfg, nil); err == nil || time.Since(start) > 10*time.Second {
+		t.Errorf("cancelled run: %v after %v", err, time.Since(start))
+	}
+}

@@ -15,21 +15,21 @@ import (
 )
 
 // shared holds what several checks read once: the python probe and the
-// server's answers.
+// server's answers, each within its own timeout of the run's context.
 type shared struct {
 	python func() (pyInfo, error)
 	server func() serverInfo
 }
 
-func newShared(cfg *Config) *shared {
+func newShared(ctx context.Context, cfg *Config) *shared {
 	return &shared{
 		python: sync.OnceValues(func() (pyInfo, error) {
-			ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
+			ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 			defer cancel()
 			return probePython(ctx, cfg)
 		}),
 		server: sync.OnceValue(func() serverInfo {
-			ctx, cancel := context.WithTimeout(context.Background(), min(cfg.Timeout, 10*time.Second))
+			ctx, cancel := context.WithTimeout(ctx, min(cfg.Timeout, 10*time.Second))
 			defer cancel()
 			return probeServer(ctx, cfg)
 		}),
