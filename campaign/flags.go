@@ -33,6 +33,9 @@ func (c *Campaign) ApplyFlags(fs *flag.FlagSet, binds ...Flag) error {
 	byName := map[string]string{}
 	for _, b := range binds {
 		byName[b.Name] = b.Key
+		for _, a := range BenchAliases[b.Name] {
+			byName[a] = b.Key // an alias defined in fs (DefineAliases) sets the same key
+		}
 	}
 	var err error
 	set := map[string]bool{}
@@ -41,8 +44,16 @@ func (c *Campaign) ApplyFlags(fs *flag.FlagSet, binds ...Flag) error {
 		if !ok || err != nil {
 			return
 		}
+		if set[key] {
+			err = fmt.Errorf("%s and --%s are the same flag (%s): give one", c.setBy[key], f.Name, key)
+			return
+		}
 		set[key] = true
-		if e := c.SetKey(key, f.Value.String()); e != nil {
+		value := f.Value.String()
+		if key == "macro.rate" && isInf(value) {
+			value = "0" // vLLM's default rate, inf: all at once, a concurrency sweep
+		}
+		if e := c.SetKey(key, value); e != nil {
 			err = fmt.Errorf("--%s: %w", f.Name, e)
 			return
 		}
@@ -60,6 +71,12 @@ func (c *Campaign) ApplyFlags(fs *flag.FlagSet, binds ...Flag) error {
 		c.SetBy("macro.duration", c.setBy["macro.requests"])
 	}
 	return nil
+}
+
+// isInf reports whether s is an infinite number (inf, +Inf).
+func isInf(s string) bool {
+	x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return err == nil && math.IsInf(x, 1)
 }
 
 // SetBy records that source (a flag, e.g. "--warmup") set key, so that a
@@ -160,4 +177,35 @@ func setText(v reflect.Value, s string) error {
 		return fmt.Errorf("a %s cannot be set from a flag", v.Type())
 	}
 	return nil
+}
+
+// BenchAliases are `vllm bench serve`'s names of the sweep's flags, by
+// the flag they stand for. An alias defined in a flag set (DefineAliases)
+// sets its flag's key exactly as the flag does; giving both is an error.
+var BenchAliases = map[string][]string{
+	"concurrency":  {"max-concurrency"},
+	"requests":     {"num-prompts"},
+	"rate":         {"request-rate"},
+	"input-len":    {"random-input-len"},
+	"output-len":   {"random-output-len"},
+	"range-ratio":  {"random-range-ratio"},
+	"dataset":      {"dataset-name"},
+	"dataset-file": {"dataset-path"},
+}
+
+// DefineAliases adds each bound flag's aliases to fs, sharing the flag's
+// value, so that an alias parses, defaults and applies exactly as its
+// flag. The flags themselves must be defined first.
+func DefineAliases(fs *flag.FlagSet, binds ...Flag) {
+	for _, b := range binds {
+		f := fs.Lookup(b.Name)
+		if f == nil {
+			continue
+		}
+		for _, a := range BenchAliases[b.Name] {
+			if fs.Lookup(a) == nil {
+				fs.Var(f.Value, a, "vllm bench serve's name for --"+b.Name)
+			}
+		}
+	}
 }

@@ -91,18 +91,27 @@ type LevelResult struct {
 	ThroughputWindow  string  `json:"throughput_window,omitempty"`
 	RequestThroughput float64 `json:"request_throughput"`
 	OutputThroughput  float64 `json:"output_throughput"`
-	MeanTTFTms        float64 `json:"mean_ttft_ms"`
-	MedianTTFTms      float64 `json:"median_ttft_ms"`
-	P90TTFTms         float64 `json:"p90_ttft_ms"`
-	P99TTFTms         float64 `json:"p99_ttft_ms"`
-	MeanTPOTms        float64 `json:"mean_tpot_ms"`
-	MedianTPOTms      float64 `json:"median_tpot_ms"`
-	P90TPOTms         float64 `json:"p90_tpot_ms"`
-	P99TPOTms         float64 `json:"p99_tpot_ms"`
-	MeanITLms         float64 `json:"mean_itl_ms"`
-	MedianITLms       float64 `json:"median_itl_ms"`
-	P90ITLms          float64 `json:"p90_itl_ms"`
-	P99ITLms          float64 `json:"p99_itl_ms"`
+	// TotalTokenThroughput is input and output tokens per second over the
+	// same window, as vLLM's total_token_throughput.
+	TotalTokenThroughput float64 `json:"total_token_throughput"`
+	// MaxConcurrency is vLLM's max_concurrency: the level's concurrency
+	// (0 for an open-loop level).
+	MaxConcurrency int     `json:"max_concurrency,omitempty"`
+	MeanTTFTms     float64 `json:"mean_ttft_ms"`
+	MedianTTFTms   float64 `json:"median_ttft_ms"`
+	P90TTFTms      float64 `json:"p90_ttft_ms"`
+	StdTTFTms      float64 `json:"std_ttft_ms"`
+	P99TTFTms      float64 `json:"p99_ttft_ms"`
+	MeanTPOTms     float64 `json:"mean_tpot_ms"`
+	MedianTPOTms   float64 `json:"median_tpot_ms"`
+	P90TPOTms      float64 `json:"p90_tpot_ms"`
+	StdTPOTms      float64 `json:"std_tpot_ms"`
+	P99TPOTms      float64 `json:"p99_tpot_ms"`
+	MeanITLms      float64 `json:"mean_itl_ms"`
+	MedianITLms    float64 `json:"median_itl_ms"`
+	P90ITLms       float64 `json:"p90_itl_ms"`
+	StdITLms       float64 `json:"std_itl_ms"`
+	P99ITLms       float64 `json:"p99_itl_ms"`
 	// ITL per chunk, as vllm bench serve computes it: the gaps between
 	// consecutive chunks that carry choices, whatever they hold.
 	MeanITLChunkms   float64 `json:"mean_itl_chunk_ms"`
@@ -112,7 +121,12 @@ type LevelResult struct {
 	MeanE2ELms       float64 `json:"mean_e2el_ms"`
 	MedianE2ELms     float64 `json:"median_e2el_ms"`
 	P90E2ELms        float64 `json:"p90_e2el_ms"`
+	StdE2ELms        float64 `json:"std_e2el_ms"`
 	P99E2ELms        float64 `json:"p99_e2el_ms"`
+	// Percentiles are the percentiles asked for (--metric-percentiles of
+	// --percentile-metrics), by vLLM's key, e.g. p95_ttft_ms; written as
+	// keys of the level (MarshalJSON).
+	Percentiles map[string]float64 `json:"-"`
 	// EventsPerRead is how bunched the streams arrived: token events per
 	// read of the response body that brought any (1 when each came by
 	// itself; more when the path or the client held them back).

@@ -40,6 +40,14 @@ func stats4(h *hdrhistogram.Histogram) (mean, p50, p90, p99 float64) {
 		float64(h.ValueAtQuantile(90)) / 1e3, float64(h.ValueAtQuantile(99)) / 1e3
 }
 
+// std is the histogram's standard deviation in ms (0 when empty).
+func std(h *hdrhistogram.Histogram) float64 {
+	if h.TotalCount() == 0 {
+		return 0
+	}
+	return h.StdDev() / 1e3
+}
+
 // levelAgg accumulates one level's measured requests in bounded memory.
 type levelAgg struct {
 	ttft, tpot, itl, e2el, lag *hdrhistogram.Histogram
@@ -56,7 +64,8 @@ type levelAgg struct {
 	maxLag                     time.Duration
 	slo                        *slo // nil: no SLO
 	sloc                       sloCount
-	tokEvents, tokReads        int64 // of the completed requests' streams
+	tokEvents, tokReads        int64       // of the completed requests' streams
+	pcts                       Percentiles // the percentiles asked for
 }
 
 func newLevelAgg() *levelAgg {
@@ -192,6 +201,12 @@ func (a *levelAgg) result(concurrency int, rate float64) phases.LevelResult {
 	lr.MeanITLms, lr.MedianITLms, lr.P90ITLms, lr.P99ITLms = stats4(a.itl)
 	lr.MeanITLChunkms, lr.MedianITLChunkms, lr.P90ITLChunkms, lr.P99ITLChunkms = stats4(a.itlChunk)
 	lr.MeanE2ELms, lr.MedianE2ELms, lr.P90E2ELms, lr.P99E2ELms = stats4(a.e2el)
+	lr.StdTTFTms, lr.StdTPOTms, lr.StdITLms, lr.StdE2ELms = std(a.ttft), std(a.tpot), std(a.itl), std(a.e2el)
+	lr.MaxConcurrency = concurrency
+	if rate > 0 {
+		lr.MaxConcurrency = 0
+	}
+	lr.Percentiles = a.pcts.of(map[string]*hdrhistogram.Histogram{"ttft": a.ttft, "tpot": a.tpot, "itl": a.itl, "e2el": a.e2el})
 	if a.tokReads > 0 {
 		lr.EventsPerRead = math.Round(1000*float64(a.tokEvents)/float64(a.tokReads)) / 1000
 	}

@@ -101,6 +101,9 @@ type Config struct {
 	// Repeat runs each level this many times (default 1); its figures are
 	// the runs' means, with 95% confidence intervals.
 	Repeat int
+	// Percentiles are extra percentiles to report per level, as vLLM's
+	// --percentile-metrics and --metric-percentiles (ParsePercentiles).
+	Percentiles Percentiles
 	// Log, when set, receives one line per notable decision (retry without
 	// continuous usage, prompt calibration).
 	Log func(msg string)

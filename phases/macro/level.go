@@ -92,6 +92,7 @@ func (r *runner) startLevel(ctx context.Context, conc int, rate float64) *level 
 	l.agg = newLevelAgg()
 	l.agg.outputLen = cfg.fixedOutputLen()
 	l.agg.slo = cfg.slo
+	l.agg.pcts = cfg.Percentiles
 	l.ttfb, l.ttfat = newHist(), newHist()
 	l.ts = &tickStats{ttft: newHist(), tpot: newHist()}
 	l.done = make(chan *Record, 256)
@@ -287,6 +288,9 @@ func (l *level) result(ctx context.Context) *phases.LevelResult {
 	lr.MedianTTFATms = float64(l.ttfat.ValueAtQuantile(50)) / 1e3
 	lr.ClientCPUs = cpu.Seconds()
 	l.throughput(&lr)
+	if lr.DurationS > 0 {
+		lr.TotalTokenThroughput = lr.OutputThroughput + float64(lr.TotalInputTokens)/lr.DurationS
+	}
 	if g := l.cfg.GPU; g != nil && lr.DurationS > 0 && !l.measuredStart.IsZero() {
 		from := l.measuredStart
 		lr.GPU = g.Level(from, from.Add(time.Duration(lr.DurationS*float64(time.Second))), lr.OutputThroughput*lr.DurationS)

@@ -29,6 +29,7 @@ import (
 // server and macro sections.
 type sweepFlags struct {
 	model, apiKey, simMode string
+	pctMetrics, pcts       string // vLLM's --percentile-metrics, --metric-percentiles
 	timeout                time.Duration
 	seed                   int64
 	emu                    vllmemu.Config // the simulated server, as --sim-mode asks
@@ -55,7 +56,9 @@ func newSweep(stdout, stderr io.Writer) (*Command, *sweepFlags) {
 		"       [--concurrency 1,2,4] [--requests N | --duration D] [--warmup N] [--input-len N] [--output-len N]\n"+
 		"       [--dataset sharegpt|jsonl FILE [--dataset-max N] | --range-ratio R] [--prefix-len N]\n"+
 		"       [--rate R] [--slo ttft=2s,tpot=50ms,e2el=30s] [--repeat N] [--stop-at-plateau] [--no-preflight] [--loadgen here|host]\n"+
-		"       [--json FILE|-] [--jsonl FILE] [--metrics-url URL|off]", stdout, stderr)
+		"       [--json FILE|-] [--jsonl FILE] [--metrics-url URL|off] [--percentile-metrics ttft,tpot,itl,e2el] [--metric-percentiles 50,95]\n"+
+		"       vllm bench serve's names work too: --max-concurrency, --num-prompts, --request-rate, --random-input-len,\n"+
+		"       --random-output-len, --random-range-ratio, --dataset-name, --dataset-path, --save-result, --result-filename", stdout, stderr)
 	f := &sweepFlags{}
 	fs := c.Flags
 	fs.String("url", "", "server base URL as seen from the host (default: the campaign's server.url)")
@@ -83,6 +86,16 @@ func newSweep(stdout, stderr io.Writer) (*Command, *sweepFlags) {
 	fs.String("metrics-url", "", "the server's Prometheus metrics; off: none (default: the campaign's server.metrics_url, else URL/metrics)")
 	fs.String("loadgen", "", "where the load generator runs: here, or host (the GPU host: profdeck copies itself there) (default: the campaign's macro.loadgen, else here)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key (default: $OPENAI_API_KEY, or the campaign's server.api_key_env)")
+	fs.StringVar(&f.pctMetrics, "percentile-metrics", "ttft,tpot,itl,e2el", "metrics whose --metric-percentiles each level reports, as vllm bench serve")
+	fs.StringVar(&f.pcts, "metric-percentiles", "", "extra percentiles per level, e.g. 50,95,99.9, as keys p95_ttft_ms … in the JSON (p50, p90, p99 are always there)")
+	fs.Func("result-filename", "vllm bench serve's name for --json FILE", func(s string) error { c.JSONPath = s; return nil })
+	fs.BoolFunc("save-result", "write the result document as --json does, to sweep-DATE-TIME.json unless --json or --result-filename names it", func(string) error {
+		if c.JSONPath == "" {
+			c.JSONPath = time.Now().Format("sweep-20060102-150405.json")
+		}
+		return nil
+	})
+	campaign.DefineAliases(fs, sweepBinds...)
 	return c, f
 }
 
@@ -138,7 +151,7 @@ func runSweep(ctx context.Context, c *Command, f *sweepFlags) error {
 // plan is the sweep's configuration: the campaign with the flags given
 // applied over it and checked, and the dataset read, before any work.
 func (f *sweepFlags) plan(c *Command) (macro.Config, *campaign.Campaign, error) {
-	if c.Set("requests") && c.Set("duration") {
+	if (c.Set("requests") || c.Set("num-prompts")) && c.Set("duration") {
 		return macro.Config{}, nil, BadInput("give --requests or --duration, not both")
 	}
 	camp, fromFile, err := c.Campaign(sweepBinds...)
@@ -169,6 +182,9 @@ func (f *sweepFlags) plan(c *Command) (macro.Config, *campaign.Campaign, error) 
 		cfg.Model = f.model
 	}
 	cfg.Timeout, cfg.Seed = f.timeout, f.seed
+	if cfg.Percentiles, err = macro.ParsePercentiles(f.pctMetrics, f.pcts); err != nil {
+		return macro.Config{}, nil, BadInput("%v", err)
+	}
 	cfg.Log = func(msg string) { fmt.Fprintln(c.Stderr, "sweep:", msg) }
 	cfg.JSONL = c.JSONL()
 	if err := c.CheckOverlap(localfs.Named{Name: "the dataset", Path: cfg.DatasetFile}); err != nil {
@@ -297,8 +313,10 @@ func LevelLine(l phases.LevelResult) string {
 	if l.Rate > 0 {
 		name = fmt.Sprintf("R=%-6g", l.Rate)
 	}
-	s := fmt.Sprintf("%s %4d ok %3d failed  %8.1f tok/s  %6.2f req/s  TTFT p50 %7.1f ms  TPOT p50 %6.2f ms  ITL p50 %6.2f ms  E2EL p50 %8.1f ms  [%s]",
-		name, l.Completed, l.Failed, l.OutputThroughput, l.RequestThroughput, l.MedianTTFTms, l.MedianTPOTms, l.MedianITLms, l.MedianE2ELms, l.TokenSource)
+	s := fmt.Sprintf("%s %4d ok %3d failed  %8.1f tok/s  %6.2f req/s  p50/p90/p99 ms: TTFT %s  TPOT %s  ITL %s  E2EL %s  [%s]",
+		name, l.Completed, l.Failed, l.OutputThroughput, l.RequestThroughput, p3(l.MedianTTFTms, l.P90TTFTms, l.P99TTFTms),
+		p3(l.MedianTPOTms, l.P90TPOTms, l.P99TPOTms), p3(l.MedianITLms, l.P90ITLms, l.P99ITLms),
+		p3(l.MedianE2ELms, l.P90E2ELms, l.P99E2ELms), l.TokenSource)
 	if len(l.Failures) > 0 {
 		s += "  failures:"
 		for _, k := range slices.Sorted(maps.Keys(l.Failures)) {
@@ -309,6 +327,11 @@ func LevelLine(l phases.LevelResult) string {
 		s += "  CLIENT-BOUND"
 	}
 	return s
+}
+
+// p3 is a metric's p50/p90/p99 in ms, e.g. 12.3/15.0/21.7.
+func p3(p50, p90, p99 float64) string {
+	return fmt.Sprintf("%.1f/%.1f/%.1f", p50, p90, p99)
 }
 
 // datasetArgs lets the dataset's file follow its kind, as in

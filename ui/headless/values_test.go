@@ -26,7 +26,7 @@ func TestSweepOutsideValuesExit2(t *testing.T) {
 		want string
 	}{
 		{[]string{"--rate", "NaN"}, "--rate: NaN"},
-		{[]string{"--rate", "Inf"}, "--rate: +Inf"},
+		{[]string{"--rate", "-Inf"}, "--rate: -Inf"},
 		{[]string{"--range-ratio", "NaN"}, "--range-ratio: NaN"},
 		{[]string{"--concurrency", "1,1"}, "--concurrency: 1 is given twice"},
 		{[]string{"--slo", "ttft=1e-9"}, `--slo: ttft="1e-9": want a duration from 1µs to 24h`},
