@@ -78,7 +78,8 @@ func observed(t *testing.T, s sample) map[string]any {
 		}
 		v = sum
 	case "nvidia-smi":
-		v = map[string]any{"gpus": smi.Parse(s.text, nil)}
+		tab := smi.ReadTable(s.text)
+		v = map[string]any{"gpus": smi.Parse(s.text, nil), "mig": tab.MIG, "mig_devices": tab.MIGDevices, "processes": tab.Processes}
 	case "metrics":
 		snap, err := servermetrics.Parse(strings.NewReader(s.text))
 		if err != nil {
@@ -98,7 +99,7 @@ func observed(t *testing.T, s sample) map[string]any {
 	}
 	out := map[string]any{}
 	flatten("", m, out)
-	for _, list := range []string{"ranks", "stalls"} {
+	for _, list := range []string{"ranks", "stalls", "mig_devices", "processes"} {
 		if l, ok := m[list].([]any); ok {
 			out[list] = float64(len(l))
 		}

@@ -102,10 +102,14 @@ func parseSMI(c *Command, name string, r io.Reader, fields string) error {
 		fmt.Fprintf(c.Stderr, "profdeck %s: %s: %d line(s) longer than %d KiB skipped\n", c.Name, name, dropped, smi.MaxLine>>10)
 	}
 	gpus := smi.Parse(text, names)
-	if len(gpus) == 0 {
+	tab := smi.ReadTable(text)
+	if len(gpus) == 0 && len(tab.MIGDevices) == 0 && len(tab.Processes) == 0 {
 		return BadInput("no GPU readings found in %s", name)
 	}
-	return c.WriteJSON(map[string]any{"gpus": gpus})
+	if gpus == nil {
+		gpus = []smi.GPU{}
+	}
+	return c.WriteJSON(map[string]any{"gpus": gpus, "mig": tab.MIG, "mig_devices": tab.MIGDevices, "processes": tab.Processes})
 }
 
 // ParseMetricsMain is `profdeck parse metrics FILE`: it reads a saved
