@@ -128,7 +128,8 @@ func (d *Deployment) stopProfile(ps *profState, w http.ResponseWriter, r *http.R
 	}
 	steps := after.Steps - before.Steps
 	tokens := after.GenerationTokens - before.GenerationTokens
-	run := newSimProfile(steps, tokens, time.Since(started), int64(n))
+	prompt := after.PromptTokens - before.PromptTokens
+	run := newSimProfile(d.step, steps, tokens, prompt, time.Since(started), int64(n))
 	dir := d.ProfilerDir()
 	if dir == "" {
 		w.WriteHeader(http.StatusServiceUnavailable)

@@ -21,68 +21,90 @@ type simKernel struct {
 	calls int
 	us    float64
 	slope float64
+	group string // which part of the step model it belongs to
 }
+
+// The kernel groups, as the profile's categories book them.
+const (
+	groupComm      = "comm"
+	groupGEMM      = "gemm"
+	groupMoEGEMM   = "moe_gemm" // the experts' GEMMs (and quantized dense ones)
+	groupMoE       = "moe"      // routing: align, top-k, sum
+	groupAttention = "attention"
+	groupOther     = "other"
+)
 
 // At one token per step the kernels below take about 11.7 ms of a 12.5 ms
 // step, and the all-reduces about half of it.
 var simKernels = []simKernel{
-	{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 122, 47, 0.004},
-	{"void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData*, vllm::RankSignals, vllm::Signal*, __nv_bfloat16*, int, int)", 1, 9, 0.004},
-	{"ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 1, 28, 0.004},
-	{"nvjet_sm90_tst_64x8_64x16_4x1_v_bz_NNT", 61, 7.5, 0.012},
-	{"nvjet_sm90_tst_64x8_64x16_1x1_h_bz_splitK_NNT", 61, 5.2, 0.012},
-	{"nvjet_sm90_tst_256x8_64x6_2x1_v_bz_NNT", 61, 7.0, 0.012},
-	{"void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, true, false, false>(cublasLt::cublasSplitKParams<float>, float const*, __nv_bfloat16 const*, __nv_bfloat16*, float const*, float const*, __nv_bfloat16 const*, float const*, __nv_bfloat16*, void*, long, float*, int*)", 61, 1.6, 0.01},
-	{"nvjet_sm90_tst_128x16_64x8_1x1_v_bz_TNT", 120, 4.8, 0.012},
-	{"void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align8>(cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align8::Params)", 122, 3.2, 0.012},
-	{"nvjet_sm90_tst_192x8_64x5_2x1_v_bz_NNT", 1, 38, 0.012},
-	{"void flash::flash_fwd_splitkv_mla_kernel<Flash_fwd_kernel_traits_mla<576, 64, 64, 8, cutlass::bfloat16_t, 512>, true>(Flash_fwd_mla_params)", 61, 11, 0.05},
-	{"void flash::flash_fwd_mla_combine_kernel<cutlass::bfloat16_t, float, 512, 64>(Flash_fwd_mla_params)", 61, 2.2, 0.03},
-	{"void vllm::concat_and_cache_mla_kernel<__nv_bfloat16, __nv_bfloat16, (vllm::Fp8KVCacheDataType)0>(__nv_bfloat16 const*, __nv_bfloat16 const*, __nv_bfloat16*, long const*, int, int, int, int, int, int, float const*)", 61, 1.8, 0.02},
-	{"fused_moe_kernel", 120, 12, 0.02},
-	{"void vllm::moe::moe_align_block_size_kernel<int>(int const*, int*, int*, int*, int, int, int, int, unsigned long, int*)", 60, 2.6, 0.01},
-	{"void vllm::moe::grouped_topk_fused_kernel<float>(float*, float const*, float*, int*, int, int, int, int, int, bool, double)", 60, 3.2, 0.01},
-	{"void vllm::moe::moe_sum_kernel<c10::BFloat16, 8>(c10::BFloat16*, c10::BFloat16 const*, int)", 60, 2.0, 0.01},
-	{"void vllm::fused_add_rms_norm_kernel<c10::BFloat16, 8>(c10::BFloat16*, c10::BFloat16*, c10::BFloat16 const*, float, int, int)", 122, 2.4, 0.01},
-	{"void vllm::rms_norm_kernel<c10::BFloat16>(c10::BFloat16*, c10::BFloat16 const*, c10::BFloat16 const*, float, int, int)", 122, 1.7, 0.01},
-	{"void vllm::act_and_mul_kernel<c10::BFloat16, &(c10::BFloat16 vllm::silu_kernel<c10::BFloat16>(c10::BFloat16 const&)), true>(c10::BFloat16*, c10::BFloat16 const*, int)", 121, 1.9, 0.01},
-	{"void vllm::rotary_embedding_kernel<c10::BFloat16, false>(long const*, c10::BFloat16*, c10::BFloat16*, c10::BFloat16 const*, int, long, long, long, int, int, int)", 61, 1.6, 0.01},
-	{"void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)", 1, 9, 0.02},
-	{"Memcpy HtoD (Pinned -> Device)", 3, 1.5, 0.005},
+	{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 122, 47, 0.004, groupComm},
+	{"void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData*, vllm::RankSignals, vllm::Signal*, __nv_bfloat16*, int, int)", 1, 9, 0.004, groupComm},
+	{"ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 1, 28, 0.004, groupComm},
+	{"nvjet_sm90_tst_64x8_64x16_4x1_v_bz_NNT", 61, 7.5, 0.012, groupGEMM},
+	{"nvjet_sm90_tst_64x8_64x16_1x1_h_bz_splitK_NNT", 61, 5.2, 0.012, groupGEMM},
+	{"nvjet_sm90_tst_256x8_64x6_2x1_v_bz_NNT", 61, 7.0, 0.012, groupGEMM},
+	{"void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, true, false, false>(cublasLt::cublasSplitKParams<float>, float const*, __nv_bfloat16 const*, __nv_bfloat16*, float const*, float const*, __nv_bfloat16 const*, float const*, __nv_bfloat16*, void*, long, float*, int*)", 61, 1.6, 0.01, groupGEMM},
+	{"nvjet_sm90_tst_128x16_64x8_1x1_v_bz_TNT", 120, 4.8, 0.012, groupGEMM},
+	{"void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align8>(cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align8::Params)", 122, 3.2, 0.012, groupGEMM},
+	{"nvjet_sm90_tst_192x8_64x5_2x1_v_bz_NNT", 1, 38, 0.012, groupGEMM},
+	{"void flash::flash_fwd_splitkv_mla_kernel<Flash_fwd_kernel_traits_mla<576, 64, 64, 8, cutlass::bfloat16_t, 512>, true>(Flash_fwd_mla_params)", 61, 11, 0.05, groupAttention},
+	{"void flash::flash_fwd_mla_combine_kernel<cutlass::bfloat16_t, float, 512, 64>(Flash_fwd_mla_params)", 61, 2.2, 0.03, groupAttention},
+	{"void vllm::concat_and_cache_mla_kernel<__nv_bfloat16, __nv_bfloat16, (vllm::Fp8KVCacheDataType)0>(__nv_bfloat16 const*, __nv_bfloat16 const*, __nv_bfloat16*, long const*, int, int, int, int, int, int, float const*)", 61, 1.8, 0.02, groupAttention},
+	{"fused_moe_kernel", 120, 12, 0.02, groupMoEGEMM},
+	{"void vllm::moe::moe_align_block_size_kernel<int>(int const*, int*, int*, int*, int, int, int, int, unsigned long, int*)", 60, 2.6, 0.01, groupMoE},
+	{"void vllm::moe::grouped_topk_fused_kernel<float>(float*, float const*, float*, int*, int, int, int, int, int, bool, double)", 60, 3.2, 0.01, groupMoE},
+	{"void vllm::moe::moe_sum_kernel<c10::BFloat16, 8>(c10::BFloat16*, c10::BFloat16 const*, int)", 60, 2.0, 0.01, groupMoE},
+	{"void vllm::fused_add_rms_norm_kernel<c10::BFloat16, 8>(c10::BFloat16*, c10::BFloat16*, c10::BFloat16 const*, float, int, int)", 122, 2.4, 0.01, groupOther},
+	{"void vllm::rms_norm_kernel<c10::BFloat16>(c10::BFloat16*, c10::BFloat16 const*, c10::BFloat16 const*, float, int, int)", 122, 1.7, 0.01, groupOther},
+	{"void vllm::act_and_mul_kernel<c10::BFloat16, &(c10::BFloat16 vllm::silu_kernel<c10::BFloat16>(c10::BFloat16 const&)), true>(c10::BFloat16*, c10::BFloat16 const*, int)", 121, 1.9, 0.01, groupOther},
+	{"void vllm::rotary_embedding_kernel<c10::BFloat16, false>(long const*, c10::BFloat16*, c10::BFloat16*, c10::BFloat16 const*, int, long, long, long, int, int, int)", 61, 1.6, 0.01, groupOther},
+	{"void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)", 1, 9, 0.02, groupOther},
+	{"Memcpy HtoD (Pinned -> Device)", 3, 1.5, 0.005, groupOther},
 }
-
-// simStepTime is the wall time of one decode step with one token, which the
-// GPU-side annotation of a step spans.
-const simStepTime = 12500.0
 
 // simProfile is one simulated capture: steps engine steps with tokens
-// generated in all.
+// generated and prompt tokens prefilled in all, its kernels the step
+// model's parts at the capture's mean batch.
 type simProfile struct {
 	steps  int64
-	batch  float64 // tokens per step
+	batch  int     // tokens generated per step
+	stepUs float64 // the step model's wall time of one step
+	tp     int
 	wall   time.Duration
 	rng    *rand.Rand
-	scales []float64 // per kernel, a few % of run-to-run spread
+	scales []float64 // per kernel: its group's share of the step model's part, and a few % of run-to-run spread
 }
 
-func newSimProfile(steps, tokens int64, wall time.Duration, seed int64) *simProfile {
+func newSimProfile(m *StepModel, steps, tokens, prompt int64, wall time.Duration, seed int64) *simProfile {
 	if steps < 0 {
 		steps = 0
 	}
-	p := &simProfile{steps: steps, batch: 1, wall: wall, rng: rand.New(rand.NewSource(seed))}
-	if steps > 0 && tokens > steps {
-		p.batch = float64(tokens) / float64(steps)
+	p := &simProfile{steps: steps, batch: 1, tp: m.TP(), wall: wall, rng: rand.New(rand.NewSource(seed))}
+	prefill := 0.0
+	if steps > 0 {
+		if tokens > steps {
+			p.batch = int(math.Round(float64(tokens) / float64(steps)))
+		}
+		prefill = m.PrefillMicros(int(prompt / steps))
 	}
-	for range simKernels {
-		p.scales = append(p.scales, 1+0.04*(p.rng.Float64()-0.5))
+	p.stepUs = m.Parts(p.batch).Total() + prefill
+	targets := m.groupTargets(p.batch, prefill)
+	table := tableGroups(p.batch)
+	for _, k := range simKernels {
+		f := 0.0
+		if table[k.group] > 0 {
+			f = targets[k.group] / table[k.group]
+		}
+		p.scales = append(p.scales, f*(1+0.04*(p.rng.Float64()-0.5)))
 	}
 	return p
 }
 
-// callUs is one call of kernel i at this profile's batch.
+// callUs is one call of kernel i at this profile's batch (0: the step has
+// none, as a TP1 step has no collectives).
 func (p *simProfile) callUs(i int) float64 {
 	k := simKernels[i]
-	return k.us * (1 + k.slope*(p.batch-1)) * p.scales[i]
+	return k.us * (1 + k.slope*float64(p.batch-1)) * p.scales[i]
 }
 
 type tableRowSim struct {
@@ -101,7 +123,7 @@ func (p *simProfile) table() string {
 	softmax := 0.0
 	for i, k := range simKernels {
 		calls := int64(k.calls) * p.steps
-		if calls == 0 {
+		if calls == 0 || p.scales[i] == 0 {
 			continue
 		}
 		us := p.callUs(i) * float64(calls)
@@ -116,7 +138,7 @@ func (p *simProfile) table() string {
 	}
 	s := float64(p.steps)
 	if p.steps > 0 {
-		stepWall := simStepTime * (1 + 0.0045*(p.batch-1))
+		stepWall := p.stepUs
 		rows = append(rows,
 			tableRowSim{name: "execute_model", selfCUDA: stepWall * s, cudaTotal: stepWall * s, calls: p.steps},
 			tableRowSim{name: "execute_model", selfCPU: 180 * s, cpuTotal: 650 * s, cudaTotal: devTotal, calls: p.steps},
@@ -196,6 +218,9 @@ func (p *simProfile) trace(rank int) []byte {
 		start := ts
 		evs = append(evs, ev{Ph: "X", Cat: "cpu_op", Name: "cudaGraphLaunch", Pid: 1000 + rank, Tid: 1, Ts: ts - 20, Dur: 14})
 		for i, k := range simKernels {
+			if p.scales[i] == 0 {
+				continue
+			}
 			for c := 0; c < k.calls; c++ {
 				d := p.callUs(i) * (1 + 0.1*(p.rng.Float64()-0.5))
 				if strings.HasPrefix(k.name, "nccl") {
@@ -212,12 +237,12 @@ func (p *simProfile) trace(rank int) []byte {
 			}
 		}
 		evs = append(evs, ev{Ph: "X", Cat: "gpu_user_annotation", Name: "execute_model", Pid: rank, Tid: 7, Ts: start, Dur: ts - start})
-		ts = start + simStepTime*(1+0.0045*(p.batch-1))
+		ts = start + p.stepUs
 	}
 	// The model runner's CPU-side annotation, once per engine step, for
 	// every step of the capture (kernels are written for the first steps
 	// only, to keep the simulated traces small; the table has them all).
-	step := simStepTime * (1 + 0.0045*(p.batch-1))
+	step := p.stepUs
 	for s := int64(0); s < min(p.steps, 100000); s++ {
 		evs = append(evs, ev{Ph: "X", Cat: "user_annotation", Name: "gpu_model_runner: forward", Pid: 1000 + rank, Tid: 1,
 			Ts: 1.7e12 + float64(s)*step - 30, Dur: step * 0.9})
@@ -225,7 +250,7 @@ func (p *simProfile) trace(rank int) []byte {
 	doc := map[string]any{
 		"schemaVersion":    1,
 		"deviceProperties": []map[string]any{{"id": rank, "name": "NVIDIA H200", "totalGlobalMem": 150109880320, "computeMajor": 9, "computeMinor": 0, "numSms": 132}},
-		"distributedInfo":  map[string]any{"backend": "nccl", "rank": rank, "world_size": 8},
+		"distributedInfo":  map[string]any{"backend": "nccl", "rank": rank, "world_size": p.tp},
 		"traceEvents":      evs,
 		"traceName":        fmt.Sprintf("simulated rank %d (kernels of the first %d of %d steps)", rank, steps, p.steps),
 	}

@@ -76,6 +76,10 @@ type Options struct {
 	// is the head. NodeName is the host's name (default "sim").
 	Node, Nodes int
 	NodeName    string
+	// TP is the served model's tensor-parallel size (default: GPUs × nodes)
+	// and Preset its shapes (default kimi-k2.5): the step model's inputs.
+	TP     int
+	Preset string
 }
 
 // The defaults of Options.
@@ -89,6 +93,9 @@ const (
 	DefaultLogPath    = "/var/log/vllm/server.log"
 	DefaultServerAddr = "127.0.0.1:8000"
 	DefaultModel      = vllmemu.DefaultModel
+	// DefaultMaxBatchedTokens is the prompt tokens one step prefills at
+	// most, as vLLM's --max-num-batched-tokens 2048.
+	DefaultMaxBatchedTokens = 2048
 )
 
 func (o Options) withDefaults() Options {
@@ -131,6 +138,7 @@ type Deployment struct {
 	opt      Options
 	fs       *memFS
 	emu      *vllmemu.Emulator
+	step     *StepModel
 	mux      *http.ServeMux
 	srv      *http.Server
 	ln       net.Listener
@@ -183,11 +191,20 @@ func Start(ctx context.Context, opt Options) (*Deployment, error) {
 	if opt.Emulator.Model == "" {
 		opt.Emulator.Model = opt.Model
 	}
+	step := opt.stepModel()
+	if e := opt.Emulator; e.StepFunc == nil && e.StepTime == 0 && e.StepPerSeq == 0 && e.PrefillPerToken == 0 {
+		// The step times follow the step model unless they are given.
+		opt.Emulator.StepFunc = step.StepTime
+		if opt.Emulator.MaxBatchedTokens == 0 {
+			opt.Emulator.MaxBatchedTokens = DefaultMaxBatchedTokens
+		}
+	}
 	dctx, cancel := context.WithCancel(ctx)
 	d := &Deployment{
 		opt:      opt,
 		fs:       newMemFS(),
 		emu:      vllmemu.New(opt.Emulator),
+		step:     step,
 		mux:      http.NewServeMux(),
 		ln:       ln,
 		url:      "http://" + ln.Addr().String(),

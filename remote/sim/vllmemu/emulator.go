@@ -35,7 +35,16 @@ type Config struct {
 	// PrefillPerToken is what each prompt token being prefilled adds to the
 	// step that admits its request, default 10µs.
 	PrefillPerToken time.Duration
-	MaxNumSeqs      int // most requests running at once, default 128; the rest wait
+	// StepFunc, when set, is one step's time with batch requests running and
+	// prefill prompt tokens prefilled in it (a model of the engine's step);
+	// it replaces StepTime, StepPerSeq and PrefillPerToken.
+	StepFunc func(batch, prefill int) time.Duration
+	// MaxBatchedTokens, when set, is the most prompt tokens one step
+	// prefills (vLLM's --max-num-batched-tokens with chunked prefill): the
+	// waiting requests past it are admitted in the next steps (at least one
+	// per step).
+	MaxBatchedTokens int
+	MaxNumSeqs       int // most requests running at once, default 128; the rest wait
 	// TokensPerStep > 1 simulates speculative decoding: each decode step
 	// emits up to this many tokens per request (1 + accepted drafts).
 	TokensPerStep int

@@ -153,6 +153,9 @@ func (e *Emulator) schedule() {
 			if kv+need > cfg.KVCacheTokens && len(running) > 0 {
 				break
 			}
+			if cfg.MaxBatchedTokens > 0 && prefill > 0 && prefill+need > cfg.MaxBatchedTokens {
+				break
+			}
 			waiting = waiting[1:]
 			running = append(running, r)
 			kv += need
@@ -174,6 +177,9 @@ func (e *Emulator) schedule() {
 		}
 		n := len(running)
 		dur := cfg.StepTime + time.Duration(n-1)*cfg.StepPerSeq + time.Duration(prefill)*cfg.PrefillPerToken
+		if cfg.StepFunc != nil {
+			dur = cfg.StepFunc(n, prefill)
+		}
 		if cfg.Jitter > 0 {
 			dur = time.Duration(float64(dur) * (1 + cfg.Jitter*(2*e.roll()-1)))
 		}
