@@ -54,6 +54,13 @@ func (c *Campaign) RunIdentity() phases.RunIdentity {
 // SimOptions is the simulated deployment the campaign's sim section asks
 // for (host: sim).
 func (c *Campaign) SimOptions() sim.Options {
-	return sim.Options{LoadTime: c.Sim.LoadTime.Duration, StallAtGiB: c.Sim.StallAtGiB,
-		ProfilerStallAtGiB: c.Sim.StallWithProfilerAtGiB, FailWith: c.Sim.Fail, LogPath: c.Server.Log}
+	o := sim.Options{LoadTime: c.Sim.LoadTime.Duration, StallAtGiB: c.Sim.StallAtGiB,
+		ProfilerStallAtGiB: c.Sim.StallWithProfilerAtGiB, FailWith: c.Sim.Fail, LogPath: c.Server.Log,
+		TP: c.Model.TP, Preset: c.Model.Preset}
+	// The deployment follows the campaign: its GPUs per node are the TP
+	// split over the nodes (one GPU at TP1), 8 when no TP is given.
+	if c.Model.TP > 0 {
+		o.GPUs = max(1, min(8, c.Model.TP/max(c.Sim.Nodes, 1)))
+	}
+	return o
 }

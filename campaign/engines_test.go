@@ -120,3 +120,26 @@ func TestRunConfigOnSweepThroughHost(t *testing.T) {
 		t.Errorf("sweep host %v, dial set %v; want the head host and its dial", cfg.Sweep.Host, cfg.Sweep.Dial != nil)
 	}
 }
+
+// The simulated deployment follows the campaign's TP: its GPUs per node
+// and the TP its step model is planned at.
+func TestSimFollowsTP(t *testing.T) {
+	for _, c := range []struct {
+		yaml     string
+		gpus, tp int
+		preset   string
+	}{
+		{"host: sim\nmodel:\n  preset: kimi-k2.5\n  tp: 1\n", 1, 1, "kimi-k2.5"},
+		{"host: sim\nmodel:\n  preset: kimi-k2.5\n  tp: 4\n", 4, 4, "kimi-k2.5"},
+		{"host: sim\nmodel:\n  preset: kimi-k2.5\n  tp: 16\nsim:\n  nodes: 2\n", 8, 16, "kimi-k2.5"},
+	} {
+		camp, err := Parse([]byte(c.yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := camp.SimOptions()
+		if o.GPUs != c.gpus || o.TP != c.tp || o.Preset != c.preset {
+			t.Errorf("%q: GPUs %d TP %d preset %q, want %d %d %q", c.yaml, o.GPUs, o.TP, o.Preset, c.gpus, c.tp, c.preset)
+		}
+	}
+}
