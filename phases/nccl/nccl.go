@@ -162,7 +162,7 @@ func run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 	if cfg.Plan.Hidden <= 0 {
 		return errors.New("nccl: the plan has no hidden size")
 	}
-	if none, ok := noCollectives(cfg); ok {
+	if none, ok := NoCollectives(cfg); ok {
 		em.Emit(ctx, phases.KindNCCLNone, none)
 		return nil
 	}
@@ -215,10 +215,10 @@ func run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 	return err
 }
 
-// noCollectives says when there is nothing to time: one process on one
+// NoCollectives says when there is nothing to time: one process on one
 // node (NCCL moves no data between one rank and itself), or a plan whose
 // step does no collective at its TP.
-func noCollectives(cfg Config) (phases.NCCLNone, bool) {
+func NoCollectives(cfg Config) (phases.NCCLNone, bool) {
 	tp, n := cfg.Plan.TP, max(cfg.NProc, 1)
 	switch {
 	case n == 1 && len(cfg.Nodes) <= 1 && tp <= 1:

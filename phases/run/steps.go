@@ -217,10 +217,18 @@ func (r *runner) micro(ctx context.Context) (string, string) {
 func (r *runner) nccl(ctx context.Context) (string, string) {
 	cfg := r.cfg.NCCL
 	cfg.Host = r.cfg.Host
-	return r.gpuPhase(ctx, r.cfg.NCCLPlan, func(ctx context.Context, p model.Plan) error {
+	none, tp := false, 0
+	state, reason := r.gpuPhase(ctx, r.cfg.NCCLPlan, func(ctx context.Context, p model.Plan) error {
 		cfg.Plan = p
+		_, none = nccl.NoCollectives(cfg)
+		tp = max(p.TP, 1)
 		return nccl.Run(ctx, cfg, r.em)
 	})
+	if state == phases.StepDone && none {
+		// One GPU is a deployment too: nothing to time is done, and said.
+		reason = fmt.Sprintf("no collectives at TP%d: nothing for NCCL to time, communication 0 ms per step (%s)", tp, reason)
+	}
+	return state, reason
 }
 
 // profilerArgs are the flags or environment that turn the torch profiler on
