@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -91,7 +92,18 @@ func (m *Model) header() string {
 	if room < 8 {
 		return components.Truncate(head+tail, m.w)
 	}
-	return head + components.Truncate(name, room) + tail
+	return head + shortName(name, room) + tail
+}
+
+// shortName fits a campaign's name in w cells: a parenthesised remark
+// ("(SIMULATED deployment)") goes first, then the end of the name.
+func shortName(name string, w int) string {
+	if components.Width(name) > w {
+		if i := strings.Index(name, " ("); i > 0 {
+			name = name[:i]
+		}
+	}
+	return components.Truncate(name, w)
 }
 
 func (m *Model) connText() string {
@@ -166,7 +178,9 @@ func (m *Model) statusBar() string {
 		parts = append(parts, "campaign: "+m.campaignStep)
 	}
 	if m.d.Campaign != nil {
-		nb := "notebook " + m.d.Campaign.Notebook
+		// The file's name: the folder is in the demo's closing line and
+		// the campaign file, and a long path would take the whole bar.
+		nb := "notebook " + filepath.Base(m.d.Campaign.Notebook)
 		if !m.lastSave.IsZero() {
 			nb += " (written " + m.lastSave.Format("15:04:05") + ")"
 		}

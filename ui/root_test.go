@@ -17,6 +17,7 @@ import (
 	"github.com/profdeck/profdeck/remote/local"
 	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/ui/common"
+	"github.com/profdeck/profdeck/ui/components"
 )
 
 type fakeSaver struct {
@@ -316,5 +317,30 @@ func TestHelpShowsWholeWords(t *testing.T) {
 		if helpShows(c.help, g) != c.want {
 			t.Errorf("helpShows(%q) = %v", c.help, !c.want)
 		}
+	}
+}
+
+// At 80 columns the header keeps host, link and clock whole and shortens
+// the campaign's name, its remark first; the status bar names the
+// notebook by its file name, not its folder.
+func TestHeaderAndStatusBarAt80Columns(t *testing.T) {
+	m, _, _ := newTestRoot(t)
+	m.d.Campaign.Name = "profdeck demo (SIMULATED deployment of eight GPUs)"
+	m.d.Campaign.Notebook = "/tmp/profdeck-demo-123456789/a/long/folder/notebook.md"
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	h := m.header()
+	if !strings.Contains(h, "profdeck demo │") || strings.Contains(h, "(SIMULATED") || !strings.Contains(h, "00:00:00") {
+		t.Fatalf("header at 80 columns: %q", h)
+	}
+	if components.Width(h) > 80 {
+		t.Fatalf("header is %d cells", components.Width(h))
+	}
+	sb := m.statusBar()
+	if !strings.Contains(sb, "notebook notebook.md") || strings.Contains(sb, "/tmp/") {
+		t.Fatalf("status bar: %q", sb)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 40})
+	if !strings.Contains(m.header(), "profdeck demo (SIMULATED deployment of eight GPUs)") {
+		t.Fatalf("a wide header keeps the whole name: %q", m.header())
 	}
 }

@@ -79,7 +79,10 @@ func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *manual {
 		auto = map[string]bool{phases.Macro: true}
 	}
-	return runCockpit(ctx, c, dep, auto, stderr)
+	code := runCockpit(ctx, c, dep, auto, stderr)
+	// The full screen hid the line above; say it again where it stays.
+	fmt.Fprintf(stderr, "profdeck demo: notebook %s (journal and files in %s)\n", c.Notebook, *dir)
+	return code
 }
 
 // demoBinds are the demo's flags that set keys of its campaign.

@@ -136,3 +136,25 @@ func TestSpread(t *testing.T) {
 		}
 	}
 }
+
+func TestWrapRowsKeepsTheWordsOnTwoRows(t *testing.T) {
+	text := "raise --max-num-seqs: the engine's running requests stop at 64, not set at launch"
+	got := WrapRows(text, 40, 2)
+	if len(got) != 2 {
+		t.Fatalf("rows = %d, want 2: %q", len(got), got)
+	}
+	for _, l := range got {
+		if Width(l) != 40 {
+			t.Fatalf("row %q is %d cells, want 40", l, Width(l))
+		}
+	}
+	if !strings.Contains(got[0], "raise --max-num-seqs") || strings.Contains(got[0], "…") {
+		t.Fatalf("first row cut: %q", got[0])
+	}
+	if !strings.Contains(got[1], "…") {
+		t.Fatalf("text longer than two rows must end in …: %q", got[1])
+	}
+	if one := WrapRows("short", 40, 2); len(one) != 1 {
+		t.Fatalf("short text takes %d rows, want 1", len(one))
+	}
+}

@@ -86,3 +86,25 @@ func Wrap(text string, w int) []string {
 	w = max(w, 10)
 	return strings.Split(ansi.Wrap(strings.Join(strings.Fields(text), " "), w, ""), "\n")
 }
+
+// WrapRows breaks text into at most rows lines of exactly w cells, so a
+// verdict or a warning keeps its words on a narrow screen; text that needs
+// more rows ends its last row with "…".
+func WrapRows(text string, w, rows int) []string {
+	if w <= 0 || rows <= 0 {
+		return nil
+	}
+	lines := Wrap(text, w)
+	if len(lines) > rows {
+		lines = lines[:rows]
+		last := strings.TrimRight(lines[rows-1], " ")
+		if Width(last)+2 > w {
+			last = Truncate(last, w-2)
+		}
+		lines[rows-1] = last + " " + Ellipsis
+	}
+	for i, l := range lines {
+		lines[i] = Fit(l, w)
+	}
+	return lines
+}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/units"
-	"github.com/profdeck/profdeck/ui/components"
 )
 
 // verdictLines are the plateau's banner: where it is, its class and the
@@ -24,7 +23,7 @@ func (m *Model) verdictLines(p *phases.Plateau) []string {
 	if t := m.sloShort(); t != "" {
 		head += " · " + t
 	}
-	out := []string{s.Good.Render(components.Fit(head, m.w))}
+	out := m.wrapped(s.Good, head)
 	why := strings.TrimPrefix(p.Evidence, fmt.Sprintf("plateau at C=%d: ", p.Concurrency))
 	if i := strings.LastIndex(why, " — "); i > 0 {
 		// What to do first, so a narrow pane keeps it.
@@ -36,19 +35,7 @@ func (m *Model) verdictLines(p *phases.Plateau) []string {
 	if why == "" {
 		return out
 	}
-	rows := 1
-	if m.h >= 30 {
-		rows = 2
-	}
-	lines := components.Wrap(why, m.w)
-	if len(lines) > rows {
-		lines = lines[:rows]
-		lines[rows-1] = strings.TrimRight(lines[rows-1], " ") + " …"
-	}
-	for _, l := range lines {
-		out = append(out, s.Subtle.Render(components.Fit(l, m.w)))
-	}
-	return out
+	return append(out, m.wrapped(s.Subtle, why)...)
 }
 
 // sloShort is the largest concurrency meeting the SLO, in a few words.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/lipgloss/v2"
+
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/units"
@@ -214,7 +216,7 @@ func (m *Model) banners() []string {
 		out = append(out, s.Subtle.Render(components.Fit(m.slo.Text, m.w)))
 	}
 	if d := m.disagreement(); d != "" {
-		out = append(out, s.Warn.Render(components.Fit(d, m.w)))
+		out = append(out, m.wrapped(s.Warn, d)...)
 	}
 	if n := len(m.errs); n > 0 {
 		// The latest distinct error, with what the server said.
@@ -222,25 +224,35 @@ func (m *Model) banners() []string {
 		if n > 1 {
 			text = fmt.Sprintf("%d distinct errors; latest %s", n, text)
 		}
-		out = append(out, s.Bad.Render(components.Fit(text, m.w)))
+		out = append(out, m.wrapped(s.Bad, text)...)
 	}
 	if m.pathWarn != "" {
-		out = append(out, s.Warn.Render(components.Fit("path: "+m.pathWarn, m.w)))
+		out = append(out, m.wrapped(s.Warn, "path: "+m.pathWarn)...)
 	}
 	if n := len(m.warns); n > 0 && m.warnTop != "" {
 		text := "warning: " + m.warnTop
 		if n > 1 {
 			text = fmt.Sprintf("%d warnings; latest: %s", n, m.warnTop)
 		}
-		out = append(out, s.Warn.Render(components.Fit(text, m.w)))
+		out = append(out, m.wrapped(s.Warn, text)...)
 	}
 	if m.r.State == common.RunFailed {
-		out = append(out, s.Bad.Render(components.Fit("sweep failed: "+m.r.Err.Error(), m.w)))
+		out = append(out, m.wrapped(s.Bad, "sweep failed: "+m.r.Err.Error())...)
 	}
 	if len(out) == 0 {
 		out = append(out, s.Subtle.Render(components.Fit(m.summary(), m.w)))
 	}
 	return out
+}
+
+// wrapped is a banner's text on up to two rows in style st, so its end
+// (often the fix) is not cut at 80 columns.
+func (m *Model) wrapped(st lipgloss.Style, text string) []string {
+	lines := components.WrapRows(text, m.w, 2)
+	for i, l := range lines {
+		lines[i] = st.Render(l)
+	}
+	return lines
 }
 
 // summary says what the sweep does (or will do).
