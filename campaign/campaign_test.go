@@ -21,7 +21,7 @@ func TestInitWritesAFileThatLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Host != "sim" || c.Notebook != filepath.Join(dir, "campaigns", "k25b6000bench1.md") ||
+	if c.Host != "sim" || c.Notebook != filepath.Join(dir, "campaigns", "k25-h200-tp8.md") ||
 		c.Model.Preset != "kimi-k2.5" || c.Model.TP != 8 || c.Model.ExpectGiB != 74.9 ||
 		c.Server.Log != "/var/log/vllm/server.log" || c.Server.Env["VLLM_USE_DEEP_GEMM"] != "1" ||
 		len(c.Macro.Concurrency) != 9 || c.Load.StallAfter.Duration != 5*time.Minute || c.Path != path {
@@ -30,7 +30,7 @@ func TestInitWritesAFileThatLoads(t *testing.T) {
 	if c.Server.Launch != "vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8 --trust-remote-code --max-model-len 262144 --gpu-memory-utilization 0.90 --port 8000" {
 		t.Fatalf("launch %q", c.Server.Launch)
 	}
-	if c.JournalPath() != filepath.Join(dir, "campaigns", "k25b6000bench1.journal.jsonl") {
+	if c.JournalPath() != filepath.Join(dir, "campaigns", "k25-h200-tp8.journal.jsonl") {
 		t.Fatalf("journal %q", c.JournalPath())
 	}
 	// Every section of the campaign appears in the example, commented.

@@ -118,9 +118,11 @@ func serverVerdict(levels []phases.LevelResult, see *phases.LevelResult, lim Lim
 	if !waiting && sl.MaxRunning >= 0.9*float64(see.Concurrency) {
 		if grow, ok := tpotGrowth(levels, see); ok && grow {
 			first := levels[0]
-			return LimitStep, fmt.Sprintf("all %d requests running, none waiting, KV %s, TPOT %s ms at C=%d against %s ms at C=%d "+
+			// The level read is named first: it may be the one above the
+			// level asked about.
+			return LimitStep, fmt.Sprintf("at C=%d all its %d requests running, none waiting, KV %s, TPOT %s ms against %s ms at C=%d "+
 				"(engine_step): the decode step grows with the batch — see the decode-time budget",
-				see.Concurrency, kv, units.Ms(see.MedianTPOTms), see.Concurrency, units.Ms(first.MedianTPOTms), first.Concurrency)
+				see.Concurrency, see.Concurrency, kv, units.Ms(see.MedianTPOTms), units.Ms(first.MedianTPOTms), first.Concurrency)
 		}
 	}
 	return LimitUnknown, fmt.Sprintf("no known limit shows%s: %s running at most, %s waiting, KV %s, %s preemptions, the client kept up",

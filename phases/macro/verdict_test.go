@@ -69,6 +69,11 @@ func TestVerdictEngineStep(t *testing.T) {
 	res := verdictSweep(t, vllmemu.Config{StepTime: 4 * time.Millisecond, StepPerSeq: time.Millisecond, PrefillPerToken: 1, MaxNumSeqs: 1000},
 		macro.Config{Concurrency: []int{4, 16, 32}, InputLen: 16, OutputLen: 30})
 	wantVerdict(t, res.Plateau, macro.LimitStep, "none waiting", "TPOT", "decode step grows")
+	// Asked about C=4, the verdict names the level it read (the one above).
+	_, ev := macro.Explain(res.Levels, 0, macro.Limits{})
+	if !strings.HasPrefix(ev, "C=4: at C=16 all its 16 requests running") {
+		t.Fatalf("explain C=4: %q", ev)
+	}
 }
 
 // slowWriter is a per-request record file on a slow disk: the client

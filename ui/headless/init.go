@@ -35,6 +35,7 @@ func InitMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return c.Exit(ctx, err)
 	}
 	fmt.Fprintf(stdout, "wrote %s: a campaign on the built-in simulated deployment (host: sim).\n", path)
-	fmt.Fprintln(stdout, "Set host and server.launch for your GPU server, then run: profdeck tui -c "+path)
+	fmt.Fprintln(stdout, "Next: profdeck run -c "+path+" (the whole campaign on it, then the notebook);")
+	fmt.Fprintln(stdout, "for your GPU server set host and server.launch first, and check it with: profdeck doctor -c "+path)
 	return c.Exit(ctx, nil)
 }

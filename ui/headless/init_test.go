@@ -15,8 +15,17 @@ func TestInitMain(t *testing.T) {
 	if code, out, errOut := runCLI(t, headless.InitMain); code != 0 || !strings.Contains(out, "wrote profdeck.yaml") {
 		t.Fatalf("init: %d %q %q", code, out, errOut)
 	}
-	if _, err := campaign.LoadFile(campaign.DefaultPath); err != nil {
+	c, err := campaign.LoadFile(campaign.DefaultPath)
+	if err != nil {
 		t.Fatal(err)
+	}
+	// Named after what it profiles (H200s), and the hint leads to run.
+	if strings.Contains(strings.ToLower(c.Name), "b6000") || !strings.Contains(c.Name, "h200") {
+		t.Errorf("the example campaign is named %q", c.Name)
+	}
+	if _, out, _ := runCLI(t, headless.InitMain, "--force"); !strings.Contains(out, "profdeck run -c profdeck.yaml") ||
+		strings.Contains(out, "profdeck tui") {
+		t.Errorf("init's closing hint: %q", out)
 	}
 	if code, _, errOut := runCLI(t, headless.InitMain); code != 1 || !strings.Contains(errOut, "already exists") ||
 		!strings.Contains(errOut, "--force") {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,8 +88,11 @@ func writeReport(c *Command, journal, path string, opts report.NotebookOptions) 
 		}
 	}
 	rr, err := report.ReadJournalFile(journal)
+	if errors.Is(err, fs.ErrNotExist) {
+		return BadInput("%s: no journal yet: nothing has run in this campaign; `profdeck run` (or a step: sweep, micro, nccl, or the cockpit) writes it", journal)
+	}
 	if err != nil {
-		return &BadInputError{Err: err} // no such journal, or not a file
+		return &BadInputError{Err: err} // not a file, or unreadable
 	}
 	if note := report.SkippedNote(journal, rr.Skipped, rr.SkippedCount); note != "" {
 		fmt.Fprintf(c.Stderr, "profdeck %s: %s\n", c.Name, note)

@@ -285,3 +285,16 @@ func TestCompareJSONFile(t *testing.T) {
 		t.Fatalf("exit %d %q", code, errOut)
 	}
 }
+
+// Before anything ran, report says there is no journal yet and what
+// writes one, not the operating system's "no such file".
+func TestReportBeforeAnyRun(t *testing.T) {
+	dir := t.TempDir()
+	cf := filepath.Join(dir, "profdeck.yaml")
+	os.WriteFile(cf, []byte("name: k25\nnotebook: k25.md\n"), 0o644)
+	code, _, errOut := runCLI(t, headless.ReportMain, "-c", cf)
+	if code != 2 || !strings.Contains(errOut, "no journal yet") || !strings.Contains(errOut, "profdeck run") ||
+		strings.Contains(errOut, "no such file") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Fatalf("exit %d: %q", code, errOut)
+	}
+}
