@@ -19,6 +19,10 @@ func newKeyMap(k *common.KeyMap) keyMap {
 	up, down := k.Up, k.Down
 	up.SetHelp("k/↑", "scroll log")
 	down.SetHelp("j/↓", "scroll log")
+	// g is listed once: it switches the GPU rows, and in the full log it
+	// goes to the top (home does too).
+	top := k.Top
+	top.SetHelp("home", "log top")
 
 	return keyMap{
 		Start:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start server")),
@@ -26,10 +30,10 @@ func newKeyMap(k *common.KeyMap) keyMap {
 		Restart:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restart with profiler")),
 		Log:      key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "full log")),
 		Diagnose: key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "why stalled? (diagnose)")),
-		Expand:   key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "nodes/all GPUs")),
+		Expand:   key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "nodes/all GPUs (full log: top)")),
 		Up:       up,
 		Down:     down,
-		Top:      k.Top,
+		Top:      top,
 		Bottom:   k.Bottom,
 		PageUp:   k.PageUp,
 		PageDown: k.PageDown,
@@ -53,8 +57,6 @@ func (m *Model) ShortHelp() []key.Binding {
 // FullHelp lists every key of the pane in columns.
 func (m *Model) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		// g is the full log's top in the log's column, and switches the GPU
-		// rows outside the full log.
 		{m.keys.Start, m.keys.Stop, m.keys.Restart, m.keys.Diagnose, m.keys.Expand},
 		{m.keys.Log, m.keys.Back, m.keys.Up, m.keys.Down, m.keys.Top, m.keys.Bottom},
 		{m.keys.PageUp, m.keys.PageDown},

@@ -24,6 +24,9 @@ func (m *Model) gpuRows(w int) []string {
 			if len(m.hosts) > 1 {
 				label = host + ":" + label
 			}
+			if st.Stall != nil {
+				g.ETASeconds = 0 // nothing moves: no time to go
+			}
 			rows = append(rows, m.gpuRow(label, g, w, pastWeights(st.Stage)))
 		}
 	}
@@ -43,7 +46,10 @@ func (m *Model) gpuRow(label string, g phases.GPULoad, w int, past bool) string 
 	if !g.Known {
 		return s.Bold.Render(label) + " " + s.Warn.Render(components.Truncate("memory unknown (nvidia-smi: N/A)", w-len(label)-1))
 	}
-	denom, of := g.ExpectedGiB, ""
+	// The total changes meaning when the weights are in (the weights
+	// expected, then the whole GPU): each is named, so the step from one
+	// to the other reads as what it is.
+	denom, of := g.ExpectedGiB, " weights"
 	if denom <= 0 || past {
 		denom, of = g.TotalGiB, " of GPU"
 	}
@@ -90,7 +96,7 @@ func (m *Model) shardLine(w int) string {
 	case st.ShardSecPerIt > 0:
 		figs += fmt.Sprintf(" %.1f shards/s", 1/st.ShardSecPerIt)
 	}
-	if st.ShardETA > 0 {
+	if st.ShardETA > 0 && st.Stall == nil {
 		figs += " ETA " + load.FormatDuration(st.ShardETA)
 	}
 	if st.ShardsDone == st.ShardsTotal && st.Stage == vllmlog.StageWeights {

@@ -250,3 +250,36 @@ func TestBannerNamesTheNodeThatStoppedFirst(t *testing.T) {
 	}
 	panetest.Fits(t, v, 78, 19)
 }
+
+// The pane's help names each key once.
+func TestHelpListsEachKeyOnce(t *testing.T) {
+	m := bare()
+	seen := map[string]bool{}
+	for _, col := range m.FullHelp() {
+		for _, b := range col {
+			k := b.Help().Key
+			if seen[k] {
+				t.Fatalf("key %q listed twice in the help", k)
+			}
+			seen[k] = true
+		}
+	}
+}
+
+// While stalled no ETA counts down, on the shards or on a GPU; the
+// weights' total is named so that the whole GPU's, later, is no surprise.
+func TestStalledShowsNoETA(t *testing.T) {
+	m := bare()
+	gs := eight(60, 1.9)
+	st := phases.LoadState{Host: "gpu1", Stage: phases.StageWeights, ElapsedS: 900, GPUs: gs,
+		ShardsDone: 40, ShardsTotal: 62, ShardETA: 280, ShardSecPerIt: 9.1}
+	m.Update(common.EventsMsg{At: time.Unix(1000, 0), Events: []phases.Event{ev(phases.KindLoadState, st)}})
+	if v := sized(m, 120, 36); !strings.Contains(v, "ETA") || !strings.Contains(v, "/74.9 GiB  80% weights") {
+		t.Fatalf("a moving load shows its ETA and names the weights' total:\n%s", v)
+	}
+	st.Stall = &phases.Stall{GPUs: []int{0}, ForS: 120, MemoryGiB: []float64{60}}
+	m.Update(common.EventsMsg{At: time.Unix(1001, 0), Events: []phases.Event{ev(phases.KindLoadState, st)}})
+	if v := sized(m, 120, 36); strings.Contains(v, "ETA") {
+		t.Fatalf("a stalled load counts an ETA:\n%s", v)
+	}
+}
