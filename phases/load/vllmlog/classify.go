@@ -13,23 +13,25 @@ var (
 	barRe = regexp.MustCompile(`^(.*?):\s*(\d{1,3})%(?:\s*Completed\s*\||\|[^|]*\|)?\s*(\d+)/(\d+)\s*\[([\d:?]+)<([\d:?]+)(?:,\s*([\d.?]+)\s*(it/s|s/it))?`)
 
 	rankLineRe  = regexp.MustCompile(`rank (\d+) in world size (\d+) is assigned as|world_size=(\d+) rank=(\d+) local_rank=(\d+)`)
-	loadStartRe = regexp.MustCompile(`Starting to load model (.+?)\.\.\.`)
-	weightsRe   = regexp.MustCompile(`Loading weights took ([\d.]+) seconds`)
-	modelRe     = regexp.MustCompile(`Model loading took ([\d.]+) (GiB|GB)(?: memory)? and ([\d.]+) seconds`)
-	modelV0Re   = regexp.MustCompile(`Loading model weights took ([\d.]+) (GiB|GB)`)
-	hpuRe       = regexp.MustCompile(`Pre-loading model weights on \S+ took ([\d.]+) (GiB|GB)`)
-	compileRe   = regexp.MustCompile(`for vLLM's torch\.compile|Dynamo bytecode transform time|Compiling a graph for|Directly load the compiled graph|Cache the graph .* for later use|saved AOT compiled function|Warming up model for the compilation`)
-	compileDone = regexp.MustCompile(`torch\.compile (?:takes|took) ([\d.]+) s in total`)
-	kvMemRe     = regexp.MustCompile(`Available KV cache memory: (-?[\d.]+) GiB|kv_cache_size=(-?[\d.]+)GiB|reserved for KV Cache is (-?[\d.]+)GiB`)
-	kvTokRe     = regexp.MustCompile(`GPU KV cache size: ([\d,]+) tokens`)
-	kvBlocksRe  = regexp.MustCompile(`# GPU blocks: (\d+)`)
-	concRe      = regexp.MustCompile(`Maximum concurrency for ([\d,]+) tokens per request: ([\d.,]+)x`)
-	graphsRe    = regexp.MustCompile(`Capturing the model for CUDA graphs|Capturing cudagraphs for decoding|Profiling CUDA graph memory|Capturing model for speculator|Registering \d+ cuda graph addresses`)
-	graphsDone  = regexp.MustCompile(`Graph capturing finished in (\d+) secs(?:, took ([\d.]+) GiB)?`)
-	engineInit  = regexp.MustCompile(`init engine \(profile, create kv cache, warmup model\) took ([\d.]+) (?:seconds|s)`)
-	readyRe     = regexp.MustCompile(`Starting vLLM API server|Starting vLLM server on|Uvicorn running on|Application startup complete|Available routes are`)
-	watchdogRe  = regexp.MustCompile(`No available shared memory broadcast block found in (\d+) seconds`)
-	profilerRe  = regexp.MustCompile(`Torch Profiler is enabled|Profiler with mode '\w+' is enabled|[Pp]rofiling enabled\. Traces will be saved to|Profiler (?:started|stopped)|Starting profiler|Stopping profiler`)
+	loadStartRe = regexp.MustCompile(`Starting to load model (.+?)\.\.\.|Loading model from scratch`)
+	// The memory profile's line also states the weights' size (V0 0.6–0.9).
+	profWeightsRe = regexp.MustCompile(`model weights take (-?[\d.]+) ?GiB`)
+	weightsRe     = regexp.MustCompile(`Loading weights took ([\d.]+) seconds`)
+	modelRe       = regexp.MustCompile(`Model loading took ([\d.]+) (GiB|GB)(?: memory)? and ([\d.]+) seconds`)
+	modelV0Re     = regexp.MustCompile(`Loading model weights took ([\d.]+) (GiB|GB)`)
+	hpuRe         = regexp.MustCompile(`Pre-loading model weights on \S+ took ([\d.]+) (GiB|GB)`)
+	compileRe     = regexp.MustCompile(`for vLLM's torch\.compile|Dynamo bytecode transform time|Compiling a graph for|Directly load the compiled graph|Cache the graph .* for later use|saved AOT compiled function|Warming up model for the compilation`)
+	compileDone   = regexp.MustCompile(`torch\.compile (?:takes|took) ([\d.]+) s in total`)
+	kvMemRe       = regexp.MustCompile(`Available KV cache memory: (-?[\d.]+) GiB|kv_cache_size=(-?[\d.]+)GiB|reserved for KV Cache is (-?[\d.]+)GiB`)
+	kvTokRe       = regexp.MustCompile(`GPU KV cache size: ([\d,]+) tokens`)
+	kvBlocksRe    = regexp.MustCompile(`# GPU blocks: (\d+)`)
+	concRe        = regexp.MustCompile(`Maximum concurrency for ([\d,]+) tokens per request: ([\d.,]+)x`)
+	graphsRe      = regexp.MustCompile(`Capturing the model for CUDA graphs|Capturing cudagraphs for decoding|Profiling CUDA graph memory|Capturing model for speculator|Registering \d+ cuda graph addresses`)
+	graphsDone    = regexp.MustCompile(`Graph capturing finished in (\d+) secs(?:, took ([\d.]+) GiB)?`)
+	engineInit    = regexp.MustCompile(`init engine \(profile, create kv cache, warmup model\) took ([\d.]+) (?:seconds|s)`)
+	readyRe       = regexp.MustCompile(`Starting vLLM API server|Starting vLLM server on|Uvicorn running on|Application startup complete|Available routes are`)
+	watchdogRe    = regexp.MustCompile(`No available shared memory broadcast block found in (\d+) seconds`)
+	profilerRe    = regexp.MustCompile(`Torch Profiler is enabled|Profiler with mode '\w+' is enabled|[Pp]rofiling enabled\. Traces will be saved to|Profiler (?:started|stopped)|Starting profiler|Stopping profiler`)
 
 	oomRe  = regexp.MustCompile(`CUDA out of memory|OutOfMemoryError|No available memory for the cache blocks|CUDA error: out of memory`)
 	ncclRe = regexp.MustCompile(`NCCL error|[Ww]atchdog caught collective operation timeout|Timeout at NCCL work|NCCL communicator was aborted|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclRemoteError|ncclInvalidUsage`)
@@ -97,7 +99,7 @@ var rules = []rule{
 			r.Value = atof(m[4])
 		}
 	}},
-	{[]string{"Starting to load model"}, loadStartRe, func(r *Record, m []string) { r.Kind = KindLoadStart }},
+	{[]string{"Starting to load model", "Loading model from scratch"}, loadStartRe, func(r *Record, m []string) { r.Kind = KindLoadStart }},
 	{[]string{"Model loading took"}, modelRe, func(r *Record, m []string) {
 		r.Kind, r.GiB, r.Seconds = KindModelLoaded, atof(m[1]), atof(m[3])
 	}},
@@ -114,6 +116,9 @@ var rules = []rule{
 	}},
 	{[]string{"KV cache memory", "kv_cache_size=", "KV Cache is"}, kvMemRe, func(r *Record, m []string) {
 		r.Kind, r.GiB = KindKVMemory, atof(m[1]+m[2]+m[3])
+		if w := profWeightsRe.FindStringSubmatch(r.Msg); w != nil {
+			r.WeightsGiB = atof(w[1])
+		}
 	}},
 	{[]string{"Graph capturing finished"}, graphsDone, func(r *Record, m []string) {
 		r.Kind, r.Seconds = KindGraphsDone, atof(m[1])
@@ -174,7 +179,7 @@ var failNeedles = []string{"out of memory", "OutOfMemory", "No available memory"
 	"EADDRINUSE", "execution failed", "device count", "devId", "No CUDA GPUs", "No HIP GPUs", "driver initialization",
 	"exit code", "by signal", "EngineDead", "has died", "dead"}
 
-var loadBarDescs = []string{"Loading safetensors checkpoint shards", "Loading safetensors using Runai Model Streamer",
+var loadBarDescs = []string{"Loading safetensors checkpoint shards", "Loading fastsafetensors checkpoint shards", "Loading safetensors using Runai Model Streamer",
 	"Multi-thread loading shards", "Loading weights (pinned)", "Loading safetensors (Buffered)",
 	"Loading pt checkpoint shards", "Loading checkpoint shards", "Loading gguf", "Loading weights"}
 

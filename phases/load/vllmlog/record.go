@@ -120,6 +120,9 @@ type Record struct {
 	Frame string
 	// Exception is the exception type of a traceback's last line.
 	Exception string
+	// WeightsGiB is the weights' size a KV-memory line states beside
+	// the KV cache's ("model weights take 7.51GiB; …"), 0 when none.
+	WeightsGiB float64
 }
 
 // Stage is the load stage this record proves was reached, "" when none.

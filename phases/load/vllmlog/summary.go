@@ -73,6 +73,7 @@ type Summary struct {
 	Stalls []Stall  `json:"stalls,omitempty"`
 
 	tbStage     int // the furthest stage a failing traceback's frames name, -1 when none
+	v0Workers   bool
 	modelLoaded bool
 
 	failLevel   int
@@ -88,16 +89,18 @@ type Summary struct {
 	driver      *procInfo // the unprefixed V0 driver, rank 0
 }
 
+// procKey names a process: its pid on its host (a process prints under
+// several names, "Worker" then "Worker_TP0", with one pid).
 type procKey struct {
 	host string
 	pid  int
-	name string
 }
 
 type procInfo struct {
 	pid     int
 	rank    int
 	weights *float64
+	worker  bool // printed under a worker's name
 }
 
 // NewSummary returns an empty summary.
@@ -146,6 +149,9 @@ func (s *Summary) Add(r Record) {
 	case KindKVMemory:
 		g := r.GiB
 		s.KVCacheGiB = &g
+		if w := r.WeightsGiB; w > 0 && s.WeightsGiB == nil {
+			s.WeightsGiB = &w
+		}
 	case KindCompile, KindCompileDone, KindGraphs, KindGraphsDone, KindEngineInit:
 		s.loaded = true
 	case KindReady:
@@ -167,8 +173,16 @@ func (s *Summary) Add(r Record) {
 	if r.Host != "" {
 		s.addHost(r.Host)
 	}
-	if r.PID != 0 && r.Rank >= 0 && r.Proc != "" && isWorker(r.Proc) {
-		s.proc(r).rank = r.Rank
+	if r.PID != 0 && r.Proc != "" && isWorker(r.Proc) {
+		p := s.proc(r)
+		if r.Rank >= 0 {
+			p.rank = r.Rank
+		}
+		p.worker = true
+		if r.Proc == "VllmWorkerProcess" {
+			// V0's multiprocessing executor: the unprefixed driver is rank 0.
+			s.v0Workers = true
+		}
 	}
 	s.finish()
 }
@@ -184,7 +198,7 @@ func (s *Summary) proc(r Record) *procInfo {
 		}
 		return s.driver
 	}
-	k := procKey{host: r.Host, pid: r.PID, name: r.Proc}
+	k := procKey{host: r.Host, pid: r.PID}
 	p := s.procs[k]
 	if p == nil {
 		p = &procInfo{pid: r.PID, rank: r.Rank}
@@ -348,9 +362,13 @@ func (s *Summary) ranks() []Rank {
 		pid := p.pid
 		out = append(out, Rank{Rank: p.rank, PID: &pid, WeightsGiB: p.weights})
 	}
-	if s.driver != nil && !used[0] && s.driver.weights != nil {
+	if !used[0] && s.driver != nil && s.driver.weights != nil {
 		used[0] = true
-		out = append(out, Rank{Rank: 0, WeightsGiB: s.driver.weights, Inferred: true})
+		var w *float64
+		if s.driver != nil {
+			w = s.driver.weights
+		}
+		out = append(out, Rank{Rank: 0, WeightsGiB: w, Inferred: true})
 	}
 	sort.Slice(unknown, func(i, j int) bool { return unknown[i].pid < unknown[j].pid })
 	next := 0

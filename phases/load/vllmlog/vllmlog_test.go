@@ -22,7 +22,7 @@ type want struct {
 
 var fixtures = map[string]want{
 	"vllm-log-02-v0.12-tp8-llama4scout-h200.txt":                   {state: "loaded", stage: "compile", shards: [2]int{50, 50}, weights: 27.8072, loadSeconds: 495.846125, ranks: 7},
-	"vllm-log-03-v0.7.1-tp8-a100-sagemaker-ansi.txt":               {version: "0.7.1", state: "loaded", stage: "cuda_graphs"},
+	"vllm-log-03-v0.7.1-tp8-a100-sagemaker-ansi.txt":               {version: "0.7.1", state: "loaded", stage: "cuda_graphs", weights: 3.97}, // from its memory profile: "model weights take 3.97GiB"
 	"vllm-log-04-v0.8.2-tp4-v1-vllmworker-dsv2lite.txt":            {state: "loaded", stage: "weights", shards: [2]int{4, 4}, weights: 7.3858, loadSeconds: 4.037179, ranks: 4},
 	"vllm-log-05-v0.9-rocm-tp4-dsr1-prefix-then-bar.txt":           {state: "loading", stage: "weights", shards: [2]int{105, 163}, ranks: 1},
 	"vllm-log-07-ascend-dp-tp-ep-loading-timeout-FAILURE.txt":      {state: "failed", stage: "weights", shards: [2]int{138, 161}, ranks: 1, failure: "timeout", failLine: "launch_core_engines"},
