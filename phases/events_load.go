@@ -99,6 +99,9 @@ type Stall struct {
 	ForS      float64   `json:"for_s"`
 	Line      string    `json:"line,omitempty"` // last log line seen
 	Node      string    `json:"node,omitempty"` // the node that stalled (several nodes only)
+	// Waits is what the log itself said about waiting, in words ("3
+	// shared-memory broadcast waits of 60 s, the last at 10:40:02").
+	Waits string `json:"waits,omitempty"`
 }
 
 // LoadFailure is a failure named from the log, or the server process's

@@ -145,3 +145,38 @@ func MilestoneText(m phases.Milestone) string {
 	}
 	return text
 }
+
+// WaitsText says in words the waits a log reported (nil: ""): how many of
+// each kind, how long each when the log says, and the last one's time.
+func WaitsText(stalls []vllmlog.Stall) string {
+	if len(stalls) == 0 {
+		return ""
+	}
+	names := map[string]string{vllmlog.StallSHM: "shared-memory broadcast wait", vllmlog.StallNCCL: "NCCL collective wait",
+		vllmlog.StallEngineWait: "wait for the engine's output"}
+	var parts []string
+	for _, kind := range []string{vllmlog.StallSHM, vllmlog.StallNCCL, vllmlog.StallEngineWait} {
+		n, secs := 0, 0.0
+		for _, st := range stalls {
+			if st.Kind == kind {
+				n, secs = n+1, st.Seconds
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		p := fmt.Sprintf("%d %s", n, names[kind])
+		if n > 1 {
+			p += "s"
+		}
+		if secs > 0 {
+			p += fmt.Sprintf(" of %s", FormatDuration(secs))
+		}
+		parts = append(parts, p)
+	}
+	out := strings.Join(parts, ", ")
+	if last := stalls[len(stalls)-1].Time; last != "" {
+		out += ", the last at " + last
+	}
+	return out
+}

@@ -283,7 +283,7 @@ func (t *Tracker) CheckStall(now time.Time) *phases.Stall {
 		return nil
 	}
 	fresh := t.stall == nil
-	st := &phases.Stall{ForS: idle.Seconds(), Line: t.lastLine}
+	st := &phases.Stall{ForS: idle.Seconds(), Line: t.lastLine, Waits: WaitsText(t.sum.Stalls)}
 	for _, i := range t.order() {
 		g := t.gpus[i]
 		if !g.known {

@@ -31,7 +31,10 @@ var (
 	engineInit    = regexp.MustCompile(`init engine \(profile, create kv cache, warmup model\) took ([\d.]+) (?:seconds|s)`)
 	readyRe       = regexp.MustCompile(`Starting vLLM API server|Starting vLLM server on|Uvicorn running on|Application startup complete|Available routes are`)
 	watchdogRe    = regexp.MustCompile(`No available shared memory broadcast block found in (\d+) seconds`)
-	profilerRe    = regexp.MustCompile(`Torch Profiler is enabled|Profiler with mode '\w+' is enabled|[Pp]rofiling enabled\. Traces will be saved to|Profiler (?:started|stopped)|Starting profiler|Stopping profiler`)
+	// Waits a stuck load prints: torch's NCCL watchdog warnings that a
+	// collective has not completed, V0's client waiting on its engine.
+	waitRe     = regexp.MustCompile(`ProcessGroupNCCL.*(?:[Ww]aiting for|has not (?:yet )?(?:completed|finished)|[Hh]eartbeat monitor)|Waiting for output from MQLLMEngine`)
+	profilerRe = regexp.MustCompile(`Torch Profiler is enabled|Profiler with mode '\w+' is enabled|[Pp]rofiling enabled\. Traces will be saved to|Profiler (?:started|stopped)|Starting profiler|Stopping profiler`)
 
 	oomRe  = regexp.MustCompile(`CUDA out of memory|OutOfMemoryError|No available memory for the cache blocks|CUDA error: out of memory`)
 	ncclRe = regexp.MustCompile(`NCCL error|[Ww]atchdog caught collective operation timeout|Timeout at NCCL work|NCCL communicator was aborted|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclRemoteError|ncclInvalidUsage`)
@@ -130,6 +133,7 @@ var rules = []rule{
 	{[]string{"init engine"}, engineInit, func(r *Record, m []string) { r.Kind, r.Seconds = KindEngineInit, atof(m[1]) }},
 	{[]string{"Starting vLLM", "Uvicorn running", "startup complete", "Available routes"}, readyRe, func(r *Record, m []string) { r.Kind = KindReady }},
 	{[]string{"shared memory broadcast"}, watchdogRe, func(r *Record, m []string) { r.Kind, r.Seconds = KindWatchdog, atof(m[1]) }},
+	{[]string{"ProcessGroupNCCL", "Waiting for output"}, waitRe, func(r *Record, m []string) { r.Kind = KindWatchdog }},
 	{[]string{"rofil"}, profilerRe, func(r *Record, m []string) { r.Kind = KindProfiler }},
 }
 

@@ -46,7 +46,7 @@ type Failure struct {
 // Stall is a wait the log reports while the load or the server is stuck:
 // a shared-memory broadcast with no free block, an NCCL collective waited on.
 type Stall struct {
-	Kind    string  `json:"kind"` // "shm_broadcast", "nccl_wait"
+	Kind    string  `json:"kind"` // StallSHM, StallNCCL, StallEngineWait
 	Seconds float64 `json:"seconds,omitempty"`
 	Time    string  `json:"time,omitempty"` // the log's HH:MM:SS
 	Line    string  `json:"line"`
@@ -211,11 +211,21 @@ func (s *Summary) proc(r Record) *procInfo {
 const maxStalls = 64
 
 func stallKind(r Record) string {
-	if strings.Contains(r.Msg, "shared memory broadcast") {
-		return "shm_broadcast"
+	switch {
+	case strings.Contains(r.Msg, "shared memory broadcast"):
+		return StallSHM
+	case strings.Contains(r.Msg, "MQLLMEngine"):
+		return StallEngineWait
 	}
-	return "nccl_wait"
+	return StallNCCL
 }
+
+// Stall kinds.
+const (
+	StallSHM        = "shm_broadcast" // "No available shared memory broadcast block found in 60 seconds"
+	StallNCCL       = "nccl_wait"     // torch's NCCL watchdog: a collective not completed
+	StallEngineWait = "engine_wait"   // V0's client waiting for output from its engine
+)
 
 // fail records a failure: the first one, or a root cause after a
 // consequence. Its stage is where the load was then.

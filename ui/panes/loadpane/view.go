@@ -168,7 +168,12 @@ func (m *Model) bannerLines(w int) []string {
 		if msg := vllmlog.Message(ev); msg != "" {
 			ev = msg
 		}
-		return append([]string{s.Banner.Render(components.Truncate(load.StallText(st.Stall), w-2)), s.Bad.Render(components.Truncate("» last log: "+ev, w))}, diag...)
+		out := []string{s.Banner.Render(components.Truncate(load.StallText(st.Stall), w-2)), s.Bad.Render(components.Truncate("» last log: "+ev, w))}
+		if st.Stall.Waits != "" {
+			// The log's own stall warnings (shm broadcast, NCCL waits).
+			out = append(out, s.Bad.Render(components.Truncate("» the log says: "+st.Stall.Waits, w)))
+		}
+		return append(out, diag...)
 	}
 	return diag
 }
