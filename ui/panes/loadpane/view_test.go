@@ -283,3 +283,19 @@ func TestStalledShowsNoETA(t *testing.T) {
 		t.Fatalf("a stalled load counts an ETA:\n%s", v)
 	}
 }
+
+// The stall banner shows the waits the log itself printed, at 120×36 and
+// at 80×24.
+func TestStallBannerShowsTheLogsWaits(t *testing.T) {
+	m := bare()
+	st := phases.LoadState{Host: "gpu1", Stage: phases.StageCUDAGraphs, ElapsedS: 900, GPUs: eight(60, 1.9)}
+	st.Stall = &phases.Stall{GPUs: []int{0}, ForS: 300, MemoryGiB: []float64{60}, Line: "Capturing CUDA graphs",
+		Waits: "3 shared-memory broadcast waits of 60 s, the last at 08:05:02"}
+	m.Update(common.EventsMsg{At: time.Unix(1000, 0), Events: []phases.Event{ev(phases.KindLoadState, st)}})
+	for _, size := range [][2]int{{120, 36}, {80, 24}} {
+		v := sized(m, size[0], size[1])
+		if !strings.Contains(v, "» the log says: 3 shared-memory broadcast") {
+			t.Errorf("%dx%d: no waits under the banner:\n%s", size[0], size[1], v)
+		}
+	}
+}
