@@ -24,6 +24,7 @@ type Shards struct {
 type Rank struct {
 	Rank       int      `json:"rank"`
 	PID        *int     `json:"pid"`
+	Host       string   `json:"host,omitempty"` // the Ray actor's address, "" on the local host
 	WeightsGiB *float64 `json:"weights_gib"`
 	// Inferred is true when the rank was not printed but deduced (a V0
 	// driver without a prefix is rank 0; unnamed workers take the remaining
@@ -97,6 +98,7 @@ type procKey struct {
 }
 
 type procInfo struct {
+	host    string
 	pid     int
 	rank    int
 	weights *float64
@@ -201,7 +203,7 @@ func (s *Summary) proc(r Record) *procInfo {
 	k := procKey{host: r.Host, pid: r.PID}
 	p := s.procs[k]
 	if p == nil {
-		p = &procInfo{pid: r.PID, rank: r.Rank}
+		p = &procInfo{host: r.Host, pid: r.PID, rank: r.Rank}
 		s.procs[k] = p
 	}
 	return p
@@ -370,7 +372,7 @@ func (s *Summary) ranks() []Rank {
 	for _, p := range known {
 		used[p.rank] = true
 		pid := p.pid
-		out = append(out, Rank{Rank: p.rank, PID: &pid, WeightsGiB: p.weights})
+		out = append(out, Rank{Rank: p.rank, PID: &pid, Host: p.host, WeightsGiB: p.weights})
 	}
 	if !used[0] && s.driver != nil && s.driver.weights != nil {
 		used[0] = true
@@ -388,7 +390,7 @@ func (s *Summary) ranks() []Rank {
 		}
 		used[next] = true
 		pid := p.pid
-		out = append(out, Rank{Rank: next, PID: &pid, WeightsGiB: p.weights, Inferred: true})
+		out = append(out, Rank{Rank: next, PID: &pid, Host: p.host, WeightsGiB: p.weights, Inferred: true})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Rank != out[j].Rank {
