@@ -26,6 +26,7 @@ import (
 // step runs).
 type Need struct {
 	Serve   bool // the server may have to be started (server.launch)
+	Restart bool // the server is restarted with the profiler (server.launch again)
 	Sweep   bool // the sweep (the server and the path to it)
 	Micro   bool // the GEMM timings (python3, torch, CUDA)
 	NCCL    bool // the collectives (torchrun)
@@ -33,7 +34,7 @@ type Need struct {
 }
 
 // All is every part needed: a whole campaign.
-var All = Need{Serve: true, Sweep: true, Micro: true, NCCL: true, Profile: true}
+var All = Need{Serve: true, Restart: true, Sweep: true, Micro: true, NCCL: true, Profile: true}
 
 // Config is what to check, from the campaign.
 type Config struct {

@@ -256,3 +256,21 @@ func TestHungProbeEndsWithTheContext(t *testing.T) {
 		t.Errorf("cancelled run: %v after %v", err, time.Since(start))
 	}
 }
+
+// A launch program that is missing matters only when the launch runs: not
+// when the server already serves and no step restarts it.
+func TestLaunchNotNeededWhileServing(t *testing.T) {
+	srv := server(t, 0)
+	cfg := localConfig(t, doctortest.Tools{GPUs: 8, Torchrun: true}, srv.URL)
+	cfg.Launch = "no-such-vllm-x serve m"
+	cfg.Need = Need{Serve: true, Sweep: true}
+	res, _ := runEvents(t, cfg)
+	if c := byName(res)["launch"]; c.Status != phases.CheckWarn || !strings.Contains(c.Found, "already serves") {
+		t.Errorf("launch while serving, no restart: %+v", c)
+	}
+	cfg.Need.Restart = true
+	res, _ = runEvents(t, cfg)
+	if c := byName(res)["launch"]; c.Status != phases.CheckFail {
+		t.Errorf("launch with a restart to come: %+v", c)
+	}
+}

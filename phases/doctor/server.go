@@ -213,8 +213,14 @@ func checkLaunch(ctx context.Context, cfg *Config, s *shared) phases.DoctorCheck
 		found = append(found, strings.TrimSpace(out))
 	}
 	if len(missing) > 0 {
-		return fail(fmt.Sprintf("%s not found on %s (the PATH of a non-interactive shell)", strings.Join(missing, ", "), cfg.Host.Name()),
-			"give the full path in server.launch, or activate the environment in it (e.g. source /opt/venv/bin/activate && vllm serve …)")
+		found := fmt.Sprintf("%s not found on %s (the PATH of a non-interactive shell)", strings.Join(missing, ", "), cfg.Host.Name())
+		fix := "give the full path in server.launch, or activate the environment in it (e.g. source /opt/venv/bin/activate && vllm serve …)"
+		if !cfg.Need.Restart && s.server().up {
+			// The server already serves and nothing restarts it: the
+			// launch is not run this time.
+			return warn(found+"; not needed now: the server already serves and no step restarts it", fix)
+		}
+		return fail(found, fix)
 	}
 	return ok("%s", strings.Join(found, ", "))
 }

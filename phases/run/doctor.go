@@ -21,7 +21,7 @@ func (r *runner) plan() []string {
 
 // needOf is what the steps to do need from the host.
 func needOf(todo map[string]bool) doctor.Need {
-	return doctor.Need{Serve: todo[Serve] || todo[Restart], Sweep: todo[Macro], Micro: todo[Micro],
+	return doctor.Need{Serve: todo[Serve] || todo[Restart], Restart: todo[Restart], Sweep: todo[Macro], Micro: todo[Micro],
 		NCCL: todo[NCCL], Profile: todo[Restart] || todo[Profile]}
 }
 
