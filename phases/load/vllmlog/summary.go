@@ -103,6 +103,7 @@ type procInfo struct {
 	rank    int
 	weights *float64
 	worker  bool // printed under a worker's name
+	ray     bool // a Ray worker actor
 }
 
 // NewSummary returns an empty summary.
@@ -181,6 +182,9 @@ func (s *Summary) Add(r Record) {
 			p.rank = r.Rank
 		}
 		p.worker = true
+		if r.Proc == "RayWorkerWrapper" {
+			p.ray = true
+		}
 		if r.Proc == "VllmWorkerProcess" {
 			// V0's multiprocessing executor: the unprefixed driver is rank 0.
 			s.v0Workers = true
@@ -363,7 +367,9 @@ func (s *Summary) ranks() []Rank {
 	for _, p := range s.procs {
 		if p.rank >= 0 {
 			known = append(known, p)
-		} else if p.weights != nil {
+		} else if p.weights != nil || p.ray {
+			// A Ray worker is one GPU's rank whether or not its
+			// weights line was kept.
 			unknown = append(unknown, p)
 		}
 	}

@@ -31,7 +31,7 @@ var fixtures = map[string]want{
 	"vllm-log-10-v0.2x-dsv4-tp-ep-worker-TP0_EP0-slow-loading.txt": {state: "loading", stage: "weights", shards: [2]int{13, 46}, ranks: 2},
 	"vllm-log-11-v0.8.3-tp8-h20-dsv2lite-hang-FAILURE.txt":         {version: "0.8.3", state: "loading", stage: "starting"},
 	"vllm-log-13-v0.6-tp8-v0-memory-profiling-gpu-blocks.txt":      {state: "loaded", stage: "cuda_graphs", weights: 18.4902, kvTokens: 5691 * 16, ranks: 8},
-	"vllm-log-14-nccl-errors-v0.5-v0.8-FAILURE.txt":                {state: "failed", stage: "starting", failure: "nccl", failLine: "NCCL error: unhandled system error"},
+	"vllm-log-14-nccl-errors-v0.5-v0.8-FAILURE.txt":                {state: "failed", stage: "starting", failure: "nccl", failLine: "NCCL error: unhandled system error", ranks: 1}, // the Ray worker pid 880
 	"vllm-log-16-v0.11-dp-tp-ep-openpangu-ws32-cudagraph.txt":      {state: "loaded", stage: "cuda_graphs", ranks: 4},
 	"vllm-log-17-v0.10.2-tp4-ep-slow-shards-graph-capture.txt":     {state: "loaded", stage: "cuda_graphs", shards: [2]int{74, 96}, ranks: 4},
 	"vllm-log-19-v0.17-v0.2x-kvcache-cudagraph-memory-lines.txt":   {state: "loaded", stage: "cuda_graphs", shards: [2]int{9, 9}, weights: 12.66, loadSeconds: 31.657031, kvTokens: 188640, ranks: 2},
