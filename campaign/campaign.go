@@ -260,7 +260,7 @@ func Parse(b []byte) (*Campaign, error) {
 		return nil, cleanYAMLError(err, &root)
 	}
 	// A time budget per level replaces the default request count; a count
-	// written next to it stays as a cap.
+	// written next to it stays: the level ends at whichever comes last.
 	if c.Macro.Duration.Duration > 0 && lineOf(&root, "macro.requests") == 0 {
 		c.Macro.Requests = 0
 	}

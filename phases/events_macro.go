@@ -74,10 +74,24 @@ type StepMix struct {
 }
 
 // LevelResult is one finished level; field names follow vLLM bench serve JSON.
+// MinRequests is the fewest completed requests a level's figures are
+// quoted on without a flag.
+const MinRequests = 10
+
+// Few reports whether the level completed fewer than MinRequests requests
+// (journals written before FewRequests existed included; a level with
+// none completed has no figure to quote and is judged by its failures).
+func (l *LevelResult) Few() bool {
+	return l.FewRequests || (l.Completed > 0 && l.Completed < MinRequests)
+}
+
 type LevelResult struct {
-	Concurrency       int            `json:"concurrency"`
-	Rate              float64        `json:"request_rate,omitempty"`
-	Completed         int            `json:"completed"`
+	Concurrency int     `json:"concurrency"`
+	Rate        float64 `json:"request_rate,omitempty"`
+	Completed   int     `json:"completed"`
+	// FewRequests flags a level with fewer than MinRequests completed
+	// requests: too few to quote its percentiles or TPOT.
+	FewRequests       bool           `json:"few_requests,omitempty"`
 	Failed            int            `json:"failed"`
 	Failures          map[string]int `json:"failures"`
 	DurationS         float64        `json:"duration_s"`

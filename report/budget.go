@@ -236,10 +236,15 @@ func (in budgetInputs) profiledLevels(res BudgetResult) []BudgetSplit {
 
 func (in budgetInputs) split(name string, c int) BudgetSplit {
 	b := BudgetSplit{Label: fmt.Sprintf("%s (C=%d)", name, c), Concurrency: c}
-	if lv, ok := in.levels[c]; ok && lv.MedianTPOTms > 0 {
+	lv, ok := in.levels[c]
+	switch {
+	case ok && lv.MedianTPOTms > 0 && lv.Few():
+		b.Missing = append(b.Missing, fmt.Sprintf("TPOT at C=%d: the level completed only %d request(s), fewer than %d, too few to quote (run the sweep with more requests or a longer duration)",
+			c, lv.Completed, phases.MinRequests))
+	case ok && lv.MedianTPOTms > 0:
 		b.TPOTms, b.HasTPOT = lv.MedianTPOTms, true
 		b.Sources = append(b.Sources, fmt.Sprintf("TPOT: median of macro level C=%d (%d requests)", c, lv.Completed))
-	} else {
+	default:
 		b.Missing = append(b.Missing, fmt.Sprintf("TPOT at C=%d (run the macro sweep with concurrency %d)", c, c))
 	}
 	if br, ok := in.bursts[c]; !ok && in.noComm != nil {

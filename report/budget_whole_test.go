@@ -12,7 +12,7 @@ import (
 // zero and said so (not missing); a GEMM of weights served as int4 but
 // timed in BF16 is an upper bound, kept out of the GEMM part and said.
 func TestBudgetOneGPUAndUpperBound(t *testing.T) {
-	lv := phases.LevelResult{Concurrency: 1, Completed: 8, MedianTPOTms: 4, MeanTPOTms: 4.2, TotalInputTokens: 8 * 256}
+	lv := phases.LevelResult{Concurrency: 1, Completed: 12, MedianTPOTms: 4, MeanTPOTms: 4.2, TotalInputTokens: 12 * 256}
 	evs := budgetEvents(
 		phases.KindMacroLevel, lv,
 		phases.KindNCCLNone, phases.NCCLNone{TP: 1, NProc: 1, Reason: "one process on one GPU (TP 1)"},
@@ -114,7 +114,7 @@ func TestWholeSplitDecodeWindow(t *testing.T) {
 		w := win
 		w.UnprofiledStepMs = tc.unprofiled
 		evs := budgetEvents(
-			phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, Completed: 4, MedianTPOTms: 4, MeanTPOTms: 4, TotalInputTokens: 4 * 16},
+			phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, Completed: 12, MedianTPOTms: 4, MeanTPOTms: 4, TotalInputTokens: 12 * 16},
 			phases.KindNCCLNone, phases.NCCLNone{TP: 1, NProc: 1, Reason: "one GPU"},
 			phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 2000},
 			phases.KindProfileSummary, w)

@@ -321,6 +321,9 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 				mark += ": " + mdCell(l.ClientBoundReason)
 			}
 		}
+		if l.Few() {
+			mark = strings.TrimSpace(fmt.Sprintf("%s few requests (%d < %d)", mark, l.Completed, phases.MinRequests))
+		}
 		kv := "—"
 		if l.Server != nil && l.Server.Available {
 			kv = fmt.Sprintf("%.0f%%", 100*l.Server.MaxKVCacheUsage)

@@ -52,10 +52,11 @@ func seedEvents() []phases.Event {
 	lvs := []lv{{1, 78.1, 12.40, 95}, {2, 150.2, 12.9, 101}, {4, 282.5, 13.7, 110}, {8, 510.3, 15.2, 125}, {16, 810.9, 19.1, 150},
 		{32, 1120.4, 27.5, 210}, {64, 1390.7, 44.3, 340}, {128, 1536.2, 80.9, 610}, {256, 1561.8, 158.2, 1900}}
 	for i, l := range lvs {
-		add(1610+float64(i)*100, phases.KindMacroLevelGo, phases.LevelStarted{Concurrency: l.c, Requests: 4 * l.c})
+		n := max(16, 4*l.c) // at least phases.MinRequests, so every level is quoted
+		add(1610+float64(i)*100, phases.KindMacroLevelGo, phases.LevelStarted{Concurrency: l.c, Requests: n})
 		add(1690+float64(i)*100, phases.KindMacroLevel, phases.LevelResult{
-			Concurrency: l.c, Completed: 4 * l.c, Failures: map[string]int{}, DurationS: 80,
-			TotalInputTokens: int64(4 * l.c * 1000), TotalOutputTokens: int64(4 * l.c * 200),
+			Concurrency: l.c, Completed: n, Failures: map[string]int{}, DurationS: 80,
+			TotalInputTokens: int64(n * 1000), TotalOutputTokens: int64(n * 200),
 			RequestThroughput: l.thr / 200, OutputThroughput: l.thr,
 			MeanTTFTms: l.ttft * 1.05, MedianTTFTms: l.ttft, P90TTFTms: l.ttft * 1.3, P99TTFTms: l.ttft * 1.6,
 			MeanTPOTms: l.tpot * 1.01, MedianTPOTms: l.tpot, P90TPOTms: l.tpot * 1.1, P99TPOTms: l.tpot * 1.25,

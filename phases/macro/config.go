@@ -39,7 +39,7 @@ type Config struct {
 	API         string        // "completions" (default) or "chat"
 	Concurrency []int         // levels, default DefaultConcurrency
 	Requests    int           // measured requests per level (default 64 unless Duration is set; at least 2×C)
-	Duration    time.Duration // measured time per level; when set, Requests only caps it
+	Duration    time.Duration // measured time per level; with Requests too, the level ends at whichever comes last
 	Warmup      int           // requests per level sent before the measured ones, not counted
 	InputLen    int           // prompt tokens (default 256)
 	OutputLen   int           // output tokens, fixed with ignore_eos and min_tokens (default 256)

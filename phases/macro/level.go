@@ -22,13 +22,20 @@ type level struct {
 	lctx   context.Context // the requests' context
 	cancel context.CancelFunc
 
-	agg          *levelAgg
-	ttfb, ttfat  *hdrhistogram.Histogram
-	ts           *tickStats
-	done         chan *Record
-	cpu0         time.Duration
-	start        time.Time
-	maxSends     int // -1: no request limit
+	agg         *levelAgg
+	ttfb, ttfat *hdrhistogram.Histogram
+	ts          *tickStats
+	done        chan *Record
+	cpu0        time.Duration
+	start       time.Time
+	maxSends    int // requests to send at least; -1: no request count
+	// timeLeft is true while the level's duration has not run out: with
+	// both a request count and a duration, the level ends at whichever
+	// comes last.
+	timeLeft bool
+	// raisedFrom is the request count asked for when the level raised it
+	// to 2×C (0: not raised).
+	raisedFrom   int
 	rng          *rand.Rand
 	arrivalTimer *time.Timer
 
@@ -73,7 +80,7 @@ func (r *runner) startLevel(ctx context.Context, conc int, rate float64) *level 
 	// C requests cannot stay in flight with fewer than C to send: a level
 	// gets at least two rounds of measured requests.
 	if rate == 0 && cfg.Requests > 0 && cfg.Requests < 2*conc {
-		l.notes = append(l.notes, fmt.Sprintf("measured requests raised from %d to %d so that %d stay in flight", cfg.Requests, 2*conc, conc))
+		l.raisedFrom = cfg.Requests
 		cfg.Requests = 2 * conc
 	}
 	l.cfg = cfg
@@ -106,7 +113,25 @@ func (r *runner) startLevel(ctx context.Context, conc int, rate float64) *level 
 	if cfg.Requests > 0 {
 		l.maxSends = cfg.Warmup + cfg.Requests
 	}
+	l.timeLeft = cfg.Duration > 0
 	return l
+}
+
+// raisedNote says the request count was raised, and how many were
+// measured when the level ended before the raised count.
+func (l *level) raisedNote(measured int) string {
+	s := fmt.Sprintf("measured requests raised from %d to %d so that %d stay in flight", l.raisedFrom, l.cfg.Requests, l.conc)
+	if measured < l.cfg.Requests {
+		s += fmt.Sprintf("; the level ended after %d of them", measured)
+	}
+	return s
+}
+
+// enough reports whether the level has sent what it was asked for: its
+// requests (when counted) and its duration (when timed), whichever comes
+// last.
+func (l *level) enough() bool {
+	return (l.maxSends < 0 || l.sent >= l.maxSends) && !l.timeLeft
 }
 
 // accountInFlight adds the in-flight count since its last change to the
@@ -184,7 +209,7 @@ func (l *level) followControls(now time.Time, paused bool, target int) {
 
 // refill tops a closed-loop level up to target requests in flight.
 func (l *level) refill(now time.Time, target int) {
-	for l.inFlight < target && (l.maxSends < 0 || l.sent < l.maxSends) {
+	for l.inFlight < target && !l.enough() {
 		// A refill is due when its slot freed (the request's end), so
 		// time the dispatcher took counts as send lag.
 		due := now
@@ -230,7 +255,7 @@ func (l *level) dispatch(ctx context.Context) {
 		paused, stopping, target := s.state()
 		now := time.Now()
 		l.followControls(now, paused, target)
-		if stopping || l.cancelled != nil || (l.maxSends >= 0 && l.sent >= l.maxSends) {
+		if stopping || l.cancelled != nil || l.enough() {
 			l.sendingOver = true
 		}
 		if !l.sendingOver && !paused && l.rate == 0 {
@@ -257,7 +282,7 @@ func (l *level) dispatch(ctx context.Context) {
 			l.nextArrival = l.nextArrival.Add(time.Duration(l.rng.ExpFloat64() / l.rate * float64(time.Second)))
 			l.arrivalTimer.Reset(time.Until(l.nextArrival))
 		case <-l.deadline:
-			l.sendingOver = true
+			l.timeLeft = false
 			l.deadline = nil
 		case <-s.wake:
 		case <-tick.C:
@@ -307,6 +332,10 @@ func (l *level) result(ctx context.Context) *phases.LevelResult {
 	if l.cancelled != nil {
 		l.notes = append(l.notes, "cancelled: in-flight requests were cut and are not counted")
 	}
+	if l.raisedFrom > 0 {
+		l.notes = append([]string{l.raisedNote(lr.Completed + lr.Failed)}, l.notes...)
+	}
+	lr.FewRequests = lr.Completed < phases.MinRequests
 	lr.Notes = l.notes
 	r := l.r
 	lr.InputTokenSource = inputSource(l.agg.obs, lr.Completed, r.promptCal)

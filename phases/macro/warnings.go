@@ -18,6 +18,7 @@ const (
 	warnRefused      = "continuous_refused"
 	warnServerTokens = "server_tokens"
 	warnBunched      = "bunched"
+	warnFew          = "few_requests"
 )
 
 // warning is one estimate or doubt about a level's figures.
@@ -30,6 +31,10 @@ func levelWarnings(o observed, completed int, cfg Config, promptCal string, cont
 		return nil
 	}
 	var w []warning
+	if completed < phases.MinRequests {
+		w = append(w, warning{warnFew, fmt.Sprintf("only %d request(s) completed (fewer than %d): the level's percentiles and TPOT rest on too few requests to quote",
+			completed, phases.MinRequests)})
+	}
 	of := func(n int) string { return fmt.Sprintf("%d of %d completed requests", n, completed) }
 	if o.chunks > 0 {
 		w = append(w, warning{warnChunks, of(o.chunks) + " had no usage and their text was not counted by a /tokenize: output tokens counted one per chunk " +

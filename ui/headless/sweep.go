@@ -53,7 +53,7 @@ func SweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // defaults are the campaign's.
 func newSweep(stdout, stderr io.Writer) (*Command, *sweepFlags) {
 	c := New("sweep", "profdeck sweep [-c FILE] [--host HOST] [--url URL] [--model NAME] [--api completions|chat]\n"+
-		"       [--concurrency 1,2,4] [--requests N | --duration D] [--warmup N] [--input-len N] [--output-len N]\n"+
+		"       [--concurrency 1,2,4] [--requests N] [--duration D] [--warmup N] [--input-len N] [--output-len N]\n"+
 		"       [--dataset sharegpt|jsonl FILE [--dataset-max N] | --range-ratio R] [--prefix-len N]\n"+
 		"       [--rate R] [--slo ttft=2s,tpot=50ms,e2el=30s] [--repeat N] [--stop-at-plateau] [--no-preflight] [--loadgen here|host]\n"+
 		"       [--json FILE|-] [--jsonl FILE] [--metrics-url URL|off] [--percentile-metrics ttft,tpot,itl,e2el] [--metric-percentiles 50,95]\n"+
@@ -65,8 +65,8 @@ func newSweep(stdout, stderr io.Writer) (*Command, *sweepFlags) {
 	fs.StringVar(&f.model, "model", "", "model name (default: the first id from /v1/models)")
 	fs.String("api", "", "completions or chat (default: the campaign's macro.api, else completions)")
 	fs.String("concurrency", "", "concurrency levels, comma separated (default: the campaign's macro.concurrency, else 1,2,4,…,256)")
-	fs.Int("requests", 0, "measured requests per level (default: the campaign's macro.requests, else 64; with --duration alone, no cap)")
-	fs.Duration("duration", 0, "measured time per level, e.g. 60s, instead of --requests (default: the campaign's macro.duration)")
+	fs.Int("requests", 0, "measured requests per level; with --duration too, the level ends at whichever comes last (default: the campaign's macro.requests, else 64; with --duration alone, no count)")
+	fs.Duration("duration", 0, "measured time per level, e.g. 60s; with --requests too, the level ends at whichever comes last (default: the campaign's macro.duration)")
 	fs.Int("warmup", 0, "requests per level sent first and not counted (default: the campaign's macro.warmup, else 4)")
 	fs.Int("input-len", 0, "prompt length in tokens (default: the campaign's macro.input_len, else 256)")
 	fs.Int("output-len", 0, "output length in tokens, fixed with ignore_eos (default: the campaign's macro.output_len, else 256)")
@@ -151,9 +151,6 @@ func runSweep(ctx context.Context, c *Command, f *sweepFlags) error {
 // plan is the sweep's configuration: the campaign with the flags given
 // applied over it and checked, and the dataset read, before any work.
 func (f *sweepFlags) plan(c *Command) (macro.Config, *campaign.Campaign, error) {
-	if (c.Set("requests") || c.Set("num-prompts")) && c.Set("duration") {
-		return macro.Config{}, nil, BadInput("give --requests or --duration, not both")
-	}
 	camp, fromFile, err := c.Campaign(sweepBinds...)
 	if err != nil {
 		return macro.Config{}, nil, err
@@ -260,7 +257,7 @@ func levelList(c macro.Config) string {
 func perLevel(c macro.Config) string {
 	switch {
 	case c.Duration > 0 && c.Requests > 0:
-		return fmt.Sprintf("%s (at most %d requests)", c.Duration, c.Requests)
+		return fmt.Sprintf("%s and %d requests, whichever comes last", c.Duration, c.Requests)
 	case c.Duration > 0:
 		return c.Duration.String()
 	}
@@ -325,6 +322,9 @@ func LevelLine(l phases.LevelResult) string {
 	}
 	if l.ClientBound {
 		s += "  CLIENT-BOUND"
+	}
+	if l.Few() {
+		s += fmt.Sprintf("  FEW REQUESTS (%d < %d)", l.Completed, phases.MinRequests)
 	}
 	return s
 }

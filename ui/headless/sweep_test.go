@@ -116,7 +116,6 @@ func TestSweepCommandCannotStart(t *testing.T) {
 		{[]string{}, 2, "--url"},
 		{[]string{"--url", url, "--concurrency", "1,x"}, 2, "--concurrency"},
 		{[]string{"--url", url, "--api", "grpc"}, 2, "--api"},
-		{[]string{"--url", url, "--requests", "3", "--duration", "1s"}, 2, "not both"},
 		{[]string{"--url", dead}, 1, "cannot reach"},
 		{[]string{"--url", dead, "--model", "m"}, 1, "cannot reach"},
 		{[]string{"--url", url, "--model", "nope"}, 1, "does not exist"},

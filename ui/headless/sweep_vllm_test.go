@@ -66,7 +66,6 @@ func TestSweepVLLMNamesBad(t *testing.T) {
 	}{
 		{[]string{"--max-concurrenc", "8"}, "flag provided but not defined: --max-concurrenc (see profdeck sweep -h)"},
 		{[]string{"--concurrency", "1", "--max-concurrency", "8"}, "--concurrency and --max-concurrency are the same flag (macro.concurrency): give one"},
-		{[]string{"--num-prompts", "8", "--duration", "5s"}, "give --requests or --duration, not both"},
 		{[]string{"--metric-percentiles", "99,101"}, `--metric-percentiles: "101" is not a percentile`},
 		{[]string{"--percentile-metrics", "ttft,goodput"}, `--percentile-metrics: "goodput" is not ttft`},
 	} {
@@ -74,5 +73,26 @@ func TestSweepVLLMNamesBad(t *testing.T) {
 		if code != 2 || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q, want one line with %q", tc.args, code, errs, tc.want)
 		}
+	}
+}
+
+// --requests with --duration: whichever comes last; a level of fewer than
+// 10 completed requests is marked on its line and in the JSON.
+func TestSweepRequestsAndDurationAndFew(t *testing.T) {
+	t.Parallel()
+	_, url := startEmu(t, vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 0, PrefillPerToken: 0})
+	code, out, errs := sweepCLI(t, "--url", url, "--concurrency", "1", "--requests", "12", "--duration", "50ms", "--warmup", "0",
+		"--input-len", "8", "--output-len", "4", "--json", "-", "--no-preflight")
+	if code != 0 || !strings.Contains(errs, "50ms and 12 requests, whichever comes last") {
+		t.Fatalf("exit %d:\n%s", code, errs)
+	}
+	var doc struct{ Levels []map[string]any }
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Levels[0]["completed"].(float64) < 12 {
+		t.Errorf("completed %v, want at least 12 (%v)", doc.Levels[0]["completed"], err)
+	}
+	code, out, errs = sweepCLI(t, "--url", url, "--concurrency", "1", "--num-prompts", "3", "--warmup", "0",
+		"--input-len", "8", "--output-len", "4", "--json", "-", "--no-preflight")
+	if code != 0 || !strings.Contains(errs, "FEW REQUESTS (3 < 10)") || !strings.Contains(out, `"few_requests": true`) {
+		t.Errorf("exit %d, a 3-request level not marked:\n%s\n%s", code, errs, out)
 	}
 }

@@ -69,6 +69,9 @@ func (m *Model) table(rows int) []string {
 		if f := levelFlag(lv); f != "" {
 			flags = append(flags, f)
 		}
+		if lv.Few() {
+			flags, style = append(flags, fmt.Sprintf("few: %d req", lv.Completed)), s.Warn
+		}
 		if lv.Failed > 0 && len(flags) == 0 {
 			style = s.Bad
 		}
