@@ -166,11 +166,6 @@ func (e *Emulator) schedule() {
 				r.post(emuEvent{admitted: true})
 			}
 		}
-		if newPrompt > 0 {
-			e.mu.Lock()
-			e.st.state.PromptTokens += newPrompt
-			e.mu.Unlock()
-		}
 		e.publish(running, waiting, kv)
 		if len(running) == 0 {
 			continue
@@ -211,7 +206,7 @@ func (e *Emulator) schedule() {
 			runtime.Gosched()
 		}
 		now := time.Now()
-		running, kv = e.step(running, now, kv)
+		running, kv = e.step(running, now, kv, prefill, newPrompt)
 		// Preempt the newest requests when the KV cache overflows (vLLM V1
 		// recomputes them later).
 		for kv > cfg.KVCacheTokens && len(running) > 1 {
@@ -249,10 +244,13 @@ func dropGone(rs []*emuReq) []*emuReq {
 }
 
 // step emits one step's tokens to every running request and retires the
-// finished ones. It returns the requests still running and their KV use.
-func (e *Emulator) step(running []*emuReq, now time.Time, kv int) ([]*emuReq, int) {
+// finished ones; prefill is the prompt tokens the step computed, newPrompt
+// those of requests admitted for the first time (counted when the step
+// ends, with its iteration tokens, as vLLM records both from the step's
+// outputs). It returns the requests still running and their KV use.
+func (e *Emulator) step(running []*emuReq, now time.Time, kv, prefill int, newPrompt int64) ([]*emuReq, int) {
 	cfg := e.cfg
-	var gen, drafts, draftTok, accepted int64
+	var gen, decode, drafts, draftTok, accepted int64
 	finished, itl := e.stepDone[:0], e.stepITL[:0]
 	out := running[:0]
 	for _, r := range running {
@@ -275,6 +273,7 @@ func (e *Emulator) step(running []*emuReq, now time.Time, kv int) ([]*emuReq, in
 		}
 		if r.prefilled {
 			itl = append(itl, now.Sub(r.lastTok).Seconds())
+			decode += int64(k)
 		} else if r.firstTok.IsZero() {
 			r.firstTok = now
 		}
@@ -306,7 +305,10 @@ func (e *Emulator) step(running []*emuReq, now time.Time, kv int) ([]*emuReq, in
 	for _, v := range itl {
 		s.itl.observe(v)
 	}
-	s.iterTokens.observe(float64(gen))
+	// As vLLM counts a step's tokens: the prompt tokens it computed and the
+	// tokens it decoded (a new request's first token comes from its prefill).
+	s.iterTokens.observe(float64(int64(prefill) + decode))
+	s.state.PromptTokens += newPrompt
 	for _, r := range finished {
 		s.ttft.observe(r.firstTok.Sub(r.arrived).Seconds())
 		s.e2e.observe(r.lastTok.Sub(r.arrived).Seconds())
