@@ -32,7 +32,7 @@ func TestIterationTokensCountPrefill(t *testing.T) {
 	now := time.Now()
 	r := newEmuReq(100, 5, now)
 	running := []*emuReq{r}
-	kv := 100 // admitted: its prompt in the KV cache
+	kv := 100                                        // admitted: its prompt in the KV cache
 	running, kv = e.step(running, now, kv, 100, 100) // the prefill step: 100 prompt tokens, the first token
 	for range 4 {
 		now = now.Add(time.Millisecond)
