@@ -125,6 +125,12 @@ func (s *Summary) Add(r Record) {
 		if r.PID != 0 {
 			s.proc(r).rank = r.Rank
 		}
+	case KindLoadStart:
+		if strings.Contains(r.Msg, "drafter") {
+			// A speculative drafter's weights load after the model's:
+			// loading again until it says it is loaded.
+			s.loaded = false
+		}
 	case KindShardBar:
 		s.Shards = &Shards{Done: r.Bar.Done, Total: r.Bar.Total}
 	case KindWeightsRead:

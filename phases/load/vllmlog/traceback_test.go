@@ -81,3 +81,12 @@ func TestHostsReadyStalls(t *testing.T) {
 		t.Errorf("stalls %+v", s.Stalls)
 	}
 }
+
+// A speculative drafter loading after the model's weights is still loading.
+func TestDrafterIsStillLoading(t *testing.T) {
+	log := "(Worker_TP0 pid=661) INFO 06-20 19:18:32 [default_loader.py:430] Loading weights took 14.18 seconds\n" +
+		"(Worker_TP0 pid=661) INFO 06-20 19:18:32 [gpu_model_runner.py:5173] Loading drafter model...\n"
+	if s, _ := Read(strings.NewReader(log)); s.State != StateLoading || s.Stage != StageWeights {
+		t.Errorf("state %s/%s, want loading/weights", s.State, s.Stage)
+	}
+}
