@@ -42,7 +42,8 @@ func (n *nb) microRun(r *phaseRun) {
 		sort.SliceStable(gemms, func(i, j int) bool { return stepOf(gemms[i]) < stepOf(gemms[j]) })
 		n.ln("| GEMM | step M | M | N | K | dtype | per step | µs (p20–p80) | TFLOP/s | GB/s | BW % | µs per step |")
 		n.ln("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
-		for _, g := range gemms {
+		shown, rest := topGEMMs(gemms, microRows)
+		for _, g := range shown {
 			name := g.Name
 			if g.Batch > 1 {
 				name += fmt.Sprintf(" ×%d", g.Batch)
@@ -58,7 +59,11 @@ func (n *nb) microRun(r *phaseRun) {
 			n.p("| %s | %d | %d | %d | %d | %s | %d | %s | %.1f | %.0f | %.0f%% | %.1f |\n",
 				mdCell(name), stepOf(g), g.M, g.N, g.K, mdCell(dt), g.PerStep, us, g.TFLOPs, g.GBs, g.BWPct, g.StepUs)
 		}
+		n.restGEMMs(rest)
 		n.ln("")
+		if len(rest) > 0 {
+			n.p("The %d GEMMs that take the most time per step, in step order; the journal holds all %d.\n\n", len(shown), len(gemms))
+		}
 	}
 	if len(steps) > 0 {
 		sort.SliceStable(steps, func(i, j int) bool { return steps[i].M < steps[j].M })
@@ -369,4 +374,50 @@ func (n *nb) steadySplit(s phases.ProfileSummary, decode map[int]phases.ProfileS
 	dec := d.GPUPerStepUs / 1000
 	n.p(" Per decode step: %.2f ms of device time = decode %.2f ms (the decode-only window's) + prefill %.2f ms (%.1f prompt tokens per decode step).\n\n",
 		per, dec, per-dec, m.PromptTokens/nd)
+}
+
+// microRows is how many GEMMs the notebook's table lists one by one.
+const microRows = 15
+
+// topGEMMs are the n GEMMs with the most time per step, in their order in
+// gemms, and the others.
+func topGEMMs(gemms []phases.GEMMResult, n int) (top, rest []phases.GEMMResult) {
+	if len(gemms) <= n+1 {
+		return gemms, nil
+	}
+	idx := make([]int, len(gemms))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return gemms[idx[a]].StepUs > gemms[idx[b]].StepUs })
+	keep := map[int]bool{}
+	for _, i := range idx[:n] {
+		keep[i] = true
+	}
+	for i, g := range gemms {
+		if keep[i] {
+			top = append(top, g)
+		} else {
+			rest = append(rest, g)
+		}
+	}
+	return top, rest
+}
+
+// restGEMMs sums the GEMMs left out of the table, one row per step M (a
+// sum across batch sizes would add different steps).
+func (n *nb) restGEMMs(rest []phases.GEMMResult) {
+	var ms []int
+	count, sum := map[int]int{}, map[int]float64{}
+	for _, g := range rest {
+		m := stepOf(g)
+		if count[m] == 0 {
+			ms = append(ms, m)
+		}
+		count[m]++
+		sum[m] += g.StepUs
+	}
+	for _, m := range ms {
+		n.p("| _%d more GEMMs, summed_ | %d | | | | | | | | | | %.1f |\n", count[m], m, sum[m])
+	}
 }

@@ -183,6 +183,7 @@ func buildNotebook(events []phases.Event, opts NotebookOptions) ([]byte, []chart
 	c := classify(events)
 	n.header(c, events)
 	n.bud = Budget(events)
+	n.summary(c)
 	n.budget(n.bud)
 	n.campaignStepsTable(events)
 	for _, ph := range phaseOrder {

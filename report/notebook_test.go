@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -208,5 +209,52 @@ func TestNotebookLevelWarningsAndErrors(t *testing.T) {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("notebook lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+// The notebook answers first: a summary (plateau and why, budget, load,
+// what next) comes before the budget and every phase's section.
+func TestNotebookSummaryComesFirst(t *testing.T) {
+	b, _ := RenderNotebook(seedEvents(), goldenOpts())
+	md := string(b)
+	s := strings.Index(md, "## Summary")
+	if s < 0 {
+		t.Fatalf("no summary:\n%.600s", md)
+	}
+	for _, later := range []string{"## Decode-time budget", "## Load", "## Macro"} {
+		if i := strings.Index(md, later); i >= 0 && i < s {
+			t.Errorf("%q comes before the summary", later)
+		}
+	}
+	sum := md[s:strings.Index(md, "## Decode-time budget")]
+	for _, want := range []string{"**Plateau:** C=128", "**Budget at the plateau:** TPOT", "**Load:** ready in", "stall", "**Next:**"} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("summary lacks %q:\n%s", want, sum)
+		}
+	}
+}
+
+// A long micro table lists the GEMMs that take the most time and sums the
+// rest per step M, so no time is dropped.
+func TestMicroTableTopRowsAndTheRestSummed(t *testing.T) {
+	var gs []phases.GEMMResult
+	total := 0.0
+	for i := range 40 {
+		g := phases.GEMMResult{Name: fmt.Sprintf("g%d", i), M: 8, StepUs: float64(i + 1)}
+		gs = append(gs, g)
+		total += g.StepUs
+	}
+	top, rest := topGEMMs(gs, microRows)
+	if len(top) != microRows || len(rest) != 40-microRows || top[0].Name != "g25" {
+		t.Fatalf("top %d (first %s), rest %d", len(top), top[0].Name, len(rest))
+	}
+	n := &nb{}
+	n.restGEMMs(rest)
+	want := total
+	for _, g := range top {
+		want -= g.StepUs
+	}
+	if got := n.b.String(); !strings.Contains(got, "_25 more GEMMs, summed_ | 8 |") || !strings.Contains(got, fmt.Sprintf("%.1f |", want)) {
+		t.Fatalf("rest row %q, want a sum of %.1f", got, want)
 	}
 }

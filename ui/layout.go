@@ -163,8 +163,17 @@ func (m *Model) statusBar() string {
 		}
 		return st.Render(components.Truncate(m.status, m.w))
 	}
-	// "? help" comes first so that a long notebook path never hides it.
-	parts := []string{"? help", "pane " + m.table[m.active].Title}
+	// "? help" comes first, then the notebook's file name (the folder is
+	// in the demo's closing line and the campaign file), then what runs;
+	// the pane's name, which the tabs show too, goes last.
+	parts := []string{"? help"}
+	if m.d.Campaign != nil {
+		nb := "notebook " + filepath.Base(m.d.Campaign.Notebook)
+		if !m.lastSave.IsZero() {
+			nb += " (written " + m.lastSave.Format("15:04:05") + ")"
+		}
+		parts = append(parts, nb)
+	}
 	var run []string
 	for _, e := range m.table {
 		if m.running[e.Phase] {
@@ -177,15 +186,7 @@ func (m *Model) statusBar() string {
 	if m.campaignStep != "" {
 		parts = append(parts, "campaign: "+m.campaignStep)
 	}
-	if m.d.Campaign != nil {
-		// The file's name: the folder is in the demo's closing line and
-		// the campaign file, and a long path would take the whole bar.
-		nb := "notebook " + filepath.Base(m.d.Campaign.Notebook)
-		if !m.lastSave.IsZero() {
-			nb += " (written " + m.lastSave.Format("15:04:05") + ")"
-		}
-		parts = append(parts, nb)
-	}
+	parts = append(parts, "pane "+m.table[m.active].Title)
 	return s.Footer.Render(components.Truncate(strings.Join(parts, " │ "), m.w))
 }
 

@@ -335,6 +335,7 @@ func TestHeaderAndStatusBarAt80Columns(t *testing.T) {
 	if components.Width(h) > 80 {
 		t.Fatalf("header is %d cells", components.Width(h))
 	}
+	m.running["macro"], m.campaignStep = true, "leave_server"
 	sb := m.statusBar()
 	if !strings.Contains(sb, "notebook notebook.md") || strings.Contains(sb, "/tmp/") {
 		t.Fatalf("status bar: %q", sb)
