@@ -87,7 +87,7 @@ func loadSummary(runs []*phaseRun) string {
 			continue // a run with nothing to say (a server already up)
 		}
 		if ready >= 0 {
-			parts = append(parts, "ready in "+dur(time.Duration(ready * float64(time.Second))))
+			parts = append(parts, "ready in "+dur(time.Duration(ready*float64(time.Second))))
 		} else {
 			parts = append(parts, "not ready")
 		}
