@@ -36,9 +36,10 @@ type PaneEntry struct {
 // Panes is the cockpit's table, in tab order.
 var Panes = []PaneEntry{
 	{Phase: phases.Load, Key: "1", Title: "Server/Load", New: pane(loadpane.New)},
-	{Phase: phases.Macro, Key: "2", Title: "Macro", New: pane(macropane.New)},
-	{Phase: phases.Micro, Key: "3", Title: "Micro", New: pane(micropane.New)},
-	{Phase: phases.NCCL, Key: "4", Title: "NCCL", New: pane(ncclpane.New)},
+	// Macro, Micro and NCCL reopen with the journal's last results.
+	{Phase: phases.Macro, Key: "2", Title: "Macro", New: pane(macropane.New), Replay: true},
+	{Phase: phases.Micro, Key: "3", Title: "Micro", New: pane(micropane.New), Replay: true},
+	{Phase: phases.NCCL, Key: "4", Title: "NCCL", New: pane(ncclpane.New), Replay: true},
 	// The Profile pane levels its windows at the sweep's plateau (of the
 	// latest sweep for the campaign's model, TP and launch: it follows the
 	// runs), compares them with the sweep's TPOT and says what a reload costs.

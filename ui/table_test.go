@@ -103,8 +103,9 @@ func TestTableRouting(t *testing.T) {
 }
 
 // A resumed campaign: the journal's earlier events reach the panes whose
-// entry asks for a replay (Notes, and Profile for the sweep's plateau),
-// through the same routing as live ones; the Macro pane starts afresh.
+// entry asks for a replay (Notes, Profile for the sweep's plateau, Macro,
+// Micro and NCCL for their last results), through the same routing as
+// live ones.
 func TestResumedJournalIsReplayed(t *testing.T) {
 	jp := filepath.Join(t.TempDir(), "c.jsonl")
 	j, err := report.OpenJournal(jp)
@@ -133,8 +134,8 @@ func TestResumedJournalIsReplayed(t *testing.T) {
 	if v := view("5"); !strings.Contains(v, "C=1,8") {
 		t.Errorf("Profile pane without the journal's plateau:\n%s", v)
 	}
-	if v := view("2"); !strings.Contains(v, "no sweep yet") {
-		t.Errorf("Macro pane replayed:\n%s", v)
+	if v := view("2"); strings.Contains(v, "no sweep yet") || !strings.Contains(v, "plateau at C=8") {
+		t.Errorf("Macro pane without the journal's sweep:\n%s", v)
 	}
 }
 

@@ -30,7 +30,7 @@ func newKeyMap(k *common.KeyMap) keyMap {
 		Restart:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restart with profiler")),
 		Log:      key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "full log")),
 		Diagnose: key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "why stalled? (diagnose)")),
-		Expand:   key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "nodes/all GPUs (full log: top)")),
+		Expand:   key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "nodes/all GPUs")),
 		Up:       up,
 		Down:     down,
 		Top:      top,
@@ -59,7 +59,6 @@ func (m *Model) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{m.keys.Start, m.keys.Stop, m.keys.Restart, m.keys.Diagnose, m.keys.Expand},
 		{m.keys.Log, m.keys.Back, m.keys.Up, m.keys.Down, m.keys.Top, m.keys.Bottom},
-		{m.keys.PageUp, m.keys.PageDown},
-		{m.keys.Yes, m.keys.No},
+		{m.keys.PageUp, m.keys.PageDown, m.keys.Yes, m.keys.No},
 	}
 }

@@ -84,6 +84,8 @@ func (m *Model) titleLine(w int) string {
 			style = s.Bad
 		case st.Stage == "stopped":
 			status, style = "stopped", s.Warn
+		case m.down(st):
+			status, style = "down: nothing serves — s starts the server", s.Warn
 		default:
 			style = s.Bold
 		}
@@ -323,4 +325,19 @@ func (m *Model) diagLines(banner phases.LoadState, w int) []string {
 		return []string{s.Subtle.Render(components.Truncate("why: diagnosing (sampling processes, GPUs, stacks)…", w))}
 	}
 	return nil
+}
+
+// down is true while no server runs: nothing started from this pane, no
+// milestone, no shard bar and no GPU memory in use; the watcher's
+// "starting" then counts the time since it began to look, not a load.
+func (m *Model) down(st phases.LoadState) bool {
+	if m.op != "" || st.Ready || st.Stage != phases.StageStarting || len(m.milestones) > 0 || st.ShardsTotal > 0 {
+		return false
+	}
+	for _, g := range st.GPUs {
+		if !g.Known || g.UsedGiB >= 1 {
+			return false
+		}
+	}
+	return true
 }

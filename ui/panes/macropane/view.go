@@ -237,12 +237,21 @@ func (m *Model) banners() []string {
 		out = append(out, m.wrapped(s.Warn, text)...)
 	}
 	if m.r.State == common.RunFailed {
-		out = append(out, m.wrapped(s.Bad, "sweep failed: "+m.r.Err.Error())...)
+		out = append(out, m.wrapped(s.Bad, failedText(m.r.Err.Error()))...)
 	}
 	if len(out) == 0 {
 		out = append(out, s.Subtle.Render(components.Fit(m.summary(), m.w)))
 	}
 	return out
+}
+
+// failedText is the failed sweep's line; when no server answered it says
+// first how to start one, since the error's end is cut at 80 columns.
+func failedText(err string) string {
+	if strings.Contains(err, "cannot reach the server") {
+		return "sweep failed: no server answers — start it in pane 1 (press 1, then s), then s here. " + err
+	}
+	return "sweep failed: " + err
 }
 
 // wrapped is a banner's text on up to two rows in style st, so its end
