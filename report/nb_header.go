@@ -72,7 +72,26 @@ func (n *nb) header(c *classified, events []phases.Event) {
 		cmd := remote.ScrubSecrets(si.LaunchCommand)
 		f := fence(cmd)
 		n.p("Server launch command:\n\n%ssh\n%s\n%s\n\n", f, cmd, f)
+		if env := launchEnv(events); env != "" {
+			n.p("Its environment (names only; the values are never written): %s.\n\n", mdCell(env))
+		}
 	}
+}
+
+// launchEnv is the environment's variable names of the latest server
+// start, as its event names them ("" when it set none).
+func launchEnv(events []phases.Event) string {
+	const mark = "(environment: "
+	env := ""
+	for _, ev := range events {
+		if d, ok := ev.Data.(phases.ServerEvent); ok && d.Action == "start" {
+			env = ""
+			if i := strings.LastIndex(d.Detail, mark); i >= 0 {
+				env = strings.TrimSuffix(d.Detail[i+len(mark):], ")")
+			}
+		}
+	}
+	return remote.ScrubSecrets(env)
 }
 
 // systemRows writes the system: on several nodes one row per node (its

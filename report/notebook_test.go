@@ -258,3 +258,16 @@ func TestMicroTableTopRowsAndTheRestSummed(t *testing.T) {
 		t.Fatalf("rest row %q, want a sum of %.1f", got, want)
 	}
 }
+
+// The launch line comes with its environment's names, never the values.
+func TestNotebookLaunchEnvironmentNames(t *testing.T) {
+	at := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	evs := []phases.Event{
+		phases.New(at, phases.KindSystemInfo, phases.SystemInfo{LaunchCommand: "vllm serve m --tensor-parallel-size 8"}),
+		phases.New(at, phases.KindServer, phases.ServerEvent{Action: "start", Detail: "pid 42: vllm serve m (environment: HF_TOKEN, VLLM_USE_DEEP_GEMM)"}),
+	}
+	b, _ := RenderNotebook(evs, goldenOpts())
+	if md := string(b); !strings.Contains(md, "Its environment (names only; the values are never written): HF_TOKEN, VLLM_USE_DEEP_GEMM.") {
+		t.Fatalf("notebook lacks the launch's environment:\n%s", md)
+	}
+}
