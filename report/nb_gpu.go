@@ -180,6 +180,10 @@ func (n *nb) ncclRun(r *phaseRun) {
 		}
 		n.ln("")
 	}
+	if len(a2a) > 0 && noEP(r.params) {
+		n.p("All-to-All: timed at %d sizes, not shown: this deployment runs without expert parallelism (model.ep: false), so its decode step sends no All-to-All.\n\n", len(a2a))
+		a2a = nil
+	}
 	if len(a2a) > 0 {
 		n.ln("All-to-All:\n")
 		nodes := a2a[len(a2a)-1].Nodes > 1
@@ -420,4 +424,15 @@ func (n *nb) restGEMMs(rest []phases.GEMMResult) {
 	for _, m := range ms {
 		n.p("| _%d more GEMMs, summed_ | %d | | | | | | | | | | %.1f |\n", count[m], m, sum[m])
 	}
+}
+
+// noEP is true when the run's parameters say expert parallelism was off
+// (a journal from before they said is taken as on).
+func noEP(params any) bool {
+	m, ok := params.(map[string]any)
+	if !ok {
+		return false
+	}
+	ep, ok := m["ep"].(bool)
+	return ok && !ep
 }

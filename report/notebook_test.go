@@ -271,3 +271,27 @@ func TestNotebookLaunchEnvironmentNames(t *testing.T) {
 		t.Fatalf("notebook lacks the launch's environment:\n%s", md)
 	}
 }
+
+// All-to-All is reported only with expert parallelism: a run whose
+// parameters say ep false gets one line, no table and no cliff.
+func TestAllToAllOnlyWithExpertParallelism(t *testing.T) {
+	at := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	evs := []phases.Event{
+		phases.New(at, phases.KindNCCLAllToAll, phases.NCCLAllToAll{Tokens: 1, Bytes: 1 << 20, Us: 30}),
+		phases.New(at, phases.KindNCCLCliff, phases.NCCLCliff{Tokens: 16, FromUs: 30, ToUs: 90}),
+	}
+	for _, c := range []struct {
+		params any
+		table  bool
+	}{{map[string]any{"ep": false}, false}, {map[string]any{"ep": true}, true}, {map[string]any{}, true}} {
+		n := &nb{}
+		n.ncclRun(&phaseRun{params: c.params, events: evs})
+		md := n.b.String()
+		if got := strings.Contains(md, "| tokens/GPU |"); got != c.table {
+			t.Errorf("params %v: All-to-All table shown %v, want %v:\n%s", c.params, got, c.table, md)
+		}
+		if !c.table && (strings.Contains(md, "Cliff") || !strings.Contains(md, "without expert parallelism")) {
+			t.Errorf("params %v: %s", c.params, md)
+		}
+	}
+}

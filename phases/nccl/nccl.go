@@ -141,7 +141,7 @@ func scriptArgs(cfg Config) string {
 func Run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 	p := cfg.Plan
 	params := map[string]any{"model": p.Model, "tp": p.TP, "nproc": cfg.NProc, "torchrun": cfg.Torchrun, "batch": p.Batch,
-		"allreduce_per_step": p.AllReduce.PerStep, "force": cfg.Force}
+		"allreduce_per_step": p.AllReduce.PerStep, "force": cfg.Force, "ep": p.EP}
 	if len(cfg.Nodes) > 1 {
 		names := make([]string, len(cfg.Nodes))
 		for i, h := range cfg.Nodes {
