@@ -1,6 +1,9 @@
 package campaign
 
 import (
+	"fmt"
+	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
@@ -35,6 +38,7 @@ func (c *Campaign) RunConfig(apiKey string) (run.Config, error) {
 		NCCL:        c.NCCLConfig(),
 		Profile:     c.ProfileConfig(apiKey),
 		Leave:       c.Run.LeaveServer,
+		Params:      c.StepParams(),
 	}, nil
 }
 
@@ -63,4 +67,61 @@ func (c *Campaign) SimOptions() sim.Options {
 		o.GPUs = max(1, min(8, c.Model.TP/max(c.Sim.Nodes, 1)))
 	}
 	return o
+}
+
+// StepParams are the parameters each step of a run is done with: its
+// phase's section of the campaign, key by key ("macro.concurrency":
+// "1,2,4"). A step done with others is done again (run.ChangedSteps);
+// the model, TP and launch are the run's identity.
+func (c *Campaign) StepParams() map[string]map[string]string {
+	return map[string]map[string]string{
+		run.Macro: flatten("macro", c.Macro), run.Micro: flatten("micro", c.Micro),
+		run.NCCL: flatten("nccl", c.NCCL), run.Profile: flatten("profile", c.Profile),
+	}
+}
+
+// flatten writes a section's keys as text by their dotted key.
+func flatten(section string, v any) map[string]string {
+	out := map[string]string{}
+	rv := reflect.ValueOf(v)
+	t := rv.Type()
+	for i := 0; i < t.NumField(); i++ {
+		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if tag == "" || tag == "-" || !t.Field(i).IsExported() {
+			continue
+		}
+		out[section+"."+tag] = valueText(rv.Field(i).Interface())
+	}
+	return out
+}
+
+// valueText is a campaign value as it is typed: 1,2,4 for a list, 90s for
+// a duration.
+func valueText(v any) string {
+	switch x := v.(type) {
+	case []int:
+		parts := make([]string, len(x))
+		for i, n := range x {
+			parts[i] = strconv.Itoa(n)
+		}
+		return strings.Join(parts, ",")
+	case Duration:
+		if x.Duration == 0 {
+			return ""
+		}
+		return x.Duration.String()
+	case bool:
+		if !x {
+			return ""
+		}
+	case int:
+		if x == 0 {
+			return ""
+		}
+	case float64:
+		if x == 0 {
+			return ""
+		}
+	}
+	return fmt.Sprint(v)
 }

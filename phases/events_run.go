@@ -37,6 +37,11 @@ type RunStarted struct {
 	Steps    []string    `json:"steps"`
 	Resumed  []string    `json:"resumed,omitempty"` // done earlier, not done again
 	Redo     []string    `json:"redo,omitempty"`
+	// Changed are the steps done earlier with other parameters, each with
+	// what changed ("macro.concurrency: 1,2 → 1,8"): re-run, or kept when
+	// Kept (--keep).
+	Changed map[string][]string `json:"changed,omitempty"`
+	Kept    bool                `json:"kept,omitempty"`
 }
 
 // RunStep is one step's start or end.
@@ -44,6 +49,9 @@ type RunStep struct {
 	Name   string `json:"name"`
 	State  string `json:"state"` // StepStarted, StepDone, …
 	Reason string `json:"reason,omitempty"`
+	// Params are the step's own parameters (done steps): a later run
+	// re-runs the step when they differ.
+	Params map[string]string `json:"params,omitempty"`
 }
 
 // RunFinished closes a run.

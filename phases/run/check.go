@@ -19,7 +19,13 @@ func Check(ctx context.Context, cfg Config) error {
 		return nil
 	}
 	r := &runner{cfg: cfg}
-	todo := r.todo(Plan(cfg.Phases), DoneSteps(cfg.Prior, cfg.Identity), expandRedo(cfg.Redo))
+	done, redo := DoneSteps(cfg.Prior, cfg.Identity), expandRedo(cfg.Redo)
+	if !cfg.Keep {
+		for s := range ChangedSteps(done, cfg.Params) {
+			redo[s] = true
+		}
+	}
+	todo := r.todo(Plan(cfg.Phases), done, redo)
 	if !todo[Serve] && !todo[Restart] {
 		return nil
 	}

@@ -1,6 +1,9 @@
 package run
 
 import (
+	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
@@ -12,6 +15,45 @@ type Span struct {
 	// Manual is true when the step was done by hand (a phase run from its
 	// pane), not by a campaign run.
 	Manual bool
+	// Params are the parameters the step was done with (nil: not
+	// recorded, a journal from before they were, or a phase run by hand).
+	Params map[string]string
+}
+
+// ChangedSteps are the done steps whose recorded parameters differ from
+// now's, each with what changed ("key: old → new", sorted by key). A step
+// with none recorded, then or now, is taken as unchanged.
+func ChangedSteps(done map[string]Span, now map[string]map[string]string) map[string][]string {
+	out := map[string][]string{}
+	for s, sp := range done {
+		cur := now[s]
+		if sp.Params == nil || cur == nil {
+			continue // nothing to compare with
+		}
+		var ch []string
+		for _, k := range slices.Sorted(maps.Keys(union(sp.Params, cur))) {
+			if o, n := sp.Params[k], cur[k]; o != n {
+				ch = append(ch, fmt.Sprintf("%s: %s → %s", k, orNone(o), orNone(n)))
+			}
+		}
+		if len(ch) > 0 {
+			out[s] = ch
+		}
+	}
+	return out
+}
+
+func union(a, b map[string]string) map[string]string {
+	u := maps.Clone(a)
+	maps.Copy(u, b)
+	return u
+}
+
+func orNone(v string) string {
+	if v == "" {
+		return "(none)"
+	}
+	return v
 }
 
 // DoneSteps reads a journal for the steps done for id: a run's step that
@@ -52,7 +94,7 @@ func DoneSteps(events []phases.Event, id phases.RunIdentity) map[string]Span {
 					delete(done, d.Name)
 					continue
 				}
-				done[d.Name] = Span{Started: started[d.Name], Finished: ev.Time}
+				done[d.Name] = Span{Started: started[d.Name], Finished: ev.Time, Params: d.Params}
 			default:
 				delete(done, d.Name)
 			}

@@ -225,3 +225,31 @@ func TestDoneStepsSweepWithoutLevelsNotDone(t *testing.T) {
 		t.Errorf("done %q after a sweep with levels, want serve,macro", got)
 	}
 }
+
+// A step done with other parameters is changed, key by key; one recorded
+// without parameters (an older journal), or compared with none, is not.
+func TestChangedStepsSaysWhat(t *testing.T) {
+	e := &evs{t: time.Unix(0, 0)}
+	e.add(phases.KindRunStarted, phases.RunStarted{Identity: kimi})
+	e.step(Macro, phases.StepStarted)
+	e.add(phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, Completed: 12})
+	e.add(phases.KindRunStep, phases.RunStep{Name: Macro, State: phases.StepDone,
+		Params: map[string]string{"macro.concurrency": "1,2", "macro.duration": "3s", "macro.slo": ""}})
+	e.step(Micro, phases.StepStarted).step(Micro, phases.StepDone) // no parameters recorded
+	e.step(NCCL, phases.StepStarted)
+	e.add(phases.KindRunStep, phases.RunStep{Name: NCCL, State: phases.StepDone, Params: map[string]string{"nccl.nproc": "8"}})
+	done := DoneSteps(e.out, kimi)
+	now := map[string]map[string]string{
+		Macro: {"macro.concurrency": "1,8", "macro.duration": "3s", "macro.slo": "ttft=2s"},
+		Micro: {"micro.batch": "1,8"},
+		NCCL:  {"nccl.nproc": "8"},
+	}
+	got := ChangedSteps(done, now)
+	want := []string{"macro.concurrency: 1,2 → 1,8", "macro.slo: (none) → ttft=2s"}
+	if strings.Join(got[Macro], "|") != strings.Join(want, "|") || len(got) != 1 {
+		t.Errorf("changed %q, want macro only: %q", got, want)
+	}
+	if len(ChangedSteps(done, nil)) != 0 {
+		t.Error("no parameters now: nothing can be said to have changed")
+	}
+}

@@ -112,6 +112,10 @@ type Config struct {
 	// Redo names steps or phases to do again although the journal has them
 	// done.
 	Redo []string
+	// Params are each step's own parameters, by step ("macro.concurrency":
+	// "1,2,4"): a step done with others is done again, unless Keep.
+	Params map[string]map[string]string
+	Keep   bool
 	// Prior is the journal so far: steps done there for Identity are
 	// not done again.
 	Prior []phases.Event

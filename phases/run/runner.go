@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -124,6 +125,12 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	plan := r.plan()
 	done := DoneSteps(r.cfg.Prior, r.cfg.Identity)
 	redo := expandRedo(r.cfg.Redo)
+	changed := ChangedSteps(done, r.cfg.Params)
+	if !r.cfg.Keep {
+		for s := range changed {
+			redo[s] = true
+		}
+	}
 	todo := r.todo(plan, done, redo)
 	r.need = needOf(todo)
 	res := &Result{}
@@ -133,15 +140,20 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			resumed = append(resumed, s)
 		}
 	}
-	r.emit(phases.KindRunStarted, phases.RunStarted{Identity: r.cfg.Identity, Steps: plan, Resumed: resumed, Redo: r.cfg.Redo})
+	r.emit(phases.KindRunStarted, phases.RunStarted{Identity: r.cfg.Identity, Steps: plan, Resumed: resumed, Redo: r.cfg.Redo,
+		Changed: changed, Kept: r.cfg.Keep && len(changed) > 0})
 	fns := r.funcs()
 	for _, s := range plan {
 		switch {
 		case s == Notebook:
 			res.Steps = append(res.Steps, r.notebook(ctx, res))
 		case !todo[s]:
+			reason := "done earlier (journal)"
+			if ch := changed[s]; len(ch) > 0 {
+				reason = "done earlier with other parameters, kept (--keep): " + strings.Join(ch, "; ")
+			}
 			res.Steps = append(res.Steps, StepResult{Name: s, State: phases.StepDone, Started: done[s].Started,
-				Finished: done[s].Finished, Reason: "done earlier (journal)", Earlier: true})
+				Finished: done[s].Finished, Reason: reason, Earlier: true})
 		case ctx.Err() != nil:
 			res.Steps = append(res.Steps, StepResult{Name: s, State: phases.StepPending, Reason: "not reached: the run was interrupted"})
 		case r.endReason != "":
@@ -221,7 +233,11 @@ func (r *runner) step(ctx context.Context, name string, fn stepFunc) StepResult 
 	}
 	reason = remote.ScrubSecrets(reason) // a reason quotes URLs, errors and log lines
 	res.State, res.Reason, res.Finished = state, reason, r.cfg.Now()
-	r.emit(phases.KindRunStep, phases.RunStep{Name: name, State: state, Reason: reason})
+	ev := phases.RunStep{Name: name, State: state, Reason: reason}
+	if state == phases.StepDone {
+		ev.Params = r.cfg.Params[name]
+	}
+	r.emit(phases.KindRunStep, ev)
 	return res
 }
 

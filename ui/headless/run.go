@@ -19,14 +19,15 @@ import (
 )
 
 const runUsage = `profdeck run [-c FILE] [--host HOST] [--phases load,macro,micro,nccl,profile]
-                   [--redo STEP|PHASE,...] [--loadgen here|host] [--skip-doctor]
+                   [--redo STEP|PHASE,...] [--keep] [--loadgen here|host] [--skip-doctor]
                    [--json FILE|-] [--jsonl FILE]
 
 Runs the campaign in order: serve, macro, free the GPUs, micro, nccl,
 restart with the profiler, profile (C=1 and the plateau's C), leave the
 server as run.leave_server says, notebook. Steps the journal has done for the
-same model, TP and launch command are not done again unless --redo names
-them. Exit 0 when every step is done, 3 when one failed, stalled or was
+same model, TP and launch command and the same parameters are not done
+again unless --redo names them; a step done with other parameters (its
+campaign section) is done again, saying what changed, unless --keep. Exit 0 when every step is done, 3 when one failed, stalled or was
 skipped (one line each on stderr), 2 for bad input, 1 when it could not
 start, 130 when interrupted (the step in flight is journalled as stopped).`
 
@@ -75,8 +76,8 @@ func checkRunFiles(cmd *Command, c *campaign.Campaign) error {
 
 // runFlags are the run command's own flags.
 type runFlags struct {
-	phases, redo string
-	skipDoctor   bool
+	phases, redo     string
+	skipDoctor, keep bool
 }
 
 // newRun is the run command with its flags.
@@ -85,6 +86,7 @@ func newRun(stdout, stderr io.Writer) (*Command, *runFlags) {
 	f := &runFlags{}
 	cmd.Flags.StringVar(&f.phases, "phases", "", "only the steps of these phases: load,macro,micro,nccl,profile (default all)")
 	cmd.Flags.StringVar(&f.redo, "redo", "", "steps or phases to do again although the journal has them done")
+	cmd.Flags.BoolVar(&f.keep, "keep", false, "keep steps done earlier with other parameters (default: do them again, saying what changed)")
 	cmd.Flags.BoolVar(&f.skipDoctor, "skip-doctor", false, "do not run the doctor's checks first (a failing check stops the run before the load)")
 	cmd.Flags.String("loadgen", "", "where the sweep's load generator runs: here, or host (the GPU host; default: the campaign's macro.loadgen)")
 	return cmd, f
@@ -93,7 +95,7 @@ func newRun(stdout, stderr io.Writer) (*Command, *runFlags) {
 // plan is the campaign file with the flags over it and the run's options,
 // checked before anything starts.
 func (f *runFlags) plan(cmd *Command) (*campaign.Campaign, Options, error) {
-	o := Options{Phases: splitList(f.phases), Redo: splitList(f.redo), JSONL: cmd.JSONL(), Log: cmd.Stderr, SkipDoctor: f.skipDoctor}
+	o := Options{Phases: splitList(f.phases), Redo: splitList(f.redo), JSONL: cmd.JSONL(), Log: cmd.Stderr, SkipDoctor: f.skipDoctor, Keep: f.keep}
 	if err := run.CheckNames(o.Phases, false); err != nil {
 		return nil, o, BadInput("--phases: %v", err)
 	}
@@ -137,6 +139,8 @@ type Options struct {
 	Nodes []remote.Host
 	// SkipDoctor leaves out the doctor step (its checks).
 	SkipDoctor bool
+	// Keep keeps steps done earlier with other parameters.
+	Keep bool
 }
 
 // Campaign runs the campaign on host with its own session on the campaign's
@@ -152,7 +156,7 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg.Phases, cfg.Redo = o.Phases, o.Redo
+	cfg.Phases, cfg.Redo, cfg.Keep = o.Phases, o.Redo, o.Keep
 	if o.SkipDoctor {
 		cfg.Doctor = nil
 	}

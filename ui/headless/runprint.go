@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -53,6 +55,13 @@ func progressLine(ev phases.Event, seen map[string]bool) string {
 		s := "run: steps " + strings.Join(d.Steps, ", ")
 		if len(d.Resumed) > 0 {
 			s += " (done earlier: " + strings.Join(d.Resumed, ", ") + ")"
+		}
+		for _, step := range slices.Sorted(maps.Keys(d.Changed)) {
+			what := "doing it again (--keep keeps the earlier one)"
+			if d.Kept {
+				what = "kept as done (--keep)"
+			}
+			s += fmt.Sprintf("\nrun: %s changed since it was done (%s): %s", step, strings.Join(d.Changed[step], "; "), what)
 		}
 		return s
 	case phases.RunStep:

@@ -37,23 +37,28 @@ type stepView struct {
 	state  string
 	reason string
 	manual bool // done by hand in a pane
+	// changed is what differs from the parameters the step was done
+	// with ("macro.concurrency: 1,8 → 1,4"): a run does it again.
+	changed []string
 }
 
 // checklist is the campaign's steps folded from the journal: the latest
 // word of a run on each step, and the phases done by hand (which count as
 // done).
-func checklist(events []phases.Event, id phases.RunIdentity, running bool) map[string]stepView {
+func checklist(events []phases.Event, id phases.RunIdentity, params map[string]map[string]string, running bool) map[string]stepView {
 	out := map[string]stepView{}
 	for _, ev := range events {
 		if d, ok := ev.Data.(phases.RunStep); ok {
 			out[d.Name] = stepView{state: d.State, reason: d.Reason}
 		}
 	}
-	for name, sp := range run.DoneSteps(events, id) {
+	done := run.DoneSteps(events, id)
+	changed := run.ChangedSteps(done, params)
+	for name, sp := range done {
 		if v := out[name]; v.state == phases.StepStarted && running {
 			continue // done earlier, being done again now
 		}
-		out[name] = stepView{state: phases.StepDone, manual: sp.Manual, reason: out[name].reason}
+		out[name] = stepView{state: phases.StepDone, manual: sp.Manual, reason: out[name].reason, changed: changed[name]}
 	}
 	for name, v := range out {
 		if v.state == phases.StepStarted && !running {
@@ -152,7 +157,11 @@ func (m *Model) checklistLines(w int) []string {
 	if m.d.RunCampaign == nil && !m.hadRun {
 		return nil // no campaign to run here, and none ran
 	}
-	states := checklist(m.runEvents, m.d.RunIdentity, m.running)
+	var params map[string]map[string]string
+	if m.d.Campaign != nil {
+		params = m.d.Campaign.StepParams()
+	}
+	states := checklist(m.runEvents, m.d.RunIdentity, params, m.running)
 	done := 0
 	for _, s := range run.Steps {
 		if states[s].state == phases.StepDone {
@@ -170,6 +179,9 @@ func (m *Model) checklistLines(w int) []string {
 	for _, name := range run.Steps {
 		if v := states[name]; word == "" && v.reason != "" && v.state != phases.StepDone {
 			word = checkTitles[name] + " " + v.state + ": " + v.reason
+		}
+		if v := states[name]; word == "" && len(v.changed) > 0 {
+			word = checkTitles[name] + " changed since done (" + strings.Join(v.changed, "; ") + "): r does it again"
 		}
 	}
 	if word == "" {
@@ -200,8 +212,14 @@ func (m *Model) checkCell(name string, v stepView, w int) string {
 	if v.manual {
 		text += " (by hand)"
 	}
+	if len(v.changed) > 0 {
+		text = "~ " + checkTitles[name] + " (changed)"
+	}
 	text = components.Truncate(text, w-1)
 	pad := strings.Repeat(" ", max(w-components.Width(text), 0))
+	if len(v.changed) > 0 {
+		return m.st.warn.Render(text) + pad
+	}
 	switch state {
 	case phases.StepDone:
 		return m.st.good.Render(text) + pad

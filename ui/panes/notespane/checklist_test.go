@@ -2,12 +2,14 @@ package notespane
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/ui/common"
@@ -35,7 +37,7 @@ func TestChecklistStatesAndFit(t *testing.T) {
 	// the one that needs a word shows its reason.
 	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
 		ev(1, phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro}),
-		ev(2, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 12.4, Completed: 4}),
+		ev(2, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 12.4, Completed: 12}),
 		ev(3, phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro}),
 	}})
 	_, cmd := m.Update(tea.KeyPressMsg{Code: 'r', Text: "r"})
@@ -79,7 +81,7 @@ func TestChecklistCutShortWhenNotRunning(t *testing.T) {
 	st := checklist([]phases.Event{
 		ev(1, phases.KindRunStarted, phases.RunStarted{}),
 		ev(2, phases.KindRunStep, phases.RunStep{Name: run.Micro, State: phases.StepStarted}),
-	}, phases.RunIdentity{}, false)
+	}, phases.RunIdentity{}, nil, false)
 	if v := st[run.Micro]; v.state != phases.StepStopped || !strings.Contains(v.reason, "cut short") {
 		t.Errorf("a step started in a journal with no run under way: %+v", v)
 	}
@@ -112,4 +114,30 @@ func TestChecklistSaysTheDoctorsWarnings(t *testing.T) {
 	if v := ansi.Strip(m.View()); strings.Contains(v, "doctor: ") {
 		t.Errorf("an all-ok doctor run still warns:\n%s", v)
 	}
+}
+
+// A step done with other parameters than the campaign's now is marked
+// changed in the checklist, with what changed.
+func TestChecklistShowsChangedSteps(t *testing.T) {
+	d, _ := deps(t)
+	d.RunCampaign = func(ctx context.Context) (*run.Result, error) { return &run.Result{}, nil }
+	d.Campaign = campaign.Defaults()
+	d.Campaign.Macro.Concurrency = []int{1, 4}
+	d.RunIdentity = d.Campaign.RunIdentity()
+	done := d.Campaign.StepParams()[run.Macro]
+	done = maps.Clone(done)
+	done["macro.concurrency"] = "1,8"
+	m := New(d)
+	m.SetSize(80, 20)
+	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
+		ev(1, phases.KindRunStarted, phases.RunStarted{Identity: d.RunIdentity, Steps: run.Steps}),
+		ev(2, phases.KindRunStep, phases.RunStep{Name: run.Macro, State: phases.StepStarted}),
+		ev(3, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, Completed: 12}),
+		ev(4, phases.KindRunStep, phases.RunStep{Name: run.Macro, State: phases.StepDone, Params: done}),
+	}})
+	v := ansi.Strip(m.View())
+	if !strings.Contains(v, "~ sweep (changed)") || !strings.Contains(v, "sweep changed since done (macro.concurrency: 1,8 → 1,4)") {
+		t.Fatalf("checklist:\n%s", v)
+	}
+	panetest.Fits(t, m.View(), 80, 20)
 }

@@ -20,7 +20,7 @@ func TestGoldenStates(t *testing.T) {
 	panetest.Golden(t, "empty-80x20", sized(m, 80, 20))
 
 	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
-		ev(1, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 12.40, Completed: 4}),
+		ev(1, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 12.40, Completed: 12}),
 		ev(2, phases.KindNote, phases.Note{Text: "single stream looks slow", Pane: "Macro"}),
 		ev(3, phases.KindMarker, phases.Marker{Label: "spec decode on", Pane: "macro"}),
 		ev(4, phases.KindNCCLBurst, phases.NCCLBurst{M: 1, Count: 123, Bytes: 14336, TotalMs: 6.386}),

@@ -50,7 +50,7 @@ func TestBudgetAndNotes(t *testing.T) {
 	}
 
 	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
-		ev(1, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 12.40, Completed: 4}),
+		ev(1, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 12.40, Completed: 12}),
 		ev(2, phases.KindNote, phases.Note{Text: "single stream looks slow", Pane: "Macro"}),
 		ev(3, phases.KindMarker, phases.Marker{Label: "spec decode on", Pane: "Macro"}),
 	}})
@@ -231,7 +231,7 @@ func TestBudgetWholeLine(t *testing.T) {
 	m := New(d)
 	m.SetSize(100, 24)
 	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
-		ev(1, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 4.2, MeanTPOTms: 4.25, Completed: 4}),
+		ev(1, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 4.2, MeanTPOTms: 4.25, Completed: 12}),
 		ev(2, phases.KindNCCLNone, phases.NCCLNone{TP: 1, NProc: 1, Reason: "one GPU"}),
 		ev(3, phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 3000}),
 	}})
