@@ -324,6 +324,8 @@ func flagRows(dir string) []flagRow {
 		{cmds: "run", args: []string{"--redo", "macro,micro"}, get: func(r resolved) any { return r.run.Redo }, want: []string{"macro", "micro"}},
 		{cmds: "run", args: []string{"--skip-doctor"}, get: func(r resolved) any { return r.run.SkipDoctor }, want: true},
 		{cmds: "run", args: []string{"--skip-doctor=false"}, get: func(r resolved) any { return r.run.SkipDoctor }, want: false},
+		{cmds: "run", args: []string{"--keep"}, get: func(r resolved) any { return r.run.Keep }, want: true},
+		{cmds: "run", args: []string{"--keep=false"}, get: func(r resolved) any { return r.run.Keep }, want: false},
 	}
 }
 

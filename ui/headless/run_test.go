@@ -36,6 +36,7 @@ load:
 macro:
   concurrency: [1, 8]
   duration: 1s
+  requests: 12
   warmup: 1
   input_len: 32
   output_len: 8
