@@ -34,7 +34,8 @@ func Demo(dir string) *Campaign {
 	c.Macro = Macro{
 		API:         macro.APICompletions,
 		Concurrency: slices.Clone(macro.DefaultConcurrency),
-		Duration:    Duration{3 * time.Second}, // per level, instead of a request count
+		Duration:    Duration{3 * time.Second}, // per level, and at least Requests
+		Requests:    12,                        // a level's TPOT is quoted from 10 requests up
 		Warmup:      2,
 		InputLen:    128,
 		OutputLen:   32,
