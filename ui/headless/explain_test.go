@@ -36,7 +36,7 @@ func TestExplain(t *testing.T) {
 		Concurrency      int
 		Reason, Evidence string
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &e) != nil || e.Concurrency != 32 || e.Reason != "engine_step" || !strings.HasPrefix(e.Evidence, "C=32: all 64 requests running") {
+	if code != 0 || json.Unmarshal([]byte(out), &e) != nil || e.Concurrency != 32 || e.Reason != "engine_step" || !strings.HasPrefix(e.Evidence, "C=32: at C=64 all its 64 requests running") {
 		t.Errorf("--level 32: exit %d, %q", code, out)
 	}
 	for _, args := range [][]string{{p, "--level", "7"}, {filepath.Join(t.TempDir(), "absent.json")}, {}} {
