@@ -19,8 +19,8 @@ type Sim struct {
 	StallWithProfilerAtGiB float64 `yaml:"stall_with_profiler_at_gib"`
 	// Fail makes the load fail part-way: oom or nccl.
 	Fail string `yaml:"fail"`
-	// Nodes is how many simulated 8-GPU nodes serve the model together
-	// (TP across them); FaultNode the one node the stall or failure hits
+	// Nodes is how many simulated nodes serve the model together (TP
+	// across them: each has model.tp / nodes GPUs, at most 8); FaultNode the one node the stall or failure hits
 	// (default: every node).
 	Nodes     int  `yaml:"nodes"`
 	FaultNode *int `yaml:"fault_node"`

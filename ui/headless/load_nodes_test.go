@@ -14,7 +14,7 @@ func TestLoadCommandTwoNodes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	camp := filepath.Join(dir, "profdeck.yaml")
-	if err := os.WriteFile(camp, []byte("host: sim\nsim:\n  nodes: 2\n  load_time: 2s\nload:\n  poll_interval: 200ms\n"), 0o644); err != nil {
+	if err := os.WriteFile(camp, []byte("host: sim\nmodel:\n  tp: 16\nsim:\n  nodes: 2\n  load_time: 2s\nload:\n  poll_interval: 200ms\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	doc := filepath.Join(dir, "load.json")
@@ -56,7 +56,7 @@ func TestLoadCommandOneNodeStalls(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	camp := filepath.Join(dir, "profdeck.yaml")
-	if err := os.WriteFile(camp, []byte("host: sim\nsim:\n  nodes: 2\n  fault_node: 1\n  load_time: 2s\n  stall_at_gib: 30\nload:\n  poll_interval: 200ms\n  stall_after: 1500ms\n"), 0o644); err != nil {
+	if err := os.WriteFile(camp, []byte("host: sim\nmodel:\n  tp: 16\nsim:\n  nodes: 2\n  fault_node: 1\n  load_time: 2s\n  stall_at_gib: 30\nload:\n  poll_interval: 200ms\n  stall_after: 1500ms\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs := runCLI(t, loadMain, "-c", camp)

@@ -22,8 +22,7 @@ func TestRunTP1OnSim(t *testing.T) {
 		t.Skip("a whole campaign on the simulated host")
 	}
 	dir := t.TempDir()
-	camp := strings.NewReplacer("tp: 8", "tp: 1", "--tensor-parallel-size 8", "--tensor-parallel-size 1",
-		"duration: 1s", "duration: 1s\n  requests: 12").Replace(simCampaign)
+	camp := strings.NewReplacer("tp: 8", "tp: 1", "--tensor-parallel-size 8", "--tensor-parallel-size 1").Replace(simCampaign)
 	path := filepath.Join(dir, "profdeck.yaml")
 	if err := os.WriteFile(path, []byte(camp), 0o644); err != nil {
 		t.Fatal(err)
@@ -65,7 +64,7 @@ func TestRunSimBudgetAgrees(t *testing.T) {
 		t.Skip("a whole campaign on the simulated host")
 	}
 	dir := t.TempDir()
-	camp := strings.NewReplacer("concurrency: [1, 8]", "concurrency: [1, 32, 128, 256]", "duration: 1s", "duration: 3s\n  requests: 12",
+	camp := strings.NewReplacer("concurrency: [1, 8]", "concurrency: [1, 32, 128, 256]", "duration: 1s", "duration: 3s",
 		"input_len: 32", "input_len: 128", "output_len: 8", "output_len: 32", "  batch: [1, 8]\n", "  batch: [1, 8, 64, 128]\n").Replace(simCampaign)
 	path := filepath.Join(dir, "profdeck.yaml")
 	if err := os.WriteFile(path, []byte(camp), 0o644); err != nil {
