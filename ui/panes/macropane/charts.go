@@ -70,11 +70,11 @@ type chart struct {
 	// sample above zero and its top (a one-row strip then shows change,
 	// not only magnitude); zero stays blank.
 	relative bool
-	w, h        int
-	cells       []rune // h rows of w cells
-	kinds       []byte // cellBlank, cellColumn or cellTick
-	view        string
-	buf         strings.Builder
+	w, h     int
+	cells    []rune // h rows of w cells
+	kinds    []byte // cellBlank, cellColumn or cellTick
+	view     string
+	buf      strings.Builder
 }
 
 // Cell kinds.
