@@ -113,9 +113,11 @@ func TestInProcessSteering(t *testing.T) {
 // the cancel.
 func TestInProcessCancelKeepsLevels(t *testing.T) {
 	_, url := emutest.Start(t, vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1})
+	// Levels end after their requests (no duration): C=1 runs 4 requests
+	// of 100 tokens at 2 ms (about 0.8 s), C=2 takes about 0.4 s, so the
+	// cancel sent at C=1's end lands in the middle of C=2.
 	cfg := sweepConfig(url, 1, 2)
-	cfg.Requests = 4
-	cfg.Duration = time.Minute // the second level runs for a minute unless cancelled
+	cfg.Requests, cfg.OutputLen = 4, 100
 	sw, err := onhost.New(cfg, onhost.Options{Host: simHost{local.New()}})
 	if err != nil {
 		t.Fatal(err)

@@ -24,31 +24,33 @@ import (
 // Config holds that cannot travel (dialer, scraper, writers, host) is made
 // again on the host from it.
 type Spec struct {
-	URL            string        `json:"url"`
-	Model          string        `json:"model,omitempty"`
-	API            string        `json:"api,omitempty"`
-	Concurrency    []int         `json:"concurrency,omitempty"`
-	Requests       int           `json:"requests,omitempty"`
-	Duration       time.Duration `json:"duration,omitempty"`
-	Warmup         int           `json:"warmup,omitempty"`
-	InputLen       int           `json:"input_len,omitempty"`
-	OutputLen      int           `json:"output_len,omitempty"`
-	Rate           float64       `json:"rate,omitempty"`
-	StopAtPlateau  bool          `json:"stop_at_plateau,omitempty"`
-	NoPreflight    bool          `json:"no_preflight,omitempty"`
-	APIKey         string        `json:"api_key,omitempty"`
-	Timeout        time.Duration `json:"timeout,omitempty"`
-	ClientBoundLag time.Duration `json:"client_bound_lag,omitempty"`
-	Seed           int64         `json:"seed,omitempty"`
-	Limits         macro.Limits  `json:"limits"`
-	ServerLog      string        `json:"server_log,omitempty"`
-	SLO            string        `json:"slo,omitempty"`
-	Dataset        string        `json:"dataset,omitempty"`
-	DatasetFile    string        `json:"dataset_file,omitempty"` // a path on the host
-	DatasetMax     int           `json:"dataset_max,omitempty"`
-	RangeRatio     float64       `json:"range_ratio,omitempty"`
-	PrefixLen      int           `json:"prefix_len,omitempty"`
-	Repeat         int           `json:"repeat,omitempty"`
+	URL         string        `json:"url"`
+	Model       string        `json:"model,omitempty"`
+	API         string        `json:"api,omitempty"`
+	Concurrency []int         `json:"concurrency,omitempty"`
+	Requests    int           `json:"requests,omitempty"`
+	Duration    time.Duration `json:"duration,omitempty"`
+	Warmup      int           `json:"warmup,omitempty"`
+	// Percentiles are the extra percentiles asked for (vLLM's flags).
+	Percentiles    macro.Percentiles `json:"percentiles,omitempty"`
+	InputLen       int               `json:"input_len,omitempty"`
+	OutputLen      int               `json:"output_len,omitempty"`
+	Rate           float64           `json:"rate,omitempty"`
+	StopAtPlateau  bool              `json:"stop_at_plateau,omitempty"`
+	NoPreflight    bool              `json:"no_preflight,omitempty"`
+	APIKey         string            `json:"api_key,omitempty"`
+	Timeout        time.Duration     `json:"timeout,omitempty"`
+	ClientBoundLag time.Duration     `json:"client_bound_lag,omitempty"`
+	Seed           int64             `json:"seed,omitempty"`
+	Limits         macro.Limits      `json:"limits"`
+	ServerLog      string            `json:"server_log,omitempty"`
+	SLO            string            `json:"slo,omitempty"`
+	Dataset        string            `json:"dataset,omitempty"`
+	DatasetFile    string            `json:"dataset_file,omitempty"` // a path on the host
+	DatasetMax     int               `json:"dataset_max,omitempty"`
+	RangeRatio     float64           `json:"range_ratio,omitempty"`
+	PrefixLen      int               `json:"prefix_len,omitempty"`
+	Repeat         int               `json:"repeat,omitempty"`
 	// MetricsURL is the server's /metrics as the host sees it; empty: none.
 	MetricsURL string `json:"metrics_url,omitempty"`
 	// JSONL asks for one record per finished request.
@@ -67,7 +69,7 @@ func specOf(cfg macro.Config, metricsURL string) Spec {
 		StopAtPlateau: cfg.StopAtPlateau, NoPreflight: cfg.NoPreflight, APIKey: cfg.APIKey, Timeout: cfg.Timeout,
 		ClientBoundLag: cfg.ClientBoundLag, Seed: cfg.Seed, Limits: cfg.Limits, ServerLog: cfg.ServerLog, SLO: cfg.SLO,
 		Dataset: cfg.Dataset, DatasetFile: cfg.DatasetFile, DatasetMax: cfg.DatasetMax, RangeRatio: cfg.RangeRatio,
-		PrefixLen: cfg.PrefixLen, Repeat: cfg.Repeat, MetricsURL: metricsURL, JSONL: cfg.JSONL != nil, GPU: cfg.GPU != nil}
+		PrefixLen: cfg.PrefixLen, Repeat: cfg.Repeat, Percentiles: cfg.Percentiles, MetricsURL: metricsURL, JSONL: cfg.JSONL != nil, GPU: cfg.GPU != nil}
 }
 
 // config is the sweep's configuration on the host, without the parts made
@@ -78,5 +80,5 @@ func (s Spec) config() macro.Config {
 		StopAtPlateau: s.StopAtPlateau, NoPreflight: s.NoPreflight, APIKey: s.APIKey, Timeout: s.Timeout,
 		ClientBoundLag: s.ClientBoundLag, Seed: s.Seed, Limits: s.Limits, ServerLog: s.ServerLog, SLO: s.SLO,
 		Dataset: s.Dataset, DatasetFile: s.DatasetFile, DatasetMax: s.DatasetMax, RangeRatio: s.RangeRatio,
-		PrefixLen: s.PrefixLen, Repeat: s.Repeat}
+		PrefixLen: s.PrefixLen, Repeat: s.Repeat, Percentiles: s.Percentiles}
 }

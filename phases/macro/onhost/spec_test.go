@@ -61,7 +61,14 @@ func setSome(t *testing.T, v reflect.Value, name string) {
 	case reflect.Slice:
 		v.Set(reflect.ValueOf([]int{1, 2}))
 	case reflect.Struct:
-		v.Set(reflect.ValueOf(macro.Limits{MaxNumSeqs: 3, Source: "x", Looked: true}))
+		switch v.Type() {
+		case reflect.TypeOf(macro.Limits{}):
+			v.Set(reflect.ValueOf(macro.Limits{MaxNumSeqs: 3, Source: "x", Looked: true}))
+		case reflect.TypeOf(macro.Percentiles{}):
+			v.Set(reflect.ValueOf(macro.Percentiles{Metrics: []string{"ttft"}, Of: []float64{95}}))
+		default:
+			t.Fatalf("Spec.%s: no test value for %v", name, v.Type())
+		}
 	default:
 		t.Fatalf("Spec.%s: no test value for %v", name, v.Kind())
 	}
