@@ -266,6 +266,16 @@ class Engine:
         self.steps += 1
         self.iter_tokens.observe(b)
         now = time.time()
+        out, done = self._decoded(toks, bp, now)
+        self._deliver(out)
+        for q in done:
+            self._release(q)
+            self._finish(q, now)
+
+    def _decoded(self, toks, bp, now):
+        """Gives each running request its decoded token (one per request,
+        in order) at padded batch size bp: returns the (request, token,
+        finished) list to deliver and the requests that finished."""
         out, done = [], []
         for q, tok in zip(self.running, toks):
             q.out.append(tok)
@@ -276,12 +286,9 @@ class Engine:
             out.append((q, tok, fin))
             if fin:
                 done.append(q)
-        self.gen_tokens += b
-        self.stats_gen += b
-        self._deliver(out)
-        for q in done:
-            self._release(q)
-            self._finish(q, now)
+        self.gen_tokens += len(out)
+        self.stats_gen += len(out)
+        return out, done
 
     def _account(self, batch, end, bp, mixed_wall):
         """Books each request's wait for this token: the period since its
@@ -351,18 +358,7 @@ class Engine:
             _bounded(self.mixed_wall, bp, wall)
             self._account(self.running, end, bp, wall)
         now = time.time()
-        out, done = [], []
-        for q, tok in zip(self.running, toks[:b]):
-            q.out.append(tok)
-            q.steps[bp] = q.steps.get(bp, 0) + 1
-            self.itl.observe(now - q.last)
-            q.last = now
-            fin = len(q.out) >= q.max_tokens
-            out.append((q, tok, fin))
-            if fin:
-                done.append(q)
-        self.gen_tokens += b
-        self.stats_gen += b
+        out, done = self._decoded(toks[:b], bp, now)
         prefilled = []
         for (q, p0, n), tok in zip(chunks, toks[b:]):
             q.done_prompt += n
