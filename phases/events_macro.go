@@ -56,6 +56,11 @@ type ServerStats struct {
 	StepsTotal        float64 `json:"engine_steps_total,omitempty"`
 	StepTokensTotal   float64 `json:"engine_step_tokens_total,omitempty"`
 	HasSteps          bool    `json:"engine_steps,omitempty"`
+	// Engine is the server whose metrics these are ("vllm", "sglang").
+	Engine string `json:"engine,omitempty"`
+	// CacheHitRate is the server's prefix-cache hit rate, 0..1, where it
+	// publishes one as a gauge (SGLang).
+	CacheHitRate *float64 `json:"cache_hit_rate,omitempty"`
 }
 
 // StepMix is what the engine ran over a level's throughput window, from its

@@ -23,6 +23,9 @@ func missing(s Snapshot) []string {
 	for _, f := range s.Found {
 		has[f] = true
 	}
+	if s.Engine == EngineSGLang {
+		return sglangMissing(has)
+	}
 	var out []string
 	for _, f := range []struct{ field, a, b string }{
 		{"running", nameRunning, ""},
@@ -48,7 +51,7 @@ func FiguresOf(name string, snap Snapshot) Figures {
 		out.Found = []string{}
 	}
 	if !out.Available {
-		out.Note = "no vLLM serving series found"
+		out.Note = "no vLLM or SGLang serving series found"
 	}
 	return out
 }

@@ -1,10 +1,11 @@
-// Package servermetrics reads a vLLM server's Prometheus /metrics into the
-// figures the macro phase shows beside the client's own: running and waiting
-// requests, KV-cache usage, preemptions, generation tokens and, when the
-// server drafts speculatively, the draft acceptance. Parsing is done by
-// github.com/prometheus/common/expfmt; this package only picks the vLLM
-// series out, sums them over engines (data-parallel ranks) and knows the
-// names each vLLM era used.
+// Package servermetrics reads a vLLM or SGLang server's Prometheus /metrics
+// into the figures the macro phase shows beside the client's own: running
+// and waiting requests, KV-cache usage, preemptions, generation tokens and,
+// when the server drafts speculatively, the draft acceptance. Parsing is
+// done by github.com/prometheus/common/expfmt; this package only picks the
+// serving series out, tells which engine wrote them (vllm: or sglang:
+// names), sums them over engines (data-parallel ranks) and knows the names
+// each era of each engine used.
 package servermetrics
 
 import (
@@ -80,8 +81,22 @@ type Snapshot struct {
 	// Engines is the number of distinct engine labels seen (1 when the
 	// server labels none).
 	Engines int `json:"engines"`
-	// Found lists the vLLM series that were present, sorted.
+	// Found lists the serving series that were present, sorted.
 	Found []string `json:"found"`
+	// Engine is the server the series came from: EngineVLLM or
+	// EngineSGLang ("" when none was found).
+	Engine string `json:"engine,omitempty"`
+	// SGLang's own gauges, nil when the server has none: its generation
+	// throughput (tokens/s over its last log interval, summed over
+	// data-parallel ranks), prefix-cache hit rate (0..1), KV pool size in
+	// tokens, requests retracted (preempted) now, and speculative
+	// decoding's mean accept length and accept rate.
+	GenThroughput     *float64 `json:"gen_throughput,omitempty"`
+	CacheHitRate      *float64 `json:"cache_hit_rate,omitempty"`
+	KVCacheTokens     *float64 `json:"kv_cache_tokens,omitempty"`
+	Retracted         *float64 `json:"retracted,omitempty"`
+	SpecAcceptLength  *float64 `json:"spec_accept_length,omitempty"`
+	SpecAcceptRateNow *float64 `json:"spec_accept_rate_now,omitempty"`
 	// Skipped counts lines that were not valid exposition text and were
 	// left out (a clean /metrics has none).
 	Skipped int `json:"skipped_lines,omitempty"`
@@ -158,8 +173,15 @@ func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 	found := map[string]bool{}
 	kvNew, kvOld := math.NaN(), math.NaN()
 	promptHist := 0.0
+	var sg sglangFigures
 	for _, fams := range chunks {
 		for name, mf := range fams {
+			if key, ok := sglangName(name, mf); ok {
+				for _, m := range mf.GetMetric() {
+					sg.add(key, m)
+				}
+				continue
+			}
 			key := canonical(name, mf)
 			for _, m := range mf.GetMetric() {
 				if h := m.GetHistogram(); h != nil && key == namePromptHist {
@@ -241,6 +263,10 @@ func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 	delete(engines, "") // series without an engine label belong to the one engine there is
 	if len(found) > 0 {
 		s.Engines = max(1, len(engines))
+		s.Engine = EngineVLLM
+	} else {
+		sg.fill(&s)
+		sort.Strings(s.Found)
 	}
 	return s
 }
@@ -276,14 +302,7 @@ func value(m *dto.Metric) (float64, bool) {
 	return v, true
 }
 
-func engineOf(m *dto.Metric) string {
-	for _, lp := range m.GetLabel() {
-		if lp.GetName() == "engine" {
-			return lp.GetValue()
-		}
-	}
-	return ""
-}
+func engineOf(m *dto.Metric) string { return label(m, "engine") }
 
 func nanMax(a, b float64) float64 {
 	if math.IsNaN(a) || b > a {

@@ -116,13 +116,22 @@ func Stats(cur Snapshot, prev *Snapshot, dt time.Duration, now time.Time) phases
 		StepsTotal:        cur.Steps,
 		StepTokensTotal:   cur.StepTokens,
 		HasSteps:          cur.HasSteps,
+		Engine:            cur.Engine,
+		CacheHitRate:      cur.CacheHitRate,
+	}
+	if !cur.hasGenCounter() && cur.GenThroughput != nil {
+		// SGLang without its token counters: the throughput its
+		// scheduler measured over its own last log interval.
+		st.GenTokS = *cur.GenThroughput
 	}
 	if prev == nil || dt <= 0 {
 		return st
 	}
 	sec := dt.Seconds()
 	st.IntervalS = sec
-	st.GenTokS = delta(prev.GenerationTokens, cur.GenerationTokens) / sec
+	if cur.hasGenCounter() {
+		st.GenTokS = delta(prev.GenerationTokens, cur.GenerationTokens) / sec
+	}
 	if cur.HasSpec {
 		if d := delta(prev.SpecDraft, cur.SpecDraft); d > 0 {
 			r := delta(prev.SpecAccepted, cur.SpecAccepted) / d
@@ -130,6 +139,16 @@ func Stats(cur Snapshot, prev *Snapshot, dt time.Duration, now time.Time) phases
 		}
 	}
 	return st
+}
+
+// hasGenCounter reports whether the text had a generation-tokens counter.
+func (s Snapshot) hasGenCounter() bool {
+	for _, f := range s.Found {
+		if f == nameGenTokens || f == SGLangGenTokens {
+			return true
+		}
+	}
+	return false
 }
 
 // delta is a counter's increase; a counter that went down was reset (the

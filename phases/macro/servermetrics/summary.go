@@ -54,10 +54,11 @@ func Summarize(samples []phases.ServerStats) *phases.ServerLevel {
 	out.MeanRunning /= n
 	out.MeanWaiting /= n
 	first, last := avail[0], avail[len(avail)-1]
-	if span := last.At.Sub(first.At).Seconds(); span > 0 {
+	if span := last.At.Sub(first.At).Seconds(); span > 0 && (gen > 0 || rateSum == 0) {
 		out.GenerationTokS = gen / span
 	} else {
-		// No timestamps to take a delta over: the mean of the per-scrape rates.
+		// No timestamps to take a delta over, or no counter (an SGLang
+		// server's own throughput gauge): the mean of the per-scrape rates.
 		out.GenerationTokS = rateSum / n
 	}
 	if spec && draft > 0 {
