@@ -148,12 +148,20 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("vllm:num_requests_running{engine=\"0\" 1\n"))
 	f.Add([]byte("# TYPE x histogram\nx_bucket{le=\"a\"} 1\n"))
 	f.Add([]byte("\xff\xfe{{{{\n\n\r\n"))
+	f.Add([]byte(sglangText))
+	f.Add([]byte("sglang_token_usage{dp_rank=\"1\"} 1e308\nsglang:token_usage{dp_rank=\"2\"} 1e308\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := Parse(bytes.NewReader(b))
 		if err != nil {
 			t.Fatalf("Parse errs only on the reader: %v", err)
 		}
-		for _, v := range []float64{s.Running, s.Waiting, s.KVCacheUsage, s.Preemptions, s.GenerationTokens} {
+		figures := []float64{s.Running, s.Waiting, s.KVCacheUsage, s.Preemptions, s.GenerationTokens}
+		for _, p := range []*float64{s.GenThroughput, s.CacheHitRate, s.KVCacheTokens, s.Retracted, s.SpecAcceptLength, s.SpecAcceptRateNow} {
+			if p != nil {
+				figures = append(figures, *p)
+			}
+		}
+		for _, v := range figures {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				t.Fatalf("non-finite figure in %+v", s)
 			}

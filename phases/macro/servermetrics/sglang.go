@@ -99,6 +99,9 @@ func (g *sglangFigures) sum(names ...string) (float64, bool) {
 			for _, v := range ranks {
 				t += v
 			}
+			if math.IsInf(t, 0) {
+				return 0, false // absurd values overflowed: not shown
+			}
 			return t, true
 		}
 	}
