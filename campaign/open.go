@@ -91,8 +91,8 @@ func recordSystem(ctx context.Context, sess *report.Session, host remote.Host, l
 	defer cancel()
 	info, err := report.GatherSystemInfo(ctx, host, launch)
 	if err != nil {
-		_ = sess.Record(phases.New(time.Now(), phases.KindError, phases.ErrorEvent{Where: "system info", Err: err.Error()}))
+		_ = sess.Record(phases.New(time.Now(), phases.KindSessionError, phases.ErrorEvent{Where: "system info", Err: err.Error()}))
 		return
 	}
-	_ = sess.Record(phases.New(time.Now(), phases.KindSystemInfo, info))
+	_ = sess.Record(phases.New(time.Now(), phases.KindSessionSystem, info))
 }

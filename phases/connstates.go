@@ -22,9 +22,9 @@ func ConnEvent(s remote.State) ConnState {
 }
 
 // ForwardStates emits every connection state of h until h is closed or ctx
-// ends: a change of state as a journalled KindConnState event, and a
+// ends: a change of state as a journalled KindSessionConn event, and a
 // keepalive's new round-trip time on a link that stays in its state as an
-// ephemeral KindConnRTT, so hours of keepalives do not fill the journal.
+// ephemeral KindSessionRTT, so hours of keepalives do not fill the journal.
 // Hosts that do not report states (sim, local) return at once.
 func ForwardStates(ctx context.Context, h remote.Host, em *Emitter) {
 	sr, ok := h.(remote.StateReporter)
@@ -41,9 +41,9 @@ func ForwardStates(ctx context.Context, h remote.Host, em *Emitter) {
 			if !ok {
 				return
 			}
-			kind := KindConnState
+			kind := KindSessionConn
 			if s.State == last {
-				kind = KindConnRTT
+				kind = KindSessionRTT
 			}
 			last = s.State
 			em.Emit(ctx, kind, ConnEvent(s))

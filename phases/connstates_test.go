@@ -42,10 +42,10 @@ func TestForwardStates(t *testing.T) {
 		select {
 		case ev := <-out:
 			cs, ok := ev.Data.(phases.ConnState)
-			if (ev.Kind != phases.KindConnState && ev.Kind != phases.KindConnRTT) || !ok || cs.Host != h.Name() {
+			if (ev.Kind != phases.KindSessionConn && ev.Kind != phases.KindSessionRTT) || !ok || cs.Host != h.Name() {
 				t.Fatalf("event %+v", ev)
 			}
-			if ev.Kind == phases.KindConnRTT && (len(seen) == 0 || seen[len(seen)-1] != cs.State) {
+			if ev.Kind == phases.KindSessionRTT && (len(seen) == 0 || seen[len(seen)-1] != cs.State) {
 				t.Fatalf("a change of state to %q came as a round-trip update", cs.State)
 			}
 			if cs.State == "up" && cs.RTTms <= 0 {

@@ -83,26 +83,26 @@ func TestRegistryRules(t *testing.T) {
 	if !panics(func() { New(t0, "no.such.kind", Note{}) }) {
 		t.Error("New took an unregistered kind")
 	}
-	if !panics(func() { New(t0, KindNote, Marker{}) }) {
+	if !panics(func() { New(t0, KindNotesNote, Marker{}) }) {
 		t.Error("New took a payload of the wrong type")
 	}
 }
 
 func TestEmitter(t *testing.T) {
 	var nilEm *Emitter
-	if !nilEm.Emit(context.Background(), KindNote, Note{Text: "x"}) {
+	if !nilEm.Emit(context.Background(), KindNotesNote, Note{Text: "x"}) {
 		t.Error("a nil emitter does not discard")
 	}
 	ch := make(chan Event) // nobody reads it
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	em := &Emitter{Out: ch, Now: func() time.Time { return t0 }}
-	if em.Emit(ctx, KindNote, Note{Text: "x"}) {
+	if em.Emit(ctx, KindNotesNote, Note{Text: "x"}) {
 		t.Error("Emit blocked past its context, or claimed to send")
 	}
 	ch = make(chan Event, 1)
 	em.Out = ch
-	em.Emit(context.Background(), KindNote, &Note{Text: "fp8"})
+	em.Emit(context.Background(), KindNotesNote, &Note{Text: "fp8"})
 	if ev := <-ch; !ev.Time.Equal(t0) || ev.Data.(Note).Text != "fp8" || ev.Phase != Notes {
 		t.Errorf("emitted %+v", ev)
 	}

@@ -1,8 +1,8 @@
 package phases
 
-// KindDiagnosis is a stall diagnosis: why a load stopped, with the evidence
+// KindLoadDiagnosis is a stall diagnosis: why a load stopped, with the evidence
 // gathered from the host. It is journalled with the stall it explains.
-const KindDiagnosis = "load.diagnosis"
+const KindLoadDiagnosis = "load.diagnosis"
 
 // Diagnosis is a verdict on a load that stopped making progress (or on the
 // server at any time, when the operator asks), and the evidence behind it.
@@ -65,5 +65,5 @@ type StackGroup struct {
 }
 
 func init() {
-	Register(KindDiagnosis, Load, Diagnosis{}, false)
+	Register(KindLoadDiagnosis, Load, Diagnosis{}, false)
 }

@@ -3,7 +3,7 @@ package phases
 // Micro (GEMM) and NCCL event kinds.
 const (
 	KindMicroEnv      = "micro.env"
-	KindMicroResult   = "micro.gemm"
+	KindMicroGEMM     = "micro.gemm"
 	KindMicroStep     = "micro.step"
 	KindMicroProgress = "micro.progress" // ephemeral
 	KindMicroCalib    = "micro.calib"
@@ -146,7 +146,7 @@ type NCCLCliff struct {
 
 func init() {
 	Register(KindMicroEnv, Micro, GPUEnv{}, false)
-	Register(KindMicroResult, Micro, GEMMResult{}, false)
+	Register(KindMicroGEMM, Micro, GEMMResult{}, false)
 	Register(KindMicroStep, Micro, GEMMStep{}, false)
 	Register(KindMicroProgress, Micro, Progress{}, true)
 	Register(KindMicroCalib, Micro, Calib{}, false)

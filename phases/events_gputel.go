@@ -7,8 +7,8 @@ import (
 
 // GPU telemetry during the sweep: one sampler per host (phases/gputel).
 const (
-	KindGPUTel       = "macro.gpu"        // one sampling round of every GPU on a host (ephemeral)
-	KindGPUTelSource = "macro.gpu_source" // what the sampler reads and what the host lacks, said once
+	KindMacroGPU       = "macro.gpu"        // one sampling round of every GPU on a host (ephemeral)
+	KindMacroGPUSource = "macro.gpu_source" // what the sampler reads and what the host lacks, said once
 )
 
 // GPUTel is one GPU's reading in a sampling round. A nil value is one the
@@ -93,8 +93,8 @@ type GPULevel struct {
 }
 
 func init() {
-	Register(KindGPUTel, Macro, GPUTelSample{}, true)
-	Register(KindGPUTelSource, Macro, GPUTelSource{}, false)
+	Register(KindMacroGPU, Macro, GPUTelSample{}, true)
+	Register(KindMacroGPUSource, Macro, GPUTelSource{}, false)
 }
 
 // Line is the level's GPUs in one line: power, utilisation, clocks,

@@ -2,14 +2,14 @@ package phases
 
 // Load-phase event kinds: the server's weight loading, per GPU, and its lifecycle.
 const (
-	KindGPUSample   = "load.gpu"        // one nvidia-smi poll (ephemeral; a coarse copy is journalled)
-	KindGPUSnapshot = "load.gpu_coarse" // journalled every few seconds for the notebook timeline
-	KindLogLine     = "load.log"        // a relevant vLLM log line (ephemeral)
-	KindLoadState   = "load.state"      // the load's progress (ephemeral; milestones are journalled)
-	KindMilestone   = "load.milestone"  // weights → compile → KV cache → CUDA graphs → ready
-	KindStall       = "load.stall"
-	KindLoadFailure = "load.failure"
-	KindServer      = "load.server" // lifecycle: start, stop, restart, ready
+	KindLoadGPU       = "load.gpu"        // one nvidia-smi poll (ephemeral; a coarse copy is journalled)
+	KindLoadGPUCoarse = "load.gpu_coarse" // journalled every few seconds for the notebook timeline
+	KindLoadLog       = "load.log"        // a relevant vLLM log line (ephemeral)
+	KindLoadState     = "load.state"      // the load's progress (ephemeral; milestones are journalled)
+	KindLoadMilestone = "load.milestone"  // weights → compile → KV cache → CUDA graphs → ready
+	KindLoadStall     = "load.stall"
+	KindLoadFailure   = "load.failure"
+	KindLoadServer    = "load.server" // lifecycle: start, stop, restart, ready
 )
 
 // GPU is one GPU's reading. Pointers are nil when nvidia-smi said [N/A].
@@ -125,12 +125,12 @@ type ServerEvent struct {
 }
 
 func init() {
-	Register(KindGPUSample, Load, GPUSample{}, true)
-	Register(KindGPUSnapshot, Load, GPUSample{}, false)
-	Register(KindLogLine, Load, LogLine{}, true)
+	Register(KindLoadGPU, Load, GPUSample{}, true)
+	Register(KindLoadGPUCoarse, Load, GPUSample{}, false)
+	Register(KindLoadLog, Load, LogLine{}, true)
 	Register(KindLoadState, Load, LoadState{}, true)
-	Register(KindMilestone, Load, Milestone{}, false)
-	Register(KindStall, Load, Stall{}, false)
+	Register(KindLoadMilestone, Load, Milestone{}, false)
+	Register(KindLoadStall, Load, Stall{}, false)
 	Register(KindLoadFailure, Load, LoadFailure{}, false)
-	Register(KindServer, Load, ServerEvent{}, false)
+	Register(KindLoadServer, Load, ServerEvent{}, false)
 }

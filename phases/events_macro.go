@@ -4,15 +4,15 @@ import "time"
 
 // Macro-phase event kinds: the concurrency sweep.
 const (
-	KindMacroTick    = "macro.tick"    // one second of live figures (ephemeral)
-	KindMacroLevel   = "macro.level"   // one finished concurrency level
-	KindMacroPlateau = "macro.plateau" // where throughput stops growing
-	KindMacroLevelGo = "macro.level_started"
-	KindServerStats  = "macro.server" // one /metrics scrape turned into figures (ephemeral)
-	KindMacroAudit   = "macro.client_bound"
-	KindMacroWarning = "macro.warning" // an estimate or a doubt about the measurement, said once
-	KindMacroSLO     = "macro.slo"     // the largest concurrency meeting the sweep's SLO
-	KindMacroPath    = "macro.path"    // how the load reaches the server, and what that costs
+	KindMacroTick         = "macro.tick"    // one second of live figures (ephemeral)
+	KindMacroLevel        = "macro.level"   // one finished concurrency level
+	KindMacroPlateau      = "macro.plateau" // where throughput stops growing
+	KindMacroLevelStarted = "macro.level_started"
+	KindMacroServer       = "macro.server" // one /metrics scrape turned into figures (ephemeral)
+	KindMacroClientBound  = "macro.client_bound"
+	KindMacroWarning      = "macro.warning" // an estimate or a doubt about the measurement, said once
+	KindMacroSLO          = "macro.slo"     // the largest concurrency meeting the sweep's SLO
+	KindMacroPath         = "macro.path"    // how the load reaches the server, and what that costs
 )
 
 // MacroTick is one second of what the client saw, plus the level's progress.
@@ -329,9 +329,9 @@ func init() {
 	Register(KindMacroTick, Macro, MacroTick{}, true)
 	Register(KindMacroLevel, Macro, LevelResult{}, false)
 	Register(KindMacroPlateau, Macro, Plateau{}, false)
-	Register(KindMacroLevelGo, Macro, LevelStarted{}, false)
-	Register(KindServerStats, Macro, ServerStats{}, true)
-	Register(KindMacroAudit, Macro, ClientBound{}, false)
+	Register(KindMacroLevelStarted, Macro, LevelStarted{}, false)
+	Register(KindMacroServer, Macro, ServerStats{}, true)
+	Register(KindMacroClientBound, Macro, ClientBound{}, false)
 	Register(KindMacroWarning, Macro, MacroWarning{}, false)
 	Register(KindMacroSLO, Macro, SLOMet{}, false)
 	Register(KindMacroPath, Macro, MacroPath{}, false)

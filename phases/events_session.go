@@ -3,16 +3,16 @@ package phases
 // Session-wide event kinds: the campaign's life, the connection to the host,
 // the operator's notes and markers, and the host's system metadata.
 const (
-	KindSessionStarted = "session.started"
-	KindConnState      = "session.conn"
-	KindConnRTT        = "session.rtt" // a keepalive round trip on a link that stays up (ephemeral)
-	KindSystemInfo     = "session.system"
-	KindNote           = "notes.note"
-	KindMarker         = "notes.marker"
-	KindNotebookSaved  = "notes.saved"
-	KindPhaseStarted   = "session.phase_started"
-	KindPhaseFinished  = "session.phase_finished"
-	KindError          = "session.error"
+	KindSessionStarted       = "session.started"
+	KindSessionConn          = "session.conn"
+	KindSessionRTT           = "session.rtt" // a keepalive round trip on a link that stays up (ephemeral)
+	KindSessionSystem        = "session.system"
+	KindNotesNote            = "notes.note"
+	KindNotesMarker          = "notes.marker"
+	KindNotesSaved           = "notes.saved"
+	KindSessionPhaseStarted  = "session.phase_started"
+	KindSessionPhaseFinished = "session.phase_finished"
+	KindSessionError         = "session.error"
 )
 
 // SessionStarted opens a campaign's journal.
@@ -96,13 +96,13 @@ type ErrorEvent struct {
 
 func init() {
 	Register(KindSessionStarted, Session, SessionStarted{}, false)
-	Register(KindConnState, Session, ConnState{}, false)
-	Register(KindConnRTT, Session, ConnState{}, true)
-	Register(KindSystemInfo, Session, SystemInfo{}, false)
-	Register(KindNote, Notes, Note{}, false)
-	Register(KindMarker, Notes, Marker{}, false)
-	Register(KindNotebookSaved, Notes, NotebookSaved{}, true)
-	Register(KindPhaseStarted, Session, PhaseStarted{}, false)
-	Register(KindPhaseFinished, Session, PhaseFinished{}, false)
-	Register(KindError, Session, ErrorEvent{}, false)
+	Register(KindSessionConn, Session, ConnState{}, false)
+	Register(KindSessionRTT, Session, ConnState{}, true)
+	Register(KindSessionSystem, Session, SystemInfo{}, false)
+	Register(KindNotesNote, Notes, Note{}, false)
+	Register(KindNotesMarker, Notes, Marker{}, false)
+	Register(KindNotesSaved, Notes, NotebookSaved{}, true)
+	Register(KindSessionPhaseStarted, Session, PhaseStarted{}, false)
+	Register(KindSessionPhaseFinished, Session, PhaseFinished{}, false)
+	Register(KindSessionError, Session, ErrorEvent{}, false)
 }

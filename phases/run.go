@@ -22,11 +22,11 @@ const finishGrace = 2 * time.Second
 // ctx has ended by then. It returns run's error. Every engine runs through
 // it, so each phase owns its run and the journal brackets every run alike.
 func Run(ctx context.Context, em *Emitter, name string, params any, run func(context.Context) error) error {
-	em.Emit(ctx, KindPhaseStarted, PhaseStarted{Name: name, Params: params})
+	em.Emit(ctx, KindSessionPhaseStarted, PhaseStarted{Name: name, Params: params})
 	err := run(ctx)
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishGrace)
 	defer cancel()
-	em.Emit(fctx, KindPhaseFinished, Finished(name, err))
+	em.Emit(fctx, KindSessionPhaseFinished, Finished(name, err))
 	return err
 }
 

@@ -165,10 +165,10 @@ func (a *Autosave) write() (time.Time, error) {
 		if err != nil {
 			saved.Err = err.Error()
 		}
-		_ = a.s.Record(phases.New(at, phases.KindNotebookSaved, saved))
+		_ = a.s.Record(phases.New(at, phases.KindNotesSaved, saved))
 		if err != nil && err.Error() != prevErr {
 			// Keep a failing write in the journal once, not at every retry.
-			_ = a.s.Record(phases.New(at, phases.KindError, phases.ErrorEvent{Where: "notebook", Err: err.Error()}))
+			_ = a.s.Record(phases.New(at, phases.KindSessionError, phases.ErrorEvent{Where: "notebook", Err: err.Error()}))
 		}
 	}
 	return at, err

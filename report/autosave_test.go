@@ -48,7 +48,7 @@ func TestAutosaveWriteNowAndClose(t *testing.T) {
 	}
 	rr, _ := ReadJournalFile(jp)
 	for _, ev := range rr.Events {
-		if ev.Kind == phases.KindNotebookSaved {
+		if ev.Kind == phases.KindNotesSaved {
 			t.Fatal("notebook-saved event journalled")
 		}
 	}
@@ -100,7 +100,7 @@ func TestAutosaveReportsAFailingWriteOnce(t *testing.T) {
 	}
 	n := 0
 	for _, ev := range s.Events() {
-		if ev.Kind == phases.KindError {
+		if ev.Kind == phases.KindSessionError {
 			n++
 		}
 	}
@@ -117,7 +117,7 @@ func savedEvent(t *testing.T, s *Session) phases.Event {
 	for {
 		select {
 		case ev := <-s.Updates():
-			if ev.Kind == phases.KindNotebookSaved {
+			if ev.Kind == phases.KindNotesSaved {
 				return ev
 			}
 		case <-deadline:

@@ -19,10 +19,10 @@ func bigCampaign() []phases.Event {
 		for g := 0; g < 8; g++ {
 			s.GPUs = append(s.GPUs, phases.GPU{Index: g, MemoryUsedMiB: f64(float64(i) * 200), MemoryTotalMiB: f64(97887)})
 		}
-		evs = append(evs, phases.New(t0.Add(time.Duration(i)*5*time.Second), phases.KindGPUSnapshot, s))
+		evs = append(evs, phases.New(t0.Add(time.Duration(i)*5*time.Second), phases.KindLoadGPUCoarse, s))
 	}
 	for i := 0; i < 200; i++ {
-		evs = append(evs, phases.New(t0.Add(time.Duration(i)*9*time.Second), phases.KindNote, phases.Note{Text: "an observation about the run", Pane: "Load"}))
+		evs = append(evs, phases.New(t0.Add(time.Duration(i)*9*time.Second), phases.KindNotesNote, phases.Note{Text: "an observation about the run", Pane: "Load"}))
 	}
 	return evs
 }
@@ -71,7 +71,7 @@ func BenchmarkRecordNote(b *testing.B) {
 		for range s.Updates() {
 		}
 	}()
-	ev := phases.New(time.Now(), phases.KindNote, phases.Note{Text: "stalled at 75.8 GB per GPU", Pane: "Load"})
+	ev := phases.New(time.Now(), phases.KindNotesNote, phases.Note{Text: "stalled at 75.8 GB per GPU", Pane: "Load"})
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := s.Record(ev); err != nil {

@@ -108,9 +108,9 @@ func TestBudgetRulesOfSelection(t *testing.T) {
 		phases.KindNCCLBurst, phases.NCCLBurst{M: 1, TotalMs: 9},
 		phases.KindNCCLBurst, phases.NCCLBurst{M: 1, TotalMs: 5},
 		// Without a per-step total, the GEMMs' step times are summed.
-		phases.KindMicroResult, phases.GEMMResult{Name: "a", M: 1, PerStep: 61, Us: 10, StepUs: 610},
-		phases.KindMicroResult, phases.GEMMResult{Name: "b", M: 1, PerStep: 2, Us: 100},
-		phases.KindMicroResult, phases.GEMMResult{Name: "c", M: 8, PerStep: 1, Us: 1000, StepUs: 1000},
+		phases.KindMicroGEMM, phases.GEMMResult{Name: "a", M: 1, PerStep: 61, Us: 10, StepUs: 610},
+		phases.KindMicroGEMM, phases.GEMMResult{Name: "b", M: 1, PerStep: 2, Us: 100},
+		phases.KindMicroGEMM, phases.GEMMResult{Name: "c", M: 8, PerStep: 1, Us: 1000, StepUs: 1000},
 	))
 	s := b.Single
 	if !near(s.TPOTms, 10) || !near(s.AllReduceMs, 5) || !near(s.GEMMms, 0.81) {

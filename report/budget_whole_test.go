@@ -17,8 +17,8 @@ func TestBudgetOneGPUAndUpperBound(t *testing.T) {
 		phases.KindMacroLevel, lv,
 		phases.KindNCCLNone, phases.NCCLNone{TP: 1, NProc: 1, Reason: "one process on one GPU (TP 1)"},
 		phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 3000},
-		phases.KindMicroResult, phases.GEMMResult{Name: "experts.w13", M: 8, Step: 1, StepUs: 1000, Served: "int4"},
-		phases.KindMicroResult, phases.GEMMResult{Name: "q_b", M: 1, StepUs: 2000},
+		phases.KindMicroGEMM, phases.GEMMResult{Name: "experts.w13", M: 8, Step: 1, StepUs: 1000, Served: "int4"},
+		phases.KindMicroGEMM, phases.GEMMResult{Name: "q_b", M: 1, StepUs: 2000},
 	)
 	b := Budget(evs)
 	s := b.Single
@@ -83,13 +83,13 @@ func TestDecodeSteps(t *testing.T) {
 // before the real one. Events between two runs wait for the next one.
 func TestClassifyEventsBeforeTheRun(t *testing.T) {
 	evs := budgetEvents(
-		phases.KindServer, phases.ServerEvent{Action: "start", Detail: "pid 1"},
-		phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Load},
-		phases.KindServer, phases.ServerEvent{Action: "ready"},
-		phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Load, Outcome: phases.OutcomeDone},
-		phases.KindServer, phases.ServerEvent{Action: "restart"},
-		phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Load},
-		phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Load, Outcome: phases.OutcomeDone},
+		phases.KindLoadServer, phases.ServerEvent{Action: "start", Detail: "pid 1"},
+		phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Load},
+		phases.KindLoadServer, phases.ServerEvent{Action: "ready"},
+		phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.Load, Outcome: phases.OutcomeDone},
+		phases.KindLoadServer, phases.ServerEvent{Action: "restart"},
+		phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Load},
+		phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.Load, Outcome: phases.OutcomeDone},
 	)
 	runs := classify(evs).runs[phases.Load]
 	if len(runs) != 2 || len(runs[0].events) != 2 || len(runs[1].events) != 1 {

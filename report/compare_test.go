@@ -85,12 +85,12 @@ func TestNotebookChartsRepeatedLevels(t *testing.T) {
 		chart  bool
 	}{{[]int{1, 1}, false}, {[]int{1, 1, 8}, true}} {
 		t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-		evs := []phases.Event{phases.New(t0, phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro})}
+		evs := []phases.Event{phases.New(t0, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro})}
 		for i, c := range tc.levels {
 			evs = append(evs, phases.New(t0.Add(time.Duration(i+1)*time.Second), phases.KindMacroLevel,
 				phases.LevelResult{Concurrency: c, Completed: 4, OutputThroughput: float64(100 * (i + 1)), MedianTPOTms: 10, P99TPOTms: 12}))
 		}
-		evs = append(evs, phases.New(t0.Add(time.Minute), phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro, Outcome: phases.OutcomeDone}))
+		evs = append(evs, phases.New(t0.Add(time.Minute), phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.Macro, Outcome: phases.OutcomeDone}))
 		path := filepath.Join(t.TempDir(), "nb.md")
 		if err := WriteNotebook(path, evs, NotebookOptions{Now: fixedNow, Location: time.UTC}); err != nil {
 			t.Errorf("levels %v: %v", tc.levels, err)

@@ -45,7 +45,7 @@ func crashHelper(dir, run string) int {
 	out.Flush()
 	for i := 0; ; i++ {
 		text := fmt.Sprintf("run %s note %d: stall at 75.8 GB?", run, i)
-		if err := s.Record(phases.New(time.Now(), phases.KindNote, phases.Note{Text: text, Pane: "Macro"})); err != nil {
+		if err := s.Record(phases.New(time.Now(), phases.KindNotesNote, phases.Note{Text: text, Pane: "Macro"})); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}

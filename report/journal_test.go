@@ -12,7 +12,7 @@ import (
 )
 
 func note(t time.Time, text string) phases.Event {
-	return phases.New(t, phases.KindNote, phases.Note{Text: text})
+	return phases.New(t, phases.KindNotesNote, phases.Note{Text: text})
 }
 
 func TestJournalRoundTrip(t *testing.T) {

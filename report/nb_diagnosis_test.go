@@ -14,7 +14,7 @@ func TestNotebookDiagnosis(t *testing.T) {
 	evs := seedEvents()
 	var at time.Time
 	for i, ev := range evs {
-		if ev.Kind == phases.KindStall {
+		if ev.Kind == phases.KindLoadStall {
 			at = ev.Time.Add(3 * time.Second)
 			d := phases.Diagnosis{Trigger: "stall", Verdict: "weights I/O stopped (0 B/s for 5 min, GPUs idle)",
 				Why:   []string{"8 ranks in safetensors/torch.py: _read_into", "600.0 GB read before it stopped"},
@@ -22,7 +22,7 @@ func TestNotebookDiagnosis(t *testing.T) {
 				Hints: []string{"py-spy is not on the host"}, SampleS: 2,
 				Ranks: []phases.RankEvidence{{Rank: 0, Stage: "weights", LastLine: "Loading safetensors checkpoint shards: 82% Completed | 132/161"},
 					{Rank: 3, Stage: "starting", LastLine: "Starting to load model", Behind: true}}}
-			evs = append(evs[:i+1], append([]phases.Event{phases.New(at, phases.KindDiagnosis, d)}, evs[i+1:]...)...)
+			evs = append(evs[:i+1], append([]phases.Event{phases.New(at, phases.KindLoadDiagnosis, d)}, evs[i+1:]...)...)
 			break
 		}
 	}

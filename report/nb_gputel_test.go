@@ -21,8 +21,8 @@ func TestNotebookGPULevels(t *testing.T) {
 				MeanUtilPct: 88, PeakUtilPct: 99, MeanSMClockMHz: 1980, MinSMClockMHz: 1755, PowerThrottlePct: 37,
 				Throttle: thr, JPerOutputToken: jpt, NVLinkGBs: &nv, PCIeGBs: &pc}}
 	}
-	evs := budgetEvents(phases.KindPhaseStarted, phases.PhaseStarted{Name: "macro"},
-		phases.KindGPUTelSource, phases.GPUTelSource{Host: "gpu1", Source: "nvidia-smi dmon", Command: "nvidia-smi dmon -s pucvmet -d 1 --gpm-metrics 60,61", GPUs: 8, NVLink: true,
+	evs := budgetEvents(phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: "macro"},
+		phases.KindMacroGPUSource, phases.GPUTelSource{Host: "gpu1", Source: "nvidia-smi dmon", Command: "nvidia-smi dmon -s pucvmet -d 1 --gpm-metrics 60,61", GPUs: 8, NVLink: true,
 			Notes: []string{"energy is mean sampled power × time (nvidia-smi dmon has no energy counter): an estimate"}},
 		phases.KindMacroLevel, lv(1, 2100, 2.61, ""), phases.KindMacroLevel, lv(2, 4400, 1.42, "power"))
 	dir := t.TempDir()

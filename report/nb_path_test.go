@@ -14,11 +14,11 @@ func TestNotebookPath(t *testing.T) {
 	path := phases.MacroPath{Kind: phases.PathSSH, Via: "gpu1 (10.0.0.5:22)", Nodelay: "pty", Probe: "GET /health", Probes: 10,
 		RTTp50ms: 23.4, RTTp99ms: 25.1, Warnings: []string{"the path to the server (SSH via gpu1 (10.0.0.5:22)) adds 23.4 ms to every request"}}
 	md := string(render(t, budgetEvents(
-		phases.KindPhaseStarted, phases.PhaseStarted{Name: "macro"},
+		phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: "macro"},
 		phases.KindMacroPath, path,
 		phases.KindMacroLevel, phases.LevelResult{Concurrency: 4, Completed: 8, EventsPerRead: 1.01},
 		phases.KindMacroLevel, phases.LevelResult{Concurrency: 32, Completed: 64, EventsPerRead: 1.9},
-		phases.KindPhaseFinished, phases.PhaseFinished{Name: "macro"})))
+		phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: "macro"})))
 	for _, want := range []string{
 		"**Path:** SSH via gpu1 (10.0.0.5:22), sends at once: yes · round trip p50 23.40 ms, p99 25.10 ms (GET /health ×10) · token events per read ≤ 1.90 (C=32)",
 		"- path warning: the path to the server (SSH via gpu1 (10.0.0.5:22)) adds 23.4 ms",

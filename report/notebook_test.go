@@ -263,8 +263,8 @@ func TestMicroTableTopRowsAndTheRestSummed(t *testing.T) {
 func TestNotebookLaunchEnvironmentNames(t *testing.T) {
 	at := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
 	evs := []phases.Event{
-		phases.New(at, phases.KindSystemInfo, phases.SystemInfo{LaunchCommand: "vllm serve m --tensor-parallel-size 8"}),
-		phases.New(at, phases.KindServer, phases.ServerEvent{Action: "start", Detail: "pid 42: vllm serve m (environment: HF_TOKEN, VLLM_USE_DEEP_GEMM)"}),
+		phases.New(at, phases.KindSessionSystem, phases.SystemInfo{LaunchCommand: "vllm serve m --tensor-parallel-size 8"}),
+		phases.New(at, phases.KindLoadServer, phases.ServerEvent{Action: "start", Detail: "pid 42: vllm serve m (environment: HF_TOKEN, VLLM_USE_DEEP_GEMM)"}),
 	}
 	b, _ := RenderNotebook(evs, goldenOpts())
 	if md := string(b); !strings.Contains(md, "Its environment (names only; the values are never written): HF_TOKEN, VLLM_USE_DEEP_GEMM.") {

@@ -19,32 +19,32 @@ func seedEvents() []phases.Event {
 	add := func(s float64, kind string, d any) { evs = append(evs, phases.New(at(s), kind, d)) }
 
 	add(0, phases.KindSessionStarted, phases.SessionStarted{Campaign: "k25b6000bench1", Host: "gpu1", Notebook: "k25b6000bench1.md", Version: "0.1.0"})
-	add(1, phases.KindConnState, phases.ConnState{Host: "gpu1", State: "up", RTTms: 0.8})
-	add(2, phases.KindSystemInfo, phases.SystemInfo{Host: "gpu1", GPUName: "NVIDIA RTX PRO 6000 Blackwell Server Edition", GPUCount: 8,
+	add(1, phases.KindSessionConn, phases.ConnState{Host: "gpu1", State: "up", RTTms: 0.8})
+	add(2, phases.KindSessionSystem, phases.SystemInfo{Host: "gpu1", GPUName: "NVIDIA RTX PRO 6000 Blackwell Server Edition", GPUCount: 8,
 		GPUMemoryMiB: 97887, Driver: "580.95.05", CUDA: "13.0", Torch: "2.9.0+cu129", VLLM: "0.12.0",
 		LaunchCommand: "vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8 --max-num-batched-tokens 8192 --api-key sk-live-1234",
 		Model:         "moonshotai/Kimi-K2.5", ModelSummary: "kimi_k2: 61 layers, hidden 7168, 64 heads, MoE 384 experts (8 active, 1 shared), vocab 163840, compressed-tensors int4 g32"})
 
 	// Load: eight GPUs ramp to 75.8 GiB, stall, restart, ready.
-	add(10, phases.KindPhaseStarted, phases.PhaseStarted{Name: "load"})
-	add(11, phases.KindServer, phases.ServerEvent{Action: "start", Detail: "vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8"})
+	add(10, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: "load"})
+	add(11, phases.KindLoadServer, phases.ServerEvent{Action: "start", Detail: "vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8"})
 	for i := 0; i <= 12; i++ {
 		s := phases.GPUSample{Host: "gpu1"}
 		for g := 0; g < 8; g++ {
 			used := min(float64(i)*7.0+float64(g)*0.1, 75.8) * 1024
 			s.GPUs = append(s.GPUs, phases.GPU{Index: g, MemoryUsedMiB: f64(used), MemoryTotalMiB: f64(97887), UtilizationPct: f64(0)})
 		}
-		add(20+float64(i)*60, phases.KindGPUSnapshot, s)
+		add(20+float64(i)*60, phases.KindLoadGPUCoarse, s)
 	}
-	add(400, phases.KindMilestone, phases.Milestone{Stage: "weights", AtS: 390, Value: "75.8 GiB", Line: "Loading weights took 380.12 seconds"})
-	add(800, phases.KindStall, phases.Stall{GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, MemoryGiB: []float64{75.8, 75.8, 75.8, 75.8, 75.8, 75.8, 75.8, 75.8}, ForS: 300, Line: "Profiler started"})
-	add(805, phases.KindNote, phases.Note{Text: "stalled at 75.8 GB per GPU with the torch profiler on; restarting without it", Pane: "Server/Load"})
-	add(810, phases.KindServer, phases.ServerEvent{Action: "restart", Detail: "without VLLM_TORCH_PROFILER_DIR"})
-	add(1500, phases.KindMilestone, phases.Milestone{Stage: "ready", AtS: 1490, Line: "Application startup complete."})
-	add(1501, phases.KindPhaseFinished, phases.PhaseFinished{Name: "load"})
+	add(400, phases.KindLoadMilestone, phases.Milestone{Stage: "weights", AtS: 390, Value: "75.8 GiB", Line: "Loading weights took 380.12 seconds"})
+	add(800, phases.KindLoadStall, phases.Stall{GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, MemoryGiB: []float64{75.8, 75.8, 75.8, 75.8, 75.8, 75.8, 75.8, 75.8}, ForS: 300, Line: "Profiler started"})
+	add(805, phases.KindNotesNote, phases.Note{Text: "stalled at 75.8 GB per GPU with the torch profiler on; restarting without it", Pane: "Server/Load"})
+	add(810, phases.KindLoadServer, phases.ServerEvent{Action: "restart", Detail: "without VLLM_TORCH_PROFILER_DIR"})
+	add(1500, phases.KindLoadMilestone, phases.Milestone{Stage: "ready", AtS: 1490, Line: "Application startup complete."})
+	add(1501, phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: "load"})
 
 	// Macro sweep.
-	add(1600, phases.KindPhaseStarted, phases.PhaseStarted{Name: "macro", Params: map[string]any{"levels": []int{1, 2, 4, 8, 16, 32, 64, 128, 256}, "input_len": 1000, "output_len": 200}})
+	add(1600, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: "macro", Params: map[string]any{"levels": []int{1, 2, 4, 8, 16, 32, 64, 128, 256}, "input_len": 1000, "output_len": 200}})
 	type lv struct {
 		c               int
 		thr, tpot, ttft float64
@@ -53,7 +53,7 @@ func seedEvents() []phases.Event {
 		{32, 1120.4, 27.5, 210}, {64, 1390.7, 44.3, 340}, {128, 1536.2, 80.9, 610}, {256, 1561.8, 158.2, 1900}}
 	for i, l := range lvs {
 		n := max(16, 4*l.c) // at least phases.MinRequests, so every level is quoted
-		add(1610+float64(i)*100, phases.KindMacroLevelGo, phases.LevelStarted{Concurrency: l.c, Requests: n})
+		add(1610+float64(i)*100, phases.KindMacroLevelStarted, phases.LevelStarted{Concurrency: l.c, Requests: n})
 		add(1690+float64(i)*100, phases.KindMacroLevel, phases.LevelResult{
 			Concurrency: l.c, Completed: n, Failures: map[string]int{}, DurationS: 80,
 			TotalInputTokens: int64(n * 1000), TotalOutputTokens: int64(n * 200),
@@ -67,14 +67,14 @@ func seedEvents() []phases.Event {
 		})
 	}
 	add(2500, phases.KindMacroPlateau, phases.Plateau{Concurrency: 128, OutputThroughput: 1536.2})
-	add(2505, phases.KindMarker, phases.Marker{Label: "plateau reached", Pane: "Macro"})
-	add(2510, phases.KindPhaseFinished, phases.PhaseFinished{Name: "macro"})
+	add(2505, phases.KindNotesMarker, phases.Marker{Label: "plateau reached", Pane: "Macro"})
+	add(2510, phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: "macro"})
 
 	// Micro: the step's GEMMs at M=1 and M=128.
-	add(2600, phases.KindPhaseStarted, phases.PhaseStarted{Name: "micro"})
+	add(2600, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: "micro"})
 	add(2601, phases.KindMicroEnv, phases.GPUEnv{GPU: "NVIDIA RTX PRO 6000 Blackwell Server Edition", Torch: "2.9.0+cu129", CUDA: "12.9"})
 	gemm := func(s float64, name string, m, nn, k, per int, us float64) {
-		add(s, phases.KindMicroResult, phases.GEMMResult{Name: name, Step: 1, M: m, N: nn, K: k, Dtype: "bf16", PerStep: per, Us: us, P20Us: us * 0.98, P80Us: us * 1.03,
+		add(s, phases.KindMicroGEMM, phases.GEMMResult{Name: name, Step: 1, M: m, N: nn, K: k, Dtype: "bf16", PerStep: per, Us: us, P20Us: us * 0.98, P80Us: us * 1.03,
 			TFLOPs: 2 * float64(m*nn*k) / us / 1e6, GBs: float64(2*nn*k) / us / 1e3, BWPct: float64(2*nn*k) / us / 1e3 / 17.92, StepUs: us * float64(per)})
 	}
 	gemm(2610, "q_a+kv_a", 1, 2112, 7168, 61, 12.1)
@@ -85,10 +85,10 @@ func seedEvents() []phases.Event {
 	add(2615, phases.KindMicroError, phases.ScriptError{Name: "experts w2", What: "timing", Step: 128, Err: "CUDA out of memory"})
 	add(2620, phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 3500, BackToBackUs: 3350, Graph: true})
 	add(2621, phases.KindMicroStep, phases.GEMMStep{M: 128, SumUs: 41200, BackToBackUs: 40100})
-	add(2630, phases.KindPhaseFinished, phases.PhaseFinished{Name: "micro"})
+	add(2630, phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: "micro"})
 
 	// NCCL: the all-reduce burst and All-to-All.
-	add(2700, phases.KindPhaseStarted, phases.PhaseStarted{Name: "nccl"})
+	add(2700, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: "nccl"})
 	add(2701, phases.KindNCCLEnv, phases.GPUEnv{GPU: "NVIDIA RTX PRO 6000 Blackwell Server Edition", Torch: "2.9.0+cu129", CUDA: "12.9", NProc: 8})
 	add(2710, phases.KindNCCLBurst, phases.NCCLBurst{M: 1, Count: 123, Bytes: 14336, TotalMs: 7.011, PerOpUs: 57.0, GraphMs: 6.386, GraphPerOpUs: 51.9, NProc: 8})
 	add(2711, phases.KindNCCLBurst, phases.NCCLBurst{M: 128, Count: 123, Bytes: 14336 * 128, TotalMs: 15.99, PerOpUs: 130, NProc: 8})
@@ -97,23 +97,23 @@ func seedEvents() []phases.Event {
 		add(2720+float64(i), phases.KindNCCLAllToAll, phases.NCCLAllToAll{Tokens: t, Bytes: int64(t) * 114688, Us: us, AlgBW: float64(t) * 114688 / us / 1e3, BusBW: float64(t) * 114688 / us / 1e3 * 7 / 8, NProc: 8})
 	}
 	add(2730, phases.KindNCCLCliff, phases.NCCLCliff{Tokens: 16, FromUs: 52, ToUs: 140})
-	add(2731, phases.KindNote, phases.Note{Text: "custom all-reduce is off on PCIe: every AR goes through PyNCCL", Pane: "NCCL"})
-	add(2740, phases.KindPhaseFinished, phases.PhaseFinished{Name: "nccl"})
+	add(2731, phases.KindNotesNote, phases.Note{Text: "custom all-reduce is off on PCIe: every AR goes through PyNCCL", Pane: "NCCL"})
+	add(2740, phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: "nccl"})
 
-	add(2800, phases.KindConnState, phases.ConnState{Host: "gpu1", State: "down", Err: "read tcp: connection reset by peer"})
-	add(2805, phases.KindConnState, phases.ConnState{Host: "gpu1", State: "up", RTTms: 0.9})
+	add(2800, phases.KindSessionConn, phases.ConnState{Host: "gpu1", State: "down", Err: "read tcp: connection reset by peer"})
+	add(2805, phases.KindSessionConn, phases.ConnState{Host: "gpu1", State: "up", RTTms: 0.9})
 
 	// Profile.
-	add(2900, phases.KindPhaseStarted, phases.PhaseStarted{Name: "profile"})
+	add(2900, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: "profile"})
 	add(3000, phases.KindProfileSummary, phases.ProfileSummary{Source: "profiler_out_0.txt", TotalCUDAUs: 1240000,
 		Categories: map[string]float64{"communication": 638600, "gemm": 350000, "attention": 120000, "other": 131400}, CommunicationShare: 0.515,
 		Top: []phases.Kernel{{Name: "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", SelfCUDAUs: 638600, Calls: 12300, Category: "communication"},
 			{Name: "fused_moe_kernel", SelfCUDAUs: 210000, Calls: 6000, Category: "gemm"}}, DecodeSteps: 100,
 		DecodeStepsSource: "output tokens from the server's usage", CommPerStepUs: 6386, GPUPerStepUs: 12400, Requests: 8, Concurrency: []int{1}, OutputTokens: 800,
 		StopS: 41.5, ProfilerDir: "/tmp/vllm_profile", Notes: []string{"CUDA graphs on: kernels inside graphs are attributed by name from the trace"}})
-	add(3001, phases.KindPhaseFinished, phases.PhaseFinished{Name: "profile"})
-	add(3010, phases.KindNote, phases.Note{Text: "AllReduce is about half of decode time | try the FlashInfer PCIe all-reduce next", Pane: "Notes"})
-	add(3020, phases.KindError, phases.ErrorEvent{Where: "notebook", Err: "charts: disk full (example)"})
+	add(3001, phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: "profile"})
+	add(3010, phases.KindNotesNote, phases.Note{Text: "AllReduce is about half of decode time | try the FlashInfer PCIe all-reduce next", Pane: "Notes"})
+	add(3020, phases.KindSessionError, phases.ErrorEvent{Where: "notebook", Err: "charts: disk full (example)"})
 	return evs
 }
 

@@ -108,7 +108,7 @@ func (s *Session) record(ev phases.Event, keepOnError bool) error {
 	defer s.end()
 	ev = s.redact(ev)
 	eph := phases.Ephemeral(ev.Kind)
-	if !eph && ev.Kind != phases.KindNote && ev.Kind != phases.KindMarker {
+	if !eph && ev.Kind != phases.KindNotesNote && ev.Kind != phases.KindNotesMarker {
 		// Notes stay verbatim (registered secrets are still redacted).
 		ev = scrubEvent(ev)
 	}
@@ -134,7 +134,7 @@ func (s *Session) record(ev phases.Event, keepOnError bool) error {
 				return jerr // the caller (a note) says so itself
 			}
 			if first {
-				s.enqueue(phases.New(time.Now(), phases.KindError, phases.ErrorEvent{Where: "journal", Err: jerr.Error()}), false)
+				s.enqueue(phases.New(time.Now(), phases.KindSessionError, phases.ErrorEvent{Where: "journal", Err: jerr.Error()}), false)
 			}
 		}
 	}

@@ -78,7 +78,7 @@ func TestUpdatesFollowJournalOrder(t *testing.T) {
 	go func() { // a phase
 		defer wg.Done()
 		for i := 0; i < 100; i++ {
-			s.Sink() <- phases.New(time.Now(), phases.KindMacroLevelGo, phases.LevelStarted{Concurrency: i})
+			s.Sink() <- phases.New(time.Now(), phases.KindMacroLevelStarted, phases.LevelStarted{Concurrency: i})
 		}
 	}()
 	go func() { // the operator
@@ -116,8 +116,8 @@ func TestSecretsNeverReachJournalOrNotebook(t *testing.T) {
 	s.Redact(key)
 	t0 := time.Now()
 	s.Record(note(t0, "the key is "+key))
-	s.Record(phases.New(t0, phases.KindSystemInfo, phases.SystemInfo{Host: "h", LaunchCommand: "vllm serve m --api-key " + key}))
-	s.Record(phases.New(t0, phases.KindError, phases.ErrorEvent{Where: "x", Err: "401 for key " + key}))
+	s.Record(phases.New(t0, phases.KindSessionSystem, phases.SystemInfo{Host: "h", LaunchCommand: "vllm serve m --api-key " + key}))
+	s.Record(phases.New(t0, phases.KindSessionError, phases.ErrorEvent{Where: "x", Err: "401 for key " + key}))
 	b, _ := os.ReadFile(p)
 	if strings.Contains(string(b), "zq9x") {
 		t.Fatalf("journal holds the key:\n%s", b)
@@ -140,8 +140,8 @@ func TestSecretsNeverReachJournalOrNotebook(t *testing.T) {
 func TestUnregisteredSecretsInLaunchLinesAndLogsAreHidden(t *testing.T) {
 	s, p := newTestSession(t)
 	t0 := time.Now()
-	s.Record(phases.New(t0, phases.KindServer, phases.ServerEvent{Action: "start", Detail: "vllm serve m --api-key abc-123-xyz --max-num-batched-tokens 8192"}))
-	s.Record(phases.New(t0, phases.KindStall, phases.Stall{GPUs: []int{0}, Line: "non-default args: {'model': 'm', 'api_key': 'abc-123-xyz'}"}))
+	s.Record(phases.New(t0, phases.KindLoadServer, phases.ServerEvent{Action: "start", Detail: "vllm serve m --api-key abc-123-xyz --max-num-batched-tokens 8192"}))
+	s.Record(phases.New(t0, phases.KindLoadStall, phases.Stall{GPUs: []int{0}, Line: "non-default args: {'model': 'm', 'api_key': 'abc-123-xyz'}"}))
 	s.Record(phases.New(t0, phases.KindLoadFailure, phases.LoadFailure{Kind: "exited", Line: "HF_TOKEN=abc-123-xyz python3 -m vllm"}))
 	s.Record(note(t0, "tokens: max_tokens=5 stays as typed"))
 	b := string(mustRead(t, p))
@@ -193,7 +193,7 @@ func TestJournalFailureKeepsPhaseResultsAndRefusesNotes(t *testing.T) {
 		}
 	}
 	// The failure is announced once, then the results follow.
-	if got[0] != phases.KindError || got[1] != phases.KindMacroLevel || got[2] != phases.KindMacroLevel {
+	if got[0] != phases.KindSessionError || got[1] != phases.KindMacroLevel || got[2] != phases.KindMacroLevel {
 		t.Fatalf("delivered %v", got)
 	}
 	evs := s.Events()
@@ -213,7 +213,7 @@ func TestJournalErrorsAreBounded(t *testing.T) {
 	s := NewSession(t.Context(), j)
 	j.Close() // every append fails from here on
 	for i := 0; i < 3*maxKeptErrors; i++ {
-		if err := s.Record(phases.New(time.Now(), phases.KindMarker, phases.Marker{Label: "m"})); err == nil {
+		if err := s.Record(phases.New(time.Now(), phases.KindNotesMarker, phases.Marker{Label: "m"})); err == nil {
 			t.Fatal("recording into a closed journal succeeded")
 		}
 	}

@@ -184,7 +184,7 @@ func (m *Model) route(b batchMsg) tea.Cmd {
 				per[i] = append(per[i], ev)
 			}
 		}
-		if !phases.Ephemeral(ev.Kind) && ev.Kind != phases.KindConnState {
+		if !phases.Ephemeral(ev.Kind) && ev.Kind != phases.KindSessionConn {
 			kick = true
 		}
 	}
@@ -321,7 +321,7 @@ func (m *Model) recordNote(text string) tea.Cmd {
 		if s == nil {
 			return noteSavedMsg{text: text, err: errNoNotebook}
 		}
-		err := s.Record(phases.New(now, phases.KindNote, phases.Note{Text: text, Pane: pane}))
+		err := s.Record(phases.New(now, phases.KindNotesNote, phases.Note{Text: text, Pane: pane}))
 		return noteSavedMsg{text: text, err: err}
 	}
 }

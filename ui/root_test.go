@@ -128,7 +128,7 @@ func TestQDoesNotQuitWhileTypingANote(t *testing.T) {
 		t.Fatal("enter did not close the note input")
 	}
 	evs := sess.Events()
-	if len(evs) != 1 || evs[0].Kind != phases.KindNote || evs[0].Data.(phases.Note).Text != "qup" {
+	if len(evs) != 1 || evs[0].Kind != phases.KindNotesNote || evs[0].Data.(phases.Note).Text != "qup" {
 		t.Fatalf("journalled events %+v, want one note 'qup'", evs)
 	}
 	if fs.kicks == 0 {
@@ -204,9 +204,9 @@ func TestEventsAreRoutedToTheirPane(t *testing.T) {
 	m, fs, _ := newTestRoot(t)
 	now := time.Date(2026, 11, 29, 12, 0, 1, 0, time.UTC)
 	b := batchMsg{at: now, events: []phases.Event{
-		phases.New(now, phases.KindConnState, phases.ConnState{Host: "gpu1", State: "up", RTTms: 3}),
+		phases.New(now, phases.KindSessionConn, phases.ConnState{Host: "gpu1", State: "up", RTTms: 3}),
 		phases.New(now, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, Completed: 4}),
-		phases.New(now, phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro}),
+		phases.New(now, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro}),
 	}}
 	m.Update(b)
 	if !m.hasConn || m.conn.State != "up" {

@@ -19,11 +19,11 @@ func BenchmarkRouteBatch(b *testing.B) {
 		case 0:
 			evs = append(evs, phases.New(at, phases.KindMacroTick, phases.MacroTick{Concurrency: 64}))
 		case 1:
-			evs = append(evs, phases.New(at, phases.KindServerStats, phases.ServerStats{Available: true}))
+			evs = append(evs, phases.New(at, phases.KindMacroServer, phases.ServerStats{Available: true}))
 		case 2:
-			evs = append(evs, phases.New(at, phases.KindGPUSample, phases.GPUSample{Host: "gpu1"}))
+			evs = append(evs, phases.New(at, phases.KindLoadGPU, phases.GPUSample{Host: "gpu1"}))
 		default:
-			evs = append(evs, phases.New(at, phases.KindConnRTT, phases.ConnState{Host: "gpu1", State: "up", RTTms: 3}))
+			evs = append(evs, phases.New(at, phases.KindSessionRTT, phases.ConnState{Host: "gpu1", State: "up", RTTms: 3}))
 		}
 	}
 	b.ReportAllocs()

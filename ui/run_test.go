@@ -25,19 +25,19 @@ func TestWaitPhases(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rec(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Micro}) // left open before this session
+	rec(phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Micro}) // left open before this session
 	skip := len(sess.Events())
-	rec(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Load})
+	rec(phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Load})
 	start := time.Now()
 	waitPhases(sess, skip, 5*time.Second)
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("waited %v for the load or an earlier session's phase", d)
 	}
 
-	rec(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro})
+	rec(phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro})
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		_ = sess.Record(phases.New(time.Now(), phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro}))
+		_ = sess.Record(phases.New(time.Now(), phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.Macro}))
 	}()
 	start = time.Now()
 	waitPhases(sess, skip, 5*time.Second)
@@ -45,7 +45,7 @@ func TestWaitPhases(t *testing.T) {
 		t.Fatalf("waited %v, want until the sweep's end (about 300 ms)", d)
 	}
 
-	rec(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.NCCL}) // never ends
+	rec(phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.NCCL}) // never ends
 	start = time.Now()
 	waitPhases(sess, skip, 200*time.Millisecond)
 	if d := time.Since(start); d < 200*time.Millisecond || d > 3*time.Second {

@@ -63,7 +63,7 @@ func TestAPaneIsOneTableEntry(t *testing.T) {
 	if h := m.d.Keys.Pane.Help(); h.Key != "1-7" {
 		t.Errorf("digit keys' help %q", h.Key)
 	}
-	ev := phases.New(m.now, phases.KindMicroResult, phases.GEMMResult{Name: "q_proj"})
+	ev := phases.New(m.now, phases.KindMicroGEMM, phases.GEMMResult{Name: "q_proj"})
 	m.Update(batchMsg{at: m.now, events: []phases.Event{ev}})
 	if len(extra.got) != 1 {
 		t.Errorf("the extra pane got %d events of its phase", len(extra.got))
@@ -84,11 +84,11 @@ func TestTableRouting(t *testing.T) {
 	}{
 		{at(phases.KindMacroTick, phases.MacroTick{}), []string{phases.Macro}},
 		{at(phases.KindMacroLevel, phases.LevelResult{}), []string{phases.Macro, phases.Profile, phases.Notes}},
-		{at(phases.KindMilestone, phases.Milestone{}), []string{phases.Load, phases.Profile, phases.Notes}},
-		{at(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.NCCL}), []string{phases.NCCL, phases.Notes}},
-		{at(phases.KindMarker, phases.Marker{Label: "x", Pane: phases.Micro}), []string{phases.Micro, phases.Notes}},
-		{at(phases.KindNotebookSaved, phases.NotebookSaved{Path: "nb.md"}), []string{phases.Notes}},
-		{at(phases.KindConnRTT, phases.ConnState{}), nil},
+		{at(phases.KindLoadMilestone, phases.Milestone{}), []string{phases.Load, phases.Profile, phases.Notes}},
+		{at(phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.NCCL}), []string{phases.NCCL, phases.Notes}},
+		{at(phases.KindNotesMarker, phases.Marker{Label: "x", Pane: phases.Micro}), []string{phases.Micro, phases.Notes}},
+		{at(phases.KindNotesSaved, phases.NotebookSaved{Path: "nb.md"}), []string{phases.Notes}},
+		{at(phases.KindSessionRTT, phases.ConnState{}), nil},
 	} {
 		var got []string
 		for _, e := range Panes {
@@ -113,7 +113,7 @@ func TestResumedJournalIsReplayed(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
-	j.Append(phases.New(at, phases.KindNote, phases.Note{Text: "from yesterday", Pane: "Macro"}))
+	j.Append(phases.New(at, phases.KindNotesNote, phases.Note{Text: "from yesterday", Pane: "Macro"}))
 	j.Append(phases.New(at, phases.KindMacroLevel, phases.LevelResult{Concurrency: 8, MedianTPOTms: 15.9}))
 	j.Append(phases.New(at, phases.KindMacroPlateau, phases.Plateau{Concurrency: 8}))
 	j.Close()

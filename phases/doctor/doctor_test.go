@@ -92,7 +92,7 @@ func TestAllPassOnAHealthyHost(t *testing.T) {
 		}
 	}
 	// The run is bracketed and every check is an event, in order.
-	if len(evs) != len(checks)+2 || evs[0].Kind != phases.KindPhaseStarted || evs[len(evs)-1].Kind != phases.KindPhaseFinished {
+	if len(evs) != len(checks)+2 || evs[0].Kind != phases.KindSessionPhaseStarted || evs[len(evs)-1].Kind != phases.KindSessionPhaseFinished {
 		t.Fatalf("%d events", len(evs))
 	}
 	for i, c := range checks {

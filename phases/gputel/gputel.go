@@ -64,7 +64,7 @@ func (s *Sampler) Source() phases.GPUTelSource {
 }
 
 // Run probes the host once, says what it reads and lacks (one
-// KindGPUTelSource event), then follows the sampler's output until ctx
+// KindMacroGPUSource event), then follows the sampler's output until ctx
 // ends, emitting each round. A sampler that dies (a dropped connection) is
 // started again after a pause, said once. A host without nvidia-smi ends
 // Run at once with a nil error: the event says so.
@@ -79,7 +79,7 @@ func (s *Sampler) Run(ctx context.Context, em *phases.Emitter) error {
 	s.mu.Lock()
 	s.src = src
 	s.mu.Unlock()
-	em.Emit(ctx, phases.KindGPUTelSource, &src)
+	em.Emit(ctx, phases.KindMacroGPUSource, &src)
 	if src.Source == "" {
 		return nil
 	}
@@ -111,7 +111,7 @@ func (s *Sampler) note(ctx context.Context, em *phases.Emitter, text string) {
 	src := s.src
 	src.Notes = append([]string(nil), s.src.Notes...)
 	s.mu.Unlock()
-	em.Emit(ctx, phases.KindGPUTelSource, &src)
+	em.Emit(ctx, phases.KindMacroGPUSource, &src)
 }
 
 // follow runs the long-running dmon and turns its rows into rounds: a
@@ -127,7 +127,7 @@ func (s *Sampler) follow(ctx context.Context, em *phases.Emitter, cmd string, gp
 		s.mu.Lock()
 		s.rb.add(smp)
 		s.mu.Unlock()
-		em.Emit(ctx, phases.KindGPUTel, &smp)
+		em.Emit(ctx, phases.KindMacroGPU, &smp)
 		pending = nil
 	}
 	err := s.host.Run(ctx, cmd, nil, func(l remote.Line) {

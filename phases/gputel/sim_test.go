@@ -97,7 +97,7 @@ func TestSweepOnSimulatedHost(t *testing.T) {
 	if !hasWarning(res.Warnings, "energy is mean sampled power") {
 		t.Errorf("the energy estimate is not said: %q", res.Warnings)
 	}
-	rounds := c.kinds(phases.KindGPUTel)
+	rounds := c.kinds(phases.KindMacroGPU)
 	if len(rounds) < 4 {
 		t.Fatalf("%d rounds in a %d-level sweep", len(rounds), len(res.Levels))
 	}
@@ -163,7 +163,7 @@ func TestNoNVLinkSaidOnce(t *testing.T) {
 	d := startSim(t, sim.Options{GPUs: 1, NoNVLink: true})
 	s := gputel.New(d, gputel.Options{})
 	c := runFor(t, s, 2500*time.Millisecond)
-	srcs := c.kinds(phases.KindGPUTelSource)
+	srcs := c.kinds(phases.KindMacroGPUSource)
 	if len(srcs) != 1 {
 		t.Fatalf("%d source events", len(srcs))
 	}
@@ -171,7 +171,7 @@ func TestNoNVLinkSaidOnce(t *testing.T) {
 	if src.NVLink || strings.Contains(src.Command, "gpm") || src.GPUs != 1 || !hasWarning(src.Notes, "no NVLink on sim") {
 		t.Fatalf("source = %+v", src)
 	}
-	if n := len(c.kinds(phases.KindGPUTel)); n < 2 {
+	if n := len(c.kinds(phases.KindMacroGPU)); n < 2 {
 		t.Fatalf("%d rounds in 2.5 s", n)
 	}
 	now := time.Now()
@@ -190,7 +190,7 @@ func TestNVLinkWithoutCounters(t *testing.T) {
 	if src.NVLink || !hasWarning(src.Notes, "NVLink traffic is not measured") || src.NVLinkPeakGBs < 478 {
 		t.Fatalf("source = %+v", src)
 	}
-	if len(c.kinds(phases.KindGPUTel)) == 0 {
+	if len(c.kinds(phases.KindMacroGPU)) == 0 {
 		t.Fatal("no round")
 	}
 }
@@ -224,7 +224,7 @@ func TestNoNvidiaSMI(t *testing.T) {
 	s := gputel.New(local.New(), gputel.Options{})
 	c := runFor(t, s, 10*time.Second)
 	src := s.Source()
-	if src.Source != "" || !hasWarning(src.Notes, "nvidia-smi is not there") || len(c.kinds(phases.KindGPUTelSource)) != 1 {
+	if src.Source != "" || !hasWarning(src.Notes, "nvidia-smi is not there") || len(c.kinds(phases.KindMacroGPUSource)) != 1 {
 		t.Fatalf("source = %+v", src)
 	}
 	if s.Level(time.Now().Add(-time.Second), time.Now(), 10) != nil {

@@ -38,10 +38,10 @@ func diagnoseAndEmit(ctx context.Context, w *Watcher, em *phases.Emitter, cfg di
 	}
 	d, err := diagnose.Diagnose(ctx, cfg)
 	if err != nil {
-		em.Emit(ctx, phases.KindError, phases.ErrorEvent{Where: "load: diagnosis on " + w.cfg.Host.Name(), Err: err.Error()})
+		em.Emit(ctx, phases.KindSessionError, phases.ErrorEvent{Where: "load: diagnosis on " + w.cfg.Host.Name(), Err: err.Error()})
 		return nil
 	}
-	em.Emit(ctx, phases.KindDiagnosis, *d)
+	em.Emit(ctx, phases.KindLoadDiagnosis, *d)
 	return d
 }
 

@@ -140,7 +140,7 @@ func (s *run) exitTick(now time.Time) {
 	s.failAt = e.at
 	s.tr.armed = true
 	s.phaseStart() // an exit before any line is a load run too
-	s.emit(phases.KindServer, phases.ServerEvent{Action: "exited", Node: s.w.cfg.Node,
+	s.emit(phases.KindLoadServer, phases.ServerEvent{Action: "exited", Node: s.w.cfg.Node,
 		Detail: fmt.Sprintf("process group %d exited during its load (%s in)", e.pid, FormatDuration(e.at.Sub(s.tr.start).Seconds()))})
 	s.emit(phases.KindLoadFailure, *f)
 	s.emitState(now)

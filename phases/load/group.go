@@ -197,7 +197,7 @@ func (m *merger) event(ne nodeEvent) {
 					}
 				}
 			}
-			m.emit(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Load, Params: params})
+			m.emit(phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Load, Params: params})
 		}
 	case phases.PhaseFinished:
 		switch {
@@ -205,10 +205,10 @@ func (m *merger) event(ne nodeEvent) {
 		case d.Outcome == phases.OutcomeFailed:
 			d.Err = "on " + name + ": " + d.Err
 			m.open = false
-			m.emit(phases.KindPhaseFinished, d)
+			m.emit(phases.KindSessionPhaseFinished, d)
 		case head:
 			m.open = false
-			m.emit(phases.KindPhaseFinished, d)
+			m.emit(phases.KindSessionPhaseFinished, d)
 		}
 	case phases.NodeTagged:
 		m.emit(ne.ev.Kind, d.WithNode(name))
@@ -263,5 +263,5 @@ func (m *merger) finish(end Ending, err error) {
 	case end.Kind != EndReady:
 		fin.Outcome, fin.Err = phases.OutcomeFailed, end.Kind+": "+end.Reason
 	}
-	m.emit(phases.KindPhaseFinished, fin)
+	m.emit(phases.KindSessionPhaseFinished, fin)
 }

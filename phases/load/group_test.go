@@ -67,7 +67,7 @@ func TestGroupTwoSimNodesReady(t *testing.T) {
 	if samples["sim0"] == 0 || samples["sim1"] == 0 || logs["sim0"] == 0 || logs["sim1"] == 0 {
 		t.Fatalf("samples %v, log lines %v", samples, logs)
 	}
-	if k[phases.KindPhaseStarted] != 1 || k[phases.KindPhaseFinished] != 1 {
+	if k[phases.KindSessionPhaseStarted] != 1 || k[phases.KindSessionPhaseFinished] != 1 {
 		t.Fatalf("phase brackets: %v", k)
 	}
 }

@@ -58,7 +58,7 @@ func (s *run) phaseStart() {
 	if s.w.cfg.ExpectGiB > 0 {
 		params["expect_gib"] = s.w.cfg.ExpectGiB
 	}
-	s.emit(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Load, Params: params})
+	s.emit(phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Load, Params: params})
 }
 
 // phaseFinish closes it: err is empty when the server became ready.
@@ -75,7 +75,7 @@ func (s *run) phaseFinish(err string) {
 		fin.Outcome, fin.Err = phases.OutcomeFailed, err
 		s.failed = true
 	}
-	s.emit(phases.KindPhaseFinished, fin)
+	s.emit(phases.KindSessionPhaseFinished, fin)
 }
 
 func (s *run) now() time.Time { return s.w.cfg.Now() }
@@ -83,7 +83,7 @@ func (s *run) now() time.Time { return s.w.cfg.Now() }
 func (s *run) emit(kind string, data any) { s.em.Emit(s.ctx, kind, data) }
 
 func (s *run) logLine(rank int, level, text string) {
-	s.emit(phases.KindLogLine, phases.LogLine{Rank: rank, Level: level, Text: text})
+	s.emit(phases.KindLoadLog, phases.LogLine{Rank: rank, Level: level, Text: text})
 }
 
 func (s *run) control(c control) {
@@ -145,14 +145,14 @@ func (s *run) line(ev remote.FollowEvent) {
 			s.version = r.Version
 		}
 		if r.Relevant() {
-			s.emit(phases.KindLogLine, phases.LogLine{Rank: r.Rank, Level: r.Level, Text: r.Text, Msg: r.Msg})
+			s.emit(phases.KindLoadLog, phases.LogLine{Rank: r.Rank, Level: r.Level, Text: r.Text, Msg: r.Msg})
 		}
 		if ms != nil {
-			s.emit(phases.KindMilestone, *ms)
+			s.emit(phases.KindLoadMilestone, *ms)
 		}
 		if m := detailMilestone(r, now.Sub(s.tr.start).Seconds()); m != nil {
 			m.Load = s.tr.gen
-			s.emit(phases.KindMilestone, *m)
+			s.emit(phases.KindLoadMilestone, *m)
 		}
 		if fail != nil {
 			if s.failAt.IsZero() {
@@ -200,25 +200,25 @@ func (s *run) poll(p pollResult) {
 	if p.err != nil {
 		if msg := p.err.Error(); msg != s.smiErr {
 			if s.smiErr == "" && s.smiOK && s.w.cfg.Node != "" {
-				s.emit(phases.KindServer, phases.ServerEvent{Action: "node_lost", Node: s.w.cfg.Node,
+				s.emit(phases.KindLoadServer, phases.ServerEvent{Action: "node_lost", Node: s.w.cfg.Node,
 					Detail: "node " + s.w.cfg.Node + " lost: " + msg})
 			}
 			s.smiErr = msg
-			s.emit(phases.KindError, phases.ErrorEvent{Where: "load: nvidia-smi on " + s.w.cfg.Host.Name(), Err: msg})
+			s.emit(phases.KindSessionError, phases.ErrorEvent{Where: "load: nvidia-smi on " + s.w.cfg.Host.Name(), Err: msg})
 			s.logLine(-1, "ERROR", "nvidia-smi: "+msg)
 		}
 	} else {
 		if s.smiErr != "" && s.w.cfg.Node != "" {
-			s.emit(phases.KindServer, phases.ServerEvent{Action: "node_back", Node: s.w.cfg.Node,
+			s.emit(phases.KindLoadServer, phases.ServerEvent{Action: "node_back", Node: s.w.cfg.Node,
 				Detail: "node " + s.w.cfg.Node + " back: nvidia-smi answers again"})
 		}
 		s.smiErr, s.smiOK = "", true
 		s.tr.Sample(now, p.gpus)
 		sample := phases.GPUSample{Host: s.w.cfg.Host.Name(), GPUs: toPhaseGPUs(p.gpus)}
-		s.emit(phases.KindGPUSample, sample)
+		s.emit(phases.KindLoadGPU, sample)
 		if now.Sub(s.lastSnap) >= s.w.cfg.SnapshotEvery {
 			s.lastSnap = now
-			s.emit(phases.KindGPUSnapshot, sample)
+			s.emit(phases.KindLoadGPUCoarse, sample)
 		}
 	}
 	switch {
@@ -226,8 +226,8 @@ func (s *run) poll(p pollResult) {
 		s.healthErr = ""
 		if ms := s.tr.SetReady(now); ms != nil {
 			s.ready = true
-			s.emit(phases.KindMilestone, *ms)
-			s.emit(phases.KindServer, phases.ServerEvent{Action: "ready",
+			s.emit(phases.KindLoadMilestone, *ms)
+			s.emit(phases.KindLoadServer, phases.ServerEvent{Action: "ready",
 				Detail: fmt.Sprintf("GET %s answered 200 after %s", remote.MaskURL(s.w.cfg.HealthURL), FormatDuration(ms.AtS))})
 			s.phaseFinish("")
 		}
@@ -240,7 +240,7 @@ func (s *run) poll(p pollResult) {
 			detail = fmt.Sprintf("GET %s: %v", s.w.cfg.HealthURL, p.health.err)
 		}
 		detail = remote.MaskURL(detail)
-		s.emit(phases.KindServer, phases.ServerEvent{Action: "unhealthy", Detail: detail})
+		s.emit(phases.KindLoadServer, phases.ServerEvent{Action: "unhealthy", Detail: detail})
 	}
 	if s.tr.ready {
 		s.phaseFinish("")
@@ -265,7 +265,7 @@ func (s *run) tick() {
 		st.Node = s.w.cfg.Node
 		s.stalled = true
 		s.stallFrom = now.Add(-time.Duration(st.ForS * float64(time.Second)))
-		s.emit(phases.KindStall, *st)
+		s.emit(phases.KindLoadStall, *st)
 		if !s.until {
 			s.diagnoseAsync("stall")
 		}
@@ -273,7 +273,7 @@ func (s *run) tick() {
 		s.stalled = false
 		if !s.tr.stopped && s.tr.failure == nil {
 			// Progress came back: the story needs the stall's real length.
-			s.emit(phases.KindMilestone, phases.Milestone{Stage: "stall_resumed", AtS: now.Sub(s.tr.start).Seconds(),
+			s.emit(phases.KindLoadMilestone, phases.Milestone{Stage: "stall_resumed", AtS: now.Sub(s.tr.start).Seconds(),
 				Value: "progress again after " + FormatDuration(now.Sub(s.stallFrom).Seconds()), Line: s.tr.lastLine, Load: s.tr.gen})
 		}
 	}

@@ -40,7 +40,7 @@ type Server struct {
 	// StopTimeout bounds the wait for the process to exit and for the GPU
 	// memory to be released (default 3 min).
 	StopTimeout time.Duration
-	// Emitter, when set, receives KindServer events for each step.
+	// Emitter, when set, receives KindLoadServer events for each step.
 	Emitter *phases.Emitter
 	// BeforeLaunch, when set, runs just before the launch command (a
 	// Watcher's MarkStarted, so that it follows a new load).
@@ -83,7 +83,7 @@ func (s *Server) emit(ctx context.Context, action, detail string) {
 		em = s.head.Emitter // set on the head after NodeServers
 	}
 	if em != nil {
-		em.Emit(ctx, phases.KindServer, phases.ServerEvent{Action: action, Detail: detail, Node: s.Node})
+		em.Emit(ctx, phases.KindLoadServer, phases.ServerEvent{Action: action, Detail: detail, Node: s.Node})
 	}
 }
 

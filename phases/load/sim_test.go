@@ -73,11 +73,11 @@ func TestWatcherSimReady(t *testing.T) {
 		t.Fatalf("ending = %+v", end)
 	}
 	k := kinds(evs)
-	if k[phases.KindGPUSample] == 0 || k[phases.KindLoadState] == 0 || k[phases.KindGPUSnapshot] == 0 {
+	if k[phases.KindLoadGPU] == 0 || k[phases.KindLoadState] == 0 || k[phases.KindLoadGPUCoarse] == 0 {
 		t.Errorf("missing samples: %v", k)
 	}
 	// One notebook run, opened when the load showed life, closed at ready.
-	if k[phases.KindPhaseStarted] != 1 || k[phases.KindPhaseFinished] != 1 {
+	if k[phases.KindSessionPhaseStarted] != 1 || k[phases.KindSessionPhaseFinished] != 1 {
 		t.Errorf("phase brackets: %v", k)
 	}
 	for _, e := range evs {
@@ -124,7 +124,7 @@ func TestWatcherSimStall(t *testing.T) {
 	if end.Kind != load.EndStalled || !strings.Contains(end.Reason, "STALLED at 75.8 GiB on GPUs 0-7") {
 		t.Fatalf("ending = %+v", end)
 	}
-	if kinds(evs)[phases.KindStall] != 1 {
+	if kinds(evs)[phases.KindLoadStall] != 1 {
 		t.Errorf("stall events: %v", kinds(evs))
 	}
 	for _, e := range evs {

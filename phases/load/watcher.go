@@ -49,9 +49,9 @@ type Config struct {
 
 // Watcher follows one server's load: its log (from the start of the file),
 // nvidia-smi once per Poll, and GET /health through the host. It emits
-// KindGPUSample (each poll, ephemeral), KindGPUSnapshot (journalled, every
-// SnapshotEvery), KindLoadState (each poll), KindMilestone, KindStall,
-// KindLoadFailure, KindLogLine (relevant lines) and KindServer (ready).
+// KindLoadGPU (each poll, ephemeral), KindLoadGPUCoarse (journalled, every
+// SnapshotEvery), KindLoadState (each poll), KindLoadMilestone, KindLoadStall,
+// KindLoadFailure, KindLoadLog (relevant lines) and KindLoadServer (ready).
 type Watcher struct {
 	cfg     Config
 	control chan control
@@ -151,7 +151,7 @@ const (
 func (w *Watcher) MarkReady() { w.send(ctlReady) }
 
 // Diagnose asks for a diagnosis of the server now (the Load pane's key): it
-// is emitted as KindDiagnosis when taken.
+// is emitted as KindLoadDiagnosis when taken.
 func (w *Watcher) Diagnose() { w.send(ctlDiagnose) }
 
 func (w *Watcher) send(c control) {

@@ -92,7 +92,7 @@ func (r *runner) startLevel(ctx context.Context, conc int, rate float64) *level 
 	r.srvSamples = r.srvSamples[:0]
 	r.srvMu.Unlock()
 
-	r.em.Emit(ctx, phases.KindMacroLevelGo, &phases.LevelStarted{Concurrency: conc, Rate: rate,
+	r.em.Emit(ctx, phases.KindMacroLevelStarted, &phases.LevelStarted{Concurrency: conc, Rate: rate,
 		Requests: cfg.Requests, DurationS: cfg.Duration.Seconds(), Run: r.run, Runs: r.runs})
 
 	l.lctx, l.cancel = context.WithCancel(ctx)

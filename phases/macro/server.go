@@ -45,7 +45,7 @@ func (r *runner) scrapeOnce(ctx context.Context) phases.ServerStats {
 	r.srvMu.Lock()
 	r.srvSamples = append(r.srvSamples, st)
 	r.srvMu.Unlock()
-	r.em.Emit(ctx, phases.KindServerStats, &st)
+	r.em.Emit(ctx, phases.KindMacroServer, &st)
 	return st
 }
 

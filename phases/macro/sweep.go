@@ -278,7 +278,7 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 			res.Levels = append(res.Levels, *lr)
 			em.Emit(ctx, phases.KindMacroLevel, lr)
 			if lr.ClientBound {
-				em.Emit(ctx, phases.KindMacroAudit, &phases.ClientBound{Concurrency: lr.Concurrency, Reason: lr.ClientBoundReason})
+				em.Emit(ctx, phases.KindMacroClientBound, &phases.ClientBound{Concurrency: lr.Concurrency, Reason: lr.ClientBoundReason})
 			}
 		}
 		if err != nil {

@@ -49,7 +49,7 @@ func TestPlateauWhereEmulatorSaturates(t *testing.T) {
 	if len(res.Levels) != 3 || res.Stopped != "plateau" {
 		t.Errorf("%d levels, stopped %q: want the sweep to end after C=16", len(res.Levels), res.Stopped)
 	}
-	if got[phases.KindMacroPlateau] != 1 || got[phases.KindMacroLevel] != 3 || got[phases.KindMacroLevelGo] != 3 {
+	if got[phases.KindMacroPlateau] != 1 || got[phases.KindMacroLevel] != 3 || got[phases.KindMacroLevelStarted] != 3 {
 		t.Errorf("events %v", got)
 	}
 }

@@ -59,7 +59,7 @@ func Command(cfg Config, scriptPath, planPath string) string {
 }
 
 // Run uploads the script and the plan, runs the script and emits its
-// results as events: KindMicroEnv, KindMicroCalib, KindMicroResult per GEMM,
+// results as events: KindMicroEnv, KindMicroCalib, KindMicroGEMM per GEMM,
 // KindMicroStep per batch size, KindMicroProgress while it runs, and
 // KindMicroError for a GEMM that failed or a script that died (results
 // before that are already emitted). When the GPUs are busy it returns a
@@ -124,7 +124,7 @@ var lines = pyrun.Events{What: "micro script", ErrorKind: phases.KindMicroError,
 	"env":      pyrun.As[phases.GPUEnv](phases.KindMicroEnv),
 	"calib":    pyrun.As[phases.Calib](phases.KindMicroCalib),
 	"progress": pyrun.As[phases.Progress](phases.KindMicroProgress),
-	"gemm":     pyrun.As[phases.GEMMResult](phases.KindMicroResult),
+	"gemm":     pyrun.As[phases.GEMMResult](phases.KindMicroGEMM),
 	"step":     pyrun.As[phases.GEMMStep](phases.KindMicroStep),
 	"error":    pyrun.As[phases.ScriptError](phases.KindMicroError),
 }}

@@ -149,7 +149,7 @@ func TestScriptDiesHalfway(t *testing.T) {
 	}
 	// The script's error is the last result; the phase's failed finish
 	// follows it.
-	if n := len(evs); n < 2 || evs[n-2].Kind != phases.KindMicroError || evs[n-1].Kind != phases.KindPhaseFinished {
+	if n := len(evs); n < 2 || evs[n-2].Kind != phases.KindMicroError || evs[n-1].Kind != phases.KindSessionPhaseFinished {
 		t.Errorf("last events %s", evs[max(0, n-2):])
 	}
 	if fin := evs[len(evs)-1].Data.(phases.PhaseFinished); fin.Outcome != phases.OutcomeFailed || fin.Err == "" {
@@ -187,7 +187,7 @@ func TestCancelOnSim(t *testing.T) {
 	for got < 3 {
 		select {
 		case ev := <-ch:
-			if ev.Kind == phases.KindMicroResult {
+			if ev.Kind == phases.KindMicroGEMM {
 				got++
 			}
 		case err := <-errc:

@@ -70,20 +70,20 @@ func TestDoneStepsByHand(t *testing.T) {
 	// level does; a failed micro and a cancelled NCCL run do not; a
 	// profile counts for the
 	// restart before it too.
-	e.add(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro})
-	e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro})
+	e.add(phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro})
+	e.add(phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.Macro})
 	if got := names(DoneSteps(e.out, kimi)); got != "" {
 		t.Fatalf("done %q after an empty sweep", got)
 	}
-	e.add(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro})
+	e.add(phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro})
 	e.add(phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, Completed: 4})
-	e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro})
-	e.add(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Micro})
-	e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Micro, Err: "CUDA out of memory"})
-	e.add(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.NCCL})
-	e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.NCCL, Outcome: phases.OutcomeCancelled})
-	e.add(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Profile})
-	e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Profile})
+	e.add(phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.Macro})
+	e.add(phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Micro})
+	e.add(phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.Micro, Err: "CUDA out of memory"})
+	e.add(phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.NCCL})
+	e.add(phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.NCCL, Outcome: phases.OutcomeCancelled})
+	e.add(phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Profile})
+	e.add(phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.Profile})
 	done := DoneSteps(e.out, kimi)
 	if got := names(done); got != "macro,profiler_restart,profile" {
 		t.Errorf("done by hand %q, want macro,profiler_restart,profile", got)
@@ -145,9 +145,9 @@ func BenchmarkDoneSteps(b *testing.B) {
 		}
 	}
 	for range 1000 {
-		e.add(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro})
+		e.add(phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro})
 		e.add(phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, Completed: 4})
-		e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro, Outcome: phases.OutcomeDone})
+		e.add(phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.Macro, Outcome: phases.OutcomeDone})
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -167,11 +167,11 @@ func TestJournalPlateauSameIdentityOnly(t *testing.T) {
 	tp4 := kimi
 	tp4.TP = 4
 	sweep := func(e *evs, plateau int) {
-		e.add(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro})
+		e.add(phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro})
 		if plateau > 0 {
 			e.add(phases.KindMacroPlateau, phases.Plateau{Concurrency: plateau})
 		}
-		e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro, Outcome: phases.OutcomeDone})
+		e.add(phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.Macro, Outcome: phases.OutcomeDone})
 	}
 	e := &evs{t: time.Unix(0, 0)}
 	e.add(phases.KindRunStarted, phases.RunStarted{Identity: kimi})
@@ -206,11 +206,11 @@ func TestJournalPlateauSameIdentityOnly(t *testing.T) {
 func TestDoneStepsSweepWithoutLevelsNotDone(t *testing.T) {
 	sweep := func(e *evs, levels int) {
 		e.step(Macro, phases.StepStarted)
-		e.add(phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro})
+		e.add(phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro})
 		for i := 0; i < levels; i++ {
 			e.add(phases.KindMacroLevel, phases.LevelResult{Concurrency: 1 << i, Completed: 4})
 		}
-		e.add(phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro, Outcome: phases.OutcomeDone})
+		e.add(phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.Macro, Outcome: phases.OutcomeDone})
 		e.step(Macro, phases.StepDone)
 	}
 	e := &evs{t: time.Unix(0, 0)}

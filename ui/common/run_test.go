@@ -10,7 +10,7 @@ import (
 )
 
 func bracket(kind, name string) phases.Event {
-	if kind == phases.KindPhaseStarted {
+	if kind == phases.KindSessionPhaseStarted {
 		return phases.New(time.Now(), kind, phases.PhaseStarted{Name: name})
 	}
 	return phases.New(time.Now(), kind, phases.PhaseFinished{Name: name})
@@ -23,14 +23,14 @@ func TestRunEndsAfterEngineAndFinish(t *testing.T) {
 	for _, finishFirst := range []bool{true, false} {
 		r := &Run{Phase: phases.Micro}
 		end := r.Start(d, func(context.Context, *phases.Emitter) error { return nil })()
-		if r.Event(bracket(phases.KindPhaseStarted, phases.Micro)) || !r.Active() {
+		if r.Event(bracket(phases.KindSessionPhaseStarted, phases.Micro)) || !r.Active() {
 			t.Fatal("the start ended the run")
 		}
-		if r.Event(bracket(phases.KindPhaseFinished, phases.NCCL)) {
+		if r.Event(bracket(phases.KindSessionPhaseFinished, phases.NCCL)) {
 			t.Fatal("another phase's finish ended the run")
 		}
 		if finishFirst {
-			if r.Event(bracket(phases.KindPhaseFinished, phases.Micro)) {
+			if r.Event(bracket(phases.KindSessionPhaseFinished, phases.Micro)) {
 				t.Fatal("ended before the engine returned")
 			}
 			if _, ended, mine := r.Update(end); !ended || !mine || r.State != RunFinished {
@@ -41,7 +41,7 @@ func TestRunEndsAfterEngineAndFinish(t *testing.T) {
 		if cmd, ended, _ := r.Update(end); ended || cmd == nil {
 			t.Fatal("ended before its finish event")
 		}
-		if !r.Event(bracket(phases.KindPhaseFinished, phases.Micro)) || r.State != RunFinished {
+		if !r.Event(bracket(phases.KindSessionPhaseFinished, phases.Micro)) || r.State != RunFinished {
 			t.Fatalf("return then finish: state %v", r.State)
 		}
 	}
@@ -86,25 +86,25 @@ func TestRunOutcomes(t *testing.T) {
 // seen from its events; it neither ends the pane's run nor goes unnoticed.
 func TestRunElsewhere(t *testing.T) {
 	r := &Run{Phase: phases.Macro}
-	r.Event(bracket(phases.KindPhaseStarted, phases.Macro))
+	r.Event(bracket(phases.KindSessionPhaseStarted, phases.Macro))
 	if !r.Elsewhere() || r.Active() {
 		t.Fatalf("elsewhere %v active %v", r.Elsewhere(), r.Active())
 	}
-	r.Event(bracket(phases.KindPhaseFinished, phases.NCCL))
+	r.Event(bracket(phases.KindSessionPhaseFinished, phases.NCCL))
 	if !r.Elsewhere() {
 		t.Fatal("another phase's finish ended it")
 	}
-	r.Event(bracket(phases.KindPhaseFinished, phases.Macro))
+	r.Event(bracket(phases.KindSessionPhaseFinished, phases.Macro))
 	if r.Elsewhere() || r.State != RunIdle {
 		t.Fatalf("after its finish: elsewhere %v state %v", r.Elsewhere(), r.State)
 	}
 	// The pane's own run is told from it.
 	end := r.Start(&Deps{}, func(context.Context, *phases.Emitter) error { return nil })()
-	r.Event(bracket(phases.KindPhaseStarted, phases.Macro))
+	r.Event(bracket(phases.KindSessionPhaseStarted, phases.Macro))
 	if r.Elsewhere() {
 		t.Fatal("the pane's own start taken for another's")
 	}
-	r.Event(bracket(phases.KindPhaseFinished, phases.Macro))
+	r.Event(bracket(phases.KindSessionPhaseFinished, phases.Macro))
 	if _, ended, _ := r.Update(end); !ended || r.State != RunFinished || r.Elsewhere() {
 		t.Fatalf("own run: ended %v state %v elsewhere %v", ended, r.State, r.Elsewhere())
 	}

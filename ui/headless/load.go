@@ -182,7 +182,7 @@ func (p *printer) event(ev phases.Event) {
 // once per status period.
 func (p *printer) jsonl(ev phases.Event) {
 	switch ev.Kind {
-	case phases.KindGPUSample, phases.KindLogLine:
+	case phases.KindLoadGPU, phases.KindLoadLog:
 		return
 	case phases.KindLoadState:
 		if ev.Time.Sub(p.lastState) < p.every {

@@ -137,7 +137,7 @@ func TestCompareErrors(t *testing.T) {
 	}
 	noSweep := filepath.Join(dir, "j.jsonl")
 	j, _ := report.OpenJournal(noSweep)
-	j.Append(phases.New(fixedNow, phases.KindNote, phases.Note{Text: "just a note"}))
+	j.Append(phases.New(fixedNow, phases.KindNotesNote, phases.Note{Text: "just a note"}))
 	j.Close()
 	code, _, errOut = runCLI(t, headless.CompareMain, noSweep, noSweep)
 	if code != 2 || !strings.Contains(errOut, "no finished sweep level") {
@@ -160,13 +160,13 @@ func TestCompareTwoSweepsOfOneJournalAsJSON(t *testing.T) {
 	}
 	acc := 0.7
 	for run, tpot := range []float64{12.5, 6.25} {
-		j.Append(phases.New(fixedNow, phases.KindPhaseStarted, phases.PhaseStarted{Name: "macro"}))
+		j.Append(phases.New(fixedNow, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: "macro"}))
 		lv := phases.LevelResult{Concurrency: 1, MedianTPOTms: tpot, OutputThroughput: 80 * float64(run+1)}
 		if run == 1 {
 			lv.Server = &phases.ServerLevel{Available: true, SpecAcceptRate: &acc}
 		}
 		j.Append(phases.New(fixedNow, phases.KindMacroLevel, lv))
-		j.Append(phases.New(fixedNow, phases.KindPhaseFinished, phases.PhaseFinished{Name: "macro"}))
+		j.Append(phases.New(fixedNow, phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: "macro"}))
 	}
 	j.Close()
 	code, out, errOut := runCLI(t, headless.CompareMain, jp+"#1", jp+"#-1", "--json", "-")

@@ -29,9 +29,9 @@ func TestRunProfileIgnoresHostilePlateau(t *testing.T) {
 	}
 	now := time.Now()
 	for _, ev := range []phases.Event{
-		phases.New(now, phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro}),
+		phases.New(now, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro}),
 		phases.New(now, phases.KindMacroPlateau, phases.Plateau{Concurrency: 20_000_000, OutputThroughput: 1}),
-		phases.New(now, phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro, Outcome: phases.OutcomeDone}),
+		phases.New(now, phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.Macro, Outcome: phases.OutcomeDone}),
 	} {
 		if err := j.Append(ev); err != nil {
 			t.Fatal(err)

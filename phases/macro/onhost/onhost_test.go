@@ -50,7 +50,7 @@ func TestInProcessSweep(t *testing.T) {
 	if res.Path == nil || res.Path.Kind != phases.PathHost || res.Path.Host != "sim" {
 		t.Errorf("path %+v, want kind host on sim", res.Path)
 	}
-	if n, m := count(evs, phases.KindPhaseStarted), count(evs, phases.KindPhaseFinished); n != 1 || m != 1 {
+	if n, m := count(evs, phases.KindSessionPhaseStarted), count(evs, phases.KindSessionPhaseFinished); n != 1 || m != 1 {
 		t.Errorf("%d starts and %d finishes, want one of each", n, m)
 	}
 	if p := evs[0].Data.(phases.PhaseStarted).Params.(map[string]any); p["loadgen"] != "host" {
@@ -59,7 +59,7 @@ func TestInProcessSweep(t *testing.T) {
 	if n := count(evs, phases.KindMacroLevel); n != 2 {
 		t.Errorf("%d level events, want 2", n)
 	}
-	if count(evs, phases.KindServerStats) == 0 {
+	if count(evs, phases.KindMacroServer) == 0 {
 		t.Error("no server figures came from the host's scrape")
 	}
 	if f := finished(t, evs); f.Outcome != phases.OutcomeDone {

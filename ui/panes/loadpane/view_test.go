@@ -73,7 +73,7 @@ func TestViewTwoHostsFits(t *testing.T) {
 		evs = append(evs, ev(phases.KindLoadState, st))
 	}
 	stall := phases.Stall{GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, MemoryGiB: []float64{75.8, 75.8, 75.8, 75.8, 75.8, 75.8, 75.8, 75.8}, ForS: 720, Node: "gpu2"}
-	evs = append(evs, ev(phases.KindStall, stall), ev(phases.KindServer, phases.ServerEvent{Action: "node_lost", Node: "gpu2", Detail: "node gpu2 lost: connection reset"}))
+	evs = append(evs, ev(phases.KindLoadStall, stall), ev(phases.KindLoadServer, phases.ServerEvent{Action: "node_lost", Node: "gpu2", Detail: "node gpu2 lost: connection reset"}))
 	m.Update(common.EventsMsg{At: time.Unix(1000, 0), Events: evs})
 	m.SetSize(78, 19)
 	v := m.View()
@@ -107,7 +107,7 @@ func TestFullLogScrolls(t *testing.T) {
 	m := bare()
 	var evs []phases.Event
 	for i := range 60 {
-		evs = append(evs, phases.New(time.Unix(1000+int64(i)*20, 0), phases.KindLogLine,
+		evs = append(evs, phases.New(time.Unix(1000+int64(i)*20, 0), phases.KindLoadLog,
 			phases.LogLine{Rank: -1, Level: "INFO", Msg: fmt.Sprintf("line %02d", i)}))
 	}
 	m.Update(common.EventsMsg{At: time.Unix(3000, 0), Events: evs})
@@ -165,7 +165,7 @@ func TestMilestoneTimesAgreeWithHeader(t *testing.T) {
 	m := bare()
 	m.SetSize(120, 24)
 	m.Update(common.EventsMsg{At: time.Unix(1000, 0), Events: []phases.Event{
-		ev(phases.KindMilestone, phases.Milestone{Stage: "weights", AtS: 2}),
+		ev(phases.KindLoadMilestone, phases.Milestone{Stage: "weights", AtS: 2}),
 		ev(phases.KindLoadState, phases.LoadState{Host: "gpu1", Stage: "weights", ElapsedS: 8}),
 	}})
 	v := m.View()
@@ -173,7 +173,7 @@ func TestMilestoneTimesAgreeWithHeader(t *testing.T) {
 		t.Fatalf("header and milestone disagree:\n%s", v)
 	}
 	m.Update(common.EventsMsg{At: time.Unix(1000, 0), Events: []phases.Event{
-		ev(phases.KindMilestone, phases.Milestone{Stage: "kv_cache", AtS: 20}),
+		ev(phases.KindLoadMilestone, phases.Milestone{Stage: "kv_cache", AtS: 20}),
 		ev(phases.KindLoadState, phases.LoadState{Host: "gpu1", Stage: "kv_cache", ElapsedS: 23}),
 	}})
 	v = m.View()
@@ -239,8 +239,8 @@ func TestBannerNamesTheNodeThatStoppedFirst(t *testing.T) {
 			st.GPUs = append(st.GPUs, phases.GPULoad{Index: i, Known: true, UsedGiB: n.gib, ExpectedGiB: 74.9, TotalGiB: 140.4})
 		}
 		st.Stall = &phases.Stall{GPUs: gpus, MemoryGiB: []float64{n.gib}, ForS: n.forS, Node: n.host}
-		evs = append(evs, ev(phases.KindLoadState, st), ev(phases.KindStall, *st.Stall),
-			ev(phases.KindDiagnosis, phases.Diagnosis{Node: n.host, Trigger: "stall", Verdict: "verdict of " + n.host}))
+		evs = append(evs, ev(phases.KindLoadState, st), ev(phases.KindLoadStall, *st.Stall),
+			ev(phases.KindLoadDiagnosis, phases.Diagnosis{Node: n.host, Trigger: "stall", Verdict: "verdict of " + n.host}))
 	}
 	m.Update(common.EventsMsg{At: time.Unix(1000, 0), Events: evs})
 	m.SetSize(78, 19)

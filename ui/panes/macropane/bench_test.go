@@ -25,7 +25,7 @@ func liveSeconds(b *testing.B) [][]phases.Event {
 	var cur []phases.Event
 	for _, ev := range evs {
 		switch ev.Kind {
-		case phases.KindServerStats:
+		case phases.KindMacroServer:
 			cur = append(cur, ev)
 		case phases.KindMacroTick:
 			cur = append(cur, ev)
@@ -56,8 +56,8 @@ func livePane(b *testing.B, w, h int) (*Model, [][]phases.Event) {
 	m := newPane(b, w, h, true)
 	replay(m, loadEvents(b), -1)
 	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{
-		phases.New(clock0, phases.KindMacroAudit, phases.ClientBound{Concurrency: 256, Reason: "client used 95% of 2 cores"}),
-		phases.New(clock0, phases.KindMacroLevelGo, phases.LevelStarted{Concurrency: 256, Requests: 512}),
+		phases.New(clock0, phases.KindMacroClientBound, phases.ClientBound{Concurrency: 256, Reason: "client used 95% of 2 cores"}),
+		phases.New(clock0, phases.KindMacroLevelStarted, phases.LevelStarted{Concurrency: 256, Requests: 512}),
 	}})
 	return m, liveSeconds(b)
 }

@@ -17,7 +17,7 @@ func gpuEvents(t *testing.T, nvlink bool) []phases.Event {
 	if !nvlink {
 		src.Notes = []string{"no NVLink on sim: link traffic is PCIe only"}
 	}
-	out := []phases.Event{phases.New(evs[0].Time, phases.KindGPUTelSource, src)}
+	out := []phases.Event{phases.New(evs[0].Time, phases.KindMacroGPUSource, src)}
 	for _, ev := range evs {
 		if tk, ok := ev.Data.(phases.MacroTick); ok {
 			w, u, l, p := 80+tk.OutputTokS/3, min(99, 5+tk.OutputTokS/15), tk.OutputTokS/50, 0.5
@@ -25,7 +25,7 @@ func gpuEvents(t *testing.T, nvlink bool) []phases.Event {
 			for i := range 8 {
 				gs = append(gs, phases.GPUTel{Index: i, PowerW: &w, UtilPct: &u, NVLinkRxGBs: &l, NVLinkTxGBs: &l, PCIeRxGBs: &p, PCIeTxGBs: &p})
 			}
-			out = append(out, phases.New(ev.Time.Add(-100*time.Millisecond), phases.KindGPUTel, phases.GPUTelSample{Host: "sim", At: ev.Time, GPUs: gs}))
+			out = append(out, phases.New(ev.Time.Add(-100*time.Millisecond), phases.KindMacroGPU, phases.GPUTelSample{Host: "sim", At: ev.Time, GPUs: gs}))
 		}
 		out = append(out, ev)
 	}
@@ -69,7 +69,7 @@ func TestGPUStrip(t *testing.T) {
 
 // A host without nvidia-smi: one line says why, no strip.
 func TestGPUStripNoTelemetry(t *testing.T) {
-	evs := append([]phases.Event{phases.New(clock0, phases.KindGPUTelSource, phases.GPUTelSource{Host: "local",
+	evs := append([]phases.Event{phases.New(clock0, phases.KindMacroGPUSource, phases.GPUTelSource{Host: "local",
 		Notes: []string{"no GPU telemetry on local: nvidia-smi is not there"}})}, loadEvents(t)...)
 	m := newPane(t, 100, 30, false)
 	replay(m, evs, -1)

@@ -141,9 +141,9 @@ func TestLiveSweepFromKeys(t *testing.T) {
 	var started, finished, levels int
 	for _, ev := range h.m.d.Session.Events() {
 		switch ev.Kind {
-		case phases.KindPhaseStarted:
+		case phases.KindSessionPhaseStarted:
 			started++
-		case phases.KindPhaseFinished:
+		case phases.KindSessionPhaseFinished:
 			finished++
 			if e := ev.Data.(phases.PhaseFinished).Err; e != "" {
 				t.Fatalf("phase finished with %q", e)

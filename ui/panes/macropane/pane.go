@@ -239,7 +239,7 @@ func (m *Model) saveMarker(label string) tea.Cmd {
 		if sess == nil {
 			return markerMsg{label: label, err: errors.New("no session")}
 		}
-		ev := phases.New(at, phases.KindMarker, phases.Marker{Label: label, Pane: phases.Macro})
+		ev := phases.New(at, phases.KindNotesMarker, phases.Marker{Label: label, Pane: phases.Macro})
 		return markerMsg{label: label, err: sess.Record(ev)}
 	}
 }

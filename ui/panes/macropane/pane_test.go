@@ -125,7 +125,7 @@ func TestFitsEverySize(t *testing.T) {
 	for _, sz := range [][2]int{{78, 19}, {80, 24}, {100, 30}, {120, 40}, {200, 50}, {60, 14}, {40, 10}, {20, 6}} {
 		m := newPane(t, sz[0], sz[1], true)
 		replay(m, evs, -1)
-		m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{phases.New(clock0, phases.KindMacroAudit,
+		m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{phases.New(clock0, phases.KindMacroClientBound,
 			phases.ClientBound{Concurrency: 256, Reason: "client used 95% of 2 cores"})}})
 		panetest.Fits(t, m.View(), sz[0], sz[1])
 	}
@@ -182,7 +182,7 @@ func TestRollingMaxForgetsSpike(t *testing.T) {
 
 func TestServerUnavailableShown(t *testing.T) {
 	m := newPane(t, 80, 24, false)
-	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{phases.New(clock0, phases.KindServerStats,
+	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{phases.New(clock0, phases.KindMacroServer,
 		phases.ServerStats{Available: false, Note: "server metrics unavailable"})}})
 	if v := plain(m); !strings.Contains(v, "server metrics unavailable") {
 		t.Fatalf("view:\n%s", v)
@@ -192,7 +192,7 @@ func TestServerUnavailableShown(t *testing.T) {
 func TestClientBoundBanner(t *testing.T) {
 	m := newPane(t, 100, 30, false)
 	replay(m, loadEvents(t), -1)
-	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{phases.New(clock0, phases.KindMacroAudit,
+	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{phases.New(clock0, phases.KindMacroClientBound,
 		phases.ClientBound{Concurrency: 256, Reason: "p99 send lag 14.2 ms is over 10 ms"})}})
 	v := plain(m)
 	if !strings.Contains(v, "CLIENT-BOUND at C=256: p99 send lag 14.2 ms is over 10 ms") {
@@ -428,8 +428,8 @@ func TestGoldenStatesFillTheirBoxes(t *testing.T) {
 func TestSweepStartedElsewhere(t *testing.T) {
 	m := newPane(t, 80, 20, false)
 	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{
-		phases.New(clock0, phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro}),
-		phases.New(clock0, phases.KindMacroLevelGo, phases.LevelStarted{Concurrency: 4}),
+		phases.New(clock0, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro}),
+		phases.New(clock0, phases.KindMacroLevelStarted, phases.LevelStarted{Concurrency: 4}),
 	}})
 	_, cmd := m.Update(press("s"))
 	if m.Busy() || m.sweep != nil {
@@ -442,7 +442,7 @@ func TestSweepStartedElsewhere(t *testing.T) {
 		t.Errorf("title:\n%s", v)
 	}
 	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{
-		phases.New(clock0, phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro, Outcome: phases.OutcomeDone})}})
+		phases.New(clock0, phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.Macro, Outcome: phases.OutcomeDone})}})
 	if m.r.Elsewhere() {
 		t.Error("the other run's finish not seen")
 	}

@@ -33,7 +33,7 @@ func TestRecordSweep(t *testing.T) {
 		for _, ev := range evs {
 			kinds[ev.Kind]++
 		}
-		for _, k := range []string{phases.KindMacroLevelGo, phases.KindMacroTick, phases.KindServerStats, phases.KindMacroLevel, phases.KindMacroPlateau} {
+		for _, k := range []string{phases.KindMacroLevelStarted, phases.KindMacroTick, phases.KindMacroServer, phases.KindMacroLevel, phases.KindMacroPlateau} {
 			if kinds[k] == 0 {
 				t.Errorf("recording has no %s event (kinds: %v); re-record with -record", k, kinds)
 			}

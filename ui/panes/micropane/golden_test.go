@@ -20,7 +20,7 @@ func measured(t *testing.T) []phases.Event {
 	panetest.ReadJSON(t, "../../../phases/micro/testdata/micro-kimi-k2.5-tp8.json", &r)
 	evs := []phases.Event{phases.New(at, phases.KindMicroEnv, r.Env), phases.New(at, phases.KindMicroCalib, r.Calib)}
 	for _, g := range r.GEMMs {
-		evs = append(evs, phases.New(at, phases.KindMicroResult, g))
+		evs = append(evs, phases.New(at, phases.KindMicroGEMM, g))
 	}
 	for _, s := range r.Steps {
 		evs = append(evs, phases.New(at, phases.KindMicroStep, s))

@@ -36,9 +36,9 @@ func TestChecklistStatesAndFit(t *testing.T) {
 	// A sweep done by hand counts; the run's steps show their state and
 	// the one that needs a word shows its reason.
 	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
-		ev(1, phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro}),
+		ev(1, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro}),
 		ev(2, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 12.4, Completed: 12}),
-		ev(3, phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Macro}),
+		ev(3, phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.Macro}),
 	}})
 	_, cmd := m.Update(tea.KeyPressMsg{Code: 'r', Text: "r"})
 	if cmd == nil || !m.Busy() {
@@ -97,9 +97,9 @@ func TestChecklistSaysTheDoctorsWarnings(t *testing.T) {
 	}
 	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
 		ev(1, phases.KindRunStarted, phases.RunStarted{Steps: run.Steps}),
-		ev(2, phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Doctor}),
+		ev(2, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Doctor}),
 		check(3, "host", phases.CheckOK), check(4, "path", phases.CheckWarn), check(5, "engine", phases.CheckWarn),
-		ev(6, phases.KindPhaseFinished, phases.PhaseFinished{Name: phases.Doctor}),
+		ev(6, phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.Doctor}),
 		ev(7, phases.KindRunStep, phases.RunStep{Name: run.Doctor, State: phases.StepDone, Reason: "10 checks in 0.1 s, 2 warning(s)"}),
 	}})
 	v := ansi.Strip(m.View())
@@ -109,7 +109,7 @@ func TestChecklistSaysTheDoctorsWarnings(t *testing.T) {
 	panetest.Fits(t, m.View(), 80, 20)
 	// A later doctor run with every check ok leaves no word.
 	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
-		ev(8, phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Doctor}), check(9, "path", phases.CheckOK),
+		ev(8, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Doctor}), check(9, "path", phases.CheckOK),
 	}})
 	if v := ansi.Strip(m.View()); strings.Contains(v, "doctor: ") {
 		t.Errorf("an all-ok doctor run still warns:\n%s", v)

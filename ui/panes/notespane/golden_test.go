@@ -21,12 +21,12 @@ func TestGoldenStates(t *testing.T) {
 
 	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
 		ev(1, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 12.40, Completed: 12}),
-		ev(2, phases.KindNote, phases.Note{Text: "single stream looks slow", Pane: "Macro"}),
-		ev(3, phases.KindMarker, phases.Marker{Label: "spec decode on", Pane: "macro"}),
+		ev(2, phases.KindNotesNote, phases.Note{Text: "single stream looks slow", Pane: "Macro"}),
+		ev(3, phases.KindNotesMarker, phases.Marker{Label: "spec decode on", Pane: "macro"}),
 		ev(4, phases.KindNCCLBurst, phases.NCCLBurst{M: 1, Count: 123, Bytes: 14336, TotalMs: 6.386}),
 		ev(5, phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 3500}),
 		ev(7, phases.KindMacroPlateau, phases.Plateau{Concurrency: 128, OutputThroughput: 1536}),
-		ev(9, phases.KindNotebookSaved, phases.NotebookSaved{Path: "kimi-k25.md"}),
+		ev(9, phases.KindNotesSaved, phases.NotebookSaved{Path: "kimi-k25.md"}),
 	}})
 	m.Update(common.TickMsg{At: t0.Add(21e9)})
 	panetest.FitsBoxes(t, m)

@@ -51,8 +51,8 @@ func TestBudgetAndNotes(t *testing.T) {
 
 	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
 		ev(1, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 12.40, Completed: 12}),
-		ev(2, phases.KindNote, phases.Note{Text: "single stream looks slow", Pane: "Macro"}),
-		ev(3, phases.KindMarker, phases.Marker{Label: "spec decode on", Pane: "Macro"}),
+		ev(2, phases.KindNotesNote, phases.Note{Text: "single stream looks slow", Pane: "Macro"}),
+		ev(3, phases.KindNotesMarker, phases.Marker{Label: "spec decode on", Pane: "Macro"}),
 	}})
 	v = ansi.Strip(m.View())
 	for _, want := range []string{"TPOT 12.40 ms", "unsplit 12.40 ms 100.0%", "missing: all-reduce at M=1 (NCCL), GEMMs at M=1 (micro)",
@@ -100,7 +100,7 @@ func TestScrollingAndFollow(t *testing.T) {
 	m.SetSize(78, 19)
 	var evs []phases.Event
 	for i := 0; i < 40; i++ {
-		evs = append(evs, ev(i, phases.KindNote, phases.Note{Text: fmt.Sprintf("note number %02d", i), Pane: "Load"}))
+		evs = append(evs, ev(i, phases.KindNotesNote, phases.Note{Text: fmt.Sprintf("note number %02d", i), Pane: "Load"}))
 	}
 	m.Update(common.EventsMsg{Events: evs})
 	v := ansi.Strip(m.View())
@@ -117,7 +117,7 @@ func TestScrollingAndFollow(t *testing.T) {
 		t.Fatalf("j does not scroll:\n%s", v)
 	}
 	// Scrolled up, a new note does not pull the view down.
-	m.Update(common.EventsMsg{Events: []phases.Event{ev(50, phases.KindNote, phases.Note{Text: "late"})}})
+	m.Update(common.EventsMsg{Events: []phases.Event{ev(50, phases.KindNotesNote, phases.Note{Text: "late"})}})
 	if v = ansi.Strip(m.View()); !strings.Contains(v, "note number 01") {
 		t.Fatalf("view jumped:\n%s", v)
 	}
@@ -127,7 +127,7 @@ func TestScrollingAndFollow(t *testing.T) {
 	}
 	panetest.Fits(t, m.View(), 78, 19)
 	// Long notes wrap within the width.
-	m.Update(common.EventsMsg{Events: []phases.Event{ev(60, phases.KindNote, phases.Note{Text: strings.Repeat("word ", 60)})}})
+	m.Update(common.EventsMsg{Events: []phases.Event{ev(60, phases.KindNotesNote, phases.Note{Text: strings.Repeat("word ", 60)})}})
 	panetest.Fits(t, m.View(), 78, 19)
 	m.SetSize(120, 40)
 	panetest.Fits(t, m.View(), 120, 40)
@@ -145,7 +145,7 @@ func TestNotebookStatus(t *testing.T) {
 	}
 	saved := func(at time.Time, failed bool, err string) {
 		m.Update(common.EventsMsg{At: at, Events: []phases.Event{
-			phases.New(at, phases.KindNotebookSaved, phases.NotebookSaved{Path: path, Failed: failed, Err: err})}})
+			phases.New(at, phases.KindNotesSaved, phases.NotebookSaved{Path: path, Failed: failed, Err: err})}})
 	}
 	saved(t0, false, "")
 	m.Update(common.TickMsg{At: t0.Add(12 * time.Second)})
@@ -166,7 +166,7 @@ func TestResumedCampaignShowsEarlierNotesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j.Append(ev(1, phases.KindNote, phases.Note{Text: "from yesterday", Pane: "Macro"}))
+	j.Append(ev(1, phases.KindNotesNote, phases.Note{Text: "from yesterday", Pane: "Macro"}))
 	j.Append(ev(2, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 12.4}))
 	j.Close()
 	j, err = report.OpenJournal(jp)
@@ -177,7 +177,7 @@ func TestResumedCampaignShowsEarlierNotesOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := report.NewSession(ctx, j)
-	today := ev(3, phases.KindNote, phases.Note{Text: "today"})
+	today := ev(3, phases.KindNotesNote, phases.Note{Text: "today"})
 	s.Record(today)
 	d, _ := deps(t)
 	d.Session = s
@@ -197,7 +197,7 @@ func TestJournalFailureIsShown(t *testing.T) {
 	d, _ := deps(t)
 	m := New(d)
 	m.SetSize(78, 19)
-	m.Update(common.EventsMsg{Events: []phases.Event{ev(1, phases.KindError, phases.ErrorEvent{Where: "journal", Err: "journal c.jsonl: write: no space left on device"})}})
+	m.Update(common.EventsMsg{Events: []phases.Event{ev(1, phases.KindSessionError, phases.ErrorEvent{Where: "journal", Err: "journal c.jsonl: write: no space left on device"})}})
 	v := m.View()
 	panetest.Fits(t, v, 78, 19)
 	if !strings.Contains(ansi.Strip(v), "journal not written: journal c.jsonl: write: no space left on device") {
@@ -212,8 +212,8 @@ func TestNoteNamesTheWholePane(t *testing.T) {
 	m := New(d)
 	m.SetSize(78, 19)
 	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
-		ev(1, phases.KindNote, phases.Note{Text: "weights at 40 GiB/min", Pane: "Server/Load"}),
-		ev(2, phases.KindNote, phases.Note{Text: "sweep looks flat", Pane: "Macro"}),
+		ev(1, phases.KindNotesNote, phases.Note{Text: "weights at 40 GiB/min", Pane: "Server/Load"}),
+		ev(2, phases.KindNotesNote, phases.Note{Text: "sweep looks flat", Pane: "Macro"}),
 	}})
 	v := ansi.Strip(m.View())
 	for _, want := range []string{"09:00:01 Server/Load weights at 40 GiB/min", "09:00:02 Macro       sweep looks flat"} {

@@ -80,7 +80,7 @@ func TestPaneProfilerDisabled(t *testing.T) {
 func TestPaneServerDown(t *testing.T) {
 	m, _, _ := newPane(t)
 	m.Update(common.EventsMsg{At: time.Now(), Events: []phases.Event{
-		phases.New(time.Now(), phases.KindMilestone, phases.Milestone{Stage: "ready", AtS: 1800})}})
+		phases.New(time.Now(), phases.KindLoadMilestone, phases.Milestone{Stage: "ready", AtS: 1800})}})
 	press(t, m, "s")
 	v := ansi.Strip(m.View())
 	flat := strings.Join(strings.Fields(v), " ")
