@@ -12,18 +12,18 @@ import (
 	"github.com/profdeck/profdeck/phases/micro"
 	"github.com/profdeck/profdeck/ui/common"
 	"github.com/profdeck/profdeck/ui/components"
-	"github.com/profdeck/profdeck/ui/panes/gpubench"
+	"github.com/profdeck/profdeck/ui/panes/gpupane"
 )
 
 // keyMap holds the pane's own keys.
 type keyMap struct {
-	gpubench.Keys
+	gpupane.Keys
 	Order, PrevM, NextM key.Binding
 }
 
 func newKeys() keyMap {
 	return keyMap{
-		Keys:  gpubench.NewKeys(),
+		Keys:  gpupane.NewKeys(),
 		Order: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "sort order")),
 		PrevM: key.NewBinding(key.WithKeys("h", "left"), key.WithHelp("h/←", "smaller M")),
 		NextM: key.NewBinding(key.WithKeys("l", "right"), key.WithHelp("l/→", "larger M")),
@@ -36,7 +36,7 @@ type Model struct {
 	keys  keyMap
 	w, h  int
 	res   micro.Result
-	r     gpubench.Runner // the run and its outcome
+	r     gpupane.Runner // the run and its outcome
 	order int
 	mi    int             // index of the shown batch size in ms
 	rows  components.List // the GEMM table
@@ -51,7 +51,7 @@ type Model struct {
 
 // New builds the pane.
 func New(d *common.Deps) *Model {
-	return &Model{d: d, keys: newKeys(), r: gpubench.NewRunner(d, phases.Micro, "micro")}
+	return &Model{d: d, keys: newKeys(), r: gpupane.NewRunner(d, phases.Micro, "micro")}
 }
 
 // Init starts nothing.

@@ -9,7 +9,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/micro"
 	"github.com/profdeck/profdeck/phases/model"
-	"github.com/profdeck/profdeck/ui/panes/gpubench"
+	"github.com/profdeck/profdeck/ui/panes/gpupane"
 )
 
 // start runs the micro phase with the campaign's model, TP/EP, batch sizes
@@ -28,7 +28,7 @@ func (m *Model) start(force bool) tea.Cmd {
 	}
 	cfg := c.MicroConfig()
 	cfg.Host, cfg.Force = m.d.Host, force
-	return m.r.Launch(label, gpubench.Job{
+	return m.r.Launch(label, gpupane.Job{
 		Spec:    spec,
 		Options: c.PlanOptions(c.Micro.Batch),
 		Run: func(ctx context.Context, p model.Plan, em *phases.Emitter) error {

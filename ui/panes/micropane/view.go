@@ -9,7 +9,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/micro"
 	"github.com/profdeck/profdeck/ui/components"
-	"github.com/profdeck/profdeck/ui/panes/gpubench"
+	"github.com/profdeck/profdeck/ui/panes/gpupane"
 )
 
 // View renders the pane, exactly filling its size.
@@ -49,7 +49,7 @@ func (m *Model) topLines(w int) []string {
 		s += fmt.Sprintf(" · peak %.0f GB/s · torch %s CUDA %s", e.PeakGBs, e.Torch, e.CUDA)
 		lines = append(lines, st.Subtle.Render(components.Truncate(s, w)))
 	}
-	lines = append(lines, m.r.StatusLines(gpubench.Status{
+	lines = append(lines, m.r.StatusLines(gpupane.Status{
 		Progress: m.res.Progress,
 		Done:     fmt.Sprintf("done: %d GEMMs over %d batch sizes (s runs again)", len(m.res.GEMMs), len(m.ms)),
 		Empty:    len(m.res.GEMMs) == 0,

@@ -12,16 +12,16 @@ import (
 	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/ui/common"
 	"github.com/profdeck/profdeck/ui/components"
-	"github.com/profdeck/profdeck/ui/panes/gpubench"
+	"github.com/profdeck/profdeck/ui/panes/gpupane"
 )
 
 // Model is the NCCL pane.
 type Model struct {
 	d    *common.Deps
-	keys gpubench.Keys
+	keys gpupane.Keys
 	w, h int
 	res  nccl.Result
-	r    gpubench.Runner // the run and its outcome
+	r    gpupane.Runner  // the run and its outcome
 	body components.List // the tables below the head
 	// lines are the tables as drawn for the run in state linesFor, redone
 	// when the results, the size or the run's state change rather than on
@@ -32,7 +32,7 @@ type Model struct {
 
 // New builds the pane.
 func New(d *common.Deps) *Model {
-	return &Model{d: d, keys: gpubench.NewKeys(), r: gpubench.NewRunner(d, phases.NCCL, "nccl")}
+	return &Model{d: d, keys: gpupane.NewKeys(), r: gpupane.NewRunner(d, phases.NCCL, "nccl")}
 }
 
 // Init starts nothing.

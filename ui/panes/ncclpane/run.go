@@ -9,7 +9,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/phases/nccl"
-	"github.com/profdeck/profdeck/ui/panes/gpubench"
+	"github.com/profdeck/profdeck/ui/panes/gpupane"
 )
 
 // start runs the NCCL phase with the campaign's model and TP (for the
@@ -26,7 +26,7 @@ func (m *Model) start(force bool) tea.Cmd {
 	cfg := c.NCCLConfig()
 	cfg.Host, cfg.Force = m.d.Host, force
 	nproc := cfg.NProc
-	return m.r.Launch(fmt.Sprintf("%s TP%d · %d ranks", spec, tp, nproc), gpubench.Job{
+	return m.r.Launch(fmt.Sprintf("%s TP%d · %d ranks", spec, tp, nproc), gpupane.Job{
 		Spec:    spec,
 		Options: c.PlanOptions(c.NCCL.Batch),
 		Run: func(ctx context.Context, p model.Plan, em *phases.Emitter) error {

@@ -10,7 +10,7 @@ import (
 	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/ui/common"
 	"github.com/profdeck/profdeck/ui/components"
-	"github.com/profdeck/profdeck/ui/panes/gpubench"
+	"github.com/profdeck/profdeck/ui/panes/gpupane"
 )
 
 // View renders the pane, exactly filling its size.
@@ -63,7 +63,7 @@ func (m *Model) headLines(w int) []string {
 		}
 		lines = append(lines, st.Subtle.Render(components.Truncate(s, w)))
 	}
-	return append(lines, m.r.StatusLines(gpubench.Status{
+	return append(lines, m.r.StatusLines(gpupane.Status{
 		Progress: m.res.Progress,
 		Done:     "done (s runs again; j/k scroll)",
 		Empty:    len(m.res.Bursts) == 0 && m.res.None == nil,

@@ -14,7 +14,7 @@ import (
 	"github.com/profdeck/profdeck/remote/sim"
 	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/ui/common"
-	"github.com/profdeck/profdeck/ui/panes/gpubench"
+	"github.com/profdeck/profdeck/ui/panes/gpupane"
 )
 
 // Deps starts a simulated deployment (closed when the test ends) and builds
@@ -41,9 +41,9 @@ func Deps(t *testing.T, opt sim.Options, set func(*campaign.Campaign)) (*common.
 type Pane struct {
 	C       common.Component
 	D       *common.Deps
-	Phase   string           // the phase whose events the pane gets
-	Runner  *gpubench.Runner // a GPU pane's run (for its flows)
-	Results func() int       // how many results the pane holds
+	Phase   string          // the phase whose events the pane gets
+	Runner  *gpupane.Runner // a GPU pane's run (for its flows)
+	Results func() int      // how many results the pane holds
 }
 
 // Press sends a key to the pane, runs the command it returns to its end,

@@ -1,4 +1,4 @@
-package gpubench
+package gpupane
 
 import (
 	"charm.land/bubbles/v2/key"

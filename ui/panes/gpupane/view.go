@@ -1,4 +1,4 @@
-package gpubench
+package gpupane
 
 import (
 	"fmt"

@@ -1,8 +1,8 @@
-// Package gpubench is what the Micro and NCCL panes share: the run of a GPU
+// Package gpupane is what the Micro and NCCL panes share: the run of a GPU
 // phase from a key press (start, cancel, the busy-GPU check and the server
 // stop that frees the GPUs), their common keys, and the title and status
 // lines above each pane's tables.
-package gpubench
+package gpupane
 
 import (
 	"context"
