@@ -44,8 +44,10 @@ type Campaign struct {
 	Micro   Micro    `yaml:"micro"`
 	NCCL    NCCL     `yaml:"nccl"`
 	Profile Profile  `yaml:"profile"`
-	Run     Run      `yaml:"run"`
-	Sim     Sim      `yaml:"sim"`
+	// Capacity is the traffic to plan replicas and GPUs for.
+	Capacity Capacity `yaml:"capacity"`
+	Run      Run      `yaml:"run"`
+	Sim      Sim      `yaml:"sim"`
 
 	// Path is the file this campaign was read from (empty for defaults).
 	Path string `yaml:"-"`
@@ -188,10 +190,11 @@ func Defaults() *Campaign {
 		Macro: Macro{API: macro.APICompletions, Concurrency: slices.Clone(macro.DefaultConcurrency),
 			Requests: macro.DefaultRequests, Warmup: 4, InputLen: macro.DefaultInputLen, OutputLen: macro.DefaultOutputLen,
 			Repeat: 1, Loadgen: "here"},
-		Micro:   Micro{Batch: slices.Clone(model.DefaultBatch), Python: "python3"},
-		NCCL:    NCCL{Torchrun: "torchrun", Batch: slices.Clone(model.DefaultBatch)}, // nproc 0: the TP size per node
-		Profile: Profile{Steps: profile.DefaultSteps},
-		Run:     Run{LeaveServer: "serving"},
+		Micro:    Micro{Batch: slices.Clone(model.DefaultBatch), Python: "python3"},
+		NCCL:     NCCL{Torchrun: "torchrun", Batch: slices.Clone(model.DefaultBatch)}, // nproc 0: the TP size per node
+		Profile:  Profile{Steps: profile.DefaultSteps},
+		Capacity: Capacity{Headroom: DefaultHeadroom},
+		Run:      Run{LeaveServer: "serving"},
 	}
 }
 

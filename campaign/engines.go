@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/micro"
@@ -54,7 +55,7 @@ func (c *Campaign) SweepConfig(apiKey string) macro.Config {
 		Duration: m.Duration.Duration, Warmup: m.Warmup, InputLen: m.InputLen, OutputLen: m.OutputLen,
 		Rate: m.Rate, StopAtPlateau: m.StopAtPlateau, NoPreflight: m.NoPreflight, APIKey: apiKey,
 		SLO: m.SLO, Repeat: m.Repeat, Limits: c.ServerLimits(), ServerLog: c.LoadConfig().LogPath, Dataset: m.Dataset, DatasetFile: m.DatasetFile,
-		DatasetMax: m.DatasetMax, RangeRatio: m.RangeRatio, PrefixLen: m.PrefixLen}
+		DatasetMax: m.DatasetMax, RangeRatio: m.RangeRatio, PrefixLen: m.PrefixLen, Deployment: new(c.Deployment())}
 }
 
 // ServerLimits are the limits the launch command sets, for the plateau's
@@ -134,4 +135,19 @@ func innerPython(prefix string) string {
 		return "python3"
 	}
 	return f[len(f)-1]
+}
+
+// Deployment is what serves the campaign's URL, for capacity plans: the
+// parallel sizes the launch command sets, else model.tp, over the
+// campaign's nodes.
+func (c *Campaign) Deployment() phases.Deployment {
+	d := phases.Deployment{TP: c.TP(), Nodes: c.NodeCount(), Source: "the default model.tp"}
+	if lineOf(c.root, "model.tp") > 0 || c.setBy["model.tp"] != "" {
+		d.Source = "the campaign's model.tp"
+	}
+	if tp, pp, dp := macro.ParallelFromLaunch(c.Server.Launch); tp > 0 {
+		d.TP, d.PP, d.DP, d.Source = tp, pp, dp, "the launch command"
+	}
+	d.GPUs = d.ReplicaGPUs()
+	return d
 }

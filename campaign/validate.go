@@ -83,6 +83,7 @@ func (c *Campaign) problems() []error {
 	errs = append(errs, c.Micro.Validate()...)
 	errs = append(errs, c.NCCL.Validate()...)
 	errs = append(errs, c.Profile.Validate()...)
+	errs = append(errs, c.Capacity.Validate()...)
 	errs = append(errs, c.Run.Validate()...)
 	errs = append(errs, c.Sim.Validate()...)
 	return append(errs, c.validateSimHost()...)

@@ -25,6 +25,13 @@ type Sweep struct {
 	Model   string
 	Levels  []phases.LevelResult
 	Plateau *phases.Plateau
+	// Deployment is what served the sweep, as it recorded (nil: not
+	// recorded); SLO and SLOShare its SLO ("" when none; the share 0 when
+	// not recorded); HostGPUs the GPUs its sampler counted (0: none).
+	Deployment *phases.Deployment
+	SLO        string
+	SLOShare   float64
+	HostGPUs   int
 	// Skipped describes the first journal lines that could not be read;
 	// SkippedCount counts them all.
 	Skipped      []string
@@ -38,6 +45,15 @@ type sweepJSON struct {
 	Started string               `json:"started"`
 	Levels  []phases.LevelResult `json:"levels"`
 	Plateau *phases.Plateau      `json:"plateau"`
+	// What a capacity plan reads besides the levels.
+	Deployment *phases.Deployment `json:"deployment"`
+	SLO        *struct {
+		Spec  string  `json:"spec"`
+		Share float64 `json:"required_share"`
+	} `json:"slo"`
+	GPU *struct {
+		GPUs int `json:"gpus"`
+	} `json:"gpu"`
 }
 
 // MaxSweepJSON is the largest file read as a `sweep --json` document; a
@@ -189,6 +205,12 @@ func readSweepDoc(path string, r io.Reader, which int) (sw Sweep, isDoc bool, er
 			err = dec.Decode(&doc.Started)
 		case "plateau":
 			err = dec.Decode(&doc.Plateau)
+		case "deployment":
+			err = dec.Decode(&doc.Deployment)
+		case "slo":
+			err = dec.Decode(&doc.SLO)
+		case "gpu":
+			err = dec.Decode(&doc.GPU)
 		default:
 			var skip json.RawMessage
 			err = dec.Decode(&skip)
@@ -207,7 +229,14 @@ func readSweepDoc(path string, r io.Reader, which int) (sw Sweep, isDoc bool, er
 	if doc.Started != "" {
 		src += ", started " + doc.Started
 	}
-	return Sweep{Path: path, Source: src, Model: doc.Model, Levels: doc.Levels, Plateau: doc.Plateau}, true, nil
+	sw = Sweep{Path: path, Source: src, Model: doc.Model, Levels: doc.Levels, Plateau: doc.Plateau, Deployment: doc.Deployment}
+	if doc.SLO != nil {
+		sw.SLO, sw.SLOShare = doc.SLO.Spec, doc.SLO.Share
+	}
+	if doc.GPU != nil {
+		sw.HostGPUs = doc.GPU.GPUs
+	}
+	return sw, true, nil
 }
 
 // sweepDocErr is a decoding error once the document is known to be a sweep
@@ -256,6 +285,7 @@ func sweepFromJournal(path string, rr ReadResult, which, read int) (Sweep, error
 	runs := c.runs[phases.Macro]
 	sweepOf := func(i int) Sweep {
 		sw := Sweep{Path: path, Skipped: rr.Skipped, SkippedCount: rr.SkippedCount}
+		sw.setParams(runs[i].params)
 		for _, ev := range runs[i].events {
 			switch d := ev.Data.(type) {
 			case phases.LevelResult:
@@ -263,11 +293,16 @@ func sweepFromJournal(path string, rr ReadResult, which, read int) (Sweep, error
 			case phases.Plateau:
 				p := d
 				sw.Plateau = &p
+			case phases.GPUTelSource:
+				sw.HostGPUs = d.GPUs
 			}
 		}
 		sw.Source = fmt.Sprintf("journal, sweep %d of %d (started %s)", i+1, len(runs), runs[i].start.UTC().Format("2006-01-02 15:04:05 UTC"))
 		if c.system != nil {
 			sw.Model = c.system.Model
+			if sw.HostGPUs == 0 {
+				sw.HostGPUs = c.system.GPUCount
+			}
 		}
 		return sw
 	}
@@ -291,6 +326,26 @@ func sweepFromJournal(path string, rr ReadResult, which, read int) (Sweep, error
 		}
 	}
 	return Sweep{}, fmt.Errorf("%s: the journal holds no finished sweep level (%d events)", path, read)
+}
+
+// setParams reads what the sweep's start journalled: its deployment and
+// its SLO.
+func (sw *Sweep) setParams(params any) {
+	if params == nil {
+		return
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return
+	}
+	var p struct {
+		Deployment *phases.Deployment `json:"deployment"`
+		SLO        string             `json:"slo"`
+		Share      float64            `json:"slo_share"`
+	}
+	if json.Unmarshal(b, &p) == nil {
+		sw.Deployment, sw.SLO, sw.SLOShare = p.Deployment, p.SLO, p.Share
+	}
 }
 
 // metric is one compared figure of a level.

@@ -107,6 +107,9 @@ type Config struct {
 	// Log, when set, receives one line per notable decision (retry without
 	// continuous usage, prompt calibration).
 	Log func(msg string)
+	// Deployment, when known, is what serves URL (TP, nodes): recorded
+	// with the result and the sweep's start, for capacity plans.
+	Deployment *phases.Deployment
 }
 
 // Scraper reads the server's own figures (its Prometheus /metrics).

@@ -48,6 +48,8 @@ type Result struct {
 	SLO *SLOResult `json:"slo,omitempty"`
 	// GPU is what the GPU sampler read and what the host lacked.
 	GPU *phases.GPUTelSource `json:"gpu,omitempty"`
+	// Deployment is what served the URL (TP, nodes), when the caller knew.
+	Deployment *phases.Deployment `json:"deployment,omitempty"`
 	// Workload is what was sent: the dataset, its seed and its shape.
 	Workload    Workload    `json:"workload"`
 	Definitions Definitions `json:"definitions"`
@@ -169,6 +171,10 @@ func (s *Sweep) params() map[string]any {
 	}
 	if c.slo != nil {
 		p["slo"] = c.slo.String()
+		p["slo_share"] = c.slo.share
+	}
+	if c.Deployment != nil {
+		p["deployment"] = *c.Deployment
 	}
 	if c.Repeat > 1 {
 		p["repeat"] = c.Repeat
@@ -187,7 +193,8 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 	defer c.close()
 	res := &Result{URL: shownURL(cfg.URL), API: cfg.API, Started: time.Now().UTC().Format(time.RFC3339),
 		InputLen: cfg.InputLen, OutputLen: cfg.OutputLen, Requests: cfg.Requests,
-		DurationS: cfg.Duration.Seconds(), Warmup: cfg.Warmup, Rate: cfg.Rate, Levels: []phases.LevelResult{}}
+		DurationS: cfg.Duration.Seconds(), Warmup: cfg.Warmup, Rate: cfg.Rate, Levels: []phases.LevelResult{},
+		Deployment: cfg.Deployment}
 	// The server must answer, serve the model asked for, and take one
 	// request with the sweep's settings.
 	var sweepWarns []string

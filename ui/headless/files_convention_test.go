@@ -24,6 +24,7 @@ func TestFileCommandsConvention(t *testing.T) {
 	}{
 		{"report", headless.ReportMain, []string{"-c string"}, "no --host; the notebook is its result (-o), so no --json or --jsonl"},
 		{"compare", headless.CompareMain, []string{"--json string"}, "no -c or --host, and no --jsonl"},
+		{"capacity", headless.CapacityMain, []string{"-c string", "--json string"}, "It reads the file it names (or the campaign's journal) only: no --host, and no --jsonl"},
 		{"explain", headless.ExplainMain, []string{"--json string"}, "no -c or --host, and no --jsonl"},
 		{"parse vllm-log", headless.ParseLogMain, []string{"--json string"}, "no -c, --host or --jsonl"},
 		{"parse nvidia-smi", headless.ParseSMIMain, []string{"--json string"}, "no -c, --host or --jsonl"},

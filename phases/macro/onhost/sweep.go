@@ -120,6 +120,9 @@ func (s *Sweep) Stop() { s.send(down{Op: opStop}) }
 func (s *Sweep) Run(ctx context.Context, em *phases.Emitter) (res *macro.Result, err error) {
 	err = phases.Run(ctx, em, phases.Macro, s.params, func(ctx context.Context) error {
 		res, err = s.run(ctx, em)
+		if res != nil && res.Deployment == nil {
+			res.Deployment = s.cfg.Deployment // known here, not sent to the host
+		}
 		return err
 	})
 	return res, err

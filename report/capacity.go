@@ -1,0 +1,284 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro"
+)
+
+// DefaultHeadroom is the share of each replica's SLO capacity a plan
+// keeps free unless told otherwise.
+const DefaultHeadroom = 0.2
+
+// CapacityAsk is the traffic a capacity plan is for, and its terms: a
+// request rate, or users who each wait Think between an answer and their
+// next request.
+type CapacityAsk struct {
+	Rate  float64
+	Users int
+	Think time.Duration
+	// SLO is the SLO to plan within ("": the sweep's own).
+	SLO string
+	// Headroom is the share of each replica's SLO capacity kept free, 0 to
+	// below 1.
+	Headroom float64
+	// TP, PP and Nodes, when set, replace the sweep's recorded deployment.
+	TP, PP, Nodes int
+}
+
+// Check refuses an ask no plan can answer; the errors name the input.
+func (a CapacityAsk) Check() error {
+	switch {
+	case math.IsNaN(a.Rate) || math.IsInf(a.Rate, 0) || a.Rate < 0:
+		return fmt.Errorf("rate: want requests per second above 0, got %g", a.Rate)
+	case a.Users < 0:
+		return fmt.Errorf("users: must not be negative, got %d", a.Users)
+	case a.Rate > 0 && a.Users > 0:
+		return errors.New("rate and users both given: the traffic is one or the other")
+	case a.Rate == 0 && a.Users == 0:
+		return errors.New("no traffic: give a request rate, or users with their think time")
+	case a.Think < 0:
+		return fmt.Errorf("think time: must not be negative, got %s", a.Think)
+	case a.Rate > 0 && a.Think > 0:
+		return errors.New("think time goes with users, not with a request rate")
+	case math.IsNaN(a.Headroom) || a.Headroom < 0 || a.Headroom >= 1:
+		return fmt.Errorf("headroom: want a share from 0 to below 1 (0.2 keeps 20%% free), got %g", a.Headroom)
+	case a.TP < 0 || a.PP < 0 || a.Nodes < 0:
+		return errors.New("tp, pp and nodes must not be negative")
+	}
+	if a.SLO != "" {
+		if _, err := macro.ParseSLOBounds(a.SLO); err != nil {
+			return fmt.Errorf("slo: %v", err)
+		}
+	}
+	return nil
+}
+
+// CapacityPlan answers how many replicas and GPUs serve the traffic within
+// the SLO, with what it read and every estimate said.
+type CapacityPlan struct {
+	File   string `json:"file"`
+	Source string `json:"source"`
+	Model  string `json:"model,omitempty"`
+	// Traffic is the traffic asked for, and what Little's law made of it.
+	Traffic CapacityTraffic `json:"traffic"`
+	SLO     CapacitySLO     `json:"slo"`
+	// Headroom is the share of each replica's SLO capacity kept free.
+	Headroom float64 `json:"headroom"`
+	// Curve is the measured levels the answer rests on.
+	Curve CapacityCurve `json:"curve"`
+	// Replica is what one replica serves within the SLO (nil: no level
+	// met it).
+	Replica    *CapacityReplica   `json:"replica"`
+	Deployment *phases.Deployment `json:"deployment"`
+	// Replicas, GPUs and Nodes are the answer (nil: none can be given;
+	// Text says why).
+	Replicas *int     `json:"replicas"`
+	GPUs     *int     `json:"gpus"`
+	Nodes    *int     `json:"nodes"`
+	Text     string   `json:"text"`
+	Warnings []string `json:"warnings"`
+}
+
+// CapacityTraffic is the traffic: a rate, or users and their think time
+// turned into concurrency with Little's law.
+type CapacityTraffic struct {
+	Rate   float64 `json:"request_rate,omitempty"`
+	Users  int     `json:"users,omitempty"`
+	ThinkS float64 `json:"think_time_s,omitempty"`
+	// RequestRate is the traffic in requests per second (users: users ÷
+	// (E2E + think)); Concurrency the requests in flight it makes (rate ×
+	// E2E), with E2E the mean at the replica's SLO point.
+	RequestRate float64 `json:"total_request_rate"`
+	Concurrency float64 `json:"concurrency"`
+	Little      string  `json:"littles_law"`
+}
+
+// CapacitySLO is the SLO planned within and how levels were judged.
+type CapacitySLO struct {
+	Spec  string  `json:"spec"`
+	Share float64 `json:"required_share"`
+	// From is "--slo" or "the sweep's"; JudgedBy "goodput" (the sweep's
+	// own per-request verdict) or "percentiles" (each figure's percentile
+	// at the share, against its bound).
+	From     string `json:"from"`
+	JudgedBy string `json:"judged_by"`
+}
+
+// CapacityCurve is the measured curve: one point per level, by load.
+type CapacityCurve struct {
+	Unit   string       `json:"unit"` // "concurrency" or "request_rate"
+	Points []CurvePoint `json:"points"`
+	// Met is the highest load that met the SLO before the first that did
+	// not (Missed); nil when there is none.
+	Met    *float64 `json:"met"`
+	Missed *float64 `json:"missed"`
+	// Interpolated says the SLO point lies between Met and Missed, found
+	// by linear interpolation of the judged figure.
+	Interpolated bool `json:"interpolated"`
+}
+
+// CurvePoint is one level as the plan judged it.
+type CurvePoint struct {
+	Load              float64 `json:"load"`
+	RequestThroughput float64 `json:"request_throughput"`
+	OutputThroughput  float64 `json:"output_throughput"`
+	MeanE2ELms        float64 `json:"mean_e2el_ms"`
+	// Figures are the judged figures (p90_ttft_ms …, good_share,
+	// failed_share).
+	Figures map[string]float64 `json:"figures"`
+	Met     bool               `json:"met"`
+	// Excess is how far the level is from the SLO: at most 0 when it met
+	// it (the worst figure's ratio to its bound, less 1; for goodput the
+	// missing share); nil when it cannot be said (no request completed).
+	Excess *float64 `json:"excess"`
+	Few    bool     `json:"few_requests,omitempty"`
+	Client bool     `json:"client_bound,omitempty"`
+	// why says in words the worst figure against its bound; excess is
+	// Excess, +Inf when it cannot be said.
+	why    string
+	excess float64
+	// pexcess and pwhy are the same by the percentiles (and failures),
+	// which interpolate.
+	pwhy    string
+	pexcess float64
+}
+
+// CapacityReplica is one replica at its SLO point, and as planned.
+type CapacityReplica struct {
+	// Load is the SLO point: a concurrency or a request rate.
+	Load        float64 `json:"load"`
+	RequestRate float64 `json:"request_rate"`
+	OutputTokS  float64 `json:"output_tok_s"`
+	MeanE2ELms  float64 `json:"mean_e2el_ms"`
+	// Planned are the SLO point less the headroom.
+	PlannedLoad        float64 `json:"planned_load"`
+	PlannedRequestRate float64 `json:"planned_request_rate"`
+}
+
+// PlanCapacity answers ask from the sweep sw.
+func PlanCapacity(sw Sweep, ask CapacityAsk) (*CapacityPlan, error) {
+	if err := ask.Check(); err != nil {
+		return nil, err
+	}
+	p := &CapacityPlan{File: sw.Path, Source: sw.Source, Model: sw.Model, Headroom: ask.Headroom, Warnings: []string{}}
+	warn := func(format string, args ...any) { p.Warnings = append(p.Warnings, fmt.Sprintf(format, args...)) }
+	b, err := p.slo(sw, ask, warn)
+	if err != nil {
+		return nil, err
+	}
+	levels, unit := curveLevels(sw.Levels, warn)
+	if len(levels) == 0 {
+		return nil, fmt.Errorf("%s: no finished level to plan from", sw.Path)
+	}
+	p.Curve.Unit = unit
+	j := newJudge(b, p.SLO.JudgedBy == "goodput", levels, warn)
+	for _, l := range levels {
+		p.Curve.Points = append(p.Curve.Points, j.point(l, unit))
+	}
+	p.Deployment = deployment(sw, ask, warn)
+	p.replica(warn)
+	p.answer(ask, warn)
+	return p, nil
+}
+
+// slo settles the SLO planned within and how levels are judged.
+func (p *CapacityPlan) slo(sw Sweep, ask CapacityAsk, warn func(string, ...any)) (macro.SLOBounds, error) {
+	spec, from := ask.SLO, "--slo"
+	if spec == "" {
+		spec, from = sw.SLO, "the sweep's"
+	}
+	if spec == "" {
+		return macro.SLOBounds{}, fmt.Errorf("%s: the sweep had no SLO: give one (e.g. --slo ttft=2s,tpot=50ms)", sw.Path)
+	}
+	b, err := macro.ParseSLOBounds(spec)
+	if err != nil {
+		return b, fmt.Errorf("%s: the sweep's SLO %q: %v", sw.Path, spec, err)
+	}
+	if from == "the sweep's" && sw.SLOShare > 0 {
+		b.Share = sw.SLOShare
+	}
+	p.SLO = CapacitySLO{Spec: b.Spec, Share: b.Share, From: from, JudgedBy: "percentiles"}
+	// The sweep's own verdict counts each request against every bound at
+	// once: the exact answer, when the SLO is the sweep's.
+	same := sw.SLO != "" && sw.SLOShare > 0 && sameSLO(sw.SLO, b.Spec) && sw.SLOShare == b.Share
+	if (from == "the sweep's" || same) && hasGoodput(sw.Levels) {
+		p.SLO.JudgedBy = "goodput"
+	} else {
+		warn("judged on each figure's p%g against its bound, figure by figure: a request must meet every bound at once to count, "+
+			"so when different requests miss different bounds the sweep's goodput can be lower (run the sweep with --slo %s for the exact share)",
+			100*b.Share, b.Spec)
+	}
+	return b, nil
+}
+
+// sameSLO reports whether two SLO specs have the same bounds.
+func sameSLO(a, b string) bool {
+	x, err1 := macro.ParseSLOBounds(a)
+	y, err2 := macro.ParseSLOBounds(b)
+	return err1 == nil && err2 == nil && x.Spec == y.Spec
+}
+
+func hasGoodput(levels []phases.LevelResult) bool {
+	for _, l := range levels {
+		if l.Goodput == nil {
+			return false
+		}
+	}
+	return len(levels) > 0
+}
+
+// curveLevels are the levels the plan reads, by load: the closed-loop
+// levels (or, without any, the open-loop ones), a level run twice kept at
+// its worse run.
+func curveLevels(all []phases.LevelResult, warn func(string, ...any)) ([]phases.LevelResult, string) {
+	var closed, open []phases.LevelResult
+	for _, l := range all {
+		switch {
+		case l.Rate > 0:
+			open = append(open, l)
+		case l.Concurrency > 0:
+			closed = append(closed, l)
+		}
+	}
+	levels, unit := closed, "concurrency"
+	if len(closed) == 0 {
+		levels, unit = open, "request_rate"
+	} else if len(open) > 0 {
+		warn("the sweep has closed-loop and open-loop levels: the plan reads the %d closed-loop ones", len(closed))
+	}
+	sort.SliceStable(levels, func(i, k int) bool { return loadOf(levels[i], unit) < loadOf(levels[k], unit) })
+	return levels, unit
+}
+
+func loadOf(l phases.LevelResult, unit string) float64 {
+	if unit == "request_rate" {
+		return l.Rate
+	}
+	return float64(l.Concurrency)
+}
+
+// loadName is a load as the text says it: C=16, or 3.2 req/s.
+func loadName(x float64, unit string) string {
+	if unit == "request_rate" {
+		return fmt.Sprintf("%.3g req/s", x)
+	}
+	if x == math.Trunc(x) {
+		return fmt.Sprintf("C=%.0f", x)
+	}
+	return fmt.Sprintf("C≈%.1f", x)
+}
+
+// join lists items as "a, b and c".
+func joinAnd(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}

@@ -1,0 +1,114 @@
+package headless
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/profdeck/profdeck/campaign"
+	"github.com/profdeck/profdeck/report"
+)
+
+const capacityUsage = `profdeck capacity [FILE] (--rate R | --users N --think-time D) [--slo SPEC] [--headroom 0.2]
+                  [--tp N] [--pp N] [--nodes N] [-c FILE] [--json FILE|-]
+
+How many replicas and GPUs serve this traffic within the SLO, planned from a
+measured sweep. FILE is a ` + "`profdeck sweep --json`" + ` document or a campaign journal
+(JOURNAL#N picks its Nth sweep); without it, the campaign's journal. The traffic
+is a request rate, or users who each wait --think-time between an answer and
+their next request (Little's law turns them into requests in flight). The SLO
+is --slo, else the sweep's own; --headroom keeps that share of each replica's
+SLO capacity free. One replica's GPUs are TP × PP × DP as the sweep recorded its
+deployment (--tp, --pp, --nodes say otherwise). Every estimate (interpolation
+between levels, the curve's end) is said in the warnings. The campaign's
+capacity section gives the defaults. It reads the file it names (or the
+campaign's journal) only: no --host, and no --jsonl. Exit 0, 1 when no measured level met the
+SLO (no answer) or the document cannot be written, 2 for bad input.`
+
+// capacityBinds are the capacity flags that set campaign keys.
+var capacityBinds = []campaign.Flag{
+	{Name: "rate", Key: "capacity.rate"}, {Name: "users", Key: "capacity.users"},
+	{Name: "think-time", Key: "capacity.think_time"}, {Name: "slo", Key: "capacity.slo"},
+	{Name: "headroom", Key: "capacity.headroom"},
+}
+
+// CapacityMain is "profdeck capacity": replicas and GPUs for a traffic.
+func CapacityMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newCommand("capacity", capacityUsage, stdout, stderr)
+	c.flagCampaign()
+	c.flagJSON()
+	fs := c.Flags
+	fs.Float64("rate", 0, "the traffic in requests per second")
+	fs.Int("users", 0, "the traffic as users, each waiting --think-time between requests")
+	fs.Duration("think-time", 0, "each user's pause between an answer and the next request, e.g. 30s")
+	fs.String("slo", "", "the SLO, e.g. ttft=2s,tpot=50ms (default: the campaign's capacity.slo, else the sweep's)")
+	fs.Float64("headroom", campaign.DefaultHeadroom, "share of each replica's SLO capacity kept free, 0 to below 1")
+	tp := fs.Int("tp", 0, "one replica's tensor-parallel size (default: as the sweep recorded)")
+	pp := fs.Int("pp", 0, "one replica's pipeline-parallel size (default: as the sweep recorded)")
+	nodes := fs.Int("nodes", 0, "nodes one replica spans (default: as the sweep recorded)")
+	pos, err := c.parseFiles(args, 0, 1)
+	if err == nil {
+		err = notAnInput(c, pos)
+	}
+	if err != nil {
+		return c.Exit(ctx, err)
+	}
+	camp, fromFile, err := c.Campaign(capacityBinds...)
+	if err != nil {
+		return c.Exit(ctx, err)
+	}
+	file := ""
+	switch {
+	case len(pos) == 1:
+		file = pos[0]
+	case fromFile:
+		file = camp.JournalPath()
+	default:
+		return c.Exit(ctx, BadInput("need a FILE (a sweep's --json document or a journal), or a campaign (-c FILE or ./%s) whose journal to read (see -h)", campaign.DefaultPath))
+	}
+	if *tp < 0 || *pp < 0 || *nodes < 0 {
+		return c.Exit(ctx, BadInput("--tp, --pp and --nodes must not be negative"))
+	}
+	ask := CapacityAsk(camp.Capacity)
+	ask.TP, ask.PP, ask.Nodes = *tp, *pp, *nodes
+	if err := ask.Check(); err != nil {
+		return c.Exit(ctx, BadInput("%v", flagNamed(err)))
+	}
+	sw, err := loadSweep(c, file)
+	if err != nil {
+		return c.Exit(ctx, err)
+	}
+	plan, err := report.PlanCapacity(sw, ask)
+	if err != nil {
+		return c.Exit(ctx, &BadInputError{Err: err})
+	}
+	report.WriteCapacity(c.Human(), plan)
+	err = c.WriteJSON(plan)
+	if err == nil && plan.Replicas == nil {
+		err = errors.New("no answer: " + plan.Text)
+	}
+	return c.Exit(ctx, err)
+}
+
+// CapacityAsk is the campaign's capacity section as a plan's request.
+func CapacityAsk(s campaign.Capacity) report.CapacityAsk {
+	return report.CapacityAsk{Rate: s.Rate, Users: s.Users, Think: s.ThinkTime.Duration, SLO: s.SLO, Headroom: s.Headroom}
+}
+
+// flagNamed names the flag an ask's error is about (rate: → --rate:).
+func flagNamed(err error) error {
+	msg := err.Error()
+	for _, k := range slices.Sorted(maps.Keys(askFlags)) {
+		if rest, ok := strings.CutPrefix(msg, k+":"); ok {
+			return fmt.Errorf("%s:%s", askFlags[k], rest)
+		}
+	}
+	return err
+}
+
+var askFlags = map[string]string{"rate": "--rate", "users": "--users", "think time": "--think-time",
+	"headroom": "--headroom", "slo": "--slo"}
