@@ -3,10 +3,10 @@ package campaign
 import (
 	"net/http"
 
+	"github.com/profdeck/profdeck/phases/campaignrun"
 	"github.com/profdeck/profdeck/phases/gputel"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
-	"github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
 )
@@ -48,10 +48,10 @@ func (c *Campaign) SweepThrough(host remote.Host, apiKey string) (cfg macro.Conf
 // first, one for a single host): the campaign's mapping, with the server
 // started and stopped on every node, the sweep reaching the server through
 // the head, and on several nodes every node's load followed.
-func (c *Campaign) RunConfigOn(nodes []remote.Host, apiKey string) (run.Config, error) {
+func (c *Campaign) RunConfigOn(nodes []remote.Host, apiKey string) (campaignrun.Config, error) {
 	cfg, err := c.RunConfig(apiKey)
 	if err != nil {
-		return run.Config{}, err
+		return campaignrun.Config{}, err
 	}
 	host := nodes[0]
 	cfg.Host = host

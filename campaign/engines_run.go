@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/run"
+	"github.com/profdeck/profdeck/phases/campaignrun"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/sim"
 )
@@ -18,12 +18,12 @@ import (
 // what reaches the server through the host (the sweep's dial and scraper).
 // It fails when the campaign names no model the micro and NCCL plans can
 // be built for.
-func (c *Campaign) RunConfig(apiKey string) (run.Config, error) {
+func (c *Campaign) RunConfig(apiKey string) (campaignrun.Config, error) {
 	spec, err := c.ModelSpec()
 	if err != nil {
-		return run.Config{}, err
+		return campaignrun.Config{}, err
 	}
-	return run.Config{
+	return campaignrun.Config{
 		Identity:    c.RunIdentity(),
 		Watch:       c.LoadConfig(),
 		Version:     c.Server.Version,
@@ -75,8 +75,8 @@ func (c *Campaign) SimOptions() sim.Options {
 // the model, TP and launch are the run's identity.
 func (c *Campaign) StepParams() map[string]map[string]string {
 	return map[string]map[string]string{
-		run.Macro: flatten("macro", c.Macro), run.Micro: flatten("micro", c.Micro),
-		run.NCCL: flatten("nccl", c.NCCL), run.Profile: flatten("profile", c.Profile),
+		campaignrun.Macro: flatten("macro", c.Macro), campaignrun.Micro: flatten("micro", c.Micro),
+		campaignrun.NCCL: flatten("nccl", c.NCCL), campaignrun.Profile: flatten("profile", c.Profile),
 	}
 }
 

@@ -15,8 +15,8 @@ import (
 
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/campaignrun"
 	"github.com/profdeck/profdeck/phases/load"
-	campaignrun "github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
 	"github.com/profdeck/profdeck/remote/sim"

@@ -12,8 +12,8 @@ import (
 
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/campaignrun"
 	"github.com/profdeck/profdeck/phases/load"
-	"github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/report"
 )
@@ -55,7 +55,7 @@ type Deps struct {
 	Server *load.Server
 	// RunCampaign runs the campaign's remaining steps (nil when it cannot
 	// run here); RunIdentity is what its steps are done for.
-	RunCampaign func(ctx context.Context) (*run.Result, error)
+	RunCampaign func(ctx context.Context) (*campaignrun.Result, error)
 	RunIdentity phases.RunIdentity
 }
 

@@ -10,9 +10,9 @@ import (
 
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/campaignrun"
 	"github.com/profdeck/profdeck/phases/macro/onhost"
 	"github.com/profdeck/profdeck/phases/profile"
-	"github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
@@ -220,5 +220,5 @@ func journalPlateau(camp *campaign.Campaign) int {
 	if err != nil {
 		return 0
 	}
-	return run.JournalPlateau(rr.Events, camp.RunIdentity())
+	return campaignrun.JournalPlateau(rr.Events, camp.RunIdentity())
 }

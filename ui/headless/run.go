@@ -11,7 +11,7 @@ import (
 
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/run"
+	"github.com/profdeck/profdeck/phases/campaignrun"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
 	"github.com/profdeck/profdeck/remote/localfs"
@@ -96,10 +96,10 @@ func newRun(stdout, stderr io.Writer) (*Command, *runFlags) {
 // checked before anything starts.
 func (f *runFlags) plan(cmd *Command) (*campaign.Campaign, Options, error) {
 	o := Options{Phases: splitList(f.phases), Redo: splitList(f.redo), JSONL: cmd.JSONL(), Log: cmd.Stderr, SkipDoctor: f.skipDoctor, Keep: f.keep}
-	if err := run.CheckNames(o.Phases, false); err != nil {
+	if err := campaignrun.CheckNames(o.Phases, false); err != nil {
 		return nil, o, BadInput("--phases: %v", err)
 	}
-	if err := run.CheckNames(o.Redo, true); err != nil {
+	if err := campaignrun.CheckNames(o.Redo, true); err != nil {
 		return nil, o, BadInput("--redo: %v", err)
 	}
 	c, fromFile, err := cmd.Campaign(campaign.Flag{Name: "loadgen", Key: "macro.loadgen"})
@@ -146,7 +146,7 @@ type Options struct {
 // Campaign runs the campaign on host with its own session on the campaign's
 // journal, and returns the run's result and the journal's events at the end.
 // An error means it could not start (the journal, the configuration).
-func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Options) (*run.Result, []phases.Event, error) {
+func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Options) (*campaignrun.Result, []phases.Event, error) {
 	nodes := o.Nodes
 	if len(nodes) == 0 {
 		nodes = []remote.Host{host}
@@ -163,7 +163,7 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 	if rr, err := report.ReadJournalFile(c.JournalPath()); err == nil {
 		cfg.Prior = rr.Events // what is done, read before the session starts
 	}
-	if err := run.Check(ctx, cfg); err != nil {
+	if err := campaignrun.Check(ctx, cfg); err != nil {
 		return nil, nil, err // nothing started: not even the session
 	}
 	// The session outlives an interrupt, so the step it cut short and the
@@ -183,7 +183,7 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 		defer close(printed)
 		follow(sctx, sess, op.Saver, o.Log, o.JSONL)
 	}()
-	res, runErr := run.Run(ctx, cfg, &phases.Emitter{Out: sess.Sink()})
+	res, runErr := campaignrun.Run(ctx, cfg, &phases.Emitter{Out: sess.Sink()})
 	sess.Flush()
 	op.Saver.Close()
 	stop()
@@ -197,16 +197,16 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 
 // runReport is what --json writes.
 type runReport struct {
-	Steps       []run.StepResult    `json:"steps"`
-	Notebook    string              `json:"notebook"`
-	Plateau     int                 `json:"plateau,omitempty"`
-	Interrupted bool                `json:"interrupted,omitempty"`
-	Budget      report.BudgetResult `json:"budget"`
+	Steps       []campaignrun.StepResult `json:"steps"`
+	Notebook    string                   `json:"notebook"`
+	Plateau     int                      `json:"plateau,omitempty"`
+	Interrupted bool                     `json:"interrupted,omitempty"`
+	Budget      report.BudgetResult      `json:"budget"`
 }
 
 // finish prints the steps, one stderr line per step not done, writes --json
 // and returns the exit code.
-func finish(cmd *Command, res *run.Result, events []phases.Event) int {
+func finish(cmd *Command, res *campaignrun.Result, events []phases.Event) int {
 	stderr := cmd.Stderr
 	fmt.Fprint(cmd.Human(), StepsTable(res))
 	code := ExitOK

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/profdeck/profdeck/phases/run"
+	"github.com/profdeck/profdeck/phases/campaignrun"
 )
 
 // An edited campaign is not silently taken as done: a step done with other
@@ -36,15 +36,15 @@ func TestRunRedoesChangedSteps(t *testing.T) {
 	edit("concurrency: [1, 8]", "concurrency: [1, 4]")
 	o := runCmd(t, ctx, path, "--phases", "macro", "--skip-doctor")
 	want := "run: macro changed since it was done (macro.concurrency: 1,8 → 1,4): doing it again"
-	if o.code != 0 || !strings.Contains(o.stderr, want) || !slices.Contains(startedSteps(t, journal), run.Macro) {
+	if o.code != 0 || !strings.Contains(o.stderr, want) || !slices.Contains(startedSteps(t, journal), campaignrun.Macro) {
 		t.Fatalf("edited: exit %d, want %q and the sweep run again:\n%s", o.code, want, o.stderr)
 	}
 	edit("duration: 1s", "duration: 2s")
 	o = runCmd(t, ctx, path, "--phases", "macro", "--skip-doctor", "--keep")
-	if o.code != 0 || !strings.Contains(o.stderr, "(macro.duration: 1s → 2s): kept as done (--keep)") || slices.Contains(startedSteps(t, journal), run.Macro) {
+	if o.code != 0 || !strings.Contains(o.stderr, "(macro.duration: 1s → 2s): kept as done (--keep)") || slices.Contains(startedSteps(t, journal), campaignrun.Macro) {
 		t.Errorf("--keep: exit %d, want the sweep kept:\n%s", o.code, o.stderr)
 	}
-	if s := stepState(o.rep, run.Macro); !strings.Contains(s.Reason, "kept (--keep): macro.duration: 1s → 2s") {
+	if s := stepState(o.rep, campaignrun.Macro); !strings.Contains(s.Reason, "kept (--keep): macro.duration: 1s → 2s") {
 		t.Errorf("macro step %+v", s)
 	}
 	o = runCmd(t, ctx, path, "--phases", "macro", "--skip-doctor")

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/run"
+	"github.com/profdeck/profdeck/phases/campaignrun"
 )
 
 // A check that fails for a step the run will do stops the run before the
@@ -29,11 +29,11 @@ func TestRunDoctorStopsBeforeTheLoad(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	o := runCmd(t, ctx, path)
-	doc := stepState(o.rep, run.Doctor)
+	doc := stepState(o.rep, campaignrun.Doctor)
 	if o.code != ExitStepFailed || doc.State != phases.StepFailed || !strings.Contains(doc.Reason, "checks failed: python") {
 		t.Fatalf("exit %d, doctor %+v\n%s", o.code, doc, o.stderr)
 	}
-	if s := stepState(o.rep, run.Serve); s.State != phases.StepSkipped || !strings.Contains(s.Reason, "the doctor's python check(s) failed") {
+	if s := stepState(o.rep, campaignrun.Serve); s.State != phases.StepSkipped || !strings.Contains(s.Reason, "the doctor's python check(s) failed") {
 		t.Errorf("serve: %+v", s)
 	}
 	if got := startedSteps(t, filepath.Join(dir, "nb.journal.jsonl")); strings.Join(got, ",") != "doctor,notebook" {
@@ -41,11 +41,11 @@ func TestRunDoctorStopsBeforeTheLoad(t *testing.T) {
 	}
 	// The sweep alone does not need python: the check only warns.
 	o = runCmd(t, ctx, path, "--phases", "load")
-	if doc := stepState(o.rep, run.Doctor); o.code != ExitOK || doc.State != phases.StepDone || !strings.Contains(doc.Reason, "warning") {
+	if doc := stepState(o.rep, campaignrun.Doctor); o.code != ExitOK || doc.State != phases.StepDone || !strings.Contains(doc.Reason, "warning") {
 		t.Fatalf("--phases load: exit %d, doctor %+v\n%s", o.code, doc, o.stderr)
 	}
 	o = runCmd(t, ctx, path, "--phases", "load", "--skip-doctor")
-	if doc := stepState(o.rep, run.Doctor); o.code != ExitOK || doc.Name != "" {
+	if doc := stepState(o.rep, campaignrun.Doctor); o.code != ExitOK || doc.Name != "" {
 		t.Fatalf("--skip-doctor: exit %d, doctor %+v\n%s", o.code, doc, o.stderr)
 	}
 }

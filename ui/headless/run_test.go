@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/run"
+	"github.com/profdeck/profdeck/phases/campaignrun"
 	"github.com/profdeck/profdeck/report"
 )
 
@@ -82,13 +82,13 @@ func runCmd(t *testing.T, ctx context.Context, path string, args ...string) runO
 	return o
 }
 
-func stepState(rep runReport, name string) run.StepResult {
+func stepState(rep runReport, name string) campaignrun.StepResult {
 	for _, s := range rep.Steps {
 		if s.Name == name {
 			return s
 		}
 	}
-	return run.StepResult{}
+	return campaignrun.StepResult{}
 }
 
 // startedSteps lists the steps the journal's last run started.
@@ -125,8 +125,8 @@ func TestRunWholeCampaignOnSim(t *testing.T) {
 	if o.code != 0 {
 		t.Fatalf("exit %d, want 0\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
-	if len(o.rep.Steps) != len(run.Steps) {
-		t.Fatalf("%d steps in --json, want %d", len(o.rep.Steps), len(run.Steps))
+	if len(o.rep.Steps) != len(campaignrun.Steps) {
+		t.Fatalf("%d steps in --json, want %d", len(o.rep.Steps), len(campaignrun.Steps))
 	}
 	for _, s := range o.rep.Steps {
 		if s.State != phases.StepDone || s.Started.IsZero() || s.Finished.Before(s.Started) {
@@ -174,14 +174,14 @@ func TestRunProfilerStallThenRerun(t *testing.T) {
 	if o.code != 3 {
 		t.Fatalf("exit %d, want 3\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
-	rs, pr := stepState(o.rep, run.Restart), stepState(o.rep, run.Profile)
+	rs, pr := stepState(o.rep, campaignrun.Restart), stepState(o.rep, campaignrun.Profile)
 	if rs.State != phases.StepStalled || !strings.Contains(rs.Reason, "STALLED") {
 		t.Errorf("profiler restart: %s (%s), want stalled", rs.State, rs.Reason)
 	}
 	if pr.State != phases.StepSkipped || !strings.Contains(pr.Reason, "stalled") || !strings.Contains(pr.Reason, "75.") {
 		t.Errorf("profile: %s (%s), want skipped with the stall as its reason", pr.State, pr.Reason)
 	}
-	for _, s := range []string{run.Serve, run.Macro, run.FreeGPUs, run.Micro, run.NCCL, run.LeaveServer, run.Notebook} {
+	for _, s := range []string{campaignrun.Serve, campaignrun.Macro, campaignrun.FreeGPUs, campaignrun.Micro, campaignrun.NCCL, campaignrun.LeaveServer, campaignrun.Notebook} {
 		if st := stepState(o.rep, s); st.State != phases.StepDone {
 			t.Errorf("step %s: %s (%s), want done", s, st.State, st.Reason)
 		}
@@ -205,7 +205,7 @@ func TestRunProfilerStallThenRerun(t *testing.T) {
 	if want := "doctor,profiler_restart,profile,leave_server,notebook"; strings.Join(got, ",") != want {
 		t.Errorf("rerun started %v, want %s", got, want)
 	}
-	if s := stepState(o.rep, run.Macro); s.State != phases.StepDone || !s.Earlier {
+	if s := stepState(o.rep, campaignrun.Macro); s.State != phases.StepDone || !s.Earlier {
 		t.Errorf("rerun macro: %+v, want done earlier", s)
 	}
 }
@@ -236,13 +236,13 @@ func TestRunInterruptedMidSweepThenResumes(t *testing.T) {
 	if o.code != 130 {
 		t.Fatalf("exit %d, want 130\n%s", o.code, o.stderr)
 	}
-	if s := stepState(o.rep, run.Macro); s.State != phases.StepStopped {
+	if s := stepState(o.rep, campaignrun.Macro); s.State != phases.StepStopped {
 		t.Errorf("macro: %+v, want stopped", s)
 	}
-	if s := stepState(o.rep, run.Micro); s.State != phases.StepPending {
+	if s := stepState(o.rep, campaignrun.Micro); s.State != phases.StepPending {
 		t.Errorf("micro: %+v, want pending", s)
 	}
-	if s := stepState(o.rep, run.Notebook); s.State != phases.StepDone {
+	if s := stepState(o.rep, campaignrun.Notebook); s.State != phases.StepDone {
 		t.Errorf("notebook after the interrupt: %+v, want done", s)
 	}
 	nb, _ := os.ReadFile(filepath.Join(dir, "nb.md"))
@@ -254,7 +254,7 @@ func TestRunInterruptedMidSweepThenResumes(t *testing.T) {
 		t.Fatalf("rerun: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
 	got := startedSteps(t, journal)
-	if len(got) < 3 || got[0] != run.Doctor || got[1] != run.Serve || got[2] != run.Macro {
+	if len(got) < 3 || got[0] != campaignrun.Doctor || got[1] != campaignrun.Serve || got[2] != campaignrun.Macro {
 		t.Errorf("rerun started %v, want it to resume at the sweep (after the doctor and making sure the server serves)", got)
 	}
 }
@@ -274,15 +274,15 @@ func TestRunFirstLoadFails(t *testing.T) {
 	if o.code != 3 {
 		t.Fatalf("exit %d, want 3\n%s", o.code, o.stderr)
 	}
-	if s := stepState(o.rep, run.Serve); s.State != phases.StepFailed || !strings.Contains(s.Reason, "oom") {
+	if s := stepState(o.rep, campaignrun.Serve); s.State != phases.StepFailed || !strings.Contains(s.Reason, "oom") {
 		t.Errorf("serve: %+v, want failed with the OOM", s)
 	}
-	for _, name := range []string{run.Macro, run.FreeGPUs, run.Micro, run.NCCL, run.Restart, run.Profile, run.LeaveServer} {
+	for _, name := range []string{campaignrun.Macro, campaignrun.FreeGPUs, campaignrun.Micro, campaignrun.NCCL, campaignrun.Restart, campaignrun.Profile, campaignrun.LeaveServer} {
 		if s := stepState(o.rep, name); s.State != phases.StepSkipped || !strings.Contains(s.Reason, "the server did not come up") {
 			t.Errorf("%s: %+v, want skipped because the server did not come up", name, s)
 		}
 	}
-	if s := stepState(o.rep, run.Notebook); s.State != phases.StepDone {
+	if s := stepState(o.rep, campaignrun.Notebook); s.State != phases.StepDone {
 		t.Errorf("notebook: %+v", s)
 	}
 	if n := strings.Count(o.stderr, "profdeck run: step "); n != 8 {

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/campaignrun"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/macro"
-	"github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/report"
 )
 
@@ -110,7 +110,7 @@ func progressLine(ev phases.Event, seen map[string]bool) string {
 
 // StepsTable is the run's steps as a table: step, state, start, duration,
 // reason.
-func StepsTable(res *run.Result) string {
+func StepsTable(res *campaignrun.Result) string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tSTATE\tSTART\tTOOK\tREASON")

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/run"
+	"github.com/profdeck/profdeck/phases/campaignrun"
 	"github.com/profdeck/profdeck/report"
 )
 
@@ -41,7 +41,7 @@ func TestRunProfileIgnoresHostilePlateau(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	o := runCmd(t, ctx, path, "--phases", "profile", "--redo", "profile")
-	s := stepState(o.rep, run.Profile)
+	s := stepState(o.rep, campaignrun.Profile)
 	if s.State != phases.StepDone || !strings.Contains(s.Reason, "plateau C=20000000 is not a level a capture takes") || !strings.Contains(s.Reason, "C=1 only") {
 		t.Fatalf("profile: %+v\n%s", s, o.stderr)
 	}

@@ -10,7 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/run"
+	"github.com/profdeck/profdeck/phases/campaignrun"
 	"github.com/profdeck/profdeck/ui/common"
 	"github.com/profdeck/profdeck/ui/components"
 )
@@ -21,9 +21,9 @@ var runKey = key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "run the remain
 // checkTitles are the steps as the checklist names them (short enough for
 // three columns at 80).
 var checkTitles = map[string]string{
-	run.Doctor: "doctor", run.Serve: "serve", run.Macro: "sweep", run.FreeGPUs: "free GPUs", run.Micro: "GEMMs (micro)",
-	run.NCCL: "collectives", run.Restart: "profiler restart", run.Profile: "profile",
-	run.LeaveServer: "leave server", run.Notebook: "notebook",
+	campaignrun.Doctor: "doctor", campaignrun.Serve: "serve", campaignrun.Macro: "sweep", campaignrun.FreeGPUs: "free GPUs", campaignrun.Micro: "GEMMs (micro)",
+	campaignrun.NCCL: "collectives", campaignrun.Restart: "profiler restart", campaignrun.Profile: "profile",
+	campaignrun.LeaveServer: "leave server", campaignrun.Notebook: "notebook",
 }
 
 // checkMarks are the states' marks.
@@ -52,8 +52,8 @@ func checklist(events []phases.Event, id phases.RunIdentity, params map[string]m
 			out[d.Name] = stepView{state: d.State, reason: d.Reason}
 		}
 	}
-	done := run.DoneSteps(events, id)
-	changed := run.ChangedSteps(done, params)
+	done := campaignrun.DoneSteps(events, id)
+	changed := campaignrun.ChangedSteps(done, params)
 	for name, sp := range done {
 		if v := out[name]; v.state == phases.StepStarted && running {
 			continue // done earlier, being done again now
@@ -92,7 +92,7 @@ func doctorWord(events []phases.Event) string {
 
 // runDoneMsg says the campaign run this pane started has ended.
 type runDoneMsg struct {
-	res *run.Result
+	res *campaignrun.Result
 	err error
 }
 
@@ -142,7 +142,7 @@ func (m *Model) runDone(msg runDoneMsg) tea.Cmd {
 		}
 	}
 	switch {
-	case errors.Is(msg.err, run.ErrInterrupted) || errors.Is(msg.err, context.Canceled):
+	case errors.Is(msg.err, campaignrun.ErrInterrupted) || errors.Is(msg.err, context.Canceled):
 		return common.Status("campaign: interrupted; r resumes at the step it was in")
 	case len(bad) > 0:
 		return common.Error(fmt.Errorf("campaign: %s (see the checklist on Notes)", strings.Join(bad, ", ")))
@@ -163,12 +163,12 @@ func (m *Model) checklistLines(w int) []string {
 	}
 	states := checklist(m.runEvents, m.d.RunIdentity, params, m.running)
 	done := 0
-	for _, s := range run.Steps {
+	for _, s := range campaignrun.Steps {
 		if states[s].state == phases.StepDone {
 			done++
 		}
 	}
-	head := fmt.Sprintf("Campaign steps · %d/%d done", done, len(run.Steps))
+	head := fmt.Sprintf("Campaign steps · %d/%d done", done, len(campaignrun.Steps))
 	hint := " · r runs the remaining steps"
 	if m.running {
 		hint = " · running"
@@ -176,7 +176,7 @@ func (m *Model) checklistLines(w int) []string {
 	out := []string{components.Truncate(m.st.title.Render(head)+m.st.subtle.Render(hint), w)}
 	colW := max(w/3, 10)
 	var word string
-	for _, name := range run.Steps {
+	for _, name := range campaignrun.Steps {
 		if v := states[name]; word == "" && v.reason != "" && v.state != phases.StepDone {
 			word = checkTitles[name] + " " + v.state + ": " + v.reason
 		}
@@ -187,11 +187,11 @@ func (m *Model) checklistLines(w int) []string {
 	if word == "" {
 		word = doctorWord(m.runEvents)
 	}
-	rows := (len(run.Steps) + 2) / 3
+	rows := (len(campaignrun.Steps) + 2) / 3
 	for row := range rows {
 		var line strings.Builder
-		for col := 0; col < 3 && row+rows*col < len(run.Steps); col++ {
-			name := run.Steps[row+rows*col]
+		for col := 0; col < 3 && row+rows*col < len(campaignrun.Steps); col++ {
+			name := campaignrun.Steps[row+rows*col]
 			line.WriteString(m.checkCell(name, states[name], colW))
 		}
 		out = append(out, components.Truncate(line.String(), w))

@@ -11,7 +11,7 @@ import (
 
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/run"
+	"github.com/profdeck/profdeck/phases/campaignrun"
 	"github.com/profdeck/profdeck/ui/common"
 	"github.com/profdeck/profdeck/ui/panes/panetest"
 )
@@ -20,10 +20,10 @@ func TestChecklistStatesAndFit(t *testing.T) {
 	d, _ := deps(t)
 	started := make(chan struct{}, 1)
 	release := make(chan struct{})
-	d.RunCampaign = func(ctx context.Context) (*run.Result, error) {
+	d.RunCampaign = func(ctx context.Context) (*campaignrun.Result, error) {
 		started <- struct{}{}
 		<-release
-		return &run.Result{Steps: []run.StepResult{{Name: run.Profile, State: phases.StepSkipped, Reason: "the restart with the profiler stalled"}}}, nil
+		return &campaignrun.Result{Steps: []campaignrun.StepResult{{Name: campaignrun.Profile, State: phases.StepSkipped, Reason: "the restart with the profiler stalled"}}}, nil
 	}
 	m := New(d)
 	m.SetSize(80, 20) // 80×24 less the cockpit's four rows
@@ -51,12 +51,12 @@ func TestChecklistStatesAndFit(t *testing.T) {
 	}
 	<-started
 	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
-		ev(4, phases.KindRunStarted, phases.RunStarted{Steps: run.Steps}),
-		ev(5, phases.KindRunStep, phases.RunStep{Name: run.Serve, State: phases.StepStarted}),
-		ev(6, phases.KindRunStep, phases.RunStep{Name: run.Serve, State: phases.StepDone, Reason: "already serving"}),
-		ev(7, phases.KindRunStep, phases.RunStep{Name: run.Restart, State: phases.StepStalled, Reason: "STALLED: no progress for 10 s at 75.8 GiB"}),
-		ev(8, phases.KindRunStep, phases.RunStep{Name: run.Profile, State: phases.StepSkipped, Reason: "the restart with the profiler stalled"}),
-		ev(9, phases.KindRunStep, phases.RunStep{Name: run.LeaveServer, State: phases.StepStarted}),
+		ev(4, phases.KindRunStarted, phases.RunStarted{Steps: campaignrun.Steps}),
+		ev(5, phases.KindRunStep, phases.RunStep{Name: campaignrun.Serve, State: phases.StepStarted}),
+		ev(6, phases.KindRunStep, phases.RunStep{Name: campaignrun.Serve, State: phases.StepDone, Reason: "already serving"}),
+		ev(7, phases.KindRunStep, phases.RunStep{Name: campaignrun.Restart, State: phases.StepStalled, Reason: "STALLED: no progress for 10 s at 75.8 GiB"}),
+		ev(8, phases.KindRunStep, phases.RunStep{Name: campaignrun.Profile, State: phases.StepSkipped, Reason: "the restart with the profiler stalled"}),
+		ev(9, phases.KindRunStep, phases.RunStep{Name: campaignrun.LeaveServer, State: phases.StepStarted}),
 	}})
 	v = ansi.Strip(m.View())
 	for _, want := range []string{"2/10 done · running", "✓ serve", "✓ sweep (by hand)", "! profiler restart", "– profile", "▶ leave server",
@@ -80,27 +80,27 @@ func TestChecklistStatesAndFit(t *testing.T) {
 func TestChecklistCutShortWhenNotRunning(t *testing.T) {
 	st := checklist([]phases.Event{
 		ev(1, phases.KindRunStarted, phases.RunStarted{}),
-		ev(2, phases.KindRunStep, phases.RunStep{Name: run.Micro, State: phases.StepStarted}),
+		ev(2, phases.KindRunStep, phases.RunStep{Name: campaignrun.Micro, State: phases.StepStarted}),
 	}, phases.RunIdentity{}, nil, false)
-	if v := st[run.Micro]; v.state != phases.StepStopped || !strings.Contains(v.reason, "cut short") {
+	if v := st[campaignrun.Micro]; v.state != phases.StepStopped || !strings.Contains(v.reason, "cut short") {
 		t.Errorf("a step started in a journal with no run under way: %+v", v)
 	}
 }
 
 func TestChecklistSaysTheDoctorsWarnings(t *testing.T) {
 	d, _ := deps(t)
-	d.RunCampaign = func(ctx context.Context) (*run.Result, error) { return &run.Result{}, nil }
+	d.RunCampaign = func(ctx context.Context) (*campaignrun.Result, error) { return &campaignrun.Result{}, nil }
 	m := New(d)
 	m.SetSize(80, 20)
 	check := func(i int, name, status string) phases.Event {
 		return ev(i, phases.KindDoctorCheck, phases.DoctorCheck{Name: name, Status: status, Found: "x"})
 	}
 	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
-		ev(1, phases.KindRunStarted, phases.RunStarted{Steps: run.Steps}),
+		ev(1, phases.KindRunStarted, phases.RunStarted{Steps: campaignrun.Steps}),
 		ev(2, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Doctor}),
 		check(3, "host", phases.CheckOK), check(4, "path", phases.CheckWarn), check(5, "engine", phases.CheckWarn),
 		ev(6, phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.Doctor}),
-		ev(7, phases.KindRunStep, phases.RunStep{Name: run.Doctor, State: phases.StepDone, Reason: "10 checks in 0.1 s, 2 warning(s)"}),
+		ev(7, phases.KindRunStep, phases.RunStep{Name: campaignrun.Doctor, State: phases.StepDone, Reason: "10 checks in 0.1 s, 2 warning(s)"}),
 	}})
 	v := ansi.Strip(m.View())
 	if !strings.Contains(v, "✓ doctor") || !strings.Contains(v, "doctor: path warn, engine warn (profdeck doctor gives each") {
@@ -120,20 +120,20 @@ func TestChecklistSaysTheDoctorsWarnings(t *testing.T) {
 // changed in the checklist, with what changed.
 func TestChecklistShowsChangedSteps(t *testing.T) {
 	d, _ := deps(t)
-	d.RunCampaign = func(ctx context.Context) (*run.Result, error) { return &run.Result{}, nil }
+	d.RunCampaign = func(ctx context.Context) (*campaignrun.Result, error) { return &campaignrun.Result{}, nil }
 	d.Campaign = campaign.Defaults()
 	d.Campaign.Macro.Concurrency = []int{1, 4}
 	d.RunIdentity = d.Campaign.RunIdentity()
-	done := d.Campaign.StepParams()[run.Macro]
+	done := d.Campaign.StepParams()[campaignrun.Macro]
 	done = maps.Clone(done)
 	done["macro.concurrency"] = "1,8"
 	m := New(d)
 	m.SetSize(80, 20)
 	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
-		ev(1, phases.KindRunStarted, phases.RunStarted{Identity: d.RunIdentity, Steps: run.Steps}),
-		ev(2, phases.KindRunStep, phases.RunStep{Name: run.Macro, State: phases.StepStarted}),
+		ev(1, phases.KindRunStarted, phases.RunStarted{Identity: d.RunIdentity, Steps: campaignrun.Steps}),
+		ev(2, phases.KindRunStep, phases.RunStep{Name: campaignrun.Macro, State: phases.StepStarted}),
 		ev(3, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, Completed: 12}),
-		ev(4, phases.KindRunStep, phases.RunStep{Name: run.Macro, State: phases.StepDone, Params: done}),
+		ev(4, phases.KindRunStep, phases.RunStep{Name: campaignrun.Macro, State: phases.StepDone, Params: done}),
 	}})
 	v := ansi.Strip(m.View())
 	if !strings.Contains(v, "~ sweep (changed)") || !strings.Contains(v, "sweep changed since done (macro.concurrency: 1,8 → 1,4)") {

@@ -12,7 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/run"
+	"github.com/profdeck/profdeck/phases/campaignrun"
 	"github.com/profdeck/profdeck/ui/common"
 	"github.com/profdeck/profdeck/ui/components"
 )
@@ -27,7 +27,7 @@ type Model struct {
 	// What the other phases said that a capture needs: the sweep's plateau
 	// and median TPOT per concurrency, and the last load's time to ready.
 	sweep struct {
-		plateau *run.PlateauTracker // the latest sweep's for the campaign's model, TP and launch
+		plateau *campaignrun.PlateauTracker // the latest sweep's for the campaign's model, TP and launch
 		tpot    map[int]float64
 	}
 	readyS  float64
@@ -58,7 +58,7 @@ func New(d *common.Deps) *Model {
 	if d.Campaign != nil {
 		id = d.Campaign.RunIdentity()
 	}
-	m.sweep.plateau = run.NewPlateauTracker(id)
+	m.sweep.plateau = campaignrun.NewPlateauTracker(id)
 	return m
 }
 

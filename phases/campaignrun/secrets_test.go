@@ -1,4 +1,4 @@
-package run_test
+package campaignrun_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/campaignrun"
 	"github.com/profdeck/profdeck/phases/load"
-	"github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/remote/local"
 )
 
@@ -27,7 +27,7 @@ func TestAlreadyServingMasksThePassword(t *testing.T) {
 	defer cancel()
 	h := local.New()
 	events := make(chan phases.Event, 4096)
-	res, err := run.Run(ctx, run.Config{Host: h, Server: &load.Server{Host: h, Settings: load.Settings{Launch: "false"}},
+	res, err := campaignrun.Run(ctx, campaignrun.Config{Host: h, Server: &load.Server{Host: h, Settings: load.Settings{Launch: "false"}},
 		Phases: []string{phases.Load}, Watch: load.Config{HealthURL: health}}, &phases.Emitter{Out: events})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-// Package run is the campaign run: the whole campaign in its fixed order on
+// Package campaignrun is the campaign run: the whole campaign in its fixed order on
 // one host (make sure the server serves, sweep concurrency, stop the server
 // to free the GPUs, time the GEMMs, time the collectives, restart with the
 // torch profiler, profile, leave the server as asked, write the notebook),
@@ -9,7 +9,7 @@
 // was interrupted). A run given the journal so far (Config.Prior) takes the
 // steps done there for the same model, TP and launch command as done and
 // resumes at the first one that is not.
-package run
+package campaignrun
 
 import (
 	"context"

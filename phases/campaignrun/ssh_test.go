@@ -1,4 +1,4 @@
-package run_test
+package campaignrun_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/campaignrun"
 	"github.com/profdeck/profdeck/phases/load"
-	"github.com/profdeck/profdeck/phases/run"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/ssh/sshtest"
 	"github.com/profdeck/profdeck/remote/ssh/sshtest/sshhost"
@@ -40,8 +40,8 @@ func TestServeAndStopOverSSH(t *testing.T) {
 	s := &load.Server{Host: h, StopTimeout: 15 * time.Second, Settings: load.Settings{
 		Launch: fmt.Sprintf("%s %s %d 0.4", remote.Quote(python), remote.Quote(script), port), Log: logPath}}
 	events := make(chan phases.Event, 4096)
-	res, err := run.Run(ctx, run.Config{
-		Host: h, Server: s, Phases: []string{phases.Load}, Leave: run.LeaveStopped,
+	res, err := campaignrun.Run(ctx, campaignrun.Config{
+		Host: h, Server: s, Phases: []string{phases.Load}, Leave: campaignrun.LeaveStopped,
 		Watch: load.Config{LogPath: logPath, HealthURL: load.HealthURL(url), Poll: 200 * time.Millisecond, StallAfter: 10 * time.Second},
 	}, &phases.Emitter{Out: events})
 	if err != nil {
@@ -92,8 +92,8 @@ func TestServeFailsWhenTheLaunchExits(t *testing.T) {
 	s := &load.Server{Host: h, StopTimeout: 5 * time.Second, Settings: load.Settings{Launch: "cd /no/such/opt-5521 && vllm serve m", Log: logPath}}
 	events := make(chan phases.Event, 4096)
 	t0 := time.Now()
-	res, err := run.Run(ctx, run.Config{
-		Host: h, Server: s, Phases: []string{phases.Load, phases.Macro}, Leave: run.LeaveStopped,
+	res, err := campaignrun.Run(ctx, campaignrun.Config{
+		Host: h, Server: s, Phases: []string{phases.Load, phases.Macro}, Leave: campaignrun.LeaveStopped,
 		Watch: load.Config{LogPath: logPath, PIDFile: logPath + ".pid", HealthURL: load.HealthURL(fmt.Sprintf("http://127.0.0.1:%d", sshtest.FreePort(t))),
 			Poll: 200 * time.Millisecond, StallAfter: time.Hour, NoDiagnosis: true},
 	}, &phases.Emitter{Out: events})
@@ -104,7 +104,7 @@ func TestServeFailsWhenTheLaunchExits(t *testing.T) {
 		t.Errorf("the run took %s", took)
 	}
 	serve := res.Steps[0]
-	if serve.Name != run.Serve || serve.State != phases.StepFailed || !strings.Contains(serve.Reason, "exited during its load") ||
+	if serve.Name != campaignrun.Serve || serve.State != phases.StepFailed || !strings.Contains(serve.Reason, "exited during its load") ||
 		!strings.Contains(serve.Reason, "/no/such/opt-5521") {
 		t.Fatalf("serve: %+v, want failed with the exit and the log's last line", serve)
 	}
