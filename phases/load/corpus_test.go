@@ -71,7 +71,7 @@ func observed(t *testing.T, s sample) map[string]any {
 	t.Helper()
 	var v any
 	switch s.kind {
-	case "vllm-log":
+	case "vllm-log", "sglang-log":
 		sum, err := vllmlog.Read(strings.NewReader(s.text))
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
