@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profdeck/profdeck/phases/load/enginelog"
 	"github.com/profdeck/profdeck/phases/load/smi"
-	"github.com/profdeck/profdeck/phases/load/vllmlog"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
 )
 
@@ -72,7 +72,7 @@ func observed(t *testing.T, s sample) map[string]any {
 	var v any
 	switch s.kind {
 	case "vllm-log", "sglang-log":
-		sum, err := vllmlog.Read(strings.NewReader(s.text))
+		sum, err := enginelog.Read(strings.NewReader(s.text))
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}

@@ -30,7 +30,7 @@ func FuzzParser(f *testing.F) {
 		recs := append(p.Write(b[:cut]), p.Write(b[cut:])...)
 		recs = append(recs, p.Flush()...)
 		for _, r := range recs {
-			if r.Kind < KindOther || r.Kind > KindWarning || r.Rank < -1 {
+			if r.Kind < KindOther || int(r.Kind) >= len(kindNames) || r.Rank < -1 {
 				t.Fatalf("bad record %+v", r)
 			}
 			if r.Bar != nil && (r.Bar.Done < 0 || r.Bar.Total < 0) {

@@ -23,6 +23,10 @@ type Parser struct {
 	// inTB holds, per process (pid, 0 for the unprefixed stream), whether
 	// a traceback is being printed.
 	inTB map[int]bool
+	// dialects are the other engines NewAuto watches for; active is the
+	// one detected (nil: vLLM).
+	dialects []Dialect
+	active   Dialect
 }
 
 // New returns a parser.
@@ -35,6 +39,7 @@ func (p *Parser) Reset() {
 	p.ranks = map[int]int{}
 	p.inTB = map[int]bool{}
 	p.lastTime = ""
+	p.active = nil
 }
 
 // Write parses raw bytes; an incomplete last line is kept for the next call.
@@ -86,6 +91,12 @@ func (p *Parser) segment(raw string) (Record, bool) {
 	if strings.TrimSpace(text) == "" || strings.HasPrefix(text, "# ") {
 		// Blank, or a comment line of an annotated log (our fixtures).
 		return Record{}, false
+	}
+	if p.dialects != nil {
+		p.detect(text)
+		if p.active != nil {
+			return p.dialectSegment(text), true
+		}
 	}
 	r := Record{Text: text, Rank: -1}
 	pr, rest, hasPrefix := parsePrefix(text)

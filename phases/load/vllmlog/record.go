@@ -29,11 +29,12 @@ const (
 	KindWatchdog         // "No available shared memory broadcast block found in 60 seconds"
 	KindProfiler         // profiler enabled / started / stopped
 	KindWarning          // a WARNING/ERROR/CRITICAL line with no better class
+	KindMemoryPool       // SGLang's "Memory pool end" and KV profiling lines: the KV cache stage, no figure
 )
 
 var kindNames = [...]string{"other", "version", "rank", "load_start", "shard_bar", "weights_read",
 	"model_loaded", "compile", "compile_done", "kv_memory", "kv_cache", "kv_blocks", "concurrency",
-	"graphs", "graphs_done", "engine_init", "ready", "failure", "watchdog", "profiler", "warning"}
+	"graphs", "graphs_done", "engine_init", "ready", "failure", "watchdog", "profiler", "warning", "memory_pool"}
 
 // String is the kind's short name ("load_start", "ready", ...).
 func (k Kind) String() string {
@@ -123,6 +124,9 @@ type Record struct {
 	// WeightsGiB is the weights' size a KV-memory line states beside
 	// the KV cache's ("model weights take 7.51GiB; …"), 0 when none.
 	WeightsGiB float64
+	// Engine is the engine whose dialect read the line ("sglang"), ""
+	// for vLLM's own.
+	Engine string
 }
 
 // Stage is the load stage this record proves was reached, "" when none.
@@ -134,7 +138,7 @@ func (r Record) Stage() string {
 		return StageWeights
 	case KindCompile, KindCompileDone:
 		return StageCompile
-	case KindKVMemory, KindKVCache, KindKVBlocks, KindConcurrency:
+	case KindKVMemory, KindKVCache, KindKVBlocks, KindConcurrency, KindMemoryPool:
 		return StageKVCache
 	case KindGraphs, KindGraphsDone:
 		return StageCUDAGraphs

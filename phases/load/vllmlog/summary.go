@@ -22,8 +22,11 @@ type Shards struct {
 
 // Rank is what the log tells about one worker rank.
 type Rank struct {
-	Rank       int      `json:"rank"`
-	PID        *int     `json:"pid"`
+	Rank int  `json:"rank"`
+	PID  *int `json:"pid"`
+	// Name is the rank's prefix where the engine names ranks rather than
+	// processes (SGLang's "TP3", "DP1 TP1").
+	Name       string   `json:"name,omitempty"`
 	Host       string   `json:"host,omitempty"` // the Ray actor's address, "" on the local host
 	WeightsGiB *float64 `json:"weights_gib"`
 	// Inferred is true when the rank was not printed but deduced (a V0
@@ -56,6 +59,9 @@ type Stall struct {
 // Summary is the whole log's story so far; it is what `profdeck parse
 // vllm-log` prints.
 type Summary struct {
+	// Engine is the engine that wrote the log: "vllm", or "sglang" once
+	// a line shows SGLang wrote it.
+	Engine        string   `json:"engine"`
 	Version       *string  `json:"vllm_version"`
 	State         string   `json:"state"`
 	Stage         string   `json:"stage"`
@@ -95,11 +101,13 @@ type Summary struct {
 type procKey struct {
 	host string
 	pid  int
+	name string // an engine's rank name when it prints no pid (SGLang)
 }
 
 type procInfo struct {
 	host    string
 	pid     int
+	name    string
 	rank    int
 	weights *float64
 	worker  bool // printed under a worker's name
@@ -113,6 +121,12 @@ func NewSummary() *Summary {
 
 // Add folds one record into the summary.
 func (s *Summary) Add(r Record) {
+	if r.Engine != "" {
+		s.Engine = r.Engine
+		if r.Proc != "" && r.Rank >= 0 && len(s.procs) < maxNamedRanks {
+			s.proc(r).rank = r.Rank
+		}
+	}
 	if r.Version != "" && s.Version == nil {
 		v := r.Version
 		s.Version = &v
@@ -150,6 +164,10 @@ func (s *Summary) Add(r Record) {
 	case KindKVCache:
 		s.kvTokens = r.Tokens
 		s.loaded = true
+		if r.GiB > 0 {
+			g := r.GiB
+			s.KVCacheGiB = &g
+		}
 	case KindKVBlocks:
 		s.blocks = r.Blocks
 		s.loaded = true
@@ -204,6 +222,15 @@ func isWorker(name string) bool {
 }
 
 func (s *Summary) proc(r Record) *procInfo {
+	if r.PID == 0 && r.Engine != "" && r.Proc != "" {
+		k := procKey{host: r.Host, name: r.Proc}
+		p := s.procs[k]
+		if p == nil {
+			p = &procInfo{host: r.Host, name: r.Proc, rank: r.Rank}
+			s.procs[k] = p
+		}
+		return p
+	}
 	if r.PID == 0 {
 		if s.driver == nil {
 			s.driver = &procInfo{rank: 0}
@@ -218,6 +245,10 @@ func (s *Summary) proc(r Record) *procInfo {
 	}
 	return p
 }
+
+// maxNamedRanks bounds the ranks kept by name (a garbled log could name
+// any number).
+const maxNamedRanks = 4096
 
 // maxStalls bounds the stalls kept (a hung server repeats its warning).
 const maxStalls = 64
@@ -313,6 +344,9 @@ func (s *Summary) addHost(h string) {
 
 // finish derives the exported fields from what was seen.
 func (s *Summary) finish() {
+	if s.Engine == "" {
+		s.Engine = EngineVLLM
+	}
 	s.Stage = StageOrder[s.stage]
 	if s.Failure != nil && s.tbStage >= 0 {
 		s.Failure.Stage = StageOrder[s.tbStage]
@@ -383,8 +417,12 @@ func (s *Summary) ranks() []Rank {
 	var out []Rank
 	for _, p := range known {
 		used[p.rank] = true
-		pid := p.pid
-		out = append(out, Rank{Rank: p.rank, PID: &pid, Host: p.host, WeightsGiB: p.weights})
+		var pid *int
+		if p.pid != 0 {
+			n := p.pid
+			pid = &n
+		}
+		out = append(out, Rank{Rank: p.rank, PID: pid, Name: p.name, Host: p.host, WeightsGiB: p.weights})
 	}
 	if !used[0] && s.driver != nil && s.driver.weights != nil {
 		used[0] = true
@@ -407,6 +445,9 @@ func (s *Summary) ranks() []Rank {
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Rank != out[j].Rank {
 			return out[i].Rank < out[j].Rank
+		}
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
 		}
 		return pidOf(out[i]) < pidOf(out[j])
 	})

@@ -35,6 +35,10 @@ var frameStages = map[string]string{
 	"capture_end": StageCUDAGraphs, "_capture_cudagraphs": StageCUDAGraphs, "capture_graph": StageCUDAGraphs,
 	"init_device": StageStarting, "init_worker_distributed_environment": StageStarting,
 	"initialize_model_parallel": StageStarting,
+	// SGLang's model runner.
+	"init_torch_distributed": StageStarting, "load_weights_and_postprocess": StageWeights,
+	"init_memory_pool": StageKVCache, "profile_max_num_token": StageKVCache,
+	"init_cuda_graphs": StageCUDAGraphs, "init_device_graphs": StageCUDAGraphs, "capture_one_batch_size": StageCUDAGraphs,
 }
 
 // FrameStage is the stage a traceback frame's function (or a named
