@@ -60,6 +60,7 @@ var parsers = []struct {
 	run    mainFunc
 }{
 	{"vllm-log", headless.ParseLogMain},
+	{"sglang-log", headless.ParseSGLangLogMain},
 	{"nvidia-smi", headless.ParseSMIMain},
 	{"metrics", headless.ParseMetricsMain},
 	{"profiler-table", headless.ParseProfilerMain},

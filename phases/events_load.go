@@ -66,7 +66,10 @@ type LoadState struct {
 	ShardETA    float64   `json:"shard_eta_s,omitempty"`
 	Stage       string    `json:"stage"` // "starting","weights","compile","kv_cache","cuda_graphs","ready","failed","stopped"
 	VLLM        string    `json:"vllm_version,omitempty"`
-	ElapsedS    float64   `json:"elapsed_s"`
+	// Engine is the engine the log shows ("vllm", "sglang"), "" before
+	// any line was read.
+	Engine   string  `json:"engine,omitempty"`
+	ElapsedS float64 `json:"elapsed_s"`
 	// ShardSecPerIt is the bar's current seconds per shard (0 when unknown).
 	ShardSecPerIt float64 `json:"shard_s_per_it,omitempty"`
 	// WeightsGiB is the largest per-rank "Model loading took" (0 until known).

@@ -237,3 +237,65 @@ func TestServerLifecycleDockerSim(t *testing.T) {
 		t.Error("running after docker stop")
 	}
 }
+
+// The simulated deployment playing SGLang loads to ready; the watcher
+// tells the engine from the log by itself and reads its stages and sizes.
+func TestWatcherSimSGLang(t *testing.T) {
+	t.Parallel()
+	d := startSim(t, sim.Options{LoadTime: 2 * time.Second, AutoStart: true, Engine: sim.EngineSGLang})
+	em, stop := collect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	w := load.NewWatcher(load.Config{Host: d, LogPath: d.LogPath(), HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
+		Poll: 200 * time.Millisecond, ExpectGiB: sim.DefaultWeightsGiB})
+	end, err := w.Until(ctx, em)
+	evs := stop()
+	if err != nil || end.Kind != load.EndReady {
+		t.Fatalf("ending %+v, %v; want ready", end, err)
+	}
+	var last phases.LoadState
+	stages := map[string]bool{}
+	for _, e := range evs {
+		switch v := e.Data.(type) {
+		case phases.LoadState:
+			last = v
+		case phases.Milestone:
+			stages[v.Stage] = true
+		}
+	}
+	if last.Engine != "sglang" || last.KVCacheTokens != 1<<18 || last.WeightsGiB < 70 || last.ShardsTotal != 64 {
+		t.Errorf("last state: engine %q, KV %d tokens, weights %.1f GiB, %d shards; want sglang, 262144, ~74, 64",
+			last.Engine, last.KVCacheTokens, last.WeightsGiB, last.ShardsTotal)
+	}
+	for _, st := range []string{"weights", "kv_cache", "cuda_graphs", "ready"} {
+		if !stages[st] {
+			t.Errorf("no %s milestone (got %v)", st, stages)
+		}
+	}
+}
+
+// An SGLang load that runs out of memory allocating its KV pool fails
+// with the kind and stage its traceback shows.
+func TestWatcherSimSGLangOOM(t *testing.T) {
+	t.Parallel()
+	d := startSim(t, sim.Options{LoadTime: 2 * time.Second, AutoStart: true, Engine: sim.EngineSGLang, FailWith: "oom"})
+	em, stop := collect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	w := load.NewWatcher(load.Config{Host: d, LogPath: d.LogPath(), HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
+		Poll: 200 * time.Millisecond, Engine: "sglang"})
+	end, err := w.Until(ctx, em)
+	evs := stop()
+	if err != nil || end.Kind != load.EndFailed {
+		t.Fatalf("ending %+v, %v; want failed", end, err)
+	}
+	var fail *phases.LoadFailure
+	for _, e := range evs {
+		if v, ok := e.Data.(phases.LoadFailure); ok {
+			fail = &v // the root cause follows the scheduler's death
+		}
+	}
+	if fail == nil || fail.Kind != "oom" || fail.Rank != 3 {
+		t.Fatalf("last failure %+v; want oom on rank 3", fail)
+	}
+}

@@ -351,6 +351,7 @@ func (t *Tracker) State(now time.Time) phases.LoadState {
 	if t.sum.Version != nil {
 		st.VLLM = *t.sum.Version
 	}
+	st.Engine = t.sum.Engine
 	if t.sum.WeightsGiB != nil {
 		st.WeightsGiB = *t.sum.WeightsGiB
 	}

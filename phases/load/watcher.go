@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load/enginelog"
 	"github.com/profdeck/profdeck/phases/load/smi"
-	"github.com/profdeck/profdeck/phases/load/vllmlog"
 	"github.com/profdeck/profdeck/remote"
 )
 
@@ -45,6 +45,9 @@ type Config struct {
 	// Node names the host as one node of several (Group sets it): losing
 	// its nvidia-smi is then "node X lost", and its coming back said too.
 	Node string
+	// Engine is the server whose log this is: "auto" or "" (told from
+	// the log), "vllm" or "sglang".
+	Engine string
 }
 
 // Watcher follows one server's load: its log (from the start of the file),
@@ -189,7 +192,7 @@ func (w *Watcher) loop(ctx context.Context, em *phases.Emitter, until bool) (End
 
 	now := w.cfg.Now()
 	s := &run{w: w, em: em, ctx: ctx, tr: NewTracker(w.cfg.Host.Name(), w.cfg.ExpectGiB, w.cfg.StallAfter, now),
-		parser: vllmlog.New(), lastSnap: time.Time{}, until: until}
+		parser: enginelog.New(w.cfg.Engine), lastSnap: time.Time{}, until: until}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {

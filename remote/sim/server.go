@@ -168,7 +168,7 @@ func (d *Deployment) vlogLocked(s *serverProc, proc, level, src, msg string) str
 }
 
 var (
-	reLaunch   = regexp.MustCompile(`vllm\s+serve\b|python[0-9.]*\s+-m\s+vllm\.entrypoints|docker\s+run\b.*vllm`)
+	reLaunch   = regexp.MustCompile(`vllm\s+serve\b|python[0-9.]*\s+-m\s+vllm\.entrypoints|docker\s+run\b.*(?:vllm|sglang)|python[0-9.]*\s+-m\s+sglang\.launch_server|sglang\s+serve\b`)
 	reRedirect = regexp.MustCompile(`(?:^|[^0-9&>])>>?\s*([^\s&;|'"<>()]+)`)
 	reName     = regexp.MustCompile(`--name[= ]+([A-Za-z0-9_.-]+)`)
 	reAPIKey   = regexp.MustCompile(`--api-key[= ]+([A-Za-z0-9_.-]+)`)
@@ -359,7 +359,11 @@ func (d *Deployment) launchCmd(logPath string, profiler bool, cmd string) int {
 	d.emu.SetReady(false)
 	// The log is replaced, as a shell redirect (>) truncates it.
 	_ = d.fs.write(s.logPath, nil, 0o644)
-	s.steps = d.script(s)
+	if d.sglang() {
+		s.steps = d.sglangScript(s)
+	} else {
+		s.steps = d.script(s)
+	}
 	return s.pid
 }
 
@@ -376,7 +380,7 @@ func (d *Deployment) stop(signal string) bool {
 	if s == nil || !s.running {
 		return false
 	}
-	if signal != "KILL" && signal != "9" {
+	if signal != "KILL" && signal != "9" && !d.sglang() {
 		d.logLocked(s,
 			d.vlogLocked(s, "APIServer", "INFO", "launcher.py:110", "Shutting down FastAPI HTTP server."),
 			fmt.Sprintf("(APIServer pid=%d) INFO:     Shutting down", s.pid),

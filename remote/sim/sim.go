@@ -60,7 +60,10 @@ type Options struct {
 	AutoStart  bool           // start loading at once; otherwise on the launch command
 	Model      string         // default "moonshotai/Kimi-K2.5"
 	Emulator   vllmemu.Config // the OpenAI-compatible emulator; zero value = defaults
-	Seed       int64
+	// Engine is the server the deployment plays: "" (vLLM) or
+	// EngineSGLang (SGLang's log lines and /metrics).
+	Engine string
+	Seed   int64
 	// StatsInterval is how often the serving server logs its
 	// "Engine 000: Avg prompt throughput" line while busy, default 10s.
 	StatsInterval time.Duration
@@ -190,6 +193,9 @@ func Start(ctx context.Context, opt Options) (*Deployment, error) {
 	}
 	if opt.Emulator.Model == "" {
 		opt.Emulator.Model = opt.Model
+	}
+	if opt.Engine == EngineSGLang {
+		opt.Emulator.Engine = vllmemu.EngineSGLang
 	}
 	step := opt.stepModel()
 	if e := opt.Emulator; e.StepFunc == nil && e.StepTime == 0 && e.StepPerSeq == 0 && e.PrefillPerToken == 0 {

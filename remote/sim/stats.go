@@ -54,6 +54,14 @@ func (d *Deployment) statsLocked(s *serverProc, now time.Time) {
 	busy := m.running > 0 || m.waiting > 0 || prompt > 0 || gen > 0
 	if busy || s.statsBusy {
 		hit := 0.0 // the emulator has no prefix cache
+		if d.sglang() {
+			d.logLocked(s, slogLocked("TP0", fmt.Sprintf("Decode batch. #running-req: %d, #token: %d, token usage: %.2f, "+
+				"gen throughput (token/s): %.2f, #queue-req: %d", int(m.running), int(m.kvUsage*float64(d.emu.Config().KVCacheTokens)),
+				m.kvUsage, gen, int(m.waiting))))
+			s.statsBusy = busy
+			s.statsAt, s.statsPrev = now, m
+			return
+		}
 		msg := fmt.Sprintf("Engine 000: Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, "+
 			"Running: %d reqs, Waiting: %d reqs, GPU KV cache usage: %.1f%%, Prefix cache hit rate: %.1f%%",
 			prompt, gen, int(m.running), int(m.waiting), 100*m.kvUsage, hit)
@@ -76,6 +84,11 @@ func (d *Deployment) accessLog(next http.Handler) http.Handler {
 			return
 		}
 		uri := r.URL.RequestURI()
+		if d.sglang() {
+			d.logLocked(s, slogLocked("", fmt.Sprintf(`INFO:     %s - "%s %s HTTP/%d.%d" %d %s`,
+				r.RemoteAddr, r.Method, uri, r.ProtoMajor, r.ProtoMinor, rw.status, http.StatusText(rw.status))))
+			return
+		}
 		d.logLocked(s, fmt.Sprintf(`(APIServer pid=%d) INFO:     %s - "%s %s HTTP/%d.%d" %d %s`,
 			s.pid, r.RemoteAddr, r.Method, uri, r.ProtoMajor, r.ProtoMinor, rw.status, http.StatusText(rw.status)))
 	})

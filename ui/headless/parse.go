@@ -7,8 +7,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/profdeck/profdeck/phases/load/enginelog"
 	"github.com/profdeck/profdeck/phases/load/smi"
-	"github.com/profdeck/profdeck/phases/load/vllmlog"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
 	"github.com/profdeck/profdeck/phases/profile"
 	"github.com/profdeck/profdeck/remote/localfs"
@@ -53,13 +53,26 @@ func readInput(name string, read func(io.Reader) error) error {
 }
 
 // ParseLogMain is `profdeck parse vllm-log FILE`: the log's summary as JSON.
+// The engine that wrote the log (vLLM or SGLang) is told from the log
+// itself, under either name.
 func ParseLogMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := newParseCommand("vllm-log", "profdeck parse vllm-log [--json FILE|-] FILE", stdout, stderr)
+	return parseLog(ctx, "vllm-log", args, stdout, stderr)
+}
+
+// ParseSGLangLogMain is `profdeck parse sglang-log FILE`: the same reader
+// as vllm-log (it tells the engine by itself).
+func ParseSGLangLogMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return parseLog(ctx, "sglang-log", args, stdout, stderr)
+}
+
+func parseLog(ctx context.Context, format string, args []string, stdout, stderr io.Writer) int {
+	c := newParseCommand(format, "profdeck parse "+format+" [--json FILE|-] FILE\n\n"+
+		"FILE is a vLLM or SGLang server log; which engine wrote it is read from the log (\"engine\").", stdout, stderr)
 	name, err := c.parseFile(args)
 	if err == nil {
 		err = readInput(name, func(r io.Reader) error {
 			in := &inputCheck{r: r}
-			sum, err := vllmlog.Read(in)
+			sum, err := enginelog.Read(in)
 			if err == nil {
 				err = in.notText()
 			}

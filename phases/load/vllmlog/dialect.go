@@ -84,10 +84,18 @@ func (p *Parser) dialectSegment(text string) Record {
 	if strings.HasSuffix(r.Msg, "Traceback (most recent call last):") {
 		r.Traceback = true // "Scheduler hit an exception: Traceback (most recent call last):"
 	}
+	// Its lines belong to the rank whose prefixed line began it ("[… TP3]
+	// Scheduler hit an exception: Traceback …").
+	if r.Traceback && r.Proc == "" && p.inTB[0] {
+		r.Rank = p.tbRank
+	}
 	switch {
 	case r.Exception != "":
 		p.inTB[0] = false
 	case r.Traceback:
+		if !p.inTB[0] {
+			p.tbRank = r.Rank
+		}
 		p.inTB[0] = true
 	}
 	if !d.Classify(&r) {

@@ -27,6 +27,7 @@ type Parser struct {
 	// one detected (nil: vLLM).
 	dialects []Dialect
 	active   Dialect
+	tbRank   int // the rank of the dialect's traceback being printed
 }
 
 // New returns a parser.

@@ -86,7 +86,14 @@ type Config struct {
 	// Jitter makes each step up to this fraction longer or shorter, at
 	// random (a noisy machine: repeats differ).
 	Jitter float64
+	// Engine is the server the emulator answers as: "" or "vllm" (vLLM
+	// V1's /metrics), or "sglang" (SGLang's sglang: metrics). The OpenAI
+	// routes are the same for both.
+	Engine string
 }
+
+// EngineSGLang makes the emulator's /metrics SGLang's.
+const EngineSGLang = "sglang"
 
 // The emulator's defaults.
 const (
@@ -148,6 +155,9 @@ type Emulator struct {
 
 	mu sync.Mutex // guards the figures below (written by the scheduler)
 	st emuStats
+	// gen is SGLang's gen_throughput gauge: generation tokens per second
+	// between the last two scrapes at least a second apart.
+	gen genRate
 
 	// The scheduler's per-step scratch, used by its goroutine only.
 	stepITL  []float64
@@ -237,6 +247,10 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusOK)
 	case "/metrics":
+		if e.cfg.Engine == EngineSGLang {
+			e.serveSGLangMetrics(w)
+			return
+		}
 		e.serveMetrics(w)
 	case "/version":
 		writeJSON(w, http.StatusOK, map[string]string{"version": Version})
