@@ -126,3 +126,18 @@ func TestParseCommands(t *testing.T) {
 		t.Errorf("missing file: %d %s", code, errs)
 	}
 }
+
+// parse sglang-log and parse vllm-log read an SGLang log alike: the engine
+// is told from the log.
+func TestParseSGLangLog(t *testing.T) {
+	for _, main := range []func(context.Context, []string, io.Writer, io.Writer) int{headless.ParseSGLangLogMain, headless.ParseLogMain} {
+		code, out, errs := runCLI(t, main, "../../phases/load/testdata/corpus/train/g04-runai-load-weight-elapsed.txt")
+		var sum map[string]any
+		if code != 0 || json.Unmarshal([]byte(out), &sum) != nil {
+			t.Fatalf("exit %d: %s %s", code, out, errs)
+		}
+		if sum["engine"] != "sglang" || sum["weights_gib"] != 15.5 || sum["kv_cache_tokens"] != 2206208.0 || len(sum["ranks"].([]any)) != 4 {
+			t.Errorf("summary: %s", out)
+		}
+	}
+}

@@ -43,7 +43,7 @@ func TestParseMetricsMainSaysWhatIsMissing(t *testing.T) {
 
 func TestParseMetricsMainNoVLLMSeries(t *testing.T) {
 	code, out, errOut := runCLI(t, headless.ParseMetricsMain, metricsTestdata+"vllm-metrics-06-v1-source-definitions-renames.txt")
-	if code != 0 || !strings.Contains(out, `"available": false`) || !strings.Contains(out, "no vLLM serving series") {
+	if code != 0 || !strings.Contains(out, `"available": false`) || !strings.Contains(out, "no vLLM or SGLang serving series") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
 }
@@ -54,5 +54,21 @@ func TestParseMetricsMainBadInput(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, headless.ParseMetricsMain); code != 2 || !strings.Contains(errOut, "want 1 file argument") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// A saved SGLang /metrics reads as SGLang's: its engine named, running,
+// queued and token usage read, what it lacks listed.
+func TestParseMetricsMainSGLang(t *testing.T) {
+	code, out, errOut := runCLI(t, headless.ParseMetricsMain, "../../phases/load/testdata/corpus/train/n03-sglang-044-running-token-usage.txt")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var f map[string]any
+	if err := json.Unmarshal([]byte(out), &f); err != nil {
+		t.Fatal(err)
+	}
+	if f["engine"] != "sglang" || f["available"] != true || f["running"] != 0.0 || f["kv_cache_metric"] != "sglang:token_usage" || f["waiting"] != nil {
+		t.Fatalf("got %s", out)
 	}
 }
