@@ -45,9 +45,9 @@ type Campaign struct {
 	NCCL    NCCL     `yaml:"nccl"`
 	Profile Profile  `yaml:"profile"`
 	// Capacity is the traffic to plan replicas and GPUs for.
-	Capacity Capacity `yaml:"capacity"`
-	Run      Run      `yaml:"run"`
-	Sim      Sim      `yaml:"sim"`
+	Capacity Capacity    `yaml:"capacity"`
+	Run      RunSettings `yaml:"run"`
+	Sim      Sim         `yaml:"sim"`
 
 	// Path is the file this campaign was read from (empty for defaults).
 	Path string `yaml:"-"`
@@ -194,7 +194,7 @@ func Defaults() *Campaign {
 		NCCL:     NCCL{Torchrun: "torchrun", Batch: slices.Clone(model.DefaultBatch)}, // nproc 0: the TP size per node
 		Profile:  Profile{Steps: profile.DefaultSteps},
 		Capacity: Capacity{Headroom: DefaultHeadroom},
-		Run:      Run{LeaveServer: "serving"},
+		Run:      RunSettings{LeaveServer: "serving"},
 	}
 }
 

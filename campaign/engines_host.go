@@ -44,12 +44,12 @@ func (c *Campaign) SweepThrough(host remote.Host, apiKey string) (cfg macro.Conf
 	return cfg, client.CloseIdleConnections
 }
 
-// RunConfigOn is the campaign's run configuration on its nodes (the head
+// CampaignRunConfigOn is the campaign's run configuration on its nodes (the head
 // first, one for a single host): the campaign's mapping, with the server
 // started and stopped on every node, the sweep reaching the server through
 // the head, and on several nodes every node's load followed.
-func (c *Campaign) RunConfigOn(nodes []remote.Host, apiKey string) (campaignrun.Config, error) {
-	cfg, err := c.RunConfig(apiKey)
+func (c *Campaign) CampaignRunConfigOn(nodes []remote.Host, apiKey string) (campaignrun.Config, error) {
+	cfg, err := c.CampaignRunConfig(apiKey)
 	if err != nil {
 		return campaignrun.Config{}, err
 	}

@@ -12,13 +12,13 @@ import (
 	"github.com/profdeck/profdeck/remote/sim"
 )
 
-// RunConfig is the campaign run's configuration: each phase's, as the
+// CampaignRunConfig is the campaign run's configuration: each phase's, as the
 // phases' own mappings give it, and the run section. The caller sets the
 // host, the server (shared with the cockpit's Load pane, or its own), and
 // what reaches the server through the host (the sweep's dial and scraper).
 // It fails when the campaign names no model the micro and NCCL plans can
 // be built for.
-func (c *Campaign) RunConfig(apiKey string) (campaignrun.Config, error) {
+func (c *Campaign) CampaignRunConfig(apiKey string) (campaignrun.Config, error) {
 	spec, err := c.ModelSpec()
 	if err != nil {
 		return campaignrun.Config{}, err

@@ -112,7 +112,7 @@ func TestRunConfigOnSweepThroughHost(t *testing.T) {
 	h := local.New()
 	c := Defaults()
 	c.Model.Preset = "kimi-k2.5"
-	cfg, err := c.RunConfigOn([]remote.Host{h}, "")
+	cfg, err := c.CampaignRunConfigOn([]remote.Host{h}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 package campaign
 
-// Run is the campaign run's settings (`profdeck run`).
-type Run struct {
+// RunSettings is the run section: the campaign run's settings (`profdeck run`).
+type RunSettings struct {
 	// LeaveServer is how the run leaves the server at the end: serving
 	// (restarted without the profiler; the default), profiler, or stopped.
 	LeaveServer string `yaml:"leave_server"`
@@ -27,7 +27,7 @@ type Sim struct {
 }
 
 // Validate checks the run section.
-func (r Run) Validate() []error {
+func (r RunSettings) Validate() []error {
 	switch r.LeaveServer {
 	case "serving", "profiler", "stopped":
 		return nil

@@ -240,7 +240,7 @@ func waitPhases(sess *report.Session, skip int, timeout time.Duration) {
 func campaignRunner(c *campaign.Campaign, nodes []remote.Host, op *campaign.Opened,
 	srv *load.Server) func(context.Context) (*campaignrun.Result, error) {
 	return func(ctx context.Context) (*campaignrun.Result, error) {
-		cfg, err := c.RunConfigOn(nodes, op.APIKey)
+		cfg, err := c.CampaignRunConfigOn(nodes, op.APIKey)
 		if err != nil {
 			return nil, err
 		}

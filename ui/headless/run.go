@@ -152,7 +152,7 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 		nodes = []remote.Host{host}
 	}
 	apiKey := c.APIKey()
-	cfg, err := c.RunConfigOn(nodes, apiKey)
+	cfg, err := c.CampaignRunConfigOn(nodes, apiKey)
 	if err != nil {
 		return nil, nil, err
 	}
