@@ -116,6 +116,15 @@ type Macro struct {
 	SLO string `yaml:"slo"`
 	// Repeat runs each level this many times (means and 95% CIs).
 	Repeat int `yaml:"repeat"`
+	// Search, concurrency or rate, finds the largest concurrency or request
+	// rate meeting SLO; SearchTolerance is how close its bounds come.
+	Search          string  `yaml:"search"`
+	SearchTolerance float64 `yaml:"search_tolerance"`
+	// Arrivals (poisson or constant) and Burstiness space an open loop's
+	// requests; LatencyFrom (sent or intended) is where TTFT and E2EL start.
+	Arrivals    string  `yaml:"arrivals"`
+	Burstiness  float64 `yaml:"burstiness"`
+	LatencyFrom string  `yaml:"latency_from"`
 	// Dataset is random (default), sharegpt or jsonl, read from
 	// DatasetFile (at most DatasetMax prompts); RangeRatio spreads random
 	// lengths; PrefixLen starts every prompt with the same tokens.
@@ -189,7 +198,8 @@ func Defaults() *Campaign {
 		Load:     Load{StallAfter: Duration{load.DefaultStallAfter}, PollInterval: Duration{time.Second}},
 		Macro: Macro{API: macro.APICompletions, Concurrency: slices.Clone(macro.DefaultConcurrency),
 			Requests: macro.DefaultRequests, Warmup: 4, InputLen: macro.DefaultInputLen, OutputLen: macro.DefaultOutputLen,
-			Repeat: 1, Loadgen: "here"},
+			Repeat: 1, Loadgen: "here", SearchTolerance: macro.DefaultSearchTolerance, Arrivals: macro.ArrivalsPoisson,
+			Burstiness: 1, LatencyFrom: macro.LatencySent},
 		Micro:    Micro{Batch: slices.Clone(model.DefaultBatch), Python: "python3"},
 		NCCL:     NCCL{Torchrun: "torchrun", Batch: slices.Clone(model.DefaultBatch)}, // nproc 0: the TP size per node
 		Profile:  Profile{Steps: profile.DefaultSteps},

@@ -41,6 +41,11 @@ func Demo(dir string) *Campaign {
 		OutputLen:   32,
 		SLO:         "ttft=2s,tpot=50ms,e2el=30s",
 		Repeat:      1,
+		// The search and the open loop's schedule keep their defaults.
+		SearchTolerance: c.Macro.SearchTolerance,
+		Arrivals:        c.Macro.Arrivals,
+		Burstiness:      c.Macro.Burstiness,
+		LatencyFrom:     c.Macro.LatencyFrom,
 	}
 	c.NCCL.NProc = 8
 	return c

@@ -55,7 +55,8 @@ func (c *Campaign) SweepConfig(apiKey string) macro.Config {
 		Duration: m.Duration.Duration, Warmup: m.Warmup, InputLen: m.InputLen, OutputLen: m.OutputLen,
 		Rate: m.Rate, StopAtPlateau: m.StopAtPlateau, NoPreflight: m.NoPreflight, APIKey: apiKey,
 		SLO: m.SLO, Repeat: m.Repeat, Limits: c.ServerLimits(), ServerLog: c.LoadConfig().LogPath, Dataset: m.Dataset, DatasetFile: m.DatasetFile,
-		DatasetMax: m.DatasetMax, RangeRatio: m.RangeRatio, PrefixLen: m.PrefixLen, Deployment: new(c.Deployment())}
+		DatasetMax: m.DatasetMax, RangeRatio: m.RangeRatio, PrefixLen: m.PrefixLen, Deployment: new(c.Deployment()),
+		Search: m.Search, SearchTolerance: m.SearchTolerance, Arrivals: m.Arrivals, Burstiness: m.Burstiness, LatencyFrom: m.LatencyFrom}
 }
 
 // ServerLimits are the limits the launch command sets, for the plateau's

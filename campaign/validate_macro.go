@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/profdeck/profdeck/phases/macro"
@@ -48,6 +49,7 @@ func (m Macro) Validate() []error {
 		}
 	}
 	errs = append(errs, m.validateWorkload()...)
+	errs = append(errs, m.validateSearch()...)
 	if err := onhost.CheckMode(m.Loadgen); err != nil {
 		add(bad("macro.loadgen", "must be here or host, got %q", m.Loadgen))
 	}
@@ -107,4 +109,32 @@ func slicesMax(xs []int) int {
 		m = max(m, x)
 	}
 	return m
+}
+
+// validateSearch checks the SLO search and the open loop's schedule
+// (their defaults are in the campaign: none of them may be empty or 0 but
+// the search itself).
+func (m Macro) validateSearch() []error {
+	var errs []error
+	add := func(key string, err error) { errs = append(errs, bad(key, "%v", err)) }
+	if err := macro.CheckSearchMode(m.Search); err != nil {
+		add("macro.search", err)
+	} else if m.Search != "" && m.SLO == "" {
+		add("macro.search", macro.ErrSearchNeedsSLO)
+	}
+	if err := macro.CheckSearchTolerance(m.SearchTolerance); err != nil || m.SearchTolerance == 0 {
+		add("macro.search_tolerance", fmt.Errorf("%g: want more than 0 and under 1 (e.g. 0.05)", m.SearchTolerance))
+	}
+	if err := macro.CheckArrivals(m.Arrivals); err != nil || m.Arrivals == "" {
+		add("macro.arrivals", fmt.Errorf("%q: want poisson or constant", m.Arrivals))
+	}
+	if err := macro.CheckBurstiness(m.Arrivals, m.Burstiness); err != nil {
+		add("macro.burstiness", err)
+	} else if m.Burstiness == 0 {
+		add("macro.burstiness", fmt.Errorf("0: want more than 0 (1 is Poisson; lower is burstier)"))
+	}
+	if err := macro.CheckLatencyFrom(m.LatencyFrom); err != nil || m.LatencyFrom == "" {
+		add("macro.latency_from", fmt.Errorf("%q: want sent or intended", m.LatencyFrom))
+	}
+	return errs
 }

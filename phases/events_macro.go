@@ -165,6 +165,16 @@ type LevelResult struct {
 	ClientBound       bool     `json:"client_bound"`
 	ClientBoundReason string   `json:"client_bound_reason,omitempty"`
 	Notes             []string `json:"notes,omitempty"`
+	// MedianSendLagms is the median send lag (scheduling delay).
+	MedianSendLagms float64 `json:"p50_send_lag_ms"`
+	// Schedule is an open-loop level's intended sends against its actual
+	// ones (nil in a closed loop).
+	Schedule *Schedule `json:"schedule,omitempty"`
+	// OverSaturated: TTFT and the requests in flight grew with time inside
+	// the level (Saturation says by how much): the server did not keep up,
+	// and the level's figures depend on how long it ran.
+	OverSaturated bool   `json:"over_saturated,omitempty"`
+	Saturation    string `json:"saturation,omitempty"`
 	// Warnings are the level's estimates and doubts, said aloud.
 	Warnings []string `json:"warnings,omitempty"`
 	// FailureExamples holds one example per distinct error (a bounded few).

@@ -218,6 +218,7 @@ func (a *levelAgg) result(concurrency int, rate float64) phases.LevelResult {
 	}
 	if a.lag.TotalCount() > 0 {
 		lr.P99SendLagms = float64(a.lag.ValueAtQuantile(99)) / 1e3
+		lr.MedianSendLagms = float64(a.lag.ValueAtQuantile(50)) / 1e3
 		lr.MaxSendLagms = ms(a.maxLag)
 	}
 	return lr

@@ -43,7 +43,23 @@ type Config struct {
 	Warmup      int           // requests per level sent before the measured ones, not counted
 	InputLen    int           // prompt tokens (default 256)
 	OutputLen   int           // output tokens, fixed with ignore_eos and min_tokens (default 256)
-	Rate        float64       // >0: one open-loop level with Poisson arrivals at Rate req/s
+	Rate        float64       // >0: one open-loop level at Rate req/s (arrivals as Arrivals says)
+	// Arrivals is how an open loop spaces its requests: ArrivalsPoisson
+	// (default; gaps drawn from a gamma distribution of shape Burstiness,
+	// as vLLM bench serve's --burstiness, 1 being Poisson) or
+	// ArrivalsConstant (every 1/Rate seconds).
+	Arrivals   string
+	Burstiness float64
+	// LatencyFrom is where TTFT and E2EL start: LatencySent (default, the
+	// request's actual send) or LatencyIntended (its intended send time:
+	// the coordinated-omission correction, a late client's wait counted).
+	LatencyFrom string
+	// Search, phases.SearchConcurrency or phases.SearchRate, finds the
+	// largest concurrency or rate meeting SLO (which it needs) instead of
+	// running the levels once each; SearchTolerance is how close its bounds
+	// must come (default DefaultSearchTolerance).
+	Search          string
+	SearchTolerance float64
 	// StopAtPlateau ends the sweep at the plateau level.
 	StopAtPlateau bool
 	// NoPreflight skips the request sent with the sweep's settings before
@@ -169,6 +185,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	cfg.openLoopDefaults()
 	if cfg.ClientBoundLag == 0 {
 		cfg.ClientBoundLag = 10 * time.Millisecond
 	}

@@ -36,8 +36,12 @@ type level struct {
 	// raisedFrom is the request count asked for when the level raised it
 	// to 2×C (0: not raised).
 	raisedFrom   int
-	rng          *rand.Rand
+	arr          *arrivals // an open loop's gaps
 	arrivalTimer *time.Timer
+	sched        schedule   // an open loop's intended sends against its actual ones
+	sat          saturation // TTFT and in flight against time
+	satFrom      time.Time  // the first measured completion: the fits start there
+	satWhy       string     // why sending stopped early: over-saturated
 
 	sent, inFlight, measuredDone int
 	measuredStart                time.Time
@@ -107,7 +111,9 @@ func (r *runner) startLevel(ctx context.Context, conc int, rate float64) *level 
 	l.start = time.Now()
 	l.lastChange, l.nextArrival = l.start, l.start
 	l.lastTarget = conc
-	l.rng = rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(conc)+uint64(rate*1000)))
+	if rate > 0 {
+		l.arr = newArrivals(cfg, rate, rand.NewPCG(uint64(cfg.Seed), uint64(conc)+uint64(rate*1000)))
+	}
 	l.steady = true
 	l.maxSends = -1
 	if cfg.Requests > 0 {
@@ -149,9 +155,16 @@ func (l *level) accountInFlight(now time.Time) {
 	l.lastChange = now
 }
 
+// dispatchDelay holds the dispatcher this long at every send: a
+// deliberately slow client, for tests.
+var dispatchDelay time.Duration
+
 // launch sends the next request; scheduled is when it was due.
 func (l *level) launch(scheduled time.Time) {
 	r, cfg := l.r, l.cfg
+	if dispatchDelay > 0 {
+		time.Sleep(dispatchDelay)
+	}
 	idx := l.sent
 	l.sent++
 	warm := idx < cfg.Warmup
@@ -159,6 +172,9 @@ func (l *level) launch(scheduled time.Time) {
 	now := time.Now()
 	l.accountInFlight(now)
 	l.inFlight++
+	if !warm && !l.satFrom.IsZero() {
+		l.sat.queue.add(now.Sub(l.start).Seconds(), float64(l.inFlight))
+	}
 	if !warm && l.measuredStart.IsZero() {
 		l.measuredStart = now
 		l.lastChange = now
@@ -180,6 +196,9 @@ func (l *level) launch(scheduled time.Time) {
 		r.c.send(lctx, rec, prompt, ts)
 		if rec.endAt.IsZero() {
 			rec.endAt = time.Now()
+		}
+		if cfg.LatencyFrom == LatencyIntended {
+			rec.fromIntended()
 		}
 		rec.end = r.since(rec.endAt)
 		done <- rec
@@ -235,6 +254,7 @@ func (l *level) onDone(rec *Record) {
 	l.r.finish(rec, l.agg, l.ttfb, l.ttfat, l.ts)
 	if !rec.Warmup {
 		l.measuredDone++
+		l.observe(rec, now)
 	}
 	// A freed slot is refilled at once: the next request's send lag is
 	// measured from now.
@@ -279,7 +299,7 @@ func (l *level) dispatch(ctx context.Context) {
 			l.onDone(rec)
 		case <-arrivals:
 			l.launch(l.nextArrival)
-			l.nextArrival = l.nextArrival.Add(time.Duration(l.rng.ExpFloat64() / l.rate * float64(time.Second)))
+			l.nextArrival = l.nextArrival.Add(l.arr.next())
 			l.arrivalTimer.Reset(time.Until(l.nextArrival))
 		case <-l.deadline:
 			l.timeLeft = false
@@ -287,6 +307,7 @@ func (l *level) dispatch(ctx context.Context) {
 		case <-s.wake:
 		case <-tick.C:
 			l.r.emitTick(ctx, l.cfg, l.rate, l.inFlight, l.agg, l.ts, l.start, l.measuredStart, l.measuredDone, paused)
+			l.stopIfSaturated()
 			tickNext = tickNext.Add(time.Second)
 			tick.Reset(time.Until(tickNext))
 		case <-ctx.Done():
@@ -335,12 +356,13 @@ func (l *level) result(ctx context.Context) *phases.LevelResult {
 	if l.raisedFrom > 0 {
 		l.notes = append([]string{l.raisedNote(lr.Completed + lr.Failed)}, l.notes...)
 	}
+	lw := l.loadWarnings(&lr)
 	lr.FewRequests = lr.Completed < phases.MinRequests
 	lr.Notes = l.notes
 	r := l.r
 	lr.InputTokenSource = inputSource(l.agg.obs, lr.Completed, r.promptCal)
-	r.warns.addLevel(&lr, append(levelWarnings(l.agg.obs, lr.Completed, l.cfg, r.promptCal, r.c.continuous.Load()),
-		refusedWarning(lr.FailureExamples)...))
+	r.warns.addLevel(&lr, append(append(levelWarnings(l.agg.obs, lr.Completed, l.cfg, r.promptCal, r.c.continuous.Load()),
+		refusedWarning(lr.FailureExamples)...), lw...))
 	if w := bunchWarning(r.path, lr.EventsPerRead); w != nil {
 		r.warns.addLevel(&lr, []warning{*w})
 	}

@@ -192,6 +192,12 @@ func (r *runner) sloEnd(ctx context.Context, res *Result) {
 		return
 	}
 	res.SLO = r.cfg.slo.summary(res.Levels)
+	if sr := res.Search; sr != nil {
+		res.SLO.Text = sr.Text
+		if sr.Mode == phases.SearchConcurrency {
+			res.SLO.MaxConcurrency = int(sr.Answer)
+		}
+	}
 	r.em.Emit(ctx, phases.KindMacroSLO, &phases.SLOMet{Spec: res.SLO.Spec, MaxConcurrency: res.SLO.MaxConcurrency, Text: res.SLO.Text})
 	if res.Plateau != nil {
 		res.Plateau.SLO = res.SLO.Text

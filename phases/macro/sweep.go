@@ -46,6 +46,15 @@ type Result struct {
 	Path *phases.MacroPath `json:"path"`
 	// SLO is the sweep's SLO and the largest concurrency meeting it.
 	SLO *SLOResult `json:"slo,omitempty"`
+	// Search is the SLO search's answer (--search), with its interval and
+	// the runs it took.
+	Search *phases.Search `json:"search,omitempty"`
+	// LatencyFrom is where TTFT and E2EL start: "sent" (the actual send)
+	// or "intended" (the intended send: the coordinated-omission
+	// correction). Arrivals and Burstiness are the open loop's schedule.
+	LatencyFrom string  `json:"latency_from"`
+	Arrivals    string  `json:"arrivals,omitempty"`
+	Burstiness  float64 `json:"burstiness,omitempty"`
 	// GPU is what the GPU sampler read and what the host lacked.
 	GPU *phases.GPUTelSource `json:"gpu,omitempty"`
 	// Deployment is what served the URL (TP, nodes), when the caller knew.
@@ -179,6 +188,15 @@ func (s *Sweep) params() map[string]any {
 	if c.Repeat > 1 {
 		p["repeat"] = c.Repeat
 	}
+	if c.Search != "" {
+		p["search"], p["search_tolerance"] = c.Search, c.SearchTolerance
+	}
+	if c.Rate > 0 || c.Search == phases.SearchRate {
+		p["arrivals"], p["burstiness"] = c.Arrivals, c.Burstiness
+	}
+	if c.LatencyFrom != LatencySent {
+		p["latency_from"] = c.LatencyFrom
+	}
 	if w := c.workloadRecord(); w.Dataset != DatasetRandom || w.RangeRatio > 0 || w.PrefixLen > 0 {
 		p["workload"] = w
 	}
@@ -194,7 +212,13 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 	res := &Result{URL: shownURL(cfg.URL), API: cfg.API, Started: time.Now().UTC().Format(time.RFC3339),
 		InputLen: cfg.InputLen, OutputLen: cfg.OutputLen, Requests: cfg.Requests,
 		DurationS: cfg.Duration.Seconds(), Warmup: cfg.Warmup, Rate: cfg.Rate, Levels: []phases.LevelResult{},
-		Deployment: cfg.Deployment}
+		Deployment: cfg.Deployment, LatencyFrom: cfg.LatencyFrom}
+	if cfg.Rate > 0 || cfg.Search == phases.SearchRate {
+		res.Arrivals, res.Burstiness = cfg.Arrivals, cfg.Burstiness
+		if cfg.Arrivals == ArrivalsConstant {
+			res.Burstiness = 0
+		}
+	}
 	// The server must answer, serve the model asked for, and take one
 	// request with the sweep's settings.
 	var sweepWarns []string
@@ -267,6 +291,16 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 		}
 	}()
 
+	if cfg.Search != "" {
+		err := r.search(ctx, res)
+		res.Continuous = c.continuous.Load()
+		if err != nil {
+			res.Stopped = "cancelled"
+			return res, err
+		}
+		r.sloEnd(ctx, res)
+		return res, nil
+	}
 	type lvl struct {
 		c    int
 		rate float64
@@ -282,28 +316,16 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 	for i, l := range levels {
 		lr, err := r.runRepeated(ctx, l.c, l.rate)
 		if lr != nil {
-			res.Levels = append(res.Levels, *lr)
-			em.Emit(ctx, phases.KindMacroLevel, lr)
-			if lr.ClientBound {
-				em.Emit(ctx, phases.KindMacroClientBound, &phases.ClientBound{Concurrency: lr.Concurrency, Reason: lr.ClientBoundReason})
-			}
+			r.levelDone(ctx, res, lr)
 		}
 		if err != nil {
 			res.Stopped = "cancelled"
 			res.Continuous = c.continuous.Load()
 			return res, err
 		}
-		if res.Plateau == nil && i > 0 && l.rate == 0 {
-			if p := findPlateau(res.Levels); p != nil {
-				explainPlateau(p, res.Levels, readLimits(ctx, cfg))
-				p.Noise = noise(res.Levels, p)
-				res.Plateau = p
-				em.Emit(ctx, phases.KindMacroPlateau, p)
-				if cfg.StopAtPlateau {
-					res.Stopped = "plateau"
-					break
-				}
-			}
+		if i > 0 && l.rate == 0 && r.plateauCheck(ctx, res, cfg.StopAtPlateau) {
+			res.Stopped = "plateau"
+			break
 		}
 		if _, stopping, _ := s.state(); stopping {
 			res.Stopped = "stopped by the operator"
@@ -313,6 +335,38 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 	res.Continuous = c.continuous.Load()
 	r.sloEnd(ctx, res)
 	return res, nil
+}
+
+// levelDone records a finished level and announces it.
+func (r *runner) levelDone(ctx context.Context, res *Result, lr *phases.LevelResult) {
+	res.Levels = append(res.Levels, *lr)
+	r.em.Emit(ctx, phases.KindMacroLevel, lr)
+	if lr.ClientBound {
+		r.em.Emit(ctx, phases.KindMacroClientBound, &phases.ClientBound{Concurrency: lr.Concurrency, Reason: lr.ClientBoundReason})
+	}
+}
+
+// plateauCheck looks for the plateau in the levels so far, once; it
+// reports whether the sweep stops there (stopAt and a plateau found).
+func (r *runner) plateauCheck(ctx context.Context, res *Result, stopAt bool) bool {
+	if res.Plateau != nil {
+		return false
+	}
+	p := findPlateau(res.Levels)
+	if p == nil {
+		return false
+	}
+	explainPlateau(p, res.Levels, readLimits(ctx, r.cfg))
+	p.Noise = noise(res.Levels, p)
+	res.Plateau = p
+	r.em.Emit(ctx, phases.KindMacroPlateau, p)
+	return stopAt
+}
+
+// stopping reports whether the operator asked the sweep to stop.
+func (r *runner) stopping() bool {
+	_, stopping, _ := r.s.state()
+	return stopping
 }
 
 // findPlateau returns the smallest level C whose next level (normally 2C)

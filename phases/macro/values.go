@@ -92,6 +92,9 @@ func (cfg Config) checkValues() error {
 			return fmt.Errorf("--slo: %v", err)
 		}
 	}
+	if err := cfg.checkOpenLoop(); err != nil {
+		return err
+	}
 	if err := CheckRangeRatio(cfg.RangeRatio); err != nil {
 		return fmt.Errorf("--range-ratio %v", err)
 	}

@@ -19,6 +19,8 @@ const (
 	warnServerTokens = "server_tokens"
 	warnBunched      = "bunched"
 	warnFew          = "few_requests"
+	warnBehind       = "fell_behind"
+	warnSaturated    = "over_saturated"
 )
 
 // warning is one estimate or doubt about a level's figures.

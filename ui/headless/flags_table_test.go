@@ -57,6 +57,11 @@ macro:
   dataset_max: 5
   range_ratio: 0.2
   prefix_len: 16
+  search: rate
+  search_tolerance: 0.2
+  arrivals: poisson
+  burstiness: 2
+  latency_from: intended
 micro:
   batch: [1, 8]
   python: python3.11
@@ -221,7 +226,7 @@ func flagRows(dir string) []flagRow {
 		{cmds: "sweep", args: []string{"--no-preflight=false"}, get: func(r resolved) any { return r.sweep.NoPreflight }, want: false},
 		{cmds: "sweep", args: []string{"--timeout", "90s"}, get: func(r resolved) any { return r.sweep.Timeout }, want: 90 * time.Second},
 		{cmds: "sweep", args: []string{"--timeout", "0s"}, wantErr: "--timeout: must be more than 0"},
-		{cmds: "sweep", args: []string{"--slo", ""}, get: func(r resolved) any { return r.sweep.SLO }, want: ""},
+		{cmds: "sweep", args: []string{"--slo", "", "--search", ""}, get: func(r resolved) any { return r.sweep.SLO }, want: ""},
 		{cmds: "sweep", args: []string{"--dataset", "jsonl", jsonl}, get: func(r resolved) any { return [2]string{r.sweep.Dataset, r.sweep.DatasetFile} }, want: [2]string{"jsonl", jsonl}},
 		{cmds: "sweep", args: []string{"--dataset", ""}, get: func(r resolved) any { return r.sweep.Dataset }, want: ""},
 		{cmds: "sweep", args: []string{"--dataset", "jsonl", "--dataset-file", ""}, wantErr: "--dataset-file: dataset jsonl needs a file"},
@@ -238,6 +243,18 @@ func flagRows(dir string) []flagRow {
 		{cmds: "sweep profile run", args: []string{"--loadgen", "host"}, get: func(r resolved) any { return r.camp.Macro.Loadgen }, want: "host"},
 		{cmds: "sweep profile run", args: []string{"--loadgen", ""}, get: func(r resolved) any { return r.camp.Macro.Loadgen }, want: ""},
 		{cmds: "sweep", args: []string{"--api-key", ""}, get: func(r resolved) any { return r.sweep.APIKey }, want: ""},
+		{cmds: "sweep", args: []string{"--search", ""}, get: func(r resolved) any { return r.sweep.Search }, want: ""},
+		{cmds: "sweep", args: []string{"--search", "concurrency"}, get: func(r resolved) any { return r.sweep.Search }, want: "concurrency"},
+		{cmds: "sweep", args: []string{"--search", "latency"}, wantErr: "--search: "},
+		{cmds: "sweep", args: []string{"--search", "rate", "--slo", ""}, wantErr: "--search: a search needs an SLO"},
+		{cmds: "sweep", args: []string{"--search-tolerance", "0.1"}, get: func(r resolved) any { return r.sweep.SearchTolerance }, want: 0.1},
+		{cmds: "sweep", args: []string{"--search-tolerance", "0"}, wantErr: "--search-tolerance: 0: want more than 0"},
+		{cmds: "sweep", args: []string{"--arrivals", "constant", "--burstiness", "1"}, get: func(r resolved) any { return [2]any{r.sweep.Arrivals, r.sweep.Burstiness} }, want: [2]any{"constant", 1.0}},
+		{cmds: "sweep", args: []string{"--arrivals", ""}, wantErr: "--arrivals: "},
+		{cmds: "sweep", args: []string{"--burstiness", "0.5"}, get: func(r resolved) any { return r.sweep.Burstiness }, want: 0.5},
+		{cmds: "sweep", args: []string{"--burstiness", "0"}, wantErr: "--burstiness: 0: want more than 0"},
+		{cmds: "sweep", args: []string{"--latency-from", "sent"}, get: func(r resolved) any { return r.sweep.LatencyFrom }, want: "sent"},
+		{cmds: "sweep", args: []string{"--latency-from", ""}, wantErr: "--latency-from: "},
 		// vllm bench serve's names: each wins as its flag does.
 		{cmds: "sweep", args: []string{"--max-concurrency", "8"}, get: func(r resolved) any { return r.sweep.Concurrency }, want: []int{8}},
 		{cmds: "sweep", args: []string{"--rate", "0", "--max-concurrency", "0"}, wantErr: "--max-concurrency: "},

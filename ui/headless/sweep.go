@@ -55,7 +55,9 @@ func newSweep(stdout, stderr io.Writer) (*Command, *sweepFlags) {
 	c := New("sweep", "profdeck sweep [-c FILE] [--host HOST] [--url URL] [--model NAME] [--api completions|chat]\n"+
 		"       [--concurrency 1,2,4] [--requests N] [--duration D] [--warmup N] [--input-len N] [--output-len N]\n"+
 		"       [--dataset sharegpt|jsonl FILE [--dataset-max N] | --range-ratio R] [--prefix-len N]\n"+
-		"       [--rate R] [--slo ttft=2s,tpot=50ms,e2el=30s] [--repeat N] [--stop-at-plateau] [--no-preflight] [--loadgen here|host]\n"+
+		"       [--rate R [--arrivals poisson|constant] [--burstiness G]] [--latency-from sent|intended]\n"+
+		"       [--slo ttft=2s,tpot=50ms,e2el=30s [--search concurrency|rate [--search-tolerance 0.05]]]\n"+
+		"       [--repeat N] [--stop-at-plateau] [--no-preflight] [--loadgen here|host]\n"+
 		"       [--json FILE|-] [--jsonl FILE] [--metrics-url URL|off] [--percentile-metrics ttft,tpot,itl,e2el] [--metric-percentiles 50,95]\n"+
 		"       vllm bench serve's names work too: --max-concurrency, --num-prompts, --request-rate, --random-input-len,\n"+
 		"       --random-output-len, --random-range-ratio, --dataset-name, --dataset-path, --save-result, --result-filename", stdout, stderr)
@@ -71,6 +73,11 @@ func newSweep(stdout, stderr io.Writer) (*Command, *sweepFlags) {
 	fs.Int("input-len", 0, "prompt length in tokens (default: the campaign's macro.input_len, else 256)")
 	fs.Int("output-len", 0, "output length in tokens, fixed with ignore_eos (default: the campaign's macro.output_len, else 256)")
 	fs.Float64("rate", 0, "open loop: Poisson arrivals at R requests/s instead of a concurrency sweep; 0: a concurrency sweep (default: the campaign's macro.rate)")
+	fs.String("arrivals", "", "open loop: poisson (gaps from a gamma distribution of shape --burstiness; 1 is Poisson) or constant (default: the campaign's macro.arrivals, else poisson)")
+	fs.Float64("burstiness", 0, "open loop: the gamma shape of the gaps, as vllm bench serve's --burstiness: 1 is Poisson, under 1 burstier, over 1 steadier (default: the campaign's macro.burstiness, else 1)")
+	fs.String("latency-from", "", "where TTFT and E2EL start: sent (the actual send) or intended (the intended send: a late client's wait counted, the coordinated-omission correction) (default: the campaign's macro.latency_from, else sent)")
+	fs.String("search", "", "with --slo: find the largest concurrency (closed loop, from the --concurrency ladder) or request rate (open loop, doubling from --rate, else 1 req/s) meeting it; empty: none (default: the campaign's macro.search)")
+	fs.Float64("search-tolerance", 0, "how close the search's bounds come: upper - lower at most this share of lower (default: the campaign's macro.search_tolerance, else 0.05)")
 	fs.Bool("stop-at-plateau", false, "end the sweep at the level where throughput stops growing (default: the campaign's macro.stop_at_plateau)")
 	fs.Bool("no-preflight", false, "skip the request sent with the sweep's settings before the first level (default: the campaign's macro.no_preflight)")
 	fs.DurationVar(&f.timeout, "timeout", macro.DefaultTimeout, "limit for one request")
@@ -111,6 +118,9 @@ var sweepBinds = []campaign.Flag{
 	{Name: "dataset", Key: "macro.dataset"}, {Name: "dataset-file", Key: "macro.dataset_file"},
 	{Name: "dataset-max", Key: "macro.dataset_max"}, {Name: "range-ratio", Key: "macro.range_ratio"},
 	{Name: "prefix-len", Key: "macro.prefix_len"}, {Name: "loadgen", Key: "macro.loadgen"},
+	{Name: "arrivals", Key: "macro.arrivals"}, {Name: "burstiness", Key: "macro.burstiness"},
+	{Name: "latency-from", Key: "macro.latency_from"}, {Name: "search", Key: "macro.search"},
+	{Name: "search-tolerance", Key: "macro.search_tolerance"},
 }
 
 func runSweep(ctx context.Context, c *Command, f *sweepFlags) error {

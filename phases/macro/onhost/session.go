@@ -27,6 +27,7 @@ type session struct {
 	started  bool // the sweep started on the host
 	levels   []phases.LevelResult
 	plateau  *phases.Plateau
+	search   *phases.Search
 	warnings []string
 	errTail  []string
 	parts    strings.Builder // a long result's pieces
@@ -150,6 +151,8 @@ func (se *session) event(ectx context.Context, raw []byte) {
 		se.levels = append(se.levels, d)
 	case phases.Plateau:
 		se.plateau = &d
+	case phases.Search:
+		se.search = &d
 	case phases.MacroWarning:
 		se.warnings = append(se.warnings, d.Text)
 	case phases.MacroPath:
@@ -243,7 +246,7 @@ func (se *session) partial(err error) *macro.Result {
 	c := se.s.cfg
 	res := &macro.Result{URL: remote.MaskURL(c.URL), Model: c.Model, API: c.API, InputLen: c.InputLen, OutputLen: c.OutputLen,
 		Requests: c.Requests, DurationS: c.Duration.Seconds(), Warmup: c.Warmup, Rate: c.Rate,
-		Levels: append([]phases.LevelResult{}, se.levels...), Plateau: se.plateau, Stopped: "host lost",
+		Levels: append([]phases.LevelResult{}, se.levels...), Plateau: se.plateau, Search: se.search, Stopped: "host lost",
 		Path: &phases.MacroPath{Kind: phases.PathHost, Levels: []phases.PathLevel{}}}
 	se.s.stampPath(res.Path)
 	res.Warnings = append(append([]string{}, se.warnings...),

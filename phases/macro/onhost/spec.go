@@ -51,6 +51,12 @@ type Spec struct {
 	RangeRatio     float64           `json:"range_ratio,omitempty"`
 	PrefixLen      int               `json:"prefix_len,omitempty"`
 	Repeat         int               `json:"repeat,omitempty"`
+	// The open loop's schedule, latency origin and the SLO search.
+	Arrivals        string  `json:"arrivals,omitempty"`
+	Burstiness      float64 `json:"burstiness,omitempty"`
+	LatencyFrom     string  `json:"latency_from,omitempty"`
+	Search          string  `json:"search,omitempty"`
+	SearchTolerance float64 `json:"search_tolerance,omitempty"`
 	// MetricsURL is the server's /metrics as the host sees it; empty: none.
 	MetricsURL string `json:"metrics_url,omitempty"`
 	// JSONL asks for one record per finished request.
@@ -69,7 +75,8 @@ func specOf(cfg macro.Config, metricsURL string) Spec {
 		StopAtPlateau: cfg.StopAtPlateau, NoPreflight: cfg.NoPreflight, APIKey: cfg.APIKey, Timeout: cfg.Timeout,
 		ClientBoundLag: cfg.ClientBoundLag, Seed: cfg.Seed, Limits: cfg.Limits, ServerLog: cfg.ServerLog, SLO: cfg.SLO,
 		Dataset: cfg.Dataset, DatasetFile: cfg.DatasetFile, DatasetMax: cfg.DatasetMax, RangeRatio: cfg.RangeRatio,
-		PrefixLen: cfg.PrefixLen, Repeat: cfg.Repeat, Percentiles: cfg.Percentiles, MetricsURL: metricsURL, JSONL: cfg.JSONL != nil, GPU: cfg.GPU != nil}
+		PrefixLen: cfg.PrefixLen, Repeat: cfg.Repeat, Percentiles: cfg.Percentiles, MetricsURL: metricsURL, JSONL: cfg.JSONL != nil, GPU: cfg.GPU != nil,
+		Arrivals: cfg.Arrivals, Burstiness: cfg.Burstiness, LatencyFrom: cfg.LatencyFrom, Search: cfg.Search, SearchTolerance: cfg.SearchTolerance}
 }
 
 // config is the sweep's configuration on the host, without the parts made
@@ -80,5 +87,6 @@ func (s Spec) config() macro.Config {
 		StopAtPlateau: s.StopAtPlateau, NoPreflight: s.NoPreflight, APIKey: s.APIKey, Timeout: s.Timeout,
 		ClientBoundLag: s.ClientBoundLag, Seed: s.Seed, Limits: s.Limits, ServerLog: s.ServerLog, SLO: s.SLO,
 		Dataset: s.Dataset, DatasetFile: s.DatasetFile, DatasetMax: s.DatasetMax, RangeRatio: s.RangeRatio,
-		PrefixLen: s.PrefixLen, Repeat: s.Repeat, Percentiles: s.Percentiles}
+		PrefixLen: s.PrefixLen, Repeat: s.Repeat, Percentiles: s.Percentiles,
+		Arrivals: s.Arrivals, Burstiness: s.Burstiness, LatencyFrom: s.LatencyFrom, Search: s.Search, SearchTolerance: s.SearchTolerance}
 }
