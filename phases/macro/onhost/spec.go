@@ -17,6 +17,8 @@ package onhost
 import (
 	"time"
 
+	"github.com/profdeck/profdeck/phases"
+
 	"github.com/profdeck/profdeck/phases/macro"
 )
 
@@ -57,6 +59,8 @@ type Spec struct {
 	LatencyFrom     string  `json:"latency_from,omitempty"`
 	Search          string  `json:"search,omitempty"`
 	SearchTolerance float64 `json:"search_tolerance,omitempty"`
+	// Deployment is what the sweep measured (TP, PP, DP, nodes).
+	Deployment *phases.Deployment `json:"deployment,omitempty"`
 	// MetricsURL is the server's /metrics as the host sees it; empty: none.
 	MetricsURL string `json:"metrics_url,omitempty"`
 	// JSONL asks for one record per finished request.
@@ -76,7 +80,8 @@ func specOf(cfg macro.Config, metricsURL string) Spec {
 		ClientBoundLag: cfg.ClientBoundLag, Seed: cfg.Seed, Limits: cfg.Limits, ServerLog: cfg.ServerLog, SLO: cfg.SLO,
 		Dataset: cfg.Dataset, DatasetFile: cfg.DatasetFile, DatasetMax: cfg.DatasetMax, RangeRatio: cfg.RangeRatio,
 		PrefixLen: cfg.PrefixLen, Repeat: cfg.Repeat, Percentiles: cfg.Percentiles, MetricsURL: metricsURL, JSONL: cfg.JSONL != nil, GPU: cfg.GPU != nil,
-		Arrivals: cfg.Arrivals, Burstiness: cfg.Burstiness, LatencyFrom: cfg.LatencyFrom, Search: cfg.Search, SearchTolerance: cfg.SearchTolerance}
+		Arrivals: cfg.Arrivals, Burstiness: cfg.Burstiness, LatencyFrom: cfg.LatencyFrom, Search: cfg.Search, SearchTolerance: cfg.SearchTolerance,
+		Deployment: cfg.Deployment}
 }
 
 // config is the sweep's configuration on the host, without the parts made
@@ -88,5 +93,6 @@ func (s Spec) config() macro.Config {
 		ClientBoundLag: s.ClientBoundLag, Seed: s.Seed, Limits: s.Limits, ServerLog: s.ServerLog, SLO: s.SLO,
 		Dataset: s.Dataset, DatasetFile: s.DatasetFile, DatasetMax: s.DatasetMax, RangeRatio: s.RangeRatio,
 		PrefixLen: s.PrefixLen, Repeat: s.Repeat, Percentiles: s.Percentiles,
-		Arrivals: s.Arrivals, Burstiness: s.Burstiness, LatencyFrom: s.LatencyFrom, Search: s.Search, SearchTolerance: s.SearchTolerance}
+		Arrivals: s.Arrivals, Burstiness: s.Burstiness, LatencyFrom: s.LatencyFrom, Search: s.Search, SearchTolerance: s.SearchTolerance,
+		Deployment: s.Deployment}
 }

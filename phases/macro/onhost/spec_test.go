@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/local"
@@ -69,6 +70,11 @@ func setSome(t *testing.T, v reflect.Value, name string) {
 		default:
 			t.Fatalf("Spec.%s: no test value for %v", name, v.Type())
 		}
+	case reflect.Pointer:
+		if v.Type() != reflect.TypeOf(&phases.Deployment{}) {
+			t.Fatalf("Spec.%s: no test value for %v", name, v.Type())
+		}
+		v.Set(reflect.ValueOf(&phases.Deployment{TP: 8, Nodes: 1, GPUs: 8, Source: "x"}))
 	default:
 		t.Fatalf("Spec.%s: no test value for %v", name, v.Kind())
 	}
