@@ -34,13 +34,13 @@ const endGrace = 2 * time.Second
 // either: a few event batches.
 const noStartGrace = 600 * time.Millisecond
 
-// Run is the one state machine of every pane that runs a phase: start,
+// RunControl is the one state machine of every pane that runs a phase: start,
 // cancel, busy GPUs, finished, failed. The phase's engine emits its own
 // start and finish; a run ends for the pane when both the engine has
 // returned (RunEndedMsg, which carries the error and nothing else: results
 // arrive as events) and its PhaseFinished event has been seen, so that the
 // pane has every result of the run when it learns the run ended.
-type Run struct {
+type RunControl struct {
 	Phase string
 	State RunState
 	Err   error            // why the last run failed (RunFailed)
@@ -57,23 +57,23 @@ type Run struct {
 
 // RunEndedMsg says the engine of a pane's run returned.
 type RunEndedMsg struct {
-	run *Run
+	run *RunControl
 	gen int
 	err error
 }
 
 // runGraceMsg ends a run whose PhaseFinished never came.
 type runGraceMsg struct {
-	run *Run
+	run *RunControl
 	gen int
 }
 
 // Active is true while the run has not ended.
-func (r *Run) Active() bool { return r.State == RunRunning || r.State == RunCancelling }
+func (r *RunControl) Active() bool { return r.State == RunRunning || r.State == RunCancelling }
 
 // Start runs fn in a command under a context the pane can cancel, with an
 // emitter into the session. fn is the engine, which brackets its own run.
-func (r *Run) Start(d *Deps, fn func(ctx context.Context, em *phases.Emitter) error) tea.Cmd {
+func (r *RunControl) Start(d *Deps, fn func(ctx context.Context, em *phases.Emitter) error) tea.Cmd {
 	parent := d.Ctx
 	if parent == nil {
 		parent = context.Background()
@@ -91,7 +91,7 @@ func (r *Run) Start(d *Deps, fn func(ctx context.Context, em *phases.Emitter) er
 }
 
 // Cancel cancels an active run; it reports whether there was one to cancel.
-func (r *Run) Cancel() bool {
+func (r *RunControl) Cancel() bool {
 	if r.State != RunRunning {
 		return false
 	}
@@ -102,7 +102,7 @@ func (r *Run) Cancel() bool {
 
 // Event folds one of the phase's events into the run: its start and finish
 // brackets. ended is true when the run has just ended.
-func (r *Run) Event(ev phases.Event) (ended bool) {
+func (r *RunControl) Event(ev phases.Event) (ended bool) {
 	switch d := ev.Data.(type) {
 	case phases.PhaseStarted:
 		switch {
@@ -128,11 +128,11 @@ func (r *Run) Event(ev phases.Event) (ended bool) {
 // Elsewhere is true while a run of the phase that this pane did not start
 // is under way (the campaign run's, say): starting another would run the
 // phase twice at once.
-func (r *Run) Elsewhere() bool { return r.elsewhere > 0 }
+func (r *RunControl) Elsewhere() bool { return r.elsewhere > 0 }
 
 // Update handles the run's own messages; mine is false for any other.
 // ended is true when the run has just ended; cmd waits for a late finish.
-func (r *Run) Update(msg tea.Msg) (cmd tea.Cmd, ended, mine bool) {
+func (r *RunControl) Update(msg tea.Msg) (cmd tea.Cmd, ended, mine bool) {
 	switch msg := msg.(type) {
 	case RunEndedMsg:
 		if msg.run != r {
@@ -166,7 +166,7 @@ func (r *Run) Update(msg tea.Msg) (cmd tea.Cmd, ended, mine bool) {
 }
 
 // settle ends the run once the engine returned and its finish was seen.
-func (r *Run) settle() bool {
+func (r *RunControl) settle() bool {
 	if !r.returned || !r.finished {
 		return false
 	}

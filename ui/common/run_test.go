@@ -21,7 +21,7 @@ func bracket(kind, name string) phases.Event {
 func TestRunEndsAfterEngineAndFinish(t *testing.T) {
 	d := &Deps{}
 	for _, finishFirst := range []bool{true, false} {
-		r := &Run{Phase: phases.Micro}
+		r := &RunControl{Phase: phases.Micro}
 		end := r.Start(d, func(context.Context, *phases.Emitter) error { return nil })()
 		if r.Event(bracket(phases.KindSessionPhaseStarted, phases.Micro)) || !r.Active() {
 			t.Fatal("the start ended the run")
@@ -49,7 +49,7 @@ func TestRunEndsAfterEngineAndFinish(t *testing.T) {
 
 func TestRunOutcomes(t *testing.T) {
 	d := &Deps{}
-	other := &Run{Phase: phases.NCCL}
+	other := &RunControl{Phase: phases.NCCL}
 	for _, c := range []struct {
 		err    error
 		cancel bool
@@ -60,7 +60,7 @@ func TestRunOutcomes(t *testing.T) {
 		{context.Canceled, true, RunCancelled},
 		{errors.New("script killed"), true, RunCancelled},
 	} {
-		r := &Run{Phase: phases.Micro}
+		r := &RunControl{Phase: phases.Micro}
 		end := r.Start(d, func(context.Context, *phases.Emitter) error { return c.err })()
 		if _, _, mine := other.Update(end); mine {
 			t.Fatal("another run took the end")
@@ -85,7 +85,7 @@ func TestRunOutcomes(t *testing.T) {
 // A run of the phase that the pane did not start (the campaign run's) is
 // seen from its events; it neither ends the pane's run nor goes unnoticed.
 func TestRunElsewhere(t *testing.T) {
-	r := &Run{Phase: phases.Macro}
+	r := &RunControl{Phase: phases.Macro}
 	r.Event(bracket(phases.KindSessionPhaseStarted, phases.Macro))
 	if !r.Elsewhere() || r.Active() {
 		t.Fatalf("elsewhere %v active %v", r.Elsewhere(), r.Active())

@@ -26,7 +26,7 @@ type ServerStoppedMsg struct {
 // Runner runs one GPU phase for a pane: the shared run state machine, plus
 // the server stop that frees busy GPUs, and the last run's label.
 type Runner struct {
-	common.Run
+	common.RunControl
 	Name string // "micro", "nccl": the prefix of status messages
 	D    *common.Deps
 
@@ -38,11 +38,11 @@ type Runner struct {
 // NewRunner builds the runner of phase for a pane; name prefixes its
 // status messages.
 func NewRunner(d *common.Deps, phase, name string) Runner {
-	return Runner{Run: common.Run{Phase: phase}, Name: name, D: d}
+	return Runner{RunControl: common.RunControl{Phase: phase}, Name: name, D: d}
 }
 
 // Active is true while the script (or the server stop before it) runs.
-func (r *Runner) Active() bool { return r.Run.Active() || r.Stopping }
+func (r *Runner) Active() bool { return r.RunControl.Active() || r.Stopping }
 
 // Begin checks that a run can start: nothing runs, the campaign, session
 // and host are there and the campaign names a model. It returns the model
@@ -126,7 +126,7 @@ func (r *Runner) Update(msg tea.Msg, start func(force bool) tea.Cmd) (cmd tea.Cm
 		}
 		return r.serverStopped(sm, start), true
 	}
-	cmd, ended, mine := r.Run.Update(msg)
+	cmd, ended, mine := r.RunControl.Update(msg)
 	if ended {
 		return r.ended(), true
 	}

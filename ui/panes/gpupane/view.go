@@ -44,7 +44,7 @@ func (r *Runner) StatusLines(s Status, w int) []string {
 	switch {
 	case r.Stopping:
 		return line(st.Warn, "stopping the server to free the GPUs…")
-	case r.Run.Active():
+	case r.RunControl.Active():
 		p := s.Progress
 		verb := "running"
 		if r.State == common.RunCancelling {

@@ -23,7 +23,7 @@ type Model struct {
 	keys keyMap
 	w, h int
 
-	r common.Run // the capture
+	r common.RunControl // the capture
 	// What the other phases said that a capture needs: the sweep's plateau
 	// and median TPOT per concurrency, and the last load's time to ready.
 	sweep struct {
@@ -52,7 +52,7 @@ type stepView struct {
 
 // New builds the pane.
 func New(d *common.Deps) *Model {
-	m := &Model{d: d, keys: newKeyMap(d.Keys), r: common.Run{Phase: phases.Profile}}
+	m := &Model{d: d, keys: newKeyMap(d.Keys), r: common.RunControl{Phase: phases.Profile}}
 	m.sweep.tpot = map[int]float64{}
 	var id phases.RunIdentity
 	if d.Campaign != nil {
