@@ -60,16 +60,16 @@ func press(l *List, k string) bool {
 func TestListFromTheTop(t *testing.T) {
 	var l List
 	l.SetSize(10, 4)
-	if f, e := l.Window(); f != 0 || e != 4 {
+	if f, e := l.Visible(); f != 0 || e != 4 {
 		t.Fatalf("window %d–%d", f, e)
 	}
 	press(&l, "j")
 	press(&l, "ctrl+d")
-	if f, _ := l.Window(); f != 3 {
+	if f, _ := l.Visible(); f != 3 {
 		t.Errorf("j then ctrl+d: first %d, want 3", f)
 	}
 	press(&l, "G")
-	if f, e := l.Window(); f != 6 || e != 10 {
+	if f, e := l.Visible(); f != 6 || e != 10 {
 		t.Errorf("G: %d–%d", f, e)
 	}
 	press(&l, "g")
@@ -88,15 +88,15 @@ func TestListFromTheTop(t *testing.T) {
 func TestListFromTheEndFollowsTheNewest(t *testing.T) {
 	l := List{FromEnd: true}
 	l.SetSize(10, 4)
-	if f, e := l.Window(); f != 6 || e != 10 {
+	if f, e := l.Visible(); f != 6 || e != 10 {
 		t.Fatalf("window %d–%d", f, e)
 	}
 	press(&l, "k")
-	if f, e := l.Window(); f != 5 || e != 9 {
+	if f, e := l.Visible(); f != 5 || e != 9 {
 		t.Errorf("k: %d–%d", f, e)
 	}
 	press(&l, "g")
-	if f, e := l.Window(); f != 0 || e != 4 {
+	if f, e := l.Visible(); f != 0 || e != 4 {
 		t.Errorf("g: %d–%d", f, e)
 	}
 	press(&l, "G")

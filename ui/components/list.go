@@ -46,8 +46,8 @@ func (l *List) Key(k *common.KeyMap, msg tea.KeyPressMsg) bool {
 	return true
 }
 
-// Window is the rows that show now: [first, end).
-func (l *List) Window() (first, end int) {
+// Visible is the rows that show now: [first, end).
+func (l *List) Visible() (first, end int) {
 	if l.FromEnd {
 		end = l.n - l.Offset
 		return max(0, end-l.rows), end

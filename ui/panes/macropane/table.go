@@ -39,7 +39,7 @@ func (m *Model) table(rows int) []string {
 		return append(out, s.Subtle.Render(components.Fit("      finished levels appear here", m.w)))
 	}
 	m.levelList.SetSize(len(m.levels), body)
-	first, _ := m.levelList.Window()
+	first, _ := m.levelList.Visible()
 	bound := map[int]bool{}
 	for _, a := range m.audits {
 		bound[a.Concurrency] = true

@@ -95,7 +95,7 @@ func (m *Model) table(w, rows int) []string {
 	wide := w >= 86
 	all, sum := m.shown, m.sum
 	m.rows.SetSize(len(all), rows) // the status lines above may have grown
-	from, end := m.rows.Window()
+	from, end := m.rows.Visible()
 	// When the rows do not all fit, the first column says which show.
 	first := "GEMM"
 	if m.rows.Clipped() {

@@ -25,7 +25,7 @@ func (m *Model) draw() string {
 	}
 	body := m.lines
 	m.body.SetSize(len(body), max(0, h-len(out)))
-	first, end := m.body.Window()
+	first, end := m.body.Visible()
 	if first < end {
 		out = append(out, body[first:end]...)
 		if more := len(body) - end; more > 0 {

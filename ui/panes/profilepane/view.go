@@ -197,7 +197,7 @@ func (m *Model) summaryLines(w, h int) []string {
 	}
 	out = append(out, s.TableHeader.Render(components.Truncate(fmt.Sprintf("%9s %6s %9s %8s %-5s  %s", "self", "%GPU", "µs/step", "calls", "cat", "kernel (top "+fmt.Sprint(len(sum.Top))+")"), w)))
 	m.kernels.SetSize(len(sum.Top), rows)
-	first, end := m.kernels.Window()
+	first, end := m.kernels.Visible()
 	for _, k := range sum.Top[first:end] {
 		per := "-"
 		if sum.DecodeSteps > 0 {
