@@ -10,7 +10,8 @@ type RunSettings struct {
 // Sim is the simulated deployment's behaviour (host: sim), so that runs on
 // it are scriptable.
 type Sim struct {
-	// LoadTime is how long a whole simulated load takes (default 60s).
+	// LoadTime is how long a whole simulated load takes (default 20s for
+	// the campaign run and the cockpit, QuickSim; 60s for `profdeck load`).
 	LoadTime Duration `yaml:"load_time"`
 	// StallAtGiB stalls every load at this many GiB per GPU.
 	StallAtGiB float64 `yaml:"stall_at_gib"`

@@ -117,6 +117,7 @@ func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c, err := campaign.LoadFile(*path)
 	if err == nil {
 		if err = c.ApplyFlags(fs, campaign.Flag{Name: "loadgen", Key: "macro.loadgen"}); err == nil {
+			c.QuickSim(true)
 			err = c.Check()
 		}
 	}

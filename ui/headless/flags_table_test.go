@@ -343,6 +343,8 @@ func flagRows(dir string) []flagRow {
 		{cmds: "run", args: []string{"--skip-doctor=false"}, get: func(r resolved) any { return r.run.SkipDoctor }, want: false},
 		{cmds: "run", args: []string{"--keep"}, get: func(r resolved) any { return r.run.Keep }, want: true},
 		{cmds: "run", args: []string{"--keep=false"}, get: func(r resolved) any { return r.run.Keep }, want: false},
+		// the long commands
+		{cmds: "sweep run micro nccl profile", args: []string{"--progress-every", "2s"}, get: func(r resolved) any { return r.cmd.progressEvery }, want: 2 * time.Second},
 	}
 }
 

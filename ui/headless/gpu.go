@@ -47,6 +47,7 @@ func newGPUCommand(name, usage string, stdout, stderr io.Writer) (*Command, *gpu
 	fs.BoolVar(&g.force, "force", false, "run even when nvidia-smi shows the GPUs busy")
 	fs.BoolVar(&g.noEmbed, "no-embed-allreduce", false, "the server does no all-reduce for the input embedding")
 	fs.BoolVar(&g.dryRun, "dry-run", false, "print the decode-step plan as JSON and exit (no GPU needed)")
+	c.flagProgress()
 	return c, g
 }
 
@@ -167,9 +168,12 @@ func runGPU(ctx context.Context, c *Command, p gpuPhase) error {
 		onRaw = func(s string) { fmt.Fprintln(w, s) }
 	}
 	ch := make(chan phases.Event, 64)
+	observe, stopProgress := c.startProgress(ctx)
+	defer stopProgress()
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for ev := range ch {
+			observe(ev)
 			p.Result.Add(ev)
 			switch d := ev.Data.(type) {
 			case phases.Progress:

@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
@@ -105,6 +107,11 @@ type Command struct {
 
 	usage string
 	jsonl *os.File
+	// jsonlW is jsonl behind a lock: the engine's lines and the progress
+	// events are written whole, never interleaved.
+	jsonlW *lockedWriter
+	// progressEvery is --progress-every (0: the default).
+	progressEvery time.Duration
 }
 
 // New is the command name with the shared flags; usage is its first help
@@ -221,6 +228,10 @@ func (c *Command) campaignUnchecked(binds ...campaign.Flag) (camp *campaign.Camp
 	binds = append(binds, campaign.Flag{Name: "host", Key: "host"})
 	if err := camp.ApplyFlags(c.Flags, binds...); err != nil {
 		return nil, false, &BadInputError{Err: err}
+	}
+	if quick := camp.QuickSim(c.Name == "run"); len(quick) > 0 {
+		fmt.Fprintf(c.Stderr, "profdeck %s: host sim: quick settings where the campaign and the flags leave the default: %s\n",
+			c.Name, strings.Join(quick, ", "))
 	}
 	return camp, path != "", nil
 }

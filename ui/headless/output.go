@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/remote/localfs"
@@ -34,6 +35,7 @@ func (c *Command) checkOutputs() error {
 			return BadInput("--jsonl %s: %v", c.JSONLPath, unwrapPath(err))
 		}
 		c.jsonl = f
+		c.jsonlW = &lockedWriter{w: f}
 	}
 	return nil
 }
@@ -79,12 +81,25 @@ func unwrapPath(err error) error {
 // JSONL is where the JSON lines go (nil without --jsonl).
 func (c *Command) JSONL() io.Writer {
 	switch {
+	case c.jsonlW != nil:
+		return c.jsonlW
 	case c.JSONLPath == "-":
-		return c.Stdout
-	case c.jsonl != nil:
-		return c.jsonl
+		c.jsonlW = &lockedWriter{w: c.Stdout}
+		return c.jsonlW
 	}
 	return nil
+}
+
+// lockedWriter writes each line whole while several goroutines write.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
 
 // WriteLine appends v to the JSON lines as one line (nothing without
@@ -167,6 +182,6 @@ func (c *Command) writeAside(b []byte) (string, error) {
 func (c *Command) Close() {
 	if c.jsonl != nil {
 		c.jsonl.Close()
-		c.jsonl = nil
+		c.jsonl, c.jsonlW = nil, nil
 	}
 }

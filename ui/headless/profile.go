@@ -60,6 +60,7 @@ func newProfile(stdout, stderr io.Writer) (*Command, *profileFlags) {
 	fs.IntVar(&f.top, "top", profile.TopN, "how many kernels to list")
 	fs.BoolVar(&f.steady, "steady", false, "also a window of the sweep's own requests at each level, beside the decode-only one (profdeck run takes both)")
 	fs.String("loadgen", "", "where the windows' load is sent from: here, or host (the GPU host; default: the campaign's macro.loadgen)")
+	c.flagProgress()
 	return c, f
 }
 
@@ -128,8 +129,10 @@ func capture(ctx context.Context, c *Command, camp *campaign.Campaign, cfg profi
 		cfg.URL = "http://" + d.Options().ServerAddr
 	}
 	events := make(chan phases.Event, 64)
+	observe, stopProgress := c.startProgress(ctx)
+	defer stopProgress()
 	var wg sync.WaitGroup
-	wg.Go(func() { printSteps(c, events) })
+	wg.Go(func() { printSteps(c, events, observe) })
 	levels, err := profile.CaptureLevels(ctx, cfg, &phases.Emitter{Out: events})
 	close(events)
 	wg.Wait()
@@ -151,9 +154,10 @@ func capture(ctx context.Context, c *Command, camp *campaign.Campaign, cfg profi
 
 // printSteps writes the capture's steps to stderr as they come (and every
 // step event to --jsonl).
-func printSteps(c *Command, events <-chan phases.Event) {
+func printSteps(c *Command, events <-chan phases.Event, observe func(phases.Event)) {
 	last := ""
 	for ev := range events {
+		observe(ev)
 		c.WriteLine(ev)
 		st, ok := ev.Data.(phases.ProfileStep)
 		if !ok {

@@ -50,7 +50,10 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer hosts.CloseAll(nodes)
 	o.Nodes = nodes
+	observe, stopProgress := cmd.startProgress(ctx)
+	o.Log, o.Progress = cmd.Stderr, observe
 	res, events, err := Campaign(ctx, c, nodes[0], o)
+	stopProgress()
 	if err != nil {
 		return cmd.Exit(ctx, err)
 	}
@@ -89,6 +92,7 @@ func newRun(stdout, stderr io.Writer) (*Command, *runFlags) {
 	cmd.Flags.BoolVar(&f.keep, "keep", false, "keep steps done earlier with other parameters (default: do them again, saying what changed)")
 	cmd.Flags.BoolVar(&f.skipDoctor, "skip-doctor", false, "do not run the doctor's checks first (a failing check stops the run before the load)")
 	cmd.Flags.String("loadgen", "", "where the sweep's load generator runs: here, or host (the GPU host; default: the campaign's macro.loadgen)")
+	cmd.flagProgress()
 	return cmd, f
 }
 
@@ -141,6 +145,8 @@ type Options struct {
 	SkipDoctor bool
 	// Keep keeps steps done earlier with other parameters.
 	Keep bool
+	// Progress, when set, is given every event (where the run stands).
+	Progress func(phases.Event)
 }
 
 // Campaign runs the campaign on host with its own session on the campaign's
@@ -181,7 +187,7 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
-		follow(sctx, sess, op.Saver, o.Log, o.JSONL)
+		follow(sctx, sess, op.Saver, o.Log, o.JSONL, o.Progress)
 	}()
 	res, runErr := campaignrun.Run(ctx, cfg, &phases.Emitter{Out: sess.Sink()})
 	sess.Flush()

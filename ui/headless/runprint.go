@@ -20,7 +20,7 @@ import (
 
 // follow prints the run's progress as the session delivers it, rewrites the
 // notebook after every step, and copies every event to jsonl.
-func follow(ctx context.Context, sess *report.Session, saver *report.Autosave, log io.Writer, jsonl io.Writer) {
+func follow(ctx context.Context, sess *report.Session, saver *report.Autosave, log io.Writer, jsonl io.Writer, observe func(phases.Event)) {
 	if log == nil {
 		log = io.Discard
 	}
@@ -34,6 +34,9 @@ func follow(ctx context.Context, sess *report.Session, saver *report.Autosave, l
 		case <-ctx.Done():
 			return
 		case ev := <-sess.Updates():
+			if observe != nil {
+				observe(ev)
+			}
 			if enc != nil {
 				_ = enc.Encode(ev)
 			}

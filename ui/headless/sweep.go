@@ -103,6 +103,7 @@ func newSweep(stdout, stderr io.Writer) (*Command, *sweepFlags) {
 		return nil
 	})
 	campaign.DefineAliases(fs, sweepBinds...)
+	c.flagProgress()
 	return c, f
 }
 
@@ -206,8 +207,10 @@ func (f *sweepFlags) plan(c *Command) (macro.Config, *campaign.Campaign, error) 
 // sweep runs sw, printing progress, and writes the result document.
 func sweep(ctx context.Context, c *Command, sw macro.Engine, h remote.Host) error {
 	events := make(chan phases.Event, 64)
+	observe, stopProgress := c.startProgress(ctx)
+	defer stopProgress()
 	var wg sync.WaitGroup
-	wg.Go(func() { printProgress(c.Stderr, events) })
+	wg.Go(func() { printProgress(c.Stderr, events, observe) })
 	sc := sw.Config()
 	via := "via " + h.Name()
 	if _, ok := sw.(*onhost.Sweep); ok {
@@ -277,10 +280,11 @@ func perLevel(c macro.Config) string {
 // printProgress writes one line per finished level, its warnings, an
 // example of each distinct error the first time it comes, and the plateau
 // and client-bound warnings, as they come.
-func printProgress(w io.Writer, events <-chan phases.Event) {
+func printProgress(w io.Writer, events <-chan phases.Event, observe func(phases.Event)) {
 	seen := map[string]bool{}
 	gpuSaid := 0 // the GPU sampler's notes printed so far
 	for ev := range events {
+		observe(ev)
 		switch d := ev.Data.(type) {
 		case phases.MacroWarning:
 			fmt.Fprintln(w, "warning:", d.Text)

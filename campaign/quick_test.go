@@ -1,0 +1,50 @@
+package campaign
+
+import (
+	"flag"
+	"slices"
+	"testing"
+)
+
+// TestQuickSimSetsOnlyWhatIsLeftAtItsDefault: on host sim the sweep's
+// requests, output length and warm-up left at their defaults become the
+// quick ones, and the load time too when asked; a key the file or a flag
+// sets, and another host, keep theirs.
+func TestQuickSimSetsOnlyWhatIsLeftAtItsDefault(t *testing.T) {
+	c, err := Parse(Example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.QuickSim(true)
+	want := []string{"macro.requests 16", "macro.output_len 64", "macro.warmup 2", "sim.load_time 20s"}
+	if !slices.Equal(got, want) || c.Macro.Requests != SimRequests || c.Macro.OutputLen != SimOutputLen || c.Sim.LoadTime.Duration != SimLoadTime {
+		t.Fatalf("example on sim: %q, %+v", got, c.Macro)
+	}
+	if err := c.Check(); err != nil {
+		t.Fatalf("the quick campaign does not check: %v", err)
+	}
+
+	c, err = Parse([]byte("host: sim\nmacro:\n  requests: 64\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.Int("output-len", 0, "")
+	if err := fs.Parse([]string{"--output-len", "256"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ApplyFlags(fs, Flag{Name: "output-len", Key: "macro.output_len"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.QuickSim(false); !slices.Equal(got, []string{"macro.warmup 2"}) || c.Macro.Requests != 64 || c.Macro.OutputLen != 256 || c.Sim.LoadTime.Duration != 0 {
+		t.Fatalf("set keys: %q, %+v, load %v", got, c.Macro, c.Sim.LoadTime)
+	}
+
+	c, err = Parse([]byte("host: gpu1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.QuickSim(true); got != nil || c.Macro.Requests != 64 {
+		t.Fatalf("another host: %q, requests %d", got, c.Macro.Requests)
+	}
+}
