@@ -175,6 +175,12 @@ type LevelResult struct {
 	// and the level's figures depend on how long it ran.
 	OverSaturated bool   `json:"over_saturated,omitempty"`
 	Saturation    string `json:"saturation,omitempty"`
+	// Steered says what the operator changed by hand while the level ran
+	// (its concurrency live, a pause), e.g. "concurrency 2 → 4 at 3.1 s":
+	// the level measured something other than its plan, so the budget
+	// does not take it over a level that ran as planned, and the table,
+	// the notebook and compare mark it.
+	Steered []string `json:"steered,omitempty"`
 	// Warnings are the level's estimates and doubts, said aloud.
 	Warnings []string `json:"warnings,omitempty"`
 	// FailureExamples holds one example per distinct error (a bounded few).
@@ -257,6 +263,9 @@ type Plateau struct {
 	Noise string `json:"noise,omitempty"`
 	// SLO names the largest concurrency that met the sweep's SLO.
 	SLO string `json:"slo,omitempty"`
+	// Steered lists the levels the operator changed by hand (their
+	// concurrency as reported) among those the plateau was found from.
+	Steered []int `json:"steered,omitempty"`
 }
 
 // LevelStarted announces a level.

@@ -133,12 +133,16 @@ func collectBudgetInputs(events []phases.Event) budgetInputs {
 	for _, ev := range events {
 		switch d := ev.Data.(type) {
 		case phases.LevelResult:
-			if d.Rate == 0 { // closed-loop levels only: C is the batch
+			// Closed-loop levels only: C is the batch. A level steered by
+			// hand never replaces one that ran as planned.
+			if prev, ok := in.levels[d.Concurrency]; d.Rate == 0 && (len(d.Steered) == 0 || !ok || len(prev.Steered) > 0) {
 				in.levels[d.Concurrency] = d
 			}
 		case phases.Plateau:
-			p := d
-			in.plateau = &p
+			// Nor does a plateau found among steered levels.
+			if p := d; len(p.Steered) == 0 || in.plateau == nil || len(in.plateau.Steered) > 0 {
+				in.plateau = &p
+			}
 		case phases.NCCLBurst:
 			in.bursts[d.M] = d
 		case phases.GEMMStep:
@@ -241,6 +245,9 @@ func (in budgetInputs) split(name string, c int) BudgetSplit {
 	case ok && lv.MedianTPOTms > 0 && lv.Few():
 		b.Missing = append(b.Missing, fmt.Sprintf("TPOT at C=%d: the level completed only %d request(s), fewer than %d, too few to quote (run the sweep with more requests or a longer duration)",
 			c, lv.Completed, phases.MinRequests))
+	case ok && lv.MedianTPOTms > 0 && len(lv.Steered) > 0:
+		b.Missing = append(b.Missing, fmt.Sprintf("TPOT at C=%d: the level was steered by hand (%s), so it measured something other than C=%d (run the sweep again without steering)",
+			c, strings.Join(lv.Steered, "; "), c))
 	case ok && lv.MedianTPOTms > 0:
 		b.TPOTms, b.HasTPOT = lv.MedianTPOTms, true
 		b.Sources = append(b.Sources, fmt.Sprintf("TPOT: median of macro level C=%d (%d requests)", c, lv.Completed))

@@ -134,8 +134,8 @@ func prefillPerToken(st phases.ProfileSummary, dw decodeWindow, c int, promptLen
 // wholeSplit splits the TPOT of level c; nil without the level's TPOT.
 func (in budgetInputs) wholeSplit(c int, b BudgetSplit) *TPOTSplit {
 	lv, ok := in.levels[c]
-	if !ok || lv.MeanTPOTms <= 0 || lv.Few() {
-		return nil // too few requests: split says why
+	if !ok || lv.MeanTPOTms <= 0 || lv.Few() || len(lv.Steered) > 0 {
+		return nil // too few requests, or steered: split says why
 	}
 	s := &TPOTSplit{Concurrency: c, TPOTms: lv.MeanTPOTms, MedianTPOTms: lv.MedianTPOTms}
 	promptLen := 0.0

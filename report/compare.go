@@ -433,8 +433,11 @@ type LevelDelta struct {
 	Rate        float64 `json:"request_rate,omitempty"`
 	// Run numbers a level its sweep ran more than once (2 the second run;
 	// 0 for the first), paired with the same run in the other sweep.
-	Run     int     `json:"run,omitempty"`
-	OnlyIn  string  `json:"only_in,omitempty"`
+	Run    int    `json:"run,omitempty"`
+	OnlyIn string `json:"only_in,omitempty"`
+	// Steered names the sides ("A", "B", "A and B") where the level was
+	// changed by hand while it ran: its figures are not of its plan.
+	Steered string  `json:"steered,omitempty"`
 	Metrics []Delta `json:"metrics,omitempty"`
 }
 
@@ -493,6 +496,7 @@ func Compare(a, b Sweep) Comparison {
 		}
 		la, okA := am[k]
 		lb, okB := bm[k]
+		ld.Steered = steeredSides(okA && len(la.Steered) > 0, okB && len(lb.Steered) > 0)
 		switch {
 		case !okA:
 			ld.OnlyIn = "B"
@@ -548,16 +552,22 @@ func WriteComparison(w io.Writer, a, b Sweep) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "level\tmetric\tA\t\tB\tunit\tchange\t")
+	steered := 0
 	for _, ld := range c.Levels {
 		k := levelKey{c: ld.Concurrency, rate: ld.Rate, run: max(ld.Run-1, 0)}
+		name := k.String()
+		if ld.Steered != "" {
+			name += " (steered in " + ld.Steered + ")"
+			steered++
+		}
 		if ld.OnlyIn != "" {
-			fmt.Fprintf(tw, "%s\t(only in %s)\t\t\t\t\t\t\n", k, ld.OnlyIn)
+			fmt.Fprintf(tw, "%s\t(only in %s)\t\t\t\t\t\t\n", name, ld.OnlyIn)
 			continue
 		}
 		for i, d := range ld.Metrics {
 			lvl := ""
 			if i == 0 {
-				lvl = k.String()
+				lvl = name
 			}
 			ch := "n/a"
 			if d.ChangePct != nil {
@@ -576,6 +586,9 @@ func WriteComparison(w io.Writer, a, b Sweep) {
 		fmt.Fprintf(w, "plateau throughput change: %+.1f%%\n", *c.PlateauChangePct)
 	}
 	fmt.Fprintln(w, "change = (B − A) / A; for times lower is better, for tok/s, req/s and spec accept higher is better.")
+	if steered > 0 {
+		fmt.Fprintf(w, "steered: %d level(s) had their concurrency changed or were paused by hand while they ran; their change is not the change of the level as planned.\n", steered)
+	}
 }
 
 func levelMap(ls []phases.LevelResult) map[levelKey]phases.LevelResult {
@@ -610,4 +623,17 @@ func fmtVal(v float64, prec int) string {
 		return "—"
 	}
 	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+// steeredSides names the sides whose level was steered by hand.
+func steeredSides(a, b bool) string {
+	switch {
+	case a && b:
+		return "A and B"
+	case a:
+		return "A"
+	case b:
+		return "B"
+	}
+	return ""
 }

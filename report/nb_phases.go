@@ -324,6 +324,9 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 		if l.Few() {
 			mark = strings.TrimSpace(fmt.Sprintf("%s few requests (%d < %d)", mark, l.Completed, phases.MinRequests))
 		}
+		if len(l.Steered) > 0 {
+			mark = strings.TrimSpace(mark + " steered by hand: " + mdCell(strings.Join(l.Steered, "; ")))
+		}
 		kv := "—"
 		if l.Server != nil && l.Server.Available {
 			kv = fmt.Sprintf("%.0f%%", 100*l.Server.MaxKVCacheUsage)
@@ -373,6 +376,9 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 	n.ln("")
 	if plateau != nil {
 		n.p("**Plateau:** %.0f tok/s from C=%d (doubling concurrency adds less than 10%% output throughput).\n\n", plateau.OutputThroughput, plateau.Concurrency)
+		if len(plateau.Steered) > 0 {
+			n.p("The plateau was found among levels steered by hand (C=%s): the decode-time budget keeps the plateau of a sweep that ran as planned when there is one.\n\n", joinInts(plateau.Steered, ", C="))
+		}
 		if v := Verdict(*plateau, slo, n.bud); v != "" {
 			n.p("**Why:** %s\n\n", v)
 		}
@@ -420,4 +426,13 @@ func failureLine(clock string, d phases.LoadFailure) string {
 		s += "  " + noTicks(l) + "\n"
 	}
 	return s + "  ```\n"
+}
+
+// joinInts writes xs joined by sep.
+func joinInts(xs []int, sep string) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, sep)
 }

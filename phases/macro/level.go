@@ -49,11 +49,13 @@ type level struct {
 	sendingOver                  bool
 	inflightArea                 float64 // ∫ in-flight dt over the measured window
 	lastChange                   time.Time
-	pausedSince                  time.Time
-	pausedTotal                  time.Duration
-	lastTarget                   int
-	nextArrival                  time.Time
-	cancelled                    error
+	// steered says what the operator changed while the level ran.
+	steered     []string
+	pausedSince time.Time
+	pausedTotal time.Duration
+	lastTarget  int
+	nextArrival time.Time
+	cancelled   error
 
 	// The throughput window of a closed-loop level: from the first
 	// measured send until the in-flight count first drops below the
@@ -221,6 +223,7 @@ func (l *level) followControls(now time.Time, paused bool, target int) {
 	}
 	if target != l.lastTarget && l.rate == 0 {
 		l.notes = append(l.notes, fmt.Sprintf("concurrency changed live from %d to %d at %.1fs", l.lastTarget, target, now.Sub(l.start).Seconds()))
+		l.steered = append(l.steered, fmt.Sprintf("concurrency %d → %d at %.1f s", l.lastTarget, target, now.Sub(l.start).Seconds()))
 		l.lastTarget = target
 		l.steady = false
 	}
@@ -346,7 +349,9 @@ func (l *level) result(ctx context.Context) *phases.LevelResult {
 	}
 	if l.pausedTotal > 0 {
 		l.notes = append(l.notes, fmt.Sprintf("paused for %.1fs during the level; throughput includes the pause", l.pausedTotal.Seconds()))
+		l.steered = append(l.steered, fmt.Sprintf("paused %.1f s", l.pausedTotal.Seconds()))
 	}
+	lr.Steered = l.steered
 	if _, stopping, _ := l.r.s.state(); stopping {
 		l.notes = append(l.notes, "stopped early by the operator")
 	}

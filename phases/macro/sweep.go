@@ -358,6 +358,7 @@ func (r *runner) plateauCheck(ctx context.Context, res *Result, stopAt bool) boo
 	}
 	explainPlateau(p, res.Levels, readLimits(ctx, r.cfg))
 	p.Noise = noise(res.Levels, p)
+	p.Steered = steeredLevels(res.Levels)
 	res.Plateau = p
 	r.em.Emit(ctx, phases.KindMacroPlateau, p)
 	return stopAt
@@ -397,4 +398,15 @@ func isConnectError(err error) bool {
 func isAuthError(err error) bool {
 	var se *statusError
 	return errors.As(err, &se) && (se.code == 401 || se.code == 403)
+}
+
+// steeredLevels are the concurrencies of the levels changed by hand.
+func steeredLevels(ls []phases.LevelResult) []int {
+	var out []int
+	for _, l := range ls {
+		if len(l.Steered) > 0 {
+			out = append(out, l.Concurrency)
+		}
+	}
+	return out
 }

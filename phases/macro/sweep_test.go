@@ -168,6 +168,10 @@ func TestSteering(t *testing.T) {
 	if notes := strings.Join(lv.Notes, "; "); !strings.Contains(notes, "from 2 to 6") || !strings.Contains(notes, "paused") {
 		t.Errorf("notes %q", notes)
 	}
+	// The level says it was steered, what changed, in its own field.
+	if st := strings.Join(lv.Steered, "; "); len(lv.Steered) != 2 || !strings.HasPrefix(st, "concurrency 2 → 6 at ") || !strings.Contains(st, "; paused ") {
+		t.Errorf("steered %q", lv.Steered)
+	}
 }
 
 // TestCancelKeepsLevels: cancelling the context cuts in-flight requests

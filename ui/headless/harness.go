@@ -112,6 +112,9 @@ type Command struct {
 	jsonlW *lockedWriter
 	// progressEvery is --progress-every (0: the default).
 	progressEvery time.Duration
+	// quick is what the simulated host's quick settings set
+	// (campaign.QuickSim), said once the host is open.
+	quick []string
 }
 
 // New is the command name with the shared flags; usage is its first help
@@ -229,10 +232,7 @@ func (c *Command) campaignUnchecked(binds ...campaign.Flag) (camp *campaign.Camp
 	if err := camp.ApplyFlags(c.Flags, binds...); err != nil {
 		return nil, false, &BadInputError{Err: err}
 	}
-	if quick := camp.QuickSim(c.Name == "run"); len(quick) > 0 {
-		fmt.Fprintf(c.Stderr, "profdeck %s: host sim: quick settings where the campaign and the flags leave the default: %s\n",
-			c.Name, strings.Join(quick, ", "))
-	}
+	c.quick = camp.QuickSim(c.Name == "run")
 	return camp, path != "", nil
 }
 
@@ -251,6 +251,7 @@ func (c *Command) OpenHost(ctx context.Context, camp *campaign.Campaign, opt fun
 	}
 	if remote.IsSimulated(h) {
 		fmt.Fprintf(c.Stderr, "profdeck %s: SIMULATED host: what it reports is modelled, not measured\n", c.Name)
+		c.sayQuick()
 	}
 	return h, nil
 }
@@ -276,6 +277,7 @@ func (c *Command) OpenNodes(ctx context.Context, camp *campaign.Campaign, opt fu
 	}
 	if remote.IsSimulated(hs[0]) {
 		fmt.Fprintf(c.Stderr, "profdeck %s: SIMULATED hosts (%d nodes): what they report is modelled, not measured\n", c.Name, len(hs))
+		c.sayQuick()
 	}
 	return hs, nil
 }
@@ -287,4 +289,13 @@ func (c *Command) Human() io.Writer {
 		return c.Stderr
 	}
 	return c.Stdout
+}
+
+// sayQuick says which quick settings of the simulated host apply.
+func (c *Command) sayQuick() {
+	if len(c.quick) > 0 {
+		fmt.Fprintf(c.Stderr, "profdeck %s: host sim: quick settings where the campaign and the flags leave the default: %s\n",
+			c.Name, strings.Join(c.quick, ", "))
+		c.quick = nil
+	}
 }

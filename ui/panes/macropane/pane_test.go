@@ -447,3 +447,27 @@ func TestSweepStartedElsewhere(t *testing.T) {
 		t.Error("the other run's finish not seen")
 	}
 }
+
+// TestNewSweepStartsANewTimeline: a second sweep (started here, by the
+// run, or found in the journal) starts with empty charts and no marks of
+// the first: no old plateau marker, no "SLO met up to" of the first.
+func TestNewSweepStartsANewTimeline(t *testing.T) {
+	m := newPane(t, 100, 30, true)
+	replay(m, loadEvents(t), -1)
+	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{
+		phases.New(clock0, phases.KindMacroSLO, phases.SLOMet{Spec: "ttft=2s", MaxConcurrency: 32, Text: "SLO met up to C=32"})}})
+	if m.samples == 0 || len(m.marks) == 0 || m.slo == nil || !strings.Contains(plain(m), "plateau") {
+		t.Fatalf("the first sweep: %d samples, %d marks, slo %v", m.samples, len(m.marks), m.slo)
+	}
+	at := clock0.Add(time.Hour)
+	m.Update(common.EventsMsg{At: at, Events: []phases.Event{
+		phases.New(at, phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro}),
+		phases.New(at, phases.KindMacroLevelGo, phases.LevelStarted{Concurrency: 1}),
+	}})
+	if m.samples != 0 || len(m.marks) != 1 || m.marks[0].Label != "C=1" || m.slo != nil || m.plateau != nil || len(m.levels) != 0 {
+		t.Fatalf("the second sweep: %d samples, marks %+v, slo %v", m.samples, m.marks, m.slo)
+	}
+	if v := plain(m); strings.Contains(v, "plateau") || strings.Contains(v, "SLO met") {
+		t.Fatalf("the first sweep's plateau or SLO is still shown:\n%s", v)
+	}
+}

@@ -38,6 +38,10 @@ type level struct {
 // reports whether the charts got a new sample.
 func (m *Model) apply(ev phases.Event) (sampled bool) {
 	switch d := ev.Data.(type) {
+	case phases.PhaseStarted:
+		if d.Name == phases.Macro {
+			m.resetRun() // a new sweep, here or elsewhere (the run, a replay): a new timeline
+		}
 	case phases.LevelStarted:
 		m.asked.conc = 0
 		m.cur = &level{Started: d, Index: len(m.levels) + 1, StartedAt: ev.Time}
@@ -200,9 +204,16 @@ func (m *Model) notePath() {
 	}
 }
 
-// resetRun clears what belongs to one sweep when a new one starts; the
-// charts' history and the markers stay, so the timeline reads on.
+// resetRun clears what belongs to one sweep when a new one starts, its
+// timeline too: the charts, their marks (the old plateau's among them)
+// and the SLO line start over with the new sweep.
 func (m *Model) resetRun() {
+	for _, r := range []*ring{&m.tpot50, &m.tpot99, &m.ttft, &m.toks, &m.srvRun, &m.srvQueue,
+		&m.gpu.power, &m.gpu.util, &m.gpu.link} {
+		r.v = r.v[:0]
+	}
+	m.samples, m.marks, m.chartsDirty = 0, nil, true
+	m.slo = nil
 	m.levels = nil
 	m.plateau = nil
 	m.audits = nil
