@@ -22,10 +22,10 @@ func TestTrackerSaysLevelRequestsAndETA(t *testing.T) {
 	ev := func(at time.Duration, kind string, d any) { tr.observe(phases.New(t0.Add(at), kind, d)) }
 	ev(0, phases.KindRunStarted, phases.RunStarted{Steps: []string{"doctor", "serve", "macro", "notebook"}})
 	ev(0, phases.KindRunStep, phases.RunStep{Name: "macro", State: phases.StepStarted})
-	ev(0, phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro, Params: map[string]any{"concurrency": []int{1, 2, 4}}})
-	ev(0, phases.KindMacroLevelGo, phases.LevelStarted{Concurrency: 1, Requests: 16})
+	ev(0, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro, Params: map[string]any{"concurrency": []int{1, 2, 4}}})
+	ev(0, phases.KindMacroLevelStarted, phases.LevelStarted{Concurrency: 1, Requests: 16})
 	ev(10*time.Second, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, Completed: 16})
-	ev(10*time.Second, phases.KindMacroLevelGo, phases.LevelStarted{Concurrency: 2, Requests: 16})
+	ev(10*time.Second, phases.KindMacroLevelStarted, phases.LevelStarted{Concurrency: 2, Requests: 16})
 	ev(14*time.Second, phases.KindMacroTick, phases.MacroTick{Concurrency: 2, Completed: 8, LevelProgress: 0.5, LevelElapsedS: 4})
 	p := tr.report(t0.Add(14 * time.Second))
 	if p.Level != "C=2" || p.LevelIndex != 2 || p.Levels != 3 || p.Done != 8 || p.Planned != 16 || p.StepIndex != 3 || p.Steps != 4 {
@@ -48,7 +48,7 @@ func TestTrackerSaysLevelRequestsAndETA(t *testing.T) {
 func TestTrackerSaysScriptItemsAndETA(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
 	tr := newTracker(t0)
-	tr.observe(phases.New(t0, phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Micro}))
+	tr.observe(phases.New(t0, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Micro}))
 	tr.observe(phases.New(t0.Add(20*time.Second), phases.KindMicroProgress, phases.Progress{Done: 10, Total: 40, Text: "M=8"}))
 	p := tr.report(t0.Add(20 * time.Second))
 	if p.Done != 10 || p.Planned != 40 || p.ETAS != 60 || !strings.Contains(p.Text, "micro 10 of 40 (M=8), ETA 1m00s") {

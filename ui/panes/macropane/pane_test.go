@@ -461,8 +461,8 @@ func TestNewSweepStartsANewTimeline(t *testing.T) {
 	}
 	at := clock0.Add(time.Hour)
 	m.Update(common.EventsMsg{At: at, Events: []phases.Event{
-		phases.New(at, phases.KindPhaseStarted, phases.PhaseStarted{Name: phases.Macro}),
-		phases.New(at, phases.KindMacroLevelGo, phases.LevelStarted{Concurrency: 1}),
+		phases.New(at, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro}),
+		phases.New(at, phases.KindMacroLevelStarted, phases.LevelStarted{Concurrency: 1}),
 	}})
 	if m.samples != 0 || len(m.marks) != 1 || m.marks[0].Label != "C=1" || m.slo != nil || m.plateau != nil || len(m.levels) != 0 {
 		t.Fatalf("the second sweep: %d samples, marks %+v, slo %v", m.samples, m.marks, m.slo)
