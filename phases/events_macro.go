@@ -61,6 +61,17 @@ type ServerStats struct {
 	// CacheHitRate is the server's prefix-cache hit rate, 0..1, where it
 	// publishes one as a gauge (SGLang).
 	CacheHitRate *float64 `json:"cache_hit_rate,omitempty"`
+	// Signals beside the serving figures: vLLM's prefix-cache counters
+	// (tokens queried and found cached) and speculative drafts, as totals;
+	// SGLang's gauges of the mean accepted length and the requests
+	// retracted (preempted) now.
+	PrefixQueriesTotal float64  `json:"prefix_cache_queries_total,omitempty"`
+	PrefixHitsTotal    float64  `json:"prefix_cache_hits_total,omitempty"`
+	HasPrefix          bool     `json:"prefix_cache,omitempty"`
+	SpecDraftsTotal    float64  `json:"spec_drafts_total,omitempty"`
+	HasDrafts          bool     `json:"spec_drafts,omitempty"`
+	SpecAcceptLength   *float64 `json:"spec_accept_length,omitempty"`
+	Retracted          *float64 `json:"retracted,omitempty"`
 }
 
 // StepMix is what the engine ran over a level's throughput window, from its
@@ -246,6 +257,20 @@ type ServerLevel struct {
 	// StepMix is the engine's steps over the throughput window (nil when
 	// the server counts no steps).
 	StepMix *StepMix `json:"step_mix,omitempty"`
+	// Engine is the server that published the figures ("vllm", "sglang").
+	Engine string `json:"engine,omitempty"`
+	// PrefixCacheHitRate is the prefix cache's hit rate over the level:
+	// cached over queried prompt tokens (vLLM's counters' deltas), or the
+	// mean of SGLang's cache_hit_rate gauge; nil when the server has none.
+	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate,omitempty"`
+	// SpecAcceptLength is speculative decoding's mean accepted length over
+	// the level, the bonus token included: 1 + accepted tokens ÷ drafts
+	// (vLLM's counters), or the mean of SGLang's spec_accept_length gauge.
+	SpecAcceptLength *float64 `json:"spec_accept_length,omitempty"`
+	// MaxRetracted is the most requests SGLang had retracted (its
+	// preemption) at one scrape; vLLM's preemptions are counted in
+	// Preemptions.
+	MaxRetracted *float64 `json:"max_retracted,omitempty"`
 }
 
 // Plateau is the smallest C whose doubling adds less than 10% output throughput.

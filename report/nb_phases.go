@@ -389,6 +389,7 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 		}
 	}
 	n.goodputLines(levels)
+	n.serverLevels(levels)
 	n.gpuLevels(levels, gpuSrc, tag)
 	var thr, tpot []float64
 	for _, l := range levels {

@@ -142,6 +142,9 @@ func LevelDetail(l phases.LevelResult, seen map[string]bool) []string {
 	if l.GPU != nil {
 		out = append(out, l.GPU.Line())
 	}
+	if line := ServerLine(l.Server); line != "" {
+		out = append(out, line)
+	}
 	for _, x := range l.Warnings {
 		out = append(out, "warning: "+x)
 	}

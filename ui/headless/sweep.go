@@ -87,7 +87,7 @@ func newSweep(stdout, stderr io.Writer) (*Command, *sweepFlags) {
 	fs.Int("dataset-max", 0, "use at most N prompts of the dataset, a seeded sample; 0: all (default: the campaign's macro.dataset_max)")
 	fs.Float64("range-ratio", 0, "random lengths spread over ±R of --input-len and --output-len, as vLLM's --random-range-ratio, 0 to <1 (default: the campaign's macro.range_ratio)")
 	fs.Int("prefix-len", 0, "every prompt starts with the same N tokens, for prefix caching (default: the campaign's macro.prefix_len)")
-	fs.StringVar(&f.simMode, "sim-mode", "", "with --host sim: an emulator limited by kv, seqs or step, or a noisy one")
+	fs.StringVar(&f.simMode, "sim-mode", "", "with --host sim: an emulator limited by kv, seqs or step, a noisy one, or one decoding speculatively (spec)")
 	fs.Int("repeat", 0, "run each level N times: means and 95% confidence intervals (default: the campaign's macro.repeat, else 1)")
 	fs.Int64Var(&f.seed, "seed", 0, "seed for prompts and arrivals (0: time based)")
 	fs.String("metrics-url", "", "the server's Prometheus metrics; off: none (default: the campaign's server.metrics_url, else URL/metrics)")

@@ -97,6 +97,14 @@ type Snapshot struct {
 	Retracted         *float64 `json:"retracted,omitempty"`
 	SpecAcceptLength  *float64 `json:"spec_accept_length,omitempty"`
 	SpecAcceptRateNow *float64 `json:"spec_accept_rate_now,omitempty"`
+	// PrefixQueries and PrefixHits are vLLM's prefix-cache counters
+	// (tokens queried, tokens found cached), HasPrefix says it has them;
+	// SpecDrafts counts speculative drafts (HasDrafts: it has the counter).
+	PrefixQueries float64 `json:"prefix_cache_queries_total,omitempty"`
+	PrefixHits    float64 `json:"prefix_cache_hits_total,omitempty"`
+	HasPrefix     bool    `json:"prefix_cache,omitempty"`
+	SpecDrafts    float64 `json:"spec_drafts_total,omitempty"`
+	HasDrafts     bool    `json:"spec_drafts,omitempty"`
 	// Skipped counts lines that were not valid exposition text and were
 	// left out (a clean /metrics has none).
 	Skipped int `json:"skipped_lines,omitempty"`
@@ -174,6 +182,7 @@ func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 	kvNew, kvOld := math.NaN(), math.NaN()
 	promptHist := 0.0
 	var sg sglangFigures
+	var sig signals
 	for _, fams := range chunks {
 		for name, mf := range fams {
 			if key, ok := sglangName(name, mf); ok {
@@ -227,7 +236,9 @@ func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 				case nameRequests:
 					s.Requests += v
 				default:
-					continue
+					if !sig.add(&s, key, v) {
+						continue
+					}
 				}
 				found[key] = true
 				engines[engineOf(m)] = true
@@ -248,8 +259,9 @@ func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 	}
 	// Sums of absurd values can overflow; a figure that is not finite is
 	// not shown at all.
+	sig.fill(&s, found)
 	for _, f := range []*float64{&s.Running, &s.Waiting, &s.Preemptions, &s.GenerationTokens, &s.SpecAccepted, &s.SpecDraft,
-		&s.PromptTokens, &s.Steps, &s.StepTokens, &s.Requests} {
+		&s.PromptTokens, &s.Steps, &s.StepTokens, &s.Requests, &s.PrefixQueries, &s.PrefixHits, &s.SpecDrafts} {
 		if math.IsInf(*f, 0) {
 			*f = 0
 		}

@@ -101,23 +101,33 @@ func (s *Scraper) Scrape(ctx context.Context, now time.Time) (phases.ServerStats
 // into the figures shown for one second.
 func Stats(cur Snapshot, prev *Snapshot, dt time.Duration, now time.Time) phases.ServerStats {
 	st := phases.ServerStats{
-		Available:         true,
-		At:                now,
-		Running:           cur.Running,
-		Waiting:           cur.Waiting,
-		KVCacheUsage:      cur.KVCacheUsage,
-		Preemptions:       cur.Preemptions,
-		GenTokensTotal:    cur.GenerationTokens,
-		SpecAcceptedTotal: cur.SpecAccepted,
-		SpecDraftTotal:    cur.SpecDraft,
-		HasSpec:           cur.HasSpec,
-		Engines:           cur.Engines,
-		PromptTokensTotal: cur.PromptTokens,
-		StepsTotal:        cur.Steps,
-		StepTokensTotal:   cur.StepTokens,
-		HasSteps:          cur.HasSteps,
-		Engine:            cur.Engine,
-		CacheHitRate:      cur.CacheHitRate,
+		Available:          true,
+		At:                 now,
+		Running:            cur.Running,
+		Waiting:            cur.Waiting,
+		KVCacheUsage:       cur.KVCacheUsage,
+		Preemptions:        cur.Preemptions,
+		GenTokensTotal:     cur.GenerationTokens,
+		SpecAcceptedTotal:  cur.SpecAccepted,
+		SpecDraftTotal:     cur.SpecDraft,
+		HasSpec:            cur.HasSpec,
+		Engines:            cur.Engines,
+		PromptTokensTotal:  cur.PromptTokens,
+		StepsTotal:         cur.Steps,
+		StepTokensTotal:    cur.StepTokens,
+		HasSteps:           cur.HasSteps,
+		Engine:             cur.Engine,
+		CacheHitRate:       cur.CacheHitRate,
+		PrefixQueriesTotal: cur.PrefixQueries,
+		PrefixHitsTotal:    cur.PrefixHits,
+		HasPrefix:          cur.HasPrefix,
+		SpecDraftsTotal:    cur.SpecDrafts,
+		HasDrafts:          cur.HasDrafts,
+		SpecAcceptLength:   cur.SpecAcceptLength,
+		Retracted:          cur.Retracted,
+	}
+	if !cur.HasSpec && cur.SpecAcceptRateNow != nil {
+		st.SpecAcceptRate = cur.SpecAcceptRateNow // SGLang's own gauge
 	}
 	if !cur.hasGenCounter() && cur.GenThroughput != nil {
 		// SGLang without its token counters: the throughput its

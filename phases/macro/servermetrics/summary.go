@@ -65,5 +65,6 @@ func Summarize(samples []phases.ServerStats) *phases.ServerLevel {
 		r := acc / draft
 		out.SpecAcceptRate = &r
 	}
+	levelSignals(out, avail)
 	return out
 }

@@ -159,6 +159,8 @@ type Emulator struct {
 	// between the last two scrapes at least a second apart.
 	gen genRate
 
+	prefix prefixCache // the prompts' blocks seen, and the tokens hit
+
 	// The scheduler's per-step scratch, used by its goroutine only.
 	stepITL  []float64
 	stepDone []*emuReq

@@ -85,8 +85,9 @@ func (e *Emulator) serveMetrics(w http.ResponseWriter) {
 	counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.", float64(st.Preemptions), "")
 	counter("vllm:prompt_tokens", "Number of prefill tokens processed.", float64(st.PromptTokens), "")
 	counter("vllm:generation_tokens", "Number of generation tokens processed.", float64(st.GenerationTokens), "")
-	counter("vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens.", float64(st.PromptTokens), "")
-	counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.", 0, "")
+	queries, hits := e.prefix.totals()
+	counter("vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens.", float64(queries), "")
+	counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.", float64(hits), "")
 	counter("vllm:request_success", "Count of successfully processed requests.", float64(st.Succeeded), `finished_reason="length"`)
 	if e.cfg.TokensPerStep > 1 {
 		counter("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.", float64(s.specDrafts), "")

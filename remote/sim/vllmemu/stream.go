@@ -163,6 +163,11 @@ func (e *Emulator) serveCompletion(w http.ResponseWriter, r *http.Request, chat 
 	case u < e.cfg.FailureRate+e.cfg.CutRate+e.cfg.ErrorAfter200Rate:
 		f.errorAt = 1 + e.rollInt(max(1, maxTok-1))
 	}
+	if chat {
+		e.prefix.lookup(promptWords(nil, b.Messages))
+	} else {
+		e.prefix.lookup(promptWords(b.Prompt, nil))
+	}
 	req := newEmuReq(prompt, maxTok, arrived)
 	defer req.gone.Store(true)
 	if !e.submit(req) {

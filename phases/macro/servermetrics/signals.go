@@ -1,0 +1,136 @@
+package servermetrics
+
+import (
+	"math"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// vLLM's prefix-cache and speculative-decoding counters, read beside the
+// serving figures: the prefix cache's queried and hit tokens (named
+// vllm:gpu_prefix_cache_* in V1 until 0.9.2, hidden in 0.11, removed in
+// 0.12) and the number of drafts (for the mean accepted length, 1 +
+// accepted tokens ÷ drafts, as vLLM's spec_decode/metrics.py defines it).
+const (
+	namePrefixQueries    = "vllm:prefix_cache_queries_total"
+	namePrefixHits       = "vllm:prefix_cache_hits_total"
+	namePrefixQueriesOld = "vllm:gpu_prefix_cache_queries_total"
+	namePrefixHitsOld    = "vllm:gpu_prefix_cache_hits_total"
+	nameSpecDrafts       = "vllm:spec_decode_num_drafts_total"
+)
+
+// signals are the counters above as one text sums them; the old prefix
+// names count only when the new ones are absent.
+type signals struct {
+	queries, hits, queriesOld, hitsOld float64
+}
+
+// add sums v into the counter key names; false when key is none of them.
+func (g *signals) add(s *Snapshot, key string, v float64) bool {
+	switch key {
+	case namePrefixQueries:
+		g.queries += v
+	case namePrefixHits:
+		g.hits += v
+	case namePrefixQueriesOld:
+		g.queriesOld += v
+	case namePrefixHitsOld:
+		g.hitsOld += v
+	case nameSpecDrafts:
+		s.SpecDrafts += v
+	default:
+		return false
+	}
+	return true
+}
+
+// fill sets the snapshot's prefix-cache counters from what was found.
+func (g *signals) fill(s *Snapshot, found map[string]bool) {
+	switch {
+	case found[namePrefixQueries]:
+		s.PrefixQueries, s.PrefixHits, s.HasPrefix = g.queries, g.hits, true
+	case found[namePrefixQueriesOld]:
+		s.PrefixQueries, s.PrefixHits, s.HasPrefix = g.queriesOld, g.hitsOld, true
+	}
+	s.HasDrafts = found[nameSpecDrafts]
+}
+
+// levelSignals sets a level's prefix-cache hit rate, speculative
+// decoding's accepted length (and, from SGLang's gauge, acceptance) and
+// SGLang's retracted requests from its available scrapes: counter deltas
+// between consecutive scrapes where the server counts, the mean of its
+// gauges where it does not.
+func levelSignals(out *phases.ServerLevel, avail []phases.ServerStats) {
+	var queries, hits, drafts, accepted float64
+	var hasPrefix, hasDrafts bool
+	var hitG, lenG, rateG gaugeMean
+	for i, s := range avail {
+		if out.Engine == "" {
+			out.Engine = s.Engine
+		}
+		hitG.add(s.CacheHitRate)
+		lenG.add(s.SpecAcceptLength)
+		if !s.HasSpec {
+			rateG.add(s.SpecAcceptRate)
+		}
+		if s.Retracted != nil {
+			out.MaxRetracted = new(max(*s.Retracted, valueOr(out.MaxRetracted, 0)))
+		}
+		if i == 0 {
+			continue
+		}
+		p := avail[i-1]
+		if s.HasPrefix && p.HasPrefix {
+			hasPrefix = true
+			queries += delta(p.PrefixQueriesTotal, s.PrefixQueriesTotal)
+			hits += delta(p.PrefixHitsTotal, s.PrefixHitsTotal)
+		}
+		if s.HasDrafts && p.HasDrafts && s.HasSpec && p.HasSpec {
+			hasDrafts = true
+			drafts += delta(p.SpecDraftsTotal, s.SpecDraftsTotal)
+			accepted += delta(p.SpecAcceptedTotal, s.SpecAcceptedTotal)
+		}
+	}
+	switch {
+	case hasPrefix && queries > 0:
+		out.PrefixCacheHitRate = new(min(hits/queries, 1))
+	case !hasPrefix:
+		out.PrefixCacheHitRate = hitG.mean()
+	}
+	switch {
+	case hasDrafts && drafts > 0:
+		out.SpecAcceptLength = new(1 + accepted/drafts)
+	case !hasDrafts:
+		out.SpecAcceptLength = lenG.mean()
+	}
+	if out.SpecAcceptRate == nil {
+		out.SpecAcceptRate = rateG.mean()
+	}
+}
+
+// gaugeMean is the mean of a gauge over the scrapes that had it.
+type gaugeMean struct {
+	sum float64
+	n   int
+}
+
+func (g *gaugeMean) add(v *float64) {
+	if v != nil && !math.IsNaN(*v) && !math.IsInf(*v, 0) {
+		g.sum += *v
+		g.n++
+	}
+}
+
+func (g gaugeMean) mean() *float64 {
+	if g.n == 0 {
+		return nil
+	}
+	return new(g.sum / float64(g.n))
+}
+
+func valueOr(p *float64, v float64) float64 {
+	if p == nil {
+		return v
+	}
+	return *p
+}

@@ -1,0 +1,41 @@
+package vllmemu
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Two prompts that share their first 40 one-token words: the second hits
+// the first's two whole 16-token blocks (32 tokens), not the partial
+// third; /metrics counts 2 × 41 tokens queried, 32 hit.
+func TestEmulatorPrefixCacheCounts(t *testing.T) {
+	_, url := startTestEmu(t, Config{StepTime: time.Millisecond, CoarseTiming: true})
+	var words []string
+	for i := range 40 {
+		words = append(words, fmt.Sprintf("w%d", i))
+	}
+	shared := strings.Join(words, " ")
+	for _, last := range []string{"alpha", "beta"} {
+		resp := post(t, url+"/v1/completions", fmt.Sprintf(`{"model":"m","prompt":%q,"max_tokens":2}`, shared+" "+last))
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	q, okQ := metric(string(b), "vllm:prefix_cache_queries_total")
+	h, okH := metric(string(b), "vllm:prefix_cache_hits_total")
+	if !okQ || !okH || q != 82 || h != 32 {
+		t.Fatalf("queries %v (%v), hits %v (%v); want 82 and 32", q, okQ, h, okH)
+	}
+}
