@@ -365,8 +365,9 @@ type PathLevel struct {
 
 // ClientBound says the client, not the server, limited a level.
 type ClientBound struct {
-	Concurrency int    `json:"concurrency"`
-	Reason      string `json:"reason"`
+	Concurrency int     `json:"concurrency"`
+	Rate        float64 `json:"request_rate,omitempty"` // an open-loop level's rate
+	Reason      string  `json:"reason"`
 }
 
 func init() {

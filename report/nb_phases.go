@@ -279,6 +279,7 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 	var slo string
 	var gpuSrc []phases.GPUTelSource
 	var path *phases.MacroPath
+	var search *phases.Search
 	sources := map[string]bool{}
 	for _, ev := range r.events {
 		switch d := ev.Data.(type) {
@@ -292,6 +293,9 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 			plateau = &p
 		case phases.SLOMet:
 			slo = d.Text
+		case phases.Search:
+			sr := d
+			search = &sr
 		case phases.GPUTelSource:
 			gpuSrc = append(gpuSrc, d)
 		case phases.MacroPath:
@@ -388,6 +392,8 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 			n.p("**SLO:** %s\n\n", slo)
 		}
 	}
+	n.searchLines(search)
+	n.scheduleLines(levels)
 	n.goodputLines(levels)
 	n.serverLevels(levels)
 	n.gpuLevels(levels, gpuSrc, tag)

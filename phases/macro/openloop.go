@@ -194,6 +194,14 @@ func (l *level) openLoopResult(lr *phases.LevelResult) *warning {
 	return &warning{warnBehind, text}
 }
 
+// LatencyWords says where a level's latencies start.
+func LatencyWords(from string) string {
+	if from == LatencyIntended {
+		return "TTFT and E2EL from the intended send time"
+	}
+	return "TTFT and E2EL from the actual send"
+}
+
 // fromIntended moves the request's latencies' start from its actual send
 // to its intended one: the coordinated-omission correction. TPOT and ITL,
 // gaps inside the stream, do not change.

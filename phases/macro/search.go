@@ -90,6 +90,14 @@ func (r *runner) search(ctx context.Context, res *Result) error {
 	}
 	res.Search = s
 	se := &searcher{r: r, res: res, s: s}
+	if n := cfg.Requests; n > 0 && cfg.Duration == 0 {
+		if lo, _ := wilson(n, n); lo < s.RequiredShare {
+			w := fmt.Sprintf("%d requests per level cannot tell a level where all meet the SLO from one at %.0f%% (the 95%% interval of %d of %d reaches %.0f%%): "+
+				"each level may run %d times; give --requests %d or more", n, 100*s.RequiredShare, n, n, 100*lo, searchMaxRuns, minSettled(s.RequiredShare))
+			r.warns.sweep = append(r.warns.sweep, w)
+			r.em.Emit(ctx, phases.KindMacroWarning, &phases.MacroWarning{Text: w})
+		}
+	}
 	defer func() { s.Done = true; se.emit(ctx) }()
 	hi, err := se.climb(ctx)
 	if err != nil || s.StoppedBecause == phases.StopOperator {
@@ -305,6 +313,18 @@ func (se *searcher) verdict(lr *phases.LevelResult, v float64, phase string, run
 	}
 	st.Uncertain = !lr.OverSaturated && n > 0 && st.ShareLow < req && req <= st.ShareHigh
 	return st
+}
+
+// minSettled is the fewest requests whose all meeting the SLO settles a
+// level's verdict against the required share.
+func minSettled(share float64) int {
+	n := 1
+	for ; n < 100000; n++ {
+		if lo, _ := wilson(n, n); lo >= share {
+			break
+		}
+	}
+	return n
 }
 
 // wilson is the 95% Wilson score interval of good successes in n.

@@ -342,7 +342,7 @@ func (r *runner) levelDone(ctx context.Context, res *Result, lr *phases.LevelRes
 	res.Levels = append(res.Levels, *lr)
 	r.em.Emit(ctx, phases.KindMacroLevel, lr)
 	if lr.ClientBound {
-		r.em.Emit(ctx, phases.KindMacroClientBound, &phases.ClientBound{Concurrency: lr.Concurrency, Reason: lr.ClientBoundReason})
+		r.em.Emit(ctx, phases.KindMacroClientBound, &phases.ClientBound{Concurrency: lr.Concurrency, Rate: lr.Rate, Reason: lr.ClientBoundReason})
 	}
 }
 

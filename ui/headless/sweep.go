@@ -299,6 +299,9 @@ func printProgress(w io.Writer, events <-chan phases.Event, observe func(phases.
 			fmt.Fprintln(w, macro.PathLine(d, nil))
 		case phases.LevelResult:
 			fmt.Fprintln(w, LevelLine(d))
+			if d.Schedule != nil {
+				fmt.Fprintln(w, "       schedule:", ScheduleLine(*d.Schedule))
+			}
 			for _, n := range d.Notes {
 				fmt.Fprintln(w, "       note:", n)
 			}
@@ -312,8 +315,14 @@ func printProgress(w io.Writer, events <-chan phases.Event, observe func(phases.
 			}
 		case phases.SLOMet:
 			fmt.Fprintln(w, "slo:", d.Text)
+		case phases.Search:
+			fmt.Fprintln(w, SearchLine(d))
 		case phases.ClientBound:
-			fmt.Fprintf(w, "warning: C=%d was limited by this client, not the server: %s\n", d.Concurrency, d.Reason)
+			name := fmt.Sprintf("C=%d", d.Concurrency)
+			if d.Rate > 0 {
+				name = fmt.Sprintf("%g req/s", d.Rate)
+			}
+			fmt.Fprintf(w, "warning: %s was limited by this client, not the server: %s\n", name, d.Reason)
 		}
 	}
 }
@@ -380,4 +389,40 @@ func workloadText(sc macro.Config) string {
 		s += fmt.Sprintf(", each prompt after the same %d-token prefix", sc.PrefixLen)
 	}
 	return s + fmt.Sprintf(", seed %d", sc.Seed)
+}
+
+// SearchLine is the search as it stands: its latest step and interval, or
+// its answer once done.
+func SearchLine(s phases.Search) string {
+	if s.Done || len(s.Steps) == 0 {
+		return "search: " + s.Text
+	}
+	st := s.Steps[len(s.Steps)-1]
+	verdict := "met the SLO"
+	if !st.Met {
+		verdict = "missed the SLO"
+		if st.Why == phases.StopSaturation {
+			verdict += " (over-saturated)"
+		}
+	}
+	noise := ""
+	if st.Runs > 1 {
+		noise = fmt.Sprintf(", %d runs", st.Runs)
+	}
+	return fmt.Sprintf("search (%s): %s %s: %.0f%% of requests within it (95%% interval %.0f–%.0f%%%s); the limit in %s",
+		st.Phase, s.ValueText(st.Value), verdict, 100*st.Share, 100*st.ShareLow, 100*st.ShareHigh, noise, s.Interval())
+}
+
+// ScheduleLine is an open-loop level's schedule against what was sent.
+func ScheduleLine(sc phases.Schedule) string {
+	arr := sc.Arrivals
+	if sc.Arrivals == macro.ArrivalsPoisson && sc.Burstiness != 1 {
+		arr = fmt.Sprintf("gamma, burstiness %g", sc.Burstiness)
+	}
+	s := fmt.Sprintf("%s arrivals, %.3g req/s sent of %.3g scheduled (%g requested); scheduling delay p50 %.1f ms, p99 %.1f ms; %s",
+		arr, sc.AchievedRate, sc.ScheduledRate, sc.RequestedRate, sc.P50DelayMs, sc.P99DelayMs, macro.LatencyWords(sc.LatencyFrom))
+	if sc.FellBehind {
+		s += "  FELL BEHIND"
+	}
+	return s
 }

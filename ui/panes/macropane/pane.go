@@ -44,6 +44,7 @@ type Model struct {
 	levels     []phases.LevelResult
 	plateau    *phases.Plateau
 	slo        *phases.SLOMet
+	search     *phases.Search // the SLO search as it stands
 	audits     []phases.ClientBound
 	cur        *level
 	warns      []string                // the sweep's and its levels' warnings, in order

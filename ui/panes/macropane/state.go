@@ -116,6 +116,9 @@ func (m *Model) apply(ev phases.Event) (sampled bool) {
 	case phases.SLOMet:
 		v := d
 		m.slo = &v
+	case phases.Search:
+		v := d
+		m.search = &v
 	case phases.ClientBound:
 		m.audits = append(m.audits, d)
 		m.tableDirty = true

@@ -40,6 +40,9 @@ func (m *Model) verdictLines(p *phases.Plateau) []string {
 
 // sloShort is the largest concurrency meeting the SLO, in a few words.
 func (m *Model) sloShort() string {
+	if s := m.search; s != nil && s.Done && s.Mode == phases.SearchConcurrency {
+		return fmt.Sprintf("SLO limit C %s", s.Interval())
+	}
 	if m.slo == nil {
 		return ""
 	}
@@ -95,4 +98,23 @@ func (m *Model) disagreement() string {
 		return fmt.Sprintf("C=%d: server tokens %+.0f%% against this client's — %s", lv.Concurrency, d, why)
 	}
 	return ""
+}
+
+// searchLines are the SLO search's banner: as it goes, the interval it has
+// and its latest verdict; once done, its answer.
+func (m *Model) searchLines() []string {
+	st, s := m.d.Styles, m.search
+	if s.Done {
+		return m.wrapped(st.Good, "search: "+s.Text)
+	}
+	text := fmt.Sprintf("searching the largest %s meeting %s: limit in %s after %d run(s)", s.Unit, s.SLO, s.Interval(), s.Runs)
+	if n := len(s.Steps); n > 0 {
+		last := s.Steps[n-1]
+		verdict := "met"
+		if !last.Met {
+			verdict = "missed (" + last.Why + ")"
+		}
+		text += fmt.Sprintf(" · %s %s: %.0f%% within", s.ValueText(last.Value), verdict, 100*last.Share)
+	}
+	return m.wrapped(st.Subtle, text)
 }

@@ -48,3 +48,33 @@ func TestVerdictBanner(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchBanner: the SLO search shows its interval and latest verdict as
+// it goes, and its answer beside the plateau once done, at 80×24 and 120×36.
+func TestSearchBanner(t *testing.T) {
+	up := 128.0
+	going := phases.Search{Mode: phases.SearchConcurrency, Unit: "concurrency", SLO: "tpot=50ms", RequiredShare: 0.9,
+		Lower: 64, Answer: 64, Upper: &up, Runs: 8,
+		Steps: []phases.SearchStep{{Value: 128, Phase: "ladder", Share: 0.34, Why: phases.StopSLO}}}
+	done := going
+	up2 := 116.0
+	done.Lower, done.Answer, done.Upper, done.Done, done.Runs = 112, 112, &up2, true, 12
+	done.Text = "largest C meeting the SLO (tpot=50ms for 90% of requests): C=112, the limit in [112, 116) — 12 run(s)"
+	for _, size := range [][2]int{{80, 24}, {120, 36}} {
+		m := newPane(t, size[0], size[1], false)
+		m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{phases.New(clock0, phases.KindMacroSearch, going)}})
+		panetest.Fits(t, m.View(), size[0], size[1])
+		if p := plain(m); !strings.Contains(p, "limit in [64, 128)") || !strings.Contains(p, "34% within") {
+			t.Errorf("%dx%d: the search as it goes is not shown:\n%s", size[0], size[1], p)
+		}
+		evs := append(verdictEvents(), phases.New(clock0, phases.KindMacroSearch, done))
+		m.Update(common.EventsMsg{At: clock0, Events: evs})
+		panetest.Fits(t, m.View(), size[0], size[1])
+		p := plain(m)
+		for _, want := range []string{"search: largest C meeting the SLO", "SLO limit C [112, 116)"} {
+			if !strings.Contains(p, want) {
+				t.Errorf("%dx%d: no %q in\n%s", size[0], size[1], want, p)
+			}
+		}
+	}
+}

@@ -210,9 +210,12 @@ func (m *Model) banners() []string {
 		text := fmt.Sprintf("CLIENT-BOUND at C=%d: %s. This level measured the client, not the server.", cb.Concurrency, cb.Reason)
 		out = append(out, s.BannerWarn.Render(components.Fit(text, m.w-2)))
 	}
+	if m.search != nil {
+		out = append(out, m.searchLines()...)
+	}
 	if p := m.plateau; p != nil {
 		out = append(out, m.verdictLines(p)...)
-	} else if m.slo != nil {
+	} else if m.slo != nil && m.search == nil {
 		out = append(out, s.Subtle.Render(components.Fit(m.slo.Text, m.w)))
 	}
 	if d := m.disagreement(); d != "" {
@@ -285,6 +288,9 @@ func (m *Model) summary() string {
 	}
 	if mc.Rate > 0 {
 		span, per = fmt.Sprintf("open loop at %g req/s", mc.Rate), ""
+	}
+	if mc.Search != "" && mc.SLO != "" {
+		span = fmt.Sprintf("search the largest %s meeting %s", mc.Search, mc.SLO)
 	}
 	text := fmt.Sprintf("%s · %s · in %d / out %d tok → %s", span, per, mc.InputLen, mc.OutputLen, remote.MaskURL(c.Server.URL))
 	if m.r.State == common.RunIdle && len(m.levels) == 0 {
