@@ -132,7 +132,6 @@ func TestCaptureSim(t *testing.T) {
 // says how to enable it, and emits a failure that says so.
 func TestCaptureProfilerDisabled(t *testing.T) {
 	d, ctx := startSim(t)
-	sim.InstallProfiler(d)
 	o := d.Options()
 	if err := d.Run(ctx, "vllm serve "+o.Model+" > "+o.LogPath+" 2>&1 &", nil, nil); err != nil {
 		t.Fatal(err)

@@ -10,12 +10,10 @@ import (
 	"github.com/profdeck/profdeck/remote/sim"
 )
 
-// PrepareSim readies the simulated deployment for a capture: it adds the
-// profiler endpoints and, when its server runs without the profiler,
-// (re)starts it with VLLM_TORCH_PROFILER_DIR set to dir and waits until it
-// serves.
+// PrepareSim readies the simulated deployment for a capture: when its
+// server runs without the profiler, it (re)starts it with
+// VLLM_TORCH_PROFILER_DIR set to dir, and waits until it serves.
 func PrepareSim(ctx context.Context, d *sim.Deployment, dir string) error {
-	sim.InstallProfiler(d)
 	if d.ProfilerEnabled() && d.Ready() {
 		return nil
 	}

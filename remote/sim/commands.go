@@ -1,249 +1,161 @@
 package sim
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/profdeck/profdeck/remote"
 )
 
-// exec runs a built-in command by name.
-func (d *Deployment) exec(ctx context.Context, cmd string, args []string, stdin io.Reader, out func(remote.Line)) error {
-	fail := func(status int, msg string) error {
-		Stderr(out, msg)
-		return Exit(cmd, status, msg)
-	}
-	switch args[0] {
-	case "true", ":":
-		return nil
-	case "sh", "bash":
-		if len(args) >= 3 && (args[1] == "-c" || args[1] == "-lc") {
-			return d.dispatch(ctx, args[2], stdin, out)
-		}
-		return fail(2, args[0]+": only "+args[0]+" -c COMMAND is simulated")
-	case "env":
-		rest := args[1:]
-		for len(rest) > 0 && (reAssign.MatchString(rest[0]) || rest[0] == "-i") {
-			rest = rest[1:]
-		}
-		if len(rest) == 0 {
-			return nil
-		}
-		return d.dispatch(ctx, remote.QuoteArgs(rest...), stdin, out)
-	case "timeout":
-		rest := args[1:]
-		for len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
-			rest = rest[1:]
-		}
-		if len(rest) < 2 {
-			return fail(125, "timeout: missing operand")
-		}
-		dur, err := time.ParseDuration(rest[0])
-		if err != nil {
-			secs, perr := strconv.ParseFloat(rest[0], 64)
-			if perr != nil {
-				return fail(125, fmt.Sprintf("timeout: invalid time interval '%s'", rest[0]))
-			}
-			dur = time.Duration(secs * float64(time.Second))
-		}
-		tctx, cancel := context.WithTimeout(ctx, dur)
-		defer cancel()
-		err = d.dispatch(tctx, remote.QuoteArgs(rest[1:]...), stdin, out)
-		if tctx.Err() != nil && ctx.Err() == nil {
-			return Exit(cmd, 124, "")
-		}
-		return err
-	case "cd":
-		if len(args) > 1 && !d.fs.exists(args[1]) {
-			return fail(2, fmt.Sprintf("sh: cd: can't cd to %s", args[1]))
-		}
-		return nil
-	case "false":
-		return Exit(cmd, 1, "")
-	case "echo":
-		a := args[1:]
-		nl := true
-		if len(a) > 0 && a[0] == "-n" {
-			a, nl = a[1:], false
-		}
-		s := strings.Join(a, " ")
-		if s == "$!" {
-			s = strconv.Itoa(d.ServerPID())
-		}
-		if nl || s != "" {
-			Stdout(out, s)
-		}
-		return nil
-	case "nvidia-smi":
-		return d.nvidiaSMI(ctx, cmd, args[1:], out)
-	case "kill":
-		return d.kill(cmd, args[1:], out)
-	case "pkill":
-		if strings.Contains(cmd, "vllm") && d.stop(signalOf(args[1:])) {
-			return nil
-		}
-		return Exit(cmd, 1, "")
-	case "docker":
-		return d.docker(cmd, args[1:], out)
-	case "cat":
-		if len(args) == 1 {
-			return copyLines(stdin, out)
-		}
-		for _, p := range args[1:] {
-			b, err := d.readFile(p)
-			if err != nil {
-				return fail(1, fmt.Sprintf("cat: %s: No such file or directory", p))
-			}
-			Stdout(out, string(b))
-		}
-		return nil
-	case "tee":
-		var buf bytes.Buffer
-		if stdin != nil {
-			_, _ = io.Copy(&buf, stdin)
-		}
-		for _, p := range args[1:] {
-			if !strings.HasPrefix(p, "-") {
-				if err := d.fs.write(p, buf.Bytes(), 0o644); err != nil {
-					return fail(1, fmt.Sprintf("tee: %s: %v", p, err))
-				}
-			}
-		}
-		if buf.Len() > 0 {
-			Stdout(out, buf.String())
-		}
-		return nil
-	case "head", "tail":
-		return d.headTail(cmd, args, stdin, out)
-	case "grep":
-		if grepHasFiles(args[1:]) {
-			return d.grepFiles(cmd, args[1:], out)
-		}
-		return grep(cmd, args[1:], stdin, out)
-	case "ps":
-		return d.ps(args[1:], out)
-	case "getconf":
-		Stdout(out, "100")
-		return nil
-	case "py-spy":
-		if d.opt.NoPySpy {
-			return fail(127, "sh: py-spy: command not found")
-		}
-		return d.pySpy(cmd, args[1:], out)
-	case "wc":
-		var buf bytes.Buffer
-		if stdin != nil {
-			_, _ = io.Copy(&buf, stdin)
-		}
-		Stdout(out, strconv.Itoa(bytes.Count(buf.Bytes(), []byte("\n"))))
-		return nil
-	case "test", "[":
-		a := args[1:]
-		if args[0] == "[" && len(a) > 0 && a[len(a)-1] == "]" {
-			a = a[:len(a)-1]
-		}
-		if len(a) == 2 && (a[0] == "-e" || a[0] == "-f" || a[0] == "-d" || a[0] == "-r" || a[0] == "-s") {
-			if d.fs.exists(a[1]) {
-				return nil
-			}
-			return Exit(cmd, 1, "")
-		}
-		return fail(2, "sh: test: only -e/-f/-d/-r/-s FILE are simulated")
-	case "mkdir":
-		for _, p := range args[1:] {
-			if !strings.HasPrefix(p, "-") {
-				d.fs.mkdirAll(p)
-			}
-		}
-		return nil
-	case "rm":
-		for _, p := range args[1:] {
-			if !strings.HasPrefix(p, "-") && !d.fs.remove(p) && !strings.Contains(strings.Join(args, " "), "-f") {
-				return fail(1, fmt.Sprintf("rm: cannot remove '%s': No such file or directory", p))
-			}
-		}
-		return nil
-	case "ls":
-		dirs := []string{}
-		for _, p := range args[1:] {
-			if !strings.HasPrefix(p, "-") {
-				dirs = append(dirs, p)
-			}
-		}
-		if len(dirs) == 0 {
-			dirs = []string{"/root"}
-		}
-		for _, p := range dirs {
-			names, ok := d.fs.list(p)
-			if !ok {
-				return fail(2, fmt.Sprintf("ls: cannot access '%s': No such file or directory", p))
-			}
-			if len(names) > 0 {
-				Stdout(out, strings.Join(names, "\n"))
-			}
-		}
-		return nil
-	case "date":
-		Stdout(out, dateCmd(time.Now().UTC(), args[1:]))
-		return nil
-	case "uname":
-		if len(args) > 1 && args[1] == "-a" {
-			Stdout(out, "Linux gpu-sim 6.8.0-sim #1 SMP PREEMPT_DYNAMIC SIMULATED x86_64 x86_64 x86_64 GNU/Linux")
-		} else {
-			Stdout(out, "Linux")
-		}
-		return nil
-	case "hostname":
-		Stdout(out, "gpu-sim")
-		return nil
-	case "whoami":
-		Stdout(out, "root")
-		return nil
-	case "pwd":
-		Stdout(out, "/root")
-		return nil
-	case "nproc":
-		Stdout(out, "192")
-		return nil
-	case "sleep":
-		if len(args) < 2 {
-			return fail(1, "sleep: missing operand")
-		}
-		sec, err := strconv.ParseFloat(args[1], 64)
-		if err != nil {
-			return fail(1, fmt.Sprintf("sleep: invalid time interval '%s'", args[1]))
-		}
-		t := time.NewTimer(time.Duration(sec * float64(time.Second)))
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-			return nil
-		}
-	case "which", "command":
-		a := args[1:]
-		if len(a) > 0 && a[0] == "-v" {
-			a = a[1:]
-		}
-		if len(a) == 1 {
-			if p, ok := d.lookPath(a[0]); ok {
-				Stdout(out, p)
-				return nil
-			}
-		}
-		return Exit(cmd, 1, "")
-	}
-	return fail(127, fmt.Sprintf("sh: %s: command not found (simulated host)", args[0]))
+// A command is one row of the simulated shell's command table: the name it
+// is called by, how it runs, and one line of help (the shell's `help`
+// prints them). A row with a line matcher is found by its whole command
+// line instead (the benchmark scripts, the probes, find -printf): those rows
+// are tried first, in table order, before the line is split into words.
+type command struct {
+	name string
+	line func(cmd string) bool
+	run  handler
+	help string
 }
 
-var knownBinaries = map[string]string{
-	"nvidia-smi": "/usr/bin/nvidia-smi", "sh": "/bin/sh", "cat": "/bin/cat", "tail": "/usr/bin/tail",
-	"kill": "/bin/kill", "docker": "/usr/bin/docker", "python3": "/usr/bin/python3",
-	"vllm": "/usr/local/bin/vllm", "torchrun": "/usr/local/bin/torchrun",
+// A handler runs one command. It writes its output with c.out (Stdout,
+// Stderr) and returns nil, a *remote.ExitError, or the context's error.
+type handler func(ctx context.Context, d *Deployment, c call) error
+
+// call is one command being run: its whole line, its words without
+// redirections, assignments and wrappers (nil for a row found by its line),
+// its stdin and where its output goes.
+type call struct {
+	cmd   string
+	args  []string
+	stdin io.Reader
+	out   func(remote.Line)
+}
+
+// fail writes msg to stderr and exits with status.
+func (c call) fail(status int, msg string) error {
+	Stderr(c.out, msg)
+	return Exit(c.cmd, status, msg)
+}
+
+// commandTable is every command the simulated host answers. Start gives
+// each deployment this table (d.commands).
+func commandTable() []command {
+	return []command{
+		// Found by their whole line.
+		{name: "python-doctor", line: isDoctorProbe, run: runDoctorProbe, help: "profdeck doctor's python probe: versions, CUDA, devices"},
+		{name: "df", line: func(cmd string) bool { return strings.HasPrefix(cmd, "df ") }, run: runDF, help: "free space of the profiler directory's disk"},
+		{name: "micro-script", line: isMicroScript, run: runMicroScript, help: "the micro GEMM script: timings from the H200 model"},
+		{name: "nccl-script", line: isNCCLScript, run: runNCCLScript, help: "the NCCL script under torchrun: timings from the H200 model"},
+		{name: "bench-kill", line: isBenchKill, run: func(context.Context, *Deployment, call) error { return nil }, help: "the signal that stops a cancelled script in a container"},
+		{name: "find-printf", line: isFindPrintf, run: runFind, help: "find DIR -type f -printf '%T@ %s %p\\n': the profiler directory's files"},
+		{name: "python-sysinfo", line: isSysinfoProbe, run: runSysinfo, help: "the system probe: torch, vLLM and the model's config"},
+
+		// Called by name.
+		{name: "true", run: runTrue, help: "exit 0"},
+		{name: ":", run: runTrue, help: "exit 0"},
+		{name: "false", run: func(_ context.Context, _ *Deployment, c call) error { return Exit(c.cmd, 1, "") }, help: "exit 1"},
+		{name: "sh", run: runSh, help: "sh -c COMMAND"},
+		{name: "bash", run: runSh, help: "bash -c COMMAND"},
+		{name: "env", run: runEnv, help: "env [-i] [VAR=value …] COMMAND"},
+		{name: "timeout", run: runTimeout, help: "timeout DURATION COMMAND (exit 124 when it runs out)"},
+		{name: "cd", run: runCd, help: "cd DIR (fails when DIR is missing)"},
+		{name: "echo", run: runEcho, help: "echo [-n] WORDS ($! is the server's pid)"},
+		{name: "nvidia-smi", run: func(ctx context.Context, d *Deployment, c call) error {
+			return d.nvidiaSMI(ctx, c.cmd, c.args[1:], c.out)
+		}, help: "the GPUs: --query-gpu, --query-compute-apps, -L, -q, -l/-lms loops, dmon, nvlink"},
+		{name: "kill", run: func(_ context.Context, d *Deployment, c call) error { return d.kill(c.cmd, c.args[1:], c.out) }, help: "kill [-SIGNAL] PID (the server's processes)"},
+		{name: "pkill", run: runPkill, help: "pkill [-SIGNAL] -f vllm"},
+		{name: "docker", run: func(_ context.Context, d *Deployment, c call) error { return d.docker(c.cmd, c.args[1:], c.out) }, help: "docker stop|kill|rm|top|ps on the server's container"},
+		{name: "cat", run: runCat, help: "cat [FILE …]"},
+		{name: "tee", run: runTee, help: "tee FILE …"},
+		{name: "head", run: runHeadTail, help: "head -n N|-c N [FILE]"},
+		{name: "tail", run: runHeadTail, help: "tail -n N|-c [+]N [FILE]"},
+		{name: "grep", run: runGrep, help: "grep [-E -F -i -v -c] PATTERN [FILE …]"},
+		{name: "ps", run: func(_ context.Context, d *Deployment, c call) error { return d.ps(c.args[1:], c.out) }, help: "ps of the server's processes"},
+		{name: "getconf", run: func(_ context.Context, _ *Deployment, c call) error { Stdout(c.out, "100"); return nil }, help: "getconf CLK_TCK (100)"},
+		{name: "py-spy", run: runPySpy, help: "py-spy dump --pid PID (absent with Options.NoPySpy)"},
+		{name: "wc", run: runWc, help: "wc -l of stdin"},
+		{name: "test", run: runTest, help: "test -e|-f|-d|-r|-s FILE"},
+		{name: "[", run: runTest, help: "[ -e|-f|-d|-r|-s FILE ]"},
+		{name: "mkdir", run: runMkdir, help: "mkdir [-p] DIR …"},
+		{name: "rm", run: runRm, help: "rm [-f] PATH …"},
+		{name: "ls", run: runLs, help: "ls [DIR …]"},
+		{name: "date", run: func(_ context.Context, _ *Deployment, c call) error {
+			Stdout(c.out, dateCmd(time.Now().UTC(), c.args[1:]))
+			return nil
+		}, help: "date [+%s|+FORMAT]"},
+		{name: "uname", run: runUname, help: "uname [-a]"},
+		{name: "hostname", run: say("gpu-sim"), help: "gpu-sim"},
+		{name: "whoami", run: say("root"), help: "root"},
+		{name: "pwd", run: say("/root"), help: "/root"},
+		{name: "nproc", run: say("192"), help: "192"},
+		{name: "sleep", run: runSleep, help: "sleep SECONDS"},
+		{name: "which", run: runWhich, help: "which NAME"},
+		{name: "command", run: runWhich, help: "command -v NAME"},
+		{name: "help", run: runHelp, help: "this list"},
+	}
+}
+
+// byLine is the first row with a line matcher that matches cmd.
+func (d *Deployment) byLine(cmd string) (command, bool) {
+	for _, c := range d.commands {
+		if c.line != nil && c.line(cmd) {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// exec runs the command args[0] of line cmd by its name.
+func (d *Deployment) exec(ctx context.Context, cmd string, args []string, stdin io.Reader, out func(remote.Line)) error {
+	c := call{cmd: cmd, args: args, stdin: stdin, out: out}
+	for _, row := range d.commands {
+		if row.line == nil && row.name == args[0] {
+			return row.run(ctx, d, c)
+		}
+	}
+	return c.fail(127, fmt.Sprintf("sh: %s: command not found (simulated host)", args[0]))
+}
+
+// runHelp lists the table: each command and its help.
+func runHelp(_ context.Context, d *Deployment, c call) error {
+	for _, row := range d.commands {
+		Stdout(c.out, fmt.Sprintf("%-16s %s", row.name, row.help))
+	}
+	return nil
+}
+
+// say is a command that prints text.
+func say(text string) handler {
+	return func(_ context.Context, _ *Deployment, c call) error {
+		Stdout(c.out, text)
+		return nil
+	}
+}
+
+// Stdout sends each line of text (split on newlines) as stdout.
+func Stdout(out func(remote.Line), text string) { emit(out, remote.Stdout, text) }
+
+// Stderr is like Stdout for stderr.
+func Stderr(out func(remote.Line), text string) { emit(out, remote.Stderr, text) }
+
+func emit(out func(remote.Line), s remote.Stream, text string) {
+	text = strings.TrimSuffix(text, "\n")
+	now := time.Now()
+	for _, l := range strings.Split(text, "\n") {
+		out(remote.Line{Stream: s, Text: l, At: now})
+	}
+}
+
+// Exit returns the error of a command that exited with status (nil for 0).
+func Exit(cmd string, status int, stderr string) error {
+	if status == 0 {
+		return nil
+	}
+	return &remote.ExitError{Cmd: cmd, Status: status, Stderr: stderr}
 }

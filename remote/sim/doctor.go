@@ -3,23 +3,20 @@ package sim
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"strings"
-
-	"github.com/profdeck/profdeck/remote"
 )
 
-// The checks `profdeck doctor` runs that the built-in commands do not
+// The checks `profdeck doctor` runs that the shell's own commands do not
 // answer: its python probe (one JSON line marked "profdeck-doctor") and
 // df for the profiler directory's free space.
-func init() {
-	RegisterCommand("python-doctor", func(cmd string) bool {
-		return strings.Contains(cmd, `"profdeck-doctor"`) && runsPython3(Words(cmd))
-	}, runDoctorProbe)
-	RegisterCommand("df", func(cmd string) bool { return strings.HasPrefix(cmd, "df ") }, runDF)
+
+// isDoctorProbe reports whether cmd is the doctor's python probe.
+func isDoctorProbe(cmd string) bool {
+	return strings.Contains(cmd, `"profdeck-doctor"`) && runsPython3(Words(cmd))
 }
 
-func runDoctorProbe(ctx context.Context, d *Deployment, cmd string, stdin io.Reader, out func(remote.Line)) error {
+func runDoctorProbe(ctx context.Context, d *Deployment, c call) error {
+	out := c.out
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -33,7 +30,8 @@ func runDoctorProbe(ctx context.Context, d *Deployment, cmd string, stdin io.Rea
 }
 
 // runDF answers `df -Pk DIR` with a 3.5 TB NVMe disk, 2.1 TB of it free.
-func runDF(ctx context.Context, d *Deployment, cmd string, stdin io.Reader, out func(remote.Line)) error {
+func runDF(ctx context.Context, d *Deployment, c call) error {
+	cmd, out := c.cmd, c.out
 	w := Words(cmd)
 	dir := w[len(w)-1]
 	if !d.fs.exists(dir) {

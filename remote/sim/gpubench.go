@@ -23,7 +23,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -39,18 +38,20 @@ var benchStep = 50 * time.Millisecond
 
 var catArg = regexp.MustCompile(`^\$\(cat (.+)\)$`)
 
-func init() {
-	RegisterCommand("micro-script", func(cmd string) bool {
-		return strings.Contains(cmd, "profdeck-micro-") && strings.Contains(cmd, "--plan") && !strings.Contains(cmd, "--nproc-per-node")
-	}, runMicroScript)
-	RegisterCommand("nccl-script", func(cmd string) bool {
-		return strings.Contains(cmd, "profdeck-nccl-") && strings.Contains(cmd, "--nproc-per-node")
-	}, runNCCLScript)
-	RegisterCommand("bench-kill", func(cmd string) bool {
-		return strings.Contains(cmd, "-c") && strings.Contains(cmd, "import os,signal")
-	}, func(ctx context.Context, d *Deployment, cmd string, stdin io.Reader, out func(remote.Line)) error {
-		return nil
-	})
+// isMicroScript reports whether cmd runs the micro script.
+func isMicroScript(cmd string) bool {
+	return strings.Contains(cmd, "profdeck-micro-") && strings.Contains(cmd, "--plan") && !strings.Contains(cmd, "--nproc-per-node")
+}
+
+// isNCCLScript reports whether cmd runs the NCCL script under torchrun.
+func isNCCLScript(cmd string) bool {
+	return strings.Contains(cmd, "profdeck-nccl-") && strings.Contains(cmd, "--nproc-per-node")
+}
+
+// isBenchKill reports whether cmd is the python one-liner that signals a
+// cancelled script inside a container.
+func isBenchKill(cmd string) bool {
+	return strings.Contains(cmd, "-c") && strings.Contains(cmd, "import os,signal")
 }
 
 // benchArgs reads a script command line: the words after -c's program, as
@@ -144,7 +145,8 @@ func (w lineWriter) pause() error {
 	}
 }
 
-func runMicroScript(ctx context.Context, d *Deployment, cmd string, stdin io.Reader, out func(remote.Line)) error {
+func runMicroScript(ctx context.Context, d *Deployment, c call) error {
+	cmd, out := c.cmd, c.out
 	a := parseBenchArgs(cmd)
 	files, err := d.catFiles(ctx, cmd, a.cats)
 	if err != nil {
@@ -223,7 +225,8 @@ func workerNodeWait(ctx context.Context, steps int) error {
 	return nil
 }
 
-func runNCCLScript(ctx context.Context, d *Deployment, cmd string, stdin io.Reader, out func(remote.Line)) error {
+func runNCCLScript(ctx context.Context, d *Deployment, c call) error {
+	cmd, out := c.cmd, c.out
 	a := parseBenchArgs(cmd)
 	if _, err := d.catFiles(ctx, cmd, a.cats); err != nil {
 		return err

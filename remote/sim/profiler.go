@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 )
 
@@ -36,25 +35,13 @@ type profState struct {
 	captures int
 }
 
-// profMu guards Deployment.prof, set once by InstallProfiler.
-var profMu sync.Mutex
-
-// Every simulated deployment has the profiler endpoints, as a vLLM build
-// does; they answer 404 until the server runs with the profiler enabled.
-func init() { RegisterStartHook(InstallProfiler) }
-
-// InstallProfiler adds the profiler endpoints to d's HTTP server. It is
-// safe to call more than once; Start calls it through a start hook.
-func InstallProfiler(d *Deployment) {
-	profMu.Lock()
-	defer profMu.Unlock()
-	if d.prof != nil {
-		return
-	}
-	ps := &profState{}
-	d.prof = ps
-	d.Handle("/start_profile", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { d.startProfile(ps, w, r) }))
-	d.Handle("/stop_profile", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { d.stopProfile(ps, w, r) }))
+// installProfiler adds the profiler endpoints to d's HTTP server: every
+// simulated deployment has them, as a vLLM build does, and they answer 404
+// until the server runs with the profiler enabled. Start calls it before
+// the server serves; the capture's state is d.prof.
+func (d *Deployment) installProfiler() {
+	d.mux.HandleFunc("/start_profile", d.startProfile)
+	d.mux.HandleFunc("/stop_profile", d.stopProfile)
 }
 
 // ProfilerDir returns the running server's torch profiler directory, or ""
@@ -87,7 +74,8 @@ func (d *Deployment) profGate(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-func (d *Deployment) startProfile(ps *profState, w http.ResponseWriter, r *http.Request) {
+func (d *Deployment) startProfile(w http.ResponseWriter, r *http.Request) {
+	ps := &d.prof
 	if !d.profGate(w, r) {
 		return
 	}
@@ -99,7 +87,8 @@ func (d *Deployment) startProfile(ps *profState, w http.ResponseWriter, r *http.
 	w.WriteHeader(http.StatusOK)
 }
 
-func (d *Deployment) stopProfile(ps *profState, w http.ResponseWriter, r *http.Request) {
+func (d *Deployment) stopProfile(w http.ResponseWriter, r *http.Request) {
+	ps := &d.prof
 	if !d.profGate(w, r) {
 		return
 	}
@@ -149,15 +138,14 @@ func (d *Deployment) stopProfile(ps *profState, w http.ResponseWriter, r *http.R
 	w.WriteHeader(http.StatusOK)
 }
 
-// The find command a capture lists the profiler directory with:
-// find DIR -maxdepth N -type f -printf '%T@ %s %p\n'.
-func init() {
-	RegisterCommand("find-printf", func(cmd string) bool {
-		return strings.HasPrefix(cmd, "find ") && strings.Contains(cmd, "-printf")
-	}, runFind)
+// isFindPrintf reports whether cmd is the find a capture lists the
+// profiler directory with: find DIR -maxdepth N -type f -printf '%T@ %s %p\n'.
+func isFindPrintf(cmd string) bool {
+	return strings.HasPrefix(cmd, "find ") && strings.Contains(cmd, "-printf")
 }
 
-func runFind(ctx context.Context, d *Deployment, cmd string, stdin io.Reader, out func(remote.Line)) error {
+func runFind(ctx context.Context, d *Deployment, c call) error {
+	cmd, out := c.cmd, c.out
 	words := Words(strings.SplitN(cmd, "2>", 2)[0])
 	if len(words) < 2 {
 		return Exit(cmd, 1, "find: missing path")

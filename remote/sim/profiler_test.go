@@ -41,8 +41,6 @@ func TestProfilerEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	sim.InstallProfiler(d)
-	sim.InstallProfiler(d) // twice is fine
 	sim.ProfilerFlushTime = 100 * time.Millisecond
 	c := profClient(d)
 	base := "http://" + d.Options().ServerAddr

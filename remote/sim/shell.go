@@ -88,8 +88,8 @@ var reAssign = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 // simple runs one simple command: words, with > and >> handled and 2>...
 // ignored.
 func (d *Deployment) simple(ctx context.Context, cmd string, stdin io.Reader, out func(remote.Line)) error {
-	if c, ok := lookup(cmd); ok {
-		return c.run(ctx, d, cmd, stdin, out)
+	if c, ok := d.byLine(cmd); ok {
+		return c.run(ctx, d, call{cmd: cmd, stdin: stdin, out: out})
 	}
 	words := Words(cmd)
 	var args []string
@@ -146,4 +146,138 @@ func (d *Deployment) simple(ctx context.Context, cmd string, stdin io.Reader, ou
 		})
 	}
 	return d.exec(ctx, cmd, args, stdin, out)
+}
+
+// dispatch runs cmd: a command found by its line, the server launch, or a
+// sequence of commands joined with &&, || and ;.
+func (d *Deployment) dispatch(ctx context.Context, cmd string, stdin io.Reader, out func(remote.Line)) error {
+	cmd = strings.TrimSpace(cmd)
+	if c, ok := d.byLine(cmd); ok {
+		return c.run(ctx, d, call{cmd: cmd, stdin: stdin, out: out})
+	}
+	if isLaunch(cmd) {
+		return d.runLaunch(cmd, out)
+	}
+	parts, ops := splitList(cmd)
+	if len(parts) > 1 {
+		var err error
+		for i, p := range parts {
+			if i > 0 {
+				switch ops[i-1] {
+				case "&&":
+					if err != nil {
+						continue
+					}
+				case "||":
+					if err == nil {
+						continue
+					}
+				}
+			}
+			if e := ctx.Err(); e != nil {
+				return e
+			}
+			err = d.dispatch(ctx, p, stdin, out)
+			if err != nil && ctx.Err() != nil {
+				return err
+			}
+		}
+		return err
+	}
+	return d.builtin(ctx, cmd, stdin, out)
+}
+
+// splitList splits a command line on top-level &&, || and ; (outside
+// quotes), returning the parts and the operators between them.
+func splitList(cmd string) (parts, ops []string) {
+	var cur strings.Builder
+	var quote byte
+	for i := 0; i < len(cmd); i++ {
+		c := cmd[i]
+		switch {
+		case quote != 0:
+			if c == '\\' && quote == '"' && i+1 < len(cmd) {
+				cur.WriteByte(c)
+				i++
+				cur.WriteByte(cmd[i])
+				continue
+			}
+			if c == quote {
+				quote = 0
+			}
+			cur.WriteByte(c)
+		case c == '\'' || c == '"':
+			quote = c
+			cur.WriteByte(c)
+		case c == '\\' && i+1 < len(cmd):
+			cur.WriteByte(c)
+			i++
+			cur.WriteByte(cmd[i])
+		case c == ';':
+			parts, ops = append(parts, strings.TrimSpace(cur.String())), append(ops, ";")
+			cur.Reset()
+		case (c == '&' || c == '|') && i+1 < len(cmd) && cmd[i+1] == c:
+			parts, ops = append(parts, strings.TrimSpace(cur.String())), append(ops, string([]byte{c, c}))
+			cur.Reset()
+			i++
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	if s := strings.TrimSpace(cur.String()); s != "" || len(parts) == 0 {
+		parts = append(parts, s)
+	} else {
+		ops = ops[:len(ops)-1]
+	}
+	return parts, ops
+}
+
+// Words splits a simple command into words the way sh does for quoting
+// (single quotes, double quotes, backslashes); it does no expansion.
+func Words(cmd string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	var quote byte
+	for i := 0; i < len(cmd); i++ {
+		c := cmd[i]
+		switch {
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			} else {
+				cur.WriteByte(c)
+			}
+		case quote == '"':
+			switch {
+			case c == '"':
+				quote = 0
+			case c == '\\' && i+1 < len(cmd) && strings.IndexByte("\"\\$`", cmd[i+1]) >= 0:
+				i++
+				cur.WriteByte(cmd[i])
+			default:
+				cur.WriteByte(c)
+			}
+		case c == '\'' || c == '"':
+			quote = c
+			inWord = true
+		case c == '\\' && i+1 < len(cmd):
+			i++
+			cur.WriteByte(cmd[i])
+			inWord = true
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
 }

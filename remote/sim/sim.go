@@ -7,8 +7,9 @@
 // server on a loopback port that loads a model over Options.LoadTime, writing
 // a vLLM log as it goes. Everything it shows is marked SIMULATED.
 //
-// Other files of this package add commands with RegisterCommand and HTTP
-// endpoints with Deployment.Handle.
+// The shell's commands are one table (commandTable in commands.go); the
+// profiler's endpoints are added by Start, other endpoints with
+// Deployment.Handle.
 package sim
 
 import (
@@ -162,7 +163,8 @@ type Deployment struct {
 	conns     map[net.Conn]struct{}
 	closeOnce sync.Once
 
-	prof *profState // the profiler endpoints' state (InstallProfiler); guarded by profMu
+	prof     profState // the capture the profiler endpoints hold (profiler.go)
+	commands []command // the shell's command table (commands.go)
 
 	procs procTable // the server processes' /proc counters (procfs.go)
 
@@ -220,10 +222,12 @@ func Start(ctx context.Context, opt Options) (*Deployment, error) {
 		rng:      rand.New(rand.NewSource(seed)),
 		nextPID:  2000 + int(seed%50000+50000)%50000,
 		conns:    map[net.Conn]struct{}{},
+		commands: commandTable(),
 	}
 	d.emu.SetReady(false) // not until a server has loaded
 	d.initGPUs()
 	d.mux.Handle("/", d.emu)
+	d.installProfiler()
 	d.srv = &http.Server{
 		Handler:           d.gate(d.accessLog(d.mux)),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -250,7 +254,6 @@ func Start(ctx context.Context, opt Options) (*Deployment, error) {
 		d.shutdownServer()
 		d.emu.Close()
 	}()
-	runStartHooks(d)
 	if opt.AutoStart {
 		d.launch(opt.LogPath, false)
 	}
@@ -429,9 +432,9 @@ func (d *Deployment) Follow(ctx context.Context, path string, from int64, out fu
 	return d.fs.follow(ctx, path, from, out)
 }
 
-// Run runs a command line on the simulated shell. Commands registered with
-// RegisterCommand are tried first, then the built-in ones; anything else
-// exits 127.
+// Run runs a command line on the simulated shell: the rows of its command
+// table found by their whole line first, then the command named by its
+// first word; anything else exits 127.
 func (d *Deployment) Run(ctx context.Context, cmd string, stdin io.Reader, out func(remote.Line)) error {
 	if err := ctx.Err(); err != nil {
 		return err

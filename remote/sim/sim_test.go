@@ -461,16 +461,18 @@ func TestFailures(t *testing.T) {
 }
 
 func TestCommands(t *testing.T) {
-	RegisterCommand("test-first", func(cmd string) bool { return strings.HasPrefix(cmd, "mytool") },
-		func(ctx context.Context, d *Deployment, cmd string, stdin io.Reader, out func(remote.Line)) error {
-			Stdout(out, "first "+cmd)
-			return nil
-		})
-	RegisterCommand("test-second", func(cmd string) bool { return strings.HasPrefix(cmd, "mytool") || cmd == "other" },
-		func(ctx context.Context, d *Deployment, cmd string, stdin io.Reader, out func(remote.Line)) error {
-			return Exit(cmd, 4, "second")
-		})
 	d, ctx := start(t, Options{})
+	// Two rows found by their line, ahead of the table: the first that
+	// matches runs, also inside sh -c and env.
+	mytool := func(cmd string) bool { return strings.HasPrefix(cmd, "mytool") }
+	d.commands = append([]command{
+		{name: "test-first", line: mytool, help: "test", run: func(_ context.Context, _ *Deployment, c call) error {
+			Stdout(c.out, "first "+c.cmd)
+			return nil
+		}},
+		{name: "test-second", line: func(cmd string) bool { return mytool(cmd) || cmd == "other" }, help: "test",
+			run: func(_ context.Context, _ *Deployment, c call) error { return Exit(c.cmd, 4, "second") }},
+	}, d.commands...)
 	run := func(cmd string, stdin io.Reader) (string, error) {
 		var b strings.Builder
 		err := d.Run(ctx, cmd, stdin, func(l remote.Line) {
@@ -507,6 +509,8 @@ func TestCommands(t *testing.T) {
 		{"timeout 5 echo quick", "", "quick\n", 0},
 		{"cd /nowhere && echo no", "", "", 2},
 		{"docker stop vllm", "", "", 1},
+		{"help | grep -c .", "", strconv.Itoa(len(d.commands)) + "\n", 0},
+		{"help | grep '^which '", "", "which            which NAME\n", 0},
 	} {
 		var in io.Reader
 		if tc.stdin != "" {
@@ -537,11 +541,31 @@ func TestCommands(t *testing.T) {
 	}
 }
 
-func TestStartHook(t *testing.T) {
-	RegisterStartHook(func(d *Deployment) {
-		d.Handle("/hooked", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) }))
-	})
+// The command table: one row per name, each with its handler and its help;
+// every row called by name is reached by that name.
+func TestCommandTable(t *testing.T) {
+	d, ctx := start(t, Options{})
+	seen := map[string]bool{}
+	for _, c := range d.commands {
+		if c.name == "" || c.run == nil || c.help == "" || seen[c.name] {
+			t.Errorf("row %q: a name, a handler and a help each, once (seen %v)", c.name, seen[c.name])
+		}
+		seen[c.name] = true
+		if c.line != nil {
+			continue
+		}
+		err := d.Run(ctx, remote.Quote(c.name)+" --profdeck-table-test", nil, nil)
+		var ee *remote.ExitError
+		if errors.As(err, &ee) && ee.Status == 127 && strings.Contains(ee.Stderr, "sh: "+c.name+": command not found") {
+			t.Errorf("%s: not found by its name", c.name)
+		}
+	}
+}
+
+// An endpoint added after Start is served.
+func TestHandle(t *testing.T) {
 	d, _ := start(t, Options{LoadTime: 200 * time.Millisecond, AutoStart: true})
+	d.Handle("/hooked", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) }))
 	waitUntil(t, "ready", 5*time.Second, d.Ready)
 	resp, err := http.Get(d.URL() + "/hooked")
 	if err != nil {

@@ -3,20 +3,17 @@ package sim
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"strings"
 
-	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 )
 
-// The python probe profdeck runs once per campaign for torch's and vLLM's
-// versions and the model's config (report.GatherSystemInfo). Its script
-// prints one JSON line marked "profdeck-sysinfo".
-func init() {
-	RegisterCommand("python-sysinfo", func(cmd string) bool {
-		return strings.HasPrefix(cmd, "python3 -c ") && strings.Contains(cmd, "profdeck-sysinfo")
-	}, runSysinfo)
+// isSysinfoProbe reports whether cmd is the python probe profdeck runs once
+// per campaign for torch's and vLLM's versions and the model's config
+// (report.GatherSystemInfo). Its script prints one JSON line marked
+// "profdeck-sysinfo".
+func isSysinfoProbe(cmd string) bool {
+	return strings.HasPrefix(cmd, "python3 -c ") && strings.Contains(cmd, "profdeck-sysinfo")
 }
 
 // Simulated software versions: the same everywhere the host shows one (the
@@ -27,7 +24,8 @@ const (
 	simVLLM      = vllmemu.Version
 )
 
-func runSysinfo(ctx context.Context, d *Deployment, cmd string, stdin io.Reader, out func(remote.Line)) error {
+func runSysinfo(ctx context.Context, d *Deployment, c call) error {
+	cmd, out := c.cmd, c.out
 	if err := ctx.Err(); err != nil {
 		return err
 	}
