@@ -37,3 +37,10 @@ func StageLabel(stage string) string {
 	text = strings.Replace(text, "vllm ", "vLLM ", 1)
 	return strings.Replace(text, "cuda graphs", "CUDA graphs", 1)
 }
+
+// PastWeights reports whether a load has its weights in and takes the rest
+// of the memory (KV cache, CUDA graphs), or has ended (failed, stopped):
+// its GPU bars then show the whole GPU.
+func PastWeights(stage string) bool {
+	return StageIndex(stage) > StageIndex(StageWeights) || stage == StageFailed || stage == StageStopped
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/units"
 )
 
 // run writes one run of a phase: when it ran, then the phase's tables.
@@ -18,14 +19,14 @@ func (n *nb) run(ph string, i, total int, r *phaseRun) {
 	line := "Started " + n.clock(r.start)
 	switch {
 	case r.finished && r.outcome == phases.OutcomeCancelled:
-		line += fmt.Sprintf(", cancelled at %s after %s", n.clock(r.end), dur(r.end.Sub(r.start)))
+		line += fmt.Sprintf(", cancelled at %s after %s", n.clock(r.end), units.Span(r.end.Sub(r.start)))
 		if r.err != "" {
 			line += " (" + r.err + ")"
 		}
 	case r.finished && r.err != "":
-		line += fmt.Sprintf(", failed at %s after %s: %s", n.clock(r.end), dur(r.end.Sub(r.start)), r.err)
+		line += fmt.Sprintf(", failed at %s after %s: %s", n.clock(r.end), units.Span(r.end.Sub(r.start)), r.err)
 	case r.finished:
-		line += fmt.Sprintf(", finished %s (%s)", n.clock(r.end), dur(r.end.Sub(r.start)))
+		line += fmt.Sprintf(", finished %s (%s)", n.clock(r.end), units.Span(r.end.Sub(r.start)))
 	default:
 		last := r.start
 		if len(r.events) > 0 {
@@ -53,19 +54,6 @@ func (n *nb) run(ph string, i, total int, r *phaseRun) {
 		n.profileRun(r)
 	}
 }
-
-func dur(d time.Duration) string {
-	d = d.Round(time.Second)
-	if d < time.Minute {
-		return d.String()
-	}
-	h, m, s := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
-	if h > 0 {
-		return fmt.Sprintf("%dh%02dm%02ds", h, m, s)
-	}
-	return fmt.Sprintf("%dm%02ds", m, s)
-}
-
 func (n *nb) loadRun(r *phaseRun, tag string) {
 	var ms []phases.Milestone
 	var snaps []snapshot
@@ -90,7 +78,7 @@ func (n *nb) loadRun(r *phaseRun, tag string) {
 			log = append(log, failureLine(n.clock(ev.Time), d))
 		case phases.Stall:
 			stalls = append(stalls, stallAt{ev.Time, d})
-			s := fmt.Sprintf("- %s **stall**%s: %s, no progress for %s", n.clock(ev.Time), onNode(d.Node), gpuList(d.GPUs, d.MemoryGiB), dur(time.Duration(d.ForS*float64(time.Second))))
+			s := fmt.Sprintf("- %s **stall**%s: %s, no progress for %s", n.clock(ev.Time), onNode(d.Node), gpuList(d.GPUs, d.MemoryGiB), units.ExactDuration(d.ForS))
 			if d.Line != "" {
 				s += fmt.Sprintf("; last log line: `%s`", noTicks(d.Line))
 			}
@@ -110,7 +98,7 @@ func (n *nb) loadRun(r *phaseRun, tag string) {
 			if m.Node != "" {
 				stage += " · " + m.Node
 			}
-			n.p("| %s | %s | %s | %s |\n", mdCell(stage), dur(time.Duration(m.AtS*float64(time.Second))), mdCell(m.Value), mdCell(m.Line))
+			n.p("| %s | %s | %s | %s |\n", mdCell(stage), units.ExactDuration(m.AtS), mdCell(m.Value), mdCell(m.Line))
 		}
 		n.ln("")
 	}
@@ -225,7 +213,7 @@ func (n *nb) stallsOf(g int, stalls []stallAt) string {
 	for _, st := range stalls {
 		for _, x := range st.s.GPUs {
 			if x == g {
-				out = append(out, fmt.Sprintf("%s for %s", n.clock(st.at), dur(time.Duration(st.s.ForS*float64(time.Second)))))
+				out = append(out, fmt.Sprintf("%s for %s", n.clock(st.at), units.ExactDuration(st.s.ForS)))
 				break
 			}
 		}
@@ -239,7 +227,7 @@ func (n *nb) stallsOf(g int, stalls []stallAt) string {
 func (n *nb) gpuTimeline(snaps []snapshot, stalls []stallAt, tag string) {
 	idx, series := gpuSeries(snaps)
 	span := snaps[len(snaps)-1].at.Sub(snaps[0].at)
-	n.p("GPU memory from %s to %s (%d samples over %s):\n\n", n.clock(snaps[0].at), n.clock(snaps[len(snaps)-1].at), len(snaps), dur(span))
+	n.p("GPU memory from %s to %s (%d samples over %s):\n\n", n.clock(snaps[0].at), n.clock(snaps[len(snaps)-1].at), len(snaps), units.Span(span))
 	n.ln("| GPU | first GiB | last GiB | max GiB | timeline | stalled |")
 	n.ln("|---:|---:|---:|---:|---|---|")
 	for _, g := range idx {

@@ -1,10 +1,10 @@
 package report
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/units"
 )
 
 // stepRow is one step of a campaign run, as the notebook lists it.
@@ -63,21 +63,9 @@ func (n *nb) campaignStepsTable(events []phases.Event) {
 			state = "no end yet (running, or cut short)"
 		}
 		if !r.finish.IsZero() {
-			dur = fmtStepDuration(r.finish.Sub(r.start))
+			dur = units.Span(r.finish.Sub(r.start))
 		}
 		n.p("| %d | %s | %s | %s | %s | %s |\n", r.run, r.name, state, n.clock(r.start), dur, mdCell(r.reason))
 	}
 	n.ln("")
-}
-
-func fmtStepDuration(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return "0 s"
-	case d < time.Minute:
-		return fmt.Sprintf("%.0f s", d.Seconds())
-	case d < time.Hour:
-		return fmt.Sprintf("%d min %02d s", int(d.Minutes()), int(d.Seconds())%60)
-	}
-	return fmt.Sprintf("%d h %02d min", int(d.Hours()), int(d.Minutes())%60)
 }

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/units"
@@ -87,7 +86,7 @@ func loadSummary(runs []*phaseRun) string {
 			continue // a run with nothing to say (a server already up)
 		}
 		if ready >= 0 {
-			parts = append(parts, "ready in "+dur(time.Duration(ready*float64(time.Second))))
+			parts = append(parts, "ready in "+units.ExactDuration(ready))
 		} else {
 			parts = append(parts, "not ready")
 		}

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/ui/common"
 	"github.com/profdeck/profdeck/ui/components"
 )
@@ -86,7 +86,7 @@ func (m *Model) header() string {
 		host += " " + s.HeaderSim.Render("SIMULATED")
 	}
 	// The campaign name gives way first, so host, link and clock stay visible.
-	tail := " │ host " + host + " │ " + m.connText() + " │ " + clock(m.now.Sub(m.start))
+	tail := " │ host " + host + " │ " + m.connText() + " │ " + units.Clock(m.now.Sub(m.start))
 	head := s.Header.Render("profdeck") + " │ "
 	room := m.w - lipgloss.Width(head) - lipgloss.Width(tail)
 	if room < 8 {
@@ -192,9 +192,4 @@ func (m *Model) statusBar() string {
 
 func (m *Model) helpLine() string {
 	return components.Truncate(m.help.ShortHelpView(m.helpKeys()), m.w)
-}
-
-func clock(d time.Duration) string {
-	d = d.Round(time.Second)
-	return fmt.Sprintf("%02d:%02d:%02d", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60)
 }

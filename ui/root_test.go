@@ -329,7 +329,7 @@ func TestHeaderAndStatusBarAt80Columns(t *testing.T) {
 	m.d.Campaign.Notebook = "/tmp/profdeck-demo-123456789/a/long/folder/notebook.md"
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	h := m.header()
-	if !strings.Contains(h, "profdeck demo │") || strings.Contains(h, "(SIMULATED") || !strings.Contains(h, "00:00:00") {
+	if !strings.Contains(h, "profdeck demo │") || strings.Contains(h, "(SIMULATED") || !strings.Contains(h, "│ 0:00") {
 		t.Fatalf("header at 80 columns: %q", h)
 	}
 	if components.Width(h) > 80 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load/vllmlog"
+	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/remote"
 )
 
@@ -141,7 +142,7 @@ func (s *run) exitTick(now time.Time) {
 	s.tr.armed = true
 	s.phaseStart() // an exit before any line is a load run too
 	s.emit(phases.KindLoadServer, phases.ServerEvent{Action: "exited", Node: s.w.cfg.Node,
-		Detail: fmt.Sprintf("process group %d exited during its load (%s in)", e.pid, FormatDuration(e.at.Sub(s.tr.start).Seconds()))})
+		Detail: fmt.Sprintf("process group %d exited during its load (%s in)", e.pid, units.Duration(e.at.Sub(s.tr.start).Seconds()))})
 	s.emit(phases.KindLoadFailure, *f)
 	s.emitState(now)
 }

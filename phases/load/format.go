@@ -13,7 +13,7 @@ import (
 // "STALLED at 75.8 GiB on GPUs 0-7 for 12 min", or with its node
 // "STALLED at 75.8 GiB on gpu2, GPUs 0-7, for 12 min".
 func StallText(s *phases.Stall) string {
-	dur := FormatDuration(s.ForS)
+	dur := units.Duration(s.ForS)
 	if len(s.GPUs) == 0 {
 		if s.Node != "" {
 			return fmt.Sprintf("STALLED on %s: no progress for %s (no GPU memory readings)", s.Node, dur)
@@ -58,32 +58,21 @@ func GPUList(idx []int) string {
 	return out
 }
 
-// FormatDuration writes seconds as "45 s", "12 min", "1 h 05 min".
-func FormatDuration(s float64) string {
-	switch {
-	case s < 90:
-		return fmt.Sprintf("%.0f s", s)
-	case s < 3600:
-		return fmt.Sprintf("%.0f min", s/60)
-	}
-	return fmt.Sprintf("%d h %02d min", int(s)/3600, (int(s)%3600)/60)
-}
-
 // StatusLine is a one-line summary of a load's state, e.g.
 // "weights · shards 31/62 ETA 4 min · 8 GPUs 41.2/74.9 GiB (55%) · 1.9 GiB/min · ETA 6 min".
 func StatusLine(s phases.LoadState) string {
-	parts := []string{phases.StageLabel(s.Stage) + " " + FormatDuration(s.ElapsedS)}
+	parts := []string{phases.StageLabel(s.Stage) + " " + units.Duration(s.ElapsedS)}
 	if s.VLLM != "" {
 		parts[0] = "vLLM " + s.VLLM + " " + parts[0]
 	}
 	if s.ShardsTotal > 0 {
 		sh := fmt.Sprintf("shards %d/%d", s.ShardsDone, s.ShardsTotal)
 		if s.ShardETA > 0 {
-			sh += " ETA " + FormatDuration(s.ShardETA)
+			sh += " ETA " + units.Duration(s.ShardETA)
 		}
 		parts = append(parts, sh)
 	}
-	pastWeights := vllmlog.StageIndex(s.Stage) > vllmlog.StageIndex(vllmlog.StageWeights) || s.Stage == phases.StageFailed || s.Stage == phases.StageStopped
+	pastWeights := phases.PastWeights(s.Stage)
 	var used, exp, total, rate, eta float64
 	known, n := 0, len(s.GPUs)
 	for _, g := range s.GPUs {
@@ -114,7 +103,7 @@ func StatusLine(s phases.LoadState) string {
 		}
 		parts = append(parts, g, fmt.Sprintf("%.1f GiB/min", rate/float64(known)))
 		if eta > 0 {
-			parts = append(parts, "ETA "+FormatDuration(eta))
+			parts = append(parts, "ETA "+units.Duration(eta))
 		}
 	}
 	if s.KVCacheTokens > 0 {
@@ -170,7 +159,7 @@ func WaitsText(stalls []vllmlog.Stall) string {
 			p += "s"
 		}
 		if secs > 0 {
-			p += fmt.Sprintf(" of %s", FormatDuration(secs))
+			p += fmt.Sprintf(" of %s", units.Duration(secs))
 		}
 		parts = append(parts, p)
 	}

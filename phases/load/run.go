@@ -228,7 +228,7 @@ func (s *run) poll(p pollResult) {
 			s.ready = true
 			s.emit(phases.KindLoadMilestone, *ms)
 			s.emit(phases.KindLoadServer, phases.ServerEvent{Action: "ready",
-				Detail: fmt.Sprintf("GET %s answered 200 after %s", remote.MaskURL(s.w.cfg.HealthURL), FormatDuration(ms.AtS))})
+				Detail: fmt.Sprintf("GET %s answered 200 after %s", remote.MaskURL(s.w.cfg.HealthURL), units.Duration(ms.AtS))})
 			s.phaseFinish("")
 		}
 	case s.ready && (p.health.err != nil || p.health.status != 0):
@@ -274,7 +274,7 @@ func (s *run) tick() {
 		if !s.tr.stopped && s.tr.failure == nil {
 			// Progress came back: the story needs the stall's real length.
 			s.emit(phases.KindLoadMilestone, phases.Milestone{Stage: "stall_resumed", AtS: now.Sub(s.tr.start).Seconds(),
-				Value: "progress again after " + FormatDuration(now.Sub(s.stallFrom).Seconds()), Line: s.tr.lastLine, Load: s.tr.gen})
+				Value: "progress again after " + units.Duration(now.Sub(s.stallFrom).Seconds()), Line: s.tr.lastLine, Load: s.tr.gen})
 		}
 	}
 }

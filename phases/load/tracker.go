@@ -183,7 +183,7 @@ func (t *Tracker) Record(now time.Time, r vllmlog.Record) (ms *phases.Milestone,
 			t.ranks[r.Rank] = rt
 		}
 		if st := r.Stage(); st != "" {
-			rt.stage = max(rt.stage, vllmlog.StageIndex(st))
+			rt.stage = max(rt.stage, phases.StageIndex(st))
 		}
 		if strings.TrimSpace(r.Msg) != "" {
 			rt.line = r.Text
@@ -200,7 +200,7 @@ func (t *Tracker) Record(now time.Time, r vllmlog.Record) (ms *phases.Milestone,
 		t.progress(now)
 	}
 	if st := r.Stage(); st != "" {
-		if i := vllmlog.StageIndex(st); i > t.stage {
+		if i := phases.StageIndex(st); i > t.stage {
 			t.stage = i
 			ms = &phases.Milestone{Stage: st, AtS: now.Sub(t.start).Seconds(), Line: r.Text, Load: t.gen}
 		}
@@ -223,14 +223,14 @@ func (t *Tracker) Record(now time.Time, r vllmlog.Record) (ms *phases.Milestone,
 func (t *Tracker) Ranks() []phases.RankEvidence {
 	out := make([]phases.RankEvidence, 0, len(t.ranks))
 	for r, rt := range t.ranks {
-		out = append(out, phases.RankEvidence{Rank: r, Stage: vllmlog.StageOrder[rt.stage], LastLine: rt.line})
+		out = append(out, phases.RankEvidence{Rank: r, Stage: phases.StageOrder[rt.stage], LastLine: rt.line})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Rank < out[j].Rank })
 	return out
 }
 
 // Stage is the load's furthest stage.
-func (t *Tracker) Stage() string { return vllmlog.StageOrder[t.stage] }
+func (t *Tracker) Stage() string { return phases.StageOrder[t.stage] }
 
 // SetReady records that /health answered 200; it returns the ready
 // milestone the first time.
@@ -239,8 +239,8 @@ func (t *Tracker) SetReady(now time.Time) *phases.Milestone {
 		return nil
 	}
 	t.ready, t.stall = true, nil
-	t.stage = vllmlog.StageIndex(vllmlog.StageReady)
-	return &phases.Milestone{Stage: vllmlog.StageReady, AtS: now.Sub(t.start).Seconds(), Value: "GET /health 200", Load: t.gen}
+	t.stage = phases.StageIndex(phases.StageReady)
+	return &phases.Milestone{Stage: phases.StageReady, AtS: now.Sub(t.start).Seconds(), Value: "GET /health 200", Load: t.gen}
 }
 
 // Exited records that the server process exited during the load: the
@@ -340,7 +340,7 @@ func (t *Tracker) order() []int {
 
 // State is the load's progress at now.
 func (t *Tracker) State(now time.Time) phases.LoadState {
-	st := phases.LoadState{Host: t.host, Stage: vllmlog.StageOrder[t.stage], ElapsedS: now.Sub(t.start).Seconds(),
+	st := phases.LoadState{Host: t.host, Stage: phases.StageOrder[t.stage], ElapsedS: now.Sub(t.start).Seconds(),
 		IdleS: now.Sub(t.lastProgress).Seconds(), Ready: t.ready, Failure: t.failure, Stall: t.stall, Load: t.gen}
 	switch {
 	case t.failure != nil:
@@ -365,7 +365,7 @@ func (t *Tracker) State(now time.Time) phases.LoadState {
 			st.ShardETA = t.lastBar.RemainingS
 		}
 	}
-	weightsPhase := t.stage <= vllmlog.StageIndex(vllmlog.StageWeights) && !t.ready
+	weightsPhase := t.stage <= phases.StageIndex(phases.StageWeights) && !t.ready
 	for _, i := range t.order() {
 		g := t.gpus[i]
 		gl := phases.GPULoad{Index: i, Host: t.host, Known: g.known, Name: g.name, TotalGiB: round2(g.total),

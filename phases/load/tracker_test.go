@@ -7,6 +7,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases/load/smi"
 	"github.com/profdeck/profdeck/phases/load/vllmlog"
+	"github.com/profdeck/profdeck/phases/units"
 )
 
 func gpus(n int, gib float64) []smi.GPU {
@@ -209,7 +210,7 @@ func TestGPUListAndDuration(t *testing.T) {
 			t.Errorf("GPUList(%v) = %q, want %q", c.in, got, c.want)
 		}
 	}
-	if FormatDuration(45) != "45 s" || FormatDuration(720) != "12 min" || FormatDuration(3900) != "1 h 05 min" {
+	if units.Duration(45) != "45 s" || units.Duration(720) != "12 min" || units.Duration(3900) != "1 h 05 min" {
 		t.Error("FormatDuration")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases/load/vllmlog"
+	"github.com/profdeck/profdeck/phases/units"
 )
 
 // The log's own waits are said in words for the stall banner.
@@ -15,7 +16,7 @@ func TestWaitsText(t *testing.T) {
 	}
 	got := WaitsText([]vllmlog.Stall{{Kind: vllmlog.StallSHM, Seconds: 60, Time: "10:39:02"},
 		{Kind: vllmlog.StallSHM, Seconds: 60, Time: "10:40:02"}, {Kind: vllmlog.StallNCCL, Time: "10:40:05"}})
-	want := "2 shared-memory broadcast waits of " + FormatDuration(60) + ", 1 NCCL collective wait, the last at 10:40:05"
+	want := "2 shared-memory broadcast waits of " + units.Duration(60) + ", 1 NCCL collective wait, the last at 10:40:05"
 	if got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}

@@ -3,6 +3,7 @@ package units
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 func TestFormatters(t *testing.T) {
@@ -29,6 +30,37 @@ func TestFormatters(t *testing.T) {
 		{Pct(0.424), "42%"},
 		{Pct1(0.4249), "42.5%"},
 		{Pct(math.NaN()), Missing},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+func TestDurationAndClock(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{Duration(45), "45 s"},
+		{Duration(75), "75 s"},
+		{Duration(720), "12 min"},
+		{Duration(3900), "1 h 05 min"},
+		{Duration(math.NaN()), Missing},
+		{ExactDuration(0), "0 s"},
+		{ExactDuration(0.4), "0 s"},
+		{ExactDuration(45), "45 s"},
+		{ExactDuration(59.6), "1 min"},
+		{ExactDuration(87), "1 min 27 s"},
+		{ExactDuration(725), "12 min 05 s"},
+		{ExactDuration(3599.4), "59 min 59 s"},
+		{ExactDuration(3900), "1 h 05 min"},
+		{ExactDuration(7200), "2 h 00 min"},
+		{ExactDuration(-5), "-5 s"},
+		{ExactDuration(math.Inf(1)), Missing},
+		{Span(90 * time.Second), "1 min 30 s"},
+		{Clock(0), "0:00"},
+		{Clock(7400 * time.Millisecond), "0:07"},
+		{Clock(725 * time.Second), "12:05"},
+		{Clock(3723 * time.Second), "1:02:03"},
+		{Clock(-time.Second), "0:00"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)

@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"time"
+
+	"github.com/profdeck/profdeck/phases"
 )
 
 const pyLib = "/usr/local/lib/python3.12/dist-packages/vllm"
@@ -38,7 +40,7 @@ func (d *Deployment) engineDiesLocked(s *serverProc, rank int) {
 		fmt.Sprintf(`(APIServer pid=%d)     raise RuntimeError(`, s.pid),
 		fmt.Sprintf(`(APIServer pid=%d) RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {'EngineCore_DP0': 1}`, s.pid),
 	)
-	d.exitLocked(s, StageFailed)
+	d.exitLocked(s, phases.StageFailed)
 }
 
 // ncclFailure: a worker's NCCL communicator fails to initialise.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/profdeck/profdeck/phases"
 )
 
 // The load fractions (of Options.LoadTime) at which the stages happen.
@@ -166,11 +168,11 @@ func (d *Deployment) growLocked(s *serverProc, f float64) {
 		switch {
 		case s.stalled:
 			g.util = 0
-		case s.stage == StageReady:
+		case s.stage == phases.StageReady:
 			g.util = d.serveUtil()
 		case d.emu != nil && d.opt.Emulator.ServeBeforeReady && d.serveUtil() > 0:
 			g.util = d.serveUtil() // served before ready: busy with requests
-		case s.stage == StageCompile || s.stage == StageCUDAGraphs:
+		case s.stage == phases.StageCompile || s.stage == phases.StageCUDAGraphs:
 			g.util = 55 + d.rng.Float64()*45
 		case f >= fracContext:
 			g.util = d.rng.Float64() * 4

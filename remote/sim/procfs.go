@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote"
 )
 
@@ -58,13 +59,13 @@ func procActivity(s *serverProc, role string) (state string, cpuPct, readBps flo
 	switch {
 	case s.stalled:
 		return "S", 0.3, 0
-	case s.stage == StageStarting:
+	case s.stage == phases.StageStarting:
 		return "R", 35, 0
-	case s.stage == StageWeights:
+	case s.stage == phases.StageWeights:
 		return "R", 60, 1.4e9
-	case s.stage == StageCompile:
+	case s.stage == phases.StageCompile:
 		return "R", 98, 0
-	case s.stage == StageKVCache || s.stage == StageCUDAGraphs:
+	case s.stage == phases.StageKVCache || s.stage == phases.StageCUDAGraphs:
 		return "R", 40, 0
 	}
 	return "S", 4, 0
@@ -328,13 +329,13 @@ func simStack(s *serverProc, role string) []string {
 	loader := []string{"load_weights (vllm/model_executor/models/deepseek_v2.py:1190)",
 		"load_model (vllm/model_executor/model_loader/base_loader.py:56)", "load_model (vllm/v1/worker/gpu_model_runner.py:2040)"}
 	switch {
-	case s.stage == StageWeights || s.stalled && s.stage == StageStarting:
+	case s.stage == phases.StageWeights || s.stalled && s.stage == phases.StageStarting:
 		return append([]string{"_read_into (safetensors/torch.py:315)", "safetensors_weights_iterator (vllm/model_executor/model_loader/weight_utils.py:702)"}, loader...)
-	case s.stage == StageCompile:
+	case s.stage == phases.StageCompile:
 		return []string{"compile_fx (torch/_inductor/compile_fx.py:1733)", "__call__ (vllm/compilation/backends.py:594)", "compile_or_warm_up_model (vllm/v1/worker/gpu_worker.py:339)"}
-	case s.stage == StageKVCache || s.stage == StageCUDAGraphs:
+	case s.stage == phases.StageKVCache || s.stage == phases.StageCUDAGraphs:
 		return []string{"capture_end (torch/cuda/graphs.py:88)", "__exit__ (torch/cuda/graphs.py:186)", "capture_model (vllm/v1/worker/gpu_model_runner.py:2301)"}
-	case s.stage == StageStarting:
+	case s.stage == phases.StageStarting:
 		return []string{"barrier (torch/distributed/distributed_c10d.py:4635)", "init_distributed_environment (vllm/distributed/parallel_state.py:1001)"}
 	}
 	return []string{"dequeue (vllm/distributed/device_communicators/shm_broadcast.py:508)", "worker_busy_loop (vllm/v1/executor/multiproc_executor.py:586)"}

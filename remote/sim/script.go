@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/profdeck/profdeck/phases"
 )
 
 // Banner is the first line of every simulated server log.
@@ -83,7 +85,7 @@ func (d *Deployment) script(s *serverProc) []step {
 
 	// Rank 0 draws the shard bar; its pace follows GPU 0's memory.
 	add(fracWeights0, func(d *Deployment, s *serverProc, now time.Time) {
-		s.stage = StageWeights
+		s.stage = phases.StageWeights
 		s.barStart = now
 		if head {
 			d.logLocked(s, shardBar(0, s.shards, 0))
@@ -122,13 +124,13 @@ func (d *Deployment) script(s *serverProc) []step {
 	if o.FailWith == "oom" {
 		// torch.compile runs, then the KV cache allocation fails.
 		d.compileSteps(s, &steps)
-		add(fracKV0, func(d *Deployment, s *serverProc, _ time.Time) { s.stage = StageKVCache })
+		add(fracKV0, func(d *Deployment, s *serverProc, _ time.Time) { s.stage = phases.StageKVCache })
 		add(fracKV0+0.008, oomFailure)
 		return steps
 	}
 	d.compileSteps(s, &steps)
 	kvTokens := d.emu.Config().KVCacheTokens // the emulator's capacity, so log and /metrics agree
-	add(fracKV0, func(d *Deployment, s *serverProc, _ time.Time) { s.stage = StageKVCache })
+	add(fracKV0, func(d *Deployment, s *serverProc, _ time.Time) { s.stage = phases.StageKVCache })
 	for _, r := range d.rng.Perm(n) {
 		logAt(fracKV0+0.001, worker(r), "INFO", "gpu_worker.py:356", fmt.Sprintf("Available KV cache memory: %.2f GiB", o.KVCacheGiB*0.96))
 	}
@@ -137,7 +139,7 @@ func (d *Deployment) script(s *serverProc) []step {
 
 	// CUDA graphs: two bars drawn by rank 0 in tqdm's default format.
 	add(fracGraphs0, func(d *Deployment, s *serverProc, now time.Time) {
-		s.stage = StageCUDAGraphs
+		s.stage = phases.StageCUDAGraphs
 		s.barStart = now
 		if head {
 			d.logLocked(s, fmt.Sprintf("(Worker_TP0 pid=%d) ", s.workerPIDs[0]))
@@ -156,7 +158,7 @@ func (d *Deployment) script(s *serverProc) []step {
 	})
 	if !head {
 		// A headless node's workers serve once their graphs are captured.
-		add(fracReady, func(d *Deployment, s *serverProc, _ time.Time) { s.stage = StageReady })
+		add(fracReady, func(d *Deployment, s *serverProc, _ time.Time) { s.stage = phases.StageReady })
 		sort.SliceStable(steps, func(a, b int) bool { return steps[a].at < steps[b].at })
 		return steps
 	}
@@ -184,7 +186,7 @@ func (d *Deployment) script(s *serverProc) []step {
 	})
 	add(fracReady, func(d *Deployment, s *serverProc, now time.Time) {
 		d.logLocked(s, fmt.Sprintf("(APIServer pid=%d) INFO:     Application startup complete.", s.pid))
-		s.stage = StageReady
+		s.stage = phases.StageReady
 		d.emu.SetReady(true)
 	})
 	sort.SliceStable(steps, func(a, b int) bool { return steps[a].at < steps[b].at })
@@ -197,7 +199,7 @@ func (d *Deployment) compileSteps(s *serverProc, steps *[]step) {
 	lt := d.opt.LoadTime.Seconds()
 	add := func(at float64, src, msg string) {
 		*steps = append(*steps, step{at: at, run: func(d *Deployment, s *serverProc, _ time.Time) {
-			s.stage = StageCompile
+			s.stage = phases.StageCompile
 			d.logLocked(s, d.vlogLocked(s, w0, "INFO", src, msg))
 		}})
 	}

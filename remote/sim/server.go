@@ -7,20 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote"
-)
-
-// The stages of the simulated server: the words of phases.LoadState.Stage
-// (a host imports no engine; TestStageNames holds the two to one set).
-const (
-	StageStarting   = "starting"
-	StageWeights    = "weights"
-	StageCompile    = "compile"
-	StageKVCache    = "kv_cache"
-	StageCUDAGraphs = "cuda_graphs"
-	StageReady      = "ready"
-	StageFailed     = "failed"
-	StageStopped    = "stopped"
 )
 
 // releaseTime is how long a stopped server takes to give its GPU memory back.
@@ -293,7 +281,7 @@ func (d *Deployment) launchCmd(logPath string, profiler bool, cmd string) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if old := d.server; old != nil && old.running {
-		d.exitLocked(old, StageStopped)
+		d.exitLocked(old, phases.StageStopped)
 	}
 	now := time.Now()
 	s := &serverProc{
@@ -301,7 +289,7 @@ func (d *Deployment) launchCmd(logPath string, profiler bool, cmd string) int {
 		logPath:  clean(logPath),
 		start:    now,
 		running:  true,
-		stage:    StageStarting,
+		stage:    phases.StageStarting,
 		version:  simVLLM,
 		profiler: profiler,
 		stallAt:  d.opt.StallAtGiB,
@@ -387,7 +375,7 @@ func (d *Deployment) stop(signal string) bool {
 			fmt.Sprintf("(APIServer pid=%d) INFO:     Waiting for application shutdown.", s.pid),
 			fmt.Sprintf("(APIServer pid=%d) INFO:     Application shutdown complete.", s.pid))
 	}
-	d.exitLocked(s, StageStopped)
+	d.exitLocked(s, phases.StageStopped)
 	return true
 }
 
@@ -425,7 +413,7 @@ func (d *Deployment) tick(now time.Time) {
 		st.run(d, s, now)
 	}
 	d.publishLocked(s)
-	if s.running && s.stage == StageReady {
+	if s.running && s.stage == phases.StageReady {
 		d.statsLocked(s, now)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"time"
+
+	"github.com/profdeck/profdeck/phases"
 )
 
 // SGLangBanner is the first line of a simulated SGLang server's log.
@@ -64,7 +66,7 @@ func (d *Deployment) sglangScript(s *serverProc) []step {
 	each(fracContext+0.006, func(int) string { return "Init torch distributed ends. mem usage=0.52 GB" })
 	each(fracContext+0.01, func(int) string { return fmt.Sprintf("Load weight begin. avail mem=%.2f GB", total-0.6) })
 	add(fracWeights0, func(d *Deployment, s *serverProc, now time.Time) {
-		s.stage = StageWeights
+		s.stage = phases.StageWeights
 		s.barStart = now
 		if head {
 			d.logLocked(s, shardBar(0, s.shards, 0))
@@ -85,7 +87,7 @@ func (d *Deployment) sglangScript(s *serverProc) []step {
 				"dtype=torch.bfloat16, avail mem=%.2f GB, mem usage=%.2f GB.", now.Sub(s.start).Seconds(), total-0.6-w, w)))
 		})
 	}
-	add(fracKV0, func(d *Deployment, s *serverProc, _ time.Time) { s.stage = StageKVCache })
+	add(fracKV0, func(d *Deployment, s *serverProc, _ time.Time) { s.stage = phases.StageKVCache })
 	if o.FailWith == "oom" {
 		add(fracKV0+0.008, sglangOOMFailure)
 		sortSteps(steps)
@@ -99,7 +101,7 @@ func (d *Deployment) sglangScript(s *serverProc) []step {
 	})
 	each(fracKV1+0.001, func(int) string { return fmt.Sprintf("Memory pool end. avail mem=%.2f GB", total-o.WeightsGiB-2*kvGiB) })
 	add(fracGraphs0, func(d *Deployment, s *serverProc, now time.Time) {
-		s.stage = StageCUDAGraphs
+		s.stage = phases.StageCUDAGraphs
 		s.barStart = now
 	})
 	each(fracGraphs0, func(int) string {
@@ -113,7 +115,7 @@ func (d *Deployment) sglangScript(s *serverProc) []step {
 			(fracGraphs1-fracGraphs0)*d.opt.LoadTime.Seconds(), o.KVCacheGiB*0.04, total-o.WeightsGiB-2*kvGiB-o.KVCacheGiB*0.04)
 	})
 	if !head {
-		add(fracReady, func(d *Deployment, s *serverProc, _ time.Time) { s.stage = StageReady })
+		add(fracReady, func(d *Deployment, s *serverProc, _ time.Time) { s.stage = phases.StageReady })
 		sortSteps(steps)
 		return steps
 	}
@@ -149,7 +151,7 @@ func (d *Deployment) sglangServing(steps *[]step, kvTokens int) {
 			slogLocked("TP0", "Prefill batch. #new-seq: 1, #new-token: 7, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0"),
 			slogLocked("", `INFO:     127.0.0.1:41240 - "POST /generate HTTP/1.1" 200 OK`),
 			slogLocked("", "The server is fired up and ready to roll!"))
-		s.stage = StageReady
+		s.stage = phases.StageReady
 		d.emu.SetReady(true)
 	})
 }
@@ -166,7 +168,7 @@ func (d *Deployment) sglangFailureLocked(s *serverProc, rank int, frames []strin
 	lines = append(lines, frames...)
 	lines = append(lines, last, "", slogLocked("", "Received sigquit from a child process. It usually means the child failed."))
 	d.logLocked(s, lines...)
-	d.exitLocked(s, StageFailed)
+	d.exitLocked(s, phases.StageFailed)
 }
 
 const sglLib = "/sgl-workspace/sglang/python/sglang/srt"

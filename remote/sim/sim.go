@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 )
@@ -303,7 +304,7 @@ func (d *Deployment) ServerRunning() bool {
 func (d *Deployment) Ready() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.server != nil && d.server.running && d.server.stage == StageReady
+	return d.server != nil && d.server.running && d.server.stage == phases.StageReady
 }
 
 // ProfilerEnabled reports whether the running server was launched with the
@@ -326,7 +327,7 @@ func (d *Deployment) Close() error {
 func (d *Deployment) shutdownServer() {
 	d.mu.Lock()
 	if s := d.server; s != nil && s.running {
-		d.exitLocked(s, StageStopped)
+		d.exitLocked(s, phases.StageStopped)
 	}
 	d.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

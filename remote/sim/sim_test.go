@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote"
 )
 
@@ -136,7 +137,7 @@ func TestFullLoadWritesMilestonesInOrder(t *testing.T) {
 	if lines[0] != Banner {
 		t.Errorf("first line %q", lines[0])
 	}
-	if d.Stage() != StageReady || !d.ServerRunning() {
+	if d.Stage() != phases.StageReady || !d.ServerRunning() {
 		t.Errorf("stage %q running %v", d.Stage(), d.ServerRunning())
 	}
 	// GPUs hold weights plus KV cache when ready.
@@ -441,7 +442,7 @@ func TestFailures(t *testing.T) {
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			d, ctx := start(t, Options{LoadTime: 400 * time.Millisecond, AutoStart: true, FailWith: tc.kind})
-			waitUntil(t, "failure", 5*time.Second, func() bool { return d.Stage() == StageFailed })
+			waitUntil(t, "failure", 5*time.Second, func() bool { return d.Stage() == phases.StageFailed })
 			if d.ServerRunning() {
 				t.Fatal("still running after a failure")
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/load/diagnose"
+	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/remote/hosts"
 )
 
@@ -157,7 +158,7 @@ func (p *printer) event(ev phases.Event) {
 			fmt.Fprintf(p.out, "%s %s%s\n", stamp, p.nodePrefix(d.Host), load.StatusLine(d))
 		}
 	case phases.Milestone:
-		fmt.Fprintf(p.out, "%s %s%s (at %s)\n", stamp, p.nodePrefix(d.Node), load.MilestoneText(d), load.FormatDuration(d.AtS))
+		fmt.Fprintf(p.out, "%s %s%s (at %s)\n", stamp, p.nodePrefix(d.Node), load.MilestoneText(d), units.Duration(d.AtS))
 	case phases.LoadFailure:
 		fmt.Fprintf(p.out, "%s %sFAILED: %s%s\n", stamp, p.nodePrefix(d.Node), load.FailureText(&d), tailText(d.Tail, "         | "))
 	case phases.Stall:

@@ -170,7 +170,7 @@ func printSteps(c *Command, events <-chan phases.Event, observe func(phases.Even
 		case st.ElapsedS == 0 && line != last:
 			fmt.Fprintf(c.Stderr, "%-13s %s\n", st.Step, st.Detail)
 		case st.Step == "stop_profile" && int(st.ElapsedS)%15 == 0 && int(st.ElapsedS) > 0:
-			fmt.Fprintf(c.Stderr, "%-13s still flushing after %.0fs\n", st.Step, st.ElapsedS)
+			fmt.Fprintf(c.Stderr, "%-13s still flushing after %s\n", st.Step, units.Duration(st.ElapsedS))
 		}
 		last = line
 	}

@@ -9,12 +9,12 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/campaignrun"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/report"
 )
 
@@ -78,7 +78,7 @@ func progressLine(ev phases.Event, seen map[string]bool) string {
 		if d.Value != "" {
 			return fmt.Sprintf("  load %s: %s", d.Stage, d.Value)
 		}
-		return fmt.Sprintf("  load %s at %s", d.Stage, load.FormatDuration(d.AtS))
+		return fmt.Sprintf("  load %s at %s", d.Stage, units.Duration(d.AtS))
 	case phases.Stall:
 		return "  load " + load.StallText(&d)
 	case phases.LoadFailure:
@@ -123,7 +123,7 @@ func StepsTable(res *campaignrun.Result) string {
 			start = s.Started.Format("15:04:05")
 		}
 		if !s.Finished.IsZero() && !s.Started.IsZero() {
-			took = s.Finished.Sub(s.Started).Round(time.Second).String()
+			took = units.Span(s.Finished.Sub(s.Started))
 		}
 		state := s.State
 		if s.Earlier {

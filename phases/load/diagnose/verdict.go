@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/load/vllmlog"
 	"github.com/profdeck/profdeck/phases/units"
 )
 
@@ -19,8 +18,8 @@ const (
 )
 
 var stageWords = map[string]string{
-	vllmlog.StageStarting: "start-up", vllmlog.StageWeights: "weights", vllmlog.StageCompile: "torch.compile",
-	vllmlog.StageKVCache: "KV cache", vllmlog.StageCUDAGraphs: "CUDA graphs", vllmlog.StageReady: "ready",
+	phases.StageStarting: "start-up", phases.StageWeights: "weights", phases.StageCompile: "torch.compile",
+	phases.StageKVCache: "KV cache", phases.StageCUDAGraphs: "CUDA graphs", phases.StageReady: "ready",
 }
 
 // markBehind flags the ranks that never reached the furthest stage any
@@ -33,13 +32,13 @@ func markBehind(ranks []phases.RankEvidence) []phases.RankEvidence {
 	}
 	top := -1
 	for _, r := range out {
-		top = max(top, vllmlog.StageIndex(r.Stage))
+		top = max(top, phases.StageIndex(r.Stage))
 	}
 	// Some stages are printed by rank 0 alone: a rank is behind only when
 	// at least half of the ranks (and two) reached the furthest stage.
 	atTop := 0
 	for _, r := range out {
-		if vllmlog.StageIndex(r.Stage) == top {
+		if phases.StageIndex(r.Stage) == top {
 			atTop++
 		}
 	}
@@ -47,7 +46,7 @@ func markBehind(ranks []phases.RankEvidence) []phases.RankEvidence {
 		return out
 	}
 	for i := range out {
-		out[i].Behind = vllmlog.StageIndex(out[i].Stage) < top
+		out[i].Behind = phases.StageIndex(out[i].Stage) < top
 	}
 	return out
 }
@@ -131,7 +130,7 @@ func verdict(d *phases.Diagnosis, cfg Config) (string, []string) {
 	}
 	over := fmt.Sprintf("over %.0f s", d.SampleS)
 	if cfg.Stalled > 0 {
-		over = "for " + duration(cfg.Stalled.Seconds())
+		over = "for " + units.Duration(cfg.Stalled.Seconds())
 	}
 	var why []string
 	for _, s := range d.Stacks {
@@ -148,7 +147,7 @@ func verdict(d *phases.Diagnosis, cfg Config) (string, []string) {
 			why = append(why, fmt.Sprintf("rank %d stopped at %s: %s", r.Rank, stageWords[r.Stage], r.LastLine))
 		}
 		return v, why
-	case cfg.Stage == vllmlog.StageReady && cfg.Stalled == 0:
+	case cfg.Stage == phases.StageReady && cfg.Stalled == 0:
 		gpus := "GPU use unknown"
 		if e.gpuKnown {
 			gpus = fmt.Sprintf("GPUs up to %.0f%%", e.maxUtil)
@@ -207,17 +206,7 @@ func rate(bps float64) string { return bytesText(bps) + "/s" }
 
 func bytesText(b float64) string { return units.Bytes(int64(b)) }
 
-func duration(s float64) string {
-	switch {
-	case s < 90:
-		return fmt.Sprintf("%.0f s", s)
-	case s < 3600:
-		return fmt.Sprintf("%.0f min", s/60)
-	}
-	return fmt.Sprintf("%.1f h", s/3600)
-}
-
 // pastWeights reports whether the load's stage is after the weights.
 func pastWeights(stage string) bool {
-	return vllmlog.StageIndex(stage) > vllmlog.StageIndex(vllmlog.StageWeights)
+	return phases.StageIndex(stage) > phases.StageIndex(phases.StageWeights)
 }

@@ -3,6 +3,7 @@ package sglanglog_test
 import (
 	"testing"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load/enginelog"
 	"github.com/profdeck/profdeck/phases/load/vllmlog"
 )
@@ -32,7 +33,7 @@ func FuzzAuto(f *testing.F) {
 			s.Add(r)
 		}
 		s.Finish()
-		if s.State == "" || vllmlog.StageIndex(s.Stage) < 0 || len(s.Ranks) > 4096 {
+		if s.State == "" || phases.StageIndex(s.Stage) < 0 || len(s.Ranks) > 4096 {
 			t.Fatalf("bad summary state %q stage %q, %d ranks", s.State, s.Stage, len(s.Ranks))
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load/enginelog"
 	"github.com/profdeck/profdeck/phases/load/vllmlog"
 )
@@ -42,7 +43,7 @@ func read(t *testing.T, text string) *vllmlog.Summary {
 
 func TestStartup(t *testing.T) {
 	s := read(t, startup)
-	if s.Engine != "sglang" || s.State != vllmlog.StateReady || s.Stage != vllmlog.StageReady {
+	if s.Engine != "sglang" || s.State != vllmlog.StateReady || s.Stage != phases.StageReady {
 		t.Fatalf("engine %q state %q stage %q; want sglang ready ready", s.Engine, s.State, s.Stage)
 	}
 	if s.WeightsGiB == nil || *s.WeightsGiB != 7.61 || s.LoadSeconds == nil || *s.LoadSeconds != 3.12 {
@@ -92,16 +93,16 @@ func TestFailures(t *testing.T) {
 Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 448.00 MiB.
 
 [2025-04-03 04:46:36] Received sigquit from a child process. It usually means the child failed.
-`, vllmlog.FailOOM, vllmlog.StageCUDAGraphs},
+`, vllmlog.FailOOM, phases.StageCUDAGraphs},
 		{"kv pool too small", `[2025-04-03 04:46:34 TP0] Load weight end. type=X, dtype=torch.bfloat16, avail mem=1.90 GB, mem usage=76.60 GB.
 [2025-04-03 04:46:35 TP0] Scheduler hit an exception: Traceback (most recent call last):
   File "/usr/lib/python3/dist-packages/sglang/srt/model_executor/model_runner.py", line 900, in init_memory_pool
     raise RuntimeError(
 RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.
-`, vllmlog.FailEngineFailed, vllmlog.StageKVCache},
+`, vllmlog.FailEngineFailed, phases.StageKVCache},
 		{"sigquit alone", `[2025-04-03 04:46:31 TP0] Load weight begin. avail mem=78.50 GB
 [2025-04-03 04:46:40] Received sigquit from a child process. It usually means the child failed.
-`, vllmlog.FailEngineFailed, vllmlog.StageWeights},
+`, vllmlog.FailEngineFailed, phases.StageWeights},
 	}
 	for _, c := range cases {
 		s := read(t, c.log)

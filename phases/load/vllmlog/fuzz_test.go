@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/profdeck/profdeck/phases"
 )
 
 // FuzzParser feeds arbitrary bytes in two chunks: the parser must not panic,
@@ -38,7 +40,7 @@ func FuzzParser(f *testing.F) {
 			}
 			s.Add(r)
 		}
-		if s.State == "" || StageIndex(s.Stage) < 0 {
+		if s.State == "" || phases.StageIndex(s.Stage) < 0 {
 			t.Fatalf("bad summary state %q stage %q", s.State, s.Stage)
 		}
 	})

@@ -60,23 +60,6 @@ const (
 	FailExited = "exited"
 )
 
-// Stages of a load, in order (phases names them). StageOf maps a record to
-// the stage it proves.
-const (
-	StageStarting   = phases.StageStarting
-	StageWeights    = phases.StageWeights
-	StageCompile    = phases.StageCompile
-	StageKVCache    = phases.StageKVCache
-	StageCUDAGraphs = phases.StageCUDAGraphs
-	StageReady      = phases.StageReady
-)
-
-// StageOrder lists the stages in the order a load goes through them.
-var StageOrder = phases.StageOrder
-
-// StageIndex is the position of stage in StageOrder, -1 when unknown.
-func StageIndex(stage string) int { return phases.StageIndex(stage) }
-
 // Bar is one tqdm progress update.
 type Bar struct {
 	Desc       string  `json:"desc"`
@@ -133,15 +116,15 @@ type Record struct {
 func (r Record) Stage() string {
 	switch r.Kind {
 	case KindLoadStart, KindShardBar, KindWeightsRead:
-		return StageWeights
+		return phases.StageWeights
 	case KindModelLoaded:
-		return StageWeights
+		return phases.StageWeights
 	case KindCompile, KindCompileDone:
-		return StageCompile
+		return phases.StageCompile
 	case KindKVMemory, KindKVCache, KindKVBlocks, KindConcurrency, KindMemoryPool:
-		return StageKVCache
+		return phases.StageKVCache
 	case KindGraphs, KindGraphsDone:
-		return StageCUDAGraphs
+		return phases.StageCUDAGraphs
 	}
 	return ""
 }

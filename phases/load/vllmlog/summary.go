@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/profdeck/profdeck/phases"
 )
 
 // States of a load as the log tells it.
@@ -116,7 +118,7 @@ type procInfo struct {
 
 // NewSummary returns an empty summary.
 func NewSummary() *Summary {
-	return &Summary{State: StateLoading, Stage: StageStarting, procs: map[procKey]*procInfo{}, tbStage: -1}
+	return &Summary{State: StateLoading, Stage: phases.StageStarting, procs: map[procKey]*procInfo{}, tbStage: -1}
 }
 
 // Add folds one record into the summary.
@@ -131,8 +133,8 @@ func (s *Summary) Add(r Record) {
 		v := r.Version
 		s.Version = &v
 	}
-	if st := r.Stage(); st != "" && StageIndex(st) > s.stage {
-		s.stage = StageIndex(st)
+	if st := r.Stage(); st != "" && phases.StageIndex(st) > s.stage {
+		s.stage = phases.StageIndex(st)
 	}
 	switch r.Kind {
 	case KindRankInfo:
@@ -276,15 +278,15 @@ func (s *Summary) fail(r Record, kind string, level int) {
 	if s.Failure != nil && level <= s.failLevel {
 		return
 	}
-	stage := StageOrder[s.stage]
+	stage := phases.StageOrder[s.stage]
 	if s.Failure != nil {
 		stage = s.Failure.Stage
 	} else if s.ready {
-		stage = StageReady
-	} else if stage == StageWeights && s.modelLoaded {
+		stage = phases.StageReady
+	} else if stage == phases.StageWeights && s.modelLoaded {
 		// The weights are on the GPUs: the profiling run that sizes
 		// the KV cache is what comes next.
-		stage = StageKVCache
+		stage = phases.StageKVCache
 	}
 	s.Failure = &Failure{Kind: kind, Stage: stage, Line: strings.TrimSpace(r.Text), Rank: r.Rank}
 	s.failLevel = level
@@ -313,8 +315,8 @@ func (s *Summary) traceback(r Record) {
 	if !errLevel && r.Level != "" {
 		return
 	}
-	if st := FrameStage(r.Frame); st != "" && StageIndex(st) > s.tbStage {
-		s.tbStage = StageIndex(st)
+	if st := FrameStage(r.Frame); st != "" && phases.StageIndex(st) > s.tbStage {
+		s.tbStage = phases.StageIndex(st)
 	}
 	if !errLevel && r.Proc == "" && r.Exception == "" {
 		return
@@ -347,16 +349,16 @@ func (s *Summary) finish() {
 	if s.Engine == "" {
 		s.Engine = EngineVLLM
 	}
-	s.Stage = StageOrder[s.stage]
+	s.Stage = phases.StageOrder[s.stage]
 	if s.Failure != nil && s.tbStage >= 0 {
-		s.Failure.Stage = StageOrder[s.tbStage]
+		s.Failure.Stage = phases.StageOrder[s.tbStage]
 	}
 	switch {
 	case s.Failure != nil:
 		s.State = StateFailed
 	case s.ready:
 		s.State = StateReady
-		s.Stage = StageReady
+		s.Stage = phases.StageReady
 	case s.loaded:
 		s.State = StateLoaded
 	default:

@@ -3,6 +3,8 @@ package vllmlog
 import (
 	"regexp"
 	"strings"
+
+	"github.com/profdeck/profdeck/phases"
 )
 
 // A Python traceback is read by its structure: its head, its frames ("File
@@ -23,22 +25,22 @@ var (
 // frameStages maps a frame's (or a named method's) function to the stage
 // it belongs to; the innermost frame that maps decides.
 var frameStages = map[string]string{
-	"load_model": StageWeights, "load_weights": StageWeights, "get_model": StageWeights,
-	"download_weights_from_hf": StageWeights, "_prepare_weights": StageWeights,
-	"safetensors_weights_iterator": StageWeights, "fastsafetensors_weights_iterator": StageWeights,
-	"runai_safetensors_weights_iterator": StageWeights, "gguf_quant_weights_iterator": StageWeights,
-	"determine_available_memory": StageKVCache, "determine_num_available_blocks": StageKVCache,
-	"profile_run": StageKVCache, "initialize_kv_cache": StageKVCache, "_initialize_kv_caches": StageKVCache,
-	"initialize_cache": StageKVCache, "_allocate_kv_cache": StageKVCache, "_allocate_kv_cache_tensors": StageKVCache,
-	"initialize_kv_cache_tensors": StageKVCache, "get_kv_cache_config": StageKVCache,
-	"compile_or_warm_up_model": StageCUDAGraphs, "capture_model": StageCUDAGraphs, "capture": StageCUDAGraphs,
-	"capture_end": StageCUDAGraphs, "_capture_cudagraphs": StageCUDAGraphs, "capture_graph": StageCUDAGraphs,
-	"init_device": StageStarting, "init_worker_distributed_environment": StageStarting,
-	"initialize_model_parallel": StageStarting,
+	"load_model": phases.StageWeights, "load_weights": phases.StageWeights, "get_model": phases.StageWeights,
+	"download_weights_from_hf": phases.StageWeights, "_prepare_weights": phases.StageWeights,
+	"safetensors_weights_iterator": phases.StageWeights, "fastsafetensors_weights_iterator": phases.StageWeights,
+	"runai_safetensors_weights_iterator": phases.StageWeights, "gguf_quant_weights_iterator": phases.StageWeights,
+	"determine_available_memory": phases.StageKVCache, "determine_num_available_blocks": phases.StageKVCache,
+	"profile_run": phases.StageKVCache, "initialize_kv_cache": phases.StageKVCache, "_initialize_kv_caches": phases.StageKVCache,
+	"initialize_cache": phases.StageKVCache, "_allocate_kv_cache": phases.StageKVCache, "_allocate_kv_cache_tensors": phases.StageKVCache,
+	"initialize_kv_cache_tensors": phases.StageKVCache, "get_kv_cache_config": phases.StageKVCache,
+	"compile_or_warm_up_model": phases.StageCUDAGraphs, "capture_model": phases.StageCUDAGraphs, "capture": phases.StageCUDAGraphs,
+	"capture_end": phases.StageCUDAGraphs, "_capture_cudagraphs": phases.StageCUDAGraphs, "capture_graph": phases.StageCUDAGraphs,
+	"init_device": phases.StageStarting, "init_worker_distributed_environment": phases.StageStarting,
+	"initialize_model_parallel": phases.StageStarting,
 	// SGLang's model runner.
-	"init_torch_distributed": StageStarting, "load_weights_and_postprocess": StageWeights,
-	"init_memory_pool": StageKVCache, "profile_max_num_token": StageKVCache,
-	"init_cuda_graphs": StageCUDAGraphs, "init_device_graphs": StageCUDAGraphs, "capture_one_batch_size": StageCUDAGraphs,
+	"init_torch_distributed": phases.StageStarting, "load_weights_and_postprocess": phases.StageWeights,
+	"init_memory_pool": phases.StageKVCache, "profile_max_num_token": phases.StageKVCache,
+	"init_cuda_graphs": phases.StageCUDAGraphs, "init_device_graphs": phases.StageCUDAGraphs, "capture_one_batch_size": phases.StageCUDAGraphs,
 }
 
 // FrameStage is the stage a traceback frame's function (or a named

@@ -3,6 +3,8 @@ package vllmlog
 import (
 	"strings"
 	"testing"
+
+	"github.com/profdeck/profdeck/phases"
 )
 
 // The failure model reads structure: a traceback at ERROR level or on a
@@ -16,24 +18,24 @@ func TestTracebackFailures(t *testing.T) {
 		{"worker traceback cut before its exception, frames in load_model",
 			"(Worker_TP1 pid=7) ERROR 08-14 02:42:27 [multiproc_executor.py:923] Traceback (most recent call last):\n" +
 				"(Worker_TP1 pid=7) ERROR 08-14 02:42:27 [multiproc_executor.py:923]   File \"/v/gpu_worker.py\", line 1, in load_model\n",
-			StateFailed, FailWorkerDied, StageWeights},
+			StateFailed, FailWorkerDied, phases.StageWeights},
 		{"engine traceback ending in an OOM while capturing",
 			"INFO 01-01 00:00:01 [gpu_model_runner.py:1] Model loading took 10.0 GiB and 5.0 seconds\n" +
 				"(EngineCore_DP0 pid=9) Traceback (most recent call last):\n" +
 				"(EngineCore_DP0 pid=9)   File \"/v/gpu_worker.py\", line 3, in compile_or_warm_up_model\n" +
 				"(EngineCore_DP0 pid=9)   File \"/v/gpu_model_runner.py\", line 4, in capture_model\n" +
 				"(EngineCore_DP0 pid=9) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB.\n",
-			StateFailed, FailOOM, StageCUDAGraphs},
+			StateFailed, FailOOM, phases.StageCUDAGraphs},
 		{"an unprefixed traceback counts once its exception shows",
 			"Traceback (most recent call last):\n  File \"/v/api_server.py\", line 9, in run_server\n    sock.bind(addr)\nOSError: [Errno 98] Address already in use\n",
-			StateFailed, FailPortInUse, StageStarting},
+			StateFailed, FailPortInUse, phases.StageStarting},
 		{"a failure after the weights are loaded is in the KV-cache profiling",
 			"INFO 01-01 00:00:01 [gpu_model_runner.py:1] Model loading took 10.0 GiB and 5.0 seconds\n" +
 				"(EngineCore_0 pid=3) ERROR 01-01 00:00:02 [core.py:1] EngineCore failed to start.\n",
-			StateFailed, FailEngineFailed, StageKVCache},
+			StateFailed, FailEngineFailed, phases.StageKVCache},
 		{"an import error names its kind",
 			"(APIServer pid=1) Traceback (most recent call last):\n(APIServer pid=1) ModuleNotFoundError: No module named 'vllm._C'\n",
-			StateFailed, FailImport, StageStarting},
+			StateFailed, FailImport, phases.StageStarting},
 		{"a warning's traceback is no failure",
 			"WARNING 01-01 00:00:01 [utils.py:1] Traceback (most recent call last):\n" +
 				"WARNING 01-01 00:00:01 [utils.py:1]   File \"/v/x.py\", line 1, in load_model\n" +
@@ -42,7 +44,7 @@ func TestTracebackFailures(t *testing.T) {
 		{"a dead engine after serving is a failure, not ready",
 			"INFO 01-01 00:00:02 [api_server.py:1] Starting vLLM API server on http://0.0.0.0:8000\n" +
 				"ERROR 01-01 00:09:00 [core_client.py:1] Engine core proc EngineCore_DP1 died unexpectedly, shutting down client.\n",
-			StateFailed, FailEngineFailed, StageReady},
+			StateFailed, FailEngineFailed, phases.StageReady},
 	}
 	for _, c := range cases {
 		s, err := Read(strings.NewReader(c.log))
@@ -86,7 +88,7 @@ func TestHostsReadyStalls(t *testing.T) {
 func TestDrafterIsStillLoading(t *testing.T) {
 	log := "(Worker_TP0 pid=661) INFO 06-20 19:18:32 [default_loader.py:430] Loading weights took 14.18 seconds\n" +
 		"(Worker_TP0 pid=661) INFO 06-20 19:18:32 [gpu_model_runner.py:5173] Loading drafter model...\n"
-	if s, _ := Read(strings.NewReader(log)); s.State != StateLoading || s.Stage != StageWeights {
+	if s, _ := Read(strings.NewReader(log)); s.State != StateLoading || s.Stage != phases.StageWeights {
 		t.Errorf("state %s/%s, want loading/weights", s.State, s.Stage)
 	}
 }

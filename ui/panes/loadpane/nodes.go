@@ -92,7 +92,7 @@ func spread(st phases.LoadState) (lo, med, hi, denom float64, known int) {
 		}
 		used = append(used, g.UsedGiB)
 		d := g.ExpectedGiB
-		if d <= 0 || pastWeights(st.Stage) {
+		if d <= 0 || phases.PastWeights(st.Stage) {
 			d = g.TotalGiB
 		}
 		denom = max(denom, d)
@@ -120,7 +120,7 @@ func (m *Model) groupedRows(w int) []string {
 		}
 		rows = append(rows, m.d.Styles.Subtle.Render(components.Truncate(head, w)))
 		for _, g := range st.GPUs {
-			rows = append(rows, m.gpuRow(fmt.Sprintf("GPU%d", g.Index), g, w, pastWeights(st.Stage)))
+			rows = append(rows, m.gpuRow(fmt.Sprintf("GPU%d", g.Index), g, w, phases.PastWeights(st.Stage)))
 		}
 	}
 	return rows

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/ui/common"
 )
 
@@ -117,7 +118,7 @@ func (m *Model) restart() tea.Cmd {
 	}
 	cost := "a full reload"
 	if at, ok := m.milestones["ready"]; ok && at > 0 {
-		cost += " (last load " + load.FormatDuration(at) + ")"
+		cost += " (last load " + units.Duration(at) + ")"
 	}
 	m.confirm = &confirmation{
 		prompt: fmt.Sprintf("Restart with the torch profiler? It costs %s; uses %s", cost, how),

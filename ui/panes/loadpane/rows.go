@@ -5,8 +5,6 @@ import (
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/load"
-	"github.com/profdeck/profdeck/phases/load/vllmlog"
 	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/ui/components"
 )
@@ -27,17 +25,10 @@ func (m *Model) gpuRows(w int) []string {
 			if st.Stall != nil {
 				g.ETASeconds = 0 // nothing moves: no time to go
 			}
-			rows = append(rows, m.gpuRow(label, g, w, pastWeights(st.Stage)))
+			rows = append(rows, m.gpuRow(label, g, w, phases.PastWeights(st.Stage)))
 		}
 	}
 	return rows
-}
-
-// pastWeights is true once the weights are in and the rest of the memory
-// (KV cache, CUDA graphs) is being taken: bars then show the whole GPU.
-func pastWeights(stage string) bool {
-	i := vllmlog.StageIndex(stage)
-	return i > vllmlog.StageIndex(vllmlog.StageWeights) || stage == "failed" || stage == "stopped"
 }
 
 func (m *Model) gpuRow(label string, g phases.GPULoad, w int, past bool) string {
@@ -67,7 +58,7 @@ func (m *Model) gpuRow(label string, g phases.GPULoad, w int, past bool) string 
 		tail = fmt.Sprintf(" %4.1f GiB/min", g.RateGiBMin)
 	}
 	if g.ETASeconds > 0 {
-		tail += " ETA " + load.FormatDuration(g.ETASeconds)
+		tail += " ETA " + units.Duration(g.ETASeconds)
 	}
 	barW := w - len(label) - 1 - len(figs) - len(use) - len(tail)
 	if barW < 8 {
@@ -97,9 +88,9 @@ func (m *Model) shardLine(w int) string {
 		figs += fmt.Sprintf(" %.1f shards/s", 1/st.ShardSecPerIt)
 	}
 	if st.ShardETA > 0 && st.Stall == nil {
-		figs += " ETA " + load.FormatDuration(st.ShardETA)
+		figs += " ETA " + units.Duration(st.ShardETA)
 	}
-	if st.ShardsDone == st.ShardsTotal && st.Stage == vllmlog.StageWeights {
+	if st.ShardsDone == st.ShardsTotal && st.Stage == phases.StageWeights {
 		figs += " (bar done; weights still settling)"
 	}
 	barW := min(30, w-len(label)-1-len(figs))
@@ -112,24 +103,24 @@ func (m *Model) shardLine(w int) string {
 func (m *Model) milestoneLine(w int) string {
 	s := m.d.Styles
 	st := m.states[m.host()]
-	cur := vllmlog.StageIndex(st.Stage)
+	cur := phases.StageIndex(st.Stage)
 	furthest := -1
 	for stage := range m.milestones {
-		furthest = max(furthest, vllmlog.StageIndex(stage))
+		furthest = max(furthest, phases.StageIndex(stage))
 	}
 	var parts, plainParts []string
 	plain := 0
-	for _, stage := range vllmlog.StageOrder[1:] {
+	for _, stage := range phases.StageOrder[1:] {
 		name := phases.StageLabel(stage)
 		_, reached := m.milestones[stage]
-		idx := vllmlog.StageIndex(stage)
-		took := load.FormatDuration(m.stageTook(stage, st))
+		idx := phases.StageIndex(stage)
+		took := units.Duration(m.stageTook(stage, st))
 		var p string
 		switch {
 		case reached && st.Stage == phases.StageFailed && idx == furthest:
 			p = "✗" + name + " " + took
 			parts = append(parts, s.Bad.Render(p))
-		case reached && (idx < cur || cur < 0 || stage == vllmlog.StageReady):
+		case reached && (idx < cur || cur < 0 || stage == phases.StageReady):
 			p = "✓" + name + " " + took
 			parts = append(parts, s.Good.Render(p))
 		case reached:
@@ -161,10 +152,10 @@ func (m *Model) stageTook(stage string, st phases.LoadState) float64 {
 	if !ok {
 		return 0
 	}
-	if stage == vllmlog.StageReady {
+	if stage == phases.StageReady {
 		return at
 	}
-	for _, next := range vllmlog.StageOrder[vllmlog.StageIndex(stage)+1:] {
+	for _, next := range phases.StageOrder[phases.StageIndex(stage)+1:] {
 		if n, ok := m.milestones[next]; ok {
 			return max(0, n-at)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/load/vllmlog"
+	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/ui/components"
 )
 
@@ -69,20 +70,20 @@ func (m *Model) titleLine(w int) string {
 	status := "waiting for the first nvidia-smi reading"
 	style := s.Subtle
 	if ok {
-		status = phases.StageLabel(st.Stage) + " " + load.FormatDuration(st.ElapsedS)
-		if _, ok := m.milestones[st.Stage]; ok && st.Stage != vllmlog.StageReady {
+		status = phases.StageLabel(st.Stage) + " " + units.Duration(st.ElapsedS)
+		if _, ok := m.milestones[st.Stage]; ok && st.Stage != phases.StageReady {
 			// The time in the stage, as its milestone shows it, then the whole load's.
-			status = phases.StageLabel(st.Stage) + " " + load.FormatDuration(m.stageTook(st.Stage, st)) +
-				" · " + load.FormatDuration(st.ElapsedS) + " in all"
+			status = phases.StageLabel(st.Stage) + " " + units.Duration(m.stageTook(st.Stage, st)) +
+				" · " + units.Duration(st.ElapsedS) + " in all"
 		}
 		switch {
 		case st.Ready:
-			status, style = "SERVING (/health 200) · loaded in "+load.FormatDuration(m.readyAt(st)), s.Good
+			status, style = "SERVING (/health 200) · loaded in "+units.Duration(m.readyAt(st)), s.Good
 		case st.Failure != nil:
 			style = s.Bad
 		case st.Stall != nil:
 			style = s.Bad
-		case st.Stage == "stopped":
+		case st.Stage == phases.StageStopped:
 			status, style = "stopped", s.Warn
 		case m.down(st):
 			status, style = "down: nothing serves — s starts the server", s.Warn
@@ -123,7 +124,7 @@ func (m *Model) titleLine(w int) string {
 
 // readyAt is how long the load took to become ready.
 func (m *Model) readyAt(st phases.LoadState) float64 {
-	if at, ok := m.milestones[vllmlog.StageReady]; ok {
+	if at, ok := m.milestones[phases.StageReady]; ok {
 		return at
 	}
 	return st.ElapsedS

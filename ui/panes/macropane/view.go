@@ -3,6 +3,7 @@ package macropane
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"charm.land/lipgloss/v2"
 
@@ -355,7 +356,7 @@ func (m *Model) progressLine() string {
 		head += fmt.Sprintf("run %d/%d ", c.Started.Run, c.Started.Runs)
 	}
 	t := c.Tick
-	tail := fmt.Sprintf(" %3.0f%% · %s · done %d", 100*t.LevelProgress, clock(t.LevelElapsedS), t.Completed)
+	tail := fmt.Sprintf(" %3.0f%% · %s · done %d", 100*t.LevelProgress, units.Clock(time.Duration(t.LevelElapsedS*float64(time.Second))), t.Completed)
 	if c.Started.Requests > 0 {
 		tail += fmt.Sprintf("/%d", c.Started.Requests)
 	}

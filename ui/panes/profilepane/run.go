@@ -8,9 +8,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/macro/onhost"
 	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/ui/common"
 )
@@ -33,7 +33,7 @@ func (m *Model) profilerHelp() string {
 // or that it takes as long as the first load.
 func (m *Model) reloadCost() string {
 	if m.readyS > 0 {
-		return "a full reload of the weights, " + load.FormatDuration(m.readyS) + " last time"
+		return "a full reload of the weights, " + units.Duration(m.readyS) + " last time"
 	}
 	return "a full reload of the weights, which takes as long as the first load"
 }

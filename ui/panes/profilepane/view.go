@@ -3,7 +3,6 @@ package profilepane
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/profile"
@@ -123,7 +122,7 @@ func (m *Model) stepLines(w int) []string {
 		} else if !st.done {
 			mark = "·"
 		}
-		text := components.Truncate(fmt.Sprintf("%s %-13s %7s  %s", mark, st.name, fmtDur(el), st.detail), w)
+		text := components.Truncate(fmt.Sprintf("%s %-13s %7s  %s", mark, st.name, units.ExactDuration(el), st.detail), w)
 		switch {
 		case live:
 			out = append(out, s.Bold.Render(text))
@@ -146,7 +145,7 @@ func (m *Model) captureLine(w int) string {
 		parts = append(parts, fmt.Sprintf("%d requests at C=%s", sum.Requests, joinInts(sum.Concurrency)))
 	}
 	if sum.StopS > 0 {
-		parts = append(parts, fmt.Sprintf("stop_profile %s", fmtDur(sum.StopS)))
+		parts = append(parts, fmt.Sprintf("stop_profile %s", units.ExactDuration(sum.StopS)))
 	}
 	src := sum.Source
 	if i := strings.Index(src, " ("); i > 0 {
@@ -255,15 +254,6 @@ func (m *Model) kernelRows() int {
 	}
 	return m.h - used
 }
-
-func fmtDur(s float64) string {
-	d := time.Duration(s * float64(time.Second))
-	if d < time.Minute {
-		return fmt.Sprintf("%.1fs", s)
-	}
-	return d.Truncate(time.Second).String()
-}
-
 func joinInts(v []int) string {
 	parts := make([]string, len(v))
 	for i, n := range v {
