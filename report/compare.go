@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -98,21 +97,12 @@ func sweepRef(path string) (string, int, error) {
 	}
 	file := path[:i]
 	if _, serr := os.Stat(file); serr != nil {
-		return "", 0, fmt.Errorf("%s: the journal %s: %w", path, file, unwrapPath(serr))
+		return "", 0, fmt.Errorf("%s: the journal %s: %w", path, file, localfs.UnwrapPath(serr))
 	}
 	if n == 0 {
 		return "", 0, fmt.Errorf("%s: sweeps are numbered from 1 (#-1 is the last)", path)
 	}
 	return file, n, nil
-}
-
-// unwrapPath drops the path an *os.PathError repeats.
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 func loadSweepFile(path string, which int) (Sweep, error) {

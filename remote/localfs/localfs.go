@@ -80,7 +80,7 @@ func write(path string, data []byte, mode os.FileMode, replace bool) error {
 	dir := filepath.Dir(target)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(target)+TempInfix+"*")
 	if err != nil {
-		return fmt.Errorf("create a temporary file in %s: %w", dir, unwrap(err))
+		return fmt.Errorf("create a temporary file in %s: %w", dir, UnwrapPath(err))
 	}
 	tmp := f.Name()
 	ok := false
@@ -91,16 +91,16 @@ func write(path string, data []byte, mode os.FileMode, replace bool) error {
 		}
 	}()
 	if _, err := f.Write(data); err != nil {
-		return unwrap(err)
+		return UnwrapPath(err)
 	}
 	if err := f.Chmod(mode); err != nil {
-		return unwrap(err)
+		return UnwrapPath(err)
 	}
 	if err := f.Sync(); err != nil {
-		return unwrap(err)
+		return UnwrapPath(err)
 	}
 	if err := f.Close(); err != nil {
-		return unwrap(err)
+		return UnwrapPath(err)
 	}
 	if replace {
 		err = os.Rename(tmp, target)
@@ -108,7 +108,7 @@ func write(path string, data []byte, mode os.FileMode, replace bool) error {
 		os.Remove(tmp)
 	}
 	if err != nil {
-		return unwrap(err)
+		return UnwrapPath(err)
 	}
 	ok = true
 	SyncDir(dir)
@@ -135,13 +135,13 @@ func RemoveStaleTemps(path string) {
 func writeInPlace(path string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
-		return unwrap(err)
+		return UnwrapPath(err)
 	}
 	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return unwrap(err)
+	return UnwrapPath(err)
 }
 
 // SyncDir fsyncs a folder so that a file created or renamed in it survives
@@ -155,17 +155,15 @@ func SyncDir(dir string) {
 	d.Close()
 }
 
-// unwrap drops the path an *os.PathError or *os.LinkError repeats (the
-// caller's message names the output; a temporary name would differ on
-// every try).
-func unwrap(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
+// UnwrapPath drops the path an *os.PathError or *os.LinkError repeats when
+// the caller's message names the file already (a temporary name would
+// differ on every try). An error that wraps one keeps its own words.
+func UnwrapPath(err error) error {
+	switch e := err.(type) {
+	case *os.PathError:
+		return e.Err
+	case *os.LinkError:
+		return e.Err
 	}
 	return err
 }
@@ -201,17 +199,17 @@ func CheckOutput(path string, createDirs bool) error {
 			return fmt.Errorf("no directory %s", dir)
 		}
 		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-			return unwrap(err)
+			return UnwrapPath(err)
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return unwrap(err)
+			return UnwrapPath(err)
 		}
 		dir = parent
 	}
 	f, err := os.CreateTemp(dir, ".profdeck-check-*")
 	if err != nil {
-		return fmt.Errorf("cannot create a file in %s: %w", dir, unwrap(err))
+		return fmt.Errorf("cannot create a file in %s: %w", dir, UnwrapPath(err))
 	}
 	name := f.Name()
 	f.Close()
@@ -257,7 +255,7 @@ func OpenInput(path string) (*os.File, error) {
 func CheckInput(path string) error {
 	st, err := os.Stat(path)
 	if err != nil {
-		return &os.PathError{Op: "open", Path: path, Err: unwrap(err)} // said as opening it
+		return &os.PathError{Op: "open", Path: path, Err: UnwrapPath(err)} // said as opening it
 	}
 	if !st.Mode().IsRegular() {
 		return &NotRegularError{Path: path, What: kind(st.Mode())}

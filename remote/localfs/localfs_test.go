@@ -3,6 +3,7 @@
 package localfs
 
 import (
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -240,5 +241,22 @@ func TestSameAndOverlap(t *testing.T) {
 	}
 	if err := CheckOverlap([]Named{{Name: "--json", Path: "-"}, {Name: "--jsonl", Path: "/dev/null"}}, []Named{{Name: "x", Path: "/dev/null"}, {Name: "y", Path: filepath.Join(dir, "absent")}}); err != nil {
 		t.Fatalf("stdout and a device: %v", err)
+	}
+}
+
+// UnwrapPath drops the path an os error repeats, and keeps a wrapping
+// error's words.
+func TestUnwrapPath(t *testing.T) {
+	_, err := os.Open(filepath.Join(t.TempDir(), "missing"))
+	if got := UnwrapPath(err); got != fs.ErrNotExist && got.Error() != "no such file or directory" {
+		t.Errorf("UnwrapPath(%v) = %v", err, got)
+	}
+	lerr := os.Link(filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b"))
+	if got := UnwrapPath(lerr); strings.Contains(got.Error(), "link ") {
+		t.Errorf("UnwrapPath(%v) = %v", lerr, got)
+	}
+	wrapped := fmt.Errorf("the trace: %w", err)
+	if got := UnwrapPath(wrapped); got != wrapped {
+		t.Errorf("UnwrapPath(%v) = %v", wrapped, got)
 	}
 }

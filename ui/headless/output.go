@@ -32,7 +32,7 @@ func (c *Command) checkOutputs() error {
 	if c.JSONLPath != "" && c.JSONLPath != "-" {
 		f, err := os.OpenFile(c.JSONLPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
-			return BadInput("--jsonl %s: %v", c.JSONLPath, unwrapPath(err))
+			return BadInput("--jsonl %s: %v", c.JSONLPath, localfs.UnwrapPath(err))
 		}
 		c.jsonl = f
 		c.jsonlW = &lockedWriter{w: f}
@@ -67,15 +67,6 @@ func (c *Command) CheckOverlap(more ...localfs.Named) error {
 		return &BadInputError{Err: err}
 	}
 	return nil
-}
-
-// unwrapPath drops the path an *os.PathError repeats (the message names it
-// already).
-func unwrapPath(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
-	}
-	return err
 }
 
 // JSONL is where the JSON lines go (nil without --jsonl).

@@ -165,7 +165,7 @@ func ParseProfilerMain(ctx context.Context, args []string, stdout, stderr io.Wri
 func parseProfiler(c *Command, name string, top int) error {
 	s, err := profile.ParseFile(name, top)
 	if err != nil {
-		return BadInput("%s: %v", name, unwrapPath(err))
+		return BadInput("%s: %v", name, localfs.UnwrapPath(err))
 	}
 	return c.WriteJSON(s)
 }
