@@ -7,6 +7,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
@@ -59,7 +60,22 @@ type Server struct {
 	NodeEnv map[string]string
 
 	head *Server // a worker's head
-	pid  int
+	// pid is the process group started or read from the pid file, 0 when
+	// none; the cockpit's keys and a campaign run both reach it.
+	mu  sync.Mutex
+	pid int
+}
+
+func (s *Server) knownPID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pid
+}
+
+func (s *Server) setPID(pid int) {
+	s.mu.Lock()
+	s.pid = pid
+	s.mu.Unlock()
 }
 
 // LogPath is the server's log on the host.
@@ -161,7 +177,7 @@ func (s *Server) startOne(ctx context.Context, extraFlags []string, extraEnv map
 	if err != nil || pid <= 0 {
 		return 0, fmt.Errorf("starting the server: expected a pid, got %q", strings.TrimSpace(out))
 	}
-	s.pid = pid
+	s.setPID(pid)
 	shown := remote.ScrubSecrets(cmd) + envNote(s.shownEnv(extraEnv))
 	if err := s.Host.WriteFile(ctx, s.pidFile(), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
 		s.emit(ctx, "start", fmt.Sprintf("pid %d (could not write %s: %v)", pid, s.pidFile(), err))
@@ -174,8 +190,8 @@ func (s *Server) startOne(ctx context.Context, extraFlags []string, extraEnv map
 // PID is the server's pid as last known (from Start or the pid file), 0
 // when none.
 func (s *Server) PID(ctx context.Context) int {
-	if s.pid > 0 {
-		return s.pid
+	if pid := s.knownPID(); pid > 0 {
+		return pid
 	}
 	b, err := s.Host.ReadFile(ctx, s.pidFile())
 	if err != nil {
@@ -185,7 +201,7 @@ func (s *Server) PID(ctx context.Context) int {
 	if err != nil || pid <= 0 {
 		return 0
 	}
-	s.pid = pid
+	s.setPID(pid)
 	return pid
 }
 
@@ -276,7 +292,7 @@ func (s *Server) stopOne(ctx context.Context) error {
 // file: left behind, it would name whatever process gets that pid next, and
 // a later Stop would signal it.
 func (s *Server) clearPID(ctx context.Context) {
-	s.pid = 0
+	s.setPID(0)
 	if err := s.Host.WriteFile(ctx, s.pidFile(), nil, 0o644); err != nil {
 		s.emit(ctx, "stop", fmt.Sprintf("could not clear %s: %v", s.pidFile(), err))
 	}
