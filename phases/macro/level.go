@@ -50,7 +50,9 @@ type level struct {
 	inflightArea                 float64 // ∫ in-flight dt over the measured window
 	lastChange                   time.Time
 	// steered says what the operator changed while the level ran.
-	steered     []string
+	steered []string
+	// series is the level's ticks, journalled at its end for the charts.
+	series      phases.MacroSeries
 	pausedSince time.Time
 	pausedTotal time.Duration
 	lastTarget  int
@@ -309,7 +311,9 @@ func (l *level) dispatch(ctx context.Context) {
 			l.deadline = nil
 		case <-s.wake:
 		case <-tick.C:
-			l.r.emitTick(ctx, l.cfg, l.rate, l.inFlight, l.agg, l.ts, l.start, l.measuredStart, l.measuredDone, paused)
+			t := l.r.emitTick(ctx, l.cfg, l.rate, l.inFlight, l.agg, l.ts, l.start, l.measuredStart, l.measuredDone, paused)
+			run, wait := l.r.serverNow(time.Now())
+			l.series.Add(t, run, wait)
 			l.stopIfSaturated()
 			tickNext = tickNext.Add(time.Second)
 			tick.Reset(time.Until(tickNext))
@@ -352,6 +356,10 @@ func (l *level) result(ctx context.Context) *phases.LevelResult {
 		l.steered = append(l.steered, fmt.Sprintf("paused %.1f s", l.pausedTotal.Seconds()))
 	}
 	lr.Steered = l.steered
+	if l.series.Len() > 0 {
+		l.series.Concurrency, l.series.Rate = lr.Concurrency, l.rate
+		l.r.em.Emit(ctx, phases.KindMacroSeries, &l.series)
+	}
 	if _, stopping, _ := l.r.s.state(); stopping {
 		l.notes = append(l.notes, "stopped early by the operator")
 	}

@@ -129,7 +129,7 @@ func (r *runner) finish(rec *Record, agg *levelAgg, ttfb, ttfat *hdrhistogram.Hi
 }
 
 func (r *runner) emitTick(ctx context.Context, cfg Config, rate float64, inFlight int, agg *levelAgg, ts *tickStats,
-	start, measuredStart time.Time, measuredDone int, paused bool) {
+	start, measuredStart time.Time, measuredDone int, paused bool) phases.MacroTick {
 	t := phases.MacroTick{Concurrency: r.s.Concurrency(), InFlight: inFlight, Completed: agg.completed,
 		Failed: agg.failed, LevelElapsedS: time.Since(start).Seconds(), Paused: paused}
 	if rate > 0 {
@@ -157,6 +157,21 @@ func (r *runner) emitTick(ctx context.Context, cfg Config, rate float64, inFligh
 		t.LevelProgress = math.Min(1, float64(measuredDone)/float64(cfg.Requests))
 	}
 	r.em.Emit(ctx, phases.KindMacroTick, &t)
+	return t
+}
+
+// serverNow is the server's running and waiting requests from the latest
+// scrape when it is recent (zeros otherwise), as the charts pair them
+// with a tick.
+func (r *runner) serverNow(now time.Time) (running, waiting float64) {
+	r.srvMu.Lock()
+	defer r.srvMu.Unlock()
+	if n := len(r.srvSamples); n > 0 {
+		if st := r.srvSamples[n-1]; st.Available && now.Sub(st.At) < 3*time.Second {
+			return st.Running, st.Waiting
+		}
+	}
+	return 0, 0
 }
 
 // audit fills the client self-audit: is the client what limited the level?

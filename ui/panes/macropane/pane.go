@@ -56,8 +56,10 @@ type Model struct {
 	path       *phases.MacroPath // how the load reaches the server
 	pathWarn   string            // what the path does to the figures, with the fix
 
-	// Per-second samples, one per tick, and what is pinned to them.
-	samples                                  int
+	// Per-second samples, one per tick, and what is pinned to them;
+	// levelTicks counts the ticks of the level now running (none: its
+	// series, when it comes, draws it).
+	samples, levelTicks                      int
 	tpot50, tpot99, ttft, toks               ring
 	srvRun, srvQueue                         ring // server: running, and running+waiting
 	marks                                    []mark

@@ -43,7 +43,7 @@ func (m *Model) apply(ev phases.Event) (sampled bool) {
 			m.resetRun() // a new sweep, here or elsewhere (the run, a replay): a new timeline
 		}
 	case phases.LevelStarted:
-		m.asked.conc = 0
+		m.asked.conc, m.levelTicks = 0, 0
 		m.cur = &level{Started: d, Index: len(m.levels) + 1, StartedAt: ev.Time}
 		label := fmt.Sprintf("C=%d", d.Concurrency)
 		if d.Concurrency == 0 && d.Rate > 0 {
@@ -67,6 +67,7 @@ func (m *Model) apply(ev phases.Event) (sampled bool) {
 		if d.Concurrency == m.asked.conc {
 			m.asked.conc = 0
 		}
+		m.levelTicks++
 		m.tpot50.push(d.TPOTp50ms)
 		m.tpot99.push(d.TPOTp99ms)
 		m.ttft.push(d.TTFTp50ms)
@@ -82,6 +83,13 @@ func (m *Model) apply(ev phases.Event) (sampled bool) {
 		m.gpu.sample(ev.Time)
 		m.samples++
 		return true
+	case phases.MacroSeries:
+		// A level whose ticks this pane did not see (a reopened
+		// journal) draws its seconds from the series.
+		if m.levelTicks == 0 {
+			m.drawSeries(d)
+			return d.Len() > 0
+		}
 	case phases.ServerStats:
 		m.server, m.haveServer = d, true
 		if m.server.At.IsZero() {
@@ -227,4 +235,22 @@ func (m *Model) resetRun() {
 	m.asked.pause, m.asked.conc = nil, 0
 	m.gpu.src, m.gpu.have = nil, false
 	m.tableDirty = true
+}
+
+// drawSeries pushes a level's journalled seconds onto the charts as its
+// ticks would have (the GPU strip, not journalled per second, stays
+// blank there).
+func (m *Model) drawSeries(d phases.MacroSeries) {
+	for i := range d.Len() {
+		m.tpot50.push(d.TPOTp50ms[i])
+		m.tpot99.push(d.TPOTp99ms[i])
+		m.ttft.push(d.TTFTp50ms[i])
+		m.toks.push(d.OutputTokS[i])
+		m.srvRun.push(d.Running[i])
+		m.srvQueue.push(d.Running[i] + d.Waiting[i])
+		for _, r := range []*ring{&m.gpu.power, &m.gpu.util, &m.gpu.link} {
+			r.push(0)
+		}
+		m.samples++
+	}
 }
