@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/report"
 )
 
 // DefaultHeadroom is the share of each replica's SLO capacity a capacity
@@ -54,4 +55,12 @@ func (c Capacity) Validate() []error {
 		}
 	}
 	return errs
+}
+
+// Ask is the section as a capacity plan's request; nil when it asks none.
+func (c Capacity) Ask() *report.CapacityAsk {
+	if !c.Asked() {
+		return nil
+	}
+	return &report.CapacityAsk{Rate: c.Rate, Users: c.Users, Think: c.ThinkTime.Duration, SLO: c.SLO, Headroom: c.Headroom}
 }

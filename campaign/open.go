@@ -65,7 +65,8 @@ func Open(ctx context.Context, c *Campaign, nodes []remote.Host, o OpenOptions) 
 			recordSystem(ctx, sess, n, launch)
 		}
 	}
-	opts := report.NotebookOptions{Campaign: c.Name, Journal: c.JournalPath(), Now: o.Now} // the autosave adds the session's secrets
+	opts := report.NotebookOptions{Campaign: c.Name, Journal: c.JournalPath(), Now: o.Now, // the autosave adds the session's secrets
+		Capacity: c.Capacity.Ask()}
 	op.Saver = report.NewAutosave(sess, c.Notebook, opts, 3*time.Second)
 	return op, nil
 }

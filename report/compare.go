@@ -274,26 +274,8 @@ func sweepFromJournal(path string, rr ReadResult, which, read int) (Sweep, error
 	c := classify(rr.Events)
 	runs := c.runs[phases.Macro]
 	sweepOf := func(i int) Sweep {
-		sw := Sweep{Path: path, Skipped: rr.Skipped, SkippedCount: rr.SkippedCount}
-		sw.setParams(runs[i].params)
-		for _, ev := range runs[i].events {
-			switch d := ev.Data.(type) {
-			case phases.LevelResult:
-				sw.Levels = append(sw.Levels, d)
-			case phases.Plateau:
-				p := d
-				sw.Plateau = &p
-			case phases.GPUTelSource:
-				sw.HostGPUs = d.GPUs
-			}
-		}
-		sw.Source = fmt.Sprintf("journal, sweep %d of %d (started %s)", i+1, len(runs), runs[i].start.UTC().Format("2006-01-02 15:04:05 UTC"))
-		if c.system != nil {
-			sw.Model = c.system.Model
-			if sw.HostGPUs == 0 {
-				sw.HostGPUs = c.system.GPUCount
-			}
-		}
+		sw := journalSweep(path, c, i)
+		sw.Skipped, sw.SkippedCount = rr.Skipped, rr.SkippedCount
 		return sw
 	}
 	if which != 0 {
@@ -316,6 +298,32 @@ func sweepFromJournal(path string, rr ReadResult, which, read int) (Sweep, error
 		}
 	}
 	return Sweep{}, fmt.Errorf("%s: the journal holds no finished sweep level (%d events)", path, read)
+}
+
+// journalSweep is the i-th sweep of a classified journal read from path.
+func journalSweep(path string, c *classified, i int) Sweep {
+	runs := c.runs[phases.Macro]
+	sw := Sweep{Path: path}
+	sw.setParams(runs[i].params)
+	for _, ev := range runs[i].events {
+		switch d := ev.Data.(type) {
+		case phases.LevelResult:
+			sw.Levels = append(sw.Levels, d)
+		case phases.Plateau:
+			p := d
+			sw.Plateau = &p
+		case phases.GPUTelSource:
+			sw.HostGPUs = d.GPUs
+		}
+	}
+	sw.Source = fmt.Sprintf("journal, sweep %d of %d (started %s)", i+1, len(runs), runs[i].start.UTC().Format("2006-01-02 15:04:05 UTC"))
+	if c.system != nil {
+		sw.Model = c.system.Model
+		if sw.HostGPUs == 0 {
+			sw.HostGPUs = c.system.GPUCount
+		}
+	}
+	return sw
 }
 
 // setParams reads what the sweep's start journalled: its deployment and

@@ -37,6 +37,9 @@ type NotebookOptions struct {
 	ChartFormat string
 	// Secrets are replaced by [redacted] wherever they appear.
 	Secrets []string
+	// Capacity, when set, is the traffic the campaign plans for: the
+	// notebook answers it from the last sweep (a Capacity section).
+	Capacity *CapacityAsk
 	// Skipped describes the first journal lines that could not be read and
 	// SkippedCount counts them all, for the footer.
 	Skipped      []string
@@ -185,6 +188,7 @@ func buildNotebook(events []phases.Event, opts NotebookOptions) ([]byte, []chart
 	n.bud = Budget(events)
 	n.summary(c)
 	n.budget(n.bud)
+	n.capacity(c)
 	n.campaignStepsTable(events)
 	for _, ph := range phaseOrder {
 		runs := c.runs[ph]

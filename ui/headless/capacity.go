@@ -73,7 +73,8 @@ func CapacityMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *tp < 0 || *pp < 0 || *nodes < 0 {
 		return c.Exit(ctx, BadInput("--tp, --pp and --nodes must not be negative"))
 	}
-	ask := CapacityAsk(camp.Capacity)
+	ask := report.CapacityAsk{Rate: camp.Capacity.Rate, Users: camp.Capacity.Users, Think: camp.Capacity.ThinkTime.Duration,
+		SLO: camp.Capacity.SLO, Headroom: camp.Capacity.Headroom}
 	ask.TP, ask.PP, ask.Nodes = *tp, *pp, *nodes
 	if err := ask.Check(); err != nil {
 		return c.Exit(ctx, BadInput("%v", flagNamed(err)))
@@ -92,11 +93,6 @@ func CapacityMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		err = errors.New("no answer: " + plan.Text)
 	}
 	return c.Exit(ctx, err)
-}
-
-// CapacityAsk is the campaign's capacity section as a plan's request.
-func CapacityAsk(s campaign.Capacity) report.CapacityAsk {
-	return report.CapacityAsk{Rate: s.Rate, Users: s.Users, Think: s.ThinkTime.Duration, SLO: s.SLO, Headroom: s.Headroom}
 }
 
 // flagNamed names the flag an ask's error is about (rate: → --rate:).

@@ -20,7 +20,8 @@ const reportUsage = `profdeck report [JOURNAL | -c FILE] [-o FILE|-] [--campaign
 
 Renders the markdown notebook (and its charts) from a campaign journal:
 JOURNAL, else the journal of the campaign (-c FILE, or ./profdeck.yaml
-when it exists), written to the campaign's notebook. It reads local files
+when it exists), written to the campaign's notebook. A campaign with a
+capacity section (-c FILE, also beside a JOURNAL) gets its capacity plan. It reads local files
 only: no --host; the notebook is its result (-o), so no --json or --jsonl.
 Exit 0, 1 when the notebook cannot be written, 2 for bad input.`
 
@@ -38,7 +39,7 @@ func ReportMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		return c.Exit(ctx, err)
 	}
-	journal, notebook, err := reportPaths(c, pos)
+	journal, notebook, camp, err := reportPaths(c, pos)
 	if err != nil {
 		return c.Exit(ctx, err)
 	}
@@ -46,6 +47,9 @@ func ReportMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		notebook = *out
 	}
 	opts := report.NotebookOptions{Campaign: *name, Journal: journal, NoCharts: *noCharts}
+	if camp != nil {
+		opts.Capacity = camp.Capacity.Ask()
+	}
 	if *png {
 		opts.ChartFormat = "png"
 	}
@@ -56,23 +60,30 @@ func ReportMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 }
 
 // reportPaths is the journal to read and the notebook to write by default:
-// the JOURNAL argument and its name with .md, else the campaign's.
-func reportPaths(c *Command, pos []string) (journal, notebook string, err error) {
+// the JOURNAL argument and its name with .md, else the campaign's; camp is
+// the campaign when -c names one (or ./profdeck.yaml is read), for its
+// capacity section.
+func reportPaths(c *Command, pos []string) (journal, notebook string, camp *campaign.Campaign, err error) {
 	if len(pos) == 1 {
-		return pos[0], defaultNotebookPath(pos[0]), nil
+		if c.CampaignPath != "" {
+			if camp, _, err = c.Campaign(); err != nil {
+				return "", "", nil, err
+			}
+		}
+		return pos[0], defaultNotebookPath(pos[0]), camp, nil
 	}
 	camp, fromFile, err := c.Campaign()
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	if !fromFile {
-		return "", "", BadInput("need a JOURNAL, or a campaign (-c FILE or ./%s) whose journal to read (see -h)", campaign.DefaultPath)
+		return "", "", nil, BadInput("need a JOURNAL, or a campaign (-c FILE or ./%s) whose journal to read (see -h)", campaign.DefaultPath)
 	}
 	journal = camp.JournalPath()
 	if camp.Notebook != "" {
-		return journal, camp.Notebook, nil
+		return journal, camp.Notebook, camp, nil
 	}
-	return journal, defaultNotebookPath(journal), nil
+	return journal, defaultNotebookPath(journal), camp, nil
 }
 
 // writeReport reads the journal and writes its notebook to path (- for
