@@ -80,6 +80,10 @@ type Server struct {
 	Env         map[string]string `yaml:"env"`          // extra environment for the launch
 	ProfilerDir string            `yaml:"profiler_dir"` // where the torch profiler writes
 	Version     string            `yaml:"vllm_version"` // hint, e.g. "0.12"; otherwise read from the log
+	// Engine is the serving engine: vllm, sglang, or auto (default: told
+	// from the server's log and /metrics, and from the launch command
+	// for the simulated deployment).
+	Engine string `yaml:"engine"`
 }
 
 // Model describes the served model.
@@ -193,7 +197,7 @@ func Defaults() *Campaign {
 		Name:     "campaign",
 		Notebook: "campaign.md",
 		Host:     "local",
-		Server:   Server{URL: "http://127.0.0.1:8000", APIKeyEnv: "OPENAI_API_KEY", ProfilerDir: DefaultProfilerDir},
+		Server:   Server{URL: "http://127.0.0.1:8000", APIKeyEnv: "OPENAI_API_KEY", ProfilerDir: DefaultProfilerDir, Engine: EngineAuto},
 		Model:    Model{TP: 8},
 		Load:     Load{StallAfter: Duration{load.DefaultStallAfter}, PollInterval: Duration{time.Second}},
 		Macro: Macro{API: macro.APICompletions, Concurrency: slices.Clone(macro.DefaultConcurrency),

@@ -12,6 +12,10 @@ import (
 const DemoLaunch = "vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8 --trust-remote-code " +
 	"--max-model-len 262144 --gpu-memory-utilization 0.90 --port 8000"
 
+// DemoSGLangLaunch is the demo's launch command with --engine sglang.
+const DemoSGLangLaunch = "python3 -m sglang.launch_server --model-path moonshotai/Kimi-K2.5 --tp 8 --trust-remote-code " +
+	"--context-length 262144 --mem-fraction-static 0.88 --enable-metrics --host 0.0.0.0 --port 8000"
+
 // Demo returns the campaign of `profdeck demo`: Kimi-K2.5 on TP8 on the
 // built-in simulated deployment, with the notebook in dir. Its settings are
 // scaled down so every phase finishes in demo time: the sweep measures each

@@ -44,7 +44,8 @@ func (c *Campaign) LoadConfig() load.Config {
 	}
 	return load.Config{LogPath: log, HealthURL: load.HealthURL(c.Server.URL), ExpectGiB: c.Model.ExpectGiB,
 		StallAfter: c.Load.StallAfter.Duration, Poll: c.Load.PollInterval.Duration,
-		PIDFile: log + ".pid", Container: c.Server.Container} // the pid file Server.Start keeps
+		PIDFile: log + ".pid", Container: c.Server.Container, // the pid file Server.Start keeps
+		Engine: c.ServerEngine()}
 }
 
 // SweepConfig is the macro sweep's configuration from the server and macro

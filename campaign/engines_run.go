@@ -61,6 +61,9 @@ func (c *Campaign) SimOptions() sim.Options {
 	o := sim.Options{LoadTime: c.Sim.LoadTime.Duration, StallAtGiB: c.Sim.StallAtGiB,
 		ProfilerStallAtGiB: c.Sim.StallWithProfilerAtGiB, FailWith: c.Sim.Fail, LogPath: c.Server.Log,
 		TP: c.Model.TP, Preset: c.Model.Preset}
+	if c.ServerEngine() == EngineSGLang {
+		o.Engine = sim.EngineSGLang // the simulated server plays SGLang: its log and /metrics
+	}
 	// The deployment follows the campaign: its GPUs per node are the TP
 	// split over the nodes (one GPU at TP1), 8 when no TP is given.
 	if c.Model.TP > 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -161,7 +162,35 @@ func (s Server) Validate() []error {
 	if s.URL == "" {
 		errs = append(errs, bad("server.url", "must be set (e.g. http://127.0.0.1:8000)"))
 	}
+	switch s.Engine {
+	case EngineAuto, EngineVLLM, EngineSGLang, "":
+	default:
+		errs = append(errs, bad("server.engine", "must be vllm, sglang or auto, got %q", s.Engine))
+	}
 	return errs
+}
+
+// Serving engines server.engine names.
+const (
+	EngineAuto   = "auto"
+	EngineVLLM   = "vllm"
+	EngineSGLang = "sglang"
+)
+
+// reSGLangLaunch is a launch command that starts SGLang.
+var reSGLangLaunch = regexp.MustCompile(`\bsglang\.launch_server\b|\bsglang\s+serve\b|lmsysorg/sglang`)
+
+// ServerEngine is the engine server.engine names; auto is SGLang when the
+// launch command starts it, else auto (the log and /metrics tell).
+func (c *Campaign) ServerEngine() string {
+	e := c.Server.Engine
+	if e == "" || e == EngineAuto {
+		if reSGLangLaunch.MatchString(c.Server.Launch) {
+			return EngineSGLang
+		}
+		return EngineAuto
+	}
+	return e
 }
 
 // Validate checks the model section.

@@ -41,7 +41,8 @@ func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Float64("stall-with-profiler-at", 0, "simulate a restart with the profiler that stalls at this many GiB per GPU")
 	fs.Duration("stall-after", 0, "call the load stalled after this long without progress (default: the demo's 10s)")
 	fs.String("fail", "", "simulate a load that fails: oom or nccl")
-	if code, ok := parseFlags(fs, args, "profdeck demo [--dir DIR] [--manual] [--load-time D] [--fail oom|nccl] [--stall-at GIB] ...", stderr); !ok {
+	fs.String("engine", "", "the simulated server's engine: vllm (default) or sglang (SGLang's log and /metrics)")
+	if code, ok := parseFlags(fs, args, "profdeck demo [--dir DIR] [--manual] [--engine vllm|sglang] [--load-time D] [--fail oom|nccl] [--stall-at GIB] ...", stderr); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
@@ -90,6 +91,7 @@ var demoBinds = []campaign.Flag{
 	{Name: "load-time", Key: "sim.load_time"}, {Name: "stall-at", Key: "sim.stall_at_gib"},
 	{Name: "stall-with-profiler-at", Key: "sim.stall_with_profiler_at_gib"},
 	{Name: "stall-after", Key: "load.stall_after"}, {Name: "fail", Key: "sim.fail"},
+	{Name: "engine", Key: "server.engine"},
 }
 
 // demoCampaign is the demo's campaign with the flags given over it: a
@@ -102,6 +104,9 @@ func demoCampaign(fs *flag.FlagSet, manual bool) (*campaign.Campaign, error) {
 	}
 	if err := c.ApplyFlags(fs, demoBinds...); err != nil {
 		return nil, err
+	}
+	if c.Server.Engine == campaign.EngineSGLang {
+		c.Server.Launch = campaign.DemoSGLangLaunch
 	}
 	return c, c.Check()
 }

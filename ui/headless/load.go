@@ -49,6 +49,7 @@ func newLoad(stdout, stderr io.Writer) (*Command, *loadFlags) {
 	fs.Duration("sim-load-time", 0, "host sim only: how long the simulated load takes (default: the campaign's sim.load_time; 0: 60s)")
 	fs.Float64("sim-stall-at", 0, "host sim only: the simulated load stalls at this many GiB per GPU")
 	fs.String("sim-fail", "", "host sim only: the simulated load fails with oom or nccl")
+	fs.String("engine", "", "the serving engine: vllm, sglang or auto (default: the campaign's server.engine, else auto: told from the log)")
 	return c, f
 }
 
@@ -58,6 +59,7 @@ var loadBinds = []campaign.Flag{
 	{Name: "expect-gib", Key: "model.expect_gib"}, {Name: "stall-after", Key: "load.stall_after"},
 	{Name: "poll", Key: "load.poll_interval"}, {Name: "sim-load-time", Key: "sim.load_time"},
 	{Name: "sim-stall-at", Key: "sim.stall_at_gib"}, {Name: "sim-fail", Key: "sim.fail"},
+	{Name: "engine", Key: "server.engine"},
 }
 
 // plan is the load's configuration: the campaign with the flags given

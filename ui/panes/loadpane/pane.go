@@ -47,6 +47,7 @@ type Model struct {
 	nodeDiag   map[string]*phases.Diagnosis // the latest diagnosis of each node, by name
 	diagnosing bool
 	version    string
+	engine     string // the engine the log shows ("sglang"), "" until known
 	gen        int // the load the milestones belong to
 
 	// Operations and the confirmation they may need.
@@ -196,6 +197,9 @@ func (m *Model) event(e phases.Event) {
 		}
 		if v.VLLM != "" {
 			m.version = v.VLLM
+		}
+		if v.Engine != "" && v.Host == m.host() {
+			m.engine = v.Engine
 		}
 		m.newLoad(v.Load)
 	case phases.Milestone:

@@ -101,7 +101,10 @@ func (m *Model) titleLine(w int) string {
 			head += fmt.Sprintf(" +%d", len(m.hosts)-1)
 		}
 	}
-	if m.version != "" {
+	switch {
+	case m.engine == "sglang":
+		head += " · SGLang"
+	case m.version != "":
 		head += " · vLLM " + m.version
 	}
 	sim := ""

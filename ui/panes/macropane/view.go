@@ -321,6 +321,16 @@ func (m *Model) serverLine() string {
 		"preemptions " + units.Thousands(st.Preemptions),
 		"gen " + units.Rate(st.GenTokS) + " tok/s",
 	}
+	if st.Engine == "sglang" {
+		// SGLang counts no preemptions; it publishes its prefix-cache hit
+		// rate instead. Its queue is "queued".
+		label = s.Bold.Render("server") + " SGLang "
+		parts[1] = "queued " + units.Thousands(st.Waiting)
+		parts[3] = "prefix hit —"
+		if st.CacheHitRate != nil {
+			parts[3] = "prefix hit " + units.Pct(*st.CacheHitRate)
+		}
+	}
 	if st.IntervalS > 0 && (st.IntervalS < 0.9 || st.IntervalS > 1.5) {
 		// Not the usual second (a level's last scrape): a rate over a
 		// short span swings with the engine's steps.
