@@ -48,7 +48,7 @@ type Model struct {
 	diagnosing bool
 	version    string
 	engine     string // the engine the log shows ("sglang"), "" until known
-	gen        int // the load the milestones belong to
+	gen        int    // the load the milestones belong to
 
 	// Operations and the confirmation they may need.
 	op      string // "starting", "stopping", "restarting"; "" when idle
