@@ -32,6 +32,7 @@ type client struct {
 	// secrets are the API key and the URL's password: a server's answer
 	// that echoes one back is kept and shown without it.
 	secrets []string
+	conns   *conns // the transport's dialer, which opens a level's connections ahead
 }
 
 // reqState is the per-request scratch space, reused across requests.
@@ -65,8 +66,9 @@ func newClient(cfg Config, maxConns int) *client {
 		d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 		dial = d.DialContext
 	}
+	cs := newConns(dial, cfg.URL)
 	tr := &http.Transport{
-		DialContext:         dial,
+		DialContext:         cs.DialContext,
 		MaxIdleConns:        maxConns + 16,
 		MaxIdleConnsPerHost: maxConns + 16,
 		IdleConnTimeout:     90 * time.Second,
@@ -75,7 +77,7 @@ func newClient(cfg Config, maxConns int) *client {
 		WriteBufferSize:     16 << 10,
 		ForceAttemptHTTP2:   false,
 	}
-	c := &client{cfg: cfg, hc: &http.Client{Transport: tr}, secrets: []string{cfg.APIKey}}
+	c := &client{cfg: cfg, hc: &http.Client{Transport: tr}, secrets: []string{cfg.APIKey}, conns: cs}
 	if u, err := url.Parse(cfg.URL); err == nil && u.User != nil {
 		pw, _ := u.User.Password()
 		c.secrets = append(c.secrets, pw)
@@ -90,6 +92,7 @@ func newClient(cfg Config, maxConns int) *client {
 }
 
 func (c *client) close() {
+	c.conns.close()
 	c.hc.CloseIdleConnections()
 }
 

@@ -98,6 +98,9 @@ func (r *runner) jsonlNote() string {
 // rate req/s when rate > 0. It returns the level's result; the error is
 // ctx's when the sweep was cancelled.
 func (r *runner) runLevel(ctx context.Context, conc int, rate float64) (*phases.LevelResult, error) {
+	if rate == 0 {
+		r.c.conns.fill(ctx, conc)
+	}
 	l := r.startLevel(ctx, conc, rate)
 	defer l.cancel()
 	l.dispatch(ctx)
