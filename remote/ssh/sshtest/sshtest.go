@@ -26,8 +26,16 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 )
 
-// SSHD is where sshd is looked for; it must be an absolute path.
-var SSHD = "/usr/sbin/sshd"
+// SSHD is where sshd is looked for, an absolute path: PROFDECK_SSHD when
+// set (an sshd unpacked elsewhere), else /usr/sbin/sshd.
+var SSHD = sshdPath()
+
+func sshdPath() string {
+	if p := os.Getenv("PROFDECK_SSHD"); filepath.IsAbs(p) {
+		return p
+	}
+	return "/usr/sbin/sshd"
+}
 
 // Options change the server.
 type Options struct {
