@@ -397,6 +397,7 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 			n.ln(link + "\n")
 		}
 	}
+	n.latencyChart(levels, r.params, tag)
 }
 
 // noTicks keeps s inside an inline code span.
