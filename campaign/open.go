@@ -73,7 +73,7 @@ func Open(ctx context.Context, c *Campaign, nodes []remote.Host, o OpenOptions) 
 
 // WriteNotebook writes the notebook now, with every event sent so far.
 func (op *Opened) WriteNotebook(context.Context) (string, error) {
-	op.Session.Flush()
+	op.Session.Sync()
 	path, _, err := op.Saver.WriteNow()
 	return path, err
 }

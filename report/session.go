@@ -224,15 +224,25 @@ func (s *Session) pump(ctx context.Context) {
 			for {
 				select {
 				case ev := <-s.in:
-					_ = s.record(ev, true)
+					s.take(ev)
 				default:
 					return
 				}
 			}
 		case ev := <-s.in:
-			_ = s.record(ev, true) // errors are kept in s.errs
+			s.take(ev)
 		}
 	}
+}
+
+// take records an event from the sink (errors are kept in s.errs), or
+// releases a barrier: every event sent before it is recorded.
+func (s *Session) take(ev phases.Event) {
+	if b, ok := ev.Data.(phases.Barrier); ok {
+		b.Release()
+		return
+	}
+	_ = s.record(ev, true)
 }
 
 func (s *Session) redact(ev phases.Event) phases.Event {

@@ -221,3 +221,24 @@ func TestJournalErrorsAreBounded(t *testing.T) {
 		t.Fatalf("kept %d errors, want %d", n, maxKeptErrors)
 	}
 }
+
+// Sync returns once every event sent to the sink before it is journalled.
+func TestSyncWaitsForTheSink(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := NewSession(ctx, nil)
+	for i := 0; i < 500; i++ {
+		s.Sink() <- phases.New(time.Now(), phases.KindNotesNote, phases.Note{Text: "n"})
+	}
+	if !s.Sync() {
+		t.Fatal("Sync timed out")
+	}
+	if n := len(s.Events()); n != 500 {
+		t.Fatalf("after Sync %d events journalled, want 500", n)
+	}
+	cancel()
+	<-s.Done()
+	if s.Sync() {
+		t.Error("Sync on a stopped session reported success")
+	}
+}

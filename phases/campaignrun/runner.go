@@ -69,8 +69,8 @@ func newRunner(cfg Config, out *phases.Emitter) *runner {
 func (r *runner) tee() {
 	defer r.wg.Done()
 	for ev := range r.ch {
-		if m, ok := ev.Data.(syncMark); ok {
-			close(m.done)
+		if b, ok := ev.Data.(phases.Barrier); ok {
+			b.Release()
 			continue
 		}
 		r.see(ev)
@@ -87,19 +87,10 @@ func (r *runner) see(ev phases.Event) {
 	}
 }
 
-// syncMark is sent through the runner's own channel to learn when every
-// event before it has been passed on; it is never passed on itself.
-type syncMark struct{ done chan struct{} }
-
-const kindSync = "run.sync"
-
-func init() { phases.Register(kindSync, phases.Session, syncMark{}, true) }
-
-// settle waits until the events sent so far are seen and passed on.
+// settle waits until the events sent so far are seen and passed on: a
+// barrier through the runner's own channel, released by tee.
 func (r *runner) settle() {
-	done := make(chan struct{})
-	r.em.Emit(context.Background(), kindSync, syncMark{done: done})
-	<-done
+	phases.Sync(context.Background(), r.ch, nil)
 }
 
 func (r *runner) close() {

@@ -190,7 +190,7 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 		follow(sctx, sess, op.Saver, o.Log, o.JSONL, o.Progress)
 	}()
 	res, runErr := campaignrun.Run(ctx, cfg, &phases.Emitter{Out: sess.Sink()})
-	sess.Flush()
+	sess.Sync()
 	op.Saver.Close()
 	stop()
 	<-sess.Done()
