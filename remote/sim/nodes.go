@@ -53,7 +53,9 @@ func StartNodes(ctx context.Context, opt Options, n, faultNode int) ([]*Deployme
 		ds = append(ds, d)
 	}
 	for _, d := range ds {
+		d.mu.Lock() // its ticker reads peers already
 		d.peers = ds
+		d.mu.Unlock()
 	}
 	return ds, nil
 }
