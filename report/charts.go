@@ -61,13 +61,9 @@ func macroChart(levels []phases.LevelResult, format string) ([]byte, error) {
 	if err := plotutil.AddLinePoints(top, "output tok/s", thr); err != nil {
 		return nil, err
 	}
-	top.Legend.Top = true
-	top.Legend.Left = true
 	if err := plotutil.AddLinePoints(bottom, "TPOT p50", p50, "TPOT p99", p99); err != nil {
 		return nil, err
 	}
-	bottom.Legend.Top = true
-	bottom.Legend.Left = true
 	return drawTiles([]*plot.Plot{top, bottom}, 16*vg.Centimeter, 16*vg.Centimeter, format)
 }
 
@@ -100,8 +96,8 @@ func loadChart(snaps []snapshot, stalls []stallAt, format string) ([]byte, error
 		if err != nil {
 			return nil, err
 		}
-		l.Color = plotutil.Color(i)
-		l.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
+		l.Color = lineColor(i)
+		l.Dashes = plotutil.Dashes(i / len(lineColors))
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("GPU %d", g), l)
 	}
@@ -127,7 +123,6 @@ func loadChart(snaps []snapshot, stalls []stallAt, format string) ([]byte, error
 			p.Legend.Add("stall began", l)
 		}
 	}
-	// Memory rises during a load: the bottom right stays clear.
 	return drawTiles([]*plot.Plot{p}, 16*vg.Centimeter, 10*vg.Centimeter, format)
 }
 
@@ -149,15 +144,28 @@ func drawTiles(plots []*plot.Plot, w, h vg.Length, format string) ([]byte, error
 	dc := draw.New(c)
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
+	// Each plot's legend goes in a strip right of the plots, beside its
+	// plot, so it never covers a line; the strip is as wide as the widest.
 	rows := make([][]*plot.Plot, len(plots))
+	legends := make([]plot.Legend, len(plots))
+	strip := vg.Length(0)
 	for i, p := range plots {
 		rows[i] = []*plot.Plot{p}
+		legends[i], p.Legend = p.Legend, plot.NewLegend()
+		if r := legends[i].Rectangle(dc); r.Max.Y > r.Min.Y {
+			strip = max(strip, r.Max.X-r.Min.X+vg.Millimeter*6)
+		}
 	}
 	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadY: vg.Centimeter / 2,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
-	canvases := plot.Align(rows, tiles, dc)
+	canvases := plot.Align(rows, tiles, draw.Crop(dc, 0, -strip, 0, 0))
 	for i, p := range plots {
-		p.Draw(canvases[i][0])
+		tile := canvases[i][0]
+		p.Draw(tile)
+		leg := legends[i]
+		leg.Top, leg.Left, leg.YOffs, leg.Padding = true, true, -vg.Millimeter*8, vg.Millimeter/2 // below the title's height
+		leg.Draw(draw.Canvas{Canvas: dc, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: dc.Max.X - strip + vg.Millimeter*2, Y: tile.Min.Y}, Max: vg.Point{X: dc.Max.X, Y: tile.Max.Y}}})
 	}
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {
@@ -201,7 +209,6 @@ func gpuChart(levels []phases.LevelResult, format string) ([]byte, error) {
 		return nil, fmt.Errorf("gpu chart: need two levels, have %d", len(mean))
 	}
 	top, bottom := levelPlots("GPU power vs concurrency (all GPUs)", "W", "Energy per output token vs concurrency", "J / token")
-	top.Legend.Top, bottom.Legend.Top = true, true
 	if err := plotutil.AddLinePoints(top, "mean", mean, "peak", peak); err != nil {
 		return nil, err
 	}
@@ -228,3 +235,16 @@ func levelPlots(topTitle, topY, bottomTitle, bottomY string) (top, bottom *plot.
 	}
 	return top, bottom
 }
+
+// lineColors are 16 colours told apart at a glance (Tableau's 20 less
+// its palest), so up to 16 GPUs each have their own; more repeat them
+// dashed.
+var lineColors = []color.RGBA{
+	{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
+	{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255},
+	{188, 189, 34, 255}, {23, 190, 207, 255}, {174, 199, 232, 255}, {255, 187, 120, 255},
+	{152, 223, 138, 255}, {255, 152, 150, 255}, {197, 176, 213, 255}, {196, 156, 148, 255},
+}
+
+// lineColor is the i-th line's colour.
+func lineColor(i int) color.Color { return lineColors[i%len(lineColors)] }

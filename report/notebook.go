@@ -197,8 +197,15 @@ func buildNotebook(events []phases.Event, opts NotebookOptions) ([]byte, []chart
 			continue
 		}
 		n.p("## %s\n\n", phaseTitle[ph])
+		empty := 0
+		if ph == phases.Load {
+			runs, empty = realLoads(runs)
+		}
 		for i, r := range runs {
 			n.run(ph, i, len(runs), r)
+		}
+		if empty > 0 {
+			n.p("%d load watch(es) that saw nothing (no server started, no GPU read, no milestone) are left out.\n\n", empty)
 		}
 		n.notes(notes, "Notes and markers")
 	}
@@ -234,4 +241,25 @@ func (n *nb) footer(events []phases.Event) {
 	}
 	n.ln("")
 	n.ln(NotebookEndMarker)
+}
+
+// realLoads are the load runs that saw something (a server event, a GPU
+// reading, a milestone, a stall or failure), and how many saw nothing: a
+// watch started while nothing served and stopped is not a load.
+func realLoads(runs []*phaseRun) (real []*phaseRun, empty int) {
+	for _, r := range runs {
+		saw := false
+		for _, ev := range r.events {
+			switch ev.Data.(type) {
+			case phases.Milestone, phases.GPUSample, phases.ServerEvent, phases.LoadFailure, phases.Stall, phases.Diagnosis:
+				saw = true
+			}
+		}
+		if saw {
+			real = append(real, r)
+		} else {
+			empty++
+		}
+	}
+	return real, empty
 }

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,7 @@ type run struct {
 	parser *vllmlog.Parser
 
 	lastSnap  time.Time
+	snapGPUs  []phases.GPU // the GPUs as the last journalled snapshot had them
 	resetAt   time.Time
 	failAt    time.Time
 	smiErr    string
@@ -216,8 +218,8 @@ func (s *run) poll(p pollResult) {
 		s.tr.Sample(now, p.gpus)
 		sample := phases.GPUSample{Host: s.w.cfg.Host.Name(), GPUs: toPhaseGPUs(p.gpus)}
 		s.emit(phases.KindLoadGPU, sample)
-		if now.Sub(s.lastSnap) >= s.w.cfg.SnapshotEvery {
-			s.lastSnap = now
+		if now.Sub(s.lastSnap) >= s.w.cfg.SnapshotEvery || movedSince(s.snapGPUs, sample.GPUs) {
+			s.lastSnap, s.snapGPUs = now, sample.GPUs
 			s.emit(phases.KindLoadGPUCoarse, sample)
 		}
 	}
@@ -301,4 +303,24 @@ func toPhaseGPUs(gs []smi.GPU) []phases.GPU {
 			MemoryTotalMiB: g.MemoryTotalMiB, UtilizationPct: g.UtilizationPct, PowerW: g.PowerW}
 	}
 	return out
+}
+
+// snapStepMiB is how far a GPU's memory moves before the timeline takes a
+// snapshot sooner than SnapshotEvery: a load's growth is drawn in steps
+// of 2 GiB at most, however fast it loads.
+const snapStepMiB = 2048
+
+// movedSince reports whether a GPU's memory moved by snapStepMiB or more
+// since the last snapshot (or the GPUs changed).
+func movedSince(last, now []phases.GPU) bool {
+	if len(last) != len(now) {
+		return true
+	}
+	for i, g := range now {
+		a, b := last[i].MemoryUsedMiB, g.MemoryUsedMiB
+		if (a == nil) != (b == nil) || a != nil && math.Abs(*a-*b) >= snapStepMiB {
+			return true
+		}
+	}
+	return false
 }
