@@ -18,6 +18,7 @@ type Definitions struct {
 	OutputTokens Definition `json:"output_tokens"`
 	InputTokens  Definition `json:"input_tokens"`
 	Throughput   Definition `json:"output_throughput"`
+	LatencyFrom  Definition `json:"latency_from"`
 }
 
 var definitions = Definitions{
@@ -52,6 +53,11 @@ var definitions = Definitions{
 	InputTokens: Definition{
 		Profdeck: "usage.prompt_tokens; without it the prompt length as sized (input_token_source, warnings)",
 		VLLM:     "the prompt's length from its own tokenizer",
+	},
+	LatencyFrom: Definition{
+		Profdeck: "TTFT and E2EL start at the request's actual send (latency_from sent, the default) or at its intended send time " +
+			"(--latency-from intended: the coordinated-omission correction, a late client's wait counted); TPOT and ITL do not change",
+		VLLM: "at the actual send; no correction for a client that sent late",
 	},
 	Throughput: Definition{
 		Profdeck: "closed loop: tokens received while C were in flight over that window (throughput_window in_flight); open loop: as vLLM",

@@ -91,7 +91,11 @@ func (r *runner) startLevel(ctx context.Context, conc int, rate float64) *level 
 		l.raisedFrom = cfg.Requests
 		cfg.Requests = 2 * conc
 	}
+	spanNote := r.openLoopSpan(&cfg, rate)
 	l.cfg = cfg
+	if spanNote != "" {
+		l.notes = append(l.notes, spanNote)
+	}
 	s := r.s
 	s.mu.Lock()
 	s.target = conc

@@ -141,3 +141,20 @@ func (l *level) loadWarnings(lr *phases.LevelResult) []warning {
 	}
 	return w
 }
+
+// openLoopSpan raises a searched open-loop level's request count so that
+// it sends for at least r.openSpan: a queue that grows shows only after
+// the first requests have ended. It returns the level's note, or "".
+func (r *runner) openLoopSpan(cfg *Config, rate float64) string {
+	if rate <= 0 || r.openSpan <= 0 || cfg.Requests <= 0 {
+		return ""
+	}
+	need := int(math.Ceil(rate * r.openSpan.Seconds()))
+	if need <= cfg.Requests {
+		return ""
+	}
+	from := cfg.Requests
+	cfg.Requests = need
+	return fmt.Sprintf("measured requests raised from %d to %d so that the level sends for %.1fs, three times the last level meeting the SLO's median E2EL: "+
+		"a queue that grows shows only after the first requests have ended", from, need, r.openSpan.Seconds())
+}

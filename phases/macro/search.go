@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/units"
@@ -280,6 +281,9 @@ func (se *searcher) probe(ctx context.Context, v float64, phase string) (phases.
 		lr.Notes = append(lr.Notes, fmt.Sprintf("the SLO verdict is still inside its noise after %d runs: judged on the share measured", len(runs)))
 	}
 	r.levelDone(ctx, se.res, lr)
+	if st.Met && rate > 0 {
+		r.openSpan = time.Duration(3 * lr.MedianE2ELms * float64(time.Millisecond))
+	}
 	se.s.Runs += len(runs)
 	se.s.Steps = append(se.s.Steps, st)
 	if st.ClientBound {
