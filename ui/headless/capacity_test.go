@@ -2,6 +2,7 @@ package headless_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -120,5 +121,72 @@ func TestCapacityBadInput(t *testing.T) {
 		if code != headless.ExitBadInput || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%q: exit %d, %q (want %q in one line)", c.args, code, errs, c.want)
 		}
+	}
+}
+
+// compare over three sweeps (two loopback servers, one with a slower
+// step): each against the first, the Pareto front of tokens/s per user
+// against per GPU, and -o's markdown with the chart as SVG and PNG beside
+// it.
+func TestComparePareto(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var files []string
+	for i, step := range []time.Duration{2 * time.Millisecond, 6 * time.Millisecond} {
+		_, url := startEmu(t, vllmemu.Config{StepTime: step, StepPerSeq: 200 * time.Microsecond, PrefillPerToken: 1, Seed: int64(i + 1)})
+		camp := filepath.Join(dir, fmt.Sprintf("c%d.yaml", i))
+		os.WriteFile(camp, []byte(fmt.Sprintf("host: local\nmodel:\n  tp: %d\n", 4*(i+1))), 0o644)
+		f := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
+		code, _, errs := sweepCLI(t, "-c", camp, "--url", url, "--concurrency", "1,4", "--requests", "12", "--warmup", "1",
+			"--input-len", "16", "--output-len", "12", "--json", f, "--seed", "1", "--metrics-url", "off")
+		if code != 0 {
+			t.Fatalf("sweep %d: exit %d %s", i, code, errs)
+		}
+		files = append(files, f)
+	}
+	md := filepath.Join(dir, "cmp.md")
+	args := append(append([]string{}, files[0], files[1], files[0]), "-o", md, "--json", "-")
+	code, out, errs := runCLI(t, headless.CompareMain, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		More   []json.RawMessage
+		Pareto struct {
+			Points []struct {
+				Sweep       string
+				GPUs        int
+				TokSPerUser float64 `json:"tok_s_per_user"`
+				OnFront     bool    `json:"on_front"`
+			}
+			Front []json.RawMessage
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.More) != 1 || len(doc.Pareto.Points) != 6 || len(doc.Pareto.Front) == 0 {
+		t.Fatalf("more %d points %d front %d", len(doc.More), len(doc.Pareto.Points), len(doc.Pareto.Front))
+	}
+	for _, p := range doc.Pareto.Points {
+		if want := map[string]int{"A": 4, "B": 8, "C": 4}[p.Sweep]; p.GPUs != want {
+			t.Errorf("sweep %s: %d GPUs, want %d (its campaign's model.tp)", p.Sweep, p.GPUs, want)
+		}
+	}
+	if !strings.Contains(errs, "Pareto front, tokens/s per user against tokens/s per GPU") {
+		t.Errorf("stderr lacks the front:\n%s", errs)
+	}
+	b, err := os.ReadFile(md)
+	if err != nil || !strings.Contains(string(b), "## Pareto front") || !strings.Contains(string(b), "cmp.charts/pareto.svg") {
+		t.Fatalf("markdown: %v\n%s", err, b)
+	}
+	for _, name := range []string{"pareto.svg", "pareto.png"} {
+		if st, err := os.Stat(filepath.Join(dir, "cmp.charts", name)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// -o may not be an input.
+	if code, _, errs := runCLI(t, headless.CompareMain, files[0], files[1], "-o", files[0]); code != headless.ExitBadInput {
+		t.Errorf("-o over an input: exit %d %s", code, errs)
 	}
 }

@@ -150,34 +150,86 @@ func defaultNotebookPath(journal string) string {
 	return strings.TrimSuffix(journal, ext) + ".md"
 }
 
-const compareUsage = `profdeck compare A B [--json FILE|-]
+const compareUsage = `profdeck compare A B [C …] [-o FILE.md] [--json FILE|-]
 
-A and B are campaign journals or ` + "`profdeck sweep --json`" + ` files (one of each is fine);
+A, B, … are campaign journals or ` + "`profdeck sweep --json`" + ` files (any mix);
 JOURNAL#N picks a journal's Nth sweep (#-1 the last), e.g. compare k25.jsonl#1 k25.jsonl#2.
-Prints each level's metrics in A and B and B's change relative to A; --json writes
-the comparison as a document (- for stdout, the table then goes to stderr). It reads
-the two files it names only: no -c or --host, and no --jsonl (nothing happens over
-time). Exit 0, 1 when the document cannot be written, 2 for bad input.`
+Prints each level's metrics in A and B and B's change relative to A (then C's, …), and
+the Pareto front of tokens/s per user against tokens/s per GPU over every sweep's levels.
+-o writes the same as markdown, with the Pareto chart as SVG and PNG in FILE.charts/ beside
+it. --json writes the comparison as a document (- for stdout, the table then goes to
+stderr). It reads the files it names only: no -c or --host, and no --jsonl (nothing
+happens over time). Exit 0, 1 when the document cannot be written, 2 for bad input.`
 
-// CompareMain is "profdeck compare": B's per-level change relative to A.
+// maxCompared is the most sweeps one compare reads.
+const maxCompared = 26
+
+// comparisonDoc is compare's result document: B against A as before, the
+// later sweeps against A, and the Pareto front.
+type comparisonDoc struct {
+	report.Comparison
+	More   []report.Comparison `json:"more,omitempty"`
+	Pareto report.Pareto       `json:"pareto"`
+}
+
+// CompareMain is "profdeck compare": each later sweep's per-level change
+// relative to the first, and the Pareto front of them all.
 func CompareMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := newCommand("compare", compareUsage, stdout, stderr)
 	c.flagJSON()
-	pos, err := c.ParseFiles(args, 2)
+	md := c.Flags.String("o", "", "write the comparison as markdown to FILE, with the Pareto chart (SVG and PNG) beside it")
+	pos, err := c.parseFiles(args, 2, maxCompared)
 	if err == nil {
 		err = notAnInput(c, pos)
+	}
+	if err == nil && *md != "" {
+		err = mdOutput(c, pos, *md)
 	}
 	if err != nil {
 		return c.Exit(ctx, err)
 	}
-	var sw [2]report.Sweep
+	sw := make([]report.Sweep, len(pos))
 	for i, p := range pos {
 		if sw[i], err = loadSweep(c, p); err != nil {
 			return c.Exit(ctx, err)
 		}
 	}
-	report.WriteComparison(c.Human(), sw[0], sw[1])
-	return c.Exit(ctx, c.WriteJSON(report.Compare(sw[0], sw[1])))
+	doc := comparisonDoc{Comparison: report.Compare(sw[0], sw[1]), Pareto: report.ParetoOf(sw)}
+	h := c.Human()
+	report.WriteComparison(h, sw[0], sw[1])
+	for _, x := range sw[2:] {
+		fmt.Fprintln(h)
+		report.WriteComparison(h, sw[0], x)
+		doc.More = append(doc.More, report.Compare(sw[0], x))
+	}
+	fmt.Fprintln(h)
+	report.WritePareto(h, doc.Pareto)
+	if *md != "" {
+		if err := report.WriteCompareMarkdown(*md, sw, doc.Pareto); err != nil {
+			return c.Exit(ctx, err)
+		}
+		fmt.Fprintf(h, "wrote %s (charts in %s)\n", *md, filepath.Join(filepath.Dir(*md), report.ChartsDirFor(*md)))
+	}
+	return c.Exit(ctx, c.WriteJSON(doc))
+}
+
+// mdOutput checks -o before any file is read: not an input, not --json,
+// and its folder takes a new file.
+func mdOutput(c *Command, inputs []string, path string) error {
+	named := []localfs.Named{{Name: "-o", Path: path, Output: true}}
+	for _, in := range inputs {
+		named = append(named, localfs.Named{Name: "an input", Path: in})
+		if file, _, ok := strings.Cut(in, "#"); ok {
+			named = append(named, localfs.Named{Name: "an input", Path: file})
+		}
+	}
+	if err := c.CheckOverlap(named...); err != nil {
+		return err
+	}
+	if err := localfs.CheckOutput(path, true); err != nil {
+		return BadInput("-o %s: %v", path, err)
+	}
+	return nil
 }
 
 // loadSweep reads a sweep from a journal or a sweep document, saying on
