@@ -25,12 +25,10 @@ var longTables = map[string]string{}
 // length when it was listed, to be split, longest first; no other
 // function may join them (one listed that grew is logged).
 var longFuncs = map[string]int{
-	"remote/sim Deployment.exec":                  228,
 	"remote/sim Deployment.script":                176,
 	"remote/ssh sshConfig.resolveDepth":           149,
 	"remote/sim/vllmemu Emulator.serveCompletion": 148,
 	"remote/sim/vllmemu Emulator.schedule":        144,
-	"phases/model Build":                          137,
 	"phases/macro Sweep.run":                      132,
 	"report nb.macroRun":                          132,
 	"report nb.profileRun":                        127,

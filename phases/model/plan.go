@@ -114,7 +114,34 @@ func Build(c Config, o Options) (Plan, error) {
 			return Plan{}, fmt.Errorf("batch size %d: must be at least 1", m)
 		}
 	}
-	tp := o.TP
+	p := Plan{Model: c.Name, TP: o.TP, EP: o.EP && c.IsMoE(), Batch: append([]int(nil), batch...), Hidden: c.Hidden, Layers: c.Layers}
+	if o.EP && !c.IsMoE() {
+		p.Notes = append(p.Notes, "expert parallelism asked for, but the model has no routed experts")
+	}
+	sh, err := shard(c, o.TP, p.EP)
+	if err != nil {
+		return Plan{}, err
+	}
+	for _, m := range batch {
+		p.GEMMs = append(p.GEMMs, sh.stepGEMMs(m)...)
+	}
+	p.collectives(c, o)
+	p.Notes = append(p.Notes, "attention over the KV cache (QKᵀ, PV) is not a weight GEMM and is not planned")
+	return p, nil
+}
+
+// sharded is a model's dimensions on one rank of tensor-parallel size tp.
+type sharded struct {
+	c                             Config
+	tp                            int
+	ep                            bool
+	heads, kvHeads, dense, shared int
+	expertsLocal, moeI, vocab     int
+}
+
+// shard divides the model's dimensions over tp ranks, saying every one
+// that does not divide.
+func shard(c Config, tp int, ep bool) (sharded, error) {
 	var errs []error
 	div := func(v int, field string) int {
 		if v%tp != 0 {
@@ -123,105 +150,118 @@ func Build(c Config, o Options) (Plan, error) {
 		}
 		return v / tp
 	}
-	p := Plan{Model: c.Name, TP: tp, EP: o.EP && c.IsMoE(), Batch: append([]int(nil), batch...), Hidden: c.Hidden, Layers: c.Layers}
-	if o.EP && !c.IsMoE() {
-		p.Notes = append(p.Notes, "expert parallelism asked for, but the model has no routed experts")
-	}
-	heads := div(c.Heads, "num_attention_heads")
-	dense := c.Intermediate
+	sh := sharded{c: c, tp: tp, ep: ep}
+	sh.heads = div(c.Heads, "num_attention_heads")
+	sh.dense = c.Intermediate
 	if c.DenseLayers > 0 {
-		dense = div(c.Intermediate, "intermediate_size")
+		sh.dense = div(c.Intermediate, "intermediate_size")
 	}
-	shared := c.SharedIntermediate
-	if shared == 0 {
-		shared = c.SharedExperts * c.MoEIntermediate
+	sh.shared = c.SharedIntermediate
+	if sh.shared == 0 {
+		sh.shared = c.SharedExperts * c.MoEIntermediate
 	}
-	if shared > 0 {
-		shared = div(shared, "shared expert width")
+	if sh.shared > 0 {
+		sh.shared = div(sh.shared, "shared expert width")
 	}
-	expertsLocal, moeI := c.Experts, c.MoEIntermediate
+	sh.expertsLocal, sh.moeI = c.Experts, c.MoEIntermediate
 	if c.IsMoE() {
-		if p.EP {
-			expertsLocal = div(c.Experts, "n_routed_experts")
+		if ep {
+			sh.expertsLocal = div(c.Experts, "n_routed_experts")
 		} else {
-			moeI = div(c.MoEIntermediate, "moe_intermediate_size")
+			sh.moeI = div(c.MoEIntermediate, "moe_intermediate_size")
 		}
 	}
-	kvHeads := 0
 	if c.Attention == AttnGQA {
 		switch {
 		case c.KVHeads >= tp && c.KVHeads%tp == 0:
-			kvHeads = c.KVHeads / tp
+			sh.kvHeads = c.KVHeads / tp
 		case c.KVHeads < tp && tp%c.KVHeads == 0:
-			kvHeads = 1 // vLLM replicates the KV heads
+			sh.kvHeads = 1 // vLLM replicates the KV heads
 		default:
 			errs = append(errs, fmt.Errorf("num_key_value_heads %d does not fit tp %d", c.KVHeads, tp))
 		}
 	}
 	if len(errs) > 0 {
-		return Plan{}, fmt.Errorf("model %s at tp %d: %w", c.Name, tp, errors.Join(errs...))
+		return sharded{}, fmt.Errorf("model %s at tp %d: %w", c.Name, tp, errors.Join(errs...))
 	}
-	vocab := (c.Vocab + vocabPad - 1) / vocabPad * vocabPad
-	vocab = (vocab + tp - 1) / tp
+	sh.vocab = (c.Vocab + vocabPad - 1) / vocabPad * vocabPad
+	sh.vocab = (sh.vocab + tp - 1) / tp
+	return sh, nil
+}
 
+// module is the path of a module in layer l, for the served dtype.
+func module(l int, s string) string { return fmt.Sprintf("model.layers.%d.%s", l, s) }
+
+// stepGEMMs are the GEMMs of one decode step of batch m, in plan order.
+func (sh sharded) stepGEMMs(m int) []GEMM {
+	c := sh.c
+	var out []GEMM
+	add := func(name string, n, k, b, per int, mod string) {
+		out = append(out, GEMM{Name: name, Step: m, M: m, N: n, K: k, Batch: b, Dtype: "bf16", Served: c.Quant.Served(mod), PerStep: per})
+	}
 	// Module paths for the served dtype: a layer that has the MLP kind.
-	attnLayer, moeLayer := 0, c.DenseLayers
-	mod := func(l int, s string) string { return fmt.Sprintf("model.layers.%d.%s", l, s) }
-	served := func(module string) string { return c.Quant.Served(module) }
-
-	for _, m := range batch {
-		add := func(name string, n, k, b, per int, module string) {
-			p.GEMMs = append(p.GEMMs, GEMM{Name: name, Step: m, M: m, N: n, K: k, Batch: b, Dtype: "bf16", Served: served(module), PerStep: per})
+	attnLayer, moeLayer, L := 0, c.DenseLayers, c.Layers
+	switch c.Attention {
+	case AttnMLA:
+		qk := c.QKNope + c.QKRope
+		if c.QLoraRank > 0 {
+			// q_a and kv_a (with the rope key) fused, replicated on every rank.
+			add("q_a+kv_a", c.QLoraRank+c.KVLoraRank+c.QKRope, c.Hidden, 0, L, module(attnLayer, "self_attn.fused_qkv_a_proj"))
+			add("q_b", sh.heads*qk, c.QLoraRank, 0, L, module(attnLayer, "self_attn.q_b_proj"))
+		} else {
+			add("q", sh.heads*qk, c.Hidden, 0, L, module(attnLayer, "self_attn.q_proj"))
+			add("kv_a", c.KVLoraRank+c.QKRope, c.Hidden, 0, L, module(attnLayer, "self_attn.kv_a_proj_with_mqa"))
 		}
-		L := c.Layers
-		switch c.Attention {
-		case AttnMLA:
-			qk := c.QKNope + c.QKRope
-			if c.QLoraRank > 0 {
-				// q_a and kv_a (with the rope key) fused, replicated on every rank.
-				add("q_a+kv_a", c.QLoraRank+c.KVLoraRank+c.QKRope, c.Hidden, 0, L, mod(attnLayer, "self_attn.fused_qkv_a_proj"))
-				add("q_b", heads*qk, c.QLoraRank, 0, L, mod(attnLayer, "self_attn.q_b_proj"))
-			} else {
-				add("q", heads*qk, c.Hidden, 0, L, mod(attnLayer, "self_attn.q_proj"))
-				add("kv_a", c.KVLoraRank+c.QKRope, c.Hidden, 0, L, mod(attnLayer, "self_attn.kv_a_proj_with_mqa"))
-			}
-			// Absorbed MLA at decode: per head, q_nope into the latent and
-			// the latent output back to v_head_dim.
-			add("w_uk", c.KVLoraRank, c.QKNope, heads, L, mod(attnLayer, "self_attn.kv_b_proj"))
-			add("w_uv", c.VHeadDim, c.KVLoraRank, heads, L, mod(attnLayer, "self_attn.kv_b_proj"))
-			add("o_proj", c.Hidden, heads*c.VHeadDim, 0, L, mod(attnLayer, "self_attn.o_proj"))
-		default:
-			add("qkv", (heads+2*kvHeads)*c.HeadDim, c.Hidden, 0, L, mod(attnLayer, "self_attn.qkv_proj"))
-			add("o_proj", c.Hidden, heads*c.HeadDim, 0, L, mod(attnLayer, "self_attn.o_proj"))
-		}
-		if c.DenseLayers > 0 {
-			add("dense.gate_up", 2*dense, c.Hidden, 0, c.DenseLayers, mod(0, "mlp.gate_proj"))
-			add("dense.down", c.Hidden, dense, 0, c.DenseLayers, mod(0, "mlp.down_proj"))
-		}
-		if c.IsMoE() {
-			add("router", c.Experts, c.Hidden, 0, c.MoELayers, mod(moeLayer, "mlp.gate"))
-			groups := expertGroups(c, m, tp, p.EP, expertsLocal)
-			for _, grp := range groups {
-				// Two groups (tokens spread unevenly) get names that tell them
-				// apart: experts.w13.m3 has 3 tokens per expert.
-				suffix := ""
-				if len(groups) > 1 {
-					suffix = fmt.Sprintf(".m%d", grp.tokens)
-				}
-				w13 := GEMM{Name: "experts.w13" + suffix, Step: m, M: grp.tokens, N: 2 * moeI, K: c.Hidden, Batch: grp.experts,
-					Dtype: "bf16", Served: served(mod(moeLayer, "mlp.experts.0.gate_proj")), PerStep: c.MoELayers}
-				w2 := GEMM{Name: "experts.w2" + suffix, Step: m, M: grp.tokens, N: c.Hidden, K: moeI, Batch: grp.experts,
-					Dtype: "bf16", Served: served(mod(moeLayer, "mlp.experts.0.down_proj")), PerStep: c.MoELayers}
-				p.GEMMs = append(p.GEMMs, w13, w2)
-			}
-			if shared > 0 {
-				add("shared.gate_up", 2*shared, c.Hidden, 0, c.MoELayers, mod(moeLayer, "mlp.shared_experts.gate_proj"))
-				add("shared.down", c.Hidden, shared, 0, c.MoELayers, mod(moeLayer, "mlp.shared_experts.down_proj"))
-			}
-		}
-		add("lm_head", vocab, c.Hidden, 0, 1, "lm_head")
+		// Absorbed MLA at decode: per head, q_nope into the latent and
+		// the latent output back to v_head_dim.
+		add("w_uk", c.KVLoraRank, c.QKNope, sh.heads, L, module(attnLayer, "self_attn.kv_b_proj"))
+		add("w_uv", c.VHeadDim, c.KVLoraRank, sh.heads, L, module(attnLayer, "self_attn.kv_b_proj"))
+		add("o_proj", c.Hidden, sh.heads*c.VHeadDim, 0, L, module(attnLayer, "self_attn.o_proj"))
+	default:
+		add("qkv", (sh.heads+2*sh.kvHeads)*c.HeadDim, c.Hidden, 0, L, module(attnLayer, "self_attn.qkv_proj"))
+		add("o_proj", c.Hidden, sh.heads*c.HeadDim, 0, L, module(attnLayer, "self_attn.o_proj"))
 	}
-	if tp > 1 {
+	if c.DenseLayers > 0 {
+		add("dense.gate_up", 2*sh.dense, c.Hidden, 0, c.DenseLayers, module(0, "mlp.gate_proj"))
+		add("dense.down", c.Hidden, sh.dense, 0, c.DenseLayers, module(0, "mlp.down_proj"))
+	}
+	if c.IsMoE() {
+		add("router", c.Experts, c.Hidden, 0, c.MoELayers, module(moeLayer, "mlp.gate"))
+		out = append(out, sh.expertGEMMs(m, moeLayer)...)
+		if sh.shared > 0 {
+			add("shared.gate_up", 2*sh.shared, c.Hidden, 0, c.MoELayers, module(moeLayer, "mlp.shared_experts.gate_proj"))
+			add("shared.down", c.Hidden, sh.shared, 0, c.MoELayers, module(moeLayer, "mlp.shared_experts.down_proj"))
+		}
+	}
+	add("lm_head", sh.vocab, c.Hidden, 0, 1, "lm_head")
+	return out
+}
+
+// expertGEMMs are the routed experts' grouped GEMMs of a step of batch m.
+func (sh sharded) expertGEMMs(m, moeLayer int) []GEMM {
+	c := sh.c
+	var out []GEMM
+	groups := expertGroups(c, m, sh.tp, sh.ep, sh.expertsLocal)
+	for _, grp := range groups {
+		// Two groups (tokens spread unevenly) get names that tell them
+		// apart: experts.w13.m3 has 3 tokens per expert.
+		suffix := ""
+		if len(groups) > 1 {
+			suffix = fmt.Sprintf(".m%d", grp.tokens)
+		}
+		w13 := GEMM{Name: "experts.w13" + suffix, Step: m, M: grp.tokens, N: 2 * sh.moeI, K: c.Hidden, Batch: grp.experts,
+			Dtype: "bf16", Served: c.Quant.Served(module(moeLayer, "mlp.experts.0.gate_proj")), PerStep: c.MoELayers}
+		w2 := GEMM{Name: "experts.w2" + suffix, Step: m, M: grp.tokens, N: c.Hidden, K: sh.moeI, Batch: grp.experts,
+			Dtype: "bf16", Served: c.Quant.Served(module(moeLayer, "mlp.experts.0.down_proj")), PerStep: c.MoELayers}
+		out = append(out, w13, w2)
+	}
+	return out
+}
+
+// collectives adds the step's all-reduces and all-to-all, and the notes on
+// what the plan times.
+func (p *Plan) collectives(c Config, o Options) {
+	if p.TP > 1 {
 		p.AllReduce = AllReduce{PerLayer: 2, Embedding: 1, BytesPerToken: 2 * c.Hidden}
 		if o.NoEmbeddingAllReduce {
 			p.AllReduce.Embedding = 0
@@ -235,8 +275,6 @@ func Build(c Config, o Options) (Plan, error) {
 	if c.Quant.Weight != "" {
 		p.Notes = append(p.Notes, fmt.Sprintf("weights served as %s are timed in BF16: an upper bound on their time", c.Quant.Weight))
 	}
-	p.Notes = append(p.Notes, "attention over the KV cache (QKᵀ, PV) is not a weight GEMM and is not planned")
-	return p, nil
 }
 
 type expertGroup struct{ experts, tokens int }
