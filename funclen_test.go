@@ -33,7 +33,6 @@ var longFuncs = map[string]int{
 	"report nb.macroRun":                          132,
 	"report nb.profileRun":                        127,
 	"phases/macro scanChunk":                      123,
-	"remote/local Host.Run":                       110,
 	"phases/macro/servermetrics reduce":           107,
 	"phases/profile run.window":                   106,
 	"remote/ssh Host.followOnce":                  98,

@@ -37,26 +37,10 @@ func (h *Host) Run(ctx context.Context, cmd string, stdin io.Reader, out func(re
 		c.Stdin = stdin
 		c.WaitDelay = time.Second // do not hang on a stdin that never ends
 	}
-	outR, outW, err := os.Pipe()
+	outR, errR, err := startPiped(c)
 	if err != nil {
-		return err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return err
-	}
-	c.Stdout, c.Stderr = outW, errW
-	if err := c.Start(); err != nil {
-		outR.Close()
-		outW.Close()
-		errR.Close()
-		errW.Close()
 		return fmt.Errorf("run %s: %w", cmd, err)
 	}
-	outW.Close()
-	errW.Close()
 	pgid := c.Process.Pid
 
 	var mu sync.Mutex
@@ -79,30 +63,73 @@ func (h *Host) Run(ctx context.Context, cmd string, stdin io.Reader, out func(re
 		readLines(errR, func(t string) { tail.add(t); emit(remote.Stderr, t) })
 	}()
 
-	// Stop the whole group when ctx ends.
 	exited := make(chan struct{})
 	killed := make(chan struct{})
-	go func() {
-		select {
-		case <-exited:
-			return
-		case <-ctx.Done():
-		}
-		close(killed)
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		t := time.NewTimer(h.grace())
-		defer t.Stop()
-		select {
-		case <-exited:
-			// The leader is gone; make sure its children are too.
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		case <-t.C:
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		}
-	}()
+	go h.stopGroupOnCancel(ctx, pgid, exited, killed)
 
 	waitErr := c.Wait()
 	close(exited)
+	drain(&readers, outR, errR)
+
+	select {
+	case <-killed:
+		return ctxErr(ctx, "run "+cmd)
+	default:
+	}
+	return exitError(cmd, waitErr, tail)
+}
+
+// startPiped starts c with its stdout and stderr on pipes and returns their
+// read ends.
+func startPiped(c *exec.Cmd) (outR, errR *os.File, err error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, nil, err
+	}
+	c.Stdout, c.Stderr = outW, errW
+	err = c.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, nil, err
+	}
+	return outR, errR, nil
+}
+
+// stopGroupOnCancel stops the whole process group pgid when ctx ends before
+// exited is closed: SIGTERM, then SIGKILL after the grace period (or at
+// once when the leader is gone, for its children). It closes killed when
+// it signals.
+func (h *Host) stopGroupOnCancel(ctx context.Context, pgid int, exited, killed chan struct{}) {
+	select {
+	case <-exited:
+		return
+	case <-ctx.Done():
+	}
+	close(killed)
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	t := time.NewTimer(h.grace())
+	defer t.Stop()
+	select {
+	case <-exited:
+		// The leader is gone; make sure its children are too.
+	case <-t.C:
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// drain waits for the readers after the shell exited, at most
+// drainAfterExit (a background child may keep the pipes open), then
+// closes the pipes.
+func drain(readers *sync.WaitGroup, outR, errR *os.File) {
 	done := make(chan struct{})
 	go func() { readers.Wait(); close(done) }()
 	select {
@@ -115,12 +142,12 @@ func (h *Host) Run(ctx context.Context, cmd string, stdin io.Reader, out func(re
 	}
 	outR.Close()
 	errR.Close()
+}
 
-	select {
-	case <-killed:
-		return ctxErr(ctx, "run "+cmd)
-	default:
-	}
+// exitError is Run's error for how the shell ended: nil, its exit status
+// (128 + the signal when killed by one) with the last lines of stderr, or
+// why waiting failed.
+func exitError(cmd string, waitErr error, tail *lastLines) error {
 	if waitErr == nil {
 		return nil
 	}
