@@ -181,6 +181,9 @@ func detailMilestone(r vllmlog.Record, at float64) *phases.Milestone {
 		}
 	case vllmlog.KindKVCache:
 		m.Stage, m.Value = "kv_cache_size", fmt.Sprintf("%s tokens", units.Int(r.Tokens))
+		if r.Rank > 0 {
+			return nil // SGLang's ranks each print their pool: rank 0 tells it
+		}
 	case vllmlog.KindCompileDone:
 		m.Stage, m.Value = "compile_done", fmt.Sprintf("%.1f s", r.Seconds)
 	case vllmlog.KindGraphsDone:
