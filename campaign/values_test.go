@@ -13,7 +13,8 @@ import (
 // or a flag) and reach an engine.
 var valueKeys = []string{"macro.rate", "macro.range_ratio", "macro.duration", "macro.concurrency", "macro.slo",
 	"macro.requests", "macro.warmup", "macro.input_len", "macro.output_len", "macro.prefix_len", "macro.repeat",
-	"load.stall_after", "load.poll_interval", "micro.batch", "nccl.batch", "profile.steps"}
+	"load.stall_after", "load.poll_interval", "micro.batch", "nccl.batch", "profile.steps",
+	"macro.search", "macro.search_tolerance", "macro.arrivals", "macro.burstiness", "macro.latency_from"}
 
 // yamlOf writes key: value as a campaign file.
 func yamlOf(key, value string) []byte {
@@ -38,6 +39,14 @@ func TestOutsideValuesRefusedAtParse(t *testing.T) {
 		{"macro.duration", "-1s", "line 3"},
 		{"macro.output_len", "100000000", "line 3: macro.output_len"},
 		{"micro.batch", "[8, 8]", "line 3: micro.batch: batch sizes: 8 is given twice"},
+		{"macro.search", "rate", "line 3: macro.search: a search needs an SLO to meet"},
+		{"macro.search", "latency", `line 3: macro.search: "latency": want concurrency or rate`},
+		{"macro.search_tolerance", ".nan", "line 3: macro.search_tolerance: NaN: want more than 0 and under 1"},
+		{"macro.search_tolerance", "0", "line 3: macro.search_tolerance: 0: want more than 0"},
+		{"macro.arrivals", "bursty", `line 3: macro.arrivals: "bursty": want poisson or constant`},
+		{"macro.burstiness", ".inf", "line 3: macro.burstiness: +Inf: want more than 0"},
+		{"macro.burstiness", "0", "line 3: macro.burstiness: 0: want more than 0"},
+		{"macro.latency_from", "start", `line 3: macro.latency_from: "start": want sent or intended`},
 	} {
 		_, err := Parse(yamlOf(tc.key, tc.value))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
