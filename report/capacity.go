@@ -182,8 +182,10 @@ func PlanCapacity(sw Sweep, ask CapacityAsk) (*CapacityPlan, error) {
 	for _, l := range levels {
 		p.Curve.Points = append(p.Curve.Points, j.point(l, unit))
 	}
+	p.Curve.Points = mergeRuns(p.Curve.Points, unit, warn)
 	p.Deployment = deployment(sw, ask, warn)
 	p.replica(warn)
+	p.searchNote(sw.Search, warn)
 	p.answer(ask, warn)
 	return p, nil
 }
@@ -281,4 +283,64 @@ func joinAnd(items []string) string {
 		return strings.Join(items, "")
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// mergeRuns makes one point of the runs of one load (a level repeated,
+// or run again by a search): it met the SLO only if every run did, its
+// figures are the worst run's and its throughputs the runs' mean.
+func mergeRuns(pts []CurvePoint, unit string, warn func(string, ...any)) []CurvePoint {
+	var out []CurvePoint
+	for i := 0; i < len(pts); {
+		k := i + 1
+		for k < len(pts) && pts[k].Load == pts[i].Load {
+			k++
+		}
+		if k == i+1 {
+			out = append(out, pts[i])
+			i = k
+			continue
+		}
+		m, met := pts[i], 0
+		var rt, ot, e2e float64
+		for _, pt := range pts[i:k] {
+			if pt.excess > m.excess {
+				m.excess, m.why, m.Figures, m.Excess = pt.excess, pt.why, pt.Figures, pt.Excess
+			}
+			if pt.pexcess > m.pexcess {
+				m.pexcess, m.pwhy = pt.pexcess, pt.pwhy
+			}
+			if pt.Met {
+				met++
+			}
+			m.Few, m.Client = m.Few || pt.Few, m.Client || pt.Client
+			rt, ot, e2e = rt+pt.RequestThroughput, ot+pt.OutputThroughput, e2e+pt.MeanE2ELms
+		}
+		n := float64(k - i)
+		m.RequestThroughput, m.OutputThroughput, m.MeanE2ELms = rt/n, ot/n, e2e/n
+		m.Met = met == k-i
+		if met > 0 && !m.Met {
+			warn("%s ran %d times and met the SLO in %d: counted as missed (its worst run), throughput the runs' mean", loadName(m.Load, unit), k-i, met)
+		}
+		out = append(out, m)
+		i = k
+	}
+	return out
+}
+
+// searchNote says what the sweep's own SLO search found, when it searched
+// for the SLO the plan uses, beside the plan's point.
+func (p *CapacityPlan) searchNote(s *phases.Search, warn func(string, ...any)) {
+	if s == nil || !s.Done || !sameSLO(s.SLO, p.SLO.Spec) || s.RequiredShare != p.SLO.Share {
+		return
+	}
+	unit := p.Curve.Unit
+	interval := fmt.Sprintf("from %s", loadName(s.Lower, unit))
+	if s.Upper != nil {
+		interval = fmt.Sprintf("between %s (met) and %s (missed)", loadName(s.Lower, unit), loadName(*s.Upper, unit))
+	}
+	msg := fmt.Sprintf("the sweep's SLO search put the limit %s in %d runs (stopped: %s)", interval, s.Runs, s.StoppedBecause)
+	if r := p.Replica; r != nil && s.Upper != nil && (r.Load < s.Lower || r.Load > *s.Upper) {
+		msg += fmt.Sprintf("; the plan's SLO point %s lies outside it", loadName(r.Load, unit))
+	}
+	warn("%s", msg)
 }

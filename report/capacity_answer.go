@@ -76,8 +76,10 @@ func (p *CapacityPlan) interpolate(r *CapacityReplica, a, b CurvePoint, warn fun
 	t := -ea / (eb - ea)
 	lerp := func(x, y float64) float64 { return x + t*(y-x) }
 	r.Load = lerp(a.Load, b.Load)
-	r.RequestRate = lerp(a.RequestThroughput, b.RequestThroughput)
-	r.OutputTokS = lerp(a.OutputThroughput, b.OutputThroughput)
+	// A level that met the SLO served what it measured: a lower
+	// throughput at the level above (noise, or a queue) does not lower it.
+	r.RequestRate = max(a.RequestThroughput, lerp(a.RequestThroughput, b.RequestThroughput))
+	r.OutputTokS = max(a.OutputThroughput, lerp(a.OutputThroughput, b.OutputThroughput))
 	r.MeanE2ELms = lerp(a.MeanE2ELms, b.MeanE2ELms)
 	p.Curve.Interpolated = true
 	warn("interpolated: the SLO point %s (%.3g req/s) lies between %s, which met it (%s), and %s, which missed it (%s), "+

@@ -213,3 +213,40 @@ func TestCapacityPercentileChoice(t *testing.T) {
 		t.Fatalf("figures %v", p.Curve.Points[0].Figures)
 	}
 }
+
+// Runs of one load (a repeat, or a search's) are one point: met only if
+// every run met; the sweep's own search is cited beside the plan.
+func TestCapacityRunsAndSearch(t *testing.T) {
+	sw := knownCurve()
+	again := sw.Levels[3] // C=8 again, this time over the bound
+	again.P90TPOTms, again.RequestThroughput = 55, 2.8
+	sw.Levels = append(sw.Levels, again)
+	up := 16.0
+	sw.Search = &phases.Search{Done: true, SLO: "tpot=50ms", RequiredShare: 0.9, Lower: 4, Upper: &up, Runs: 7, StoppedBecause: "slo"}
+	p, err := PlanCapacity(sw, CapacityAsk{Rate: 10, SLO: "tpot=50ms", Headroom: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Curve.Points) != 5 || p.Curve.Points[3].Met || !capNear(p.Curve.Points[3].RequestThroughput, 2.9) {
+		t.Fatalf("C=8 merged: %+v", p.Curve.Points[3])
+	}
+	// C=4 (p90 30 ms) met, C=8 (worst 55 ms) missed: 4 + 4 × 0.4/0.5 = 7.2.
+	if !capNear(p.Replica.Load, 7.2) {
+		t.Fatalf("SLO point %g, want 7.2", p.Replica.Load)
+	}
+	all := strings.Join(p.Warnings, "\n")
+	if !strings.Contains(all, "C=8 ran 2 times and met the SLO in 1") || !strings.Contains(all, "search put the limit between C=4 (met) and C=16 (missed) in 7 runs") {
+		t.Errorf("warnings:\n%s", all)
+	}
+}
+
+// A missed level that served less than the met one below it does not
+// lower the replica's rate below what the met level measured.
+func TestCapacityNoDropBelowMet(t *testing.T) {
+	sw := knownCurve()
+	sw.Levels[4].RequestThroughput = 2 // C=16 served less than C=8's 3
+	p, _ := PlanCapacity(sw, CapacityAsk{Rate: 10, SLO: "tpot=50ms", Headroom: 0.2})
+	if !capNear(p.Replica.Load, 12) || !capNear(p.Replica.RequestRate, 3) {
+		t.Fatalf("replica %+v, want C=12 at C=8's 3 req/s", p.Replica)
+	}
+}

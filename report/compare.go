@@ -31,6 +31,8 @@ type Sweep struct {
 	SLO        string
 	SLOShare   float64
 	HostGPUs   int
+	// Search is the sweep's SLO search, when it ran one (its last state).
+	Search *phases.Search
 	// Skipped describes the first journal lines that could not be read;
 	// SkippedCount counts them all.
 	Skipped      []string
@@ -53,6 +55,7 @@ type sweepJSON struct {
 	GPU *struct {
 		GPUs int `json:"gpus"`
 	} `json:"gpu"`
+	Search *phases.Search `json:"search"`
 }
 
 // MaxSweepJSON is the largest file read as a `sweep --json` document; a
@@ -201,6 +204,8 @@ func readSweepDoc(path string, r io.Reader, which int) (sw Sweep, isDoc bool, er
 			err = dec.Decode(&doc.SLO)
 		case "gpu":
 			err = dec.Decode(&doc.GPU)
+		case "search":
+			err = dec.Decode(&doc.Search)
 		default:
 			var skip json.RawMessage
 			err = dec.Decode(&skip)
@@ -219,7 +224,8 @@ func readSweepDoc(path string, r io.Reader, which int) (sw Sweep, isDoc bool, er
 	if doc.Started != "" {
 		src += ", started " + doc.Started
 	}
-	sw = Sweep{Path: path, Source: src, Model: doc.Model, Levels: doc.Levels, Plateau: doc.Plateau, Deployment: doc.Deployment}
+	sw = Sweep{Path: path, Source: src, Model: doc.Model, Levels: doc.Levels, Plateau: doc.Plateau, Deployment: doc.Deployment,
+		Search: doc.Search}
 	if doc.SLO != nil {
 		sw.SLO, sw.SLOShare = doc.SLO.Spec, doc.SLO.Share
 	}
@@ -314,6 +320,9 @@ func journalSweep(path string, c *classified, i int) Sweep {
 			sw.Plateau = &p
 		case phases.GPUTelSource:
 			sw.HostGPUs = d.GPUs
+		case phases.Search:
+			s := d
+			sw.Search = &s
 		}
 	}
 	sw.Source = fmt.Sprintf("journal, sweep %d of %d (started %s)", i+1, len(runs), runs[i].start.UTC().Format("2006-01-02 15:04:05 UTC"))
