@@ -37,3 +37,12 @@ func Read(r io.Reader) (*vllmlog.Summary, error) { return vllmlog.ReadWith(New(A
 type always struct{ sglanglog.Dialect }
 
 func (always) Detect(string) bool { return true }
+
+// Message is a log line's message without its wrappers, prefix and
+// header, for quoting it briefly, whichever engine wrote it.
+func Message(line string) string {
+	if msg, ok := sglanglog.Message(line); ok {
+		return msg
+	}
+	return vllmlog.Message(line)
+}

@@ -163,3 +163,10 @@ func atoi(s string) int64 {
 	}
 	return v
 }
+
+// Message is an SGLang line's message without its "[DATE TIME TP0] "
+// prefix; ok is false for a line without one.
+func Message(line string) (string, bool) {
+	_, msg, ok := Dialect{}.Split(strings.TrimSpace(line))
+	return strings.TrimSpace(msg), ok
+}

@@ -121,3 +121,16 @@ INFO 03-27 10:29:05 [launcher.py:1] Uvicorn running on http://0.0.0.0:8000
 		t.Fatalf("engine %q state %q", s.Engine, s.State)
 	}
 }
+
+func TestMessage(t *testing.T) {
+	for line, want := range map[string]string{
+		"[2025-04-03 04:46:36 TP3] Scheduler hit an exception: Traceback (most recent call last):": "Scheduler hit an exception: Traceback (most recent call last):",
+		"[2025-04-03 04:46:48] The server is fired up and ready to roll!":                          "The server is fired up and ready to roll!",
+		"(EngineCore_DP0 pid=208) ERROR 03-27 10:29:13 [core.py:1] EngineCore failed to start.":    "EngineCore failed to start.",
+		"torch.OutOfMemoryError: CUDA out of memory.":                                              "torch.OutOfMemoryError: CUDA out of memory.",
+	} {
+		if got := enginelog.Message(line); got != want {
+			t.Errorf("Message(%q) = %q; want %q", line, got, want)
+		}
+	}
+}

@@ -63,17 +63,22 @@ type Stall struct {
 type Summary struct {
 	// Engine is the engine that wrote the log: "vllm", or "sglang" once
 	// a line shows SGLang wrote it.
-	Engine        string   `json:"engine"`
-	Version       *string  `json:"vllm_version"`
-	State         string   `json:"state"`
-	Stage         string   `json:"stage"`
-	Shards        *Shards  `json:"shards"`
-	WeightsGiB    *float64 `json:"weights_gib"`
-	LoadSeconds   *float64 `json:"load_seconds"`
-	KVCacheTokens *int64   `json:"kv_cache_tokens"`
-	KVCacheGiB    *float64 `json:"kv_cache_gib"`
-	Ranks         []Rank   `json:"ranks"`
-	Failure       *Failure `json:"failure"`
+	Engine      string   `json:"engine"`
+	Version     *string  `json:"vllm_version"`
+	State       string   `json:"state"`
+	Stage       string   `json:"stage"`
+	Shards      *Shards  `json:"shards"`
+	WeightsGiB  *float64 `json:"weights_gib"`
+	LoadSeconds *float64 `json:"load_seconds"`
+	// WeightsReadSeconds is the weights' read alone ("Loading weights
+	// took S seconds"; the slowest rank's), where LoadSeconds is the whole
+	// model's load ("Model loading took … and S seconds"), or the read
+	// when the log gives nothing else.
+	WeightsReadSeconds *float64 `json:"weights_read_seconds"`
+	KVCacheTokens      *int64   `json:"kv_cache_tokens"`
+	KVCacheGiB         *float64 `json:"kv_cache_gib"`
+	Ranks              []Rank   `json:"ranks"`
+	Failure            *Failure `json:"failure"`
 	// ReadyAt is the log's time (HH:MM:SS) of the first line saying the
 	// API server serves.
 	ReadyAt *string `json:"ready_at"`
@@ -364,9 +369,12 @@ func (s *Summary) finish() {
 	default:
 		s.State = StateLoading
 	}
-	if s.LoadSeconds == nil && s.weightsRead > 0 {
+	if s.weightsRead > 0 {
 		w := s.weightsRead
-		s.LoadSeconds = &w
+		s.WeightsReadSeconds = &w
+		if s.LoadSeconds == nil {
+			s.LoadSeconds = &w
+		}
 	}
 	switch {
 	case s.kvTokens > 0:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/phases/load/enginelog"
 	"github.com/profdeck/profdeck/phases/load/vllmlog"
 	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/ui/components"
@@ -154,7 +155,7 @@ func (m *Model) bannerLines(w int) []string {
 		if f.PID > 0 {
 			head += fmt.Sprintf(" (pid %d)", f.PID)
 		}
-		ev := vllmlog.Message(f.Line)
+		ev := enginelog.Message(f.Line)
 		if ev == "" {
 			ev = f.Line
 		}
@@ -171,7 +172,7 @@ func (m *Model) bannerLines(w int) []string {
 		if ev == "" {
 			ev = "no log line since the load began"
 		}
-		if msg := vllmlog.Message(ev); msg != "" {
+		if msg := enginelog.Message(ev); msg != "" {
 			ev = msg
 		}
 		out := []string{s.Banner.Render(components.Truncate(load.StallText(st.Stall), w-2)), s.Bad.Render(components.Truncate("» last log: "+ev, w))}
