@@ -31,27 +31,34 @@ type GPUEnv struct {
 	CopyGBs    float64           `json:"copy_gbs,omitempty"`    // measured device-to-device copy (read + write)
 	NCCL       string            `json:"nccl,omitempty"`
 	NCCLEnv    map[string]string `json:"nccl_env,omitempty"`
+	// EngineMoE is how the micro script times routed experts served
+	// quantized: the engine's fused-MoE entry point it imported, or why
+	// it could not (they are then timed in BF16, an upper bound).
+	EngineMoE string `json:"engine_moe,omitempty"`
 }
 
 // GEMMResult is one timed GEMM.
 type GEMMResult struct {
-	Name    string  `json:"name"`
-	Step    int     `json:"step_m"` // the decode batch size
-	M       int     `json:"m"`
-	N       int     `json:"n"`
-	K       int     `json:"k"`
-	Dtype   string  `json:"dtype"`
-	Batch   int     `json:"batch,omitempty"`  // products in one batched GEMM
-	Served  string  `json:"served,omitempty"` // the weight's dtype when served, if not BF16
-	PerStep int     `json:"per_step"`
-	Us      float64 `json:"us"` // median
-	P20Us   float64 `json:"p20_us,omitempty"`
-	P80Us   float64 `json:"p80_us,omitempty"`
-	Reps    int     `json:"reps,omitempty"`
-	TFLOPs  float64 `json:"tflops"`
-	GBs     float64 `json:"gbs"`
-	BWPct   float64 `json:"bw_pct"`
-	StepUs  float64 `json:"step_us"` // Us × PerStep
+	Name   string `json:"name"`
+	Step   int    `json:"step_m"` // the decode batch size
+	M      int    `json:"m"`
+	N      int    `json:"n"`
+	K      int    `json:"k"`
+	Dtype  string `json:"dtype"`
+	Batch  int    `json:"batch,omitempty"`  // products in one batched GEMM
+	Served string `json:"served,omitempty"` // the weight's dtype when served, if not BF16
+	// AsServed says the GEMM was timed in its served format with the
+	// engine's own kernel (not an upper bound).
+	AsServed bool    `json:"as_served,omitempty"`
+	PerStep  int     `json:"per_step"`
+	Us       float64 `json:"us"` // median
+	P20Us    float64 `json:"p20_us,omitempty"`
+	P80Us    float64 `json:"p80_us,omitempty"`
+	Reps     int     `json:"reps,omitempty"`
+	TFLOPs   float64 `json:"tflops"`
+	GBs      float64 `json:"gbs"`
+	BWPct    float64 `json:"bw_pct"`
+	StepUs   float64 `json:"step_us"` // Us × PerStep
 	// Kernel is the kind of product timed: mm, bmm, or grouped_mm (routed
 	// experts as one grouped GEMM over their token segments, as MoE engines
 	// run them, where PyTorch has it).

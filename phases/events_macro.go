@@ -197,12 +197,30 @@ type LevelResult struct {
 	// FailureExamples holds one example per distinct error (a bounded few).
 	FailureExamples []FailureExample `json:"failure_examples,omitempty"`
 	Server          *ServerLevel     `json:"server,omitempty"`
+	// PrefillWait is how many prompt tokens the level's running requests
+	// waited for, from the client's timestamps (nil when none).
+	PrefillWait *PrefillWait `json:"prefill_wait,omitempty"`
 	// GPU is the GPUs over the level's throughput window (a GPU sampler ran).
 	GPU *GPULevel `json:"gpu,omitempty"`
 	// Goodput is set when the sweep has an SLO.
 	Goodput *Goodput `json:"goodput,omitempty"`
 	// Repeats are the level's figures over its repeated runs (--repeat).
 	Repeats *Repeats `json:"repeats,omitempty"`
+}
+
+// PrefillWait is what a level's running requests waited for while others'
+// prompts were prefilled: each prompt's tokens count once for each request
+// decoding when it was prefilled (its first token's time less half a step).
+type PrefillWait struct {
+	Requests int `json:"requests"` // the completed requests read, warm-up ones included
+	// DecodeBatch is the mean number of requests decoding while a prompt
+	// token was prefilled (weighted by prompt tokens): C−1 when every
+	// arrival finds the others running, less when arrivals come together
+	// (a closed loop's start, requests finishing in step).
+	DecodeBatch float64 `json:"decode_batch"`
+	// PromptTokensPerToken is prompt tokens waited for per output token
+	// after the first: Σ prompt tokens × requests decoding ÷ Σ (output − 1).
+	PromptTokensPerToken float64 `json:"prompt_tokens_per_output_token"`
 }
 
 // Goodput is a level's figures under the sweep's SLO (vLLM's definition:

@@ -333,7 +333,7 @@ func (in budgetInputs) upperBound(b *BudgetSplit, c int) {
 	sum := 0.0
 	served := map[string]bool{}
 	for n, r := range g {
-		if r.Served == "" {
+		if r.Served == "" || r.AsServed {
 			continue
 		}
 		names = append(names, n)

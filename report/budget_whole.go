@@ -149,6 +149,9 @@ func (in budgetInputs) wholeSplit(c int, b BudgetSplit) *TPOTSplit {
 	}
 	dw, okDW := decodeWindowOf(in.engine[c])
 	s.decodeParts(b, dw, okDW, c)
+	if w := in.expertLoad(c); w != "" && b.HasGEMM {
+		s.Warnings = append(s.Warnings, w)
+	}
 	s.prefillPart(in, c, dw, okDW, promptLen, b)
 	complete := len(s.Unmeasured) == 0
 	s.Unmeasured = append(s.Unmeasured, "scheduling: the host's extra work on busy steps (admissions, finishing requests) is not measured apart: "+
@@ -163,7 +166,7 @@ func (in budgetInputs) wholeSplit(c int, b BudgetSplit) *TPOTSplit {
 	}
 	for _, p := range s.Parts {
 		if p.Ms < 0 {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s is negative (%.2f ms): the parts it is left from over-state the step (e.g. GEMMs timed with every expert routed, where the served tokens route to fewer)", p.Name, p.Ms))
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s is negative (%.2f ms): the parts it is left from over-state the step (e.g. routed experts timed at the load of uniform routing, where the served tokens route to fewer experts)", p.Name, p.Ms))
 		}
 	}
 	return s
@@ -255,29 +258,44 @@ func (s *TPOTSplit) decodeParts(b BudgetSplit, dw decodeWindow, hasDW bool, c in
 }
 
 // prefillPart is what a running request waits for while others' prompts
-// are prefilled, per decode step: the device time of a prompt token (the
-// steady window against the decode-only one at C) × the level's prompt
-// tokens per decode step × (C−1)/C (in a closed loop an arrival finds C−1
-// requests running: its own prefill is its TTFT). Without a steady window,
-// the prompt tokens' GEMMs alone are estimated from the step mix.
+// are prefilled, per output token: the device time of a prompt token (the
+// steady window against the decode-only one at C) × the prompt tokens a
+// running request waited for per output token. The sweep's requests give
+// the latter (each prompt's tokens once for each request decoding when it
+// was prefilled); without them, the level's prompt tokens per decode step
+// × (C−1)/C (in a closed loop an arrival finds C−1 requests running: its
+// own prefill is its TTFT), which over-states a level whose requests
+// arrived together. Without a steady window, the prompt tokens' GEMMs
+// alone are estimated from the step mix.
 func (s *TPOTSplit) prefillPart(in budgetInputs, c int, dw decodeWindow, hasDW bool, promptLen float64, b BudgetSplit) {
-	f := float64(c-1) / float64(c)
 	m := s.Mix
 	if m == nil {
 		s.Unmeasured = append(s.Unmeasured, "prefill: no step mix at this level")
 		return
 	}
+	pw := in.levels[c].PrefillWait
+	f, fSrc := float64(c-1)/float64(c), "(C−1)/C"
+	if pw != nil {
+		f, fSrc = pw.DecodeBatch/float64(c), fmt.Sprintf("%.1f requests decoding per prompt token of C=%d (the sweep's requests)", pw.DecodeBatch, c)
+	}
 	if st, ok := in.steady[c]; ok && hasDW {
 		if tok, ok := prefillPerToken(st, dw, c, promptLen); ok {
-			s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: "prefill", Ms: f * tok * m.PromptPerDecodeStep,
+			p := TPOTPart{Group: GroupPrefill, Name: "prefill", Ms: f * tok * m.PromptPerDecodeStep,
 				Source: fmt.Sprintf("%.4f ms of device time per prompt token (steady window at C=%d against the decode-only one) × %.1f prompt tokens per decode step (the level's step mix) × (C−1)/C = %.2f",
-					tok, c, m.PromptPerDecodeStep, f)})
+					tok, c, m.PromptPerDecodeStep, f)}
+			if pw != nil {
+				p.Ms = tok * pw.PromptTokensPerToken
+				p.Source = fmt.Sprintf("%.4f ms of device time per prompt token (steady window at C=%d against the decode-only one) × %.1f prompt tokens a running request waited for per output token "+
+					"(the sweep's %d requests: each prompt's tokens once for each request decoding when it was prefilled, %.1f of C=%d on average)",
+					tok, c, pw.PromptTokensPerToken, pw.Requests, pw.DecodeBatch, c)
+			}
+			s.Parts = append(s.Parts, p)
 			return
 		}
 	}
 	if g, from, ok := gemmPrefill(in, m, b); ok && m.PromptPerDecodeStep > 0 {
 		s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: "prefill GEMMs", Ms: f * g, Estimate: true,
-			Source: fmt.Sprintf("estimate from the step mix: %.1f prompt tokens per decode step, their GEMMs (%s) × (C−1)/C", m.PromptPerDecodeStep, from)})
+			Source: fmt.Sprintf("estimate from the step mix: %.1f prompt tokens per decode step, their GEMMs (%s) × %s", m.PromptPerDecodeStep, from, fSrc)})
 		s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("the prefills' attention and other kernels (no steady profile window at C=%d)", c))
 		return
 	}
@@ -296,4 +314,27 @@ func gemmPrefill(in budgetInputs, m *StepMixView, b BudgetSplit) (float64, strin
 		return 0, "", false
 	}
 	return max(0, g-b.GEMMms), from + " less M=C", true
+}
+
+// expertLoad says aloud the routed experts' load micro timed at M=c: the
+// experts a step of c tokens touches under uniform top-k routing, E·(1 −
+// (1 − k/E)^c), each holding about c·k/active tokens. It is an estimate:
+// the engine's routing is not reported, and a skewed router (or tokens
+// that repeat) touches fewer. "" when micro timed no routed experts.
+func (in budgetInputs) expertLoad(c int) string {
+	if c <= 1 {
+		return "" // one token's top-k are k distinct experts, whatever the router
+	}
+	experts, tokens := 0, 0
+	for n, r := range in.gemms[c] {
+		if strings.HasPrefix(n, "experts.w13") {
+			experts += max(r.Batch, 1)
+			tokens += r.M * max(r.Batch, 1)
+		}
+	}
+	if experts == 0 {
+		return ""
+	}
+	return fmt.Sprintf("GEMM at M=%d: the routed experts are timed at the expected load of uniform top-k routing, %d experts holding %d routed tokens (about %.1f each): "+
+		"an estimate, as the engine does not report its routing; a skewed router, or tokens that repeat, touches fewer experts and takes less", c, experts, tokens, float64(tokens)/float64(experts))
 }

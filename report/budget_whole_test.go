@@ -44,6 +44,25 @@ func TestBudgetOneGPUAndUpperBound(t *testing.T) {
 	}
 }
 
+// Experts timed as served with the engine's own kernels (micro found vLLM's
+// fused MoE) are a measurement: they stay in the GEMM part, no upper bound.
+func TestBudgetExpertsAsServed(t *testing.T) {
+	lv := phases.LevelResult{Concurrency: 1, Completed: 12, MedianTPOTms: 4, MeanTPOTms: 4.2, TotalInputTokens: 12 * 256}
+	b := Budget(budgetEvents(
+		phases.KindMacroLevel, lv,
+		phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 3000},
+		phases.KindMicroResult, phases.GEMMResult{Name: "experts.w13", M: 1, Batch: 8, Step: 1, StepUs: 1000, Served: "int4", AsServed: true},
+		phases.KindMicroResult, phases.GEMMResult{Name: "q_b", M: 1, StepUs: 2000},
+	))
+	s := b.Single
+	if !near(s.GEMMms, 3) || s.UpperBoundMs != 0 || len(s.UpperBound) != 0 {
+		t.Fatalf("GEMM %.3f, upper bound %.3f %v", s.GEMMms, s.UpperBoundMs, s.UpperBound)
+	}
+	if un := strings.Join(s.Whole.Unmeasured, "\n"); strings.Contains(un, "upper bound") {
+		t.Errorf("unmeasured says upper bound:\n%s", un)
+	}
+}
+
 // The budget's document is snake_case like every other one.
 func TestBudgetJSONSnakeCase(t *testing.T) {
 	out, err := json.Marshal(Budget(seedEvents()))

@@ -49,8 +49,10 @@ func (n *nb) microRun(r *phaseRun) {
 				name += fmt.Sprintf(" ×%d", g.Batch)
 			}
 			dt := g.Dtype
-			if g.Served != "" {
+			if g.Served != "" && !g.AsServed {
 				dt += " (served " + g.Served + ")"
+			} else if g.AsServed {
+				dt += " (as served, the engine's kernel)"
 			}
 			us := fmt.Sprintf("%.1f", g.Us)
 			if g.P20Us > 0 && g.P80Us > 0 {

@@ -64,8 +64,10 @@ type levelAgg struct {
 	maxLag                     time.Duration
 	slo                        *slo // nil: no SLO
 	sloc                       sloCount
-	tokEvents, tokReads        int64       // of the completed requests' streams
-	pcts                       Percentiles // the percentiles asked for
+	tokEvents, tokReads        int64        // of the completed requests' streams
+	pcts                       Percentiles  // the percentiles asked for
+	spans                      []decodeSpan // every completed request, warm-up too: the prefill wait
+	spansCut                   bool         // more than maxSpans requests
 }
 
 func newLevelAgg() *levelAgg {

@@ -390,6 +390,7 @@ func (l *level) result(ctx context.Context) *phases.LevelResult {
 	}
 	l.win.closed(r, l.ts.total.Load) // open loop, or a level cut short
 	lr.Server = r.serverLevel(ctx, &l.win)
+	lr.PrefillWait = l.agg.prefillWait()
 	if w := l.win.compare(ctx, lr.Server, lr.TokenSource); w != nil {
 		r.warns.addLevel(&lr, []warning{*w})
 	}

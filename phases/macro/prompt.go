@@ -66,3 +66,9 @@ func (g *promptGen) calibrate(ctx context.Context, c *client, tokens int) (float
 	g.tokensPerWrd = float64(count) / float64(n)
 	return g.tokensPerWrd, true
 }
+
+// RandomWords is n words drawn as the sweep draws its prompts, from a
+// generator seeded with seed: the same seed gives the same words.
+func RandomWords(seed uint64, n int) string {
+	return newPromptGen(int64(seed)).words(max(n, 1))
+}

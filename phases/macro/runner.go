@@ -122,6 +122,7 @@ func (r *runner) finish(rec *Record, agg *levelAgg, ttfb, ttfat *hdrhistogram.Hi
 		recordDur(ts.tpot, rec.tpot, 1)
 		ts.mu.Unlock()
 	}
+	agg.span(rec)
 	if rec.Warmup {
 		return
 	}

@@ -116,6 +116,160 @@ def make_gemm(torch, g):
     return (lambda: F.linear(x, w)), "mm"
 
 
+# ---- routed experts with the engine's own kernels ------------------------
+# When vLLM is importable by this Python, routed experts whose weights are
+# served quantized (int4 W4A16 with a scale per group of K, or fp8 with
+# 128×128 block scales) are timed with vLLM's fused-MoE entry point
+# (fused_experts: w13, the activation and w2 in one call) on weights in the
+# served format, instead of a BF16 grouped GEMM (an upper bound).
+
+
+def first_line(e):
+    return (str(e).splitlines() or [type(e).__name__])[0]
+
+
+def engine_moe():
+    """(fused_experts, its config module or None, label) when vLLM's fused
+    MoE is importable here, else (None, None, why not)."""
+    try:
+        import vllm
+        try:
+            from vllm.model_executor.layers.fused_moe import fused_experts
+        except ImportError:
+            from vllm.model_executor.layers.fused_moe.fused_moe import fused_experts
+    except Exception as e:
+        return None, None, "vLLM is not importable by this Python (%s): quantized experts are timed in BF16, an upper bound" % first_line(e)
+    try:
+        from vllm.model_executor.layers.fused_moe import config as qcfg
+    except Exception:
+        qcfg = None
+    return fused_experts, qcfg, "vllm %s fused_experts" % getattr(vllm, "__version__", "?")
+
+
+ENGINE_FORMATS = {"int4": "int4_w4a16", "fp8": "fp8_w8a8"}
+
+
+def served_weights(torch, fmt, group, e, n, k):
+    """e experts' [n, k] weights as the engine stores them, with their
+    scales: int4 packs two values per byte along K (low nibble first, zero
+    point 8) with a scale per group of K; fp8 is e4m3 with a scale per
+    128×128 block."""
+    if fmt == "int4":
+        w = torch.randint(0, 256, (e, n, k // 2), dtype=torch.uint8, device="cuda")
+        sc = (torch.rand(e, n, k // group, device="cuda") * 0.02 + 0.005).to(torch.bfloat16)
+        return w, sc
+    w = (torch.randn(e, n, k, device="cuda") * 0.5).to(torch.float8_e4m3fn)
+    sc = torch.rand(e, (n + 127) // 128, (k + 127) // 128, device="cuda") * 0.02 + 0.005
+    return w, sc
+
+
+def dequant(torch, fmt, group, w, sc):
+    """The BF16 weights the engine computes with (micro's own reading of
+    the format, checked against the engine's result)."""
+    if fmt == "int4":
+        lo, hi = (w & 0xF).float(), (w >> 4).float()
+        q = torch.stack([lo, hi], dim=-1).flatten(-2) - 8.0
+        return (q * sc.float().repeat_interleave(group, dim=-1)).to(torch.bfloat16)
+    n, k = w.shape[1], w.shape[2]
+    s = sc.repeat_interleave(128, dim=1)[:, :n].repeat_interleave(128, dim=2)[:, :, :k]
+    return (w.float() * s).to(torch.bfloat16)
+
+
+def engine_kwargs(fused, qcfg, fmt, group, s1, s2):
+    """How this vLLM's fused_experts takes the format: a quant_config built
+    by its config helpers (newer), or the use_* flags and scales (older)."""
+    import inspect
+    params = inspect.signature(fused).parameters
+    block = [0, group] if fmt == "int4" else [128, 128]
+    if "quant_config" in params and qcfg is not None:
+        if fmt == "int4":
+            qc = qcfg.int4_w4a16_moe_quant_config(w1_scale=s1, w2_scale=s2, w1_zp=None, w2_zp=None, block_shape=block)
+        else:
+            qc = qcfg.fp8_w8a8_moe_quant_config(w1_scale=s1, w2_scale=s2, block_shape=block)
+        return dict(quant_config=qc)
+    flag = "use_%s" % ENGINE_FORMATS[fmt]
+    if flag not in params:
+        raise RuntimeError("this vLLM's fused_experts takes neither quant_config nor %s" % flag)
+    return {flag: True, "w1_scale": s1, "w2_scale": s2, "block_shape": block}
+
+
+def routing(torch, counts, t):
+    """topk ids for t tokens that give expert i counts[i] routed tokens,
+    no token routed twice to one expert (each count at most t)."""
+    flat = [i for i, c in enumerate(counts) for _ in range(c)]
+    k = len(flat) // t
+    if k * t != len(flat) or max(counts) > t:
+        raise ValueError("%d routed tokens do not split into %d tokens' top-k" % (len(flat), t))
+    ids = torch.tensor(flat, dtype=torch.int32, device="cuda").view(k, t).t().contiguous()
+    return ids, torch.full((t, k), 1.0 / k, device="cuda", dtype=torch.float32)
+
+
+def engine_experts(torch, eng, entries, step_m):
+    """One fused call for a step's routed experts (the plan's w13 and w2
+    entries at one M) in their served format. Returns the callable and the
+    result of checking it against micro's own dequantized computation."""
+    fused, qcfg, _ = eng
+    w13 = [g for g in entries if g["name"].startswith("experts.w13")]
+    w2 = [g for g in entries if g["name"].startswith("experts.w2")]
+    fmt, group = w13[0]["served"], int(w13[0].get("served_group") or 0) or 128
+    counts = [g["m"] for g in w13 for _ in range(max(1, g.get("batch") or 1))]
+    e, n1, hidden = len(counts), w13[0]["n"], w13[0]["k"]
+    inter = w2[0]["k"]
+    w1q, s1 = served_weights(torch, fmt, group, e, n1, hidden)
+    w2q, s2 = served_weights(torch, fmt, group, e, hidden, inter)
+    ids, tw = routing(torch, counts, step_m)
+    x = torch.randn(step_m, hidden, device="cuda", dtype=torch.bfloat16) * 0.1
+    kw = engine_kwargs(fused, qcfg, fmt, group, s1, s2)
+    fn = lambda: fused(x, w1q, w2q, tw, ids, **kw)
+    out = fn()
+    d1, d2 = dequant(torch, fmt, group, w1q, s1).float(), dequant(torch, fmt, group, w2q, s2).float()
+    ref = torch.zeros(step_m, hidden, device="cuda")
+    xf = x.float()
+    for j in range(ids.shape[1]):
+        h = torch.einsum("th,tnh->tn", xf, d1[ids[:, j].long()])
+        a = torch.nn.functional.silu(h[:, :inter]) * h[:, inter:]
+        ref += tw[:, j:j + 1] * torch.einsum("ti,thi->th", a, d2[ids[:, j].long()])
+    err = float((out.float() - ref).norm() / ref.norm().clamp_min(1e-12))
+    return fn, fmt, err
+
+
+def engine_entries(gemms, eng):
+    """The routed-expert entries at one M that the engine's kernels time:
+    quantized ones in a format it takes, when vLLM is importable."""
+    if eng[0] is None:
+        return []
+    ex = [g for g in gemms if g["name"].startswith("experts.") and g.get("served") in ENGINE_FORMATS]
+    fmts = {g["served"] for g in ex}
+    w13 = [g for g in ex if g["name"].startswith("experts.w13")]
+    if len(fmts) != 1 or not w13 or len(w13) * 2 != len(ex):
+        return []
+    return ex
+
+
+def time_engine_experts(torch, bench, eng, entries, m, peak_gbs):
+    """Times the fused call once and emits each entry with its share of the
+    time (by weight bytes as served: at decode the experts read their
+    weights once). Returns (fn, per_step, sum of step_us)."""
+    fn, fmt, err = engine_experts(torch, eng, entries, m)
+    if not err < 5e-2:
+        raise RuntimeError("%s gave %.3g relative error against micro's dequantized experts: the format is not what it takes" % (eng[2], err))
+    us, p20, p80, reps = bench.run(fn)
+    weight = lambda g: max(1, g.get("batch") or 1) * g["n"] * g["k"]
+    total = float(sum(weight(g) for g in entries))
+    per = int(entries[0].get("per_step", 1))
+    kernel = "%s %s (w13, activation and w2 in one call; each entry's share by weight bytes; relative error %.1e against micro's dequantized experts)" % (
+        eng[2], ENGINE_FORMATS[fmt], err)
+    sum_us = 0.0
+    for g in entries:
+        f = weight(g) / total
+        tflops, gbs, pct = gemm_metrics(g, us * f, peak_gbs)
+        emit("gemm", name=g["name"], step_m=m, m=g["m"], n=g["n"], k=g["k"], batch=max(1, g.get("batch") or 1),
+             dtype=fmt, served=g.get("served", ""), as_served=True, per_step=per, us=us * f, p20_us=p20 * f, p80_us=p80 * f,
+             tflops=tflops, gbs=gbs, bw_pct=pct, step_us=us * f * per, reps=reps, kernel=kernel)
+        sum_us += us * f * per
+    return fn, per, sum_us
+
+
 def gemm_metrics(g, us, peak_gbs):
     b = max(1, g.get("batch") or 1)
     m, n, k = g["m"], g["n"], g["k"]
@@ -260,7 +414,8 @@ def main():
     name = torch.cuda.get_device_name(0)
     peak_gbs, peak_tflops = peaks(name, args)
     bench = Bencher(torch, args.warmup_ms, args.rep_ms)
-    emit("env", gpu=name, torch=torch.__version__, cuda=torch.version.cuda or "",
+    eng = engine_moe()
+    emit("env", engine_moe=eng[2], gpu=name, torch=torch.__version__, cuda=torch.version.cuda or "",
          sms=props.multi_processor_count, mem_gib=round(props.total_memory / 2**30, 1),
          peak_gbs=peak_gbs, peak_tflops=peak_tflops, copy_gbs=round(copy_bandwidth(torch), 1))
 
@@ -276,13 +431,25 @@ def main():
     for m in batches:
         fns = []
         sum_us = 0.0
-        for g in (g for g in gemms if g.get("step_m", g["m"]) == m):
+        at_m = [g for g in gemms if g.get("step_m", g["m"]) == m]
+        fused = engine_entries(at_m, eng)
+        if fused:
+            emit("progress", done=done, total=total, text="M=%d routed experts (%s)" % (m, eng[2]))
+            try:
+                fn, per, s_us = time_engine_experts(torch, bench, eng, fused, m, peak_gbs)
+                fns.append((fn, per))
+                sum_us += s_us
+            except Exception as e:
+                emit("error", name="experts (%s)" % eng[2], step_m=m, error=first_line(e) + ": timed in BF16 instead")
+                fused = []
+            done += len(fused)
+        for g in (g for g in at_m if g not in fused):
             emit("progress", done=done, total=total, text="M=%d %s" % (m, g["name"]))
             try:
                 fn, kernel = make_gemm(torch, g)
                 us, p20, p80, reps = bench.run(fn)
             except Exception as e:
-                emit("error", name=g["name"], step_m=m, error=(str(e).splitlines() or [type(e).__name__])[0])
+                emit("error", name=g["name"], step_m=m, error=first_line(e))
                 torch.cuda.empty_cache()
                 done += 1
                 continue

@@ -124,7 +124,7 @@ func (r *Result) Step(m int) (phases.GEMMStep, bool) {
 // Name is the GEMM's name, starred when the server runs it in another dtype
 // than the BF16 it was timed in.
 func Name(g phases.GEMMResult) string {
-	if g.Served != "" {
+	if g.Served != "" && !g.AsServed {
 		return g.Name + "*"
 	}
 	return g.Name
@@ -193,7 +193,7 @@ func (r *Result) WriteTables(w io.Writer) {
 
 func (r *Result) hasServed() bool {
 	for _, g := range r.GEMMs {
-		if g.Served != "" {
+		if g.Served != "" && !g.AsServed {
 			return true
 		}
 	}

@@ -12,15 +12,18 @@ import (
 // GEMM: the MLA absorbed projections, or the routed experts a batch touches,
 // each with its own weight), run PerStep times per decode step.
 type GEMM struct {
-	Name    string `json:"name"`
-	Step    int    `json:"step_m"` // the decode batch size this GEMM belongs to
-	M       int    `json:"m"`
-	N       int    `json:"n"`
-	K       int    `json:"k"`
-	Batch   int    `json:"batch,omitempty"` // >1: that many independent products in one batched GEMM
-	Dtype   string `json:"dtype"`           // what the micro script times
-	Served  string `json:"served,omitempty"`
-	PerStep int    `json:"per_step"`
+	Name   string `json:"name"`
+	Step   int    `json:"step_m"` // the decode batch size this GEMM belongs to
+	M      int    `json:"m"`
+	N      int    `json:"n"`
+	K      int    `json:"k"`
+	Batch  int    `json:"batch,omitempty"` // >1: that many independent products in one batched GEMM
+	Dtype  string `json:"dtype"`           // what the micro script times
+	Served string `json:"served,omitempty"`
+	// Group is the served weight's quantization group along K (int4's
+	// group_size; 0 when unknown or not grouped).
+	Group   int `json:"served_group,omitempty"`
+	PerStep int `json:"per_step"`
 }
 
 // Count is how many products one call does (Batch, at least 1).
@@ -259,8 +262,14 @@ func (sh sharded) expertGEMMs(m, moeLayer int) []GEMM {
 }
 
 // collectives adds the step's all-reduces and all-to-all, and the notes on
-// what the plan times.
+// what the plan times; it also gives each GEMM served quantized its
+// quantization group.
 func (p *Plan) collectives(c Config, o Options) {
+	for i := range p.GEMMs {
+		if p.GEMMs[i].Served != "" {
+			p.GEMMs[i].Group = c.Quant.GroupSize
+		}
+	}
 	if p.TP > 1 {
 		p.AllReduce = AllReduce{PerLayer: 2, Embedding: 1, BytesPerToken: 2 * c.Hidden}
 		if o.NoEmbeddingAllReduce {
@@ -273,7 +282,7 @@ func (p *Plan) collectives(c Config, o Options) {
 		p.Notes = append(p.Notes, fmt.Sprintf("routed experts: the experts a batch touches under uniform top-%d routing, timed as one grouped BF16 GEMM over their token segments (torch._grouped_mm, as MoE engines run them; a batched GEMM where PyTorch lacks it)", c.TopK))
 	}
 	if c.Quant.Weight != "" {
-		p.Notes = append(p.Notes, fmt.Sprintf("weights served as %s are timed in BF16: an upper bound on their time", c.Quant.Weight))
+		p.Notes = append(p.Notes, fmt.Sprintf("weights served as %s are timed in BF16 (an upper bound on their time), except routed experts where the engine's fused-MoE kernels are importable (vLLM), which time them as served", c.Quant.Weight))
 	}
 }
 

@@ -1,0 +1,46 @@
+package macro
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// Four requests arrive together and are prefilled one after another: the
+// first finds none decoding, the last three. A fifth arrives once they all
+// decode and finds four. Warm-up requests decode too: they are counted.
+func TestPrefillWait(t *testing.T) {
+	a := newLevelAgg()
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	add := func(sentMs, ttftMs, endMs float64, warm bool) {
+		r := &Record{SentS: sentMs / 1000, InputTokens: 100, OutputTokens: 11, Warmup: warm}
+		r.ttft, r.tpot, r.end = ms(ttftMs), ms(10), ms(endMs)
+		a.span(r)
+	}
+	for i := 0; i < 4; i++ {
+		add(0, 10*float64(i+1), 1000, i == 0)
+	}
+	add(500, 10, 1200, false)
+	// A failed request is no span.
+	a.span(&Record{Failure: "http", InputTokens: 100})
+	w := a.prefillWait()
+	if w == nil {
+		t.Fatal("no prefill wait")
+	}
+	// Prompt tokens × decoding: 100 × (0+1+2+3+4) = 1000 over 500 prompt
+	// tokens and 5 × 10 decoded tokens.
+	if w.Requests != 5 || math.Abs(w.DecodeBatch-2) > 1e-9 || math.Abs(w.PromptTokensPerToken-20) > 1e-9 {
+		t.Fatalf("got %+v, want 5 requests, decode batch 2, 20 prompt tokens per output token", *w)
+	}
+	// A request ending in the same step as another's prefill waited for it.
+	b := newLevelAgg()
+	r1 := &Record{InputTokens: 100, OutputTokens: 11}
+	r1.ttft, r1.tpot, r1.end = ms(10), ms(10), ms(300)
+	r2 := &Record{SentS: 0.29, InputTokens: 100, OutputTokens: 11}
+	r2.ttft, r2.tpot, r2.end = ms(10), ms(10), ms(500)
+	b.span(r1)
+	b.span(r2)
+	if w := b.prefillWait(); w == nil || math.Abs(w.DecodeBatch-0.5) > 1e-9 {
+		t.Fatalf("got %+v, want decode batch 0.5 (the second prompt found the first decoding)", w)
+	}
+}
