@@ -221,6 +221,15 @@ type PrefillWait struct {
 	// PromptTokensPerToken is prompt tokens waited for per output token
 	// after the first: Σ prompt tokens × requests decoding ÷ Σ (output − 1).
 	PromptTokensPerToken float64 `json:"prompt_tokens_per_output_token"`
+	// StallMsPerToken is the wall time the measured requests' token gaps
+	// held beyond their clean gap when another request's first token came
+	// inside them (prefills between their steps, or prefill chunks in
+	// them), per output token after the first; CleanGapMs their mean clean
+	// gap (the median of the gaps that saw no first token), Measured the
+	// requests read (0: not measured).
+	StallMsPerToken float64 `json:"stall_ms_per_token,omitempty"`
+	CleanGapMs      float64 `json:"clean_gap_ms,omitempty"`
+	Measured        int     `json:"stall_requests,omitempty"`
 }
 
 // Goodput is a level's figures under the sweep's SLO (vLLM's definition:

@@ -258,15 +258,18 @@ func (s *TPOTSplit) decodeParts(b BudgetSplit, dw decodeWindow, hasDW bool, c in
 }
 
 // prefillPart is what a running request waits for while others' prompts
-// are prefilled, per output token: the device time of a prompt token (the
-// steady window against the decode-only one at C) × the prompt tokens a
-// running request waited for per output token. The sweep's requests give
-// the latter (each prompt's tokens once for each request decoding when it
-// was prefilled); without them, the level's prompt tokens per decode step
-// × (C−1)/C (in a closed loop an arrival finds C−1 requests running: its
-// own prefill is its TTFT), which over-states a level whose requests
-// arrived together. Without a steady window, the prompt tokens' GEMMs
-// alone are estimated from the step mix.
+// are prefilled, per output token. Measured first from the sweep's own
+// requests, in wall time: their token gaps that held another request's
+// first token, less their clean gap (the device time alone is beside in
+// the source: eager prefills take host time too). Without those, the
+// device time of a prompt token (the steady window against the
+// decode-only one at C) × the prompt tokens a running request waited for
+// per output token (each prompt's tokens once for each request decoding
+// when it was prefilled); without those either, × the level's prompt
+// tokens per decode step × (C−1)/C (in a closed loop an arrival finds C−1
+// running: its own prefill is its TTFT), which over-states a level whose
+// requests arrived together. Without a steady window, the prompt tokens'
+// GEMMs alone are estimated from the step mix.
 func (s *TPOTSplit) prefillPart(in budgetInputs, c int, dw decodeWindow, hasDW bool, promptLen float64, b BudgetSplit) {
 	m := s.Mix
 	if m == nil {
@@ -278,20 +281,32 @@ func (s *TPOTSplit) prefillPart(in budgetInputs, c int, dw decodeWindow, hasDW b
 	if pw != nil {
 		f, fSrc = pw.DecodeBatch/float64(c), fmt.Sprintf("%.1f requests decoding per prompt token of C=%d (the sweep's requests)", pw.DecodeBatch, c)
 	}
+	tok, hasTok := 0.0, false
 	if st, ok := in.steady[c]; ok && hasDW {
-		if tok, ok := prefillPerToken(st, dw, c, promptLen); ok {
-			p := TPOTPart{Group: GroupPrefill, Name: "prefill", Ms: f * tok * m.PromptPerDecodeStep,
-				Source: fmt.Sprintf("%.4f ms of device time per prompt token (steady window at C=%d against the decode-only one) × %.1f prompt tokens per decode step (the level's step mix) × (C−1)/C = %.2f",
-					tok, c, m.PromptPerDecodeStep, f)}
-			if pw != nil {
-				p.Ms = tok * pw.PromptTokensPerToken
-				p.Source = fmt.Sprintf("%.4f ms of device time per prompt token (steady window at C=%d against the decode-only one) × %.1f prompt tokens a running request waited for per output token "+
-					"(the sweep's %d requests: each prompt's tokens once for each request decoding when it was prefilled, %.1f of C=%d on average)",
-					tok, c, pw.PromptTokensPerToken, pw.Requests, pw.DecodeBatch, c)
-			}
-			s.Parts = append(s.Parts, p)
-			return
+		tok, hasTok = prefillPerToken(st, dw, c, promptLen)
+	}
+	if pw != nil && pw.Measured > 0 {
+		src := fmt.Sprintf("wall time: the sweep's %d requests' token gaps that held another request's first token (a prefill between their steps, or its chunk inside one), "+
+			"less their clean gap (%.2f ms, the median of the gaps that held none), per output token", pw.Measured, pw.CleanGapMs)
+		if hasTok {
+			src += fmt.Sprintf("; device time alone %.2f ms (%.4f ms per prompt token, steady window at C=%d against the decode-only one, × %.1f prompt tokens waited for per output token)",
+				tok*pw.PromptTokensPerToken, tok, c, pw.PromptTokensPerToken)
 		}
+		s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: "prefill", Ms: pw.StallMsPerToken, Source: src})
+		return
+	}
+	if hasTok {
+		p := TPOTPart{Group: GroupPrefill, Name: "prefill", Ms: f * tok * m.PromptPerDecodeStep,
+			Source: fmt.Sprintf("%.4f ms of device time per prompt token (steady window at C=%d against the decode-only one) × %.1f prompt tokens per decode step (the level's step mix) × (C−1)/C = %.2f",
+				tok, c, m.PromptPerDecodeStep, f)}
+		if pw != nil {
+			p.Ms = tok * pw.PromptTokensPerToken
+			p.Source = fmt.Sprintf("%.4f ms of device time per prompt token (steady window at C=%d against the decode-only one) × %.1f prompt tokens a running request waited for per output token "+
+				"(the sweep's %d requests: each prompt's tokens once for each request decoding when it was prefilled, %.1f of C=%d on average)",
+				tok, c, pw.PromptTokensPerToken, pw.Requests, pw.DecodeBatch, c)
+		}
+		s.Parts = append(s.Parts, p)
+		return
 	}
 	if g, from, ok := gemmPrefill(in, m, b); ok && m.PromptPerDecodeStep > 0 {
 		s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: "prefill GEMMs", Ms: f * g, Estimate: true,

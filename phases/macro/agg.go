@@ -68,6 +68,8 @@ type levelAgg struct {
 	pcts                       Percentiles  // the percentiles asked for
 	spans                      []decodeSpan // every completed request, warm-up too: the prefill wait
 	spansCut                   bool         // more than maxSpans requests
+	chunks                     int          // token chunks kept in spans
+	chunksCut                  bool         // more than maxChunks: no stalls
 }
 
 func newLevelAgg() *levelAgg {

@@ -44,3 +44,28 @@ func TestPrefillWait(t *testing.T) {
 		t.Fatalf("got %+v, want decode batch 0.5 (the second prompt found the first decoding)", w)
 	}
 }
+
+// A request decodes every 10 ms; another's prompt is prefilled between two
+// of its steps (first token at 62 ms), so that gap takes 20 ms: 10 ms of
+// stall over the two requests' 12 output tokens after the first.
+func TestPrefillStalls(t *testing.T) {
+	a := newLevelAgg()
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	add := func(sentMs, ttftMs float64, gaps ...float64) {
+		r := &Record{SentS: sentMs / 1000, InputTokens: 100, OutputTokens: len(gaps) + 1}
+		r.ttft, r.tpot = ms(ttftMs), ms(10)
+		end := sentMs + ttftMs
+		for _, g := range gaps {
+			r.itl = append(r.itl, itlSample{perToken: ms(g), tokens: 1})
+			end += g
+		}
+		r.end = ms(end)
+		a.span(r)
+	}
+	add(0, 10, 10, 10, 10, 10, 20, 10, 10, 10)
+	add(50, 12, 8, 10, 10, 10)
+	w := a.prefillWait()
+	if w == nil || w.Measured != 2 || math.Abs(w.StallMsPerToken-10.0/12) > 1e-6 || math.Abs(w.CleanGapMs-10) > 1e-6 {
+		t.Fatalf("got %+v, want 2 requests, %.4f ms of stall per token, clean gap 10 ms", w, 10.0/12)
+	}
+}

@@ -71,6 +71,13 @@ func runScript(t *testing.T, py string, plan model.Plan, env ...string) []phases
 			t.Errorf("script %s: %s", l.Type, sc.Text())
 		}
 		if kind, data, ok := LineEvent(l); ok {
+			switch d := data.(type) { // the payloads decode as pointers
+			case *phases.GPUEnv:
+				data = *d
+			case *phases.GEMMResult:
+				data = *d
+				t.Logf("%s", sc.Text())
+			}
 			evs = append(evs, phases.Event{Kind: kind, Data: data})
 		}
 	}
