@@ -230,6 +230,8 @@ type PrefillWait struct {
 	StallMsPerToken float64 `json:"stall_ms_per_token,omitempty"`
 	CleanGapMs      float64 `json:"clean_gap_ms,omitempty"`
 	Measured        int     `json:"stall_requests,omitempty"`
+	// CleanShare is the share of those gaps that held no first token.
+	CleanShare float64 `json:"clean_share,omitempty"`
 }
 
 // Goodput is a level's figures under the sweep's SLO (vLLM's definition:

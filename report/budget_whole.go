@@ -148,7 +148,7 @@ func (in budgetInputs) wholeSplit(c int, b BudgetSplit) *TPOTSplit {
 		s.Unmeasured = append(s.Unmeasured, "the engine's step mix (the server exposes no vllm:iteration_tokens_total, or the level has no window)")
 	}
 	dw, okDW := decodeWindowOf(in.engine[c])
-	s.decodeParts(b, dw, okDW, c)
+	s.decodeParts(b, dw, okDW, c, lv.PrefillWait)
 	if w := in.expertLoad(c); w != "" && b.HasGEMM {
 		s.Warnings = append(s.Warnings, w)
 	}
@@ -218,9 +218,12 @@ func (in budgetInputs) gemmAt(tokens float64) (float64, string, bool) {
 
 // decodeParts are the decode step's parts: all-reduce and GEMM from the
 // isolated benchmarks at M = C, attention and the other kernels from the
-// decode-only profile window at C, and the host's gaps: that window's wall
-// time per step less those.
-func (s *TPOTSplit) decodeParts(b BudgetSplit, dw decodeWindow, hasDW bool, c int) {
+// decode-only profile window at C, and the host's gaps: the decode step's
+// wall less those. The wall is the sweep's own clean gap (its requests'
+// token gaps with no other request's first token inside: the same
+// requests, contexts and routing as the TPOT it splits, no profiler), else
+// the decode-only window's step period.
+func (s *TPOTSplit) decodeParts(b BudgetSplit, dw decodeWindow, hasDW bool, c int, pw *phases.PrefillWait) {
 	add := func(name string, ms float64, src string) {
 		s.Parts = append(s.Parts, TPOTPart{Group: GroupDecode, Name: name, Ms: ms, Source: src})
 	}
@@ -250,12 +253,25 @@ func (s *TPOTSplit) decodeParts(b BudgetSplit, dw decodeWindow, hasDW bool, c in
 	other := dw.cat["moe"] + dw.cat["other"]
 	add("attention", attn, src+": attention kernels per step")
 	add("other kernels", other, src+": kernels per step that are neither GEMM, attention nor communication (norms, routing, sampling, copies)")
-	wall := "wall time per step (profiler on: it adds host time to each step)"
+	wallMs, wall := dw.wallMs, src+": wall time per step (profiler on: it adds host time to each step)"
 	if dw.unprofiled {
-		wall = "wall time per step of the same load just before the window, profiler off,"
+		wall = src + ": wall time per step of the same load just before the window, profiler off,"
 	}
-	add("host gaps", dw.wallMs-known-attn-other, src+": "+wall+" less the parts above (launches, the host's work between steps)")
+	if pw != nil && pw.Measured > 0 && pw.CleanGapMs > 0 && (pw.CleanShare == 0 || pw.CleanShare >= minCleanShare) {
+		wallMs = pw.CleanGapMs
+		wall = fmt.Sprintf("the sweep's own decode step: %.2f ms, the median token gap of its %d requests that held no other request's first token "+
+			"(the decode-only window's step period beside: %.2f ms),", pw.CleanGapMs, pw.Measured, dw.wallMs)
+	} else if pw != nil && pw.CleanShare > 0 {
+		wall += fmt.Sprintf(" (the sweep's clean gaps are too few to stand in: %.0f%% of its gaps)", 100*pw.CleanShare)
+	}
+	add("host gaps", wallMs-known-attn-other, wall+" less the parts above (launches, the host's work between steps)")
 }
+
+// minCleanShare is the share of a level's token gaps that must have held
+// no other request's first token for their median to stand for the decode
+// step: with fewer, most steps carried prefills and the median is one of
+// them.
+const minCleanShare = 0.25
 
 // prefillPart is what a running request waits for while others' prompts
 // are prefilled, per output token. Measured first from the sweep's own
@@ -272,10 +288,6 @@ func (s *TPOTSplit) decodeParts(b BudgetSplit, dw decodeWindow, hasDW bool, c in
 // GEMMs alone are estimated from the step mix.
 func (s *TPOTSplit) prefillPart(in budgetInputs, c int, dw decodeWindow, hasDW bool, promptLen float64, b BudgetSplit) {
 	m := s.Mix
-	if m == nil {
-		s.Unmeasured = append(s.Unmeasured, "prefill: no step mix at this level")
-		return
-	}
 	pw := in.levels[c].PrefillWait
 	f, fSrc := float64(c-1)/float64(c), "(C−1)/C"
 	if pw != nil {
@@ -293,6 +305,10 @@ func (s *TPOTSplit) prefillPart(in budgetInputs, c int, dw decodeWindow, hasDW b
 				tok*pw.PromptTokensPerToken, tok, c, pw.PromptTokensPerToken)
 		}
 		s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: "prefill", Ms: pw.StallMsPerToken, Source: src})
+		return
+	}
+	if m == nil {
+		s.Unmeasured = append(s.Unmeasured, "prefill: no step mix at this level")
 		return
 	}
 	if hasTok {

@@ -148,3 +148,43 @@ func TestWholeSplitDecodeWindow(t *testing.T) {
 		}
 	}
 }
+
+// The sweep's own stall and clean gap split a level's TPOT: the prefill
+// part is the stall, the decode step's wall the clean gap (the decode-only
+// window's period said beside); with too few clean gaps the window's
+// period stands, and says why.
+func TestBudgetSweepStall(t *testing.T) {
+	pw := &phases.PrefillWait{Requests: 20, DecodeBatch: 6, PromptTokensPerToken: 12, StallMsPerToken: 1.5, CleanGapMs: 9, Measured: 18, CleanShare: 0.8}
+	lv := phases.LevelResult{Concurrency: 8, Completed: 16, MedianTPOTms: 10.4, MeanTPOTms: 10.5, TotalInputTokens: 16 * 256, PrefillWait: pw}
+	win := phases.ProfileSummary{Level: 8, Window: phases.WindowDecode, WindowS: 0.5, DecodeSteps: 50, UnprofiledStepMs: 10,
+		StepMix: &phases.StepMix{Steps: 50, DecodeTokens: 400}, PerStepUs: map[string]float64{"other": 1000}, GPUPerStepUs: 7000}
+	split := func() *TPOTSplit {
+		b := Budget(budgetEvents(phases.KindMacroLevel, lv, phases.KindMicroStep, phases.GEMMStep{M: 8, SumUs: 6000},
+			phases.KindProfileSummary, win))
+		for _, l := range b.Levels {
+			if l.Concurrency == 8 {
+				return l.Whole
+			}
+		}
+		t.Fatal("no split at C=8")
+		return nil
+	}
+	w := split()
+	if !near(w.GroupMs(GroupDecode), 9) || !near(w.GroupMs(GroupPrefill), 1.5) || !near(w.SumMs, 10.5) {
+		t.Fatalf("decode %.2f prefill %.2f sum %.2f: %+v", w.GroupMs(GroupDecode), w.GroupMs(GroupPrefill), w.SumMs, w.Parts)
+	}
+	src := ""
+	for _, p := range w.Parts {
+		src += p.Source + "\n"
+	}
+	for _, want := range []string{"the sweep's own decode step: 9.00 ms", "step period beside: 10.00 ms", "wall time: the sweep's 18 requests' token gaps"} {
+		if !strings.Contains(src, want) {
+			t.Errorf("sources lack %q:\n%s", want, src)
+		}
+	}
+	pw.CleanShare = 0.1
+	w = split()
+	if !near(w.GroupMs(GroupDecode), 10) || !strings.Contains(w.Parts[len(w.Parts)-2].Source, "too few to stand in: 10%") {
+		t.Errorf("with 10%% clean gaps: decode %.2f, %+v", w.GroupMs(GroupDecode), w.Parts)
+	}
+}

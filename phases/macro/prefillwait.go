@@ -91,7 +91,7 @@ func (a *levelAgg) prefillWait() *phases.PrefillWait {
 	}
 	w := &phases.PrefillWait{Requests: len(a.spans), DecodeBatch: waited / prompt, PromptTokensPerToken: waited / decoded}
 	if !a.chunksCut {
-		w.StallMsPerToken, w.CleanGapMs, w.Measured = stalls(a.spans, firsts)
+		w.StallMsPerToken, w.CleanGapMs, w.CleanShare, w.Measured = stalls(a.spans, firsts)
 	}
 	return w
 }
@@ -103,10 +103,12 @@ func (a *levelAgg) prefillWait() *phases.PrefillWait {
 // clean gap, the median of its gaps that saw none (per token). The window
 // of a gap is shifted by a quarter of the clean gap, so a first token
 // delivered with the same step's tokens counts in that step. Also the
-// mean clean gap, and how many requests were read.
-func stalls(spans []decodeSpan, firsts []time.Duration) (stall, clean float64, n int) {
+// mean clean gap, the share of gaps that were clean, and how many requests
+// were read.
+func stalls(spans []decodeSpan, firsts []time.Duration) (stall, clean, share float64, n int) {
 	var total, tokens, cleanSum time.Duration
 	var count float64
+	allGaps, cleanN := 0, 0
 	for _, s := range spans {
 		if !s.measured || len(s.at) < 2 {
 			continue
@@ -128,6 +130,8 @@ func stalls(spans []decodeSpan, firsts []time.Duration) (stall, clean float64, n
 				cleanGaps = append(cleanGaps, gaps[i])
 			}
 		}
+		allGaps += len(gaps)
+		cleanN += len(cleanGaps)
 		if len(cleanGaps) > 0 {
 			base = median(cleanGaps)
 		}
@@ -142,9 +146,9 @@ func stalls(spans []decodeSpan, firsts []time.Duration) (stall, clean float64, n
 		n++
 	}
 	if tokens == 0 {
-		return 0, 0, 0
+		return 0, 0, 0, 0
 	}
-	return float64(total) / float64(tokens) / 1e6, float64(cleanSum) / count / 1e6, n
+	return float64(total) / float64(tokens) / 1e6, float64(cleanSum) / count / 1e6, float64(cleanN) / float64(allGaps), n
 }
 
 // median of ds (sorted in place).

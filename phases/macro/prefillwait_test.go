@@ -65,7 +65,7 @@ func TestPrefillStalls(t *testing.T) {
 	add(0, 10, 10, 10, 10, 10, 20, 10, 10, 10)
 	add(50, 12, 8, 10, 10, 10)
 	w := a.prefillWait()
-	if w == nil || w.Measured != 2 || math.Abs(w.StallMsPerToken-10.0/12) > 1e-6 || math.Abs(w.CleanGapMs-10) > 1e-6 {
+	if w == nil || w.Measured != 2 || math.Abs(w.CleanShare-11.0/12) > 1e-9 || math.Abs(w.StallMsPerToken-10.0/12) > 1e-6 || math.Abs(w.CleanGapMs-10) > 1e-6 {
 		t.Fatalf("got %+v, want 2 requests, %.4f ms of stall per token, clean gap 10 ms", w, 10.0/12)
 	}
 }
