@@ -51,8 +51,8 @@ func TestBudgetExpertsAsServed(t *testing.T) {
 	b := Budget(budgetEvents(
 		phases.KindMacroLevel, lv,
 		phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 3000},
-		phases.KindMicroResult, phases.GEMMResult{Name: "experts.w13", M: 1, Batch: 8, Step: 1, StepUs: 1000, Served: "int4", AsServed: true},
-		phases.KindMicroResult, phases.GEMMResult{Name: "q_b", M: 1, StepUs: 2000},
+		phases.KindMicroGEMM, phases.GEMMResult{Name: "experts.w13", M: 1, Batch: 8, Step: 1, StepUs: 1000, Served: "int4", AsServed: true},
+		phases.KindMicroGEMM, phases.GEMMResult{Name: "q_b", M: 1, StepUs: 2000},
 	))
 	s := b.Single
 	if !near(s.GEMMms, 3) || s.UpperBoundMs != 0 || len(s.UpperBound) != 0 {
