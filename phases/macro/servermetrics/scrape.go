@@ -148,6 +148,7 @@ func Stats(cur Snapshot, prev *Snapshot, dt time.Duration, now time.Time) phases
 			st.SpecAcceptRate = &r
 		}
 	}
+	liveSignals(&st, cur, prev)
 	return st
 }
 

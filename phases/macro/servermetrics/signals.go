@@ -134,3 +134,18 @@ func valueOr(p *float64, v float64) float64 {
 	}
 	return *p
 }
+
+// liveSignals sets one second's prefix-cache hit rate and mean accepted
+// length from vLLM's counters (SGLang publishes both as gauges).
+func liveSignals(st *phases.ServerStats, cur Snapshot, prev *Snapshot) {
+	if cur.HasPrefix && prev.HasPrefix {
+		if q := delta(prev.PrefixQueries, cur.PrefixQueries); q > 0 {
+			st.CacheHitRate = new(min(delta(prev.PrefixHits, cur.PrefixHits)/q, 1))
+		}
+	}
+	if cur.HasDrafts && prev.HasDrafts && cur.HasSpec {
+		if d := delta(prev.SpecDrafts, cur.SpecDrafts); d > 0 {
+			st.SpecAcceptLength = new(1 + delta(prev.SpecAccepted, cur.SpecAccepted)/d)
+		}
+	}
+}

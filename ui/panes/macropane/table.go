@@ -30,6 +30,10 @@ func (m *Model) table(rows int) []string {
 	if gpuCols {
 		head += fmt.Sprintf(gpuFmt, "GPU W", "J/tok")
 	}
+	sigCols := m.w >= 140
+	if sigCols {
+		head += fmt.Sprintf(sigFmt, "pfx hit", "spec acc")
+	}
 	out := []string{s.TableHeader.Render(components.Fit(head, m.w))}
 	body := rows - 1
 	if body <= 0 {
@@ -54,6 +58,9 @@ func (m *Model) table(rows int) []string {
 		}
 		if gpuCols {
 			line += gpuCells(lv.GPU)
+		}
+		if sigCols {
+			line += signalCells(lv.Server)
 		}
 		var flags []string
 		style := s.Input
@@ -144,4 +151,19 @@ func gpuCells(g *phases.GPULevel) string {
 		j = units.Rate(g.JPerOutputToken)
 	}
 	return fmt.Sprintf(gpuFmt, units.Thousands(g.MeanPowerW), j)
+}
+
+// sigFmt lays out a level's server signals: the prefix cache's hit rate,
+// and speculative decoding's acceptance.
+const sigFmt = " %7s %8s"
+
+func signalCells(sl *phases.ServerLevel) string {
+	hit, spec := "—", "—"
+	if sl != nil && sl.PrefixCacheHitRate != nil {
+		hit = units.Pct(*sl.PrefixCacheHitRate)
+	}
+	if sl != nil && sl.SpecAcceptRate != nil {
+		spec = units.Pct(*sl.SpecAcceptRate)
+	}
+	return fmt.Sprintf(sigFmt, hit, spec)
 }

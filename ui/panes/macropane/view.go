@@ -336,8 +336,15 @@ func (m *Model) serverLine() string {
 		// short span swings with the engine's steps.
 		parts[len(parts)-1] += fmt.Sprintf(" over %.1f s", st.IntervalS)
 	}
+	if st.Engine != "sglang" && st.CacheHitRate != nil {
+		parts = append(parts, "prefix hit "+units.Pct(*st.CacheHitRate))
+	}
 	if st.SpecAcceptRate != nil {
-		parts = append(parts, "spec accept "+units.Pct(*st.SpecAcceptRate))
+		spec := "spec accept " + units.Pct(*st.SpecAcceptRate)
+		if st.SpecAcceptLength != nil {
+			spec += fmt.Sprintf(" (len %.2f)", *st.SpecAcceptLength)
+		}
+		parts = append(parts, spec)
 	}
 	if st.Engines > 1 {
 		parts = append(parts, fmt.Sprintf("%d engines", st.Engines))

@@ -1,0 +1,31 @@
+package macropane
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/ui/panes/panetest"
+)
+
+// On a wide screen the levels table has the server's prefix-cache hit rate
+// and speculative acceptance; the live server line says them, with the
+// mean accepted length.
+func TestServerSignalsShown(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	m := newPane(t, 150, 30, true)
+	replay(m, []phases.Event{
+		phases.New(clock0, phases.KindMacroLevelStarted, phases.LevelStarted{Concurrency: 8, Requests: 16}),
+		phases.New(clock0, phases.KindMacroServer, phases.ServerStats{Available: true, Engine: "vllm", Running: 8, KVCacheUsage: 0.3,
+			CacheHitRate: f(0.333), SpecAcceptRate: f(0.595), SpecAcceptLength: f(2.19), IntervalS: 1}),
+		phases.New(clock0, phases.KindMacroLevel, phases.LevelResult{Concurrency: 8, Completed: 16, OutputThroughput: 800,
+			Server: &phases.ServerLevel{Available: true, PrefixCacheHitRate: f(0.333), SpecAcceptRate: f(0.595)}}),
+	}, -1)
+	v := plain(m)
+	panetest.Fits(t, m.View(), 150, 30)
+	for _, want := range []string{"pfx hit", "spec acc", "33%", "60%", "prefix hit 33%", "spec accept 60% (len 2.19)"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+}
