@@ -105,3 +105,22 @@ func TestLongResultInParts(t *testing.T) {
 type inProc struct{ remote.Host }
 
 func (inProc) Simulated() bool { return true }
+
+// An SLO search run by the load generator on the host comes back with its
+// search object: every level of the ladder met a TPOT no emulator step
+// reaches, so the limit is above the ladder's top.
+func TestSearchOnHost(t *testing.T) {
+	_, url := emutest.Start(t, vllmemu.Config{StepTime: time.Millisecond, StepPerSeq: 1})
+	sw, err := New(macro.Config{URL: url, Concurrency: []int{1, 2, 4}, Requests: 40, InputLen: 8, OutputLen: 4,
+		SLO: "tpot=1s", Search: phases.SearchConcurrency}, Options{Host: inProc{local.New()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sw.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := res.Search; s == nil || s.StoppedBecause != phases.StopLadderTop || s.Answer != 4 || s.Upper != nil || s.Runs != 3 || len(res.Levels) != 3 {
+		t.Fatalf("search %+v, %d levels", s, len(res.Levels))
+	}
+}
