@@ -201,7 +201,11 @@ func (l *level) launch(scheduled time.Time) {
 		rec.ScheduledS = r.since(scheduled).Seconds()
 		rec.SentS = r.since(at).Seconds()
 		rec.SendLagMs = ms(rec.sendLag)
-		r.c.send(lctx, rec, prompt, ts)
+		var lv live = ts
+		if cfg.LatencyFrom == LatencyIntended && rec.sendLag > 0 {
+			lv = lateLive{ts, rec.sendLag} // the live TTFT from the intended send too
+		}
+		r.c.send(lctx, rec, prompt, lv)
 		if rec.endAt.IsZero() {
 			rec.endAt = time.Now()
 		}

@@ -227,3 +227,12 @@ func (rec *Record) fromIntended() {
 		}
 	}
 }
+
+// lateLive passes a request's live figures on with its TTFT measured from
+// its intended send (--latency-from intended).
+type lateLive struct {
+	*tickStats
+	lag time.Duration
+}
+
+func (l lateLive) firstToken(d time.Duration) { l.tickStats.firstToken(d + l.lag) }
