@@ -62,7 +62,10 @@ func GPUList(idx []int) string {
 // "weights · shards 31/62 ETA 4 min · 8 GPUs 41.2/74.9 GiB (55%) · 1.9 GiB/min · ETA 6 min".
 func StatusLine(s phases.LoadState) string {
 	parts := []string{phases.StageLabel(s.Stage) + " " + units.Duration(s.ElapsedS)}
-	if s.VLLM != "" {
+	switch {
+	case s.Engine == "sglang":
+		parts[0] = "SGLang " + parts[0]
+	case s.VLLM != "":
 		parts[0] = "vLLM " + s.VLLM + " " + parts[0]
 	}
 	if s.ShardsTotal > 0 {

@@ -267,6 +267,9 @@ func TestWatcherSimSGLang(t *testing.T) {
 		t.Errorf("last state: engine %q, KV %d tokens, weights %.1f GiB, %d shards; want sglang, 262144, ~74, 64",
 			last.Engine, last.KVCacheTokens, last.WeightsGiB, last.ShardsTotal)
 	}
+	if line := load.StatusLine(last); !strings.HasPrefix(line, "SGLang ") {
+		t.Errorf("status line %q; want it to name SGLang", line)
+	}
 	for _, st := range []string{"weights", "kv_cache", "cuda_graphs", "ready"} {
 		if !stages[st] {
 			t.Errorf("no %s milestone (got %v)", st, stages)
