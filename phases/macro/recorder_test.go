@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -73,11 +74,17 @@ func (rc *recorder) stream(w http.ResponseWriter, r *http.Request, t0 time.Time)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
+	// For scripts/sshpath-hops: when the request arrived and when the first
+	// chunk was written, on this machine's clock.
+	w.Header().Set("X-Arrived-Unix-Ns", strconv.FormatInt(t0.UnixNano(), 10))
 	fl := w.(http.Flusher)
 	sent := make([]int64, 0, q.MaxTokens)
 	last := t0
 	for i := 1; i <= q.MaxTokens; i++ {
 		time.Sleep(time.Until(last.Add(recStep)))
+		if i == 1 {
+			w.Header().Set("X-First-Write-Unix-Ns", strconv.FormatInt(time.Now().UnixNano(), 10))
+		}
 		fin := "null"
 		if i == q.MaxTokens {
 			fin = `"length"`
