@@ -1,6 +1,7 @@
 package macro
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -61,4 +62,34 @@ func TestWilson(t *testing.T) {
 	if lo, hi := wilson(0, 50); lo != 0 || hi > 0.08 {
 		t.Errorf("0/50: [%g, %g]", lo, hi)
 	}
+}
+
+// FuzzOpenLoopValues: whatever burstiness and search tolerance are given,
+// an accepted sweep has finite, positive ones, draws finite gaps and
+// writes its parameters as JSON.
+func FuzzOpenLoopValues(f *testing.F) {
+	f.Add(1.0, 0.05, "poisson")
+	f.Add(math.NaN(), math.Inf(1), "constant")
+	f.Add(-1.0, 1.0, "")
+	f.Add(1e-300, 1e-300, "poisson")
+	f.Fuzz(func(t *testing.T, burst, tol float64, arrivals string) {
+		cfg := Config{URL: "http://127.0.0.1:1", Rate: 10, Burstiness: burst, Arrivals: arrivals, SLO: "tpot=50",
+			Search: "rate", SearchTolerance: tol, Seed: 1}
+		c, err := cfg.withDefaults()
+		if err != nil {
+			return
+		}
+		if !(c.Burstiness > 0 && c.Burstiness <= MaxBurstiness && c.SearchTolerance > 0 && c.SearchTolerance < 1) {
+			t.Fatalf("accepted burstiness %g tolerance %g", c.Burstiness, c.SearchTolerance)
+		}
+		a := newArrivals(c, c.Rate, rand.NewPCG(1, 2))
+		for range 100 {
+			if g := a.next(); g < 0 {
+				t.Fatalf("gap %s with burstiness %g", g, c.Burstiness)
+			}
+		}
+		if _, err := json.Marshal((&Sweep{cfg: c}).params()); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
