@@ -218,5 +218,7 @@ func Run(ctx context.Context, cfg Config, em *phases.Emitter) (*Result, error) {
 	}
 	r := newRunner(cfg, em)
 	defer r.close()
-	return r.run(ctx)
+	// The server's events pass through the runner like the phases' (the
+	// Server may be shared with the cockpit's Load pane).
+	return r.run(load.WithEmitter(ctx, r.em))
 }

@@ -51,9 +51,6 @@ func newRunner(cfg Config, out *phases.Emitter) *runner {
 	}
 	r := &runner{cfg: cfg, out: out, ch: make(chan phases.Event, 256), skipNext: map[string]string{}}
 	r.em = &phases.Emitter{Out: r.ch, Now: cfg.Now}
-	if cfg.Server != nil && cfg.Server.Emitter == nil {
-		cfg.Server.Emitter = r.em
-	}
 	r.version = cfg.Version
 	r.sweep = newSweepFold(cfg.Identity)
 	for _, ev := range cfg.Prior {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,14 +42,9 @@ type Server struct {
 	// StopTimeout bounds the wait for the process to exit and for the GPU
 	// memory to be released (default 3 min).
 	StopTimeout time.Duration
-	// Emitter, when set, receives KindLoadServer events for each step.
+	// Emitter, when set, receives KindLoadServer events for each step
+	// that no emitter of the call's context (WithEmitter) takes.
 	Emitter *phases.Emitter
-	// BeforeLaunch, when set, runs just before the launch command (a
-	// Watcher's MarkStarted, so that it follows a new load).
-	BeforeLaunch func()
-	// BeforeStop, when set, runs when Stop begins (a Watcher's MarkStopped,
-	// so that a stopped server is not reported as a stall).
-	BeforeStop func()
 	// Workers are the other nodes of a deployment on several hosts, each a
 	// Server of its own (its host, its worker launch, its log): Start
 	// launches them in order after the head, Stop stops every node and
@@ -61,9 +57,49 @@ type Server struct {
 
 	head *Server // a worker's head
 	// pid is the process group started or read from the pid file, 0 when
-	// none; the cockpit's keys and a campaign run both reach it.
-	mu  sync.Mutex
-	pid int
+	// none; the cockpit's keys and a campaign run both reach it, and the
+	// followers too.
+	mu        sync.Mutex
+	pid       int
+	followers []Follower
+}
+
+// Follower is told of the server's launches and stops, whoever asks for
+// them: a Watcher's MarkStarted follows a new load, its MarkStopped keeps a
+// stopped server from reading as a stall.
+type Follower interface {
+	MarkStarted()
+	MarkStopped()
+}
+
+// Follow adds f to those told of every launch (just before the launch
+// command) and stop (when Stop begins).
+func (s *Server) Follow(f Follower) {
+	s.mu.Lock()
+	s.followers = append(s.followers, f)
+	s.mu.Unlock()
+}
+
+func (s *Server) tell(started bool) {
+	s.mu.Lock()
+	fs := slices.Clone(s.followers)
+	s.mu.Unlock()
+	for _, f := range fs {
+		if started {
+			f.MarkStarted()
+		} else {
+			f.MarkStopped()
+		}
+	}
+}
+
+type emitterKey struct{}
+
+// WithEmitter is ctx carrying em: the server's events for a call made with
+// it go to em (the campaign run's own channel, the Load pane's), so callers
+// sharing one Server each get their own events.
+func WithEmitter(ctx context.Context, em *phases.Emitter) context.Context {
+	return context.WithValue(ctx, emitterKey{}, em)
 }
 
 func (s *Server) knownPID() int {
@@ -94,7 +130,10 @@ func (s *Server) pidFile() string {
 }
 
 func (s *Server) emit(ctx context.Context, action, detail string) {
-	em := s.Emitter
+	em, _ := ctx.Value(emitterKey{}).(*phases.Emitter)
+	if em == nil {
+		em = s.Emitter
+	}
 	if em == nil && s.head != nil {
 		em = s.head.Emitter // set on the head after NodeServers
 	}
@@ -162,9 +201,7 @@ func (s *Server) startOne(ctx context.Context, extraFlags []string, extraEnv map
 		// A stopped container of the same name would block `docker run --name`.
 		_, _ = remote.Output(ctx, s.Host, "docker rm "+remote.Quote(c)+" >/dev/null 2>&1 || true")
 	}
-	if s.BeforeLaunch != nil {
-		s.BeforeLaunch()
-	}
+	s.tell(true)
 	out, err := remote.Output(ctx, s.Host, detachedCommand(launchScript(cmd, envPath), log))
 	if err != nil {
 		if envPath != "" {
@@ -246,9 +283,7 @@ var errNoServer = errors.New("no server to stop")
 func (s *Server) stopOne(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.stopTimeout())
 	defer cancel()
-	if s.BeforeStop != nil {
-		s.BeforeStop()
-	}
+	s.tell(false)
 	if c := s.Settings.Container; c != "" {
 		s.emit(ctx, "stop", "docker stop "+c)
 		if _, err := remote.Output(ctx, s.Host, "docker stop "+remote.Quote(c)); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -300,5 +301,53 @@ func TestWatcherSimSGLangOOM(t *testing.T) {
 	}
 	if fail == nil || fail.Kind != "oom" || fail.Rank != 3 {
 		t.Fatalf("last failure %+v; want oom on rank 3", fail)
+	}
+}
+
+type countFollower struct{ started, stopped atomic.Int32 }
+
+func (f *countFollower) MarkStarted() { f.started.Add(1) }
+func (f *countFollower) MarkStopped() { f.stopped.Add(1) }
+
+// One Server shared by two callers: each call's events go to the emitter
+// of its context (nothing is rewired on the Server), the Server's own
+// emitter takes the rest, and every follower hears every launch and stop.
+func TestServerSharedEmittersAndFollowers(t *testing.T) {
+	t.Parallel()
+	d := startSim(t, sim.Options{LoadTime: time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	own, stopOwn := collect(t)
+	mine, stopMine := collect(t)
+	s := &load.Server{Host: d, Emitter: own, StopTimeout: 15 * time.Second,
+		Settings: load.Settings{Launch: "vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8", Log: d.LogPath()}}
+	var a, b countFollower
+	s.Follow(&a)
+	s.Follow(&b)
+	if _, err := s.Start(load.WithEmitter(ctx, mine), nil, nil); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	if err := s.Stop(ctx); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	actions := func(evs []phases.Event) string {
+		var out []string
+		for _, e := range evs {
+			if v, ok := e.Data.(phases.ServerEvent); ok {
+				out = append(out, v.Action)
+			}
+		}
+		return strings.Join(out, ",")
+	}
+	if got := actions(stopMine()); got != "start" {
+		t.Errorf("the starting caller's events = %q, want start", got)
+	}
+	if got := actions(stopOwn()); got != "stop,stopped" {
+		t.Errorf("the server's own events = %q, want stop,stopped", got)
+	}
+	for i, f := range []*countFollower{&a, &b} {
+		if f.started.Load() != 1 || f.stopped.Load() != 1 {
+			t.Errorf("follower %d: %d starts, %d stops, want 1 and 1", i, f.started.Load(), f.stopped.Load())
+		}
 	}
 }

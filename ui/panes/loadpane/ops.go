@@ -1,6 +1,7 @@
 package loadpane
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -69,6 +70,12 @@ func (m *Model) ready() error {
 	return nil
 }
 
+// opCtx is the context of the pane's own starts, stops and restarts: the
+// server's events for them go to the session through the pane's emitter.
+func (m *Model) opCtx() context.Context {
+	return load.WithEmitter(m.d.Ctx, m.emitter())
+}
+
 func (m *Model) start() tea.Cmd {
 	if err := m.ready(); err != nil {
 		return common.Error(err)
@@ -77,7 +84,7 @@ func (m *Model) start() tea.Cmd {
 		return common.Status("the server is already serving")
 	}
 	m.op = "starting"
-	s, ctx := m.server, m.d.Ctx
+	s, ctx := m.server, m.opCtx()
 	return func() tea.Msg {
 		_, err := s.Start(ctx, nil, nil)
 		return opDoneMsg{op: "start", err: err}
@@ -90,7 +97,7 @@ func (m *Model) stop() tea.Cmd {
 	}
 	run := func() tea.Cmd {
 		m.op = "stopping"
-		s, ctx := m.server, m.d.Ctx
+		s, ctx := m.server, m.opCtx()
 		return func() tea.Msg {
 			return opDoneMsg{op: "stop", err: s.Stop(ctx)}
 		}
@@ -124,7 +131,7 @@ func (m *Model) restart() tea.Cmd {
 		prompt: fmt.Sprintf("Restart with the torch profiler? It costs %s; uses %s", cost, how),
 		run: func() tea.Cmd {
 			m.op = "restarting"
-			s, ctx := m.server, m.d.Ctx
+			s, ctx := m.server, m.opCtx()
 			return func() tea.Msg {
 				_, err := s.Restart(ctx, flags, env)
 				return opDoneMsg{op: "restart", err: err}

@@ -124,9 +124,7 @@ func New(d *common.Deps) *Model {
 	} else {
 		m.watcher = load.NewWatcher(cfg)
 	}
-	m.server.Emitter = m.emitter()
-	m.server.BeforeLaunch = m.watcher.MarkStarted
-	m.server.BeforeStop = m.watcher.MarkStopped
+	m.server.Follow(m.watcher) // the campaign run's launches and stops too
 	return m
 }
 
