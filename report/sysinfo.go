@@ -5,18 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load/smi"
 	"github.com/profdeck/profdeck/remote"
 )
 
 // Commands GatherSystemInfo runs on the host.
 const (
-	SMIQueryCmd = "nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader,nounits"
 	SMITableCmd = "nvidia-smi"
 	// SysinfoMarker identifies the python probe's output (and lets the
 	// simulated host recognise the command).
@@ -84,9 +84,9 @@ func GatherSystemInfo(ctx context.Context, host remote.Host, launch string) (pha
 		return remote.Output(c, host, cmd)
 	}
 	var missing []string
-	if out, err := run(SMIQueryCmd, 20*time.Second); err != nil {
+	if out, err := run(smi.InfoCommand, 20*time.Second); err != nil {
 		missing = append(missing, "GPUs and driver ("+short(err)+")")
-	} else if g := parseSMIQuery(out); g.count == 0 {
+	} else if g := summarizeGPUs(smi.ParseInfo(out)); g.count == 0 {
 		missing = append(missing, "GPUs and driver (nvidia-smi printed no GPU)")
 	} else {
 		si.GPUName, si.GPUCount, si.GPUMemoryMiB, si.Driver = g.name, g.count, g.memMiB, g.driver
@@ -160,38 +160,28 @@ func short(err error) string {
 	return s
 }
 
-type smiGPUs struct {
+// gpuSummary is what the system information says of the GPUs InfoCommand
+// listed: the first one's name, driver and memory, how many, and each
+// model's count when they differ ("2 × NVIDIA H200, 1 × NVIDIA H100").
+type gpuSummary struct {
 	name, driver, mixed string
 	count, memMiB       int
 }
 
-// parseSMIQuery reads "name, driver_version, memory.total" CSV lines.
-func parseSMIQuery(out string) smiGPUs {
-	var g smiGPUs
+func summarizeGPUs(gpus []smi.GPU) gpuSummary {
+	var g gpuSummary
 	names := map[string]int{}
 	var order []string
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Split(strings.TrimSpace(line), ",")
-		if len(f) < 3 {
-			continue
-		}
-		for i := range f {
-			f[i] = strings.TrimSpace(f[i])
-		}
-		name := strings.Join(f[:len(f)-2], ", ")
-		driver, mem := f[len(f)-2], f[len(f)-1]
-		if name == "" || strings.HasPrefix(name, "name") || strings.Contains(driver, " ") {
-			continue // a header, or not this query's output
-		}
+	for _, gpu := range gpus {
 		g.count++
-		if names[name] == 0 {
-			order = append(order, name)
+		if names[gpu.Name] == 0 {
+			order = append(order, gpu.Name)
 		}
-		names[name]++
+		names[gpu.Name]++
 		if g.name == "" {
-			g.name, g.driver = name, driver
-			if v, err := strconv.Atoi(strings.TrimSuffix(mem, " MiB")); err == nil && v > 0 {
-				g.memMiB = v
+			g.name, g.driver = gpu.Name, gpu.Driver
+			if m := gpu.MemoryTotalMiB; m != nil && *m >= 1 && *m == math.Trunc(*m) && *m < math.MaxInt32 {
+				g.memMiB = int(*m)
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profdeck/profdeck/phases/load/smi"
 	"github.com/profdeck/profdeck/remote"
 )
 
@@ -35,16 +36,16 @@ func TestSummarizeModelConfig(t *testing.T) {
 
 func TestParseSMIQuery(t *testing.T) {
 	out := "NVIDIA H200, 580.105.08, 143771\nNVIDIA H200, 580.105.08, 143771\n\nNVIDIA H100 80GB HBM3, 580.105.08, [N/A]\n"
-	g := parseSMIQuery(out)
+	g := summarizeGPUs(smi.ParseInfo(out))
 	if g.count != 3 || g.name != "NVIDIA H200" || g.driver != "580.105.08" || g.memMiB != 143771 || g.mixed != "2 × NVIDIA H200, 1 × NVIDIA H100 80GB HBM3" {
 		t.Fatalf("%+v", g)
 	}
 	// With a header and units (someone's alias), still read.
-	g = parseSMIQuery("name, driver_version, memory.total [MiB]\nNVIDIA H200, 570.124.06, 143771 MiB\n")
+	g = summarizeGPUs(smi.ParseInfo("name, driver_version, memory.total [MiB]\nNVIDIA H200, 570.124.06, 143771 MiB\n"))
 	if g.count != 1 || g.memMiB != 143771 || g.driver != "570.124.06" {
 		t.Fatalf("%+v", g)
 	}
-	if g := parseSMIQuery("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."); g.count != 0 {
+	if g := summarizeGPUs(smi.ParseInfo("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.")); g.count != 0 {
 		t.Fatalf("%+v", g)
 	}
 }
@@ -98,7 +99,7 @@ func FuzzSysinfoParsers(f *testing.F) {
 	f.Add("NVIDIA H200, 580.105.08, 143771\n| CUDA Version: 13.0 |\n{\"marker\": \"profdeck-sysinfo\", \"torch\": \"2.9\"}")
 	f.Add(",,\n, , ,\nname,\n{\"marker\":\"profdeck-sysinfo\",\"config\":[1]}")
 	f.Fuzz(func(t *testing.T, out string) {
-		g := parseSMIQuery(out)
+		g := summarizeGPUs(smi.ParseInfo(out))
 		if g.count < 0 || (g.count > 0 && g.name == "") {
 			t.Fatalf("%+v", g)
 		}

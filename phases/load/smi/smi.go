@@ -68,10 +68,15 @@ const QueryCommand = "nvidia-smi --query-gpu=index,name,memory.used,memory.total
 // five alone (the poll before power.draw was added) are read too.
 var QueryFields = []string{"index", "name", "memory.used", "memory.total", "utilization.gpu", "power.draw"}
 
+// InfoCommand asks every GPU's name, driver and memory once, for the
+// system information; ParseInfo reads it.
+const InfoCommand = "nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader,nounits"
+
 // GPU is one GPU's reading.
 type GPU struct {
 	Index          int      `json:"index"`
 	Name           string   `json:"name"`
+	Driver         string   `json:"driver,omitempty"` // InfoCommand's driver_version
 	MemoryUsedMiB  *float64 `json:"memory_used_mib"`
 	MemoryTotalMiB *float64 `json:"memory_total_mib"`
 	UtilizationPct *float64 `json:"utilization_pct"`
@@ -90,6 +95,30 @@ func ParseQuery(text string) []GPU {
 		if g, ok := fromFields(QueryFields[:len(f)], f, -1); ok {
 			out = append(out, g)
 		}
+	}
+	return out
+}
+
+// ParseInfo parses the noheader,nounits CSV of InfoCommand, one GPU a line
+// in order (Index is the line's position). A name with a comma is kept
+// whole (the last two fields are the driver and the memory); headers and
+// lines of other output are skipped.
+func ParseInfo(text string) []GPU {
+	var out []GPU
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Split(strings.TrimSpace(line), ",")
+		if len(f) < 3 {
+			continue
+		}
+		for i := range f {
+			f[i] = strings.TrimSpace(f[i])
+		}
+		name := strings.Join(f[:len(f)-2], ", ")
+		driver, mem := f[len(f)-2], f[len(f)-1]
+		if name == "" || strings.HasPrefix(name, "name") || strings.Contains(driver, " ") {
+			continue // a header, or not this query's output
+		}
+		out = append(out, GPU{Index: len(out), Name: name, Driver: driver, MemoryTotalMiB: number(mem)})
 	}
 	return out
 }
