@@ -12,6 +12,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load/smi"
+	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/remote"
 )
 
@@ -118,7 +119,7 @@ func GatherSystemInfo(ctx context.Context, host remote.Host, launch string) (pha
 				missing = append(missing, "vLLM version (not installed for python3)")
 			}
 			if len(py.Config) > 0 {
-				if s, err := SummarizeModelConfig(py.Config); err == nil {
+				if s, err := model.Summarize(py.Config); err == nil {
 					si.ModelSummary = s
 				}
 			} else if si.Model != "" {

@@ -1,38 +1,12 @@
 package report
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/profdeck/profdeck/phases/load/smi"
 	"github.com/profdeck/profdeck/remote"
 )
-
-func TestSummarizeModelConfig(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "kimi-k2.5-config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := SummarizeModelConfig(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "kimi_k2: 61 layers, hidden 7168, 64 heads MLA, MoE 384 experts (8 active, 1 shared), vocab 163840, compressed-tensors int4 g32"
-	if got != want {
-		t.Fatalf("got  %q\nwant %q", got, want)
-	}
-	got, _ = SummarizeModelConfig([]byte(`{"model_type":"llama","num_hidden_layers":126,"hidden_size":16384,"num_attention_heads":128,"num_key_value_heads":8,"vocab_size":128256,"torch_dtype":"bfloat16"}`))
-	if got != "llama: 126 layers, hidden 16384, 128 heads (8 KV), vocab 128256, bfloat16" {
-		t.Fatalf("llama: %q", got)
-	}
-	for _, bad := range []string{``, `[]`, `{}`, `{"hidden_size":"x"}`} {
-		if _, err := SummarizeModelConfig([]byte(bad)); err == nil {
-			t.Errorf("%q: no error", bad)
-		}
-	}
-}
 
 func TestParseSMIQuery(t *testing.T) {
 	out := "NVIDIA H200, 580.105.08, 143771\nNVIDIA H200, 580.105.08, 143771\n\nNVIDIA H100 80GB HBM3, 580.105.08, [N/A]\n"
@@ -80,19 +54,6 @@ func TestModelFromLaunch(t *testing.T) {
 			t.Errorf("ModelFromLaunch(%q) = %q, want %q", in, got, want)
 		}
 	}
-}
-
-func FuzzSummarizeModelConfig(f *testing.F) {
-	b, _ := os.ReadFile(filepath.Join("testdata", "kimi-k2.5-config.json"))
-	f.Add(b)
-	f.Add([]byte(`{"quantization_config":{"config_groups":{"a":{"weights":{"num_bits":1e300}}}}}`))
-	f.Add([]byte(`{"text_config":5}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := SummarizeModelConfig(data)
-		if err == nil && s == "" {
-			t.Fatal("empty summary without an error")
-		}
-	})
 }
 
 func FuzzSysinfoParsers(f *testing.F) {

@@ -1,4 +1,4 @@
-package report
+package model
 
 import (
 	"encoding/json"
@@ -7,12 +7,15 @@ import (
 	"strings"
 )
 
-// SummarizeModelConfig turns a Hugging Face config.json into one line: the
+// Summarize turns a Hugging Face config.json into one line for the
+// system information, reading what Parse needs and what only describes the
+// model (aliases of older architectures, the dtype) without asking for
+// every field a plan needs: the
 // model type, layers, hidden size, heads, experts, vocabulary and
 // quantization, e.g. "kimi_k2: 61 layers, hidden 7168, 64 heads, MoE 384
 // experts (8 active, 1 shared), vocab 163840, compressed-tensors int4 g32".
 // A multimodal config's text_config is what is summarised.
-func SummarizeModelConfig(raw []byte) (string, error) {
+func Summarize(raw []byte) (string, error) {
 	var top map[string]any
 	if err := json.Unmarshal(raw, &top); err != nil {
 		return "", fmt.Errorf("model config: %w", err)
