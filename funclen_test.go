@@ -32,7 +32,6 @@ var longFuncs = map[string]int{
 	"phases/macro Sweep.run":                      132,
 	"report nb.macroRun":                          132,
 	"report nb.profileRun":                        127,
-	"phases/macro scanChunk":                      123,
 	"phases/macro/servermetrics reduce":           107,
 	"phases/profile run.window":                   106,
 	"remote/ssh Host.followOnce":                  98,

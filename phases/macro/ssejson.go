@@ -33,27 +33,9 @@ func scanChunk(data []byte, c *chunk) error {
 			if old == nil {
 				old = ch[:0]
 			}
-			choices = old[:0]
-			if !s.eat('[') {
-				return errScan
-			}
-			for i := 0; ; i++ {
-				s.ws()
-				if s.eat(']') {
-					break
-				}
-				if i > 0 && !s.eat(',') {
-					return errScan
-				}
-				var f choiceFlags
-				if i < len(old) {
-					f = old[i]
-				}
-				if err := s.choice(&f); err != nil {
-					return err
-				}
-				choices = append(choices, f)
-			}
+			var err error
+			choices, err = s.choices(old)
+			return err
 		case keyIs(key, "usage"):
 			if s.null() {
 				c.HasUsage, c.Prompt, c.Completion = false, 0, 0
@@ -101,18 +83,59 @@ func scanChunk(data []byte, c *chunk) error {
 	if s.i != len(s.b) {
 		return errScan
 	}
-	if len(errRaw) > 0 && string(errRaw) != "null" {
-		*c = chunk{Err: errorText(errRaw)}
+	if e, ok := errorChunk(errRaw, obj, msg); ok {
+		*c = e
 		return nil
+	}
+	c.fold(choices)
+	return nil
+}
+
+// errorChunk is the chunk of an event that reports an error: an "error"
+// member that is not null, or an object of type "error" (its message).
+func errorChunk(errRaw, obj, msg []byte) (chunk, bool) {
+	if len(errRaw) > 0 && string(errRaw) != "null" {
+		return chunk{Err: errorText(errRaw)}, true
 	}
 	if string(obj) == "error" {
 		m := unquote(msg)
 		if m == "" {
 			m = "error event"
 		}
-		*c = chunk{Err: m}
-		return nil
+		return chunk{Err: m}, true
 	}
+	return chunk{}, false
+}
+
+// choices reads a "choices" array over old's elements (a repeated key
+// decodes over the earlier one's, as encoding/json does), reusing old's
+// storage.
+func (s *jscan) choices(old []choiceFlags) ([]choiceFlags, error) {
+	out := old[:0]
+	if !s.eat('[') {
+		return nil, errScan
+	}
+	for i := 0; ; i++ {
+		s.ws()
+		if s.eat(']') {
+			return out, nil
+		}
+		if i > 0 && !s.eat(',') {
+			return nil, errScan
+		}
+		var f choiceFlags
+		if i < len(old) {
+			f = old[i]
+		}
+		if err := s.choice(&f); err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+}
+
+// fold sets the chunk's fields from its choices' flags.
+func (c *chunk) fold(choices []choiceFlags) {
 	c.Choices = len(choices)
 	for _, f := range choices {
 		c.Delta = c.Delta || f.content || f.reasoning || f.reasoning2 || f.role || f.tools
@@ -135,7 +158,6 @@ func scanChunk(data []byte, c *chunk) error {
 	if c.Token() {
 		c.Role = false
 	}
-	return nil
 }
 
 var errScan = errors.New("not a simple chunk")
