@@ -45,6 +45,7 @@ var longFuncs = map[string]int{
 	"phases/macro client.stream":                  85,
 	"report nb.ncclRun":                           84,
 	"remote/sim Start":                            84,
+	"ui/panes/macropane Model.table":              82,
 	"ui/panes/loadpane Model.event":               82,
 }
 
