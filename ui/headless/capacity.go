@@ -26,8 +26,9 @@ SLO capacity free. One replica's GPUs are TP × PP × DP as the sweep recorded i
 deployment (--tp, --pp, --nodes say otherwise). Every estimate (interpolation
 between levels, the curve's end) is said in the warnings. The campaign's
 capacity section gives the defaults. It reads the file it names (or the
-campaign's journal) only: no --host, and no --jsonl. Exit 0, 1 when no measured level met the
-SLO (no answer) or the document cannot be written, 2 for bad input.`
+campaign's journal) only: no --host, and no --jsonl. Exit 0, 1 when no
+measured level met the SLO (no answer) or the document cannot be written, 2
+for bad input.`
 
 // capacityBinds are the capacity flags that set campaign keys.
 var capacityBinds = []campaign.Flag{
