@@ -154,7 +154,7 @@ func (t *tracker) levelPart(now time.Time, p *phases.CommandProgress) string {
 		p.Level = fmt.Sprintf("%g req/s", lv.Rate)
 	}
 	p.LevelIndex, p.Levels, p.Planned, p.Unit = t.levelN, t.levels, lv.Requests, "requests"
-	s := "macro " + p.Level
+	s := p.Level
 	if t.levels > 0 {
 		s += fmt.Sprintf(" (%d of %d)", t.levelN, t.levels)
 	}
@@ -174,11 +174,16 @@ func (t *tracker) levelPart(now time.Time, p *phases.CommandProgress) string {
 		s += fmt.Sprintf(", %s of %s", formatSpan(elapsed), formatSpan(lv.DurationS))
 	}
 	if p.ETAS > 0 {
-		s += ", level ETA " + formatSpan(p.ETAS)
-		if rest := t.levels - t.levelN; rest > 0 {
-			per := mean(append(append([]float64(nil), t.levelDurs...), elapsed+p.ETAS))
-			p.PhaseETAS = p.ETAS + float64(rest)*per
-			s += ", sweep ETA ~" + formatSpan(p.PhaseETAS)
+		s += ", ETA " + formatSpan(p.ETAS)
+		// The levels to come at the pace of the last two finished (the
+		// nearest in concurrency); before two, only how many are left.
+		rest := t.levels - t.levelN
+		switch n := len(t.levelDurs); {
+		case rest > 0 && n >= 2:
+			p.PhaseETAS = p.ETAS + float64(rest)*mean(t.levelDurs[n-2:])
+			s += ", sweep ~" + formatSpan(p.PhaseETAS)
+		case rest > 0:
+			s += fmt.Sprintf(", then %d level(s)", rest)
 		}
 	}
 	return s

@@ -22,21 +22,27 @@ func TestTrackerSaysLevelRequestsAndETA(t *testing.T) {
 	ev := func(at time.Duration, kind string, d any) { tr.observe(phases.New(t0.Add(at), kind, d)) }
 	ev(0, phases.KindRunStarted, phases.RunStarted{Steps: []string{"doctor", "serve", "macro", "notebook"}})
 	ev(0, phases.KindRunStep, phases.RunStep{Name: "macro", State: phases.StepStarted})
-	ev(0, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro, Params: map[string]any{"concurrency": []int{1, 2, 4}}})
+	ev(0, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro, Params: map[string]any{"concurrency": []int{1, 2, 4, 8}}})
 	ev(0, phases.KindMacroLevelStarted, phases.LevelStarted{Concurrency: 1, Requests: 16})
+	ev(2*time.Second, phases.KindMacroTick, phases.MacroTick{Concurrency: 1, Completed: 4, LevelProgress: 0.25, LevelElapsedS: 2})
+	if p := tr.report(t0.Add(2 * time.Second)); p.PhaseETAS != 0 || !strings.Contains(p.Text, "C=1 (1 of 4): 4 of 16 requests, ETA 6s, then 3 level(s)") {
+		t.Fatalf("before two levels: %+v", p)
+	}
 	ev(10*time.Second, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, Completed: 16})
 	ev(10*time.Second, phases.KindMacroLevelStarted, phases.LevelStarted{Concurrency: 2, Requests: 16})
-	ev(14*time.Second, phases.KindMacroTick, phases.MacroTick{Concurrency: 2, Completed: 8, LevelProgress: 0.5, LevelElapsedS: 4})
-	p := tr.report(t0.Add(14 * time.Second))
-	if p.Level != "C=2" || p.LevelIndex != 2 || p.Levels != 3 || p.Done != 8 || p.Planned != 16 || p.StepIndex != 3 || p.Steps != 4 {
+	ev(16*time.Second, phases.KindMacroLevel, phases.LevelResult{Concurrency: 2, Completed: 16})
+	ev(16*time.Second, phases.KindMacroLevelStarted, phases.LevelStarted{Concurrency: 4, Requests: 16})
+	ev(20*time.Second, phases.KindMacroTick, phases.MacroTick{Concurrency: 4, Completed: 8, LevelProgress: 0.5, LevelElapsedS: 4})
+	p := tr.report(t0.Add(20 * time.Second))
+	if p.Level != "C=4" || p.LevelIndex != 3 || p.Levels != 4 || p.Done != 8 || p.Planned != 16 || p.StepIndex != 3 || p.Steps != 4 {
 		t.Fatalf("progress %+v", p)
 	}
 	// The level: 4 s for half, 4 s left; the sweep: one more level at the
-	// mean of 10 s and this one's 8 s.
-	if p.ETAS != 4 || p.PhaseETAS != 4+9 {
-		t.Fatalf("eta %v, phase eta %v, want 4 and 13", p.ETAS, p.PhaseETAS)
+	// mean of the last two, 10 s and 6 s.
+	if p.ETAS != 4 || p.PhaseETAS != 4+8 {
+		t.Fatalf("eta %v, phase eta %v, want 4 and 12", p.ETAS, p.PhaseETAS)
 	}
-	for _, want := range []string{"step macro (3 of 4)", "macro C=2 (2 of 3): 8 of 16 requests", "level ETA 4s", "sweep ETA ~13s", "14s in"} {
+	for _, want := range []string{"step macro (3 of 4)", "C=4 (3 of 4): 8 of 16 requests", ", ETA 4s", "sweep ~12s", "20s in"} {
 		if !strings.Contains(p.Text, want) {
 			t.Errorf("progress %q lacks %q", p.Text, want)
 		}
@@ -70,7 +76,7 @@ func TestSweepSaysWhereItStands(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	if !strings.Contains(errb.String(), "progress: macro C=1 (1 of 1): ") || !strings.Contains(errb.String(), " of 12 requests") {
+	if !strings.Contains(errb.String(), "progress: C=1 (1 of 1): ") || !strings.Contains(errb.String(), " of 12 requests") {
 		t.Fatalf("no progress line in stderr:\n%s", errb.String())
 	}
 	b, err := os.ReadFile(jsonl)
