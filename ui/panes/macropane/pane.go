@@ -60,6 +60,8 @@ type Model struct {
 	// levelTicks counts the ticks of the level now running (none: its
 	// series, when it comes, draws it).
 	samples, levelTicks                      int
+	readBack                                 bool // the sweep's seconds came from its series
+	newSweep                                 bool // a sweep started: its first result starts a new timeline
 	tpot50, tpot99, ttft, toks               ring
 	srvRun, srvQueue                         ring // server: running, and running+waiting
 	marks                                    []mark

@@ -459,6 +459,16 @@ func TestNewSweepStartsANewTimeline(t *testing.T) {
 	if m.samples == 0 || len(m.marks) == 0 || m.slo == nil || !strings.Contains(plain(m), "plateau") {
 		t.Fatalf("the first sweep: %d samples, %d marks, slo %v", m.samples, len(m.marks), m.slo)
 	}
+	// A sweep that ended before measuring anything (no server) leaves the
+	// last one's on screen.
+	failed := clock0.Add(30 * time.Minute)
+	m.Update(common.EventsMsg{At: failed, Events: []phases.Event{
+		phases.New(failed, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro}),
+		phases.New(failed, phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.Macro, Outcome: phases.OutcomeFailed, Err: "cannot reach the server"}),
+	}})
+	if m.samples == 0 || m.plateau == nil || len(m.levels) == 0 {
+		t.Fatal("a sweep that measured nothing wiped the last one")
+	}
 	at := clock0.Add(time.Hour)
 	m.Update(common.EventsMsg{At: at, Events: []phases.Event{
 		phases.New(at, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro}),

@@ -54,6 +54,9 @@ func TestReopenedJournalDrawsTheCharts(t *testing.T) {
 	if !slices.Equal(live.marks, reopened.marks) {
 		t.Errorf("marks: live %+v, reopened %+v", live.marks, reopened.marks)
 	}
+	if reopened.gpu.src != nil {
+		t.Error("the GPU strip of a sweep read back (it would read 0 W)")
+	}
 	// The charts' headline figures read the sweep's last seconds, not 0.
 	if v := plain(reopened); strings.Contains(v, "TPOT p50 0.0 ms") {
 		t.Errorf("the reopened charts are empty:\n%s", v)

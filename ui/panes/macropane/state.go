@@ -37,11 +37,20 @@ type level struct {
 // apply folds one event of the macro phase into the pane's state. It
 // reports whether the charts got a new sample.
 func (m *Model) apply(ev phases.Event) (sampled bool) {
-	switch d := ev.Data.(type) {
+	// A new sweep, here or elsewhere (the run, a replay), starts a new
+	// timeline with its first result: one that ends before it measured
+	// anything (no server) leaves the last sweep's on screen.
+	switch ev.Data.(type) {
 	case phases.PhaseStarted:
-		if d.Name == phases.Macro {
-			m.resetRun() // a new sweep, here or elsewhere (the run, a replay): a new timeline
+		m.newSweep = true
+	case phases.PhaseFinished, phases.Marker:
+	default:
+		if m.newSweep {
+			m.newSweep = false
+			m.resetRun()
 		}
+	}
+	switch d := ev.Data.(type) {
 	case phases.LevelStarted:
 		m.asked.conc, m.levelTicks = 0, 0
 		m.cur = &level{Started: d, Index: len(m.levels) + 1, StartedAt: ev.Time}
@@ -98,6 +107,9 @@ func (m *Model) apply(ev phases.Event) (sampled bool) {
 	case phases.GPUTelSample:
 		m.gpu.last, m.gpu.have = d, true
 	case phases.GPUTelSource:
+		if m.readBack {
+			break // a sweep read back: no strip (see drawSeries)
+		}
 		v := d
 		m.gpu.src = &v
 		m.chartsDirty = true // the strip takes rows from the charts
@@ -223,7 +235,7 @@ func (m *Model) resetRun() {
 		&m.gpu.power, &m.gpu.util, &m.gpu.link} {
 		r.v = r.v[:0]
 	}
-	m.samples, m.marks, m.chartsDirty = 0, nil, true
+	m.samples, m.marks, m.chartsDirty, m.readBack = 0, nil, true, false
 	m.slo = nil
 	m.levels = nil
 	m.plateau = nil
@@ -238,9 +250,13 @@ func (m *Model) resetRun() {
 }
 
 // drawSeries pushes a level's journalled seconds onto the charts as its
-// ticks would have (the GPU strip, not journalled per second, stays
-// blank there).
+// ticks would have. The GPU strip, not journalled per second, is not
+// drawn for a sweep read back (it would read 0 W).
 func (m *Model) drawSeries(d phases.MacroSeries) {
+	m.readBack = true
+	if m.gpu.src != nil {
+		m.gpu.src, m.chartsDirty = nil, true
+	}
 	for i := range d.Len() {
 		m.tpot50.push(d.TPOTp50ms[i])
 		m.tpot99.push(d.TPOTp99ms[i])
