@@ -34,6 +34,7 @@ type runner struct {
 	// the journal's): the plateau, the levels, the tokens per step.
 	sweep   *sweepFold
 	version string // the server's vLLM version, as its log or /version said
+	engine  string // the engine the server's log shows, "" until known
 
 	mode      string // the server as the last step left it
 	touched   bool   // a step of this run started, stopped or restarted the server
@@ -81,6 +82,9 @@ func (r *runner) see(ev phases.Event) {
 	r.sweep.see(ev)
 	if d, ok := ev.Data.(phases.Milestone); ok && d.Stage == "vllm_version" && r.cfg.Version == "" && d.Value != "" && r.sweep.mine {
 		r.version = d.Value
+	}
+	if d, ok := ev.Data.(phases.LoadState); ok && d.Engine != "" && r.sweep.mine {
+		r.engine = d.Engine // the engine the server's log shows
 	}
 }
 

@@ -236,9 +236,15 @@ func (r *runner) nccl(ctx context.Context) (string, string) {
 func (r *runner) profilerArgs() ([]string, map[string]string, string) {
 	r.settle()
 	r.mu.Lock()
-	v := r.version
+	v, engine := r.version, r.engine
 	r.mu.Unlock()
-	flags, env := load.ProfilerArgs(v, r.cfg.ProfilerDir)
+	if engine == "" || engine == "vllm" && r.cfg.Watch.Engine == "sglang" {
+		engine = r.cfg.Watch.Engine
+	}
+	flags, env := load.ProfilerArgsFor(engine, v, r.cfg.ProfilerDir)
+	if engine == "sglang" {
+		v = "SGLang"
+	}
 	if v == "" {
 		v = "unknown (taken as current)"
 	}

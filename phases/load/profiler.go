@@ -19,6 +19,17 @@ func ProfilerArgs(version, dir string) (flags []string, env map[string]string) {
 	return []string{"--profiler-config", cfg}, nil
 }
 
+// ProfilerArgsFor is ProfilerArgs for a serving engine: SGLang takes the
+// torch profiler's directory from SGLANG_TORCH_PROFILER_DIR (its
+// /start_profile then writes there; it has no flag for it), vLLM as
+// ProfilerArgs says.
+func ProfilerArgsFor(engine, version, dir string) (flags []string, env map[string]string) {
+	if engine == "sglang" {
+		return nil, map[string]string{"SGLANG_TORCH_PROFILER_DIR": dir}
+	}
+	return ProfilerArgs(version, dir)
+}
+
 type version struct{ major, minor int }
 
 func (v version) less(major, minor int) bool {

@@ -262,3 +262,15 @@ func TestLaunchCommandQuoting(t *testing.T) {
 func campaignServer(launch string, env map[string]string) Settings {
 	return Settings{Launch: launch, Env: env}
 }
+
+// SGLang takes its profiler's directory from the environment, whatever the
+// vLLM version known; vLLM's engine keeps its own rule.
+func TestProfilerArgsFor(t *testing.T) {
+	f, env := ProfilerArgsFor("sglang", "0.13.0", "/p")
+	if f != nil || len(env) != 1 || env["SGLANG_TORCH_PROFILER_DIR"] != "/p" {
+		t.Errorf("sglang: %v %v", f, env)
+	}
+	if f, env := ProfilerArgsFor("auto", "0.12.0", "/p"); f != nil || env["VLLM_TORCH_PROFILER_DIR"] != "/p" {
+		t.Errorf("auto at 0.12: %v %v", f, env)
+	}
+}

@@ -160,7 +160,7 @@ var (
 	reRedirect = regexp.MustCompile(`(?:^|[^0-9&>])>>?\s*([^\s&;|'"<>()]+)`)
 	reName     = regexp.MustCompile(`--name[= ]+([A-Za-z0-9_.-]+)`)
 	reAPIKey   = regexp.MustCompile(`--api-key[= ]+([A-Za-z0-9_.-]+)`)
-	reProfDir  = regexp.MustCompile(`VLLM_TORCH_PROFILER_DIR=([^\s'"]+)|"torch_profiler_dir"\s*:\s*"([^"]+)"`)
+	reProfDir  = regexp.MustCompile(`(?:VLLM|SGLANG)_TORCH_PROFILER_DIR=([^\s'"]+)|"torch_profiler_dir"\s*:\s*"([^"]+)"`)
 )
 
 // notLaunchers are commands that mention a launch line without running it.
@@ -184,7 +184,8 @@ func (d *Deployment) runLaunch(cmd string, out func(remote.Line)) error {
 		logPath = p
 	}
 	cmd += d.sourcedEnv(cmd)
-	profiler := strings.Contains(cmd, "--profiler-config") || strings.Contains(cmd, "VLLM_TORCH_PROFILER_DIR=")
+	profiler := strings.Contains(cmd, "--profiler-config") || strings.Contains(cmd, "VLLM_TORCH_PROFILER_DIR=") ||
+		strings.Contains(cmd, "SGLANG_TORCH_PROFILER_DIR=")
 	pid := d.launchCmd(logPath, profiler, cmd)
 	Stdout(out, strconv.Itoa(pid))
 	return nil

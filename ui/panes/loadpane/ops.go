@@ -118,10 +118,14 @@ func (m *Model) restart() tea.Cmd {
 		version = m.d.Campaign.Server.Version
 	}
 	dir := m.server.Settings.ProfilerDir
-	flags, env := load.ProfilerArgs(version, dir)
+	engine := m.engine
+	if engine == "" && m.d.Campaign != nil {
+		engine = m.d.Campaign.ServerEngine()
+	}
+	flags, env := load.ProfilerArgsFor(engine, version, dir)
 	how := "--profiler-config"
-	if len(env) > 0 {
-		how = "VLLM_TORCH_PROFILER_DIR"
+	for k := range env {
+		how = k // VLLM_TORCH_PROFILER_DIR or SGLANG_TORCH_PROFILER_DIR
 	}
 	cost := "a full reload"
 	if at, ok := m.milestones["ready"]; ok && at > 0 {
