@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -248,5 +249,45 @@ func TestCapacityNoDropBelowMet(t *testing.T) {
 	p, _ := PlanCapacity(sw, CapacityAsk{Rate: 10, SLO: "tpot=50ms", Headroom: 0.2})
 	if !capNear(p.Replica.Load, 12) || !capNear(p.Replica.RequestRate, 3) {
 		t.Fatalf("replica %+v, want C=12 at C=8's 3 req/s", p.Replica)
+	}
+}
+
+// From a journal: the sweep's start journalled its SLO, share and
+// deployment (what a macro.Sweep's params carry), so a plan read from the
+// journal judges on goodput and counts the recorded GPUs.
+func TestCapacityFromJournal(t *testing.T) {
+	sw := knownCurve()
+	kv := []any{phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: "macro", Params: map[string]any{
+		"slo": "tpot=50ms", "slo_share": 0.9,
+		"deployment": phases.Deployment{TP: 4, PP: 2, Nodes: 2, GPUs: 8, Source: "the launch command"}}}}
+	shares := []float64{1, 1, 1, 0.95, 0.5}
+	for i, l := range sw.Levels {
+		l.Goodput = &phases.Goodput{Share: shares[i], Met: shares[i] >= 0.9}
+		kv = append(kv, phases.KindMacroLevel, l)
+	}
+	kv = append(kv, phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: "macro"})
+	p := filepath.Join(t.TempDir(), "j.jsonl")
+	j, err := OpenJournal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range budgetEvents(kv...) {
+		if err := j.Append(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	got, err := LoadSweep(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := PlanCapacity(got, CapacityAsk{Rate: 10, Headroom: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// C=12 by the p90 TPOT between C=8 and C=16: 3.5 req/s, planned 2.8: 4 replicas of TP 4 × PP 2 on 2 nodes.
+	if plan.SLO.JudgedBy != "goodput" || *plan.Replicas != 4 || *plan.GPUs != 32 || *plan.Nodes != 8 ||
+		!strings.Contains(plan.Text, "TP 4 × PP 2") {
+		t.Fatalf("plan %+v: %s", plan.SLO, plan.Text)
 	}
 }
