@@ -291,3 +291,26 @@ func TestCapacityFromJournal(t *testing.T) {
 		t.Fatalf("plan %+v: %s", plan.SLO, plan.Text)
 	}
 }
+
+// An open-loop sweep is read by request rate: p90 TTFT 300 ms at 4 req/s
+// and 900 ms at 8 against ttft=500ms cross a third of the way: 5.33 req/s
+// asked, 3.9 + 2.6/3 = 4.767 served; with 20% headroom 3.813 per replica,
+// so 20 req/s needs 6 replicas, and no closed-loop warning.
+func TestCapacityOpenLoop(t *testing.T) {
+	mk := func(rate, rps, ttft float64) phases.LevelResult {
+		return phases.LevelResult{Rate: rate, Completed: 50, RequestThroughput: rps, OutputThroughput: 100 * rps,
+			MeanE2ELms: 1000 + ttft, P90TTFTms: ttft, MedianTTFTms: ttft / 2, P99TTFTms: ttft * 1.5}
+	}
+	sw := Sweep{Path: "open.json", Levels: []phases.LevelResult{mk(2, 2, 100), mk(8, 6.5, 900), mk(4, 3.9, 300)},
+		Deployment: &phases.Deployment{TP: 1, Nodes: 1}}
+	p, err := PlanCapacity(sw, CapacityAsk{Rate: 20, SLO: "ttft=500ms", Headroom: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Curve.Unit != "request_rate" || !capNear(p.Replica.Load, 4+4.0/3) || !capNear(p.Replica.RequestRate, 3.9+2.6/3) || *p.Replicas != 6 || *p.GPUs != 6 {
+		t.Fatalf("curve %s replica %+v replicas %d", p.Curve.Unit, p.Replica, *p.Replicas)
+	}
+	if strings.Contains(strings.Join(p.Warnings, "\n"), "closed loop") || !strings.Contains(p.Text, "at 5.33 req/s") {
+		t.Errorf("text %s warnings %v", p.Text, p.Warnings)
+	}
+}
