@@ -176,7 +176,7 @@ func (m *Model) statusBar() string {
 	}
 	var run []string
 	for _, e := range m.table {
-		if m.running[e.Phase] {
+		if m.running.Open(e.Phase) {
 			run = append(run, e.Phase)
 		}
 	}

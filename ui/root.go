@@ -44,7 +44,7 @@ type Model struct {
 	now     time.Time
 	conn    phases.ConnState
 	hasConn bool
-	running map[string]bool // phase name → running
+	running phases.Brackets // the phases running
 
 	campaignStep string // the campaign run's step under way ("" when none)
 
@@ -80,7 +80,7 @@ func NewWith(d *common.Deps, saver Saver, table []PaneEntry) *Model {
 	now := d.Now()
 	m := &Model{
 		d: d, table: table, panes: panes, help: h, note: ti, saver: saver,
-		start: now, now: now, running: map[string]bool{},
+		start: now, now: now,
 	}
 	if d.Session != nil {
 		m.updates = d.Session.Updates()
@@ -206,13 +206,10 @@ func (m *Model) route(b batchMsg) tea.Cmd {
 // observe keeps what the root shows itself: the link, the running phases and
 // the notebook's last write.
 func (m *Model) observe(ev phases.Event) {
+	m.running.See(ev)
 	switch d := ev.Data.(type) {
 	case phases.ConnState:
 		m.conn, m.hasConn = d, true
-	case phases.PhaseStarted:
-		m.running[d.Name] = true
-	case phases.PhaseFinished:
-		m.running[d.Name] = false
 	case phases.RunStep:
 		m.campaignStep = ""
 		if d.State == phases.StepStarted {

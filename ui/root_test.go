@@ -212,7 +212,7 @@ func TestEventsAreRoutedToTheirPane(t *testing.T) {
 	if !m.hasConn || m.conn.State != "up" {
 		t.Fatalf("connection state not taken: %+v", m.conn)
 	}
-	if !m.running[phases.Macro] {
+	if !m.running.Open(phases.Macro) {
 		t.Fatal("phase start not tracked")
 	}
 	if fs.kicks == 0 {
@@ -335,7 +335,8 @@ func TestHeaderAndStatusBarAt80Columns(t *testing.T) {
 	if components.Width(h) > 80 {
 		t.Fatalf("header is %d cells", components.Width(h))
 	}
-	m.running["macro"], m.campaignStep = true, "leave_server"
+	m.running.See(phases.New(time.Now(), phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro}))
+	m.campaignStep = "leave_server"
 	sb := m.statusBar()
 	if !strings.Contains(sb, "notebook notebook.md") || strings.Contains(sb, "/tmp/") {
 		t.Fatalf("status bar: %q", sb)

@@ -215,23 +215,14 @@ func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, aut
 func waitPhases(sess *report.Session, skip int, timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
 	for {
-		open := map[string]bool{}
+		var open phases.Brackets
 		evs := sess.Events()
 		for _, ev := range evs[min(skip, len(evs)):] {
-			switch v := ev.Data.(type) {
-			case phases.PhaseStarted:
-				open[v.Name] = v.Name != phases.Load
-			case phases.PhaseFinished:
-				open[v.Name] = false
-			case phases.RunStarted:
-				open["run"] = true
-			case phases.RunFinished:
-				open["run"] = false
-			}
+			open.See(ev)
 		}
 		waiting := false
-		for _, o := range open {
-			waiting = waiting || o
+		for _, name := range open.Names() {
+			waiting = waiting || name != phases.Load
 		}
 		if !waiting || time.Now().After(deadline) {
 			return
