@@ -36,7 +36,6 @@ var longFuncs = map[string]int{
 	"phases/profile run.window":                   106,
 	"remote/ssh Host.followOnce":                  98,
 	"phases/load/vllmlog Summary.Add":             96,
-	"phases/model fromHF":                         90,
 	"remote/sim Deployment.sglangScript":          90,
 	"ui/panes/macropane Model.apply":              90,
 	"remote/ssh planAuth":                         88,

@@ -158,49 +158,11 @@ func fromHF(hf hfConfig) (Config, error) {
 	c.Layers = need(hf.Layers, "num_hidden_layers")
 	c.Heads = need(hf.Heads, "num_attention_heads")
 	c.Vocab = need(hf.Vocab, "vocab_size")
-
-	if val(hf.KVLoraRank) > 0 {
-		c.Attention = AttnMLA
-		c.KVLoraRank = val(hf.KVLoraRank)
-		c.QLoraRank = val(hf.QLoraRank) // null or 0: q_proj straight from hidden
-		c.QKNope = need(hf.QKNope, "qk_nope_head_dim")
-		c.QKRope = need(hf.QKRope, "qk_rope_head_dim")
-		c.VHeadDim = need(hf.VHeadDim, "v_head_dim")
-		c.KVHeads = c.Heads
-	} else {
-		c.Attention = AttnGQA
-		c.KVHeads = val(hf.KVHeads)
-		if c.KVHeads == 0 {
-			c.KVHeads = c.Heads
-		}
-		c.HeadDim = val(hf.HeadDim)
-		if c.HeadDim == 0 && c.Heads > 0 {
-			c.HeadDim = c.Hidden / c.Heads
-		}
-	}
-
+	c.attention(hf, need)
 	if c.Layers > maxLayers {
 		return Config{}, fmt.Errorf("num_hidden_layers %d is not a plausible model", c.Layers)
 	}
-	c.Experts = val(hf.NRoutedExperts)
-	if c.Experts == 0 {
-		c.Experts = val(hf.NumExperts)
-	}
-	if c.Experts == 0 {
-		c.Experts = val(hf.NumLocalExperts)
-	}
-	if c.Experts > 0 {
-		c.TopK = need(hf.TopK, "num_experts_per_tok")
-		c.MoEIntermediate = val(hf.MoEIntermediate)
-		if c.MoEIntermediate == 0 { // Mixtral: the experts use intermediate_size
-			c.MoEIntermediate = need(hf.Intermediate, "moe_intermediate_size")
-		}
-		c.SharedExperts = val(hf.NSharedExperts)
-		c.SharedIntermediate = val(hf.SharedInter)
-		c.DenseLayers, c.MoELayers = layerSplit(hf, c.Layers)
-	} else {
-		c.DenseLayers = c.Layers
-	}
+	c.experts(hf, need)
 	if c.DenseLayers > 0 || c.Experts == 0 {
 		c.Intermediate = need(hf.Intermediate, "intermediate_size")
 	} else {
@@ -228,6 +190,55 @@ func fromHF(hf hfConfig) (Config, error) {
 	}
 	c.Quant = q
 	return c, nil
+}
+
+// attention reads the attention's kind and sizes: MLA when the config has
+// a kv_lora_rank, else grouped-query attention. need reads a required
+// field.
+func (c *Config) attention(hf hfConfig, need func(*int, string) int) {
+	if val(hf.KVLoraRank) > 0 {
+		c.Attention = AttnMLA
+		c.KVLoraRank = val(hf.KVLoraRank)
+		c.QLoraRank = val(hf.QLoraRank) // null or 0: q_proj straight from hidden
+		c.QKNope = need(hf.QKNope, "qk_nope_head_dim")
+		c.QKRope = need(hf.QKRope, "qk_rope_head_dim")
+		c.VHeadDim = need(hf.VHeadDim, "v_head_dim")
+		c.KVHeads = c.Heads
+		return
+	}
+	c.Attention = AttnGQA
+	c.KVHeads = val(hf.KVHeads)
+	if c.KVHeads == 0 {
+		c.KVHeads = c.Heads
+	}
+	c.HeadDim = val(hf.HeadDim)
+	if c.HeadDim == 0 && c.Heads > 0 {
+		c.HeadDim = c.Hidden / c.Heads
+	}
+}
+
+// experts reads the routed experts (DeepSeek's, Qwen-MoE's or Mixtral's
+// names) and splits the layers into dense and MoE ones.
+func (c *Config) experts(hf hfConfig, need func(*int, string) int) {
+	c.Experts = val(hf.NRoutedExperts)
+	if c.Experts == 0 {
+		c.Experts = val(hf.NumExperts)
+	}
+	if c.Experts == 0 {
+		c.Experts = val(hf.NumLocalExperts)
+	}
+	if c.Experts == 0 {
+		c.DenseLayers = c.Layers
+		return
+	}
+	c.TopK = need(hf.TopK, "num_experts_per_tok")
+	c.MoEIntermediate = val(hf.MoEIntermediate)
+	if c.MoEIntermediate == 0 { // Mixtral: the experts use intermediate_size
+		c.MoEIntermediate = need(hf.Intermediate, "moe_intermediate_size")
+	}
+	c.SharedExperts = val(hf.NSharedExperts)
+	c.SharedIntermediate = val(hf.SharedInter)
+	c.DenseLayers, c.MoELayers = layerSplit(hf, c.Layers)
 }
 
 // layerSplit counts dense and MoE layers from the config's layout fields:
