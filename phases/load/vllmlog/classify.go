@@ -13,7 +13,7 @@ var (
 	barRe = regexp.MustCompile(`^(.*?):\s*(\d{1,3})%(?:\s*Completed\s*\||\|[^|]*\|)?\s*(\d+)/(\d+)\s*\[([\d:?]+)<([\d:?]+)(?:,\s*([\d.?]+)\s*(it/s|s/it))?`)
 
 	rankLineRe  = regexp.MustCompile(`rank (\d+) in world size (\d+) is assigned as|world_size=(\d+) rank=(\d+) local_rank=(\d+)`)
-	loadStartRe = regexp.MustCompile(`Starting to load model (.+?)\.\.\.|Loading model from scratch|Loading drafter model`)
+	loadStartRe = regexp.MustCompile(`Starting to load model (.+?)\.\.\.|Loading model from scratch|Loading drafter model|Loading weights with BitsAndBytes quantization`)
 	// The memory profile's line also states the weights' size (V0 0.6–0.9).
 	profWeightsRe = regexp.MustCompile(`model weights take (-?[\d.]+) ?GiB`)
 	weightsRe     = regexp.MustCompile(`Loading weights took ([\d.]+) seconds`)
@@ -102,7 +102,7 @@ var rules = []rule{
 			r.Value = atof(m[4])
 		}
 	}},
-	{[]string{"Starting to load model", "Loading model from scratch", "Loading drafter model"}, loadStartRe, func(r *Record, m []string) { r.Kind = KindLoadStart }},
+	{[]string{"Starting to load model", "Loading model from scratch", "Loading drafter model", "Loading weights with BitsAndBytes"}, loadStartRe, func(r *Record, m []string) { r.Kind = KindLoadStart }},
 	{[]string{"Model loading took"}, modelRe, func(r *Record, m []string) {
 		r.Kind, r.GiB, r.Seconds = KindModelLoaded, atof(m[1]), atof(m[3])
 	}},

@@ -119,6 +119,7 @@ type procInfo struct {
 	weights *float64
 	worker  bool // printed under a worker's name
 	ray     bool // a Ray worker actor
+	loading bool // it started loading weights or read them: a rank's GPU
 }
 
 // NewSummary returns an empty summary.
@@ -206,6 +207,10 @@ func (s *Summary) Add(r Record) {
 	}
 	if r.Host != "" {
 		s.addHost(r.Host)
+	}
+	if r.Engine == "" && (r.Kind == KindLoadStart || r.Kind == KindWeightsRead) && (r.PID == 0 || isWorker(r.Proc)) {
+		// A process loading weights holds a GPU: a rank, printed or not.
+		s.proc(r).loading = true
 	}
 	if r.PID != 0 && r.Proc != "" && isWorker(r.Proc) {
 		p := s.proc(r)
@@ -417,7 +422,7 @@ func (s *Summary) ranks() []Rank {
 	for _, p := range s.procs {
 		if p.rank >= 0 {
 			known = append(known, p)
-		} else if p.weights != nil || p.ray {
+		} else if p.weights != nil || p.ray || p.loading && p.worker {
 			// A Ray worker is one GPU's rank whether or not its
 			// weights line was kept.
 			unknown = append(unknown, p)
@@ -434,7 +439,7 @@ func (s *Summary) ranks() []Rank {
 		}
 		out = append(out, Rank{Rank: p.rank, PID: pid, Name: p.name, Host: p.host, WeightsGiB: p.weights})
 	}
-	if !used[0] && s.driver != nil && s.driver.weights != nil {
+	if !used[0] && s.driver != nil && (s.driver.weights != nil || s.driver.loading && s.v0Workers) {
 		used[0] = true
 		var w *float64
 		if s.driver != nil {

@@ -38,7 +38,9 @@ var fixtures = map[string]want{
 	"vllm-log-21-slow-loading-tp0-pp0-and-v0.6-interleave.txt":     {state: "loaded", stage: "weights", shards: [2]int{163, 163}, weights: 79.41, ranks: 5},
 	"vllm-log-22-v0.5-single-gpu-and-tp8-with-external-poller.txt": {state: "loaded", stage: "cuda_graphs", shards: [2]int{3, 3}, weights: 13.5083, kvTokens: 54775 * 16, ranks: 7},
 	"vllm-log-23-v0.10-enginecore0-single-gpu-rocm.txt":            {state: "loaded", stage: "kv_cache", shards: [2]int{3, 3}, weights: 7.6785, loadSeconds: 2.195456, ranks: 1},
-	"vllm-log-24-stall-signals-shm-broadcast-and-nccl-debug.txt":   {state: "loaded", stage: "kv_cache", weights: 30.7098, loadSeconds: 11.18, kvTokens: 1126400, ranks: 2},
+	// Two logs in one file: the first's worker that read its weights is a
+	// rank as well as the second's driver and worker.
+	"vllm-log-24-stall-signals-shm-broadcast-and-nccl-debug.txt": {state: "loaded", stage: "kv_cache", weights: 30.7098, loadSeconds: 11.18, kvTokens: 1126400, ranks: 3},
 	// Real logs the parser misread before: wrappers, nested prefixes, collapsed pastes, "Timeout" in an identifier.
 	"real-01-ascend-npu-sync-with-timeout-identifier-FAILURE.txt": {state: "failed", stage: "starting", ranks: 1, failure: "device", failLine: "PTA call acl api failed"},
 	"real-02-ascend-nested-worker-prefix-FAILURE.txt":             {state: "failed", stage: "starting", ranks: 3, failure: "device", failLine: "NPU function error"},
