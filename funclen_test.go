@@ -33,7 +33,6 @@ var longFuncs = map[string]int{
 	"report nb.macroRun":                          132,
 	"report nb.profileRun":                        127,
 	"phases/macro/servermetrics reduce":           107,
-	"phases/profile run.window":                   106,
 	"remote/ssh Host.followOnce":                  98,
 	"phases/load/vllmlog Summary.Add":             96,
 	"remote/sim Deployment.sglangScript":          90,

@@ -307,40 +307,11 @@ func (r *run) window(ctx context.Context, model string, conc int, kind string) (
 		unprofiled = r.stepPeriod(ctx, ld, conc)
 	}
 
-	r.begin(ctx, "start_profile", "POST "+cfg.URL+"/start_profile")
-	stctx, stcancel := context.WithTimeout(ctx, startTimeout)
-	defer stcancel()
-	code, body, err := r.c.status(stctx, http.MethodPost, "/start_profile")
-	if err != nil {
-		return nil, fmt.Errorf("POST /start_profile: %w", err)
+	if err := r.startProfiler(ctx); err != nil {
+		return nil, err
 	}
-	if code == http.StatusNotFound {
-		return nil, ErrProfilerDisabled
-	}
-	if code != http.StatusOK {
-		return nil, fmt.Errorf("POST /start_profile: HTTP %d %s", code, body)
-	}
-	r.done(ctx, "profiler started")
-
 	rec, recErr := r.record(ctx, ld, conc, steps)
-	// Stop whatever happened: a server left recording fills its memory.
-	// After a cancel, send stop_profile but wait only briefly for the flush.
-	stopCtx, stopTimeout := ctx, cfg.StopTimeout
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		stopCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), cancelStopWait)
-		defer cancel()
-		stopTimeout = cancelStopWait
-	}
-	stopS, stopErr := r.stop(stopCtx, stopTimeout)
-	// The engine takes stop_profile between two steps: the steps counted
-	// once it answered are the steps the trace holds (the polls above
-	// stop up to one poll early).
-	if stopErr == nil && rec.haveSteps {
-		if m := r.c.metrics(ctx); m.haveSteps && m.steps >= rec.m1.steps {
-			rec.steps = int(m.steps - rec.m0.steps)
-		}
-	}
+	stopS, stopErr := r.stopProfiler(ctx, &rec)
 	stopLoad()
 	ld.wait()
 	var notes []string
@@ -358,19 +329,10 @@ func (r *run) window(ctx context.Context, model string, conc int, kind string) (
 		return nil, stopErr
 	}
 
-	r.begin(ctx, "collect", "new files in "+cfg.ProfilerDir)
-	files, err := r.newFiles(ctx, before)
+	files, s, err := r.collect(ctx, conc, before)
 	if err != nil {
 		return nil, err
 	}
-	r.done(ctx, fmt.Sprintf("%d new files", len(files)))
-
-	r.begin(ctx, "summarise", fmt.Sprintf("C=%d: %d new files", conc, len(files)))
-	s, err := summarise(ctx, cfg, files, func(d string) { r.progress(ctx, d) })
-	if err != nil {
-		return nil, err
-	}
-	r.done(ctx, s.Source)
 	s.Notes = append(notes, s.Notes...)
 	s.Level, s.Concurrency, s.StopS, s.Window = conc, []int{conc}, stopS, kind
 	s.WindowS, s.StepMix = rec.mix()
@@ -383,6 +345,66 @@ func (r *run) window(ctx context.Context, model string, conc int, kind string) (
 	}
 	r.perStep(s, rec, conc)
 	return s, nil
+}
+
+// startProfiler asks the server to start recording (POST /start_profile).
+func (r *run) startProfiler(ctx context.Context) error {
+	r.begin(ctx, "start_profile", "POST "+r.cfg.URL+"/start_profile")
+	stctx, stcancel := context.WithTimeout(ctx, startTimeout)
+	defer stcancel()
+	code, body, err := r.c.status(stctx, http.MethodPost, "/start_profile")
+	if err != nil {
+		return fmt.Errorf("POST /start_profile: %w", err)
+	}
+	if code == http.StatusNotFound {
+		return ErrProfilerDisabled
+	}
+	if code != http.StatusOK {
+		return fmt.Errorf("POST /start_profile: HTTP %d %s", code, body)
+	}
+	r.done(ctx, "profiler started")
+	return nil
+}
+
+// stopProfiler stops the recording whatever happened (a server left
+// recording fills its memory); after a cancel it sends stop_profile but
+// waits only briefly for the flush. It returns the stop's seconds, and
+// sets rec's steps to those the trace holds.
+func (r *run) stopProfiler(ctx context.Context, rec *recording) (float64, error) {
+	stopCtx, stopTimeout := ctx, r.cfg.StopTimeout
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		stopCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), cancelStopWait)
+		defer cancel()
+		stopTimeout = cancelStopWait
+	}
+	stopS, stopErr := r.stop(stopCtx, stopTimeout)
+	// The engine takes stop_profile between two steps: the steps counted
+	// once it answered are the steps the trace holds (the polls above
+	// stop up to one poll early).
+	if stopErr == nil && rec.haveSteps {
+		if m := r.c.metrics(ctx); m.haveSteps && m.steps >= rec.m1.steps {
+			rec.steps = int(m.steps - rec.m0.steps)
+		}
+	}
+	return stopS, stopErr
+}
+
+// collect finds the trace files the window wrote and summarises them.
+func (r *run) collect(ctx context.Context, conc int, before map[string]fileInfo) ([]fileInfo, *phases.ProfileSummary, error) {
+	r.begin(ctx, "collect", "new files in "+r.cfg.ProfilerDir)
+	files, err := r.newFiles(ctx, before)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.done(ctx, fmt.Sprintf("%d new files", len(files)))
+	r.begin(ctx, "summarise", fmt.Sprintf("C=%d: %d new files", conc, len(files)))
+	s, err := summarise(ctx, r.cfg, files, func(d string) { r.progress(ctx, d) })
+	if err != nil {
+		return nil, nil, err
+	}
+	r.done(ctx, s.Source)
+	return files, s, nil
 }
 
 // recording is what the load did between start_profile and stop_profile.
