@@ -38,7 +38,6 @@ var longFuncs = map[string]int{
 	"remote/sim Deployment.sglangScript":          90,
 	"ui/panes/macropane Model.apply":              90,
 	"remote/ssh planAuth":                         88,
-	"report classify":                             87,
 	"remote/ssh Host.start":                       86,
 	"phases/macro client.stream":                  85,
 	"report nb.ncclRun":                           84,

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -69,17 +70,6 @@ func classify(events []phases.Event) *classified {
 	// started just before the load's run is announced, a stop between two
 	// loads) wait for its next run, rather than making a run of their own.
 	pending := map[string][]phases.Event{}
-	addHost := func(h string) {
-		if h == "" {
-			return
-		}
-		for _, x := range c.hosts {
-			if x == h {
-				return
-			}
-		}
-		c.hosts = append(c.hosts, h)
-	}
 	for _, ev := range events {
 		if c.first.IsZero() || ev.Time.Before(c.first) {
 			c.first = ev.Time
@@ -87,19 +77,10 @@ func classify(events []phases.Event) *classified {
 		if ev.Time.After(c.last) {
 			c.last = ev.Time
 		}
+		if c.sessionEvent(ev) {
+			continue
+		}
 		switch d := ev.Data.(type) {
-		case phases.SessionStarted:
-			c.sessions = append(c.sessions, d)
-			addHost(d.Host)
-			continue
-		case phases.SystemInfo:
-			s := d
-			if c.system == nil || c.system.Host == d.Host || len(c.systems) == 0 {
-				c.system = &s // the head's (the first host's) for the campaign-wide rows
-			}
-			c.addSystem(d)
-			addHost(d.Host)
-			continue
 		case phases.PhaseStarted:
 			if p := normPhase(d.Name); p != "" {
 				r := &phaseRun{start: ev.Time, params: d.Params, events: pending[p]}
@@ -118,17 +99,6 @@ func classify(events []phases.Event) *classified {
 				open[p] = nil
 				continue
 			}
-		case phases.Note:
-			c.notes[normPhase(d.Pane)] = append(c.notes[normPhase(d.Pane)], ev)
-			continue
-		case phases.Marker:
-			c.notes[normPhase(d.Pane)] = append(c.notes[normPhase(d.Pane)], ev)
-			continue
-		case phases.ConnState, phases.ErrorEvent:
-			c.session = append(c.session, ev)
-			continue
-		case phases.GPUSample:
-			addHost(d.Host)
 		}
 		p := normPhase(ev.Phase)
 		if p == "" {
@@ -148,6 +118,44 @@ func classify(events []phases.Event) *classified {
 		r.events = append(r.events, evs...)
 	}
 	return c
+}
+
+// sessionEvent files an event of the session rather than of a phase's
+// run (its start, the system information, notes and markers, the link,
+// errors) and reports whether it took it; a GPU sample only names its host.
+func (c *classified) sessionEvent(ev phases.Event) bool {
+	switch d := ev.Data.(type) {
+	case phases.SessionStarted:
+		c.sessions = append(c.sessions, d)
+		c.addHost(d.Host)
+	case phases.SystemInfo:
+		s := d
+		if c.system == nil || c.system.Host == d.Host || len(c.systems) == 0 {
+			c.system = &s // the head's (the first host's) for the campaign-wide rows
+		}
+		c.addSystem(d)
+		c.addHost(d.Host)
+	case phases.Note:
+		c.notes[normPhase(d.Pane)] = append(c.notes[normPhase(d.Pane)], ev)
+	case phases.Marker:
+		c.notes[normPhase(d.Pane)] = append(c.notes[normPhase(d.Pane)], ev)
+	case phases.ConnState, phases.ErrorEvent:
+		c.session = append(c.session, ev)
+	case phases.GPUSample:
+		c.addHost(d.Host)
+		return false
+	default:
+		return false
+	}
+	return true
+}
+
+// addHost adds h to the hosts the journal names, once.
+func (c *classified) addHost(h string) {
+	if h == "" || slices.Contains(c.hosts, h) {
+		return
+	}
+	c.hosts = append(c.hosts, h)
 }
 
 func sortedPhases(m map[string][]phases.Event) []string {
