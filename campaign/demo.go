@@ -52,5 +52,7 @@ func Demo(dir string) *Campaign {
 		LatencyFrom:     c.Macro.LatencyFrom,
 	}
 	c.NCCL.NProc = 8
+	// The notebook answers how many GPUs 2,000 users need within the SLO.
+	c.Capacity = Capacity{Users: 2000, ThinkTime: Duration{30 * time.Second}, Headroom: DefaultHeadroom}
 	return c
 }
