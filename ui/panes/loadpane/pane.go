@@ -213,30 +213,7 @@ func (m *Model) event(e phases.Event) {
 		f := v
 		m.failure = &f
 	case phases.Diagnosis:
-		dg := v
-		m.diag, m.diagnosing = &dg, false
-		if v.Node != "" {
-			if m.nodeDiag == nil {
-				m.nodeDiag = map[string]*phases.Diagnosis{}
-			}
-			m.nodeDiag[v.Node] = &dg
-		}
-		lines := []string{"diagnosis: " + v.Verdict}
-		if v.Node != "" {
-			lines[0] = "diagnosis on " + v.Node + ": " + v.Verdict
-		}
-		for _, w := range v.Why {
-			lines = append(lines, "  · "+w)
-		}
-		for _, p := range v.Procs {
-			lines = append(lines, "  "+diagnose.ProcText(p))
-		}
-		for _, h := range v.Hints {
-			lines = append(lines, "  hint: "+h)
-		}
-		for _, l := range lines {
-			m.logs = append(m.logs, newLogEntry(e.Time, phases.LogLine{Rank: -1, Level: "WHY", Msg: l, Text: l}, nil))
-		}
+		m.diagnosis(e.Time, v)
 	case phases.Stall:
 		s := v
 		for h, st := range m.states {
@@ -251,21 +228,56 @@ func (m *Model) event(e phases.Event) {
 			m.logs = m.logs[len(m.logs)-maxLog:]
 		}
 	case phases.ServerEvent:
-		switch v.Action {
-		case "node_lost":
-			m.lost[v.Node] = true
-		case "node_back":
-			delete(m.lost, v.Node)
-		}
-		m.lastServer = v.Action
-		if v.Node != "" && v.Action != "node_lost" && v.Action != "node_back" {
-			m.lastServer = v.Node + " " + v.Action
-		}
-		if v.Detail != "" {
-			m.lastServer += ": " + v.Detail
-		}
-		m.logs = append(m.logs, newLogEntry(e.Time, phases.LogLine{Rank: -1, Level: "SERVER", Msg: m.lastServer, Text: m.lastServer}, nil))
+		m.serverEvent(e.Time, v)
 	}
+}
+
+// diagnosis keeps a load's diagnosis (per node too) and writes it into the
+// log view: verdict, why, processes, hints.
+func (m *Model) diagnosis(at time.Time, v phases.Diagnosis) {
+	dg := v
+	m.diag, m.diagnosing = &dg, false
+	if v.Node != "" {
+		if m.nodeDiag == nil {
+			m.nodeDiag = map[string]*phases.Diagnosis{}
+		}
+		m.nodeDiag[v.Node] = &dg
+	}
+	lines := []string{"diagnosis: " + v.Verdict}
+	if v.Node != "" {
+		lines[0] = "diagnosis on " + v.Node + ": " + v.Verdict
+	}
+	for _, w := range v.Why {
+		lines = append(lines, "  · "+w)
+	}
+	for _, p := range v.Procs {
+		lines = append(lines, "  "+diagnose.ProcText(p))
+	}
+	for _, h := range v.Hints {
+		lines = append(lines, "  hint: "+h)
+	}
+	for _, l := range lines {
+		m.logs = append(m.logs, newLogEntry(at, phases.LogLine{Rank: -1, Level: "WHY", Msg: l, Text: l}, nil))
+	}
+}
+
+// serverEvent keeps the server's last step (and the nodes lost) and writes
+// it into the log view.
+func (m *Model) serverEvent(at time.Time, v phases.ServerEvent) {
+	switch v.Action {
+	case "node_lost":
+		m.lost[v.Node] = true
+	case "node_back":
+		delete(m.lost, v.Node)
+	}
+	m.lastServer = v.Action
+	if v.Node != "" && v.Action != "node_lost" && v.Action != "node_back" {
+		m.lastServer = v.Node + " " + v.Action
+	}
+	if v.Detail != "" {
+		m.lastServer += ": " + v.Detail
+	}
+	m.logs = append(m.logs, newLogEntry(at, phases.LogLine{Rank: -1, Level: "SERVER", Msg: m.lastServer, Text: m.lastServer}, nil))
 }
 
 // addLog appends a log line, folding the same message from another rank
