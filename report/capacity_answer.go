@@ -88,6 +88,10 @@ func (p *CapacityPlan) interpolate(r *CapacityReplica, a, b CurvePoint, warn fun
 		loadName(a.Load, unit), a.RequestThroughput)
 }
 
+// maxReplicas is the most replicas a plan answers; past it the measured
+// replica served next to nothing for the traffic (or the traffic is absurd).
+const maxReplicas = 1e7
+
 // answer turns the traffic into replicas, GPUs and nodes.
 func (p *CapacityPlan) answer(ask CapacityAsk, warn func(string, ...any)) {
 	t := &p.Traffic
@@ -126,6 +130,11 @@ func (p *CapacityPlan) answer(ask CapacityAsk, warn func(string, ...any)) {
 	}
 	if e <= 0 {
 		warn("the SLO point has no mean E2E: Little's law cannot be applied")
+	}
+	if math.IsNaN(need) || math.IsInf(need, 0) || need > maxReplicas {
+		p.Text = fmt.Sprintf("no answer: %s over one replica's planned %.3g req/s (%s) is not a number of replicas this plan can give",
+			trafficText(ask), r.PlannedRequestRate, loadName(r.Load, p.Curve.Unit))
+		return
 	}
 	n := max(1, int(math.Ceil(need-1e-9)))
 	p.Replicas = &n

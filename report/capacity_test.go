@@ -314,3 +314,24 @@ func TestCapacityOpenLoop(t *testing.T) {
 		t.Errorf("text %s warnings %v", p.Text, p.Warnings)
 	}
 }
+
+// A replica that served nothing at its SLO point, or an absurd traffic,
+// gives no answer rather than an overflowed count.
+func TestCapacityNoAbsurdAnswer(t *testing.T) {
+	sw := knownCurve()
+	for i := range sw.Levels {
+		sw.Levels[i].RequestThroughput = 0
+	}
+	p, err := PlanCapacity(sw, CapacityAsk{Rate: 10, SLO: "tpot=50ms", Headroom: 0.2})
+	if err != nil || p.Replicas != nil || !strings.HasPrefix(p.Text, "no answer") {
+		t.Fatalf("%v %+v", err, p)
+	}
+	p, _ = PlanCapacity(knownCurve(), CapacityAsk{Rate: 1e300, SLO: "tpot=50ms", Headroom: 0.2})
+	if p.Replicas != nil {
+		t.Fatalf("1e300 req/s: %d replicas", *p.Replicas)
+	}
+	p, _ = PlanCapacity(knownCurve(), CapacityAsk{Users: 1 << 40, Think: time.Second, SLO: "tpot=50ms"})
+	if p.Replicas != nil {
+		t.Fatalf("2^40 users: %d replicas", *p.Replicas)
+	}
+}

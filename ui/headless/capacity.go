@@ -91,7 +91,7 @@ func CapacityMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	report.WriteCapacity(c.Human(), plan)
 	err = c.WriteJSON(plan)
 	if err == nil && plan.Replicas == nil {
-		err = errors.New("no answer: " + plan.Text)
+		err = errors.New("no answer: " + strings.TrimPrefix(plan.Text, "no answer: "))
 	}
 	return c.Exit(ctx, err)
 }
