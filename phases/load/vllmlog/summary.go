@@ -119,6 +119,7 @@ type procInfo struct {
 	weights *float64
 	worker  bool // printed under a worker's name
 	ray     bool // a Ray worker actor
+	v0      bool // V0's multiprocessing worker: one per GPU past the driver's
 	loading bool // it started loading weights or read them: a rank's GPU
 }
 
@@ -222,8 +223,10 @@ func (s *Summary) Add(r Record) {
 			p.ray = true
 		}
 		if r.Proc == "VllmWorkerProcess" {
-			// V0's multiprocessing executor: the unprefixed driver is rank 0.
+			// V0's multiprocessing executor: the unprefixed driver is rank 0,
+			// and each worker process holds one GPU whatever it printed.
 			s.v0Workers = true
+			p.v0 = true
 		}
 	}
 	s.finish()
@@ -422,7 +425,7 @@ func (s *Summary) ranks() []Rank {
 	for _, p := range s.procs {
 		if p.rank >= 0 {
 			known = append(known, p)
-		} else if p.weights != nil || p.ray || p.loading && p.worker {
+		} else if p.weights != nil || p.ray || p.v0 || p.loading && p.worker {
 			// A Ray worker is one GPU's rank whether or not its
 			// weights line was kept.
 			unknown = append(unknown, p)

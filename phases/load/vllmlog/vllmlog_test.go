@@ -22,7 +22,7 @@ type want struct {
 
 var fixtures = map[string]want{
 	"vllm-log-02-v0.12-tp8-llama4scout-h200.txt":                   {state: "loaded", stage: "compile", shards: [2]int{50, 50}, weights: 27.8072, loadSeconds: 495.846125, ranks: 7},
-	"vllm-log-03-v0.7.1-tp8-a100-sagemaker-ansi.txt":               {version: "0.7.1", state: "loaded", stage: "cuda_graphs", weights: 3.97}, // from its memory profile: "model weights take 3.97GiB"
+	"vllm-log-03-v0.7.1-tp8-a100-sagemaker-ansi.txt":               {version: "0.7.1", state: "loaded", stage: "cuda_graphs", weights: 3.97, ranks: 2}, // from its memory profile: "model weights take 3.97GiB"; the excerpt shows two of its V0 worker processes
 	"vllm-log-04-v0.8.2-tp4-v1-vllmworker-dsv2lite.txt":            {state: "loaded", stage: "weights", shards: [2]int{4, 4}, weights: 7.3858, loadSeconds: 4.037179, ranks: 4},
 	"vllm-log-05-v0.9-rocm-tp4-dsr1-prefix-then-bar.txt":           {state: "loading", stage: "weights", shards: [2]int{105, 163}, ranks: 1},
 	"vllm-log-07-ascend-dp-tp-ep-loading-timeout-FAILURE.txt":      {state: "failed", stage: "weights", shards: [2]int{138, 161}, ranks: 1, failure: "timeout", failLine: "launch_core_engines"},
@@ -31,11 +31,11 @@ var fixtures = map[string]want{
 	"vllm-log-10-v0.2x-dsv4-tp-ep-worker-TP0_EP0-slow-loading.txt": {state: "loading", stage: "weights", shards: [2]int{13, 46}, ranks: 2},
 	"vllm-log-11-v0.8.3-tp8-h20-dsv2lite-hang-FAILURE.txt":         {version: "0.8.3", state: "loading", stage: "starting"},
 	"vllm-log-13-v0.6-tp8-v0-memory-profiling-gpu-blocks.txt":      {state: "loaded", stage: "cuda_graphs", weights: 18.4902, kvTokens: 5691 * 16, ranks: 8},
-	"vllm-log-14-nccl-errors-v0.5-v0.8-FAILURE.txt":                {state: "failed", stage: "starting", failure: "nccl", failLine: "NCCL error: unhandled system error", ranks: 1}, // the Ray worker pid 880
+	"vllm-log-14-nccl-errors-v0.5-v0.8-FAILURE.txt":                {state: "failed", stage: "starting", failure: "nccl", failLine: "NCCL error: unhandled system error", ranks: 2}, // the Ray worker pid 880, and the V0 worker pid 232 that failed in init_device
 	"vllm-log-16-v0.11-dp-tp-ep-openpangu-ws32-cudagraph.txt":      {state: "loaded", stage: "cuda_graphs", ranks: 4},
 	"vllm-log-17-v0.10.2-tp4-ep-slow-shards-graph-capture.txt":     {state: "loaded", stage: "cuda_graphs", shards: [2]int{74, 96}, ranks: 4},
 	"vllm-log-19-v0.17-v0.2x-kvcache-cudagraph-memory-lines.txt":   {state: "loaded", stage: "cuda_graphs", shards: [2]int{9, 9}, weights: 12.66, loadSeconds: 31.657031, kvTokens: 188640, ranks: 2},
-	"vllm-log-21-slow-loading-tp0-pp0-and-v0.6-interleave.txt":     {state: "loaded", stage: "weights", shards: [2]int{163, 163}, weights: 79.41, ranks: 5},
+	"vllm-log-21-slow-loading-tp0-pp0-and-v0.6-interleave.txt":     {state: "loaded", stage: "weights", shards: [2]int{163, 163}, weights: 79.41, ranks: 10}, // four excerpts: TP0, PP0, a V0 worker, and the HPU block's seven V0 workers (its driver is the rank 0 already seen)
 	"vllm-log-22-v0.5-single-gpu-and-tp8-with-external-poller.txt": {state: "loaded", stage: "cuda_graphs", shards: [2]int{3, 3}, weights: 13.5083, kvTokens: 54775 * 16, ranks: 7},
 	"vllm-log-23-v0.10-enginecore0-single-gpu-rocm.txt":            {state: "loaded", stage: "kv_cache", shards: [2]int{3, 3}, weights: 7.6785, loadSeconds: 2.195456, ranks: 1},
 	// Two logs in one file: the first's worker that read its weights is a
