@@ -263,6 +263,13 @@ read:
 		// Read the end of the response so the connection is reused.
 		_, _ = io.Copy(io.Discard, io.LimitReader(sr.br, 64<<10))
 	}
+	c.endStream(ctx, rec, tl, live, lv)
+}
+
+// endStream sets a read stream's figures: its end, its tokens (counted by
+// the server's tokenizer when no usage came), the tokens the level had not
+// counted yet, and its latencies; a stream without a token fails.
+func (c *client) endStream(ctx context.Context, rec *Record, tl *timeline, passed int, lv live) {
 	rec.endAt = time.Now()
 	if rec.Failure == "" && tl.final < 0 && len(tl.at) > 0 && !tl.textCut && c.canTokenize.Load() {
 		// No usage: the server's tokenizer counts what it sent.
@@ -271,7 +278,7 @@ read:
 		}
 	}
 	tl.finish(rec)
-	if d := rec.OutputTokens - live; rec.Failure == "" && d > 0 && lv != nil {
+	if d := rec.OutputTokens - passed; rec.Failure == "" && d > 0 && lv != nil {
 		// Without usage on every chunk a chunk counted as one token; the
 		// final usage gives the ones that went uncounted (chunks of several
 		// tokens), so the level's throughput has them too.
