@@ -170,56 +170,67 @@ func (n *nb) ncclRun(r *phaseRun) {
 		return
 	}
 	if len(bursts) > 0 {
-		n.ln("All-reduce burst of one decode step:\n")
-		n.ln("| M | all-reduces | bytes each | total ms | µs each | CUDA graph ms | graph µs each | ranks |")
-		n.ln("|---:|---:|---:|---:|---:|---:|---:|---:|")
-		for _, b := range bursts {
-			g, gp := "—", "—"
-			if b.GraphMs > 0 {
-				g, gp = fmt.Sprintf("%.3f", b.GraphMs), fmt.Sprintf("%.1f", b.GraphPerOpUs)
-			}
-			n.p("| %d | %d | %s | %.3f | %.1f | %s | %s | %d |\n", b.M, b.Count, units.Bytes(b.Bytes), b.TotalMs, b.PerOpUs, g, gp, b.NProc)
-		}
-		n.ln("")
+		n.bursts(bursts)
 	}
 	if len(a2a) > 0 && noEP(r.params) {
 		n.p("All-to-All: timed at %d sizes, not shown: this deployment runs without expert parallelism (model.ep: false), so its decode step sends no All-to-All.\n\n", len(a2a))
 		a2a = nil
 	}
 	if len(a2a) > 0 {
-		n.ln("All-to-All:\n")
-		nodes := a2a[len(a2a)-1].Nodes > 1
+		n.allToAll(a2a, cliff)
+	}
+}
+
+// bursts is the table of the all-reduce burst of one decode step, per M.
+func (n *nb) bursts(bursts []phases.NCCLBurst) {
+	n.ln("All-reduce burst of one decode step:\n")
+	n.ln("| M | all-reduces | bytes each | total ms | µs each | CUDA graph ms | graph µs each | ranks |")
+	n.ln("|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, b := range bursts {
+		g, gp := "—", "—"
+		if b.GraphMs > 0 {
+			g, gp = fmt.Sprintf("%.3f", b.GraphMs), fmt.Sprintf("%.1f", b.GraphPerOpUs)
+		}
+		n.p("| %d | %d | %s | %.3f | %.1f | %s | %s | %d |\n", b.M, b.Count, units.Bytes(b.Bytes), b.TotalMs, b.PerOpUs, g, gp, b.NProc)
+	}
+	n.ln("")
+}
+
+// allToAll is the All-to-All table per size (with the bytes off node on
+// several nodes), the cliff marked, and the cliff's line.
+func (n *nb) allToAll(a2a []phases.NCCLAllToAll, cliff *phases.NCCLCliff) {
+	n.ln("All-to-All:\n")
+	nodes := a2a[len(a2a)-1].Nodes > 1
+	if nodes {
+		n.ln("| tokens/GPU | bytes | off node | µs | algbw GB/s | busbw GB/s | |")
+		n.ln("|---:|---:|---:|---:|---:|---:|---|")
+	} else {
+		n.ln("| tokens/GPU | bytes | µs | algbw GB/s | busbw GB/s | |")
+		n.ln("|---:|---:|---:|---:|---:|---|")
+	}
+	for _, a := range a2a {
+		mark := ""
+		if cliff != nil && a.Tokens == cliff.Tokens {
+			mark = "**cliff**"
+		}
+		off := ""
 		if nodes {
-			n.ln("| tokens/GPU | bytes | off node | µs | algbw GB/s | busbw GB/s | |")
-			n.ln("|---:|---:|---:|---:|---:|---:|---|")
-		} else {
-			n.ln("| tokens/GPU | bytes | µs | algbw GB/s | busbw GB/s | |")
-			n.ln("|---:|---:|---:|---:|---:|---|")
+			off = " " + units.Bytes(a.OffNodeBytes) + " |"
 		}
-		for _, a := range a2a {
-			mark := ""
-			if cliff != nil && a.Tokens == cliff.Tokens {
-				mark = "**cliff**"
-			}
-			off := ""
-			if nodes {
-				off = " " + units.Bytes(a.OffNodeBytes) + " |"
-			}
-			n.p("| %d | %s |%s %.1f | %.2f | %.2f | %s |\n", a.Tokens, units.Bytes(a.Bytes), off, a.Us, a.AlgBW, a.BusBW, mark)
+		n.p("| %d | %s |%s %.1f | %.2f | %.2f | %s |\n", a.Tokens, units.Bytes(a.Bytes), off, a.Us, a.AlgBW, a.BusBW, mark)
+	}
+	n.ln("")
+	if t := nccl.OffNodeText(a2a); t != "" {
+		n.ln(strings.ToUpper(t[:1]) + t[1:] + ".\n")
+	}
+	if cliff != nil {
+		ratio := 0.0
+		if cliff.FromUs > 0 {
+			ratio = cliff.ToUs / cliff.FromUs
 		}
-		n.ln("")
-		if t := nccl.OffNodeText(a2a); t != "" {
-			n.ln(strings.ToUpper(t[:1]) + t[1:] + ".\n")
-		}
-		if cliff != nil {
-			ratio := 0.0
-			if cliff.FromUs > 0 {
-				ratio = cliff.ToUs / cliff.FromUs
-			}
-			n.p("**Cliff:** at %d tokens per GPU latency grows %.1f× (%.1f → %.1f µs).\n\n", cliff.Tokens, ratio, cliff.FromUs, cliff.ToUs)
-		} else {
-			n.ln("No cliff: All-to-All latency never more than doubled between sizes.\n")
-		}
+		n.p("**Cliff:** at %d tokens per GPU latency grows %.1f× (%.1f → %.1f µs).\n\n", cliff.Tokens, ratio, cliff.FromUs, cliff.ToUs)
+	} else {
+		n.ln("No cliff: All-to-All latency never more than doubled between sizes.\n")
 	}
 }
 
