@@ -39,7 +39,6 @@ var longFuncs = map[string]int{
 	"ui/panes/macropane Model.apply":              90,
 	"remote/ssh planAuth":                         88,
 	"remote/ssh Host.start":                       86,
-	"remote/sim Start":                            84,
 	"ui/panes/macropane Model.table":              82,
 }
 

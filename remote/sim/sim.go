@@ -194,20 +194,8 @@ func Start(ctx context.Context, opt Options) (*Deployment, error) {
 	if seed == 0 {
 		seed = 1
 	}
-	if opt.Emulator.Model == "" {
-		opt.Emulator.Model = opt.Model
-	}
-	if opt.Engine == EngineSGLang {
-		opt.Emulator.Engine = vllmemu.EngineSGLang
-	}
 	step := opt.stepModel()
-	if e := opt.Emulator; e.StepFunc == nil && e.StepTime == 0 && e.StepPerSeq == 0 && e.PrefillPerToken == 0 {
-		// The step times follow the step model unless they are given.
-		opt.Emulator.StepFunc = step.StepTime
-		if opt.Emulator.MaxBatchedTokens == 0 {
-			opt.Emulator.MaxBatchedTokens = DefaultMaxBatchedTokens
-		}
-	}
+	opt.completeEmulator(step)
 	dctx, cancel := context.WithCancel(ctx)
 	d := &Deployment{
 		opt:      opt,
@@ -259,6 +247,24 @@ func Start(ctx context.Context, opt Options) (*Deployment, error) {
 		d.launch(opt.LogPath, false)
 	}
 	return d, nil
+}
+
+// completeEmulator fills the emulator's model and engine from the
+// deployment's, and its step times from the step model unless they are
+// given.
+func (opt *Options) completeEmulator(step *StepModel) {
+	if opt.Emulator.Model == "" {
+		opt.Emulator.Model = opt.Model
+	}
+	if opt.Engine == EngineSGLang {
+		opt.Emulator.Engine = vllmemu.EngineSGLang
+	}
+	if e := opt.Emulator; e.StepFunc == nil && e.StepTime == 0 && e.StepPerSeq == 0 && e.PrefillPerToken == 0 {
+		opt.Emulator.StepFunc = step.StepTime
+		if opt.Emulator.MaxBatchedTokens == 0 {
+			opt.Emulator.MaxBatchedTokens = DefaultMaxBatchedTokens
+		}
+	}
 }
 
 // Deployment is a host, and says it is simulated.
