@@ -177,12 +177,8 @@ func afterLine(data []byte, n int) []byte {
 // reduce picks the vLLM figures out of the parsed families.
 func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 	var s Snapshot
-	engines := map[string]bool{}
-	found := map[string]bool{}
-	kvNew, kvOld := math.NaN(), math.NaN()
-	promptHist := 0.0
+	a := &vllmSums{s: &s, engines: map[string]bool{}, found: map[string]bool{}, kvNew: math.NaN(), kvOld: math.NaN()}
 	var sg sglangFigures
-	var sig signals
 	for _, fams := range chunks {
 		for name, mf := range fams {
 			if key, ok := sglangName(name, mf); ok {
@@ -193,58 +189,11 @@ func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 			}
 			key := canonical(name, mf)
 			for _, m := range mf.GetMetric() {
-				if h := m.GetHistogram(); h != nil && key == namePromptHist {
-					if sum := h.GetSampleSum(); !math.IsNaN(sum) && !math.IsInf(sum, 0) {
-						promptHist += sum
-						found[key] = true
-						engines[engineOf(m)] = true
-					}
-					continue
-				}
-				if h := m.GetHistogram(); h != nil && key == nameIterTokens {
-					if n, sum := float64(h.GetSampleCount()), h.GetSampleSum(); !math.IsNaN(sum) && !math.IsInf(sum, 0) {
-						s.Steps += n
-						s.StepTokens += sum
-						found[key] = true
-						engines[engineOf(m)] = true
-					}
-					continue
-				}
-				v, ok := value(m)
-				if !ok {
-					continue
-				}
-				switch key {
-				case nameRunning:
-					s.Running += v
-				case nameWaiting:
-					s.Waiting += v
-				case nameKVCache:
-					kvNew = nanMax(kvNew, v)
-				case nameKVCacheOld:
-					kvOld = nanMax(kvOld, v)
-				case namePreemptions:
-					s.Preemptions += v
-				case nameGenTokens:
-					s.GenerationTokens += v
-				case nameSpecAccept:
-					s.SpecAccepted += v
-				case nameSpecDraft:
-					s.SpecDraft += v
-				case namePromptTok:
-					s.PromptTokens += v
-				case nameRequests:
-					s.Requests += v
-				default:
-					if !sig.add(&s, key, v) {
-						continue
-					}
-				}
-				found[key] = true
-				engines[engineOf(m)] = true
+				a.add(key, m)
 			}
 		}
 	}
+	engines, found, kvNew, kvOld, promptHist, sig := a.engines, a.found, a.kvNew, a.kvOld, a.promptHist, &a.sig
 	switch {
 	case found[namePromptTok]:
 		s.PromptTokensMetric = namePromptTok
@@ -281,6 +230,70 @@ func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 		sort.Strings(s.Found)
 	}
 	return s
+}
+
+// vllmSums adds up the samples of vLLM's families into a Snapshot, with
+// what reduce decides at the end: the families and engines seen, the two
+// KV cache gauges and the prompt histogram's sum.
+type vllmSums struct {
+	s                        *Snapshot
+	engines, found           map[string]bool
+	kvNew, kvOld, promptHist float64
+	sig                      signals
+}
+
+// add folds one sample of the family key in.
+func (a *vllmSums) add(key string, m *dto.Metric) {
+	s := a.s
+	if h := m.GetHistogram(); h != nil && key == namePromptHist {
+		if sum := h.GetSampleSum(); !math.IsNaN(sum) && !math.IsInf(sum, 0) {
+			a.promptHist += sum
+			a.found[key] = true
+			a.engines[engineOf(m)] = true
+		}
+		return
+	}
+	if h := m.GetHistogram(); h != nil && key == nameIterTokens {
+		if n, sum := float64(h.GetSampleCount()), h.GetSampleSum(); !math.IsNaN(sum) && !math.IsInf(sum, 0) {
+			s.Steps += n
+			s.StepTokens += sum
+			a.found[key] = true
+			a.engines[engineOf(m)] = true
+		}
+		return
+	}
+	v, ok := value(m)
+	if !ok {
+		return
+	}
+	switch key {
+	case nameRunning:
+		s.Running += v
+	case nameWaiting:
+		s.Waiting += v
+	case nameKVCache:
+		a.kvNew = nanMax(a.kvNew, v)
+	case nameKVCacheOld:
+		a.kvOld = nanMax(a.kvOld, v)
+	case namePreemptions:
+		s.Preemptions += v
+	case nameGenTokens:
+		s.GenerationTokens += v
+	case nameSpecAccept:
+		s.SpecAccepted += v
+	case nameSpecDraft:
+		s.SpecDraft += v
+	case namePromptTok:
+		s.PromptTokens += v
+	case nameRequests:
+		s.Requests += v
+	default:
+		if !a.sig.add(s, key, v) {
+			return
+		}
+	}
+	a.found[key] = true
+	a.engines[engineOf(m)] = true
 }
 
 // canonical maps a family name to the names above: counters may come
