@@ -36,7 +36,6 @@ var longFuncs = map[string]int{
 	"remote/sim Deployment.sglangScript":          90,
 	"ui/panes/macropane Model.apply":              90,
 	"remote/ssh planAuth":                         88,
-	"remote/ssh Host.start":                       86,
 	"ui/panes/macropane Model.table":              82,
 }
 

@@ -89,22 +89,7 @@ func (h *Host) start(ctx context.Context, c *conn, cmd string, stdin io.Reader) 
 			stdinW.Close()
 		}()
 	}
-	got := make(chan error, 1)
-	go func() {
-		for {
-			line, err := p.stdout.ReadString('\n')
-			// rc files may print first, even without a newline.
-			if i := strings.Index(line, pgidMarker); i >= 0 && strings.HasSuffix(line, "\n") {
-				p.pgid, _ = strconv.Atoi(strings.TrimSpace(line[i+len(pgidMarker):]))
-				got <- nil
-				return
-			}
-			if err != nil {
-				got <- fmt.Errorf("no process group line from the shell: %w", err)
-				return
-			}
-		}
-	}()
+	got := p.readPGID()
 	select {
 	case err = <-got:
 	case <-ctx.Done():
@@ -125,6 +110,28 @@ func (h *Host) start(ctx context.Context, c *conn, cmd string, stdin io.Reader) 
 		release()
 	}()
 	return p, nil
+}
+
+// readPGID reads the shell's first stdout lines until the one that
+// reports its process group, and sends nil (p.pgid set) or why not.
+func (p *proc) readPGID() <-chan error {
+	got := make(chan error, 1)
+	go func() {
+		for {
+			line, err := p.stdout.ReadString('\n')
+			// rc files may print first, even without a newline.
+			if i := strings.Index(line, pgidMarker); i >= 0 && strings.HasSuffix(line, "\n") {
+				p.pgid, _ = strconv.Atoi(strings.TrimSpace(line[i+len(pgidMarker):]))
+				got <- nil
+				return
+			}
+			if err != nil {
+				got <- fmt.Errorf("no process group line from the shell: %w", err)
+				return
+			}
+		}
+	}()
+	return got
 }
 
 // newSession opens a session, retrying for a while when sshd refuses it:
