@@ -35,7 +35,6 @@ var longFuncs = map[string]int{
 	"phases/load/vllmlog Summary.Add":             96,
 	"remote/sim Deployment.sglangScript":          90,
 	"ui/panes/macropane Model.apply":              90,
-	"remote/ssh planAuth":                         88,
 	"ui/panes/macropane Model.table":              82,
 }
 

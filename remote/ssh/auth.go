@@ -174,6 +174,29 @@ func (p *authPlan) describe() string {
 	return s
 }
 
+// agentSigners are the keys of the ssh-agent at SSH_AUTH_SOCK (none
+// without one); the agent's connection is kept to sign with, and a failure
+// is said in skipped.
+func (p *authPlan) agentSigners() []gossh.Signer {
+	sock := os.Getenv("SSH_AUTH_SOCK")
+	if sock == "" {
+		return nil
+	}
+	conn, err := net.DialTimeout("unix", sock, 2*time.Second)
+	if err != nil {
+		p.skipped = append(p.skipped, "ssh-agent at "+sock+": "+err.Error())
+		return nil
+	}
+	p.closers = append(p.closers, conn)
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	signers, err := agent.NewClient(conn).Signers()
+	conn.SetDeadline(time.Time{})
+	if err != nil {
+		p.skipped = append(p.skipped, "ssh-agent: "+err.Error())
+	}
+	return signers
+}
+
 // planAuth orders the keys like OpenSSH: agent keys that match an identity
 // file, other agent keys (unless IdentitiesOnly), then identity files not in
 // the agent. The explicit identity comes before the config's; the default
@@ -217,21 +240,7 @@ func planAuth(c *hostConfig, o *Options, k *keyring, a asker) (*authPlan, error)
 		ids = append(ids, id)
 	}
 
-	var agentSigners []gossh.Signer
-	if sock := os.Getenv("SSH_AUTH_SOCK"); sock != "" {
-		conn, err := net.DialTimeout("unix", sock, 2*time.Second)
-		if err != nil {
-			p.skipped = append(p.skipped, "ssh-agent at "+sock+": "+err.Error())
-		} else {
-			p.closers = append(p.closers, conn)
-			conn.SetDeadline(time.Now().Add(5 * time.Second))
-			agentSigners, err = agent.NewClient(conn).Signers()
-			conn.SetDeadline(time.Time{})
-			if err != nil {
-				p.skipped = append(p.skipped, "ssh-agent: "+err.Error())
-			}
-		}
-	}
+	agentSigners := p.agentSigners()
 	used := map[int]bool{}
 	inAgent := func(pub gossh.PublicKey) int {
 		for i, s := range agentSigners {
