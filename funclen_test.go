@@ -31,7 +31,6 @@ var longFuncs = map[string]int{
 	"phases/macro Sweep.run":                      132,
 	"report nb.macroRun":                          132,
 	"report nb.profileRun":                        127,
-	"remote/ssh Host.followOnce":                  98,
 	"phases/load/vllmlog Summary.Add":             96,
 	"remote/sim Deployment.sglangScript":          90,
 	"ui/panes/macropane Model.apply":              90,

@@ -164,19 +164,7 @@ func (h *Host) followOnce(ctx context.Context, c *conn, path string, st *followS
 		}
 		return false, h.wrap("starting tail -F "+path, err)
 	}
-	f := strings.Fields(rest + " - -")
-	start, _ := strconv.ParseInt(f[0], 10, 64)
-	if start != st.off {
-		note := fmt.Sprintf("%s is missing; waiting for it and reading it from its beginning", path)
-		if f[2] != "-" && f[2] != "" {
-			note = fmt.Sprintf("%s was truncated or replaced (now %s bytes, was read to %d); reading it from its beginning", path, f[2], st.off)
-		}
-		st.reset()
-		out(remote.FollowEvent{Reset: true, Note: note})
-	}
-	if f[1] != "-" {
-		st.ino = f[1]
-	}
+	st.header(path, rest, out)
 	var sp splitter
 	var carry []byte
 	buf := make([]byte, 32<<10)
@@ -222,18 +210,44 @@ func (h *Host) followOnce(ctx context.Context, c *conn, path string, st *followS
 			break
 		}
 	}
+	return read, h.tailEnded(ctx, p, path)
+}
+
+// header reads the script's first line (the offset tail starts at, the
+// file's inode and size): a start other than where the last tail stopped
+// means the file is missing, or was truncated or replaced.
+func (st *followState) header(path, rest string, out func(remote.FollowEvent)) {
+	f := strings.Fields(rest + " - -")
+	start, _ := strconv.ParseInt(f[0], 10, 64)
+	if start != st.off {
+		note := fmt.Sprintf("%s is missing; waiting for it and reading it from its beginning", path)
+		if f[2] != "-" && f[2] != "" {
+			note = fmt.Sprintf("%s was truncated or replaced (now %s bytes, was read to %d); reading it from its beginning", path, f[2], st.off)
+		}
+		st.reset()
+		out(remote.FollowEvent{Reset: true, Note: note})
+	}
+	if f[1] != "-" {
+		st.ino = f[1]
+	}
+}
+
+// tailEnded is why a tail's output ended: the context, a session that did
+// not end, or its exit; a tail that may outlive a dropped link is kept to
+// be killed later.
+func (h *Host) tailEnded(ctx context.Context, p *proc, path string) error {
 	ended, werr := p.result(2 * time.Second)
 	if ctx.Err() != nil {
-		return read, ctx.Err()
+		return ctx.Err()
 	}
 	if !ended || lost(werr) {
 		h.addOrphan(p.pgid) // tail may outlive a silently dropped link
 	}
 	if !ended {
-		return read, errors.New("tail output ended but its session did not")
+		return errors.New("tail output ended but its session did not")
 	}
 	if werr == nil {
-		return read, errors.New("tail ended")
+		return errors.New("tail ended")
 	}
-	return read, h.exitError("tail -F "+path, werr, "")
+	return h.exitError("tail -F "+path, werr, "")
 }
