@@ -25,7 +25,6 @@ var longTables = map[string]string{}
 // length when it was listed, to be split, longest first; no other
 // function may join them (one listed that grew is logged).
 var longFuncs = map[string]int{
-	"remote/ssh sshConfig.resolveDepth":           149,
 	"remote/sim/vllmemu Emulator.serveCompletion": 148,
 	"remote/sim/vllmemu Emulator.schedule":        144,
 	"phases/macro Sweep.run":                      132,

@@ -196,8 +196,30 @@ func (sc *sshConfig) resolveDepth(spec string, depth int, withJumps bool) (*host
 	} else if v != "" && !strings.EqualFold(v, "none") {
 		return nil, fmt.Errorf("ssh target %q: ProxyCommand is not supported; use ProxyJump", spec)
 	}
-	if c.HostName, err = get("HostName"); err != nil {
+	if err := sc.resolveAddress(c, alias, get); err != nil {
 		return nil, err
+	}
+	if err := sc.resolveKeys(c, alias, get); err != nil {
+		return nil, err
+	}
+	if err := resolveTimers(c, alias, get); err != nil {
+		return nil, err
+	}
+	if !withJumps {
+		return c, nil
+	}
+	if err := sc.resolveJumps(c, alias, depth, get); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// resolveAddress sets the host name, port and user (those of the target
+// first, then the config's, then the defaults).
+func (sc *sshConfig) resolveAddress(c *hostConfig, alias string, get func(string) (string, error)) error {
+	var err error
+	if c.HostName, err = get("HostName"); err != nil {
+		return err
 	}
 	if c.HostName == "" {
 		c.HostName = alias
@@ -206,27 +228,33 @@ func (sc *sshConfig) resolveDepth(spec string, depth int, withJumps bool) (*host
 	if c.Port == 0 {
 		v, err := get("Port")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		c.Port = 22
 		if v != "" {
 			if c.Port, err = strconv.Atoi(v); err != nil || c.Port <= 0 || c.Port > 65535 {
-				return nil, fmt.Errorf("ssh config for %q: bad Port %q", alias, v)
+				return fmt.Errorf("ssh config for %q: bad Port %q", alias, v)
 			}
 		}
 	}
 	if c.User == "" {
 		if c.User, err = get("User"); err != nil {
-			return nil, err
+			return err
 		}
 		if c.User == "" {
 			c.User = localUser()
 		}
 	}
+	return nil
+}
+
+// resolveKeys sets the identity files and the known-hosts files and how
+// they are used.
+func (sc *sshConfig) resolveKeys(c *hostConfig, alias string, get func(string) (string, error)) error {
 	tok := tokens(c, alias)
 	ids, err := sc.getAll(alias, "IdentityFile")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, id := range ids {
 		if strings.EqualFold(id, "none") {
@@ -235,7 +263,7 @@ func (sc *sshConfig) resolveDepth(spec string, depth int, withJumps bool) (*host
 		c.IdentityFiles = append(c.IdentityFiles, expandPath(id, tok))
 	}
 	if v, err := get("IdentitiesOnly"); err != nil {
-		return nil, err
+		return err
 	} else {
 		c.IdentitiesOnly = strings.EqualFold(v, "yes")
 	}
@@ -245,7 +273,7 @@ func (sc *sshConfig) resolveDepth(spec string, depth int, withJumps bool) (*host
 	}{{"UserKnownHostsFile", &c.KnownHosts}, {"GlobalKnownHostsFile", &c.GlobalKnown}} {
 		v, err := get(pair.key)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, f := range strings.Fields(v) {
 			if !strings.EqualFold(f, "none") {
@@ -262,64 +290,73 @@ func (sc *sshConfig) resolveDepth(spec string, depth int, withJumps bool) (*host
 		c.GlobalKnown = []string{"/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"}
 	}
 	if v, err := get("HashKnownHosts"); err != nil {
-		return nil, err
+		return err
 	} else {
 		c.HashKnownHosts = strings.EqualFold(v, "yes")
 	}
 	if v, err := get("StrictHostKeyChecking"); err != nil {
-		return nil, err
+		return err
 	} else {
 		c.AcceptNew = strings.EqualFold(v, "accept-new")
 	}
+	return nil
+}
+
+// resolveTimers sets the connect timeout and the keep-alive's interval and
+// count.
+func resolveTimers(c *hostConfig, alias string, get func(string) (string, error)) error {
 	if v, err := get("ConnectTimeout"); err != nil {
-		return nil, err
+		return err
 	} else if v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return nil, fmt.Errorf("ssh config for %q: bad ConnectTimeout %q", alias, v)
+			return fmt.Errorf("ssh config for %q: bad ConnectTimeout %q", alias, v)
 		}
 		c.ConnectTimeout = time.Duration(n) * time.Second
 	}
 	if v, err := get("ServerAliveInterval"); err != nil {
-		return nil, err
+		return err
 	} else if v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return nil, fmt.Errorf("ssh config for %q: bad ServerAliveInterval %q", alias, v)
+			return fmt.Errorf("ssh config for %q: bad ServerAliveInterval %q", alias, v)
 		}
 		c.AliveInterval = time.Duration(n) * time.Second
 	}
 	c.AliveCountMax = 3
 	if v, err := get("ServerAliveCountMax"); err != nil {
-		return nil, err
+		return err
 	} else if v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("ssh config for %q: bad ServerAliveCountMax %q", alias, v)
+			return fmt.Errorf("ssh config for %q: bad ServerAliveCountMax %q", alias, v)
 		}
 		c.AliveCountMax = n
 	}
-	if !withJumps {
-		return c, nil
-	}
+	return nil
+}
+
+// resolveJumps resolves ProxyJump's hops into c.Jumps, the first hop's own
+// jumps first.
+func (sc *sshConfig) resolveJumps(c *hostConfig, alias string, depth int, get func(string) (string, error)) error {
 	pj, err := get("ProxyJump")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if pj == "" || strings.EqualFold(pj, "none") {
-		return c, nil
+		return nil
 	}
 	hops := strings.Split(pj, ",")
 	for i, hop := range hops {
 		hop = strings.TrimSpace(hop)
 		if hop == "" {
-			return nil, fmt.Errorf("ssh config for %q: empty hop in ProxyJump %q", alias, pj)
+			return fmt.Errorf("ssh config for %q: empty hop in ProxyJump %q", alias, pj)
 		}
 		// The first hop may have its own ProxyJump; later hops are reached
 		// through the ones before them, as ssh -J does.
 		hc, err := sc.resolveDepth(hop, depth+1, i == 0)
 		if err != nil {
-			return nil, fmt.Errorf("ProxyJump %q of %q: %w", hop, alias, err)
+			return fmt.Errorf("ProxyJump %q of %q: %w", hop, alias, err)
 		}
 		if i == 0 {
 			c.Jumps = append(c.Jumps, hc.Jumps...)
@@ -327,7 +364,7 @@ func (sc *sshConfig) resolveDepth(spec string, depth int, withJumps bool) (*host
 		}
 		c.Jumps = append(c.Jumps, hc)
 	}
-	return c, nil
+	return nil
 }
 
 func localUser() string {
