@@ -313,52 +313,64 @@ func (n *nb) profileRun(r *phaseRun) {
 		if len(s.Notes) > 0 {
 			n.ln("")
 		}
-		if len(s.Categories) > 0 {
-			cats := make([]string, 0, len(s.Categories))
-			for k := range s.Categories {
-				cats = append(cats, k)
-			}
-			sort.Slice(cats, func(i, j int) bool {
-				if s.Categories[cats[i]] != s.Categories[cats[j]] {
-					return s.Categories[cats[i]] > s.Categories[cats[j]]
-				}
-				return cats[i] < cats[j]
-			})
-			perStep := len(s.PerStepUs) > 0
-			if perStep {
-				n.ln("| category | ms | share | ms per decode step |")
-				n.ln("|---|---:|---:|---:|")
-			} else {
-				n.ln("| category | ms | share |")
-				n.ln("|---|---:|---:|")
-			}
-			for _, k := range cats {
-				share := 0.0
-				if s.TotalCUDAUs > 0 {
-					share = 100 * s.Categories[k] / s.TotalCUDAUs
-				}
-				if perStep {
-					n.p("| %s | %.2f | %.1f%% | %.3f |\n", mdCell(k), s.Categories[k]/1000, share, s.PerStepUs[k]/1000)
-				} else {
-					n.p("| %s | %.2f | %.1f%% |\n", mdCell(k), s.Categories[k]/1000, share)
-				}
-			}
-			n.ln("")
-		}
-		if len(s.Top) > 0 {
-			n.ln("| top kernels | category | self CUDA ms | calls |")
-			n.ln("|---|---|---:|---:|")
-			for i, k := range s.Top {
-				if i == 15 {
-					break
-				}
-				n.p("| `%s` | %s | %.2f | %d |\n", noTicks(mdCell(k.Name)), mdCell(k.Category), k.SelfCUDAUs/1000, k.Calls)
-			}
-			n.ln("")
-		}
+		n.profileCategories(s)
+		n.profileTop(s.Top)
 	}
 	if !found {
 		n.ln("No profile summarised.\n")
+	}
+}
+
+// profileCategories is the summary's device time per category, largest
+// first, with the time per decode step where the summary has it.
+func (n *nb) profileCategories(s phases.ProfileSummary) {
+	if len(s.Categories) == 0 {
+		return
+	}
+	cats := make([]string, 0, len(s.Categories))
+	for k := range s.Categories {
+		cats = append(cats, k)
+	}
+	sort.Slice(cats, func(i, j int) bool {
+		if s.Categories[cats[i]] != s.Categories[cats[j]] {
+			return s.Categories[cats[i]] > s.Categories[cats[j]]
+		}
+		return cats[i] < cats[j]
+	})
+	perStep := len(s.PerStepUs) > 0
+	if perStep {
+		n.ln("| category | ms | share | ms per decode step |")
+		n.ln("|---|---:|---:|---:|")
+	} else {
+		n.ln("| category | ms | share |")
+		n.ln("|---|---:|---:|")
+	}
+	for _, k := range cats {
+		share := 0.0
+		if s.TotalCUDAUs > 0 {
+			share = 100 * s.Categories[k] / s.TotalCUDAUs
+		}
+		if perStep {
+			n.p("| %s | %.2f | %.1f%% | %.3f |\n", mdCell(k), s.Categories[k]/1000, share, s.PerStepUs[k]/1000)
+		} else {
+			n.p("| %s | %.2f | %.1f%% |\n", mdCell(k), s.Categories[k]/1000, share)
+		}
+	}
+	n.ln("")
+}
+
+// profileTop is the summary's top kernels (15 at most).
+func (n *nb) profileTop(top []phases.Kernel) {
+	if len(top) > 0 {
+		n.ln("| top kernels | category | self CUDA ms | calls |")
+		n.ln("|---|---|---:|---:|")
+		for i, k := range top {
+			if i == 15 {
+				break
+			}
+			n.p("| `%s` | %s | %.2f | %d |\n", noTicks(mdCell(k.Name)), mdCell(k.Category), k.SelfCUDAUs/1000, k.Calls)
+		}
+		n.ln("")
 	}
 }
 
