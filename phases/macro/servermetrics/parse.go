@@ -287,10 +287,18 @@ func (a *vllmSums) add(key string, m *dto.Metric) {
 		s.PromptTokens += v
 	case nameRequests:
 		s.Requests += v
+	case namePrefixQueries:
+		a.sig.queries += v
+	case namePrefixHits:
+		a.sig.hits += v
+	case namePrefixQueriesOld:
+		a.sig.queriesOld += v
+	case namePrefixHitsOld:
+		a.sig.hitsOld += v
+	case nameSpecDrafts:
+		s.SpecDrafts += v
 	default:
-		if !a.sig.add(s, key, v) {
-			return
-		}
+		return
 	}
 	a.found[key] = true
 	a.engines[engineOf(m)] = true

@@ -19,29 +19,11 @@ const (
 	nameSpecDrafts       = "vllm:spec_decode_num_drafts_total"
 )
 
-// signals are the counters above as one text sums them; the old prefix
-// names count only when the new ones are absent.
+// signals are the prefix-cache counters above as one text sums them
+// (vllmSums.add sums them); the old names count only when the new ones are
+// absent.
 type signals struct {
 	queries, hits, queriesOld, hitsOld float64
-}
-
-// add sums v into the counter key names; false when key is none of them.
-func (g *signals) add(s *Snapshot, key string, v float64) bool {
-	switch key {
-	case namePrefixQueries:
-		g.queries += v
-	case namePrefixHits:
-		g.hits += v
-	case namePrefixQueriesOld:
-		g.queriesOld += v
-	case namePrefixHitsOld:
-		g.hitsOld += v
-	case nameSpecDrafts:
-		s.SpecDrafts += v
-	default:
-		return false
-	}
-	return true
 }
 
 // fill sets the snapshot's prefix-cache counters from what was found.
