@@ -2,8 +2,11 @@ package campaign
 
 import (
 	"flag"
+	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/profdeck/profdeck/phases/macro"
 )
 
 // TestQuickSimSetsOnlyWhatIsLeftAtItsDefault: on host sim the sweep's
@@ -46,5 +49,30 @@ func TestQuickSimSetsOnlyWhatIsLeftAtItsDefault(t *testing.T) {
 	}
 	if got := c.QuickSim(true); got != nil || c.Macro.Requests != 64 {
 		t.Fatalf("another host: %q, requests %d", got, c.Macro.Requests)
+	}
+}
+
+// TestQuickSimKeepsATypedDefault: a value typed equal to the default, by
+// a flag or in the file, is the user's and stays; only keys nobody set
+// get the quick settings.
+func TestQuickSimKeepsATypedDefault(t *testing.T) {
+	c, err := Parse([]byte("host: sim\nmacro:\n  warmup: " + fmt.Sprint(Defaults().Macro.Warmup) + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.Int("requests", 0, "")
+	fs.Int("output-len", 0, "")
+	args := []string{"--requests", fmt.Sprint(macro.DefaultRequests), "--output-len", fmt.Sprint(macro.DefaultOutputLen)}
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ApplyFlags(fs, Flag{Name: "requests", Key: "macro.requests"}, Flag{Name: "output-len", Key: "macro.output_len"}); err != nil {
+		t.Fatal(err)
+	}
+	got := c.QuickSim(true)
+	if !slices.Equal(got, []string{"sim.load_time 20s"}) || c.Macro.Requests != macro.DefaultRequests ||
+		c.Macro.OutputLen != macro.DefaultOutputLen || c.Macro.Warmup != Defaults().Macro.Warmup {
+		t.Fatalf("typed defaults replaced: %q, %+v", got, c.Macro)
 	}
 }
