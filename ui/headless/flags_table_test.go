@@ -348,6 +348,7 @@ func flagRows(dir string) []flagRow {
 		{cmds: "run", args: []string{"--keep=false"}, get: func(r resolved) any { return r.run.Keep }, want: false},
 		// the long commands
 		{cmds: "sweep run micro nccl profile", args: []string{"--progress-every", "2s"}, get: func(r resolved) any { return r.cmd.progressEvery }, want: 2 * time.Second},
+		{cmds: "sweep run micro nccl profile", args: []string{"--progress-every", "0s"}, wantErr: "--progress-every: must be more than 0"},
 	}
 }
 

@@ -110,7 +110,8 @@ type Command struct {
 	// jsonlW is jsonl behind a lock: the engine's lines and the progress
 	// events are written whole, never interleaved.
 	jsonlW *lockedWriter
-	// progressEvery is --progress-every (0: the default).
+	// progressEvery is --progress-every (0: not given, the default; given,
+	// it must be more than 0).
 	progressEvery time.Duration
 	// quick is what the simulated host's quick settings set
 	// (campaign.QuickSim), said once the host is open.
@@ -175,6 +176,9 @@ func (c *Command) parseFiles(args []string, least, most int) ([]string, error) {
 	}
 	if len(pos) < least {
 		return nil, BadInput("want %d file argument(s), got %d (see -h)", least, len(pos))
+	}
+	if c.progressEvery <= 0 && c.Set("progress-every") {
+		return nil, BadInput("--progress-every: must be more than 0, got %s", c.progressEvery)
 	}
 	return pos, c.checkOutputs()
 }
