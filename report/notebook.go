@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -248,18 +249,20 @@ func (n *nb) footer(events []phases.Event) {
 // watch started while nothing served and stopped is not a load.
 func realLoads(runs []*phaseRun) (real []*phaseRun, empty int) {
 	for _, r := range runs {
-		saw := false
-		for _, ev := range r.events {
-			switch ev.Data.(type) {
-			case phases.Milestone, phases.GPUSample, phases.ServerEvent, phases.LoadFailure, phases.Stall, phases.Diagnosis:
-				saw = true
-			}
-		}
-		if saw {
+		if slices.ContainsFunc(r.events, sawLoad) {
 			real = append(real, r)
 		} else {
 			empty++
 		}
 	}
 	return real, empty
+}
+
+// sawLoad reports whether ev is something a load shows.
+func sawLoad(ev phases.Event) bool {
+	switch ev.Data.(type) {
+	case phases.Milestone, phases.GPUSample, phases.ServerEvent, phases.LoadFailure, phases.Stall, phases.Diagnosis:
+		return true
+	}
+	return false
 }
