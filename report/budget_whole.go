@@ -307,21 +307,21 @@ func (s *TPOTSplit) prefillPart(in budgetInputs, c int, dw decodeWindow, hasDW b
 		s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: "prefill", Ms: pw.StallMsPerToken, Source: src})
 		return
 	}
+	if hasTok && pw != nil { // the sweep's own wait: no step mix needed
+		s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: "prefill", Ms: tok * pw.PromptTokensPerToken,
+			Source: fmt.Sprintf("%.4f ms of device time per prompt token (steady window at C=%d against the decode-only one) × %.1f prompt tokens a running request waited for per output token "+
+				"(the sweep's %d requests: each prompt's tokens once for each request decoding when it was prefilled, %.1f of C=%d on average)",
+				tok, c, pw.PromptTokensPerToken, pw.Requests, pw.DecodeBatch, c)})
+		return
+	}
 	if m == nil {
 		s.Unmeasured = append(s.Unmeasured, "prefill: no step mix at this level")
 		return
 	}
 	if hasTok {
-		p := TPOTPart{Group: GroupPrefill, Name: "prefill", Ms: f * tok * m.PromptPerDecodeStep,
+		s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: "prefill", Ms: f * tok * m.PromptPerDecodeStep,
 			Source: fmt.Sprintf("%.4f ms of device time per prompt token (steady window at C=%d against the decode-only one) × %.1f prompt tokens per decode step (the level's step mix) × (C−1)/C = %.2f",
-				tok, c, m.PromptPerDecodeStep, f)}
-		if pw != nil {
-			p.Ms = tok * pw.PromptTokensPerToken
-			p.Source = fmt.Sprintf("%.4f ms of device time per prompt token (steady window at C=%d against the decode-only one) × %.1f prompt tokens a running request waited for per output token "+
-				"(the sweep's %d requests: each prompt's tokens once for each request decoding when it was prefilled, %.1f of C=%d on average)",
-				tok, c, pw.PromptTokensPerToken, pw.Requests, pw.DecodeBatch, c)
-		}
-		s.Parts = append(s.Parts, p)
+				tok, c, m.PromptPerDecodeStep, f)})
 		return
 	}
 	if g, from, ok := gemmPrefill(in, m, b); ok && m.PromptPerDecodeStep > 0 {

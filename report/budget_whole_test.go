@@ -188,3 +188,32 @@ func TestBudgetSweepStall(t *testing.T) {
 		t.Errorf("with 10%% clean gaps: decode %.2f, %+v", w.GroupMs(GroupDecode), w.Parts)
 	}
 }
+
+// Without the sweep's stall (its token chunks were not kept) and without a
+// step mix at the level, the prefill part is still the device time of a
+// prompt token × the prompt tokens the sweep's requests waited for: that
+// count is the sweep's own and needs no step mix.
+func TestBudgetPrefillWaitWithoutStepMix(t *testing.T) {
+	pw := &phases.PrefillWait{Requests: 16, DecodeBatch: 6, PromptTokensPerToken: 12}
+	lv := phases.LevelResult{Concurrency: 8, Completed: 16, MedianTPOTms: 10.4, MeanTPOTms: 10.5, TotalInputTokens: 16 * 256, PrefillWait: pw}
+	dec := phases.ProfileSummary{Level: 8, Window: phases.WindowDecode, WindowS: 0.5, DecodeSteps: 50, GPUPerStepUs: 7000,
+		StepMix: &phases.StepMix{Steps: 50, DecodeTokens: 400}, PerStepUs: map[string]float64{"other": 1000}}
+	// 100 decode steps at 7 ms of device time, and 2 ms for 1000 prompt tokens.
+	st := phases.ProfileSummary{Level: 8, Window: phases.WindowSteady, WindowS: 1, DecodeSteps: 100, TotalCUDAUs: 702000,
+		StepMix: &phases.StepMix{Steps: 100, DecodeTokens: 800, PromptTokens: 1000}}
+	b := Budget(budgetEvents(phases.KindMacroLevel, lv, phases.KindMicroStep, phases.GEMMStep{M: 8, SumUs: 6000},
+		phases.KindProfileSummary, dec, phases.KindProfileSummary, st))
+	for _, l := range b.Levels {
+		if l.Concurrency != 8 {
+			continue
+		}
+		if l.Whole.Mix != nil {
+			t.Fatalf("the level has a step mix: %+v", l.Whole.Mix)
+		}
+		if !near(l.Whole.GroupMs(GroupPrefill), 0.002*12) {
+			t.Errorf("prefill %.4f ms, want %.4f: parts %+v, unmeasured %q", l.Whole.GroupMs(GroupPrefill), 0.002*12, l.Whole.Parts, l.Whole.Unmeasured)
+		}
+		return
+	}
+	t.Fatal("no split at C=8")
+}
