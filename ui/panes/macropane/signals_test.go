@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/ui/components"
 	"github.com/profdeck/profdeck/ui/panes/panetest"
 )
 
@@ -28,4 +29,25 @@ func TestServerSignalsShown(t *testing.T) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
 	}
+}
+
+// SGLang's server line names the engine and still fits the pane: a short
+// line is not cut with "…".
+func TestSGLangServerLineFits(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	m := newPane(t, 120, 30, true)
+	replay(m, []phases.Event{
+		phases.New(clock0, phases.KindMacroLevelStarted, phases.LevelStarted{Concurrency: 8, Requests: 16}),
+		phases.New(clock0, phases.KindMacroServer, phases.ServerStats{Available: true, Engine: "sglang", Running: 8, KVCacheUsage: 0.3,
+			CacheHitRate: f(0.25), GenTokS: 1532, IntervalS: 1}),
+	}, -1)
+	for _, l := range strings.Split(plain(m), "\n") {
+		if strings.HasPrefix(l, "server SGLang") {
+			if components.Width(l) > 120 || strings.Contains(l, "…") || !strings.Contains(l, "gen 1,532 tok/s") {
+				t.Fatalf("server line cut: %q", l)
+			}
+			return
+		}
+	}
+	t.Fatalf("no SGLang server line:\n%s", plain(m))
 }

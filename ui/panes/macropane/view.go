@@ -349,7 +349,7 @@ func (m *Model) serverLine() string {
 	if st.Engines > 1 {
 		parts = append(parts, fmt.Sprintf("%d engines", st.Engines))
 	}
-	return label + components.Fit(strings.Join(parts, " · "), m.w-7)
+	return label + components.Fit(strings.Join(parts, " · "), m.w-components.Width(label))
 }
 
 func (m *Model) progressLine() string {
