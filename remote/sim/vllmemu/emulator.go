@@ -158,6 +158,8 @@ type Emulator struct {
 	// gen is SGLang's gen_throughput gauge: generation tokens per second
 	// between the last two scrapes at least a second apart.
 	gen genRate
+	// hit is SGLang's cache_hit_rate gauge, from prefix's totals.
+	hit hitRate
 
 	prefix prefixCache // the prompts' blocks seen, and the tokens hit
 

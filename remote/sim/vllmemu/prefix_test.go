@@ -3,6 +3,7 @@ package vllmemu
 import (
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -37,5 +38,42 @@ func TestEmulatorPrefixCacheCounts(t *testing.T) {
 	h, okH := metric(string(b), "vllm:prefix_cache_hits_total")
 	if !okQ || !okH || q != 82 || h != 32 {
 		t.Fatalf("queries %v (%v), hits %v (%v); want 82 and 32", q, okQ, h, okH)
+	}
+}
+
+// The SGLang flavour publishes the same cache as cache_hit_rate: of the
+// 82 tokens queried by the two prompts, 32 were hit.
+func TestEmulatorSGLangCacheHitRate(t *testing.T) {
+	_, url := startTestEmu(t, Config{StepTime: time.Millisecond, CoarseTiming: true, Engine: EngineSGLang})
+	var words []string
+	for i := range 40 {
+		words = append(words, fmt.Sprintf("w%d", i))
+	}
+	shared := strings.Join(words, " ")
+	for _, last := range []string{"alpha", "beta"} {
+		resp := post(t, url+"/v1/completions", fmt.Sprintf(`{"model":"m","prompt":%q,"max_tokens":2}`, shared+" "+last))
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var r float64
+	ok := false
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "sglang:cache_hit_rate{") {
+			f := strings.Fields(l)
+			_, err := fmt.Sscan(f[len(f)-1], &r)
+			ok = err == nil
+		}
+	}
+	if want := 32.0 / 82; !ok || math.Abs(r-want) > 1e-9 {
+		t.Fatalf("cache_hit_rate %v (%v); want %v\n%s", r, ok, want, b)
 	}
 }

@@ -26,11 +26,29 @@ func (g *genRate) update(now time.Time, tokens int64) float64 {
 	return g.rate
 }
 
+// hitRate turns the prefix cache's totals into SGLang's cache_hit_rate
+// gauge: the share of prompt tokens hit since the previous scrape that saw
+// new prompts (SGLang reports it per prefill batch).
+type hitRate struct {
+	queries, hits int64
+	rate          float64
+}
+
+func (h *hitRate) update(queries, hits int64) float64 {
+	if dq := queries - h.queries; dq > 0 {
+		h.rate = float64(hits-h.hits) / float64(dq)
+	}
+	h.queries, h.hits = queries, hits
+	return h.rate
+}
+
 // serveSGLangMetrics writes the Prometheus text of an SGLang server
 // started with --enable-metrics (0.4 names, one scheduler: no dp_rank).
 func (e *Emulator) serveSGLangMetrics(w http.ResponseWriter) {
+	queries, hits := e.prefix.totals()
 	e.mu.Lock()
 	st := e.st.state
+	hitRate := e.hit.update(queries, hits)
 	gen := e.gen.update(time.Now(), st.GenerationTokens)
 	drafts, accepted := e.st.specDrafts, e.st.specAccepted
 	e.mu.Unlock()
@@ -46,7 +64,7 @@ func (e *Emulator) serveSGLangMetrics(w http.ResponseWriter) {
 	metric("gauge", "sglang:token_usage", "The token usage.", usage)
 	metric("gauge", "sglang:gen_throughput", "The generation throughput (token/s).", gen)
 	metric("gauge", "sglang:num_queue_reqs", "The number of requests in the waiting queue.", float64(st.Waiting))
-	metric("gauge", "sglang:cache_hit_rate", "The prefix cache hit rate.", 0)
+	metric("gauge", "sglang:cache_hit_rate", "The prefix cache hit rate.", hitRate)
 	metric("gauge", "sglang:max_total_num_tokens", "Maximum total number of tokens in the KV cache pool.", float64(e.cfg.KVCacheTokens))
 	if e.cfg.TokensPerStep > 1 && drafts > 0 {
 		metric("gauge", "sglang:spec_accept_length", "The average acceptance length of speculative decoding.", 1+float64(accepted)/float64(drafts))
