@@ -100,11 +100,13 @@ func ParetoOf(sweeps []Sweep) Pareto {
 	return out
 }
 
-// pointName is a point's sweep and level: B C=16.
-func (p ParetoPoint) pointName() string {
-	l := phases.LevelResult{Concurrency: p.Concurrency, Rate: p.Rate}
-	return p.Sweep + " " + loadLabel(l)
+// level is a point's level: C=16, or its request rate.
+func (p ParetoPoint) level() string {
+	return loadLabel(phases.LevelResult{Concurrency: p.Concurrency, Rate: p.Rate})
 }
+
+// pointName is a point's sweep and level: B C=16.
+func (p ParetoPoint) pointName() string { return p.Sweep + " " + p.level() }
 
 // WritePareto prints the front, by tokens/s per user, and the notes.
 func WritePareto(w io.Writer, p Pareto) {
@@ -112,8 +114,7 @@ func WritePareto(w io.Writer, p Pareto) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "sweep\tlevel\ttok/s per user\ttok/s per GPU\tGPUs\t")
 	for _, f := range p.Front {
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%d\t\n", f.Sweep, loadLabel(phases.LevelResult{Concurrency: f.Concurrency, Rate: f.Rate}),
-			f.TokSPerUser, f.TokSPerGPU, f.GPUs)
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%d\t\n", f.Sweep, f.level(), f.TokSPerUser, f.TokSPerGPU, f.GPUs)
 	}
 	tw.Flush()
 	for _, n := range p.Notes {
