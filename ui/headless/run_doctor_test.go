@@ -1,8 +1,6 @@
 package headless
 
 import (
-	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,18 +14,9 @@ import (
 // server is started; a run without that step goes on, and --skip-doctor
 // leaves the checks out.
 func TestRunDoctorStopsBeforeTheLoad(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("campaign runs on the simulated host")
-	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "profdeck.yaml")
 	text := strings.Replace(simCampaign, "micro:\n", "micro:\n  python: no-such-python3\n", 1)
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx, path := simRunSetup(t, "campaign runs on the simulated host", text, 2*time.Minute)
+	dir := filepath.Dir(path)
 	o := runCmd(t, ctx, path)
 	doc := stepState(o.rep, campaignrun.Doctor)
 	if o.code != ExitStepFailed || doc.State != phases.StepFailed || !strings.Contains(doc.Reason, "checks failed: python") {

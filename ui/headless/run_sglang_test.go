@@ -1,7 +1,6 @@
 package headless
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,19 +14,10 @@ import (
 // The whole campaign on the simulated deployment playing SGLang: every step
 // is done, and the restart with the profiler sets SGLang's own variable.
 func TestRunWholeCampaignOnSimSGLang(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("a whole campaign on the simulated host")
-	}
-	dir := t.TempDir()
 	text := strings.Replace(simCampaign, "launch: vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8 --port 8000",
 		"launch: python3 -m sglang.launch_server --model-path moonshotai/Kimi-K2.5 --tp 8 --enable-metrics --port 8000\n  engine: sglang", 1)
-	path := filepath.Join(dir, "profdeck.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	ctx, path := simRunSetup(t, "a whole campaign on the simulated host", text, 3*time.Minute)
+	dir := filepath.Dir(path)
 	o := runCmd(t, ctx, path)
 	if o.code != 0 {
 		t.Fatalf("exit %d, want 0\n%s\n%s", o.code, o.stdout, o.stderr)

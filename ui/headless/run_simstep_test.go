@@ -1,10 +1,7 @@
 package headless
 
 import (
-	"context"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,18 +14,8 @@ import (
 // communication anywhere, the NCCL step done with nothing to time, and
 // the run exits 0.
 func TestRunTP1OnSim(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("a whole campaign on the simulated host")
-	}
-	dir := t.TempDir()
 	camp := strings.NewReplacer("tp: 8", "tp: 1", "--tensor-parallel-size 8", "--tensor-parallel-size 1").Replace(simCampaign)
-	path := filepath.Join(dir, "profdeck.yaml")
-	if err := os.WriteFile(path, []byte(camp), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	ctx, path := simRunSetup(t, "a whole campaign on the simulated host", camp, 3*time.Minute)
 	o := runCmd(t, ctx, path)
 	if o.code != 0 {
 		t.Fatalf("exit %d, want 0\n%s\n%s", o.code, o.stdout, o.stderr)
@@ -59,19 +46,9 @@ func TestRunTP1OnSim(t *testing.T) {
 // engine's profile, and the whole split's parts sum to the sweep's TPOT
 // within 10%.
 func TestRunSimBudgetAgrees(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("a whole campaign on the simulated host")
-	}
-	dir := t.TempDir()
 	camp := strings.NewReplacer("concurrency: [1, 8]", "concurrency: [1, 32, 128, 256]", "duration: 1s", "duration: 3s",
 		"input_len: 32", "input_len: 128", "output_len: 8", "output_len: 32", "  batch: [1, 8]\n", "  batch: [1, 8, 64, 128]\n").Replace(simCampaign)
-	path := filepath.Join(dir, "profdeck.yaml")
-	if err := os.WriteFile(path, []byte(camp), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	ctx, path := simRunSetup(t, "a whole campaign on the simulated host", camp, 5*time.Minute)
 	o := runCmd(t, ctx, path)
 	if o.code != 0 {
 		t.Fatalf("exit %d, want 0\n%s\n%s", o.code, o.stdout, o.stderr)

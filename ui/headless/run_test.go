@@ -59,6 +59,25 @@ func writeCampaign(t *testing.T, dir, extra string) string {
 	return p
 }
 
+// simRunSetup readies a test of runs on the simulated host: it runs in
+// parallel and not with -short (why says what the runs are), writes text
+// as profdeck.yaml in a directory of its own, and gives the file's path and
+// a context that ends after timeout.
+func simRunSetup(t *testing.T, why, text string, timeout time.Duration) (context.Context, string) {
+	t.Helper()
+	t.Parallel()
+	if testing.Short() {
+		t.Skip(why)
+	}
+	path := filepath.Join(t.TempDir(), "profdeck.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	return ctx, path
+}
+
 type runOutput struct {
 	code           int
 	stdout, stderr string

@@ -1,7 +1,6 @@
 package headless
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,13 +15,8 @@ import (
 // --redo profile` open 20 million streams: the profile now takes only a
 // level a capture can hold, and says why it profiled C=1 alone.
 func TestRunProfileIgnoresHostilePlateau(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("a profile on the simulated host")
-	}
-	dir := t.TempDir()
-	path := writeCampaign(t, dir, "")
-	jpath := filepath.Join(dir, "nb.journal.jsonl")
+	ctx, path := simRunSetup(t, "a profile on the simulated host", simCampaign, 2*time.Minute)
+	jpath := filepath.Join(filepath.Dir(path), "nb.journal.jsonl")
 	j, err := report.OpenJournal(jpath)
 	if err != nil {
 		t.Fatal(err)
@@ -38,8 +32,6 @@ func TestRunProfileIgnoresHostilePlateau(t *testing.T) {
 		}
 	}
 	j.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	o := runCmd(t, ctx, path, "--phases", "profile", "--redo", "profile")
 	s := stepState(o.rep, campaignrun.Profile)
 	if s.State != phases.StepDone || !strings.Contains(s.Reason, "plateau C=20000000 is not a level a capture takes") || !strings.Contains(s.Reason, "C=1 only") {
