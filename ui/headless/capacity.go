@@ -37,8 +37,10 @@ var capacityBinds = []campaign.Flag{
 	{Name: "headroom", Key: "capacity.headroom"},
 }
 
-// CapacityMain is "profdeck capacity": replicas and GPUs for a traffic.
-func CapacityMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// newCapacity makes the capacity command; resolve parses its arguments and
+// gives the ask (the campaign's capacity section, the flags over it) and
+// the file to read the sweep from.
+func newCapacity(stdout, stderr io.Writer) (*Command, func(args []string) (report.CapacityAsk, string, error)) {
 	c := newCommand("capacity", capacityUsage, stdout, stderr)
 	c.flagCampaign()
 	c.flagJSON()
@@ -51,34 +53,46 @@ func CapacityMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	tp := fs.Int("tp", 0, "one replica's tensor-parallel size (default: as the sweep recorded)")
 	pp := fs.Int("pp", 0, "one replica's pipeline-parallel size (default: as the sweep recorded)")
 	nodes := fs.Int("nodes", 0, "nodes one replica spans (default: as the sweep recorded)")
-	pos, err := c.parseFiles(args, 0, 1)
-	if err == nil {
-		err = notAnInput(c, pos)
+	return c, func(args []string) (report.CapacityAsk, string, error) {
+		pos, err := c.parseFiles(args, 0, 1)
+		if err == nil {
+			err = notAnInput(c, pos)
+		}
+		if err != nil {
+			return report.CapacityAsk{}, "", err
+		}
+		camp, fromFile, err := c.Campaign(capacityBinds...)
+		if err != nil {
+			return report.CapacityAsk{}, "", err
+		}
+		file := ""
+		switch {
+		case len(pos) == 1:
+			file = pos[0]
+		case fromFile:
+			file = camp.JournalPath()
+		default:
+			return report.CapacityAsk{}, "", BadInput("need a FILE (a sweep's --json document or a journal), or a campaign (-c FILE or ./%s) whose journal to read (see -h)", campaign.DefaultPath)
+		}
+		if *tp < 0 || *pp < 0 || *nodes < 0 {
+			return report.CapacityAsk{}, "", BadInput("--tp, --pp and --nodes must not be negative")
+		}
+		ask := report.CapacityAsk{Rate: camp.Capacity.Rate, Users: camp.Capacity.Users, Think: camp.Capacity.ThinkTime.Duration,
+			SLO: camp.Capacity.SLO, Headroom: camp.Capacity.Headroom}
+		ask.TP, ask.PP, ask.Nodes = *tp, *pp, *nodes
+		if err := ask.Check(); err != nil {
+			return report.CapacityAsk{}, "", BadInput("%v", flagNamed(err))
+		}
+		return ask, file, nil
 	}
+}
+
+// CapacityMain is "profdeck capacity": replicas and GPUs for a traffic.
+func CapacityMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c, resolve := newCapacity(stdout, stderr)
+	ask, file, err := resolve(args)
 	if err != nil {
 		return c.Exit(ctx, err)
-	}
-	camp, fromFile, err := c.Campaign(capacityBinds...)
-	if err != nil {
-		return c.Exit(ctx, err)
-	}
-	file := ""
-	switch {
-	case len(pos) == 1:
-		file = pos[0]
-	case fromFile:
-		file = camp.JournalPath()
-	default:
-		return c.Exit(ctx, BadInput("need a FILE (a sweep's --json document or a journal), or a campaign (-c FILE or ./%s) whose journal to read (see -h)", campaign.DefaultPath))
-	}
-	if *tp < 0 || *pp < 0 || *nodes < 0 {
-		return c.Exit(ctx, BadInput("--tp, --pp and --nodes must not be negative"))
-	}
-	ask := report.CapacityAsk{Rate: camp.Capacity.Rate, Users: camp.Capacity.Users, Think: camp.Capacity.ThinkTime.Duration,
-		SLO: camp.Capacity.SLO, Headroom: camp.Capacity.Headroom}
-	ask.TP, ask.PP, ask.Nodes = *tp, *pp, *nodes
-	if err := ask.Check(); err != nil {
-		return c.Exit(ctx, BadInput("%v", flagNamed(err)))
 	}
 	sw, err := loadSweep(c, file)
 	if err != nil {

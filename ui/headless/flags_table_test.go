@@ -18,6 +18,7 @@ import (
 	"github.com/profdeck/profdeck/phases/micro"
 	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/report"
 )
 
 // flagsCampaign sets every key a flag can set to a value no flag below
@@ -97,6 +98,7 @@ type resolved struct {
 	profile   profile.Config
 	run       Options
 	fromStart bool
+	capacity  report.CapacityAsk
 }
 
 // flagCommands are the headless commands whose flags the table covers:
@@ -167,6 +169,12 @@ var flagCommands = map[string]struct {
 			}
 			camp, _, _, err := doctorPlan(c)
 			return resolved{cmd: c, camp: camp}, err
+		}},
+	"capacity": {func() *flag.FlagSet { c, _ := newCapacity(io.Discard, io.Discard); return c.Flags },
+		func(args []string) (resolved, error) {
+			c, resolve := newCapacity(io.Discard, io.Discard)
+			ask, _, err := resolve(args)
+			return resolved{cmd: c, capacity: ask}, err
 		}},
 	"run": {func() *flag.FlagSet { c, _ := newRun(io.Discard, io.Discard); return c.Flags },
 		func(args []string) (resolved, error) {
@@ -346,6 +354,20 @@ func flagRows(dir string) []flagRow {
 		{cmds: "run", args: []string{"--skip-doctor=false"}, get: func(r resolved) any { return r.run.SkipDoctor }, want: false},
 		{cmds: "run", args: []string{"--keep"}, get: func(r resolved) any { return r.run.Keep }, want: true},
 		{cmds: "run", args: []string{"--keep=false"}, get: func(r resolved) any { return r.run.Keep }, want: false},
+		// capacity (the campaign has no capacity section: a traffic is given)
+		{cmds: "capacity", args: []string{"--json", filepath.Join(dir, "cap.json"), "--rate", "1"}, get: func(r resolved) any { return r.cmd.JSONPath }, want: filepath.Join(dir, "cap.json")},
+		{cmds: "capacity", args: []string{"--rate", "5"}, get: func(r resolved) any { return r.capacity.Rate }, want: 5.0},
+		{cmds: "capacity", args: []string{"--rate", "0"}, wantErr: "no traffic"},
+		{cmds: "capacity", args: []string{"--users", "20", "--think-time", "0s"}, get: func(r resolved) any { return [2]any{r.capacity.Users, r.capacity.Think} }, want: [2]any{20, time.Duration(0)}},
+		{cmds: "capacity", args: []string{"--users", "-1"}, wantErr: "--users: "},
+		{cmds: "capacity", args: []string{"--think-time", "30s", "--users", "5"}, get: func(r resolved) any { return r.capacity.Think }, want: 30 * time.Second},
+		{cmds: "capacity", args: []string{"--slo", "", "--rate", "1"}, get: func(r resolved) any { return r.capacity.SLO }, want: ""},
+		{cmds: "capacity", args: []string{"--slo", "tpot=nope", "--rate", "1"}, wantErr: "--slo: "},
+		{cmds: "capacity", args: []string{"--headroom", "0", "--rate", "1"}, get: func(r resolved) any { return r.capacity.Headroom }, want: 0.0},
+		{cmds: "capacity", args: []string{"--headroom", "1", "--rate", "1"}, wantErr: "--headroom: "},
+		{cmds: "capacity", args: []string{"--tp", "2", "--rate", "1"}, get: func(r resolved) any { return r.capacity.TP }, want: 2},
+		{cmds: "capacity", args: []string{"--pp", "0", "--rate", "1"}, get: func(r resolved) any { return r.capacity.PP }, want: 0},
+		{cmds: "capacity", args: []string{"--nodes", "-1", "--rate", "1"}, wantErr: "--tp, --pp and --nodes must not be negative"},
 		// the long commands
 		{cmds: "sweep run micro nccl profile", args: []string{"--progress-every", "2s"}, get: func(r resolved) any { return r.cmd.progressEvery }, want: 2 * time.Second},
 		{cmds: "sweep run micro nccl profile", args: []string{"--progress-every", "0s"}, wantErr: "--progress-every: must be more than 0"},
