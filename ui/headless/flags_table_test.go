@@ -289,6 +289,8 @@ func flagRows(dir string) []flagRow {
 		{cmds: "load", args: []string{"--poll", "500ms"}, get: func(r resolved) any { return r.load.Poll }, want: 500 * time.Millisecond},
 		{cmds: "load", args: []string{"--every", "0s"}, wantErr: "--every: must be more than 0"},
 		{cmds: "load", args: []string{"--engine", "sglang"}, get: func(r resolved) any { return r.load.Engine }, want: "sglang"},
+		{cmds: "load", args: []string{"--engine", "auto"}, get: func(r resolved) any { return r.load.Engine }, want: "auto"},
+		{cmds: "load", args: []string{"--engine", ""}, get: func(r resolved) any { return r.load.Engine }, want: "auto"}, // "" is auto, not the campaign's vllm
 		{cmds: "load", args: []string{"--engine", "tgi"}, wantErr: "--engine: must be vllm, sglang or auto"},
 		{cmds: "load", args: []string{"--sim-load-time", "5s"}, sim: true, get: func(r resolved) any { return r.camp.HostOptions().Sim.LoadTime }, want: 5 * time.Second},
 		{cmds: "load", args: []string{"--sim-stall-at", "0"}, sim: true, get: func(r resolved) any { return r.camp.HostOptions().Sim.StallAtGiB }, want: 0.0},
