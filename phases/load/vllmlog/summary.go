@@ -237,25 +237,21 @@ func isWorker(name string) bool {
 }
 
 func (s *Summary) proc(r Record) *procInfo {
-	if r.PID == 0 && r.Engine != "" && r.Proc != "" {
-		k := procKey{host: r.Host, name: r.Proc}
-		p := s.procs[k]
-		if p == nil {
-			p = &procInfo{host: r.Host, name: r.Proc, rank: r.Rank}
-			s.procs[k] = p
-		}
-		return p
-	}
-	if r.PID == 0 {
+	var k procKey
+	switch {
+	case r.PID == 0 && r.Engine != "" && r.Proc != "":
+		k = procKey{host: r.Host, name: r.Proc} // a dialect's process, known by its name ("TP0")
+	case r.PID == 0:
 		if s.driver == nil {
 			s.driver = &procInfo{rank: 0}
 		}
 		return s.driver
+	default:
+		k = procKey{host: r.Host, pid: r.PID}
 	}
-	k := procKey{host: r.Host, pid: r.PID}
 	p := s.procs[k]
 	if p == nil {
-		p = &procInfo{host: r.Host, pid: r.PID, rank: r.Rank}
+		p = &procInfo{host: k.host, pid: k.pid, name: k.name, rank: r.Rank}
 		s.procs[k] = p
 	}
 	return p
