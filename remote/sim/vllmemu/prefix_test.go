@@ -15,25 +15,7 @@ import (
 // third; /metrics counts 2 × 41 tokens queried, 32 hit.
 func TestEmulatorPrefixCacheCounts(t *testing.T) {
 	_, url := startTestEmu(t, Config{StepTime: time.Millisecond, CoarseTiming: true})
-	var words []string
-	for i := range 40 {
-		words = append(words, fmt.Sprintf("w%d", i))
-	}
-	shared := strings.Join(words, " ")
-	for _, last := range []string{"alpha", "beta"} {
-		resp := post(t, url+"/v1/completions", fmt.Sprintf(`{"model":"m","prompt":%q,"max_tokens":2}`, shared+" "+last))
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Fatalf("status %d", resp.StatusCode)
-		}
-	}
-	resp, err := http.Get(url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	b := sharedPrompts(t, url)
 	q, okQ := metric(string(b), "vllm:prefix_cache_queries_total")
 	h, okH := metric(string(b), "vllm:prefix_cache_hits_total")
 	if !okQ || !okH || q != 82 || h != 32 {
@@ -45,25 +27,7 @@ func TestEmulatorPrefixCacheCounts(t *testing.T) {
 // 82 tokens queried by the two prompts, 32 were hit.
 func TestEmulatorSGLangCacheHitRate(t *testing.T) {
 	_, url := startTestEmu(t, Config{StepTime: time.Millisecond, CoarseTiming: true, Engine: EngineSGLang})
-	var words []string
-	for i := range 40 {
-		words = append(words, fmt.Sprintf("w%d", i))
-	}
-	shared := strings.Join(words, " ")
-	for _, last := range []string{"alpha", "beta"} {
-		resp := post(t, url+"/v1/completions", fmt.Sprintf(`{"model":"m","prompt":%q,"max_tokens":2}`, shared+" "+last))
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Fatalf("status %d", resp.StatusCode)
-		}
-	}
-	resp, err := http.Get(url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	b := sharedPrompts(t, url)
 	var r float64
 	ok := false
 	for _, l := range strings.Split(string(b), "\n") {
@@ -76,4 +40,30 @@ func TestEmulatorSGLangCacheHitRate(t *testing.T) {
 	if want := 32.0 / 82; !ok || math.Abs(r-want) > 1e-9 {
 		t.Fatalf("cache_hit_rate %v (%v); want %v\n%s", r, ok, want, b)
 	}
+}
+
+// sharedPrompts sends two prompts that share their first 40 one-token
+// words and returns the emulator's /metrics text after them.
+func sharedPrompts(t *testing.T, url string) []byte {
+	t.Helper()
+	var words []string
+	for i := range 40 {
+		words = append(words, fmt.Sprintf("w%d", i))
+	}
+	shared := strings.Join(words, " ")
+	for _, last := range []string{"alpha", "beta"} {
+		resp := post(t, url+"/v1/completions", fmt.Sprintf(`{"model":"m","prompt":%q,"max_tokens":2}`, shared+" "+last))
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return b
 }
