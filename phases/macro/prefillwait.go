@@ -1,6 +1,7 @@
 package macro
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -117,7 +118,7 @@ func stalls(spans []decodeSpan, firsts []time.Duration) (stall, clean, share flo
 		for i := 1; i < len(s.at); i++ {
 			gaps = append(gaps, (s.at[i]-s.at[i-1])/time.Duration(max(s.n[i], 1)))
 		}
-		base := median(gaps)
+		base := median(slices.Clone(gaps)) // gaps stay in order: gaps[i] is s.at[i]..s.at[i+1]
 		h := base / 4
 		saw := make([]bool, len(gaps))
 		var cleanGaps []time.Duration

@@ -69,3 +69,29 @@ func TestPrefillStalls(t *testing.T) {
 		t.Fatalf("got %+v, want 2 requests, %.4f ms of stall per token, clean gap 10 ms", w, 10.0/12)
 	}
 }
+
+// A request's clean gap is the median of its own gaps that held no first
+// token, whatever their order: here its one stalled gap (30 ms, which held
+// the other request's first token) is its first and its longest, and the
+// clean ones are 10, 10 and 12 ms: clean gap 10 ms, a stall of 20 ms.
+func TestPrefillStallsCleanGapOfItsOwnGaps(t *testing.T) {
+	a := newLevelAgg()
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	add := func(sentMs, ttftMs float64, gaps ...float64) {
+		r := &Record{SentS: sentMs / 1000, InputTokens: 100, OutputTokens: len(gaps) + 1}
+		r.ttft, r.tpot = ms(ttftMs), ms(10)
+		end := sentMs + ttftMs
+		for _, g := range gaps {
+			r.itl = append(r.itl, itlSample{perToken: ms(g), tokens: 1})
+			end += g
+		}
+		r.end = ms(end)
+		a.span(r)
+	}
+	add(0, 10, 30, 10, 10, 12)
+	add(20, 5, 10, 10)
+	w := a.prefillWait()
+	if w == nil || w.Measured != 2 || math.Abs(w.StallMsPerToken-20.0/6) > 1e-6 || math.Abs(w.CleanGapMs-10) > 1e-6 {
+		t.Fatalf("got %+v, want %.4f ms of stall per token, clean gap 10 ms", w, 20.0/6)
+	}
+}
