@@ -110,7 +110,7 @@ type Snapshot struct {
 	Skipped int `json:"skipped_lines,omitempty"`
 }
 
-// Available reports whether any vLLM serving figure was found.
+// Available reports whether any vLLM or SGLang serving figure was found.
 func (s Snapshot) Available() bool { return len(s.Found) > 0 }
 
 // SpecAcceptance is accepted over drafted tokens since the server started,
@@ -174,7 +174,7 @@ func afterLine(data []byte, n int) []byte {
 	return data
 }
 
-// reduce picks the vLLM figures out of the parsed families.
+// reduce picks the vLLM (else SGLang) figures out of the parsed families.
 func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 	var s Snapshot
 	a := &vllmSums{s: &s, engines: map[string]bool{}, found: map[string]bool{}, kvNew: math.NaN(), kvOld: math.NaN()}
@@ -193,37 +193,36 @@ func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 			}
 		}
 	}
-	engines, found, kvNew, kvOld, promptHist, sig := a.engines, a.found, a.kvNew, a.kvOld, a.promptHist, &a.sig
 	switch {
-	case found[namePromptTok]:
+	case a.found[namePromptTok]:
 		s.PromptTokensMetric = namePromptTok
-	case found[namePromptHist]:
-		s.PromptTokens, s.PromptTokensMetric = promptHist, namePromptHist+"_sum"
+	case a.found[namePromptHist]:
+		s.PromptTokens, s.PromptTokensMetric = a.promptHist, namePromptHist+"_sum"
 	}
 	switch {
-	case !math.IsNaN(kvNew):
-		s.KVCacheUsage, s.KVCacheMetric = kvNew, nameKVCache
-	case !math.IsNaN(kvOld):
-		s.KVCacheUsage, s.KVCacheMetric = kvOld, nameKVCacheOld
+	case !math.IsNaN(a.kvNew):
+		s.KVCacheUsage, s.KVCacheMetric = a.kvNew, nameKVCache
+	case !math.IsNaN(a.kvOld):
+		s.KVCacheUsage, s.KVCacheMetric = a.kvOld, nameKVCacheOld
 	}
 	// Sums of absurd values can overflow; a figure that is not finite is
 	// not shown at all.
-	sig.fill(&s, found)
+	a.sig.fill(&s, a.found)
 	for _, f := range []*float64{&s.Running, &s.Waiting, &s.Preemptions, &s.GenerationTokens, &s.SpecAccepted, &s.SpecDraft,
 		&s.PromptTokens, &s.Steps, &s.StepTokens, &s.Requests, &s.PrefixQueries, &s.PrefixHits, &s.SpecDrafts} {
 		if math.IsInf(*f, 0) {
 			*f = 0
 		}
 	}
-	s.HasSpec = found[nameSpecDraft]
-	s.HasSteps = found[nameIterTokens]
-	for k := range found {
+	s.HasSpec = a.found[nameSpecDraft]
+	s.HasSteps = a.found[nameIterTokens]
+	for k := range a.found {
 		s.Found = append(s.Found, k)
 	}
 	sort.Strings(s.Found)
-	delete(engines, "") // series without an engine label belong to the one engine there is
-	if len(found) > 0 {
-		s.Engines = max(1, len(engines))
+	delete(a.engines, "") // series without an engine label belong to the one engine there is
+	if len(a.found) > 0 {
+		s.Engines = max(1, len(a.engines))
 		s.Engine = EngineVLLM
 	} else {
 		sg.fill(&s)
