@@ -259,7 +259,7 @@ func (s *TPOTSplit) decodeParts(b BudgetSplit, dw decodeWindow, hasDW bool, c in
 	}
 	if pw != nil && pw.Measured > 0 && pw.CleanGapMs > 0 && (pw.CleanShare == 0 || pw.CleanShare >= minCleanShare) {
 		wallMs = pw.CleanGapMs
-		wall = fmt.Sprintf("the sweep's own decode step: %.2f ms, the median token gap of its %d requests that held no other request's first token "+
+		wall = fmt.Sprintf("the sweep's own decode step: %.2f ms, the mean over its %d requests of each one's median token gap that held no other request's first token "+
 			"(the decode-only window's step period beside: %.2f ms),", pw.CleanGapMs, pw.Measured, dw.wallMs)
 	} else if pw != nil && pw.CleanShare > 0 {
 		wall += fmt.Sprintf(" (the sweep's clean gaps are too few to stand in: %.0f%% of its gaps)", 100*pw.CleanShare)
@@ -299,7 +299,7 @@ func (s *TPOTSplit) prefillPart(in budgetInputs, c int, dw decodeWindow, hasDW b
 	}
 	if pw != nil && pw.Measured > 0 {
 		src := fmt.Sprintf("wall time: the sweep's %d requests' token gaps that held another request's first token (a prefill between their steps, or its chunk inside one), "+
-			"less their clean gap (%.2f ms, the median of the gaps that held none), per output token", pw.Measured, pw.CleanGapMs)
+			"less their clean gap (%.2f ms, the mean of each request's median gap that held none), per output token", pw.Measured, pw.CleanGapMs)
 		if hasTok {
 			src += fmt.Sprintf("; device time alone %.2f ms (%.4f ms per prompt token, steady window at C=%d against the decode-only one, × %.1f prompt tokens waited for per output token)",
 				tok*pw.PromptTokensPerToken, tok, c, pw.PromptTokensPerToken)
