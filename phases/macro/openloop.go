@@ -93,6 +93,15 @@ func (cfg *Config) openLoopDefaults() {
 	}
 }
 
+// shownBurstiness is the burstiness a result records: 0 for constant
+// arrivals, which have none.
+func (cfg Config) shownBurstiness() float64 {
+	if cfg.Arrivals == ArrivalsConstant {
+		return 0
+	}
+	return cfg.Burstiness
+}
+
 // arrivals draws an open loop's gaps between intended sends.
 type arrivals struct {
 	rate  float64
@@ -161,11 +170,8 @@ func (s *schedule) rates() (scheduled, achieved float64) {
 // and the warning when the client fell behind it.
 func (l *level) openLoopResult(lr *phases.LevelResult) *warning {
 	cfg := l.cfg
-	sc := &phases.Schedule{Arrivals: cfg.Arrivals, Burstiness: cfg.Burstiness, RequestedRate: l.rate,
+	sc := &phases.Schedule{Arrivals: cfg.Arrivals, Burstiness: cfg.shownBurstiness(), RequestedRate: l.rate,
 		Requests: l.sched.n, LatencyFrom: cfg.LatencyFrom}
-	if cfg.Arrivals == ArrivalsConstant {
-		sc.Burstiness = 0
-	}
 	sc.ScheduledRate, sc.AchievedRate = l.sched.rates()
 	if l.agg.lag.TotalCount() > 0 {
 		sc.P50DelayMs = float64(l.agg.lag.ValueAtQuantile(50)) / 1e3

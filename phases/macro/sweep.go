@@ -214,10 +214,7 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 		DurationS: cfg.Duration.Seconds(), Warmup: cfg.Warmup, Rate: cfg.Rate, Levels: []phases.LevelResult{},
 		Deployment: cfg.Deployment, LatencyFrom: cfg.LatencyFrom}
 	if cfg.Rate > 0 || cfg.Search == phases.SearchRate {
-		res.Arrivals, res.Burstiness = cfg.Arrivals, cfg.Burstiness
-		if cfg.Arrivals == ArrivalsConstant {
-			res.Burstiness = 0
-		}
+		res.Arrivals, res.Burstiness = cfg.Arrivals, cfg.shownBurstiness()
 	}
 	// The server must answer, serve the model asked for, and take one
 	// request with the sweep's settings.
