@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load/enginelog"
 	"github.com/profdeck/profdeck/phases/load/vllmlog"
 	"github.com/profdeck/profdeck/phases/units"
 )
@@ -63,7 +64,7 @@ func GPUList(idx []int) string {
 func StatusLine(s phases.LoadState) string {
 	parts := []string{phases.StageLabel(s.Stage) + " " + units.Duration(s.ElapsedS)}
 	switch {
-	case s.Engine == "sglang":
+	case s.Engine == enginelog.SGLang:
 		parts[0] = "SGLang " + parts[0]
 	case s.VLLM != "":
 		parts[0] = "vLLM " + s.VLLM + " " + parts[0]
