@@ -51,3 +51,25 @@ func TestSGLangServerLineFits(t *testing.T) {
 	}
 	t.Fatalf("no SGLang server line:\n%s", plain(m))
 }
+
+// SGLang's levels table says "queued" and shows no preemptions (it counts
+// none), as its server line does.
+func TestSGLangTableColumns(t *testing.T) {
+	m := newPane(t, 120, 30, true)
+	replay(m, []phases.Event{
+		phases.New(clock0, phases.KindMacroLevelStarted, phases.LevelStarted{Concurrency: 8, Requests: 16}),
+		phases.New(clock0, phases.KindMacroServer, phases.ServerStats{Available: true, Engine: "sglang", Running: 8, IntervalS: 1}),
+		phases.New(clock0, phases.KindMacroLevel, phases.LevelResult{Concurrency: 8, Completed: 16, OutputThroughput: 800,
+			Server: &phases.ServerLevel{Available: true, MeanRunning: 8, GenerationTokS: 800}}),
+	}, -1)
+	v := plain(m)
+	var row string
+	for _, l := range strings.Split(v, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "8 ") {
+			row = l
+		}
+	}
+	if !strings.Contains(v, "queued KV max preempt") || !strings.Contains(row, "0%       —       800") {
+		t.Fatalf("SGLang table: want \"queued\" and \"—\" for preemptions:\n%s", v)
+	}
+}

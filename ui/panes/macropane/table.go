@@ -23,8 +23,14 @@ func (m *Model) table(rows int) []string {
 	s := m.d.Styles
 	wide := m.w >= 112
 	head := fmt.Sprintf(rowFmt, "C", "req/s", "tok/s", "TTFT p50", "p99", "TPOT p50", "p99", "ITL p99", "fail")
+	// SGLang's queue is "queued", and it counts no preemptions.
+	sglang := m.server.Engine == "sglang"
 	if wide {
-		head += fmt.Sprintf(" %7s %6s %6s %7s %9s", "srv run", "wait", "KV max", "preempt", "srv tok/s")
+		wait := "wait"
+		if sglang {
+			wait = "queued"
+		}
+		head += fmt.Sprintf(" %7s %6s %6s %7s %9s", "srv run", wait, "KV max", "preempt", "srv tok/s")
 	}
 	gpuCols := m.w >= 120
 	if gpuCols {
@@ -54,7 +60,7 @@ func (m *Model) table(rows int) []string {
 			units.Thousands(lv.OutputThroughput), units.Ms(lv.MedianTTFTms), units.Ms(lv.P99TTFTms), units.Ms(lv.MedianTPOTms),
 			units.Ms(lv.P99TPOTms), units.Ms(lv.P99ITLms), strconv.Itoa(lv.Failed))
 		if wide {
-			line += serverCols(lv.Server)
+			line += serverCols(lv.Server, sglang)
 		}
 		if gpuCols {
 			line += gpuCells(lv.GPU)
@@ -130,12 +136,18 @@ func levelFlag(lv phases.LevelResult) string {
 	return ""
 }
 
-func serverCols(sl *phases.ServerLevel) string {
+// serverCols are a level's server cells; an engine that counts no
+// preemptions (SGLang) shows "—" for them, not 0.
+func serverCols(sl *phases.ServerLevel, noPreempt bool) string {
 	if sl == nil || !sl.Available {
 		return fmt.Sprintf(" %7s %6s %6s %7s %9s", "—", "—", "—", "—", "—")
 	}
+	preempt := units.Thousands(sl.Preemptions)
+	if noPreempt {
+		preempt = "—"
+	}
 	return fmt.Sprintf(" %7s %6s %6s %7s %9s", units.Rate(sl.MeanRunning), units.Rate(sl.MeanWaiting), units.Pct(sl.MaxKVCacheUsage),
-		units.Thousands(sl.Preemptions), units.Thousands(sl.GenerationTokS))
+		preempt, units.Thousands(sl.GenerationTokS))
 }
 
 // gpuFmt lays out a level's GPU cells: mean power of all GPUs, and energy
