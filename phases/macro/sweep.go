@@ -192,7 +192,7 @@ func (s *Sweep) params() map[string]any {
 		p["search"], p["search_tolerance"] = c.Search, c.SearchTolerance
 	}
 	if c.Rate > 0 || c.Search == phases.SearchRate {
-		p["arrivals"], p["burstiness"] = c.Arrivals, c.Burstiness
+		p["arrivals"], p["burstiness"] = c.Arrivals, c.shownBurstiness()
 	}
 	if c.LatencyFrom != LatencySent {
 		p["latency_from"] = c.LatencyFrom
