@@ -121,7 +121,7 @@ func (s *Sweep) Run(ctx context.Context, em *phases.Emitter) (res *macro.Result,
 	err = phases.Run(ctx, em, phases.Macro, s.params, func(ctx context.Context) error {
 		res, err = s.run(ctx, em)
 		if res != nil && res.Deployment == nil {
-			res.Deployment = s.cfg.Deployment // known here, not sent to the host
+			res.Deployment = s.cfg.Deployment // the spec carries it; kept here when the host's result lacks it
 		}
 		return err
 	})
