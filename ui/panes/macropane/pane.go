@@ -144,7 +144,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			if m.apply(ev) {
 				m.chartsDirty = true
 			}
-			if m.r.Event(ev) {
+			// A journal's events run nothing now: a sweep it left
+			// unfinished is not one under way elsewhere.
+			if !msg.Replayed && m.r.Event(ev) {
 				cmd = m.ended()
 			}
 		}

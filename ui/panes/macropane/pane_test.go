@@ -481,3 +481,16 @@ func TestNewSweepStartsANewTimeline(t *testing.T) {
 		t.Fatalf("the first sweep's plateau or SLO is still shown:\n%s", v)
 	}
 }
+
+// A reopened journal whose sweep never finished (the cockpit was killed
+// mid-level) runs nothing now: s is not refused as "started elsewhere".
+func TestReplayedUnfinishedSweepIsNotRunning(t *testing.T) {
+	m := newPane(t, 80, 20, false)
+	m.Update(common.EventsMsg{At: clock0, Replayed: true, Events: []phases.Event{
+		phases.New(clock0, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro}),
+		phases.New(clock0, phases.KindMacroLevelStarted, phases.LevelStarted{Concurrency: 4}),
+	}})
+	if m.r.Elsewhere() {
+		t.Fatal("a replayed start counts as a sweep under way")
+	}
+}
