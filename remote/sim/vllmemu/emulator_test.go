@@ -262,7 +262,9 @@ func TestEmulatorMetricsMoveWithLoad(t *testing.T) {
 		}()
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for e.State().Running < 4 && time.Now().Before(deadline) {
+	// Wait for all six to arrive (four running, two waiting): on a busy
+	// machine the last posts may reach the server after the batch is full.
+	for st := e.State(); (st.Running < 4 || st.Waiting < 2) && time.Now().Before(deadline); st = e.State() {
 		time.Sleep(2 * time.Millisecond)
 	}
 	busy := scrape()
