@@ -220,28 +220,34 @@ class Engine:
             t0 = time.perf_counter()
             self.r.bcast([OP_PREFILL, q.row, len(q.prompt)] + q.prompt)
             tok = self.r.prefill(q.row, q.prompt)
-            q.t_last = time.perf_counter()
-            self.pf_cum += q.t_last - t0
-            q.pf_mark = self.pf_cum
-            now = time.time()
+            self.pf_cum += time.perf_counter() - t0
             self.steps += 1
             self.iter_tokens.observe(len(q.prompt))
             self.prompt_tokens += len(q.prompt)
             self.stats_prompt += len(q.prompt)
-            q.first = q.last = now
             q.out.append(tok)
             self.gen_tokens += 1
             self.stats_gen += 1
-            self.ttft.observe(now - q.arrived)
             fin = len(q.out) >= q.max_tokens
             out.append((q, tok, fin))
-            if fin:
-                self._finish(q, now)
-            else:
+            if not fin:
                 with self.lock:
                     self.running.append(q)
         if out:
+            self._first_tokens(out)
             self._deliver(out)
+
+    def _first_tokens(self, out):
+        """Marks the pass's first tokens as sent together at its end, as a
+        client receives them: a request's TTFT, and its first period's
+        start, hold the prefills run after its own in the same pass."""
+        end, now = time.perf_counter(), time.time()
+        for q, _, fin in out:
+            q.t_last, q.pf_mark = end, self.pf_cum
+            q.first = q.last = now
+            self.ttft.observe(now - q.arrived)
+            if fin:
+                self._finish(q, now)
 
     def _decode(self):
         b = len(self.running)

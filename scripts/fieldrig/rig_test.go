@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -429,4 +430,54 @@ func getText(t *testing.T, url string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// With whole prefills between decode steps, the rig prefills a pass's
+// prompts one after another and sends their first tokens together at the
+// pass's end, as a client receives them. The time a request's first token
+// waited for the prompts prefilled after its own is TTFT, so /truth's mean
+// TPOT and prefill wait are those the client measured: the sweep's own
+// TPOT and the stall it saw (token gaps that held another request's first
+// token) agree with /truth for the same requests.
+func TestRigSeparateFirstTokensAtPassEnd(t *testing.T) {
+	py := torchPython(t)
+	r := startRigWith(t, py, "1")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if resp, err := http.Post(r.url+"/truth/reset_served", "application/json", nil); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	s, err := macro.NewSweep(macro.Config{URL: r.url, Concurrency: []int{4}, Requests: 24, Warmup: 0, InputLen: 64, OutputLen: 16, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lv := res.Levels[0]
+	if lv.Failed != 0 || lv.PrefillWait == nil {
+		t.Fatalf("level: %d completed, %d failed, prefill wait %+v", lv.Completed, lv.Failed, lv.PrefillWait)
+	}
+	resp, err := http.Get(r.url + "/truth?m=1&reps=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc waitDoc
+	err = json.NewDecoder(resp.Body).Decode(&doc)
+	resp.Body.Close()
+	if err != nil || doc.Served == nil || doc.Served.Wait == nil {
+		t.Fatalf("/truth: %v %+v", err, doc)
+	}
+	w := doc.Served.Wait
+	t.Logf("client: mean TPOT %.3f ms, stall %.3f ms per token; /truth: mean TPOT %.3f ms, prefill %.3f ms per token",
+		lv.MeanTPOTms, lv.PrefillWait.StallMsPerToken, doc.Served.MeanTPOTms, w["prefill"])
+	if d := doc.Served.MeanTPOTms/lv.MeanTPOTms - 1; math.Abs(d) > 0.05 {
+		t.Errorf("/truth's mean TPOT %.3f ms against the client's %.3f ms (%+.0f%%)", doc.Served.MeanTPOTms, lv.MeanTPOTms, 100*d)
+	}
+	if d := w["prefill"] - lv.PrefillWait.StallMsPerToken; math.Abs(d) > 0.15*lv.MeanTPOTms {
+		t.Errorf("/truth's prefill wait %.3f ms per token against the client's stall %.3f ms", w["prefill"], lv.PrefillWait.StallMsPerToken)
+	}
 }
