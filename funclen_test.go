@@ -25,15 +25,13 @@ var longTables = map[string]string{}
 // length when it was listed, to be split, longest first; no other
 // function may join them (one listed that grew is logged).
 var longFuncs = map[string]int{
-	"remote/sim/vllmemu Emulator.serveCompletion": 148,
-	"remote/sim/vllmemu Emulator.schedule":        144,
-	"phases/macro Sweep.run":                      132,
-	"report nb.macroRun":                          132,
-	"report nb.profileRun":                        127,
-	"phases/load/vllmlog Summary.Add":             96,
-	"remote/sim Deployment.sglangScript":          90,
-	"ui/panes/macropane Model.apply":              90,
-	"ui/panes/macropane Model.table":              82,
+	"phases/macro Sweep.run":             132,
+	"report nb.macroRun":                 132,
+	"report nb.profileRun":               127,
+	"phases/load/vllmlog Summary.Add":    96,
+	"remote/sim Deployment.sglangScript": 90,
+	"ui/panes/macropane Model.apply":     90,
+	"ui/panes/macropane Model.table":     82,
 }
 
 // funcLengths maps every function of the module's non-test files to its

@@ -82,152 +82,199 @@ func (e *Emulator) submit(r *emuReq) bool {
 	}
 }
 
+// scheduler is the engine loop's state: the queues and the clock.
+type scheduler struct {
+	e                *Emulator
+	waiting, running []*emuReq
+	timer            *time.Timer
+	stepStart        time.Time     // when the step under way began
+	spin             time.Duration // how long before a step's end to wait actively
+}
+
 // schedule is the engine loop: admit, run one step, emit its tokens, repeat.
 // Steps are timed against absolute deadlines, so a late wake-up shortens
 // the next wait instead of stretching every later step.
 func (e *Emulator) schedule() {
 	defer close(e.done)
-	var waiting, running []*emuReq
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	var stepStart time.Time
-	abortAll := func() {
-		for _, r := range running {
-			r.post(emuEvent{abort: true})
-		}
-		for _, r := range waiting {
-			r.post(emuEvent{abort: true})
-		}
-		running, waiting = running[:0], waiting[:0]
-		e.publish(running, waiting, 0)
-	}
-	accept := func(r *emuReq) {
-		if r.resetAll {
-			abortAll()
-			return
-		}
-		waiting = append(waiting, r)
-	}
-	cfg := e.cfg
-	spin := spinWindow
-	if cfg.CoarseTiming {
-		spin = 0
+	s := &scheduler{e: e, timer: time.NewTimer(time.Hour), spin: spinWindow}
+	s.timer.Stop()
+	if e.cfg.CoarseTiming {
+		s.spin = 0
 	}
 	for {
-		if len(running) == 0 && len(waiting) == 0 {
-			select {
-			case r := <-e.arrive:
-				accept(r)
-				// An idle engine starts at once: the step counts from when
-				// the request reached the server.
-				stepStart = r.arrived
-				if now := time.Now(); r.resetAll || stepStart.After(now) {
-					stepStart = now
-				}
-			case <-e.quit:
+		if len(s.running) == 0 && len(s.waiting) == 0 {
+			if !s.idle() {
 				return
 			}
 			continue
 		}
-	drain:
-		for {
-			select {
-			case r := <-e.arrive:
-				accept(r)
-			default:
-				break drain
-			}
-		}
-		running = dropGone(running)
-		waiting = dropGone(waiting)
-		// Admit waiting requests, oldest first, while seats and KV cache last.
-		kv := 0
-		for _, r := range running {
-			kv += r.prompt + r.generated
-		}
-		prefill := 0
-		var newPrompt int64
-		for len(waiting) > 0 && len(running) < cfg.MaxNumSeqs {
-			r := waiting[0]
-			need := r.prompt + r.generated
-			if kv+need > cfg.KVCacheTokens && len(running) > 0 {
-				break
-			}
-			if cfg.MaxBatchedTokens > 0 && prefill > 0 && prefill+need > cfg.MaxBatchedTokens {
-				break
-			}
-			waiting = waiting[1:]
-			running = append(running, r)
-			kv += need
-			prefill += need
-			if !r.admitted {
-				r.admitted = true
-				newPrompt += int64(r.prompt)
-				r.post(emuEvent{admitted: true})
-			}
-		}
-		e.publish(running, waiting, kv)
-		if len(running) == 0 {
+		s.drain()
+		s.running = dropGone(s.running)
+		s.waiting = dropGone(s.waiting)
+		kv, prefill, newPrompt := s.admit()
+		e.publish(s.running, s.waiting, kv)
+		if len(s.running) == 0 {
 			continue
 		}
-		n := len(running)
-		dur := cfg.StepTime + time.Duration(n-1)*cfg.StepPerSeq + time.Duration(prefill)*cfg.PrefillPerToken
-		if cfg.StepFunc != nil {
-			dur = cfg.StepFunc(n, prefill)
+		stepEnd := s.stepStart.Add(s.stepTime(prefill))
+		if !s.await(stepEnd) {
+			return
 		}
-		if cfg.Jitter > 0 {
-			dur = time.Duration(float64(dur) * (1 + cfg.Jitter*(2*e.roll()-1)))
-		}
-		stepEnd := stepStart.Add(dur)
-		timer.Reset(time.Until(stepEnd) - spin)
-	wait:
-		for {
-			select {
-			case <-timer.C:
-				break wait
-			case r := <-e.arrive:
-				accept(r)
-				if r.resetAll {
-					timer.Stop()
-					break wait
-				}
-			case <-e.quit:
-				timer.Stop()
-				abortAll()
-				return
-			}
-		}
-		if len(running) == 0 {
+		if len(s.running) == 0 {
 			continue // reset while stepping
 		}
 		// Go's timers wake up to a millisecond late; the last stretch of the
 		// step is waited out precisely.
-		for spin > 0 && time.Now().Before(stepEnd) {
+		for s.spin > 0 && time.Now().Before(stepEnd) {
 			runtime.Gosched()
 		}
 		now := time.Now()
-		running, kv = e.step(running, now, kv, prefill, newPrompt)
-		// Preempt the newest requests when the KV cache overflows (vLLM V1
-		// recomputes them later).
-		for kv > cfg.KVCacheTokens && len(running) > 1 {
-			r := running[len(running)-1]
-			running = running[:len(running)-1]
-			kv -= r.prompt + r.generated
-			r.prefilled = false
-			waiting = append([]*emuReq{r}, waiting...)
-			e.mu.Lock()
-			e.st.state.Preemptions++
-			e.mu.Unlock()
-		}
-		e.publish(running, waiting, kv)
+		s.running, kv = e.step(s.running, now, kv, prefill, newPrompt)
+		kv = s.preempt(kv)
+		e.publish(s.running, s.waiting, kv)
 		// The next step starts where this one was due to end, so a late
 		// wake-up (a busy machine) is made up by the next steps and every
 		// request's TPOT stays exact; only a long stall resets the clock.
-		stepStart = stepEnd
+		s.stepStart = stepEnd
 		if now.Sub(stepEnd) > maxCatchUp {
-			stepStart = now
+			s.stepStart = now
 		}
 	}
+}
+
+// abortAll cuts every request, running or waiting.
+func (s *scheduler) abortAll() {
+	for _, r := range s.running {
+		r.post(emuEvent{abort: true})
+	}
+	for _, r := range s.waiting {
+		r.post(emuEvent{abort: true})
+	}
+	s.running, s.waiting = s.running[:0], s.waiting[:0]
+	s.e.publish(s.running, s.waiting, 0)
+}
+
+// accept queues an arriving request, or carries out a control message.
+func (s *scheduler) accept(r *emuReq) {
+	if r.resetAll {
+		s.abortAll()
+		return
+	}
+	s.waiting = append(s.waiting, r)
+}
+
+// idle waits for a request while the engine has none; false when the
+// emulator closes.
+func (s *scheduler) idle() bool {
+	select {
+	case r := <-s.e.arrive:
+		s.accept(r)
+		// An idle engine starts at once: the step counts from when
+		// the request reached the server.
+		s.stepStart = r.arrived
+		if now := time.Now(); r.resetAll || s.stepStart.After(now) {
+			s.stepStart = now
+		}
+		return true
+	case <-s.e.quit:
+		return false
+	}
+}
+
+// drain accepts every request that has arrived, without waiting.
+func (s *scheduler) drain() {
+	for {
+		select {
+		case r := <-s.e.arrive:
+			s.accept(r)
+		default:
+			return
+		}
+	}
+}
+
+// admit moves waiting requests, oldest first, to running while seats and KV
+// cache last. It returns the KV cache in use, the prompt tokens the step
+// computes and those of requests admitted for the first time.
+func (s *scheduler) admit() (kv, prefill int, newPrompt int64) {
+	cfg := s.e.cfg
+	for _, r := range s.running {
+		kv += r.prompt + r.generated
+	}
+	for len(s.waiting) > 0 && len(s.running) < cfg.MaxNumSeqs {
+		r := s.waiting[0]
+		need := r.prompt + r.generated
+		if kv+need > cfg.KVCacheTokens && len(s.running) > 0 {
+			break
+		}
+		if cfg.MaxBatchedTokens > 0 && prefill > 0 && prefill+need > cfg.MaxBatchedTokens {
+			break
+		}
+		s.waiting = s.waiting[1:]
+		s.running = append(s.running, r)
+		kv += need
+		prefill += need
+		if !r.admitted {
+			r.admitted = true
+			newPrompt += int64(r.prompt)
+			r.post(emuEvent{admitted: true})
+		}
+	}
+	return kv, prefill, newPrompt
+}
+
+// stepTime is how long the next step takes with the running batch and
+// prefill prompt tokens.
+func (s *scheduler) stepTime(prefill int) time.Duration {
+	cfg := s.e.cfg
+	n := len(s.running)
+	dur := cfg.StepTime + time.Duration(n-1)*cfg.StepPerSeq + time.Duration(prefill)*cfg.PrefillPerToken
+	if cfg.StepFunc != nil {
+		dur = cfg.StepFunc(n, prefill)
+	}
+	if cfg.Jitter > 0 {
+		dur = time.Duration(float64(dur) * (1 + cfg.Jitter*(2*s.e.roll()-1)))
+	}
+	return dur
+}
+
+// await sleeps until just before stepEnd, accepting requests as they
+// arrive; a reset ends the wait early. False when the emulator closes.
+func (s *scheduler) await(stepEnd time.Time) bool {
+	s.timer.Reset(time.Until(stepEnd) - s.spin)
+	for {
+		select {
+		case <-s.timer.C:
+			return true
+		case r := <-s.e.arrive:
+			s.accept(r)
+			if r.resetAll {
+				s.timer.Stop()
+				return true
+			}
+		case <-s.e.quit:
+			s.timer.Stop()
+			s.abortAll()
+			return false
+		}
+	}
+}
+
+// preempt sends the newest requests back to the waiting queue while the
+// KV cache overflows (vLLM V1 recomputes them later); it returns the KV
+// cache then in use.
+func (s *scheduler) preempt(kv int) int {
+	for kv > s.e.cfg.KVCacheTokens && len(s.running) > 1 {
+		r := s.running[len(s.running)-1]
+		s.running = s.running[:len(s.running)-1]
+		kv -= r.prompt + r.generated
+		r.prefilled = false
+		s.waiting = append([]*emuReq{r}, s.waiting...)
+		s.e.mu.Lock()
+		s.e.st.state.Preemptions++
+		s.e.mu.Unlock()
+	}
+	return kv
 }
 
 func dropGone(rs []*emuReq) []*emuReq {

@@ -99,33 +99,93 @@ type fault struct {
 	cutAt, errorAt int // tokens delivered before the cut / the error event; 0 = none
 }
 
+// completion is one completion request as the emulator understood it.
+type completion struct {
+	body       emuBody
+	chat       bool
+	prompt     int  // prompt tokens
+	maxTok     int  // tokens to generate
+	usage      bool // a final usage chunk was asked for
+	continuous bool // usage on every chunk was asked for
+}
+
 func (e *Emulator) serveCompletion(w http.ResponseWriter, r *http.Request, chat bool) {
 	arrived := time.Now()
-	if r.Method != http.MethodPost {
-		writeError(w, http.StatusMethodNotAllowed, "BadRequestError", "use POST")
+	c, ok := e.readCompletion(w, r, chat)
+	if !ok {
 		return
 	}
-	if !e.auth(w, r) {
+	f, ok := e.decideFault(w, c.maxTok)
+	if !ok {
 		return
+	}
+	if chat {
+		e.prefix.lookup(promptWords(nil, c.body.Messages))
+	} else {
+		e.prefix.lookup(promptWords(c.body.Prompt, nil))
+	}
+	req := newEmuReq(c.prompt, c.maxTok, arrived)
+	defer req.gone.Store(true)
+	if !e.submit(req) {
+		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "the server is shutting down")
+		return
+	}
+	if !c.body.Stream {
+		e.serveWhole(w, r, req, chat, f)
+		return
+	}
+	e.serveStream(w, r, req, c, f)
+}
+
+// readCompletion checks a completion request and reads its body; false
+// when it answered with an error.
+func (e *Emulator) readCompletion(w http.ResponseWriter, r *http.Request, chat bool) (completion, bool) {
+	c := completion{chat: chat}
+	if r.Method != http.MethodPost {
+		writeError(w, http.StatusMethodNotAllowed, "BadRequestError", "use POST")
+		return c, false
+	}
+	if !e.auth(w, r) {
+		return c, false
 	}
 	if !e.ready.Load() && !e.cfg.ServeBeforeReady {
 		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "the server is not ready")
-		return
+		return c, false
 	}
-	var b emuBody
-	if err := json.NewDecoder(io.LimitReader(r.Body, 64<<20)).Decode(&b); err != nil {
+	b := &c.body
+	if err := json.NewDecoder(io.LimitReader(r.Body, 64<<20)).Decode(b); err != nil {
 		writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON: "+err.Error())
-		return
+		return c, false
 	}
 	if b.Model != e.cfg.Model {
 		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", b.Model))
-		return
+		return c, false
 	}
-	prompt := promptTokens(b.Prompt)
+	c.prompt, c.maxTok = e.completionTokens(b, chat)
+	if c.maxTok < 1 || c.prompt+c.maxTok > e.cfg.MaxModelLen {
+		writeError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
+			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion).",
+			e.cfg.MaxModelLen, c.prompt+c.maxTok, c.prompt, c.maxTok))
+		return c, false
+	}
+	if so := b.StreamOptions; so != nil && b.Stream && !e.cfg.NoUsage {
+		c.usage, c.continuous = so.IncludeUsage, so.IncludeUsage && so.ContinuousUsageStats
+	}
+	if e.cfg.RejectContinuousUsage && b.StreamOptions != nil && b.StreamOptions.ContinuousUsageStats {
+		writeError(w, http.StatusBadRequest, "BadRequestError", "stream_options.continuous_usage_stats is not supported")
+		return c, false
+	}
+	return c, true
+}
+
+// completionTokens returns a request's prompt tokens and the tokens it asks
+// for (vLLM's defaults: 16 for completions, the rest of the context for chat).
+func (e *Emulator) completionTokens(b *emuBody, chat bool) (prompt, maxTok int) {
+	prompt = promptTokens(b.Prompt)
 	if chat {
 		prompt = messageTokens(b.Messages)
 	}
-	maxTok := 16
+	maxTok = 16
 	if chat {
 		maxTok = e.cfg.MaxModelLen - prompt
 	}
@@ -135,20 +195,12 @@ func (e *Emulator) serveCompletion(w http.ResponseWriter, r *http.Request, chat 
 	if chat && b.MaxCompletionTokens != nil {
 		maxTok = *b.MaxCompletionTokens
 	}
-	if maxTok < 1 || prompt+maxTok > e.cfg.MaxModelLen {
-		writeError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
-			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion).",
-			e.cfg.MaxModelLen, prompt+maxTok, prompt, maxTok))
-		return
-	}
-	usage, continuous := false, false
-	if so := b.StreamOptions; so != nil && b.Stream && !e.cfg.NoUsage {
-		usage, continuous = so.IncludeUsage, so.IncludeUsage && so.ContinuousUsageStats
-	}
-	if e.cfg.RejectContinuousUsage && b.StreamOptions != nil && b.StreamOptions.ContinuousUsageStats {
-		writeError(w, http.StatusBadRequest, "BadRequestError", "stream_options.continuous_usage_stats is not supported")
-		return
-	}
+	return prompt, maxTok
+}
+
+// decideFault draws what goes wrong with a request of maxTok tokens; false
+// when it failed at once (answered with a 500).
+func (e *Emulator) decideFault(w http.ResponseWriter, maxTok int) (fault, bool) {
 	var f fault
 	u := e.roll()
 	switch {
@@ -157,29 +209,20 @@ func (e *Emulator) serveCompletion(w http.ResponseWriter, r *http.Request, chat 
 		e.st.state.Injected500++
 		e.mu.Unlock()
 		writeError(w, http.StatusInternalServerError, "InternalServerError", "simulated engine failure")
-		return
+		return f, false
 	case u < e.cfg.FailureRate+e.cfg.CutRate:
 		f.cutAt = 1 + e.rollInt(max(1, maxTok-1))
 	case u < e.cfg.FailureRate+e.cfg.CutRate+e.cfg.ErrorAfter200Rate:
 		f.errorAt = 1 + e.rollInt(max(1, maxTok-1))
 	}
-	if chat {
-		e.prefix.lookup(promptWords(nil, b.Messages))
-	} else {
-		e.prefix.lookup(promptWords(b.Prompt, nil))
-	}
-	req := newEmuReq(prompt, maxTok, arrived)
-	defer req.gone.Store(true)
-	if !e.submit(req) {
-		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "the server is shutting down")
-		return
-	}
-	if !b.Stream {
-		e.serveWhole(w, r, req, chat, f)
-		return
-	}
-	sw := &sseWriter{w: w, chat: chat, prompt: prompt, continuous: continuous, reasoning: e.cfg.ReasoningTokens}
-	if chat {
+	return f, true
+}
+
+// serveStream streams a request's tokens as server-sent events as the
+// scheduler produces them.
+func (e *Emulator) serveStream(w http.ResponseWriter, r *http.Request, req *emuReq, c completion, f fault) {
+	sw := &sseWriter{w: w, chat: c.chat, prompt: c.prompt, continuous: c.continuous, reasoning: e.cfg.ReasoningTokens}
+	if c.chat {
 		sw.head = fmt.Sprintf(`{"id":"chatcmpl-%x","object":"chat.completion.chunk","created":%d,"model":%q,"choices":`,
 			time.Now().UnixNano(), time.Now().Unix(), e.cfg.Model)
 	} else {
@@ -200,52 +243,58 @@ func (e *Emulator) serveCompletion(w http.ResponseWriter, r *http.Request, chat 
 		if ev.abort {
 			e.cut(req)
 		}
-		if ev.admitted && chat {
+		if ev.admitted && c.chat {
 			sw.role()
 		}
-		if ev.tokens > 0 {
-			k := ev.tokens
-			stop := 0
-			if f.cutAt > 0 && sw.sent+k >= f.cutAt {
-				stop = f.cutAt
-			} else if f.errorAt > 0 && sw.sent+k >= f.errorAt {
-				stop = f.errorAt
-			}
-			if stop > 0 {
-				k = stop - sw.sent
-			}
-			if k > 0 {
-				sw.tokens(k, sw.sent+k >= maxTok)
-			}
-			switch {
-			case f.cutAt > 0 && stop > 0:
-				sw.flush(fl)
-				e.mu.Lock()
-				e.st.state.InjectedCuts++
-				e.mu.Unlock()
-				e.cut(req)
-			case f.errorAt > 0 && stop > 0:
-				e.mu.Lock()
-				e.st.state.InjectedErrors++
-				e.mu.Unlock()
-				req.gone.Store(true)
-				sw.raw(`{"error":{"object":"error","message":"simulated error after the stream started","type":"InternalServerError","param":null,"code":500}}`)
-				sw.raw("[DONE]")
-				sw.flush(fl)
-				return
-			}
-			if sw.sent >= maxTok {
-				if usage {
-					sw.final()
-				}
-				sw.raw("[DONE]")
-				sw.flush(fl)
-				e.succeeded()
-				return
-			}
+		if ev.tokens > 0 && e.streamTokens(sw, fl, req, c, f, ev.tokens) {
+			return
 		}
 		sw.flush(fl)
 	}
+}
+
+// streamTokens writes k new tokens, or those before the request's fault,
+// and ends the stream where it ends; true when the response is over.
+func (e *Emulator) streamTokens(sw *sseWriter, fl http.Flusher, req *emuReq, c completion, f fault, k int) bool {
+	stop := 0
+	if f.cutAt > 0 && sw.sent+k >= f.cutAt {
+		stop = f.cutAt
+	} else if f.errorAt > 0 && sw.sent+k >= f.errorAt {
+		stop = f.errorAt
+	}
+	if stop > 0 {
+		k = stop - sw.sent
+	}
+	if k > 0 {
+		sw.tokens(k, sw.sent+k >= c.maxTok)
+	}
+	switch {
+	case f.cutAt > 0 && stop > 0:
+		sw.flush(fl)
+		e.mu.Lock()
+		e.st.state.InjectedCuts++
+		e.mu.Unlock()
+		e.cut(req)
+	case f.errorAt > 0 && stop > 0:
+		e.mu.Lock()
+		e.st.state.InjectedErrors++
+		e.mu.Unlock()
+		req.gone.Store(true)
+		sw.raw(`{"error":{"object":"error","message":"simulated error after the stream started","type":"InternalServerError","param":null,"code":500}}`)
+		sw.raw("[DONE]")
+		sw.flush(fl)
+		return true
+	}
+	if sw.sent >= c.maxTok {
+		if c.usage {
+			sw.final()
+		}
+		sw.raw("[DONE]")
+		sw.flush(fl)
+		e.succeeded()
+		return true
+	}
+	return false
 }
 
 // cut ends the connection without finishing the response, as a crashed
