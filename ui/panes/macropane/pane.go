@@ -33,6 +33,7 @@ type Model struct {
 	sweep    macro.Engine
 	stopping bool  // asked to stop: the requests in flight finish
 	planned  []int // the levels the sweep was started with
+	cutOff   bool  // the sweep shown started in the journal and never finished
 	// asked is what the keys asked of the engine that its ticks do not
 	// show yet: a pause or resume, and the level's new concurrency.
 	asked struct {
@@ -150,6 +151,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 				cmd = m.ended()
 			}
 		}
+		m.noteJournal(msg)
 		if len(msg.Events) > 0 {
 			m.dirty = true
 		}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/ui/common"
@@ -79,5 +80,62 @@ func TestReopenedJournalDrawsTheCharts(t *testing.T) {
 	replay(twice, withSeries, -1)
 	if twice.samples != live.samples {
 		t.Fatalf("live with series: %d samples, want %d", twice.samples, live.samples)
+	}
+}
+
+// TestReopenedCutOffSweep: a journal whose sweep started and never
+// finished (the process died) reopens as cut off, not running, whether it
+// stopped inside a level or between two; a finished one as finished, and a
+// live start afterwards runs.
+func TestReopenedCutOffSweep(t *testing.T) {
+	evs := journalled(loadEvents(t))
+	at := func(i int) time.Time { return clock0.Add(time.Duration(i) * time.Second) }
+	started := phases.New(at(0), phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro})
+	finished := phases.New(at(1), phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.Macro})
+	// The last level's start, and the result before it.
+	lastStart, lastResult := -1, -1
+	for i, ev := range evs {
+		if _, ok := ev.Data.(phases.LevelStarted); ok {
+			lastStart = i
+		}
+	}
+	for i, ev := range evs[:max(0, lastStart)] {
+		if _, ok := ev.Data.(phases.LevelResult); ok {
+			lastResult = i
+		}
+	}
+	if lastStart < 0 || lastResult < 0 {
+		t.Fatalf("the test sweep has no level after a result (start %d, result %d)", lastStart, lastResult)
+	}
+	for _, tc := range []struct {
+		name        string
+		events      []phases.Event
+		title, line string
+	}{
+		{"inside a level", append([]phases.Event{started}, evs[:lastStart+1]...), "cut off (from the journal)", "cut off in level"},
+		{"between levels", append([]phases.Event{started}, evs[:lastResult+1]...), "cut off (from the journal)", "cut off after"},
+		{"finished", append(append([]phases.Event{started}, evs...), finished), "· finished", "levels done"},
+	} {
+		for _, size := range [][2]int{{80, 22}, {120, 36}} {
+			m := newPane(t, size[0], size[1], false)
+			m.Update(common.EventsMsg{At: clock0, Events: slices.Clone(tc.events), Replayed: true})
+			v := plain(m)
+			title := strings.SplitN(v, "\n", 2)[0]
+			if !strings.Contains(title, tc.title) || strings.Contains(v, "running") {
+				t.Errorf("%s at %dx%d: title %q, want %q and no \"running\":\n%s", tc.name, size[0], size[1], title, tc.title, v)
+			}
+			if !strings.Contains(v, tc.line) || strings.Contains(v, "0% ·") {
+				t.Errorf("%s at %dx%d: the progress line lacks %q (or shows a live bar):\n%s", tc.name, size[0], size[1], tc.line, v)
+			}
+		}
+	}
+
+	// A live start after the reopened cut-off sweep is one under way.
+	m := newPane(t, 100, 30, false)
+	m.Update(common.EventsMsg{At: clock0, Events: append([]phases.Event{started}, evs[:lastStart+1]...), Replayed: true})
+	m.Update(common.EventsMsg{At: at(5), Events: []phases.Event{phases.New(at(5), phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro}),
+		phases.New(at(5), phases.KindMacroLevelStarted, phases.LevelStarted{Concurrency: 1})}})
+	if title := strings.SplitN(plain(m), "\n", 2)[0]; !strings.Contains(title, "running") {
+		t.Errorf("a live sweep after a cut-off one: title %q", title)
 	}
 }

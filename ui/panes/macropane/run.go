@@ -34,7 +34,7 @@ func (m *Model) start() tea.Cmd {
 		return common.Error(fmt.Errorf("macro sweep: %w", err))
 	}
 	m.resetRun()
-	m.sweep, m.stopping, m.planned = sw, false, sw.Config().Concurrency
+	m.sweep, m.stopping, m.planned, m.cutOff = sw, false, sw.Config().Concurrency, false
 	m.chartsDirty = true
 	where := ""
 	if _, ok := sw.(*onhost.Sweep); ok {

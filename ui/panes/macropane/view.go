@@ -143,6 +143,8 @@ func (m *Model) titleLine() string {
 		// Events of a sweep this pane did not start (a replay, another
 		// client) still say where it stands.
 		switch {
+		case m.cutOff:
+			state = "cut off (from the journal)"
 		case m.cur != nil:
 			state = "running"
 		case len(m.levels) > 0:
@@ -354,6 +356,9 @@ func (m *Model) serverLine() string {
 
 func (m *Model) progressLine() string {
 	s := m.d.Styles
+	if m.cutShort() {
+		return s.Subtle.Render(components.Fit(m.cutOffLine(), m.w))
+	}
 	if m.cur == nil {
 		switch {
 		case m.r.State == common.RunIdle && len(m.levels) == 0:
