@@ -25,7 +25,6 @@ var longTables = map[string]string{}
 // length when it was listed, to be split, longest first; no other
 // function may join them (one listed that grew is logged).
 var longFuncs = map[string]int{
-	"phases/macro Sweep.run":             132,
 	"report nb.macroRun":                 132,
 	"report nb.profileRun":               127,
 	"phases/load/vllmlog Summary.Add":    96,

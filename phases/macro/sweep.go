@@ -209,6 +209,53 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 	maxC := cfg.Concurrency[len(cfg.Concurrency)-1]
 	c := newClient(cfg, maxC)
 	defer c.close()
+	res := s.newResult()
+	var sweepWarns []string
+	warn := func(text string) {
+		sweepWarns = append(sweepWarns, text)
+		em.Emit(ctx, phases.KindMacroWarning, &phases.MacroWarning{Text: text})
+	}
+	pg, err := s.prepare(ctx, c, &cfg, res, maxC, warn)
+	if err != nil {
+		return nil, err
+	}
+	res.Path = newPath(cfg)
+	c.measurePath(ctx, res.Path)
+	res.Path.Warnings = pathWarnings(res.Path)
+	em.Emit(ctx, phases.KindMacroPath, res.Path)
+	for _, w := range res.Path.Warnings {
+		warn(w)
+	}
+	defer func() { finishPath(res.Path, res.Levels) }()
+
+	r := &runner{s: s, cfg: cfg, c: c, pg: pg, em: em, t0: time.Now(), promptCal: res.PromptCal, path: res.Path}
+	r.warns.sweep = sweepWarns
+	res.Definitions = definitions
+	res.Workload = cfg.workloadRecord()
+	defer func() { res.Warnings = r.warns.list() }()
+	defer r.startSamplers(ctx, res)()
+	defer func() {
+		if n := r.jsonlNote(); n != "" {
+			res.Notes = append(res.Notes, n)
+		}
+	}()
+	if cfg.Search != "" {
+		err := r.search(ctx, res)
+		res.Continuous = c.continuous.Load()
+		if err != nil {
+			res.Stopped = "cancelled"
+			return res, err
+		}
+		r.sloEnd(ctx, res)
+		return res, nil
+	}
+	return r.runLevels(ctx, res)
+}
+
+// newResult is the sweep's result before its first request: what the
+// configuration says.
+func (s *Sweep) newResult() *Result {
+	cfg := s.cfg
 	res := &Result{URL: shownURL(cfg.URL), API: cfg.API, Started: time.Now().UTC().Format(time.RFC3339),
 		InputLen: cfg.InputLen, OutputLen: cfg.OutputLen, Requests: cfg.Requests,
 		DurationS: cfg.Duration.Seconds(), Warmup: cfg.Warmup, Rate: cfg.Rate, Levels: []phases.LevelResult{},
@@ -216,19 +263,20 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 	if cfg.Rate > 0 || cfg.Search == phases.SearchRate {
 		res.Arrivals, res.Burstiness = cfg.Arrivals, cfg.shownBurstiness()
 	}
-	// The server must answer, serve the model asked for, and take one
-	// request with the sweep's settings.
-	var sweepWarns []string
-	warn := func(text string) {
-		sweepWarns = append(sweepWarns, text)
-		em.Emit(ctx, phases.KindMacroWarning, &phases.MacroWarning{Text: text})
-	}
-	ids, err := s.resolveModel(ctx, c, &cfg, res)
+	return res
+}
+
+// prepare checks that the server answers, serves the model asked for
+// (resolved into cfg) and takes one request with the sweep's settings,
+// within the host's limits, and calibrates the prompts; it returns their
+// generator.
+func (s *Sweep) prepare(ctx context.Context, c *client, cfg *Config, res *Result, maxC int, warn func(string)) (*promptGen, error) {
+	ids, err := s.resolveModel(ctx, c, cfg, res)
 	if err != nil {
 		return nil, err
 	}
 	res.Model = cfg.Model
-	if err := checkModelLen(cfg, cfg.Model, c.maxLen[cfg.Model]); err != nil {
+	if err := checkModelLen(*cfg, cfg.Model, c.maxLen[cfg.Model]); err != nil {
 		return nil, err
 	}
 	if err := checkFDs(maxC); err != nil {
@@ -255,49 +303,40 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 	if ids != nil && !contains(ids, cfg.Model) {
 		warn(fmt.Sprintf("--model %q is not in the server's /v1/models (it lists: %s); the server answers it", cfg.Model, listed(ids)))
 	}
-	res.Path = newPath(cfg)
-	c.measurePath(ctx, res.Path)
-	res.Path.Warnings = pathWarnings(res.Path)
-	em.Emit(ctx, phases.KindMacroPath, res.Path)
-	for _, w := range res.Path.Warnings {
-		warn(w)
-	}
-	defer func() { finishPath(res.Path, res.Levels) }()
+	return pg, nil
+}
 
-	r := &runner{s: s, cfg: cfg, c: c, pg: pg, em: em, t0: time.Now(), promptCal: res.PromptCal, path: res.Path}
-	r.warns.sweep = sweepWarns
-	res.Definitions = definitions
-	res.Workload = cfg.workloadRecord()
-	defer func() { res.Warnings = r.warns.list() }()
-	var scrapeWG sync.WaitGroup
+// startSamplers starts the metrics scraper and the GPU sampler the
+// configuration has; the function it returns stops them, waits for them
+// and records the GPU's end.
+func (r *runner) startSamplers(ctx context.Context, res *Result) (stop func()) {
+	cfg := r.cfg
+	var wg sync.WaitGroup
 	sctx, stopScrape := context.WithCancel(ctx)
 	if cfg.Scraper != nil {
 		r.sctx = sctx
-		scrapeWG.Add(1)
-		go func() { defer scrapeWG.Done(); r.scrapeLoop(sctx) }()
+		wg.Add(1)
+		go func() { defer wg.Done(); r.scrapeLoop(sctx) }()
 	}
 	if cfg.GPU != nil {
-		scrapeWG.Add(1)
-		go func() { defer scrapeWG.Done(); _ = cfg.GPU.Run(sctx, em) }()
-		defer r.gpuEnd(res)
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = cfg.GPU.Run(sctx, r.em) }()
 	}
-	defer func() { stopScrape(); scrapeWG.Wait(); r.edges.Wait() }()
-	defer func() {
-		if n := r.jsonlNote(); n != "" {
-			res.Notes = append(res.Notes, n)
+	return func() {
+		stopScrape()
+		wg.Wait()
+		r.edges.Wait()
+		if cfg.GPU != nil {
+			r.gpuEnd(res)
 		}
-	}()
+	}
+}
 
-	if cfg.Search != "" {
-		err := r.search(ctx, res)
-		res.Continuous = c.continuous.Load()
-		if err != nil {
-			res.Stopped = "cancelled"
-			return res, err
-		}
-		r.sloEnd(ctx, res)
-		return res, nil
-	}
+// runLevels runs the configured levels in turn (one level at the
+// configured rate in rate mode) until the last, the plateau when the
+// sweep stops there, or the operator's stop.
+func (r *runner) runLevels(ctx context.Context, res *Result) (*Result, error) {
+	cfg := r.cfg
 	type lvl struct {
 		c    int
 		rate float64
@@ -317,19 +356,19 @@ func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 		}
 		if err != nil {
 			res.Stopped = "cancelled"
-			res.Continuous = c.continuous.Load()
+			res.Continuous = r.c.continuous.Load()
 			return res, err
 		}
 		if i > 0 && l.rate == 0 && r.plateauCheck(ctx, res, cfg.StopAtPlateau) {
 			res.Stopped = "plateau"
 			break
 		}
-		if _, stopping, _ := s.state(); stopping {
+		if r.stopping() {
 			res.Stopped = "stopped by the operator"
 			break
 		}
 	}
-	res.Continuous = c.continuous.Load()
+	res.Continuous = r.c.continuous.Load()
 	r.sloEnd(ctx, res)
 	return res, nil
 }
