@@ -47,6 +47,27 @@ func ExactDuration(sec float64) string {
 	return fmt.Sprintf("%s%d min %02d s", neg, s/60, s%60)
 }
 
+// Compact writes a span of seconds in the fewest characters, to the second
+// below an hour: "42s", "3m05s", "1h02m". Progress lines on stderr, where a
+// line has many figures, read this way.
+func Compact(sec float64) string {
+	if bad(sec) {
+		return Missing
+	}
+	neg := ""
+	if sec < 0 {
+		neg, sec = "-", -sec
+	}
+	s := int64(math.Round(sec))
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%s%ds", neg, s)
+	case s < 3600:
+		return fmt.Sprintf("%s%dm%02ds", neg, s/60, s%60)
+	}
+	return fmt.Sprintf("%s%dh%02dm", neg, s/3600, s%3600/60)
+}
+
 func hoursMinutes(s int64) string {
 	return fmt.Sprintf("%d h %02d min", s/3600, s%3600/60)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/phases/units"
 )
 
 // DefaultProgressEvery is how often a long command says where it stands
@@ -133,14 +134,14 @@ func (t *tracker) report(now time.Time) phases.CommandProgress {
 	case t.prog != nil && t.prog.Total > 0:
 		parts = append(parts, t.scriptPart(now, &p))
 	case t.prof != nil && t.phase == phases.Profile:
-		parts = append(parts, fmt.Sprintf("profile %s %s (%s)", t.prof.Step, t.prof.Detail, formatSpan(t.prof.ElapsedS)))
+		parts = append(parts, fmt.Sprintf("profile %s %s (%s)", t.prof.Step, t.prof.Detail, units.Compact(t.prof.ElapsedS)))
 	case t.load != nil && t.phase == phases.Load:
 		p.ETAS = loadETA(*t.load)
 		parts = append(parts, "load "+load.StatusLine(*t.load))
 	case t.phase != "":
 		parts = append(parts, t.phase+" running")
 	}
-	parts = append(parts, formatSpan(p.ElapsedS)+" in")
+	parts = append(parts, units.Compact(p.ElapsedS)+" in")
 	p.Text = strings.Join(parts, " · ")
 	return p
 }
@@ -171,17 +172,17 @@ func (t *tracker) levelPart(now time.Time, p *phases.CommandProgress) string {
 		s += fmt.Sprintf(": %d requests", p.Done)
 	}
 	if lv.DurationS > 0 {
-		s += fmt.Sprintf(", %s of %s", formatSpan(elapsed), formatSpan(lv.DurationS))
+		s += fmt.Sprintf(", %s of %s", units.Compact(elapsed), units.Compact(lv.DurationS))
 	}
 	if p.ETAS > 0 {
-		s += ", ETA " + formatSpan(p.ETAS)
+		s += ", ETA " + units.Compact(p.ETAS)
 		// The levels to come at the pace of the last two finished (the
 		// nearest in concurrency); before two, only how many are left.
 		rest := t.levels - t.levelN
 		switch n := len(t.levelDurs); {
 		case rest > 0 && n >= 2:
 			p.PhaseETAS = p.ETAS + float64(rest)*mean(t.levelDurs[n-2:])
-			s += ", sweep ~" + formatSpan(p.PhaseETAS)
+			s += ", sweep ~" + units.Compact(p.PhaseETAS)
 		case rest > 0:
 			s += fmt.Sprintf(", then %d level(s)", rest)
 		}
@@ -200,7 +201,7 @@ func (t *tracker) scriptPart(now time.Time, p *phases.CommandProgress) string {
 	}
 	if el := now.Sub(t.progAt).Seconds(); pr.Done > 0 && pr.Done < pr.Total {
 		p.ETAS = el / float64(pr.Done) * float64(pr.Total-pr.Done)
-		s += ", ETA " + formatSpan(p.ETAS)
+		s += ", ETA " + units.Compact(p.ETAS)
 	}
 	return s
 }
@@ -223,18 +224,6 @@ func mean(xs []float64) float64 {
 		sum += x
 	}
 	return sum / float64(len(xs))
-}
-
-// formatSpan is a time span in seconds as 42s, 3m05s or 1h02m.
-func formatSpan(s float64) string {
-	d := time.Duration(s+0.5) * time.Second
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	}
-	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
 // stampWriter is a writer that remembers when it was last written to, so
