@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/profdeck/profdeck/phases/load/internal/logfield"
 	"github.com/profdeck/profdeck/phases/load/vllmlog"
 )
 
@@ -107,16 +108,19 @@ func (Dialect) Classify(r *vllmlog.Record) bool {
 		if m == nil {
 			return false
 		}
-		r.Kind, r.GiB, r.Seconds = vllmlog.KindModelLoaded, atof(m[2]), atof(m[1])
+		r.Kind, r.GiB, r.Seconds = vllmlog.KindModelLoaded, logfield.Float(m[2]), logfield.Float(m[1])
 	case strings.HasPrefix(msg, "KV Cache is allocated"):
 		m := kvAllocRe.FindStringSubmatch(msg)
 		if m == nil {
 			return false
 		}
-		r.Kind, r.Tokens, r.GiB = vllmlog.KindKVCache, atoi(m[1]), atof(m[2])+atof(m[3])+atof(m[4])
+		r.Kind, r.Tokens, r.GiB = vllmlog.KindKVCache, logfield.Int(m[1]), logfield.Float(m[2])+logfield.Float(m[3])+logfield.Float(m[4])
 	case strings.HasPrefix(msg, "max_total_num_tokens="):
 		m := maxTokRe.FindStringSubmatch(msg)
-		r.Kind, r.Tokens = vllmlog.KindKVCache, atoi(m[1])
+		if m == nil {
+			return false
+		}
+		r.Kind, r.Tokens = vllmlog.KindKVCache, logfield.Int(m[1])
 	case strings.HasPrefix(msg, "Memory pool end"), strings.Contains(msg, "is larger than the profiled value"),
 		strings.HasPrefix(msg, "Using KV cache dtype"):
 		r.Kind = vllmlog.KindMemoryPool
@@ -126,14 +130,14 @@ func (Dialect) Classify(r *vllmlog.Record) bool {
 		if m == nil {
 			return false
 		}
-		r.Kind, r.Seconds, r.GiB = vllmlog.KindGraphsDone, atof(m[1]), atof(m[2])
+		r.Kind, r.Seconds, r.GiB = vllmlog.KindGraphsDone, logfield.Float(m[1]), logfield.Float(m[2])
 	case strings.HasPrefix(msg, "Capture cuda graph"), strings.HasPrefix(msg, "Capture npu graph"),
 		strings.HasPrefix(msg, "Registering") && strings.Contains(msg, "cuda graph addresses"):
 		r.Kind = vllmlog.KindGraphs
 	case strings.HasPrefix(msg, "Capturing batches"):
 		r.Kind = vllmlog.KindGraphs
 		if m := graphBarRe.FindStringSubmatch(msg); m != nil {
-			r.Bar = &vllmlog.Bar{Desc: "Capturing batches", Pct: int(atoi(m[1])), Done: int(atoi(m[2])), Total: int(atoi(m[3])),
+			r.Bar = &vllmlog.Bar{Desc: "Capturing batches", Pct: int(logfield.Int(m[1])), Done: int(logfield.Int(m[2])), Total: int(logfield.Int(m[3])),
 				ElapsedS: -1, RemainingS: -1}
 		}
 	case strings.Contains(msg, "The server is fired up and ready to roll"):
@@ -146,22 +150,6 @@ func (Dialect) Classify(r *vllmlog.Record) bool {
 		return false
 	}
 	return true
-}
-
-func atof(s string) float64 {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0
-	}
-	return v
-}
-
-func atoi(s string) int64 {
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || v < 0 {
-		return 0
-	}
-	return v
 }
 
 // Message is an SGLang line's message without its "[DATE TIME TP0] "

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/profdeck/profdeck/phases/load/internal/logfield"
 )
 
 var (
@@ -97,42 +99,42 @@ var rules = []rule{
 	{[]string{"world size", "world_size="}, rankLineRe, func(r *Record, m []string) {
 		r.Kind = KindRankInfo
 		if m[1] != "" {
-			r.Value = atof(m[1])
+			r.Value = logfield.Float(m[1])
 		} else {
-			r.Value = atof(m[4])
+			r.Value = logfield.Float(m[4])
 		}
 	}},
 	{[]string{"Starting to load model", "Loading model from scratch", "Loading drafter model", "Loading weights with BitsAndBytes"}, loadStartRe, func(r *Record, m []string) { r.Kind = KindLoadStart }},
 	{[]string{"Model loading took"}, modelRe, func(r *Record, m []string) {
-		r.Kind, r.GiB, r.Seconds = KindModelLoaded, atof(m[1]), atof(m[3])
+		r.Kind, r.GiB, r.Seconds = KindModelLoaded, logfield.Float(m[1]), logfield.Float(m[3])
 	}},
-	{[]string{"Loading model weights took"}, modelV0Re, func(r *Record, m []string) { r.Kind, r.GiB = KindModelLoaded, atof(m[1]) }},
-	{[]string{"Pre-loading model weights"}, hpuRe, func(r *Record, m []string) { r.Kind, r.GiB = KindModelLoaded, atof(m[1]) }},
-	{[]string{"Loading weights took"}, weightsRe, func(r *Record, m []string) { r.Kind, r.Seconds = KindWeightsRead, atof(m[1]) }},
-	{[]string{"torch.compile t"}, compileDone, func(r *Record, m []string) { r.Kind, r.Seconds = KindCompileDone, atof(m[1]) }},
+	{[]string{"Loading model weights took"}, modelV0Re, func(r *Record, m []string) { r.Kind, r.GiB = KindModelLoaded, logfield.Float(m[1]) }},
+	{[]string{"Pre-loading model weights"}, hpuRe, func(r *Record, m []string) { r.Kind, r.GiB = KindModelLoaded, logfield.Float(m[1]) }},
+	{[]string{"Loading weights took"}, weightsRe, func(r *Record, m []string) { r.Kind, r.Seconds = KindWeightsRead, logfield.Float(m[1]) }},
+	{[]string{"torch.compile t"}, compileDone, func(r *Record, m []string) { r.Kind, r.Seconds = KindCompileDone, logfield.Float(m[1]) }},
 	{[]string{"torch.compile", "Dynamo", "Compiling a graph", "compiled graph", "Cache the graph", "AOT compiled", "for the compilation"},
 		compileRe, func(r *Record, m []string) { r.Kind = KindCompile }},
-	{[]string{"KV cache size"}, kvTokRe, func(r *Record, m []string) { r.Kind, r.Tokens = KindKVCache, atoi64(m[1]) }},
-	{[]string{"GPU blocks"}, kvBlocksRe, func(r *Record, m []string) { r.Kind, r.Blocks = KindKVBlocks, atoi64(m[1]) }},
+	{[]string{"KV cache size"}, kvTokRe, func(r *Record, m []string) { r.Kind, r.Tokens = KindKVCache, logfield.Int(m[1]) }},
+	{[]string{"GPU blocks"}, kvBlocksRe, func(r *Record, m []string) { r.Kind, r.Blocks = KindKVBlocks, logfield.Int(m[1]) }},
 	{[]string{"Maximum concurrency"}, concRe, func(r *Record, m []string) {
-		r.Kind, r.Tokens, r.Value = KindConcurrency, atoi64(m[1]), atof(m[2])
+		r.Kind, r.Tokens, r.Value = KindConcurrency, logfield.Int(m[1]), logfield.Float(m[2])
 	}},
 	{[]string{"KV cache memory", "kv_cache_size=", "KV Cache is"}, kvMemRe, func(r *Record, m []string) {
-		r.Kind, r.GiB = KindKVMemory, atof(m[1]+m[2]+m[3])
+		r.Kind, r.GiB = KindKVMemory, logfield.Float(m[1]+m[2]+m[3])
 		if w := profWeightsRe.FindStringSubmatch(r.Msg); w != nil {
-			r.WeightsGiB = atof(w[1])
+			r.WeightsGiB = logfield.Float(w[1])
 		}
 	}},
 	{[]string{"Graph capturing finished"}, graphsDone, func(r *Record, m []string) {
-		r.Kind, r.Seconds = KindGraphsDone, atof(m[1])
+		r.Kind, r.Seconds = KindGraphsDone, logfield.Float(m[1])
 		if m[2] != "" {
-			r.GiB = atof(m[2])
+			r.GiB = logfield.Float(m[2])
 		}
 	}},
 	{[]string{"Capturing", "CUDA graph memory", "cuda graph addresses"}, graphsRe, func(r *Record, m []string) { r.Kind = KindGraphs }},
-	{[]string{"init engine"}, engineInit, func(r *Record, m []string) { r.Kind, r.Seconds = KindEngineInit, atof(m[1]) }},
+	{[]string{"init engine"}, engineInit, func(r *Record, m []string) { r.Kind, r.Seconds = KindEngineInit, logfield.Float(m[1]) }},
 	{[]string{"Starting vLLM", "Uvicorn running", "startup complete", "Available routes"}, readyRe, func(r *Record, m []string) { r.Kind = KindReady }},
-	{[]string{"shared memory broadcast"}, watchdogRe, func(r *Record, m []string) { r.Kind, r.Seconds = KindWatchdog, atof(m[1]) }},
+	{[]string{"shared memory broadcast"}, watchdogRe, func(r *Record, m []string) { r.Kind, r.Seconds = KindWatchdog, logfield.Float(m[1]) }},
 	{[]string{"ProcessGroupNCCL", "Waiting for output"}, waitRe, func(r *Record, m []string) { r.Kind = KindWatchdog }},
 	{[]string{"rofil"}, profilerRe, func(r *Record, m []string) { r.Kind = KindProfiler }},
 }
@@ -225,7 +227,7 @@ func parseBar(m []string) *Bar {
 	b.ElapsedS = clock(m[5])
 	b.RemainingS = clock(m[6])
 	if m[7] != "" && m[7] != "?" {
-		v := atof(m[7])
+		v := logfield.Float(m[7])
 		if m[8] == "s/it" {
 			b.SecPerIt = v
 		} else if v > 0 {
@@ -249,14 +251,4 @@ func clock(s string) float64 {
 		total = total*60 + float64(n)
 	}
 	return total
-}
-
-func atof(s string) float64 {
-	v, _ := strconv.ParseFloat(strings.ReplaceAll(s, ",", ""), 64)
-	return v
-}
-
-func atoi64(s string) int64 {
-	v, _ := strconv.ParseInt(strings.ReplaceAll(s, ",", ""), 10, 64)
-	return v
 }
