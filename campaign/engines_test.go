@@ -96,12 +96,13 @@ nccl:
 // The host options carry the sim section, so every command opens the
 // simulated deployment the campaign describes (sweep used to drop it).
 func TestHostOptionsCarrySim(t *testing.T) {
-	c, err := Parse([]byte("host: sim\nsim:\n  load_time: 9s\n  fail: nccl\n  nodes: 2\n"))
+	c, err := Parse([]byte("host: sim\nsim:\n  load_time: 9s\n  fail: nccl\n  nodes: 2\n  profiler_flush: 250ms\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := c.HostOptions()
-	if o.Sim.LoadTime != 9*time.Second || o.Sim.FailWith != "nccl" || o.SimNodes != 2 {
+	if o.Sim.LoadTime != 9*time.Second || o.Sim.FailWith != "nccl" || o.SimNodes != 2 ||
+		o.Sim.ProfilerFlush != 250*time.Millisecond {
 		t.Errorf("%+v", o)
 	}
 }

@@ -25,6 +25,9 @@ type Sim struct {
 	// (default: every node).
 	Nodes     int  `yaml:"nodes"`
 	FaultNode *int `yaml:"fault_node"`
+	// ProfilerFlush is how long the simulated stop_profile takes to flush
+	// its traces (default 3s).
+	ProfilerFlush Duration `yaml:"profiler_flush"`
 }
 
 // Validate checks the run section.
@@ -54,6 +57,9 @@ func (s Sim) Validate() []error {
 	}
 	if s.LoadTime.Duration < 0 {
 		errs = append(errs, bad("sim.load_time", "must not be negative"))
+	}
+	if s.ProfilerFlush.Duration < 0 {
+		errs = append(errs, bad("sim.profiler_flush", "must not be negative"))
 	}
 	if s.Nodes < 0 || s.Nodes > 64 {
 		errs = append(errs, bad("sim.nodes", "must be 1 to 64, got %d", s.Nodes))

@@ -18,12 +18,11 @@ func startSim(t *testing.T) (*sim.Deployment, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	d, err := sim.Start(ctx, sim.Options{LoadTime: 500 * time.Millisecond, Seed: 7})
+	d, err := sim.Start(ctx, sim.Options{LoadTime: 500 * time.Millisecond, Seed: 7, ProfilerFlush: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	sim.ProfilerFlushTime = 300 * time.Millisecond
 	return d, ctx
 }
 

@@ -23,9 +23,6 @@ import (
 // on 8×H200 where all-reduce is about half of the GPU time, scaled to the
 // engine steps the emulator ran while profiling.
 
-// ProfilerFlushTime is how long stop_profile takes to "flush traces".
-var ProfilerFlushTime = 3 * time.Second
-
 type profState struct {
 	mu       sync.Mutex
 	active   bool
@@ -109,7 +106,7 @@ func (d *Deployment) stopProfile(w http.ResponseWriter, r *http.Request) {
 	}
 	after := d.emu.State()
 	select {
-	case <-time.After(ProfilerFlushTime):
+	case <-time.After(d.opt.ProfilerFlush):
 	case <-r.Context().Done():
 		return
 	case <-d.ctx.Done():

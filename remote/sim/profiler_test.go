@@ -36,12 +36,11 @@ func post(t *testing.T, c *http.Client, method, url string) int {
 func TestProfilerEndpoints(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	d, err := sim.Start(ctx, sim.Options{LoadTime: 200 * time.Millisecond})
+	d, err := sim.Start(ctx, sim.Options{LoadTime: 200 * time.Millisecond, ProfilerFlush: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	sim.ProfilerFlushTime = 100 * time.Millisecond
 	c := profClient(d)
 	base := "http://" + d.Options().ServerAddr
 	launch := func(cmd string) {

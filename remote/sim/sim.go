@@ -85,6 +85,9 @@ type Options struct {
 	// and Preset its shapes (default kimi-k2.5): the step model's inputs.
 	TP     int
 	Preset string
+	// ProfilerFlush is how long stop_profile takes to "flush traces",
+	// default 3s.
+	ProfilerFlush time.Duration
 }
 
 // The defaults of Options.
@@ -101,6 +104,7 @@ const (
 	// DefaultMaxBatchedTokens is the prompt tokens one step prefills at
 	// most, as vLLM's --max-num-batched-tokens 2048.
 	DefaultMaxBatchedTokens = 2048
+	DefaultProfilerFlush    = 3 * time.Second
 )
 
 func (o Options) withDefaults() Options {
@@ -133,6 +137,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.StatsInterval <= 0 {
 		o.StatsInterval = 10 * time.Second
+	}
+	if o.ProfilerFlush <= 0 {
+		o.ProfilerFlush = DefaultProfilerFlush
 	}
 	return o
 }

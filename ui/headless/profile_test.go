@@ -12,7 +12,6 @@ import (
 
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/remote/sim"
 	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/ui/headless"
 )
@@ -67,10 +66,9 @@ func TestParseTableMainErrors(t *testing.T) {
 
 // profdeck profile against the simulated deployment, headless, with --json.
 func TestProfileMainSim(t *testing.T) {
-	sim.ProfilerFlushTime = 300 * time.Millisecond
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "profdeck.yaml")
-	if err := os.WriteFile(cfg, []byte("host: sim\nmacro:\n  input_len: 16\n  output_len: 12\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("host: sim\nsim:\n  profiler_flush: 300ms\nmacro:\n  input_len: 16\n  output_len: 12\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	jsonPath := filepath.Join(dir, "out.json")
