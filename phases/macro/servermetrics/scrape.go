@@ -143,10 +143,7 @@ func Stats(cur Snapshot, prev *Snapshot, dt time.Duration, now time.Time) phases
 		st.GenTokS = delta(prev.GenerationTokens, cur.GenerationTokens) / sec
 	}
 	if cur.HasSpec {
-		if d := delta(prev.SpecDraft, cur.SpecDraft); d > 0 {
-			r := delta(prev.SpecAccepted, cur.SpecAccepted) / d
-			st.SpecAcceptRate = &r
-		}
+		setSome(&st.SpecAcceptRate, acceptRate(delta(prev.SpecAccepted, cur.SpecAccepted), delta(prev.SpecDraft, cur.SpecDraft)))
 	}
 	liveSignals(&st, cur, prev)
 	return st

@@ -73,16 +73,14 @@ func levelSignals(out *phases.ServerLevel, avail []phases.ServerStats) {
 			accepted += delta(p.SpecAcceptedTotal, s.SpecAcceptedTotal)
 		}
 	}
-	switch {
-	case hasPrefix && queries > 0:
-		out.PrefixCacheHitRate = new(min(hits/queries, 1))
-	case !hasPrefix:
+	if hasPrefix {
+		setSome(&out.PrefixCacheHitRate, hitRate(hits, queries))
+	} else {
 		out.PrefixCacheHitRate = hitG.mean()
 	}
-	switch {
-	case hasDrafts && drafts > 0:
-		out.SpecAcceptLength = new(1 + accepted/drafts)
-	case !hasDrafts:
+	if hasDrafts {
+		setSome(&out.SpecAcceptLength, acceptLength(accepted, drafts))
+	} else {
 		out.SpecAcceptLength = lenG.mean()
 	}
 	if out.SpecAcceptRate == nil {
@@ -121,13 +119,47 @@ func valueOr(p *float64, v float64) float64 {
 // length from vLLM's counters (SGLang publishes both as gauges).
 func liveSignals(st *phases.ServerStats, cur Snapshot, prev *Snapshot) {
 	if cur.HasPrefix && prev.HasPrefix {
-		if q := delta(prev.PrefixQueries, cur.PrefixQueries); q > 0 {
-			st.CacheHitRate = new(min(delta(prev.PrefixHits, cur.PrefixHits)/q, 1))
-		}
+		setSome(&st.CacheHitRate, hitRate(delta(prev.PrefixHits, cur.PrefixHits), delta(prev.PrefixQueries, cur.PrefixQueries)))
 	}
 	if cur.HasDrafts && prev.HasDrafts && cur.HasSpec {
-		if d := delta(prev.SpecDrafts, cur.SpecDrafts); d > 0 {
-			st.SpecAcceptLength = new(1 + delta(prev.SpecAccepted, cur.SpecAccepted)/d)
-		}
+		setSome(&st.SpecAcceptLength, acceptLength(delta(prev.SpecAccepted, cur.SpecAccepted), delta(prev.SpecDrafts, cur.SpecDrafts)))
+	}
+}
+
+// The formulas over a span's counter deltas, for one second (liveSignals,
+// the scrape) and for a whole level (levelSignals, the summary): each is
+// nil when the span saw nothing to divide by.
+
+// hitRate is the prefix cache's hit rate: hit tokens ÷ queried tokens, at
+// most 1.
+func hitRate(hits, queries float64) *float64 {
+	if queries > 0 {
+		return new(min(hits/queries, 1))
+	}
+	return nil
+}
+
+// acceptLength is speculative decoding's mean accepted length, 1 +
+// accepted tokens ÷ drafts, as vLLM's spec_decode/metrics.py defines it.
+func acceptLength(accepted, drafts float64) *float64 {
+	if drafts > 0 {
+		return new(1 + accepted/drafts)
+	}
+	return nil
+}
+
+// acceptRate is speculative decoding's acceptance: accepted tokens ÷
+// draft tokens.
+func acceptRate(accepted, draftTokens float64) *float64 {
+	if draftTokens > 0 {
+		return new(accepted / draftTokens)
+	}
+	return nil
+}
+
+// setSome sets *dst to v unless v is nil.
+func setSome(dst **float64, v *float64) {
+	if v != nil {
+		*dst = v
 	}
 }

@@ -139,3 +139,25 @@ func ptrText(p *float64) string {
 	}
 	return fmt.Sprint(*p)
 }
+
+// The formulas shared by a second's figures and a level's: nil with
+// nothing to divide by, a hit rate never above 1.
+func TestSignalFormulas(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		got  *float64
+		want string
+	}{
+		{"hit rate", hitRate(30, 40), "0.75"},
+		{"hit rate above 1", hitRate(50, 40), "1"},
+		{"hit rate, nothing queried", hitRate(5, 0), "nil"},
+		{"accept length", acceptLength(6, 4), "2.5"},
+		{"accept length, no draft", acceptLength(6, 0), "nil"},
+		{"accept rate", acceptRate(3, 4), "0.75"},
+		{"accept rate, no draft token", acceptRate(3, 0), "nil"},
+	} {
+		if g := ptrText(c.got); g != c.want {
+			t.Errorf("%s: %s, want %s", c.name, g, c.want)
+		}
+	}
+}

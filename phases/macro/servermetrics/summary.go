@@ -61,9 +61,8 @@ func Summarize(samples []phases.ServerStats) *phases.ServerLevel {
 		// server's own throughput gauge): the mean of the per-scrape rates.
 		out.GenerationTokS = rateSum / n
 	}
-	if spec && draft > 0 {
-		r := acc / draft
-		out.SpecAcceptRate = &r
+	if spec {
+		out.SpecAcceptRate = acceptRate(acc, draft)
 	}
 	levelSignals(out, avail)
 	return out
