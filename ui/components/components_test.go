@@ -158,3 +158,34 @@ func TestWrapRowsKeepsTheWordsOnTwoRows(t *testing.T) {
 		t.Fatalf("short text takes %d rows, want 1", len(one))
 	}
 }
+
+// A line of figures too wide for its cells takes the short labels first,
+// then leaves out the least useful figures, lowest rank first and of equal
+// rank the latest, keeping the order of the rest.
+func TestFieldsDropTheLeastUsefulFirst(t *testing.T) {
+	fields := []Field{
+		{Text: "running 256", Short: "run 256", Rank: 6},
+		{Text: "KV 97%", Rank: 5},
+		{Text: "gen 12,345 tok/s", Rank: 1},
+		{Text: "prefix hit 45%", Rank: 4},
+		{Text: "spec 70%", Rank: 3},
+		{Text: "2 engines", Rank: 3},
+	}
+	for _, tc := range []struct {
+		w    int
+		want string
+	}{
+		{200, "running 256 · KV 97% · gen 12,345 tok/s · prefix hit 45% · spec 70% · 2 engines"},
+		{78, "run 256 · KV 97% · gen 12,345 tok/s · prefix hit 45% · spec 70% · 2 engines"},
+		{60, "run 256 · KV 97% · prefix hit 45% · spec 70% · 2 engines"},
+		{45, "run 256 · KV 97% · prefix hit 45% · spec 70%"},
+		{33, "run 256 · KV 97% · prefix hit 45%"},
+		{20, "run 256 · KV 97%"},
+		{5, "run …"},
+		{0, ""},
+	} {
+		if got := Fields(fields, " · ", tc.w); got != tc.want || Width(got) > max(tc.w, 0) {
+			t.Errorf("w=%d: %q, want %q", tc.w, got, tc.want)
+		}
+	}
+}

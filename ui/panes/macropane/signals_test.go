@@ -73,3 +73,45 @@ func TestSGLangTableColumns(t *testing.T) {
 		t.Fatalf("SGLang table: want \"queued\" and \"—\" for preemptions:\n%s", v)
 	}
 }
+
+// At 80 columns a busy vLLM server's line keeps its prefix-cache hit rate
+// (and the queue, KV cache and preemptions), taking short labels and
+// leaving out the generation rate, which the tok/s chart shows as "srv";
+// with room, every figure shows under its full label.
+func TestVLLMServerLineKeepsPrefixHitAt80(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	stats := phases.ServerStats{Available: true, Running: 256, Waiting: 1024, KVCacheUsage: 0.97, Preemptions: 1234,
+		CacheHitRate: f(0.45), GenTokS: 12345, IntervalS: 1}
+	for _, tc := range []struct {
+		w          int
+		want, lack []string
+	}{
+		{80, []string{"run 256", "wait 1,024", "KV 97%", "preempt 1,234", "prefix hit 45%"}, []string{"…"}},
+		{140, []string{"running 256", "waiting 1,024", "preemptions 1,234", "gen 12,345 tok/s", "prefix hit 45%"}, []string{"…"}},
+	} {
+		m := newPane(t, tc.w, 24, true)
+		replay(m, []phases.Event{
+			phases.New(clock0, phases.KindMacroLevelStarted, phases.LevelStarted{Concurrency: 256, Requests: 512}),
+			phases.New(clock0, phases.KindMacroServer, stats),
+		}, -1)
+		var line string
+		for _, l := range strings.Split(plain(m), "\n") {
+			if strings.HasPrefix(l, "server ") {
+				line = l
+			}
+		}
+		if components.Width(line) > tc.w {
+			t.Errorf("%d columns: server line %d wide: %q", tc.w, components.Width(line), line)
+		}
+		for _, s := range tc.want {
+			if !strings.Contains(line, s) {
+				t.Errorf("%d columns: server line lacks %q: %q", tc.w, s, line)
+			}
+		}
+		for _, s := range tc.lack {
+			if strings.Contains(line, s) {
+				t.Errorf("%d columns: server line has %q: %q", tc.w, s, line)
+			}
+		}
+	}
+}

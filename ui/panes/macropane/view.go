@@ -315,43 +315,56 @@ func (m *Model) serverLine() string {
 		}
 		return label + s.Warn.Render(components.Fit(note, m.w-7))
 	}
+	if m.server.Engine == "sglang" {
+		label = s.Bold.Render("server") + " SGLang "
+	}
+	w := m.w - components.Width(label)
+	return label + components.Fit(components.Fields(m.serverFields(), " · ", w), w)
+}
+
+// serverFields are the server line's figures, ranked so that at 80
+// columns the generation rate goes first (the tok/s chart shows it as
+// "srv"), then speculative decoding and the engine count, and the queue,
+// the KV cache, preemptions and the prefix-cache hit rate stay.
+func (m *Model) serverFields() []components.Field {
 	st := m.server
-	parts := []string{
-		"running " + units.Thousands(st.Running),
-		"waiting " + units.Thousands(st.Waiting),
-		"KV " + units.Pct(st.KVCacheUsage),
-		"preemptions " + units.Thousands(st.Preemptions),
-		"gen " + units.Rate(st.GenTokS) + " tok/s",
+	gen := "gen " + units.Rate(st.GenTokS) + " tok/s"
+	if st.IntervalS > 0 && (st.IntervalS < 0.9 || st.IntervalS > 1.5) {
+		// Not the usual second (a level's last scrape): a rate over a
+		// short span swings with the engine's steps.
+		gen += fmt.Sprintf(" over %.1f s", st.IntervalS)
+	}
+	hit := "prefix hit —"
+	if st.CacheHitRate != nil {
+		hit = "prefix hit " + units.Pct(*st.CacheHitRate)
+	}
+	run := units.Thousands(st.Running)
+	fields := []components.Field{
+		{Text: "running " + run, Short: "run " + run, Rank: 6},
+		{Text: "waiting " + units.Thousands(st.Waiting), Short: "wait " + units.Thousands(st.Waiting), Rank: 6},
+		{Text: "KV " + units.Pct(st.KVCacheUsage), Rank: 5},
+		{Text: "preemptions " + units.Thousands(st.Preemptions), Short: "preempt " + units.Thousands(st.Preemptions), Rank: 5},
+		{Text: gen, Rank: 1},
 	}
 	if st.Engine == "sglang" {
 		// SGLang counts no preemptions; it publishes its prefix-cache hit
 		// rate instead. Its queue is "queued".
-		label = s.Bold.Render("server") + " SGLang "
-		parts[1] = "queued " + units.Thousands(st.Waiting)
-		parts[3] = "prefix hit —"
-		if st.CacheHitRate != nil {
-			parts[3] = "prefix hit " + units.Pct(*st.CacheHitRate)
-		}
-	}
-	if st.IntervalS > 0 && (st.IntervalS < 0.9 || st.IntervalS > 1.5) {
-		// Not the usual second (a level's last scrape): a rate over a
-		// short span swings with the engine's steps.
-		parts[len(parts)-1] += fmt.Sprintf(" over %.1f s", st.IntervalS)
-	}
-	if st.Engine != "sglang" && st.CacheHitRate != nil {
-		parts = append(parts, "prefix hit "+units.Pct(*st.CacheHitRate))
+		fields[1] = components.Field{Text: "queued " + units.Thousands(st.Waiting), Rank: 6}
+		fields[3] = components.Field{Text: hit, Rank: 4}
+	} else if st.CacheHitRate != nil {
+		fields = append(fields, components.Field{Text: hit, Rank: 4})
 	}
 	if st.SpecAcceptRate != nil {
 		spec := "spec accept " + units.Pct(*st.SpecAcceptRate)
 		if st.SpecAcceptLength != nil {
 			spec += fmt.Sprintf(" (len %.2f)", *st.SpecAcceptLength)
 		}
-		parts = append(parts, spec)
+		fields = append(fields, components.Field{Text: spec, Rank: 3})
 	}
 	if st.Engines > 1 {
-		parts = append(parts, fmt.Sprintf("%d engines", st.Engines))
+		fields = append(fields, components.Field{Text: fmt.Sprintf("%d engines", st.Engines), Rank: 3})
 	}
-	return label + components.Fit(strings.Join(parts, " · "), m.w-components.Width(label))
+	return fields
 }
 
 func (m *Model) progressLine() string {
