@@ -25,7 +25,6 @@ var longTables = map[string]string{}
 // length when it was listed, to be split, longest first; no other
 // function may join them (one listed that grew is logged).
 var longFuncs = map[string]int{
-	"phases/load/vllmlog Summary.Add":    96,
 	"remote/sim Deployment.sglangScript": 90,
 	"ui/panes/macropane Model.apply":     90,
 	"ui/panes/macropane Model.table":     82,

@@ -103,26 +103,6 @@ type Summary struct {
 	driver      *procInfo // the unprefixed V0 driver, rank 0
 }
 
-// procKey names a process: its pid on its host (a process prints under
-// several names, "Worker" then "Worker_TP0", with one pid).
-type procKey struct {
-	host string
-	pid  int
-	name string // an engine's rank name when it prints no pid (SGLang)
-}
-
-type procInfo struct {
-	host    string
-	pid     int
-	name    string
-	rank    int
-	weights *float64
-	worker  bool // printed under a worker's name
-	ray     bool // a Ray worker actor
-	v0      bool // V0's multiprocessing worker: one per GPU past the driver's
-	loading bool // it started loading weights or read them: a rank's GPU
-}
-
 // NewSummary returns an empty summary.
 func NewSummary() *Summary {
 	return &Summary{State: StateLoading, Stage: phases.StageStarting, procs: map[procKey]*procInfo{}, tbStage: -1}
@@ -143,6 +123,19 @@ func (s *Summary) Add(r Record) {
 	if st := r.Stage(); st != "" && phases.StageIndex(st) > s.stage {
 		s.stage = phases.StageIndex(st)
 	}
+	s.addKind(r)
+	if r.Traceback || r.Frame != "" {
+		s.traceback(r)
+	}
+	if r.Host != "" {
+		s.addHost(r.Host)
+	}
+	s.addProcess(r)
+	s.finish()
+}
+
+// addKind folds what a record of its kind says.
+func (s *Summary) addKind(r Record) {
 	switch r.Kind {
 	case KindRankInfo:
 		if r.PID != 0 {
@@ -160,16 +153,7 @@ func (s *Summary) Add(r Record) {
 		s.weightsRead = math.Max(s.weightsRead, r.Seconds)
 		s.loaded = true
 	case KindModelLoaded:
-		s.loaded, s.modelLoaded = true, true
-		g := r.GiB
-		s.proc(r).weights = &g
-		if s.WeightsGiB == nil || g > *s.WeightsGiB {
-			s.WeightsGiB = &g
-		}
-		if r.Seconds > 0 && (s.LoadSeconds == nil || r.Seconds > *s.LoadSeconds) {
-			sec := r.Seconds
-			s.LoadSeconds = &sec
-		}
+		s.addModelLoaded(r)
 	case KindKVCache:
 		s.kvTokens = r.Tokens
 		s.loaded = true
@@ -203,63 +187,22 @@ func (s *Summary) Add(r Record) {
 			s.Stalls = append(s.Stalls, Stall{Kind: stallKind(r), Seconds: r.Seconds, Time: r.Time, Line: strings.TrimSpace(r.Text)})
 		}
 	}
-	if r.Traceback || r.Frame != "" {
-		s.traceback(r)
-	}
-	if r.Host != "" {
-		s.addHost(r.Host)
-	}
-	if r.Engine == "" && (r.Kind == KindLoadStart || r.Kind == KindWeightsRead) && (r.PID == 0 || isWorker(r.Proc)) {
-		// A process loading weights holds a GPU: a rank, printed or not.
-		s.proc(r).loading = true
-	}
-	if r.PID != 0 && r.Proc != "" && isWorker(r.Proc) {
-		p := s.proc(r)
-		if r.Rank >= 0 {
-			p.rank = r.Rank
-		}
-		p.worker = true
-		if r.Proc == "RayWorkerWrapper" {
-			p.ray = true
-		}
-		if r.Proc == "VllmWorkerProcess" {
-			// V0's multiprocessing executor: the unprefixed driver is rank 0,
-			// and each worker process holds one GPU whatever it printed.
-			s.v0Workers = true
-			p.v0 = true
-		}
-	}
-	s.finish()
 }
 
-func isWorker(name string) bool {
-	return len(name) >= 6 && (name[:6] == "Worker" || name == "VllmWorkerProcess" || name == "VllmWorker" || name == "RayWorkerWrapper")
-}
-
-func (s *Summary) proc(r Record) *procInfo {
-	var k procKey
-	switch {
-	case r.PID == 0 && r.Engine != "" && r.Proc != "":
-		k = procKey{host: r.Host, name: r.Proc} // a dialect's process, known by its name ("TP0")
-	case r.PID == 0:
-		if s.driver == nil {
-			s.driver = &procInfo{rank: 0}
-		}
-		return s.driver
-	default:
-		k = procKey{host: r.Host, pid: r.PID}
+// addModelLoaded folds a rank's "model loading took" line: its weights
+// and the load's time (the largest of the ranks').
+func (s *Summary) addModelLoaded(r Record) {
+	s.loaded, s.modelLoaded = true, true
+	g := r.GiB
+	s.proc(r).weights = &g
+	if s.WeightsGiB == nil || g > *s.WeightsGiB {
+		s.WeightsGiB = &g
 	}
-	p := s.procs[k]
-	if p == nil {
-		p = &procInfo{host: k.host, pid: k.pid, name: k.name, rank: r.Rank}
-		s.procs[k] = p
+	if r.Seconds > 0 && (s.LoadSeconds == nil || r.Seconds > *s.LoadSeconds) {
+		sec := r.Seconds
+		s.LoadSeconds = &sec
 	}
-	return p
 }
-
-// maxNamedRanks bounds the ranks kept by name (a garbled log could name
-// any number).
-const maxNamedRanks = 4096
 
 // maxStalls bounds the stalls kept (a hung server repeats its warning).
 const maxStalls = 64
@@ -413,67 +356,4 @@ func (s *Summary) blockSize() int {
 		return best
 	}
 	return 16
-}
-
-// ranks lists the worker ranks seen, inferring the missing ones.
-func (s *Summary) ranks() []Rank {
-	var known, unknown []*procInfo
-	for _, p := range s.procs {
-		if p.rank >= 0 {
-			known = append(known, p)
-		} else if p.weights != nil || p.ray || p.v0 || p.loading && p.worker {
-			// A Ray worker is one GPU's rank whether or not its
-			// weights line was kept.
-			unknown = append(unknown, p)
-		}
-	}
-	used := map[int]bool{}
-	var out []Rank
-	for _, p := range known {
-		used[p.rank] = true
-		var pid *int
-		if p.pid != 0 {
-			n := p.pid
-			pid = &n
-		}
-		out = append(out, Rank{Rank: p.rank, PID: pid, Name: p.name, Host: p.host, WeightsGiB: p.weights})
-	}
-	if !used[0] && s.driver != nil && (s.driver.weights != nil || s.driver.loading && s.v0Workers) {
-		used[0] = true
-		var w *float64
-		if s.driver != nil {
-			w = s.driver.weights
-		}
-		out = append(out, Rank{Rank: 0, WeightsGiB: w, Inferred: true})
-	}
-	sort.Slice(unknown, func(i, j int) bool { return unknown[i].pid < unknown[j].pid })
-	next := 0
-	for _, p := range unknown {
-		for used[next] {
-			next++
-		}
-		used[next] = true
-		pid := p.pid
-		out = append(out, Rank{Rank: next, PID: &pid, Host: p.host, WeightsGiB: p.weights, Inferred: true})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Rank != out[j].Rank {
-			return out[i].Rank < out[j].Rank
-		}
-		if out[i].Name != out[j].Name {
-			return out[i].Name < out[j].Name
-		}
-		return pidOf(out[i]) < pidOf(out[j])
-	})
-	if out == nil {
-		out = []Rank{}
-	}
-	return out
-}
-
-func pidOf(r Rank) int {
-	if r.PID == nil {
-		return -1
-	}
-	return *r.PID
 }
