@@ -67,10 +67,12 @@ const (
 )
 
 // hfConfig is the subset of config.json fields read, as pointers so a
-// missing field can be told from a zero.
+// missing field can be told from a zero. readHF fills it, for the plan
+// (Parse) and for the one-line description (Summarize).
 type hfConfig struct {
 	ModelType     string   `json:"model_type"`
 	Architectures []string `json:"architectures"`
+	TorchDtype    string   `json:"torch_dtype"`
 
 	Hidden  *int `json:"hidden_size"`
 	Layers  *int `json:"num_hidden_layers"`
@@ -100,8 +102,95 @@ type hfConfig struct {
 	SparseStep    *int  `json:"decoder_sparse_step"`
 	MLPOnlyLayers []int `json:"mlp_only_layers"`
 
-	Quantization json.RawMessage `json:"quantization_config"`
-	TextConfig   json.RawMessage `json:"text_config"`
+	// Older architectures' names for the sizes, and other models' names
+	// for the experts' counts (described by Summarize, not planned).
+	NLayer    *int `json:"n_layer"`
+	NumLayers *int `json:"num_layers"`
+	DModel    *int `json:"d_model"`
+	NEmbd     *int `json:"n_embd"`
+	NHead     *int `json:"n_head"`
+	MoETopK   *int `json:"moe_topk"`
+	NumShared *int `json:"num_shared_experts"`
+
+	// The nested objects, as found and then as readHF reads them (nil
+	// when absent, null, or, read leniently, not an object).
+	RawQuant     json.RawMessage `json:"quantization_config"`
+	RawText      json.RawMessage `json:"text_config"`
+	Quantization *hfQuant        `json:"-"`
+	TextConfig   *hfConfig       `json:"-"` // the top level's only
+}
+
+// readHF is the one reader of a config.json, for the plan (Parse, strict)
+// and the one-line description (Summarize, lenient). Strict refuses a
+// field of the wrong type; lenient reads it as absent and keeps the rest
+// (a text_config or quantization_config that is not an object as well).
+// Text that is not JSON is an error either way.
+func readHF(data []byte, lenient bool) (hfConfig, error) {
+	top, err := readLevel(data, lenient, "")
+	if err != nil {
+		return hfConfig{}, err
+	}
+	if nested(top.RawText, lenient) {
+		inner, err := readLevel(top.RawText, lenient, "text_config")
+		if err != nil {
+			return hfConfig{}, err
+		}
+		top.TextConfig = &inner
+	}
+	return top, nil
+}
+
+// readLevel reads one level of a config, the top ("") or its
+// text_config, and its quantization_config; an error names where.
+func readLevel(data []byte, lenient bool, where string) (hfConfig, error) {
+	var c hfConfig
+	if err := unmarshal(data, &c, lenient); err != nil {
+		if where == "" {
+			return hfConfig{}, fmt.Errorf("not a JSON config.json: %w", err)
+		}
+		return hfConfig{}, fmt.Errorf("%s: %w", where, err)
+	}
+	if nested(c.RawQuant, lenient) {
+		c.Quantization = new(hfQuant)
+		if err := unmarshal(c.RawQuant, c.Quantization, lenient); err != nil {
+			return hfConfig{}, fmt.Errorf("%s: %w", strings.TrimPrefix(where+": quantization_config", ": "), err)
+		}
+	}
+	return c, nil
+}
+
+// nested reports whether a nested object is there to read: present and
+// not null, and, read leniently, an object (read strictly, anything else
+// is read to report its error).
+func nested(raw json.RawMessage, lenient bool) bool {
+	if len(raw) == 0 || string(raw) == "null" {
+		return false
+	}
+	return !lenient || raw[0] == '{'
+}
+
+// unmarshal decodes data into v; read leniently, values of the wrong type
+// are left out rather than refused.
+func unmarshal(data []byte, v any, lenient bool) error {
+	err := json.Unmarshal(data, v)
+	if te := (*json.UnmarshalTypeError)(nil); lenient && errors.As(err, &te) {
+		return nil
+	}
+	return err
+}
+
+// languageModel is the part of a config that describes the language
+// model: its text_config when it nests one (multimodal wrappers such as
+// Kimi-K2.5), taking the top's quantization_config when it has none.
+func (top hfConfig) languageModel() hfConfig {
+	if top.TextConfig == nil {
+		return top
+	}
+	inner := *top.TextConfig
+	if inner.Quantization == nil {
+		inner.Quantization = top.Quantization
+	}
+	return inner
 }
 
 // Parse reads a config.json. name labels the model in plans and errors.
@@ -109,22 +198,11 @@ type hfConfig struct {
 // wrappers such as Kimi-K2.5) is read from there; a quantization_config at
 // either level applies.
 func Parse(name string, data []byte) (Config, error) {
-	var top hfConfig
-	if err := json.Unmarshal(data, &top); err != nil {
-		return Config{}, fmt.Errorf("model config %s: not a JSON config.json: %w", name, err)
+	top, err := readHF(data, false)
+	if err != nil {
+		return Config{}, fmt.Errorf("model config %s: %w", name, err)
 	}
-	hf := top
-	if len(top.TextConfig) > 0 && string(top.TextConfig) != "null" {
-		var inner hfConfig
-		if err := json.Unmarshal(top.TextConfig, &inner); err != nil {
-			return Config{}, fmt.Errorf("model config %s: text_config: %w", name, err)
-		}
-		if len(inner.Quantization) == 0 {
-			inner.Quantization = top.Quantization
-		}
-		hf = inner
-	}
-	c, err := fromHF(hf)
+	c, err := fromHF(top.languageModel())
 	if err != nil {
 		return Config{}, fmt.Errorf("model config %s: %w", name, err)
 	}

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -19,6 +18,7 @@ type Quant struct {
 	patterns map[string]*regexp.Regexp // the compiled "re:" entries of Ignore
 }
 
+// hfQuant is a config.json's quantization_config, as readHF decodes it.
 type hfQuant struct {
 	Method       string   `json:"quant_method"`
 	Bits         int      `json:"bits"`
@@ -26,22 +26,27 @@ type hfQuant struct {
 	Ignore       []string `json:"ignore"`
 	NotConvert   []string `json:"modules_to_not_convert"`
 	ConfigGroups map[string]struct {
-		Weights struct {
-			NumBits   int    `json:"num_bits"`
-			Type      string `json:"type"`
-			GroupSize int    `json:"group_size"`
-		} `json:"weights"`
+		Weights *hfQuantWeights `json:"weights"`
 	} `json:"config_groups"`
+	// AWQ's older names for bits and group size, and fp8's format:
+	// described by Summarize.
+	WBit       int    `json:"w_bit"`
+	QGroupSize int    `json:"q_group_size"`
+	Fmt        string `json:"fmt"`
 }
 
-func parseQuant(raw json.RawMessage) (Quant, error) {
-	if len(raw) == 0 || string(raw) == "null" {
+// hfQuantWeights is one compressed-tensors group's weights.
+type hfQuantWeights struct {
+	NumBits   int    `json:"num_bits"`
+	Type      string `json:"type"`
+	GroupSize int    `json:"group_size"`
+}
+
+func parseQuant(hq *hfQuant) (Quant, error) {
+	if hq == nil {
 		return Quant{}, nil
 	}
-	var h hfQuant
-	if err := json.Unmarshal(raw, &h); err != nil {
-		return Quant{}, fmt.Errorf("quantization_config: %w", err)
-	}
+	h := *hq
 	q := Quant{Method: h.Method, GroupSize: h.GroupSize}
 	q.Ignore = append(append(q.Ignore, h.Ignore...), h.NotConvert...)
 	switch strings.ToLower(h.Method) {
@@ -51,7 +56,10 @@ func parseQuant(raw json.RawMessage) (Quant, error) {
 		q.Weight = intType(h.Bits)
 	case "compressed-tensors":
 		for _, g := range h.ConfigGroups {
-			w := g.Weights
+			if g.Weights == nil {
+				continue
+			}
+			w := *g.Weights
 			if w.Type == "float" && w.NumBits == 8 {
 				q.Weight = "fp8"
 			} else if w.NumBits > 0 {

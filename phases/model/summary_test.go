@@ -3,6 +3,7 @@ package model
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -41,4 +42,35 @@ func FuzzSummarize(f *testing.F) {
 			t.Fatal("empty summary without an error")
 		}
 	})
+}
+
+// One decoder, two readings: Parse refuses what Summarize describes around.
+func TestStrictAndLenientReadings(t *testing.T) {
+	full := `"hidden_size":4096,"num_attention_heads":32,"vocab_size":32000,"intermediate_size":11008`
+	for _, c := range []struct {
+		name, json string
+		parseErr   string // "" when Parse reads it
+		summary    string // "" when Summarize errors
+	}{
+		{"complete", `{"model_type":"llama","num_hidden_layers":4,` + full + `}`,
+			"", "llama: 4 layers, hidden 4096, 32 heads, vocab 32000"},
+		{"missing fields", `{"model_type":"llama","num_hidden_layers":4}`,
+			"missing hidden_size, num_attention_heads, vocab_size", "llama: 4 layers"},
+		{"a field of the wrong type", `{"model_type":"llama","num_hidden_layers":"four",` + full + `}`,
+			"not a JSON config.json", "llama: hidden 4096, 32 heads, vocab 32000"},
+		{"text_config not an object", `{"model_type":"kimi","text_config":5,"num_hidden_layers":4,` + full + `}`,
+			"text_config", "kimi: 4 layers, hidden 4096, 32 heads, vocab 32000"},
+		{"quantization_config not an object", `{"model_type":"llama","num_hidden_layers":4,"quantization_config":"fp8",` + full + `}`,
+			"quantization_config", "llama: 4 layers, hidden 4096, 32 heads, vocab 32000"},
+		{"not JSON", `{"model_type":"llama","num_hidden_layers":`, "not a JSON config.json", ""},
+	} {
+		_, err := Parse("m", []byte(c.json))
+		if c.parseErr == "" && err != nil || c.parseErr != "" && (err == nil || !strings.Contains(err.Error(), c.parseErr)) {
+			t.Errorf("%s: Parse error %v, want %q", c.name, err, c.parseErr)
+		}
+		got, err := Summarize([]byte(c.json))
+		if c.summary == "" && err == nil || c.summary != "" && got != c.summary {
+			t.Errorf("%s: Summarize %q (%v), want %q", c.name, got, err, c.summary)
+		}
+	}
 }
