@@ -9,7 +9,7 @@ import (
 
 // noteJournal follows a sweep's brackets through the journal's events: one
 // that started and never finished there (the process that ran it died) is
-// cut off, not running. A live start, here or elsewhere, is a new sweep.
+// cut short, not running. A live start, here or elsewhere, is a new sweep.
 func (m *Model) noteJournal(msg common.EventsMsg) {
 	open := m.cutOff
 	for _, ev := range msg.Events {
@@ -41,5 +41,5 @@ func (m *Model) cutOffLine() string {
 			where = fmt.Sprintf("in level %d/%d (%g/s)", c.Index, max(c.Index, m.levelCount()), c.Started.Rate)
 		}
 	}
-	return fmt.Sprintf("cut off %s: the journal has no finish · %d levels done", where, len(m.levels))
+	return fmt.Sprintf("cut short %s: no end in the journal · %d levels done", where, len(m.levels))
 }

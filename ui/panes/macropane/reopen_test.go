@@ -84,7 +84,7 @@ func TestReopenedJournalDrawsTheCharts(t *testing.T) {
 }
 
 // TestReopenedCutOffSweep: a journal whose sweep started and never
-// finished (the process died) reopens as cut off, not running, whether it
+// finished (the process died) reopens as cut short, not running, whether it
 // stopped inside a level or between two; a finished one as finished, and a
 // live start afterwards runs.
 func TestReopenedCutOffSweep(t *testing.T) {
@@ -112,8 +112,8 @@ func TestReopenedCutOffSweep(t *testing.T) {
 		events      []phases.Event
 		title, line string
 	}{
-		{"inside a level", append([]phases.Event{started}, evs[:lastStart+1]...), "cut off (from the journal)", "cut off in level"},
-		{"between levels", append([]phases.Event{started}, evs[:lastResult+1]...), "cut off (from the journal)", "cut off after"},
+		{"inside a level", append([]phases.Event{started}, evs[:lastStart+1]...), "cut short (no end in the journal)", "cut short in level"},
+		{"between levels", append([]phases.Event{started}, evs[:lastResult+1]...), "cut short (no end in the journal)", "cut short after"},
 		{"finished", append(append([]phases.Event{started}, evs...), finished), "· finished", "levels done"},
 	} {
 		for _, size := range [][2]int{{80, 22}, {120, 36}} {

@@ -144,7 +144,7 @@ func (m *Model) titleLine() string {
 		// client) still say where it stands.
 		switch {
 		case m.cutOff:
-			state = "cut off (from the journal)"
+			state = "cut short (no end in the journal)"
 		case m.cur != nil:
 			state = "running"
 		case len(m.levels) > 0:
