@@ -25,9 +25,8 @@ var longTables = map[string]string{}
 // length when it was listed, to be split, longest first; no other
 // function may join them (one listed that grew is logged).
 var longFuncs = map[string]int{
-	"remote/sim Deployment.sglangScript": 90,
-	"ui/panes/macropane Model.apply":     90,
-	"ui/panes/macropane Model.table":     82,
+	"ui/panes/macropane Model.apply": 90,
+	"ui/panes/macropane Model.table": 82,
 }
 
 // funcLengths maps every function of the module's non-test files to its

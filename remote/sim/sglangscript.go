@@ -34,22 +34,48 @@ func slogLocked(proc, msg string) string {
 // at the same fractions of the load time, the same memory) told in SGLang's
 // words.
 func (d *Deployment) sglangScript(s *serverProc) []step {
-	o := d.opt
-	n := o.GPUs
-	world, base, head := d.worldSize(), d.rankBase(), !d.headless()
-	var steps []step
-	add := func(at float64, run func(d *Deployment, s *serverProc, now time.Time)) {
-		steps = append(steps, step{at: at, run: run})
+	w := &scriptWriter{d: d, s: s, head: !d.headless(), base: d.rankBase()}
+	if !w.sglangStartup() {
+		return w.steps // NCCL failed
 	}
-	tp := func(i int) string { return fmt.Sprintf("TP%d", base+i) }
-	each := func(at float64, msg func(r int) string) {
-		for _, r := range d.rng.Perm(n) {
-			r := r
-			add(at, func(d *Deployment, s *serverProc, _ time.Time) { d.logLocked(s, slogLocked(tp(r), msg(r))) })
-		}
+	w.sglangWeights()
+	w.add(fracKV0, func(d *Deployment, s *serverProc, _ time.Time) { s.stage = phases.StageKVCache })
+	if d.opt.FailWith == "oom" {
+		w.add(fracKV0+0.008, sglangOOMFailure)
+		w.sortSteps()
+		return w.steps
 	}
-	total := float64(o.GPUMemMiB) / 1024
-	add(0, func(d *Deployment, s *serverProc, _ time.Time) {
+	kvTokens := d.emu.Config().KVCacheTokens // the emulator's pool, so log and /metrics agree
+	w.sglangMemory(kvTokens)
+	if !w.head {
+		w.add(fracReady, func(d *Deployment, s *serverProc, _ time.Time) { s.stage = phases.StageReady })
+		w.sortSteps()
+		return w.steps
+	}
+	d.sglangServing(&w.steps, kvTokens)
+	w.sortSteps()
+	return w.steps
+}
+
+// sglangEach logs a line from every rank of the node at at, the ranks in
+// no particular order.
+func (w *scriptWriter) sglangEach(at float64, msg func(r int) string) {
+	for _, r := range w.d.rng.Perm(w.d.opt.GPUs) {
+		name := fmt.Sprintf("TP%d", w.base+r)
+		w.add(at, func(d *Deployment, s *serverProc, _ time.Time) { d.logLocked(s, slogLocked(name, msg(r))) })
+	}
+}
+
+// sglangGiB is a GPU's memory in GB, as SGLang's lines count it.
+func (w *scriptWriter) sglangGiB() float64 { return float64(w.d.opt.GPUMemMiB) / 1024 }
+
+// sglangStartup is the server's start-up to the weights' load: the banner,
+// the server's arguments, the ranks' process groups. It reports false when
+// NCCL fails there.
+func (w *scriptWriter) sglangStartup() bool {
+	o, head := w.d.opt, w.head
+	world, total := w.d.worldSize(), w.sglangGiB()
+	w.add(0, func(d *Deployment, s *serverProc, _ time.Time) {
 		d.logLocked(s, SGLangBanner)
 		if head {
 			d.logLocked(s, slogLocked("", fmt.Sprintf("server_args=ServerArgs(model_path='%s', tokenizer_path='%s', trust_remote_code=True, "+
@@ -57,15 +83,22 @@ func (d *Deployment) sglangScript(s *serverProc) []step {
 				o.Model, o.Model, world, portOf(o.ServerAddr))))
 		}
 	})
-	each(fracContext, func(int) string { return "Init torch distributed begin." })
-	each(fracContext+0.002, func(int) string { return "sglang is using nccl==2.27.3" })
+	w.sglangEach(fracContext, func(int) string { return "Init torch distributed begin." })
+	w.sglangEach(fracContext+0.002, func(int) string { return "sglang is using nccl==2.27.3" })
 	if o.FailWith == "nccl" {
-		add(fracContext+0.006, sglangNCCLFailure)
-		return steps
+		w.add(fracContext+0.006, sglangNCCLFailure)
+		return false
 	}
-	each(fracContext+0.006, func(int) string { return "Init torch distributed ends. mem usage=0.52 GB" })
-	each(fracContext+0.01, func(int) string { return fmt.Sprintf("Load weight begin. avail mem=%.2f GB", total-0.6) })
-	add(fracWeights0, func(d *Deployment, s *serverProc, now time.Time) {
+	w.sglangEach(fracContext+0.006, func(int) string { return "Init torch distributed ends. mem usage=0.52 GB" })
+	w.sglangEach(fracContext+0.01, func(int) string { return fmt.Sprintf("Load weight begin. avail mem=%.2f GB", total-0.6) })
+	return true
+}
+
+// sglangWeights is the weights' load: the head's shard bar and each rank's
+// end.
+func (w *scriptWriter) sglangWeights() {
+	s, head, total := w.s, w.head, w.sglangGiB()
+	w.add(fracWeights0, func(d *Deployment, s *serverProc, now time.Time) {
 		s.stage = phases.StageWeights
 		s.barStart = now
 		if head {
@@ -73,55 +106,46 @@ func (d *Deployment) sglangScript(s *serverProc) []step {
 		}
 	})
 	for k := 1; head && k <= s.shards; k++ {
-		k := k
 		at := fracWeights0 + (s.wEnd[0]-fracWeights0)*float64(k)/float64(s.shards)
-		add(at, func(d *Deployment, s *serverProc, now time.Time) {
+		w.add(at, func(d *Deployment, s *serverProc, now time.Time) {
 			d.logLocked(s, shardBar(k, s.shards, now.Sub(s.barStart).Seconds()))
 		})
 	}
-	for r := range n {
-		r := r
-		add(math.Max(s.wEnd[r], s.wEnd[0])+0.002, func(d *Deployment, s *serverProc, now time.Time) {
-			w := d.opt.WeightsGiB - contextGiB - 0.03*float64(r%3)
-			d.logLocked(s, slogLocked(tp(r), fmt.Sprintf("Load weight end. elapsed=%.2f s, type=KimiK25ForConditionalGeneration, "+
-				"dtype=torch.bfloat16, avail mem=%.2f GB, mem usage=%.2f GB.", now.Sub(s.start).Seconds(), total-0.6-w, w)))
+	for r := range w.d.opt.GPUs {
+		name := fmt.Sprintf("TP%d", w.base+r)
+		w.add(math.Max(s.wEnd[r], s.wEnd[0])+0.002, func(d *Deployment, s *serverProc, now time.Time) {
+			wg := d.opt.WeightsGiB - contextGiB - 0.03*float64(r%3)
+			d.logLocked(s, slogLocked(name, fmt.Sprintf("Load weight end. elapsed=%.2f s, type=KimiK25ForConditionalGeneration, "+
+				"dtype=torch.bfloat16, avail mem=%.2f GB, mem usage=%.2f GB.", now.Sub(s.start).Seconds(), total-0.6-wg, wg)))
 		})
 	}
-	add(fracKV0, func(d *Deployment, s *serverProc, _ time.Time) { s.stage = phases.StageKVCache })
-	if o.FailWith == "oom" {
-		add(fracKV0+0.008, sglangOOMFailure)
-		sortSteps(steps)
-		return steps
-	}
-	kvTokens := d.emu.Config().KVCacheTokens // the emulator's pool, so log and /metrics agree
+}
+
+// sglangMemory is the KV cache's pool of kvTokens tokens, then the CUDA
+// graphs' capture.
+func (w *scriptWriter) sglangMemory(kvTokens int) {
+	o, total := w.d.opt, w.sglangGiB()
 	kvGiB := o.KVCacheGiB * 0.96 / 2
-	each(fracKV0+0.001, func(int) string { return "Using KV cache dtype: torch.bfloat16" })
-	each(fracKV1, func(int) string {
+	free := total - o.WeightsGiB - 2*kvGiB
+	w.sglangEach(fracKV0+0.001, func(int) string { return "Using KV cache dtype: torch.bfloat16" })
+	w.sglangEach(fracKV1, func(int) string {
 		return fmt.Sprintf("KV Cache is allocated. #tokens: %d, K size: %.2f GB, V size: %.2f GB", kvTokens, kvGiB, kvGiB)
 	})
-	each(fracKV1+0.001, func(int) string { return fmt.Sprintf("Memory pool end. avail mem=%.2f GB", total-o.WeightsGiB-2*kvGiB) })
-	add(fracGraphs0, func(d *Deployment, s *serverProc, now time.Time) {
+	w.sglangEach(fracKV1+0.001, func(int) string { return fmt.Sprintf("Memory pool end. avail mem=%.2f GB", free) })
+	w.add(fracGraphs0, func(d *Deployment, s *serverProc, now time.Time) {
 		s.stage = phases.StageCUDAGraphs
 		s.barStart = now
 	})
-	each(fracGraphs0, func(int) string {
-		return fmt.Sprintf("Capture cuda graph begin. This can take up to several minutes. avail mem=%.2f GB", total-o.WeightsGiB-2*kvGiB)
+	w.sglangEach(fracGraphs0, func(int) string {
+		return fmt.Sprintf("Capture cuda graph begin. This can take up to several minutes. avail mem=%.2f GB", free)
 	})
-	if head {
-		graphBar(&steps, fmt.Sprintf("Capturing batches (bs=1 avail_mem=%.2f GB)", total-o.WeightsGiB-2*kvGiB-1), 36, fracGraphs0+0.001, fracGraphs1-0.005)
+	if w.head {
+		graphBar(&w.steps, fmt.Sprintf("Capturing batches (bs=1 avail_mem=%.2f GB)", free-1), 36, fracGraphs0+0.001, fracGraphs1-0.005)
 	}
-	each(fracGraphs1, func(int) string {
+	w.sglangEach(fracGraphs1, func(int) string {
 		return fmt.Sprintf("Capture cuda graph end. Time elapsed: %.2f s. mem usage=%.2f GB. avail mem=%.2f GB.",
-			(fracGraphs1-fracGraphs0)*d.opt.LoadTime.Seconds(), o.KVCacheGiB*0.04, total-o.WeightsGiB-2*kvGiB-o.KVCacheGiB*0.04)
+			(fracGraphs1-fracGraphs0)*o.LoadTime.Seconds(), o.KVCacheGiB*0.04, free-o.KVCacheGiB*0.04)
 	})
-	if !head {
-		add(fracReady, func(d *Deployment, s *serverProc, _ time.Time) { s.stage = phases.StageReady })
-		sortSteps(steps)
-		return steps
-	}
-	d.sglangServing(&steps, kvTokens)
-	sortSteps(steps)
-	return steps
 }
 
 // sglangServing adds the head's last lines: the scheduler's pool, the HTTP
