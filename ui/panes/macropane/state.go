@@ -37,9 +37,30 @@ type level struct {
 // apply folds one event of the macro phase into the pane's state. It
 // reports whether the charts got a new sample.
 func (m *Model) apply(ev phases.Event) (sampled bool) {
-	// A new sweep, here or elsewhere (the run, a replay), starts a new
-	// timeline with its first result: one that ends before it measured
-	// anything (no server) leaves the last sweep's on screen.
+	m.timeline(ev)
+	switch d := ev.Data.(type) {
+	case phases.LevelStarted:
+		m.levelStarted(d, ev.Time)
+	case phases.MacroTick:
+		m.tick(d, ev.Time)
+		return true
+	case phases.MacroSeries:
+		// A level whose ticks this pane did not see (a reopened
+		// journal) draws its seconds from the series.
+		if m.levelTicks == 0 {
+			m.drawSeries(d)
+			return d.Len() > 0
+		}
+	default:
+		m.applyOther(ev)
+	}
+	return false
+}
+
+// timeline starts a new timeline with a new sweep's first result, here or
+// elsewhere (the run, a replay): one that ends before it measured anything
+// (no server) leaves the last sweep's on screen.
+func (m *Model) timeline(ev phases.Event) {
 	switch ev.Data.(type) {
 	case phases.PhaseStarted:
 		m.newSweep = true
@@ -50,55 +71,63 @@ func (m *Model) apply(ev phases.Event) (sampled bool) {
 			m.resetRun()
 		}
 	}
+}
+
+// levelName is how the pane names a level: its concurrency, or its rate.
+func levelName(concurrency int, rate float64) string {
+	if concurrency == 0 && rate > 0 {
+		return fmt.Sprintf("%g/s", rate)
+	}
+	return fmt.Sprintf("C=%d", concurrency)
+}
+
+// levelStarted makes d the level now running and marks its start.
+func (m *Model) levelStarted(d phases.LevelStarted, at time.Time) {
+	m.asked.conc, m.levelTicks = 0, 0
+	m.cur = &level{Started: d, Index: len(m.levels) + 1, StartedAt: at}
+	if d.Run <= 1 { // a level's repeated runs share its mark
+		m.addMark(mark{At: m.samples, Label: levelName(d.Concurrency, d.Rate), Kind: markLevel})
+	}
+}
+
+// tick folds a second of the level running: the progress line and a sample
+// on every chart.
+func (m *Model) tick(d phases.MacroTick, at time.Time) {
+	// A tick of a sweep that has ended (it arrives after the end
+	// message) moves the charts, not the progress line.
+	if m.cur == nil && (m.r.State == common.RunIdle || m.r.Active()) {
+		m.cur = &level{Index: len(m.levels) + 1, StartedAt: at}
+	}
+	if m.cur != nil {
+		m.cur.Tick, m.cur.HaveTick = d, true
+	}
+	if p := m.asked.pause; p != nil && *p == d.Paused {
+		m.asked.pause = nil
+	}
+	if d.Concurrency == m.asked.conc {
+		m.asked.conc = 0
+	}
+	m.levelTicks++
+	m.tpot50.push(d.TPOTp50ms)
+	m.tpot99.push(d.TPOTp99ms)
+	m.ttft.push(d.TTFTp50ms)
+	m.toks.push(d.OutputTokS)
+	// The server's figures join the client's second by second: the
+	// latest scrape, when it is recent.
+	var run, queue float64
+	if m.server.Available && at.Sub(m.server.At) < 3*time.Second {
+		run, queue = m.server.Running, m.server.Running+m.server.Waiting
+	}
+	m.srvRun.push(run)
+	m.srvQueue.push(queue)
+	m.gpu.sample(at)
+	m.samples++
+}
+
+// applyOther folds the events that add no sample: the server's and the
+// GPUs' figures, warnings, results, markers.
+func (m *Model) applyOther(ev phases.Event) {
 	switch d := ev.Data.(type) {
-	case phases.LevelStarted:
-		m.asked.conc, m.levelTicks = 0, 0
-		m.cur = &level{Started: d, Index: len(m.levels) + 1, StartedAt: ev.Time}
-		label := fmt.Sprintf("C=%d", d.Concurrency)
-		if d.Concurrency == 0 && d.Rate > 0 {
-			label = fmt.Sprintf("%g/s", d.Rate)
-		}
-		if d.Run <= 1 { // a level's repeated runs share its mark
-			m.addMark(mark{At: m.samples, Label: label, Kind: markLevel})
-		}
-	case phases.MacroTick:
-		// A tick of a sweep that has ended (it arrives after the end
-		// message) moves the charts, not the progress line.
-		if m.cur == nil && (m.r.State == common.RunIdle || m.r.Active()) {
-			m.cur = &level{Index: len(m.levels) + 1, StartedAt: ev.Time}
-		}
-		if m.cur != nil {
-			m.cur.Tick, m.cur.HaveTick = d, true
-		}
-		if p := m.asked.pause; p != nil && *p == d.Paused {
-			m.asked.pause = nil
-		}
-		if d.Concurrency == m.asked.conc {
-			m.asked.conc = 0
-		}
-		m.levelTicks++
-		m.tpot50.push(d.TPOTp50ms)
-		m.tpot99.push(d.TPOTp99ms)
-		m.ttft.push(d.TTFTp50ms)
-		m.toks.push(d.OutputTokS)
-		// The server's figures join the client's second by second: the
-		// latest scrape, when it is recent.
-		var run, queue float64
-		if m.server.Available && ev.Time.Sub(m.server.At) < 3*time.Second {
-			run, queue = m.server.Running, m.server.Running+m.server.Waiting
-		}
-		m.srvRun.push(run)
-		m.srvQueue.push(queue)
-		m.gpu.sample(ev.Time)
-		m.samples++
-		return true
-	case phases.MacroSeries:
-		// A level whose ticks this pane did not see (a reopened
-		// journal) draws its seconds from the series.
-		if m.levelTicks == 0 {
-			m.drawSeries(d)
-			return d.Len() > 0
-		}
 	case phases.ServerStats:
 		m.server, m.haveServer = d, true
 		if m.server.At.IsZero() {
@@ -147,15 +176,11 @@ func (m *Model) apply(ev phases.Event) (sampled bool) {
 			m.addMark(mark{At: m.samples, Label: d.Label, Kind: markUser})
 		}
 	}
-	return false
 }
 
 // noteLevel keeps a finished level's warnings and each distinct error.
 func (m *Model) noteLevel(d phases.LevelResult) {
-	name := fmt.Sprintf("C=%d", d.Concurrency)
-	if d.Concurrency == 0 && d.Rate > 0 {
-		name = fmt.Sprintf("%g/s", d.Rate)
-	}
+	name := levelName(d.Concurrency, d.Rate)
 	top := ""
 	for _, w := range d.Warnings {
 		m.warns = append(m.warns, name+": "+w)

@@ -14,6 +14,34 @@ import (
 // fits in 78).
 const rowFmt = "%4s %6s %7s %8s %6s %8s %6s %7s %4s"
 
+// tableCols are the levels table's optional columns, as the width allows.
+type tableCols struct {
+	server bool // the server's columns
+	gpu    bool // the GPUs' power and energy
+	sig    bool // the server's signals (prefix cache, speculative decoding)
+	sglang bool // SGLang's queue is "queued", and it counts no preemptions
+}
+
+// tableHead is the levels table's header line and the columns it has.
+func (m *Model) tableHead() (string, tableCols) {
+	c := tableCols{server: m.w >= 112, gpu: m.w >= 120, sig: m.w >= 140, sglang: m.server.Engine == "sglang"}
+	head := fmt.Sprintf(rowFmt, "C", "req/s", "tok/s", "TTFT p50", "p99", "TPOT p50", "p99", "ITL p99", "fail")
+	if c.server {
+		wait := "wait"
+		if c.sglang {
+			wait = "queued"
+		}
+		head += fmt.Sprintf(" %7s %6s %6s %7s %9s", "srv run", wait, "KV max", "preempt", "srv tok/s")
+	}
+	if c.gpu {
+		head += fmt.Sprintf(gpuFmt, "GPU W", "J/tok")
+	}
+	if c.sig {
+		head += fmt.Sprintf(sigFmt, "pfx hit", "spec acc")
+	}
+	return head, c
+}
+
 // table renders the finished levels, at most rows lines including the
 // header, following the newest unless scrolled.
 func (m *Model) table(rows int) []string {
@@ -21,25 +49,7 @@ func (m *Model) table(rows int) []string {
 		return nil
 	}
 	s := m.d.Styles
-	wide := m.w >= 112
-	head := fmt.Sprintf(rowFmt, "C", "req/s", "tok/s", "TTFT p50", "p99", "TPOT p50", "p99", "ITL p99", "fail")
-	// SGLang's queue is "queued", and it counts no preemptions.
-	sglang := m.server.Engine == "sglang"
-	if wide {
-		wait := "wait"
-		if sglang {
-			wait = "queued"
-		}
-		head += fmt.Sprintf(" %7s %6s %6s %7s %9s", "srv run", wait, "KV max", "preempt", "srv tok/s")
-	}
-	gpuCols := m.w >= 120
-	if gpuCols {
-		head += fmt.Sprintf(gpuFmt, "GPU W", "J/tok")
-	}
-	sigCols := m.w >= 140
-	if sigCols {
-		head += fmt.Sprintf(sigFmt, "pfx hit", "spec acc")
-	}
+	head, cols := m.tableHead()
 	out := []string{s.TableHeader.Render(components.Fit(head, m.w))}
 	body := rows - 1
 	if body <= 0 {
@@ -55,47 +65,7 @@ func (m *Model) table(rows int) []string {
 		bound[a.Concurrency] = true
 	}
 	for i := first; i < len(m.levels) && len(out) <= body; i++ {
-		lv := m.levels[i]
-		line := fmt.Sprintf(rowFmt, strconv.Itoa(lv.Concurrency), units.Rate(lv.RequestThroughput),
-			units.Thousands(lv.OutputThroughput), units.Ms(lv.MedianTTFTms), units.Ms(lv.P99TTFTms), units.Ms(lv.MedianTPOTms),
-			units.Ms(lv.P99TPOTms), units.Ms(lv.P99ITLms), strconv.Itoa(lv.Failed))
-		if wide {
-			line += serverCols(lv.Server, sglang)
-		}
-		if gpuCols {
-			line += gpuCells(lv.GPU)
-		}
-		if sigCols {
-			line += signalCells(lv.Server)
-		}
-		var flags []string
-		style := s.Input
-		if m.plateau != nil && m.plateau.Concurrency == lv.Concurrency {
-			flags, style = append(flags, "◀ plateau"), s.Good
-		}
-		if lv.ClientBound || bound[lv.Concurrency] {
-			flags, style = append(flags, "client-bound"), s.Warn
-		}
-		if g := lv.GPU; g != nil && g.Throttle != "" {
-			flags = append(flags, g.Throttle+"-throttled")
-		}
-		if f := levelFlag(lv); f != "" {
-			flags = append(flags, f)
-		}
-		if lv.Few() {
-			flags, style = append(flags, fmt.Sprintf("few: %d req", lv.Completed)), s.Warn
-		}
-		if lv.Failed > 0 && len(flags) == 0 {
-			style = s.Bad
-		}
-		flag := ""
-		if len(flags) > 0 {
-			flag = " " + strings.Join(flags, ", ")
-			if len([]rune(line+flag)) > m.w {
-				flag = " " + shortFlags(flags)
-			}
-		}
-		out = append(out, style.Render(components.Fit(line+flag, m.w)))
+		out = append(out, m.levelRow(m.levels[i], cols, bound[m.levels[i].Concurrency]))
 	}
 	if n := len(m.levels) - first - (len(out) - 1); n > 0 || first > 0 {
 		// Say that there is more, on the header line.
@@ -103,6 +73,52 @@ func (m *Model) table(rows int) []string {
 		out[0] = s.TableHeader.Render(components.Fit(components.Fit(head, max(0, m.w-len([]rune(more))))+more, m.w))
 	}
 	return out
+}
+
+// levelRow is one finished level's row, with its flags, styled by the most
+// telling one; bound is true when the client limited the level.
+func (m *Model) levelRow(lv phases.LevelResult, cols tableCols, bound bool) string {
+	s := m.d.Styles
+	line := fmt.Sprintf(rowFmt, strconv.Itoa(lv.Concurrency), units.Rate(lv.RequestThroughput),
+		units.Thousands(lv.OutputThroughput), units.Ms(lv.MedianTTFTms), units.Ms(lv.P99TTFTms), units.Ms(lv.MedianTPOTms),
+		units.Ms(lv.P99TPOTms), units.Ms(lv.P99ITLms), strconv.Itoa(lv.Failed))
+	if cols.server {
+		line += serverCols(lv.Server, cols.sglang)
+	}
+	if cols.gpu {
+		line += gpuCells(lv.GPU)
+	}
+	if cols.sig {
+		line += signalCells(lv.Server)
+	}
+	var flags []string
+	style := s.Input
+	if m.plateau != nil && m.plateau.Concurrency == lv.Concurrency {
+		flags, style = append(flags, "◀ plateau"), s.Good
+	}
+	if lv.ClientBound || bound {
+		flags, style = append(flags, "client-bound"), s.Warn
+	}
+	if g := lv.GPU; g != nil && g.Throttle != "" {
+		flags = append(flags, g.Throttle+"-throttled")
+	}
+	if f := levelFlag(lv); f != "" {
+		flags = append(flags, f)
+	}
+	if lv.Few() {
+		flags, style = append(flags, fmt.Sprintf("few: %d req", lv.Completed)), s.Warn
+	}
+	if lv.Failed > 0 && len(flags) == 0 {
+		style = s.Bad
+	}
+	flag := ""
+	if len(flags) > 0 {
+		flag = " " + strings.Join(flags, ", ")
+		if len([]rune(line+flag)) > m.w {
+			flag = " " + shortFlags(flags)
+		}
+	}
+	return style.Render(components.Fit(line+flag, m.w))
 }
 
 // shortFlags writes a level's flags in few cells, for a narrow screen.
