@@ -17,14 +17,10 @@ import (
 // closing brace.
 const maxFuncLines = 80
 
-// longTables are functions allowed any length because they are tables of
-// data (one case or one entry a line), keyed as longFuncs names them.
+// longTables are the functions allowed any length because they are tables
+// of data (one case or one entry a line), keyed "package-dir Recv.Name",
+// each with why it is one.
 var longTables = map[string]string{}
-
-// longFuncs are the functions still over maxFuncLines, each with its
-// length when it was listed, to be split, longest first; no other
-// function may join them (one listed that grew is logged).
-var longFuncs = map[string]int{}
 
 // funcLengths maps every function of the module's non-test files to its
 // length in lines, keyed "package-dir Recv.Name".
@@ -85,20 +81,13 @@ func funcName(fd *ast.FuncDecl) string {
 }
 
 // longOnes lists "key (n lines)" for every function over the limit that
-// neither table names, longest first.
+// is not a table of data, longest first.
 func longOnes(lengths map[string]int) []string {
 	var keys []string
 	for k, n := range lengths {
-		if n <= maxFuncLines {
-			continue
+		if _, table := longTables[k]; n > maxFuncLines && !table {
+			keys = append(keys, k)
 		}
-		if _, ok := longTables[k]; ok {
-			continue
-		}
-		if _, ok := longFuncs[k]; ok {
-			continue
-		}
-		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return lengths[keys[i]] > lengths[keys[j]] })
 	for i, k := range keys {
@@ -107,43 +96,34 @@ func longOnes(lengths map[string]int) []string {
 	return keys
 }
 
-// TestFunctionLength fails when a function over 80 lines appears; it logs
-// the listed ones that grew and those that have come down.
+// TestFunctionLength fails when a function is over 80 lines, a table of
+// data excepted.
 func TestFunctionLength(t *testing.T) {
-	lengths := funcLengths(t, ".")
-	for _, k := range longOnes(lengths) {
+	for _, k := range longOnes(funcLengths(t, ".")) {
 		t.Errorf("%s: over %d lines; split it (a table of data goes in longTables)", k, maxFuncLines)
-	}
-	for k, was := range longFuncs {
-		if n := lengths[k]; n > was {
-			t.Logf("%s grew from %d to %d lines", k, was, n)
-		}
-		if lengths[k] <= maxFuncLines {
-			t.Logf("%s is %d lines now: take it off longFuncs", k, lengths[k])
-		}
 	}
 }
 
-// TestFunctionLengthCatches checks the scan on a tree with a new long
-// function beside listed ones and a short one.
+// TestFunctionLengthCatches checks the scan on a tree with a long function
+// beside a table of data and a short one, methods included.
 func TestFunctionLengthCatches(t *testing.T) {
 	root := t.TempDir()
 	body := func(name string, lines int) string {
 		return "func " + name + "() {\n" + strings.Repeat("\t_ = 1\n", lines-2) + "}\n"
 	}
 	src := "package a\n" + body("short", 80) + body("long", 81) + "type T struct{}\n" +
-		"func (t *T) " + strings.TrimPrefix(body("grew", 91), "func ") + "func (T) " + strings.TrimPrefix(body("kept", 90), "func ")
+		"func (t *T) " + strings.TrimPrefix(body("method", 91), "func ") + "func (T) " + strings.TrimPrefix(body("table", 90), "func ")
 	if err := os.MkdirAll(filepath.Join(root, "x", "a"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(root, "x", "a", "a.go"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	saved := longFuncs
-	defer func() { longFuncs = saved }()
-	longFuncs = map[string]int{"x/a T.grew": 90, "x/a T.kept": 90}
+	saved := longTables
+	defer func() { longTables = saved }()
+	longTables = map[string]string{"x/a T.table": "one entry a line"}
 	got := strings.Join(longOnes(funcLengths(t, root)), "\n")
-	if want := "x/a long (81 lines)"; got != want {
+	if want := "x/a T.method (91 lines)\nx/a long (81 lines)"; got != want {
 		t.Errorf("long functions:\n%s\nwant:\n%s", got, want)
 	}
 }
