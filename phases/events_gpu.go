@@ -35,6 +35,11 @@ type GPUEnv struct {
 	// quantized: the engine's fused-MoE entry point it imported, or why
 	// it could not (they are then timed in BF16, an upper bound).
 	EngineMoE string `json:"engine_moe,omitempty"`
+	// EngineLinear is how it times the other GEMMs served quantized (a
+	// dense MLP, attention projections, shared experts): the engine's
+	// quantized linear layer it builds, or why it could not (they are then
+	// timed in BF16, an upper bound). Empty for a model served in BF16.
+	EngineLinear string `json:"engine_linear,omitempty"`
 }
 
 // GEMMResult is one timed GEMM.

@@ -18,13 +18,41 @@ func (n *nb) gpuEnv(e phases.GPUEnv) {
 	n.ln(s + ".\n")
 }
 
+// servedEngines says how the weights served quantized were timed: with
+// the engine's own kernels, or in BF16 and why (said only for a model
+// with such weights).
+func (n *nb) servedEngines(env *phases.GPUEnv, gemms []phases.GEMMResult) {
+	if env == nil {
+		return
+	}
+	experts, linear := false, false
+	for _, g := range gemms {
+		if g.Served == "" {
+			continue
+		}
+		if strings.HasPrefix(g.Name, "experts.") {
+			experts = true
+		} else {
+			linear = true
+		}
+	}
+	if experts && env.EngineMoE != "" {
+		n.p("Routed experts served quantized: %s.\n\n", mdCell(env.EngineMoE))
+	}
+	if linear && env.EngineLinear != "" {
+		n.p("Other layers served quantized: %s.\n\n", mdCell(env.EngineLinear))
+	}
+}
+
 func (n *nb) microRun(r *phaseRun) {
 	var gemms []phases.GEMMResult
 	var steps []phases.GEMMStep
+	var env *phases.GPUEnv
 	for _, ev := range r.events {
 		switch d := ev.Data.(type) {
 		case phases.GPUEnv:
 			n.gpuEnv(d)
+			env = &d
 		case phases.GEMMResult:
 			gemms = append(gemms, d)
 		case phases.GEMMStep:
@@ -33,6 +61,7 @@ func (n *nb) microRun(r *phaseRun) {
 			n.calib(d)
 		}
 	}
+	n.servedEngines(env, gemms)
 	n.scriptErrors(r)
 	if len(gemms) == 0 && len(steps) == 0 {
 		n.ln("No GEMM timed.\n")

@@ -8,6 +8,7 @@ around each call, L2 flushed (a 256 MB buffer zeroed) before each, warm-up and
 repetitions by time, median (p20/p80 too) of the per-call times.
 """
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -270,6 +271,261 @@ def time_engine_experts(torch, bench, eng, entries, m, peak_gbs):
     return fn, per, sum_us
 
 
+# ---- quantized linear layers with the engine's own path -----------------
+# When vLLM is importable, the step's other GEMMs served quantized (a dense
+# MLP, attention projections, shared experts) are timed through the layer
+# vLLM serves them with: a linear layer built with the quantization config
+# vLLM makes from the model's quantization_config (the plan carries it),
+# its parameters written in the checkpoint's format as vLLM's loader would,
+# then prepared by the quantization method as at load time
+# (process_weights_after_loading: repacking for Marlin or Machete, scale
+# layouts). Kernel selection is vLLM's own. Each layer is checked against
+# micro's own dequantized reading of the weights before it is timed.
+
+LINEAR_METHODS = ("compressed-tensors", "fp8")
+LINEAR_FALLBACK = "quantized linear layers are timed in BF16, an upper bound"
+
+
+def enter_vllm_config():
+    """Enters a default vLLM config for the rest of the run (left when the
+    script exits): vLLM's layers and custom ops read the current config
+    when they are built. Newer vLLM raise outside set_current_vllm_config,
+    older ones warned and used a default; the oldest have none."""
+    try:
+        from vllm.config import VllmConfig, set_current_vllm_config
+    except ImportError:
+        return None
+    cm = set_current_vllm_config(VllmConfig())
+    cm.__enter__()
+    return cm
+
+
+def engine_linear(plan):
+    """(EngineLinear or None, label): vLLM's quantized linear path for the
+    plan's quantization_config, or why micro cannot use it ("" for a model
+    served in BF16)."""
+    qc = plan.get("quantization_config")
+    if not isinstance(qc, dict):
+        return None, ""
+    method = str(qc.get("quant_method") or "")
+    try:
+        import vllm
+        from vllm.model_executor.layers.linear import ReplicatedLinear
+        from vllm.model_executor.layers.quantization import get_quantization_config
+    except Exception as e:
+        return None, "vLLM is not importable by this Python (%s): %s" % (first_line(e), LINEAR_FALLBACK)
+    ver = "vllm %s" % getattr(vllm, "__version__", "?")
+    if method not in LINEAR_METHODS:
+        return None, "%s: micro writes weights for %s checkpoints, not %s: %s" % (
+            ver, " and ".join(LINEAR_METHODS), method or "this quant_method", LINEAR_FALLBACK)
+    try:
+        ctx = enter_vllm_config()
+        qcfg = get_quantization_config(method).from_config(qc)
+    except Exception as e:
+        return None, "%s could not make its %s config from the model's quantization_config (%s): %s" % (
+            ver, method, first_line(e), LINEAR_FALLBACK)
+    eng = EngineLinear(ReplicatedLinear, qcfg, ctx, ver)
+    return eng, "%s %s with %s" % (ver, ReplicatedLinear.__name__, type(qcfg).__name__)
+
+
+def linear_served(g):
+    """A GEMM the engine serves with a quantized linear layer: a weight
+    served quantized, not a routed expert nor a batched product."""
+    return bool(g.get("served")) and not g["name"].startswith("experts.") and max(1, g.get("batch") or 1) == 1
+
+
+def on_device(torch, device):
+    """Creates tensors on device inside the block where torch can (2.0+)."""
+    d = torch.device(device)
+    return d if hasattr(d, "__enter__") else contextlib.nullcontext()
+
+
+def one_rank_group(device):
+    """A tensor-parallel group of one rank, for vLLM versions whose linear
+    layers read their TP rank and cannot be told not to."""
+    import socket
+    from vllm.distributed import init_distributed_environment, initialize_model_parallel
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    init_distributed_environment(world_size=1, rank=0, local_rank=0,
+                                 distributed_init_method="tcp://127.0.0.1:%d" % port,
+                                 backend="nccl" if device == "cuda" else "gloo")
+    initialize_model_parallel()
+
+
+class EngineLinear:
+    """Builds, fills and checks vLLM linear layers served quantized, one
+    per module and shape, kept for every M."""
+
+    def __init__(self, cls, qcfg, ctx, ver):
+        self.cls, self.qcfg, self.ctx, self.ver = cls, qcfg, ctx, ver
+        self.layers, self.failed = {}, {}
+        self.grouped = False
+
+    def layer(self, torch, g, device="cuda"):
+        """(layer, kernel label, relative error) for g's weight, built on
+        first use; a layer that failed raises the same error again."""
+        key = (g.get("module") or g["name"], g["n"], g["k"])
+        if key in self.failed:
+            raise RuntimeError(self.failed[key])
+        if key not in self.layers:
+            try:
+                self.layers[key] = self.build(torch, g, device)
+            except Exception as e:
+                self.failed[key] = first_line(e)
+                raise
+        return self.layers[key]
+
+    def construct(self, torch, g, device):
+        import inspect
+        kw = dict(bias=False, params_dtype=torch.bfloat16, quant_config=self.qcfg, prefix=g.get("module") or g["name"])
+        if "disable_tp" in inspect.signature(self.cls.__init__).parameters:
+            kw["disable_tp"] = True  # one GPU's shard, without a tensor-parallel group
+        with on_device(torch, device):
+            try:
+                return self.cls(g["k"], g["n"], **kw)
+            except Exception as e:
+                if self.grouped or "initialized" not in str(e):
+                    raise
+        one_rank_group(device)
+        self.grouped = True
+        with on_device(torch, device):
+            return self.cls(g["k"], g["n"], **kw)
+
+    def build(self, torch, g, device):
+        n, k = g["n"], g["k"]
+        layer = self.construct(torch, g, device)
+        method = type(layer.quant_method).__name__
+        if method.startswith("Unquantized"):
+            raise RuntimeError("vLLM builds %s unquantized (%s) where the plan has it served %s" % (
+                g.get("module") or g["name"], method, g["served"]))
+        with torch.no_grad():
+            ref = write_served(torch, layer, n, k)
+            layer.quant_method.process_weights_after_loading(layer)
+            x = torch.randn(4, k, device=device, dtype=torch.bfloat16)
+            out = linear_out(layer(x)).float()
+            want = x.float() @ ref.t()
+        err = float((out - want).norm() / want.norm().clamp_min(1e-12))
+        del ref, want
+        if not err < 5e-2:
+            raise RuntimeError("%s gave %.3g relative error against micro's dequantized weights: the format is not what it takes" % (method, err))
+        return layer, linear_kernel(self.ver, layer), err
+
+
+def linear_out(y):
+    """The output of a vLLM linear layer's forward, which returns (output,
+    bias) unless built with return_bias=False."""
+    return y[0] if isinstance(y, tuple) else y
+
+
+def linear_kernel(ver, layer):
+    """Names what vLLM chose: the quantization method, its scheme and the
+    kernel class where it exposes them."""
+    parts = [type(layer.quant_method).__name__]
+    for obj in (getattr(layer, "scheme", None), layer.quant_method):
+        if obj is None:
+            continue
+        if obj is not layer.quant_method:
+            parts.append(type(obj).__name__)
+        kern = getattr(obj, "kernel", None)
+        if kern is not None:
+            parts.append(type(kern).__name__ if not isinstance(kern, type) else kern.__name__)
+    return "%s %s (%s)" % (ver, type(layer).__name__, ", ".join(parts))
+
+
+def is_float8(torch, dt):
+    return "float8" in str(dt)
+
+
+def write_packed(torch, w, n, k):
+    """Random int32 words in compressed-tensors' pack-quantized layout:
+    32/bits values per word along K, the first in the lowest bits, each
+    stored plus 2^(bits-1). Returns the signed values, [n, k] float."""
+    rows, cols = w.shape
+    pf = k // cols if cols else 0
+    if w.dtype != torch.int32 or rows != n or pf < 1 or cols * pf != k or 32 % pf:
+        raise RuntimeError("weight_packed %s %s does not pack [%d, %d]" % (w.dtype, tuple(w.shape), n, k))
+    bits = 32 // pf
+    w.data.copy_(torch.randint(0, 2 ** 32, tuple(w.shape), dtype=torch.int64, device=w.device).to(torch.int32))
+    shifts = torch.arange(pf, device=w.device, dtype=torch.int32) * bits
+    vals = (w.data.unsqueeze(-1) >> shifts) & ((1 << bits) - 1)
+    return (vals.reshape(n, k) - (1 << (bits - 1))).float()
+
+
+def expand_scale(s, n, k):
+    """A weight scale as [n, k] (or broadcastable): per tensor, per output
+    channel, per group of K, or per block (128×128 where that fits)."""
+    s = s.float()
+    if s.numel() == 1:
+        return s.reshape(1, 1)
+    if s.dim() == 1 and s.numel() == n:
+        return s.reshape(n, 1)
+    if s.dim() == 2:
+        a, b = s.shape
+        if a == n and k % b == 0:
+            return s.repeat_interleave(k // b, dim=1)
+        bn = 128 if -(-n // 128) == a else -(-n // a)
+        bk = 128 if -(-k // 128) == b else -(-k // b)
+        return s.repeat_interleave(bn, dim=0)[:n].repeat_interleave(bk, dim=1)[:, :k]
+    raise RuntimeError("weight scale of shape %s is not a layout micro reads" % (tuple(s.shape),))
+
+
+def write_served(torch, layer, n, k):
+    """Writes random weights in the checkpoint's format into the layer's
+    parameters, as vLLM's loader copies a checkpoint's tensors in, and
+    returns micro's own dequantized reading of them ([n, k] float)."""
+    params = dict(layer.named_parameters(recurse=False))
+    wname = "weight_packed" if "weight_packed" in params else "weight"
+    sname = next((s for s in ("weight_scale", "weight_scale_inv") if s in params), None)
+    if wname not in params or sname is None:
+        raise RuntimeError("parameters %s: no weight and weight scale micro knows" % ", ".join(sorted(params)))
+    w, s = params[wname], params[sname]
+    s.data.copy_(torch.rand(tuple(s.shape), device=s.device) * 0.02 + 0.005)
+    if wname == "weight_packed":
+        q = write_packed(torch, w, n, k)
+    elif is_float8(torch, w.dtype):
+        w.data.copy_((torch.randn(tuple(w.shape), device=w.device) * 0.5).to(w.dtype))
+        q = w.data.float()
+    elif w.dtype == torch.int8:
+        w.data.copy_(torch.randint(-127, 128, tuple(w.shape), device=w.device, dtype=torch.int8))
+        q = w.data.float()
+    else:
+        raise RuntimeError("weight is %s: not a quantized checkpoint format micro writes" % w.dtype)
+    if tuple(q.shape) != (n, k):
+        raise RuntimeError("weight %s is not [%d, %d]" % (tuple(q.shape), n, k))
+    for name, p in params.items():
+        if name in (wname, sname):
+            continue
+        if name == "weight_shape":
+            p.data.copy_(torch.tensor([n, k], dtype=p.dtype))
+        elif name == "weight_g_idx":  # activation order: kept in order
+            p.data.copy_(torch.arange(k, device=p.device, dtype=p.dtype) // (k // s.shape[-1]))
+        elif name == "input_scale":  # static activation scale: |x| up to 8
+            p.data.fill_(8.0 / (448.0 if is_float8(torch, w.dtype) else 127.0))
+        elif name == "weight_zero_point":
+            raise RuntimeError("asymmetric weights (weight_zero_point): micro writes symmetric ones only")
+        else:
+            raise RuntimeError("parameter %s is not one micro writes" % name)
+    return q * expand_scale(s.data, n, k)
+
+
+def time_engine_linear(torch, bench, lin, g, m, peak_gbs):
+    """Times g (its M rows) through vLLM's layer in the served format and
+    emits it. Returns (fn, per_step, step_us)."""
+    layer, kernel, err = lin.layer(torch, g)
+    x = torch.randn(g["m"], g["k"], device="cuda", dtype=torch.bfloat16)
+    fn = lambda: layer(x)
+    us, p20, p80, reps = bench.run(fn)
+    tflops, gbs, pct = gemm_metrics(g, us, peak_gbs)
+    per = int(g.get("per_step", 1))
+    emit("gemm", name=g["name"], step_m=m, m=g["m"], n=g["n"], k=g["k"], batch=1, dtype=g["served"],
+         served=g["served"], as_served=True, per_step=per, us=us, p20_us=p20, p80_us=p80, tflops=tflops, gbs=gbs,
+         bw_pct=pct, step_us=us * per, reps=reps,
+         kernel="%s; relative error %.1e against micro's dequantized weights" % (kernel, err))
+    return fn, per, us * per
+
+
 def gemm_metrics(g, us, peak_gbs):
     b = max(1, g.get("batch") or 1)
     m, n, k = g["m"], g["n"], g["k"]
@@ -415,7 +671,8 @@ def main():
     peak_gbs, peak_tflops = peaks(name, args)
     bench = Bencher(torch, args.warmup_ms, args.rep_ms)
     eng = engine_moe()
-    emit("env", engine_moe=eng[2], gpu=name, torch=torch.__version__, cuda=torch.version.cuda or "",
+    lin, lin_label = engine_linear(plan)
+    emit("env", engine_moe=eng[2], engine_linear=lin_label, gpu=name, torch=torch.__version__, cuda=torch.version.cuda or "",
          sms=props.multi_processor_count, mem_gib=round(props.total_memory / 2**30, 1),
          peak_gbs=peak_gbs, peak_tflops=peak_tflops, copy_gbs=round(copy_bandwidth(torch), 1))
 
@@ -445,6 +702,16 @@ def main():
             done += len(fused)
         for g in (g for g in at_m if g not in fused):
             emit("progress", done=done, total=total, text="M=%d %s" % (m, g["name"]))
+            if lin is not None and linear_served(g):
+                try:
+                    fn, per, s_us = time_engine_linear(torch, bench, lin, g, m, peak_gbs)
+                    fns.append((fn, per))
+                    sum_us += s_us
+                    done += 1
+                    continue
+                except Exception as e:
+                    emit("error", name="%s (%s)" % (g["name"], lin.ver), step_m=m, error=first_line(e) + ": timed in BF16 instead")
+                    torch.cuda.empty_cache()
             try:
                 fn, kernel = make_gemm(torch, g)
                 us, p20, p80, reps = bench.run(fn)

@@ -153,6 +153,13 @@ func (r *Result) WriteTables(w io.Writer) {
 	if r.Env != nil {
 		fmt.Fprintf(w, "GPU %s (torch %s, CUDA %s); peak %.0f GB/s, %.0f TFLOP/s (datasheet); copy measured %.0f GB/s\n",
 			r.Env.GPU, r.Env.Torch, r.Env.CUDA, r.Env.PeakGBs, r.Env.PeakTFLOPs, r.Env.CopyGBs)
+		if r.hasServed() || r.hasAsServed() {
+			for _, l := range [][2]string{{"routed experts", r.Env.EngineMoE}, {"quantized linear layers", r.Env.EngineLinear}} {
+				if l[1] != "" {
+					fmt.Fprintf(w, "%s: %s\n", l[0], l[1])
+				}
+			}
+		}
 	}
 	if c := r.Calib; c != nil {
 		fmt.Fprintf(w, "check: %s: %.0f TFLOP/s (%.1f µs)", c.Name, c.TFLOPs, c.Us)
@@ -194,6 +201,15 @@ func (r *Result) WriteTables(w io.Writer) {
 func (r *Result) hasServed() bool {
 	for _, g := range r.GEMMs {
 		if g.Served != "" && !g.AsServed {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Result) hasAsServed() bool {
+	for _, g := range r.GEMMs {
+		if g.AsServed {
 			return true
 		}
 	}

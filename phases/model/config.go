@@ -151,7 +151,7 @@ func readLevel(data []byte, lenient bool, where string) (hfConfig, error) {
 		return hfConfig{}, fmt.Errorf("%s: %w", where, err)
 	}
 	if nested(c.RawQuant, lenient) {
-		c.Quantization = new(hfQuant)
+		c.Quantization = &hfQuant{raw: c.RawQuant}
 		if err := unmarshal(c.RawQuant, c.Quantization, lenient); err != nil {
 			return hfConfig{}, fmt.Errorf("%s: %w", strings.TrimPrefix(where+": quantization_config", ": "), err)
 		}

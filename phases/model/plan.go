@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -22,8 +23,13 @@ type GEMM struct {
 	Served string `json:"served,omitempty"`
 	// Group is the served weight's quantization group along K (int4's
 	// group_size; 0 when unknown or not grouped).
-	Group   int `json:"served_group,omitempty"`
-	PerStep int `json:"per_step"`
+	Group int `json:"served_group,omitempty"`
+	// Module is the weight's module path in the checkpoint, for a GEMM
+	// served quantized (e.g. model.layers.0.mlp.down_proj): the name the
+	// engine's quantization config matches its targets and ignore list
+	// against.
+	Module  string `json:"module,omitempty"`
+	PerStep int    `json:"per_step"`
 }
 
 // Count is how many products one call does (Batch, at least 1).
@@ -73,7 +79,11 @@ type Plan struct {
 	GEMMs     []GEMM    `json:"gemms"`
 	AllReduce AllReduce `json:"allreduce"`
 	AllToAll  *AllToAll `json:"alltoall,omitempty"`
-	Notes     []string  `json:"notes,omitempty"`
+	// QuantConfig is the model's quantization_config as its config.json
+	// has it (absent for BF16 models): the micro script builds the
+	// engine's quantized linear layers from it.
+	QuantConfig json.RawMessage `json:"quantization_config,omitempty"`
+	Notes       []string        `json:"notes,omitempty"`
 }
 
 // At returns the plan's GEMMs for batch size m, in step order.
@@ -200,7 +210,11 @@ func (sh sharded) stepGEMMs(m int) []GEMM {
 	c := sh.c
 	var out []GEMM
 	add := func(name string, n, k, b, per int, mod string) {
-		out = append(out, GEMM{Name: name, Step: m, M: m, N: n, K: k, Batch: b, Dtype: "bf16", Served: c.Quant.Served(mod), PerStep: per})
+		g := GEMM{Name: name, Step: m, M: m, N: n, K: k, Batch: b, Dtype: "bf16", Served: c.Quant.Served(mod), PerStep: per}
+		if g.Served != "" {
+			g.Module = mod
+		}
+		out = append(out, g)
 	}
 	// Module paths for the served dtype: a layer that has the MLP kind.
 	attnLayer, moeLayer, L := 0, c.DenseLayers, c.Layers
@@ -216,9 +230,13 @@ func (sh sharded) stepGEMMs(m int) []GEMM {
 			add("kv_a", c.KVLoraRank+c.QKRope, c.Hidden, 0, L, module(attnLayer, "self_attn.kv_a_proj_with_mqa"))
 		}
 		// Absorbed MLA at decode: per head, q_nope into the latent and
-		// the latent output back to v_head_dim.
-		add("w_uk", c.KVLoraRank, c.QKNope, sh.heads, L, module(attnLayer, "self_attn.kv_b_proj"))
-		add("w_uv", c.VHeadDim, c.KVLoraRank, sh.heads, L, module(attnLayer, "self_attn.kv_b_proj"))
+		// the latent output back to v_head_dim. vLLM dequantizes kv_b_proj
+		// to BF16 copies for these batched products when it loads the
+		// weights (it has no quantized bmm on CUDA), so they are BF16 as
+		// served whatever the checkpoint's format: no module, no served
+		// dtype.
+		add("w_uk", c.KVLoraRank, c.QKNope, sh.heads, L, "")
+		add("w_uv", c.VHeadDim, c.KVLoraRank, sh.heads, L, "")
 		add("o_proj", c.Hidden, sh.heads*c.VHeadDim, 0, L, module(attnLayer, "self_attn.o_proj"))
 	default:
 		add("qkv", (sh.heads+2*sh.kvHeads)*c.HeadDim, c.Hidden, 0, L, module(attnLayer, "self_attn.qkv_proj"))
@@ -282,7 +300,8 @@ func (p *Plan) collectives(c Config, o Options) {
 		p.Notes = append(p.Notes, fmt.Sprintf("routed experts: the experts a batch touches under uniform top-%d routing, timed as one grouped BF16 GEMM over their token segments (torch._grouped_mm, as MoE engines run them; a batched GEMM where PyTorch lacks it)", c.TopK))
 	}
 	if c.Quant.Weight != "" {
-		p.Notes = append(p.Notes, fmt.Sprintf("weights served as %s are timed in BF16 (an upper bound on their time), except routed experts where the engine's fused-MoE kernels are importable (vLLM), which time them as served", c.Quant.Weight))
+		p.QuantConfig = c.Quant.Raw
+		p.Notes = append(p.Notes, fmt.Sprintf("weights served as %s are timed as served where vLLM is importable on the host (routed experts with its fused-MoE kernels, the other quantized layers with its quantized linear layers built from the model's quantization_config), else in BF16, an upper bound on their time", c.Quant.Weight))
 	}
 }
 

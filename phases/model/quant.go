@@ -1,19 +1,25 @@
 package model
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
 )
 
 // Quant is the weight quantization a config declares. The plan labels each
-// GEMM with the dtype its weight is served in; the micro script still times
-// BF16 GEMMs, which for a quantized weight is an upper bound on its time.
+// GEMM with the dtype its weight is served in; the micro script times those
+// with the engine's own kernels when it can import them, and in BF16 (an
+// upper bound on their time) when it cannot.
 type Quant struct {
 	Method    string   `json:"method,omitempty"` // compressed-tensors, fp8, awq, gptq, ...
 	Weight    string   `json:"weight,omitempty"` // int4, int8, fp8 ("" when unknown)
 	GroupSize int      `json:"group_size,omitempty"`
 	Ignore    []string `json:"ignore,omitempty"` // module names or "re:" patterns left unquantized
+	// Raw is the config's quantization_config as written; the plan hands
+	// it to the micro script, which builds the engine's quantized linear
+	// layers from it.
+	Raw json.RawMessage `json:"-"`
 
 	patterns map[string]*regexp.Regexp // the compiled "re:" entries of Ignore
 }
@@ -33,6 +39,8 @@ type hfQuant struct {
 	WBit       int    `json:"w_bit"`
 	QGroupSize int    `json:"q_group_size"`
 	Fmt        string `json:"fmt"`
+
+	raw json.RawMessage // the object as written, kept for the plan
 }
 
 // hfQuantWeights is one compressed-tensors group's weights.
@@ -47,7 +55,7 @@ func parseQuant(hq *hfQuant) (Quant, error) {
 		return Quant{}, nil
 	}
 	h := *hq
-	q := Quant{Method: h.Method, GroupSize: h.GroupSize}
+	q := Quant{Method: h.Method, GroupSize: h.GroupSize, Raw: append(json.RawMessage(nil), h.raw...)}
 	q.Ignore = append(append(q.Ignore, h.Ignore...), h.NotConvert...)
 	switch strings.ToLower(h.Method) {
 	case "fp8":
@@ -95,9 +103,11 @@ func intType(bits int) string {
 // Served returns the dtype module's weight is served in when it differs from
 // BF16 ("" for BF16). module is the Hugging Face parameter path without
 // ".weight", e.g. "model.layers.1.mlp.experts.0.down_proj". Routers and
-// lm_head stay BF16 under every method the plan knows, as they do in vLLM.
+// lm_head stay BF16 under every method the plan knows, as they do in vLLM;
+// so does a product with no module ("": one the engine runs on BF16 copies
+// it makes when it loads the weights).
 func (q Quant) Served(module string) string {
-	if q.Weight == "" || module == "lm_head" || strings.HasSuffix(module, ".mlp.gate") {
+	if q.Weight == "" || module == "" || module == "lm_head" || strings.HasSuffix(module, ".mlp.gate") {
 		return ""
 	}
 	for _, e := range q.Ignore {

@@ -1,0 +1,188 @@
+package micro
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/profdeck/profdeck/phases/model"
+)
+
+// linearHarness loads micro.py as a module (its main does not run) and
+// builds, through the engine's quantized linear path, every GEMM of the
+// plan that path serves, on the CPU: the construction, the weights written
+// in the checkpoint's format, the engine's preparation of them and the
+// check against micro's dequantized reading. Timing needs a GPU and is left
+// out. One JSON line per GEMM, after one with the env label.
+const linearHarness = `
+import json, sys
+ns = {"__name__": "profdeck_micro"}
+exec(compile(open(sys.argv[1]).read(), "micro.py", "exec"), ns)
+import torch
+plan = json.loads(open(sys.argv[2]).read())
+lin, label = ns["engine_linear"](plan)
+print(json.dumps({"label": label, "engine": lin is not None}))
+for g in plan["gemms"]:
+    if lin is None or not ns["linear_served"](g):
+        continue
+    try:
+        layer, kernel, err = lin.layer(torch, g, "cpu")
+        x = torch.randn(g["m"], g["k"], dtype=torch.bfloat16)
+        out = ns["linear_out"](layer(x))
+        print(json.dumps({"name": g["name"], "module": g.get("module", ""), "kernel": kernel, "err": err, "out": list(out.shape)}))
+    except Exception as e:
+        print(json.dumps({"name": g["name"], "error": ns["first_line"](e)}))
+`
+
+type linearLine struct {
+	Label  string  `json:"label"`
+	Engine bool    `json:"engine"`
+	Name   string  `json:"name"`
+	Module string  `json:"module"`
+	Kernel string  `json:"kernel"`
+	Err    float64 `json:"err"`
+	Out    []int   `json:"out"`
+	Error  string  `json:"error"`
+}
+
+// cpuTorch is /usr/bin/python3 when it imports torch; the test skips
+// otherwise.
+func cpuTorch(t *testing.T) string {
+	t.Helper()
+	py := "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
+		t.Skip("no /usr/bin/python3 with torch here")
+	}
+	return py
+}
+
+// runLinearHarness runs the harness on plan with the stand-in on the
+// Python path when standin is true, returning the env line and the GEMM
+// lines.
+func runLinearHarness(t *testing.T, py string, plan model.Plan, standin bool, env ...string) (linearLine, []linearLine) {
+	t.Helper()
+	dir := t.TempDir()
+	script, planPath := filepath.Join(dir, "micro.py"), filepath.Join(dir, "plan.json")
+	raw, err := json.Marshal(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(script, Script, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(planPath, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, "-c", linearHarness, script, planPath)
+	cmd.Env = append(os.Environ(), env...)
+	if standin {
+		abs, _ := filepath.Abs(filepath.Join("testdata", "standin"))
+		cmd.Env = append(cmd.Env, "PYTHONPATH="+abs)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("harness: %v\n%s\n%s", err, out.String(), errb.String())
+	}
+	var lines []linearLine
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		var l linearLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("harness line %q: %v\nstderr: %s", sc.Text(), err, errb.String())
+		}
+		lines = append(lines, l)
+	}
+	if len(lines) == 0 {
+		t.Fatalf("harness printed nothing; stderr: %s", errb.String())
+	}
+	return lines[0], lines[1:]
+}
+
+func kimiPlan(t *testing.T) model.Plan {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "model", "testdata", "kimi-k2.5-config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := model.Parse("kimi-k2.5", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := model.Build(c, model.Options{TP: 8, Batch: []int{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestEngineLinearOnCPU builds Kimi-K2.5's quantized linear layers at TP8
+// (its dense MLP: int4 pack-quantized, group 32; attention and shared
+// experts are left BF16 by its ignore list) through the engine's path with
+// the stand-in for vLLM (testdata/standin: vLLM's import paths and call
+// shapes, computed with PyTorch; it asserts the format it is handed and
+// unpacks it its own way). Then the fallbacks: a layer the engine's config
+// leaves unquantized while the plan has it served, a quant_method micro
+// writes no weights for, and no vLLM at all.
+func TestEngineLinearOnCPU(t *testing.T) {
+	py := cpuTorch(t)
+	p := kimiPlan(t)
+	log := filepath.Join(t.TempDir(), "calls.jsonl")
+	env, got := runLinearHarness(t, py, p, true, "PROFDECK_STANDIN_LOG="+log)
+	if !env.Engine || env.Label != "vllm stand-in ReplicatedLinear with CompressedTensorsConfig" {
+		t.Fatalf("env %+v", env)
+	}
+	want := map[string]string{"dense.gate_up": "model.layers.0.mlp.gate_proj", "dense.down": "model.layers.0.mlp.down_proj"}
+	if len(got) != len(want) {
+		t.Fatalf("built %+v, want %v", got, want)
+	}
+	for _, l := range got {
+		if l.Error != "" || want[l.Name] != l.Module || l.Err >= 1e-2 || !strings.Contains(l.Kernel, "CompressedTensorsLinearMethod") {
+			t.Errorf("%+v", l)
+		}
+	}
+	calls, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{`"prefix": "model.layers.0.mlp.gate_proj", "n": 4608, "k": 7168, "weight_packed": [4608, 896], "weight_scale": [4608, 224], "bits": 4, "group": 32`,
+		`"prefix": "model.layers.0.mlp.down_proj", "n": 7168, "k": 2304, "weight_packed": [7168, 288], "weight_scale": [7168, 72]`,
+		`"apply": "CompressedTensorsLinearMethod", "prefix": "model.layers.0.mlp.down_proj", "m": 1`} {
+		if !strings.Contains(string(calls), w) {
+			t.Errorf("the stand-in saw\n%s\nwant %s", calls, w)
+		}
+	}
+
+	// The engine's config leaves the dense MLP unquantized (an ignore
+	// entry the plan does not know): each layer falls back with the reason.
+	var qc map[string]any
+	if err := json.Unmarshal(p.QuantConfig, &qc); err != nil {
+		t.Fatal(err)
+	}
+	qc["ignore"] = append(qc["ignore"].([]any), "re:.*mlp.*")
+	p2 := p
+	p2.QuantConfig, _ = json.Marshal(qc)
+	_, got = runLinearHarness(t, py, p2, true)
+	for _, l := range got {
+		if !strings.Contains(l.Error, "vLLM builds "+want[l.Name]+" unquantized (UnquantizedLinearMethod) where the plan has it served int4") {
+			t.Errorf("ignored by the engine: %+v", l)
+		}
+	}
+
+	// A method micro writes no weights for, and no vLLM.
+	p3 := p
+	p3.QuantConfig = json.RawMessage(`{"quant_method":"gptq","bits":4,"group_size":128}`)
+	env, _ = runLinearHarness(t, py, p3, true)
+	if env.Engine || !strings.Contains(env.Label, "not gptq: quantized linear layers are timed in BF16, an upper bound") {
+		t.Errorf("gptq: %+v", env)
+	}
+	env, _ = runLinearHarness(t, py, p, false)
+	if env.Engine || !strings.HasPrefix(env.Label, "vLLM is not importable by this Python") {
+		t.Errorf("no vLLM: %+v", env)
+	}
+}
