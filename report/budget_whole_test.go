@@ -63,6 +63,29 @@ func TestBudgetExpertsAsServed(t *testing.T) {
 	}
 }
 
+// Quantized linear layers timed as served (micro built vLLM's own layer)
+// stay in the GEMM part beside the BF16 ones; routed experts still timed
+// in BF16 for want of the engine's fused MoE are the only upper bound.
+func TestBudgetLinearAsServed(t *testing.T) {
+	lv := phases.LevelResult{Concurrency: 1, Completed: 12, MedianTPOTms: 6, MeanTPOTms: 6.2, TotalInputTokens: 12 * 256}
+	b := Budget(budgetEvents(
+		phases.KindMacroLevel, lv,
+		phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 4500},
+		phases.KindMicroGEMM, phases.GEMMResult{Name: "dense.gate_up", M: 1, Step: 1, StepUs: 300, Dtype: "int4", Served: "int4", AsServed: true},
+		phases.KindMicroGEMM, phases.GEMMResult{Name: "dense.down", M: 1, Step: 1, StepUs: 200, Dtype: "int4", Served: "int4", AsServed: true},
+		phases.KindMicroGEMM, phases.GEMMResult{Name: "experts.w13", M: 1, Batch: 8, Step: 1, StepUs: 1500, Dtype: "bf16", Served: "int4"},
+		phases.KindMicroGEMM, phases.GEMMResult{Name: "q_b", M: 1, Step: 1, StepUs: 2500, Dtype: "bf16"},
+	))
+	s := b.Single
+	if !near(s.GEMMms, 3) || !near(s.UpperBoundMs, 1.5) || strings.Join(s.UpperBound, ",") != "experts.w13" {
+		t.Fatalf("GEMM %.3f, upper bound %.3f %v", s.GEMMms, s.UpperBoundMs, s.UpperBound)
+	}
+	src := strings.Join(s.Sources, "\n")
+	if !strings.Contains(src, "experts.w13 (weights served as int4) timed in BF16 take 1.50 ms at M=1: an upper bound") || strings.Contains(src, "dense.") {
+		t.Errorf("sources:\n%s", src)
+	}
+}
+
 // The budget's document is snake_case like every other one.
 func TestBudgetJSONSnakeCase(t *testing.T) {
 	out, err := json.Marshal(Budget(seedEvents()))

@@ -510,11 +510,11 @@ def write_served(torch, layer, n, k):
     return q * expand_scale(s.data, n, k)
 
 
-def time_engine_linear(torch, bench, lin, g, m, peak_gbs):
+def time_engine_linear(torch, bench, lin, g, m, peak_gbs, device="cuda"):
     """Times g (its M rows) through vLLM's layer in the served format and
     emits it. Returns (fn, per_step, step_us)."""
-    layer, kernel, err = lin.layer(torch, g)
-    x = torch.randn(g["m"], g["k"], device="cuda", dtype=torch.bfloat16)
+    layer, kernel, err = lin.layer(torch, g, device)
+    x = torch.randn(g["m"], g["k"], device=device, dtype=torch.bfloat16)
     fn = lambda: layer(x)
     us, p20, p80, reps = bench.run(fn)
     tflops, gbs, pct = gemm_metrics(g, us, peak_gbs)

@@ -271,9 +271,14 @@ func (sh sharded) expertGEMMs(m, moeLayer int) []GEMM {
 			suffix = fmt.Sprintf(".m%d", grp.tokens)
 		}
 		w13 := GEMM{Name: "experts.w13" + suffix, Step: m, M: grp.tokens, N: 2 * sh.moeI, K: c.Hidden, Batch: grp.experts,
-			Dtype: "bf16", Served: c.Quant.Served(module(moeLayer, "mlp.experts.0.gate_proj")), PerStep: c.MoELayers}
+			Dtype: "bf16", Module: module(moeLayer, "mlp.experts.0.gate_proj"), PerStep: c.MoELayers}
 		w2 := GEMM{Name: "experts.w2" + suffix, Step: m, M: grp.tokens, N: c.Hidden, K: sh.moeI, Batch: grp.experts,
-			Dtype: "bf16", Served: c.Quant.Served(module(moeLayer, "mlp.experts.0.down_proj")), PerStep: c.MoELayers}
+			Dtype: "bf16", Module: module(moeLayer, "mlp.experts.0.down_proj"), PerStep: c.MoELayers}
+		for _, g := range []*GEMM{&w13, &w2} {
+			if g.Served = c.Quant.Served(g.Module); g.Served == "" {
+				g.Module = ""
+			}
+		}
 		out = append(out, w13, w2)
 	}
 	return out

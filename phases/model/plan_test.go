@@ -292,3 +292,39 @@ func TestPlanNamesAreUniquePerStep(t *testing.T) {
 		}
 	}
 }
+
+// A quantized model's plan carries its quantization_config as written and
+// names each served weight's module, which the engine's config matches its
+// targets and ignore list against; BF16 weights name none.
+func TestPlanCarriesQuantization(t *testing.T) {
+	p := mustPlan(t, "kimi-k2.5", Options{TP: 8, Batch: []int{1}})
+	var qc struct {
+		Method string   `json:"quant_method"`
+		Format string   `json:"format"`
+		Ignore []string `json:"ignore"`
+	}
+	if err := json.Unmarshal(p.QuantConfig, &qc); err != nil || qc.Method != "compressed-tensors" || qc.Format != "pack-quantized" || len(qc.Ignore) != 3 {
+		t.Fatalf("quantization_config %s (%v)", p.QuantConfig, err)
+	}
+	modules := map[string]string{}
+	for _, g := range p.At(1) {
+		modules[g.Name] = g.Module
+		if (g.Served == "") != (g.Module == "") {
+			t.Errorf("%s: served %q, module %q", g.Name, g.Served, g.Module)
+		}
+	}
+	want := map[string]string{"dense.gate_up": "model.layers.0.mlp.gate_proj", "dense.down": "model.layers.0.mlp.down_proj",
+		"experts.w13": "model.layers.1.mlp.experts.0.gate_proj", "q_b": "", "lm_head": ""}
+	for n, m := range want {
+		if modules[n] != m {
+			t.Errorf("%s: module %q, want %q", n, modules[n], m)
+		}
+	}
+	raw, err := json.Marshal(p)
+	if err != nil || !strings.Contains(string(raw), `"quantization_config":{"quant_method":"compressed-tensors"`) {
+		t.Errorf("plan JSON: %v\n%.300s", err, raw)
+	}
+	if bf := mustPlan(t, "llama-3.1-405b", Options{TP: 8, Batch: []int{1}}); bf.QuantConfig != nil {
+		t.Errorf("a BF16 model's plan carries %s", bf.QuantConfig)
+	}
+}
