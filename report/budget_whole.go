@@ -239,7 +239,7 @@ func (s *TPOTSplit) decodeParts(b BudgetSplit, dw decodeWindow, hasDW bool, c in
 		known += b.GEMMms
 		if b.UpperBoundMs > 0 {
 			s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("the GEMMs of quantized weights (%s): timed in BF16 they take %.2f ms, an upper bound kept out of the sum; "+
-				"timing them as served needs the engine's kernels on the host (vLLM importable)", strings.Join(b.UpperBound, ", "), b.UpperBoundMs))
+				"timing them as served needs the engine's kernels on the host (vLLM importable, a format micro writes: micro's env says why not in engine_moe and engine_linear)", strings.Join(b.UpperBound, ", "), b.UpperBoundMs))
 		}
 	} else {
 		s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("GEMMs at M=%d (run the micro phase)", c))
