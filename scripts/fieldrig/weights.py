@@ -76,7 +76,43 @@ def write(torch, c, out_dir, seed=0, shard_bytes=1 << 30, device="cpu", log=prin
                 log("weights in %s are current (fingerprint %s)" % (out_dir, fp))
                 return
     t0 = time.time()
-    tensors = tensor_list(c)
+    shards = plan_shards(tensor_list(c), shard_bytes)
+    g = torch.Generator(device=device)
+    g.manual_seed(seed)
+    w = _Writer()
+    weight_map = {}
+    total = 0
+    for si, shard in enumerate(shards):
+        fname = shard_name(si, len(shards))
+        hb, size = shard_header(shard)
+        for name, _, _ in shard:
+            weight_map[name] = fname
+        f = open(os.path.join(out_dir, fname + ".tmp"), "wb")
+        w.put(f, struct.pack("<Q", len(hb)) + hb)
+        for _, shape, kind in shard:
+            w.put(f, tensor_bytes(torch, g, shape, kind, device))
+        w.put(f, None)
+        total += size
+        log("wrote %s (%d tensors, %.2f GiB)" % (fname, len(shard), size / 2**30))
+    w.join()
+    for si in range(len(shards)):
+        fname = shard_name(si, len(shards))
+        os.replace(os.path.join(out_dir, fname + ".tmp"), os.path.join(out_dir, fname))
+    with open(os.path.join(out_dir, "config.json"), "w") as f:
+        json.dump(c, f, indent=2)
+    with open(idx_path, "w") as f:
+        json.dump({"metadata": {"total_size": total, "fingerprint": fp}, "weight_map": weight_map}, f, indent=1)
+    log("checkpoint of %.2f GiB in %d shards written in %.1f s" % (total / 2**30, len(shards), time.time() - t0))
+
+
+def shard_name(i, n):
+    """The file name of shard i (from 0) of n."""
+    return "model-%05d-of-%05d.safetensors" % (i + 1, n)
+
+
+def plan_shards(tensors, shard_bytes):
+    """Groups the (name, shape, kind) tensors, in order, into shards of at
+    most shard_bytes of BF16 (a larger tensor has a shard of its own)."""
     shards, cur, size = [], [], 0
     for name, shape, kind in tensors:
         n = 2 * math.prod(shape)
@@ -87,15 +123,51 @@ def write(torch, c, out_dir, seed=0, shard_bytes=1 << 30, device="cpu", log=prin
         size += n
     if cur:
         shards.append(cur)
-    g = torch.Generator(device=device)
-    g.manual_seed(seed)
-    # A writer thread overlaps the file writes with the generation.
-    q = queue.Queue(maxsize=8)
-    err = []
+    return shards
 
-    def writer():
+
+def shard_header(shard):
+    """A shard's safetensors header, padded to 8 bytes, and the size of its
+    data."""
+    header, off = {}, 0
+    for name, shape, _ in shard:
+        n = 2 * math.prod(shape)
+        header[name] = {"dtype": "BF16", "shape": list(shape), "data_offsets": [off, off + n]}
+        off += n
+    header["__metadata__"] = {"format": "pt"}
+    hb = json.dumps(header, separators=(",", ":")).encode()
+    hb += b" " * ((8 - len(hb) % 8) % 8)
+    return hb, off
+
+
+def tensor_bytes(torch, g, shape, kind, device):
+    """One tensor's BF16 bytes: ones for a norm, else random from g scaled
+    by 1/sqrt(fan-in)."""
+    if kind == "norm":
+        t = torch.ones(shape, dtype=torch.bfloat16)
+    else:
+        t = torch.randn(shape, generator=g, device=device, dtype=torch.float32 if device == "cpu" else torch.bfloat16)
+        t = t.mul_(1.0 / math.sqrt(shape[-1])).to(torch.bfloat16).cpu()
+    return t.contiguous().view(-1).view(torch.int16).numpy().tobytes()
+
+
+class _Writer:
+    """A thread that writes (file, bytes) in order, overlapping the file
+    writes with the generation; bytes None closes the file. join raises
+    the first error met."""
+
+    def __init__(self):
+        self.q = queue.Queue(maxsize=8)
+        self.err = []
+        self.th = threading.Thread(target=self._run, daemon=True)
+        self.th.start()
+
+    def put(self, f, data):
+        self.q.put((f, data))
+
+    def _run(self):
         while True:
-            item = q.get()
+            item = self.q.get()
             if item is None:
                 return
             f, data = item
@@ -105,47 +177,13 @@ def write(torch, c, out_dir, seed=0, shard_bytes=1 << 30, device="cpu", log=prin
                 else:
                     f.write(data)
             except Exception as e:  # reported after the join
-                err.append(e)
+                self.err.append(e)
 
-    th = threading.Thread(target=writer, daemon=True)
-    th.start()
-    weight_map = {}
-    total = 0
-    for si, shard in enumerate(shards):
-        fname = "model-%05d-of-%05d.safetensors" % (si + 1, len(shards))
-        header, off = {}, 0
-        for name, shape, _ in shard:
-            n = 2 * math.prod(shape)
-            header[name] = {"dtype": "BF16", "shape": list(shape), "data_offsets": [off, off + n]}
-            off += n
-            weight_map[name] = fname
-        header["__metadata__"] = {"format": "pt"}
-        hb = json.dumps(header, separators=(",", ":")).encode()
-        hb += b" " * ((8 - len(hb) % 8) % 8)
-        f = open(os.path.join(out_dir, fname + ".tmp"), "wb")
-        q.put((f, struct.pack("<Q", len(hb)) + hb))
-        for name, shape, kind in shard:
-            if kind == "norm":
-                t = torch.ones(shape, dtype=torch.bfloat16)
-            else:
-                t = torch.randn(shape, generator=g, device=device, dtype=torch.float32 if device == "cpu" else torch.bfloat16)
-                t = t.mul_(1.0 / math.sqrt(shape[-1])).to(torch.bfloat16).cpu()
-            q.put((f, t.contiguous().view(-1).view(torch.int16).numpy().tobytes()))
-        q.put((f, None))
-        total += off
-        log("wrote %s (%d tensors, %.2f GiB)" % (fname, len(shard), off / 2**30))
-    q.put(None)
-    th.join()
-    if err:
-        raise err[0]
-    for si in range(len(shards)):
-        fname = "model-%05d-of-%05d.safetensors" % (si + 1, len(shards))
-        os.replace(os.path.join(out_dir, fname + ".tmp"), os.path.join(out_dir, fname))
-    with open(os.path.join(out_dir, "config.json"), "w") as f:
-        json.dump(c, f, indent=2)
-    with open(idx_path, "w") as f:
-        json.dump({"metadata": {"total_size": total, "fingerprint": fp}, "weight_map": weight_map}, f, indent=1)
-    log("checkpoint of %.2f GiB in %d shards written in %.1f s" % (total / 2**30, len(shards), time.time() - t0))
+    def join(self):
+        self.q.put(None)
+        self.th.join()
+        if self.err:
+            raise self.err[0]
 
 
 class Shard:
