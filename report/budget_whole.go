@@ -148,8 +148,8 @@ func (in budgetInputs) wholeSplit(c int, b BudgetSplit) *TPOTSplit {
 		s.Unmeasured = append(s.Unmeasured, "the engine's step mix (the server exposes no vllm:iteration_tokens_total, or the level has no window)")
 	}
 	dw, okDW := decodeWindowOf(in.engine[c])
-	s.decodeParts(b, dw, okDW, c, lv.PrefillWait)
-	if w := in.expertLoad(c); w != "" && b.HasGEMM {
+	fromMicro := s.decodeParts(b, dw, okDW, c, lv.PrefillWait)
+	if w := in.expertLoad(c); w != "" && fromMicro {
 		s.Warnings = append(s.Warnings, w)
 	}
 	s.prefillPart(in, c, dw, okDW, promptLen, b)
@@ -216,14 +216,16 @@ func (in budgetInputs) gemmAt(tokens float64) (float64, string, bool) {
 	return 0, "", false
 }
 
-// decodeParts are the decode step's parts: all-reduce and GEMM from the
-// isolated benchmarks at M = C, attention and the other kernels from the
-// decode-only profile window at C, and the host's gaps: the decode step's
-// wall less those. The wall is the sweep's own clean gap (its requests'
-// token gaps with no other request's first token inside: the same
-// requests, contexts and routing as the TPOT it splits, no profiler), else
-// the decode-only window's step period.
-func (s *TPOTSplit) decodeParts(b BudgetSplit, dw decodeWindow, hasDW bool, c int, pw *phases.PrefillWait) {
+// decodeParts are the decode step's parts: all-reduce from the NCCL
+// phase; GEMM, MoE, attention and the other kernels from the decode-only
+// profile window at C (the engine's own kernels: its shapes, routing and
+// weight format), or GEMM from the isolated benchmarks at M = C where the
+// window timed none; and the host's gaps: the decode step's wall less
+// those. The wall is the sweep's own clean gap (its requests' token gaps
+// with no other request's first token inside: the same requests, contexts
+// and routing as the TPOT it splits, no profiler), else the decode-only
+// window's step period. It reports whether GEMM came from micro.
+func (s *TPOTSplit) decodeParts(b BudgetSplit, dw decodeWindow, hasDW bool, c int, pw *phases.PrefillWait) (fromMicro bool) {
 	add := func(name string, ms float64, src string) {
 		s.Parts = append(s.Parts, TPOTPart{Group: GroupDecode, Name: name, Ms: ms, Source: src})
 	}
@@ -234,25 +236,46 @@ func (s *TPOTSplit) decodeParts(b BudgetSplit, dw decodeWindow, hasDW bool, c in
 	} else {
 		s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("all-reduce at M=%d (run the NCCL phase)", c))
 	}
-	if b.HasGEMM {
+	src := fmt.Sprintf("decode-only profile window at C=%d", c)
+	engineGEMM := hasDW && dw.cat["gemm"] > 0
+	switch {
+	case engineGEMM:
+		gemmSrc := src + ": GEMM kernels per step, as the engine ran them (its shapes, routing and weight format)"
+		if b.HasGEMM {
+			gemmSrc += fmt.Sprintf("; the isolated benchmarks at M=%d beside: %.2f ms", c, b.GEMMms)
+		}
+		add("GEMM", dw.cat["gemm"], gemmSrc)
+		add("MoE kernels", dw.cat["moe"], src+": fused-expert and routing kernels per step")
+		known += dw.cat["gemm"] + dw.cat["moe"]
+	case b.HasGEMM:
+		fromMicro = true
 		add("GEMM", b.GEMMms, fmt.Sprintf("micro per-step sum at M=%d", c))
 		known += b.GEMMms
 		if b.UpperBoundMs > 0 {
 			s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("the GEMMs of quantized weights (%s): timed in BF16 they take %.2f ms, an upper bound kept out of the sum; "+
-				"timing them as served needs the engine's kernels on the host (vLLM importable, a format micro writes: micro's env says why not in engine_moe and engine_linear)", strings.Join(b.UpperBound, ", "), b.UpperBoundMs))
+				"timing them as served needs the engine's kernels on the host (vLLM importable, a format micro writes: micro's env says why not in engine_moe and engine_linear) "+
+				"or a decode-only profile window at C=%d", strings.Join(b.UpperBound, ", "), b.UpperBoundMs, c))
 		}
-	} else {
-		s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("GEMMs at M=%d (run the micro phase)", c))
+	default:
+		s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("GEMMs at M=%d (run the micro phase, or profile a decode-only window at C=%d)", c, c))
 	}
 	if !hasDW {
 		s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("attention, the other kernels and the host's gaps of the decode step (no decode-only profile window at C=%d with its step count and wall time)", c))
-		return
+		return fromMicro
 	}
-	src := fmt.Sprintf("decode-only profile window at C=%d", c)
-	attn := dw.cat["attention"]
-	other := dw.cat["moe"] + dw.cat["other"]
+	attn, other := dw.cat["attention"], dw.cat["other"]
+	if !engineGEMM {
+		other += dw.cat["moe"]
+	}
 	add("attention", attn, src+": attention kernels per step")
-	add("other kernels", other, src+": kernels per step that are neither GEMM, attention nor communication (norms, routing, sampling, copies)")
+	add("other kernels", other, src+": kernels per step that are neither GEMM, MoE, attention nor communication (norms, sampling, copies)")
+	known += attn + other
+	s.hostGaps(dw, src, pw, known)
+	return fromMicro
+}
+
+// hostGaps is the decode step's wall less its device parts (known).
+func (s *TPOTSplit) hostGaps(dw decodeWindow, src string, pw *phases.PrefillWait, known float64) {
 	wallMs, wall := dw.wallMs, src+": wall time per step (profiler on: it adds host time to each step)"
 	if dw.unprofiled {
 		wall = src + ": wall time per step of the same load just before the window, profiler off,"
@@ -264,7 +287,8 @@ func (s *TPOTSplit) decodeParts(b BudgetSplit, dw decodeWindow, hasDW bool, c in
 	} else if pw != nil && pw.CleanShare > 0 {
 		wall += fmt.Sprintf(" (the sweep's clean gaps are too few to stand in: %.0f%% of its gaps)", 100*pw.CleanShare)
 	}
-	add("host gaps", wallMs-known-attn-other, wall+" less the parts above (launches, the host's work between steps)")
+	s.Parts = append(s.Parts, TPOTPart{Group: GroupDecode, Name: "host gaps", Ms: wallMs - known,
+		Source: wall + " less the parts above (launches, the host's work between steps)"})
 }
 
 // minCleanShare is the share of a level's token gaps that must have held

@@ -142,19 +142,29 @@ func TestClassifyEventsBeforeTheRun(t *testing.T) {
 	}
 }
 
-// The decode step from a decode-only window: GEMM from micro, the other
-// kernels from the window, and the host's gaps from its wall time per step,
-// the profiler-off period when it was measured.
+// The decode step from a decode-only window: GEMM, MoE, attention and the
+// other kernels from the window (micro's GEMM beside in the source), the
+// host's gaps from its wall time per step, the profiler-off period when it
+// was measured. A window that timed no GEMM kernel leaves GEMM to micro,
+// its MoE kernels counted with the other kernels.
 func TestWholeSplitDecodeWindow(t *testing.T) {
 	win := phases.ProfileSummary{Level: 1, Window: phases.WindowDecode, WindowS: 0.5, DecodeSteps: 100, GPUPerStepUs: 3000,
 		PerStepUs: map[string]float64{"gemm": 2400, "other": 500, "attention": 100},
 		StepMix:   &phases.StepMix{Steps: 100, StepTokens: 100, DecodeTokens: 100, GenerationTokens: 100}, TotalCUDAUs: 300000}
 	for _, tc := range []struct {
-		unprofiled, host float64
-		src              string
-	}{{0, 5 - 2 - 0.6, "profiler on"}, {4, 4 - 2 - 0.6, "profiler off"}} {
+		unprofiled, gemm, moe, other, host float64
+		noGEMMKernels                      bool
+		src, gemmSrc                       string
+	}{
+		{0, 2.4, 0, 0.5, 5 - 2.4 - 0.6, false, "profiler on", "as the engine ran them"},
+		{4, 2.4, 0, 0.5, 4 - 2.4 - 0.6, false, "profiler off", "the isolated benchmarks at M=1 beside: 2.00 ms"},
+		{4, 2, 0, 0.5 + 2.4, 4 - 2 - 2.9 - 0.1, true, "profiler off", "micro per-step sum at M=1"},
+	} {
 		w := win
 		w.UnprofiledStepMs = tc.unprofiled
+		if tc.noGEMMKernels {
+			w.PerStepUs = map[string]float64{"moe": 2400, "other": 500, "attention": 100}
+		}
 		evs := budgetEvents(
 			phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, Completed: 12, MedianTPOTms: 4, MeanTPOTms: 4, TotalInputTokens: 12 * 16},
 			phases.KindNCCLNone, phases.NCCLNone{TP: 1, NProc: 1, Reason: "one GPU"},
@@ -165,78 +175,48 @@ func TestWholeSplitDecodeWindow(t *testing.T) {
 		for _, p := range s.Parts {
 			got[p.Name] = p
 		}
-		if !near(got["GEMM"].Ms, 2) || !near(got["attention"].Ms, 0.1) || !near(got["other kernels"].Ms, 0.5) ||
+		_, hasMoE := got["MoE kernels"]
+		if !near(got["GEMM"].Ms, tc.gemm) || !strings.Contains(got["GEMM"].Source, tc.gemmSrc) || hasMoE == tc.noGEMMKernels ||
+			!near(got["attention"].Ms, 0.1) || !near(got["other kernels"].Ms, tc.other) ||
 			!near(got["host gaps"].Ms, tc.host) || !strings.Contains(got["host gaps"].Source, tc.src) {
-			t.Errorf("unprofiled %.1f: parts %+v", tc.unprofiled, s.Parts)
+			t.Errorf("unprofiled %.1f, no GEMM kernels %v: parts %+v", tc.unprofiled, tc.noGEMMKernels, s.Parts)
 		}
 	}
 }
 
-// The sweep's own stall and clean gap split a level's TPOT: the prefill
-// part is the stall, the decode step's wall the clean gap (the decode-only
-// window's period said beside); with too few clean gaps the window's
-// period stands, and says why.
-func TestBudgetSweepStall(t *testing.T) {
-	pw := &phases.PrefillWait{Requests: 20, DecodeBatch: 6, PromptTokensPerToken: 12, StallMsPerToken: 1.5, CleanGapMs: 9, Measured: 18, CleanShare: 0.8}
-	lv := phases.LevelResult{Concurrency: 8, Completed: 16, MedianTPOTms: 10.4, MeanTPOTms: 10.5, TotalInputTokens: 16 * 256, PrefillWait: pw}
-	win := phases.ProfileSummary{Level: 8, Window: phases.WindowDecode, WindowS: 0.5, DecodeSteps: 50, UnprofiledStepMs: 10,
-		StepMix: &phases.StepMix{Steps: 50, DecodeTokens: 400}, PerStepUs: map[string]float64{"other": 1000}, GPUPerStepUs: 7000}
-	split := func() *TPOTSplit {
-		b := Budget(budgetEvents(phases.KindMacroLevel, lv, phases.KindMicroStep, phases.GEMMStep{M: 8, SumUs: 6000},
-			phases.KindProfileSummary, win))
-		for _, l := range b.Levels {
-			if l.Concurrency == 8 {
-				return l.Whole
-			}
+// On vLLM the routed experts run in fused-MoE kernels, which the profile
+// files under MoE: the decode step counts them once, as MoE kernels beside
+// the dense GEMMs, where micro's per-step sum (experts included) beside
+// the window's MoE kernels counted them twice and left the host's gaps
+// negative.
+func TestWholeSplitFusedExpertsCountedOnce(t *testing.T) {
+	win := phases.ProfileSummary{Level: 8, Window: phases.WindowDecode, WindowS: 1, DecodeSteps: 100, GPUPerStepUs: 9000,
+		PerStepUs: map[string]float64{"gemm": 2000, "moe": 6000, "other": 800, "attention": 200},
+		StepMix:   &phases.StepMix{Steps: 100, StepTokens: 800, DecodeTokens: 800, GenerationTokens: 800}, TotalCUDAUs: 900000}
+	evs := budgetEvents(
+		phases.KindMacroLevel, phases.LevelResult{Concurrency: 8, Completed: 64, MedianTPOTms: 10, MeanTPOTms: 10, TotalInputTokens: 64 * 16},
+		phases.KindNCCLNone, phases.NCCLNone{TP: 1, NProc: 1, Reason: "one GPU"},
+		phases.KindMicroStep, phases.GEMMStep{M: 8, SumUs: 7500},
+		phases.KindProfileSummary, win)
+	var s *TPOTSplit
+	for _, l := range Budget(evs).Levels {
+		if l.Concurrency == 8 {
+			s = l.Whole
 		}
+	}
+	if s == nil {
 		t.Fatal("no split at C=8")
-		return nil
 	}
-	w := split()
-	if !near(w.GroupMs(GroupDecode), 9) || !near(w.GroupMs(GroupPrefill), 1.5) || !near(w.SumMs, 10.5) {
-		t.Fatalf("decode %.2f prefill %.2f sum %.2f: %+v", w.GroupMs(GroupDecode), w.GroupMs(GroupPrefill), w.SumMs, w.Parts)
+	got := map[string]float64{}
+	for _, p := range s.Parts {
+		got[p.Name] = p.Ms
 	}
-	src := ""
-	for _, p := range w.Parts {
-		src += p.Source + "\n"
+	if !near(got["GEMM"], 2) || !near(got["MoE kernels"], 6) || !near(got["other kernels"], 0.8) || !near(got["host gaps"], 1) {
+		t.Errorf("parts %v", got)
 	}
-	for _, want := range []string{"the sweep's own decode step: 9.00 ms", "step period beside: 10.00 ms", "wall time: the sweep's 18 requests' token gaps"} {
-		if !strings.Contains(src, want) {
-			t.Errorf("sources lack %q:\n%s", want, src)
+	for _, w := range s.Warnings {
+		if strings.Contains(w, "negative") || strings.Contains(w, "uniform top-k") {
+			t.Errorf("warning %q", w)
 		}
 	}
-	pw.CleanShare = 0.1
-	w = split()
-	if !near(w.GroupMs(GroupDecode), 10) || !strings.Contains(w.Parts[len(w.Parts)-2].Source, "too few to stand in: 10%") {
-		t.Errorf("with 10%% clean gaps: decode %.2f, %+v", w.GroupMs(GroupDecode), w.Parts)
-	}
-}
-
-// Without the sweep's stall (its token chunks were not kept) and without a
-// step mix at the level, the prefill part is still the device time of a
-// prompt token × the prompt tokens the sweep's requests waited for: that
-// count is the sweep's own and needs no step mix.
-func TestBudgetPrefillWaitWithoutStepMix(t *testing.T) {
-	pw := &phases.PrefillWait{Requests: 16, DecodeBatch: 6, PromptTokensPerToken: 12}
-	lv := phases.LevelResult{Concurrency: 8, Completed: 16, MedianTPOTms: 10.4, MeanTPOTms: 10.5, TotalInputTokens: 16 * 256, PrefillWait: pw}
-	dec := phases.ProfileSummary{Level: 8, Window: phases.WindowDecode, WindowS: 0.5, DecodeSteps: 50, GPUPerStepUs: 7000,
-		StepMix: &phases.StepMix{Steps: 50, DecodeTokens: 400}, PerStepUs: map[string]float64{"other": 1000}}
-	// 100 decode steps at 7 ms of device time, and 2 ms for 1000 prompt tokens.
-	st := phases.ProfileSummary{Level: 8, Window: phases.WindowSteady, WindowS: 1, DecodeSteps: 100, TotalCUDAUs: 702000,
-		StepMix: &phases.StepMix{Steps: 100, DecodeTokens: 800, PromptTokens: 1000}}
-	b := Budget(budgetEvents(phases.KindMacroLevel, lv, phases.KindMicroStep, phases.GEMMStep{M: 8, SumUs: 6000},
-		phases.KindProfileSummary, dec, phases.KindProfileSummary, st))
-	for _, l := range b.Levels {
-		if l.Concurrency != 8 {
-			continue
-		}
-		if l.Whole.Mix != nil {
-			t.Fatalf("the level has a step mix: %+v", l.Whole.Mix)
-		}
-		if !near(l.Whole.GroupMs(GroupPrefill), 0.002*12) {
-			t.Errorf("prefill %.4f ms, want %.4f: parts %+v, unmeasured %q", l.Whole.GroupMs(GroupPrefill), 0.002*12, l.Whole.Parts, l.Whole.Unmeasured)
-		}
-		return
-	}
-	t.Fatal("no split at C=8")
 }
