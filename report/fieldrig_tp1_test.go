@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/profdeck/profdeck/phases"
 )
 
 // truthWait is the part of the rig's /truth this test reads: each served
@@ -190,4 +192,128 @@ func TestFieldrigTP1Rerun(t *testing.T) {
 		}
 	}
 	t.Logf("\n%s", table.String())
+}
+
+// sameRow is one level of the last TP1 run on one H200: the budget for the
+// requests of the sweep again at that level (the run's journal, with that
+// sweep's level after it: a later level replaces an earlier one, as in any
+// journal) beside /truth for the same requests.
+type sameRow struct {
+	key                                   string
+	decode, prefill, gemm, dev, host      float64
+	sum, tpot                             float64
+	tDecode, tPrefill, tGEMM, tDev, tHost float64
+	tTPOT                                 float64
+}
+
+func tp1SameRequests(t *testing.T, suffix string) []sameRow {
+	t.Helper()
+	fr := filepath.Join("..", "scripts", "fieldrig", "testdata")
+	var rows []sameRow
+	for _, mode := range []string{"separate", "chunked"} {
+		rr, err := ReadJournalFile(filepath.Join("testdata", "fieldrig-h200-tp1-"+mode+suffix+".jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := rr.Events
+		for _, c := range []int{1, 8, 128} {
+			var doc struct{ Levels []phases.LevelResult }
+			readJSON(t, filepath.Join(fr, fmt.Sprintf("h200-tp1-%s%s-sweep-c%d.json", mode, suffix, c)), &doc)
+			if len(doc.Levels) != 1 || doc.Levels[0].Concurrency != c {
+				t.Fatalf("%s C=%d: sweep levels %+v", mode, c, doc.Levels)
+			}
+			evs = append(evs, phases.Event{Kind: phases.KindMacroLevel, Data: doc.Levels[0]})
+		}
+		b := Budget(evs)
+		for _, c := range []int{1, 8, 128} {
+			var w *TPOTSplit
+			for _, l := range b.Levels {
+				if l.Concurrency == c {
+					w = l.Whole
+				}
+			}
+			if w == nil {
+				t.Fatalf("%s C=%d: no whole split", mode, c)
+			}
+			var tr truthWait
+			readJSON(t, filepath.Join(fr, fmt.Sprintf("h200-tp1-%s%s-truth-c%d.json", mode, suffix, c)), &tr)
+			r := sameRow{key: fmt.Sprintf("%s/%d", mode, c), decode: w.GroupMs(GroupDecode), prefill: w.GroupMs(GroupPrefill), sum: w.SumMs, tpot: w.TPOTms}
+			for _, p := range w.Parts {
+				switch p.Name {
+				case "GEMM":
+					r.gemm = p.Ms
+				case "host gaps":
+					r.host = p.Ms
+				}
+				if p.Group == GroupDecode && p.Name != "host gaps" {
+					r.dev += p.Ms
+				}
+			}
+			tw := tr.Served.Wait
+			r.tDecode, r.tPrefill, r.tGEMM, r.tDev, r.tHost = tw["decode_step"], tw["prefill"], tw["gemm"], tw["decode_device"], tw["decode_host"]
+			r.tTPOT = tr.Served.MeanTPOTms
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// within15 holds a part within 15% of /truth's, or, for a part under a
+// hundredth of TPOT, within a hundredth of TPOT.
+func within15(got, want, tpot float64) bool {
+	if want < tpot/100 {
+		return math.Abs(got-want) <= tpot/100
+	}
+	return math.Abs(pctOff(got, want)) <= 15
+}
+
+// TestFieldrigTP1SameRequests: the last run of the experiment on one H200
+// (the rig sending a prefill pass's first tokens at the pass's end, the
+// client's clean gap from each request's own gaps), each level swept again
+// and /truth read for exactly those requests. At C=1, C=8 and the plateau
+// (C=128), in both prefill modes: the decode step, its GEMMs, its device
+// time and the prefill each within 15% of /truth (a part under a hundredth
+// of TPOT within a hundredth of TPOT), and the parts within 10% of the mean
+// TPOT, the client's and /truth's.
+func TestFieldrigTP1SameRequests(t *testing.T) {
+	want := map[string][3]float64{ // decode step, prefill, sum of the measured parts
+		"separate/1": {4.40, 0, 4.40}, "separate/8": {9.34, 0.23, 9.58}, "separate/128": {16.03, 13.87, 29.89},
+		"chunked/1": {4.28, 0, 4.28}, "chunked/8": {9.01, 0, 9.01}, "chunked/128": {15.76, 3.65, 19.41},
+	}
+	var table strings.Builder
+	for _, r := range tp1SameRequests(t, "-rerun3") {
+		w := want[r.key]
+		for i, got := range []float64{r.decode, r.prefill, r.sum} {
+			if math.Abs(got-w[i]) > 0.006 {
+				t.Errorf("%s: part %d is %.3f ms, pinned %.2f", r.key, i, got, w[i])
+			}
+		}
+		fmt.Fprintf(&table, "| %s | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f / %.2f |\n", r.key,
+			r.decode, r.tDecode, r.gemm, r.tGEMM, r.dev, r.tDev, r.host, r.tHost, r.prefill, r.tPrefill, r.sum, r.tpot, r.tTPOT)
+		for _, p := range []struct {
+			name      string
+			got, want float64
+		}{{"decode step", r.decode, r.tDecode}, {"GEMM", r.gemm, r.tGEMM}, {"device time of the decode step", r.dev, r.tDev}, {"prefill", r.prefill, r.tPrefill}} {
+			if !within15(p.got, p.want, r.tTPOT) {
+				t.Errorf("%s: %s %.2f against the engine's %.2f (%+.0f%%)", r.key, p.name, p.got, p.want, pctOff(p.got, p.want))
+			}
+		}
+		for _, tp := range []float64{r.tpot, r.tTPOT} {
+			if d := pctOff(r.sum, tp); math.Abs(d) > 10 {
+				t.Errorf("%s: the parts sum to %.2f against a mean TPOT of %.2f (%+.0f%%)", r.key, r.sum, tp, d)
+			}
+		}
+	}
+	t.Logf("\n| mode/C | decode step | GEMM | device | host gaps | prefill | parts / TPOT / /truth's TPOT |\n%s", table.String())
 }

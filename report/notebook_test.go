@@ -31,7 +31,7 @@ func goldenOpts() NotebookOptions {
 // started without the profiler) and testdata/fieldrig-h200x2.jsonl (a real
 // `profdeck run` on two H200s against scripts/fieldrig's decode server).
 func TestGoldenNotebook(t *testing.T) {
-	for _, name := range []string{"seed", "demo", "fieldrig-h200x2", "fieldrig-h200-tp1-separate", "fieldrig-h200-tp1-chunked", "fieldrig-h200-tp1-separate-rerun2", "fieldrig-h200-tp1-chunked-rerun2"} {
+	for _, name := range []string{"seed", "demo", "fieldrig-h200x2", "fieldrig-h200-tp1-separate", "fieldrig-h200-tp1-chunked", "fieldrig-h200-tp1-separate-rerun2", "fieldrig-h200-tp1-chunked-rerun2", "fieldrig-h200-tp1-separate-rerun3", "fieldrig-h200-tp1-chunked-rerun3"} {
 		t.Run(name, func(t *testing.T) {
 			jpath := filepath.Join("testdata", name+".jsonl")
 			gpath := filepath.Join("testdata", name+".golden.md")
