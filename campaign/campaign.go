@@ -20,7 +20,6 @@ import (
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/model"
-	"github.com/profdeck/profdeck/phases/profile"
 	"github.com/profdeck/profdeck/remote/localfs"
 )
 
@@ -200,13 +199,13 @@ func Defaults() *Campaign {
 		Server:   Server{URL: "http://127.0.0.1:8000", APIKeyEnv: "OPENAI_API_KEY", ProfilerDir: DefaultProfilerDir, Engine: EngineAuto},
 		Model:    Model{TP: 8},
 		Load:     Load{StallAfter: Duration{load.DefaultStallAfter}, PollInterval: Duration{time.Second}},
-		Macro: Macro{API: macro.APICompletions, Concurrency: slices.Clone(macro.DefaultConcurrency),
-			Requests: macro.DefaultRequests, Warmup: 4, InputLen: macro.DefaultInputLen, OutputLen: macro.DefaultOutputLen,
-			Repeat: 1, Loadgen: "here", SearchTolerance: macro.DefaultSearchTolerance, Arrivals: macro.ArrivalsPoisson,
-			Burstiness: 1, LatencyFrom: macro.LatencySent},
+		Macro: Macro{API: macro.APICompletions, Concurrency: slices.Clone(DefaultConcurrency),
+			Requests: DefaultRequests, Warmup: DefaultWarmup, InputLen: DefaultInputLen, OutputLen: DefaultOutputLen,
+			Repeat: 1, Loadgen: "here", SearchTolerance: DefaultSearchTolerance, Arrivals: macro.ArrivalsPoisson,
+			Burstiness: DefaultBurstiness, LatencyFrom: macro.LatencySent},
 		Micro:    Micro{Batch: slices.Clone(model.DefaultBatch), Python: "python3"},
 		NCCL:     NCCL{Torchrun: "torchrun", Batch: slices.Clone(model.DefaultBatch)}, // nproc 0: the TP size per node
-		Profile:  Profile{Steps: profile.DefaultSteps},
+		Profile:  Profile{Steps: DefaultProfileSteps},
 		Capacity: Capacity{Headroom: DefaultHeadroom},
 		Run:      RunSettings{LeaveServer: "serving"},
 	}

@@ -37,7 +37,7 @@ func Demo(dir string) *Campaign {
 	c.Load = Load{StallAfter: Duration{10 * time.Second}, PollInterval: Duration{500 * time.Millisecond}}
 	c.Macro = Macro{
 		API:         macro.APICompletions,
-		Concurrency: slices.Clone(macro.DefaultConcurrency),
+		Concurrency: slices.Clone(DefaultConcurrency),
 		Duration:    Duration{3 * time.Second}, // per level, and at least Requests
 		Requests:    12,                        // a level's TPOT is quoted from 10 requests up
 		Warmup:      2,

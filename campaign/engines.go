@@ -49,10 +49,17 @@ func (c *Campaign) LoadConfig() load.Config {
 }
 
 // SweepConfig is the macro sweep's configuration from the server and macro
-// sections, with the given API key (without dialer or scraper).
+// sections, with the given API key (without dialer or scraper): complete,
+// with the defaults of what the campaign file has no key for (the request
+// timeout, the client-bound lag, a rate search's first rung).
 func (c *Campaign) SweepConfig(apiKey string) macro.Config {
 	m := c.Macro
+	searchFrom := m.Rate
+	if searchFrom <= 0 {
+		searchFrom = DefaultSearchRate
+	}
 	return macro.Config{URL: c.Server.URL, API: m.API, Concurrency: m.Concurrency, Requests: m.Requests,
+		Timeout: DefaultRequestTimeout, ClientBoundLag: DefaultClientBoundLag, SearchFrom: searchFrom,
 		Duration: m.Duration.Duration, Warmup: m.Warmup, InputLen: m.InputLen, OutputLen: m.OutputLen,
 		Rate: m.Rate, StopAtPlateau: m.StopAtPlateau, NoPreflight: m.NoPreflight, APIKey: apiKey,
 		SLO: m.SLO, Repeat: m.Repeat, Limits: c.ServerLimits(), ServerLog: c.LoadConfig().LogPath, Dataset: m.Dataset, DatasetFile: m.DatasetFile,

@@ -3,8 +3,6 @@ package campaign
 import (
 	"fmt"
 	"time"
-
-	"github.com/profdeck/profdeck/phases/macro"
 )
 
 // The simulated host's quick campaign: a first `profdeck init` then
@@ -39,11 +37,11 @@ func (c *Campaign) QuickSim(loads bool) []string {
 		}
 	}
 	m := &c.Macro
-	quick("macro.requests", m.Requests == macro.DefaultRequests && m.Duration.Duration == 0, func() string {
+	quick("macro.requests", m.Requests == DefaultRequests && m.Duration.Duration == 0, func() string {
 		m.Requests = SimRequests
 		return fmt.Sprint(SimRequests)
 	})
-	quick("macro.output_len", m.OutputLen == macro.DefaultOutputLen, func() string {
+	quick("macro.output_len", m.OutputLen == DefaultOutputLen, func() string {
 		m.OutputLen = SimOutputLen
 		return fmt.Sprint(SimOutputLen)
 	})

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-
-	"github.com/profdeck/profdeck/phases/macro"
 )
 
 // TestQuickSimSetsOnlyWhatIsLeftAtItsDefault: on host sim the sweep's
@@ -63,7 +61,7 @@ func TestQuickSimKeepsATypedDefault(t *testing.T) {
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	fs.Int("requests", 0, "")
 	fs.Int("output-len", 0, "")
-	args := []string{"--requests", fmt.Sprint(macro.DefaultRequests), "--output-len", fmt.Sprint(macro.DefaultOutputLen)}
+	args := []string{"--requests", fmt.Sprint(DefaultRequests), "--output-len", fmt.Sprint(DefaultOutputLen)}
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +69,8 @@ func TestQuickSimKeepsATypedDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := c.QuickSim(true)
-	if !slices.Equal(got, []string{"sim.load_time 20s"}) || c.Macro.Requests != macro.DefaultRequests ||
-		c.Macro.OutputLen != macro.DefaultOutputLen || c.Macro.Warmup != Defaults().Macro.Warmup {
+	if !slices.Equal(got, []string{"sim.load_time 20s"}) || c.Macro.Requests != DefaultRequests ||
+		c.Macro.OutputLen != DefaultOutputLen || c.Macro.Warmup != Defaults().Macro.Warmup {
 		t.Fatalf("typed defaults replaced: %q, %+v", got, c.Macro)
 	}
 }

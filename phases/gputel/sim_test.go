@@ -78,7 +78,8 @@ func TestSweepOnSimulatedHost(t *testing.T) {
 	var c collect
 	cctx, stop := context.WithCancel(ctx)
 	defer stop()
-	sw, err := macro.NewSweep(macro.Config{URL: "http://" + d.Options().ServerAddr, Dial: d.DialContext, Host: d,
+	sw, err := macro.NewSweep(macro.Config{API: macro.APICompletions, Timeout: time.Minute, ClientBoundLag: 10 * time.Millisecond, Repeat: 1, LatencyFrom: macro.LatencySent,
+		URL: "http://" + d.Options().ServerAddr, Dial: d.DialContext, Host: d,
 		Concurrency: []int{1, 8}, Duration: 3 * time.Second, InputLen: 32, OutputLen: 64, NoPreflight: true,
 		GPU: gputel.New(d, gputel.Options{})})
 	if err != nil {
@@ -200,7 +201,8 @@ func TestPowerCapThrottles(t *testing.T) {
 	d := startSim(t, sim.Options{GPUs: 2, PowerCapW: 300})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sw, err := macro.NewSweep(macro.Config{URL: "http://" + d.Options().ServerAddr, Dial: d.DialContext,
+	sw, err := macro.NewSweep(macro.Config{API: macro.APICompletions, Timeout: time.Minute, ClientBoundLag: 10 * time.Millisecond, Repeat: 1, LatencyFrom: macro.LatencySent,
+		URL: "http://" + d.Options().ServerAddr, Dial: d.DialContext,
 		Concurrency: []int{4}, Duration: 2500 * time.Millisecond, InputLen: 32, OutputLen: 64, NoPreflight: true,
 		GPU: gputel.New(d, gputel.Options{})})
 	if err != nil {

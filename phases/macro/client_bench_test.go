@@ -44,8 +44,8 @@ func BenchmarkClient(b *testing.B) {
 				// level's requests, warm-up ones included, and the JSONL
 				// gives the client's TPOT of the same requests.
 				var jl bytes.Buffer
-				s, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{c}, Requests: 2 * c, Warmup: c, InputLen: 8, OutputLen: 250, Seed: 1,
-					NoPreflight: true, JSONL: &jl})
+				s, err := macro.NewSweep(macro.Complete(macro.Config{URL: url, Concurrency: []int{c}, Requests: 2 * c, Warmup: c, InputLen: 8, OutputLen: 250, Seed: 1,
+					NoPreflight: true, JSONL: &jl}))
 				if err != nil {
 					b.Fatal(err)
 				}

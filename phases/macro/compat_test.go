@@ -297,7 +297,7 @@ func TestCompat404OnCompletions(t *testing.T) {
 	t.Parallel()
 	f := &fakeServer{listed: []string{"m"}, completions: http.StatusNotFound}
 	url := f.start(t)
-	s, _ := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{4}, Requests: 8})
+	s, _ := macro.NewSweep(macro.Complete(macro.Config{URL: url, Concurrency: []int{4}, Requests: 8}))
 	_, err := s.Run(context.Background(), nil)
 	if err == nil || !strings.Contains(err.Error(), "pre-flight") || !strings.Contains(err.Error(), "HTTP 404") ||
 		!strings.Contains(err.Error(), "no such route") || strings.Contains(err.Error(), "cannot reach") {
@@ -316,7 +316,7 @@ func TestCompat404OnModels(t *testing.T) {
 	t.Parallel()
 	f := &fakeServer{usage: "continuous"}
 	url := f.start(t)
-	s, _ := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{1}, Requests: 2})
+	s, _ := macro.NewSweep(macro.Complete(macro.Config{URL: url, Concurrency: []int{1}, Requests: 2}))
 	_, err := s.Run(context.Background(), nil)
 	if err == nil || !strings.HasPrefix(err.Error(), "the server does not list models: give --model (") || !strings.Contains(err.Error(), "HTTP 404") ||
 		strings.Contains(err.Error(), "cannot reach") {
@@ -324,7 +324,7 @@ func TestCompat404OnModels(t *testing.T) {
 	}
 	// A list with no ids says the same.
 	empty := (&fakeServer{listed: []string{}, usage: "continuous"}).start(t)
-	s, _ = macro.NewSweep(macro.Config{URL: empty, Concurrency: []int{1}, Requests: 2})
+	s, _ = macro.NewSweep(macro.Complete(macro.Config{URL: empty, Concurrency: []int{1}, Requests: 2}))
 	if _, err := s.Run(context.Background(), nil); err == nil || !strings.HasPrefix(err.Error(), "the server does not list models: give --model (") {
 		t.Errorf("empty model list: %v", err)
 	}

@@ -21,45 +21,38 @@ const (
 	APIChat        = "chat"
 )
 
-// The sweep's defaults, the campaign's too (campaign.Defaults reads them):
-// the levels, the measured requests per level, and the lengths.
-var DefaultConcurrency = []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
-
-const (
-	DefaultRequests  = 64
-	DefaultInputLen  = 256
-	DefaultOutputLen = 256
-)
-
-// Config is what one sweep does. The zero value of every field but URL means
-// its default.
+// Config is what one sweep does. The sweep fills in no default: every
+// value it needs is given (Validate says which is missing); the campaign
+// (package campaign) is where the defaults live.
 type Config struct {
 	URL         string        // server base URL, e.g. http://127.0.0.1:8000
-	Model       string        // default: the first id from /v1/models
-	API         string        // "completions" (default) or "chat"
-	Concurrency []int         // levels, default DefaultConcurrency
-	Requests    int           // measured requests per level (default 64 unless Duration is set; at least 2×C)
+	Model       string        // "": the first id from /v1/models
+	API         string        // APICompletions or APIChat
+	Concurrency []int         // levels (not used by one open-loop level, Rate > 0)
+	Requests    int           // measured requests per level (at least 2×C; 0 only with Duration)
 	Duration    time.Duration // measured time per level; with Requests too, the level ends at whichever comes last
 	Warmup      int           // requests per level sent before the measured ones, not counted
-	InputLen    int           // prompt tokens (default 256)
-	OutputLen   int           // output tokens, fixed with ignore_eos and min_tokens (default 256)
+	InputLen    int           // prompt tokens
+	OutputLen   int           // output tokens, fixed with ignore_eos and min_tokens (at least 2)
 	Rate        float64       // >0: one open-loop level at Rate req/s (arrivals as Arrivals says)
 	// Arrivals is how an open loop spaces its requests: ArrivalsPoisson
-	// (default; gaps drawn from a gamma distribution of shape Burstiness,
-	// as vLLM bench serve's --burstiness, 1 being Poisson) or
-	// ArrivalsConstant (every 1/Rate seconds).
+	// (gaps drawn from a gamma distribution of shape Burstiness, as vLLM
+	// bench serve's --burstiness, 1 being Poisson) or ArrivalsConstant
+	// (every 1/Rate seconds). Both are needed by an open loop only.
 	Arrivals   string
 	Burstiness float64
-	// LatencyFrom is where TTFT and E2EL start: LatencySent (default, the
-	// request's actual send) or LatencyIntended (its intended send time:
-	// the coordinated-omission correction, a late client's wait counted).
+	// LatencyFrom is where TTFT and E2EL start: LatencySent (the request's
+	// actual send) or LatencyIntended (its intended send time: the
+	// coordinated-omission correction, a late client's wait counted).
 	LatencyFrom string
 	// Search, phases.SearchConcurrency or phases.SearchRate, finds the
 	// largest concurrency or rate meeting SLO (which it needs) instead of
 	// running the levels once each; SearchTolerance is how close its bounds
-	// must come (default DefaultSearchTolerance).
+	// must come, SearchFrom a rate search's first rung in req/s (the rungs
+	// double from there).
 	Search          string
 	SearchTolerance float64
+	SearchFrom      float64
 	// StopAtPlateau ends the sweep at the plateau level.
 	StopAtPlateau bool
 	// NoPreflight skips the request sent with the sweep's settings before
@@ -85,13 +78,13 @@ type Config struct {
 	// GPU, when set, samples the host's GPUs for the sweep's length; each
 	// level gets their figures over its throughput window.
 	GPU GPUSampler
-	// Timeout bounds one request from send to its last byte (default
-	// DefaultTimeout).
+	// Timeout bounds one request from send to its last byte.
 	Timeout time.Duration
 	// ClientBoundLag is the p99 send lag above which a level is flagged
-	// client_bound (default 10ms).
+	// client_bound.
 	ClientBoundLag time.Duration
-	// Seed makes prompts and arrival times repeatable (default: time based).
+	// Seed makes prompts and arrival times repeatable; 0 draws one from
+	// the clock (the result records it).
 	Seed int64
 	// Limits are the server's configured limits, as far as known (the
 	// plateau's verdict names them); what they lack is read from the start
@@ -103,7 +96,7 @@ type Config struct {
 	// largest concurrency meeting it.
 	SLO string
 	slo *slo // SLO parsed
-	// Dataset is random (default), sharegpt or jsonl, read from
+	// Dataset is random ("" too), sharegpt or jsonl, read from
 	// DatasetFile (at most DatasetMax prompts, a seeded sample).
 	Dataset     string
 	DatasetFile string
@@ -114,8 +107,8 @@ type Config struct {
 	// PrefixLen starts every prompt with the same PrefixLen tokens.
 	PrefixLen int
 	ds        *dataset
-	// Repeat runs each level this many times (default 1); its figures are
-	// the runs' means, with 95% confidence intervals.
+	// Repeat runs each level this many times (1 to 100); with more than
+	// one, its figures are the runs' means, with 95% confidence intervals.
 	Repeat int
 	// Percentiles are extra percentiles to report per level, as vLLM's
 	// --percentile-metrics and --metric-percentiles (ParsePercentiles).
@@ -146,49 +139,89 @@ type GPUSampler interface {
 // password are masked.
 func shownURL(raw string) string { return remote.MaskURL(raw) }
 
-// withDefaults checks cfg and fills its defaults; errors name the input.
-func (cfg Config) withDefaults() (Config, error) {
-	if strings.TrimSpace(cfg.URL) == "" {
-		return cfg, errors.New("--url: the server URL is required (e.g. http://127.0.0.1:8000)")
+// Validate checks that cfg is complete and that each value is in range,
+// before any work; the error names the field. A caller that maps a flag or
+// a campaign key to a field checks the value first, naming what it maps.
+func (cfg Config) Validate() error {
+	if _, err := cfg.baseURL(); err != nil {
+		return err
 	}
-	u, err := url.Parse(strings.TrimRight(cfg.URL, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return cfg, fmt.Errorf("--url %q: want http://host:port or https://host:port", shownURL(cfg.URL))
+	if err := cfg.checkRequired(); err != nil {
+		return err
 	}
-	// A base URL given with the /v1 suffix still works.
-	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1")
-	cfg.URL = u.String()
 	if err := cfg.checkValues(); err != nil {
-		return cfg, err
+		return err
 	}
-	if cfg.API == "" {
-		cfg.API = APICompletions
-	}
-	if len(cfg.Concurrency) == 0 {
-		cfg.Concurrency = DefaultConcurrency
-	}
-	cfg.Concurrency = slices.Sorted(slices.Values(cfg.Concurrency))
 	switch cfg.Path {
 	case "", phases.PathDirect, phases.PathSSH, phases.PathHost:
 	default:
-		return cfg, fmt.Errorf("path %q: want %s, %s or %s", cfg.Path, phases.PathDirect, phases.PathSSH, phases.PathHost)
+		return fmt.Errorf("Path %q: want %s, %s or %s", cfg.Path, phases.PathDirect, phases.PathSSH, phases.PathHost)
 	}
-	if cfg.Requests == 0 && cfg.Duration == 0 {
-		cfg.Requests = DefaultRequests
+	return nil
+}
+
+// baseURL is cfg.URL as the client uses it: http or https, with no
+// trailing slash or /v1 (a base URL given with /v1 still works).
+func (cfg Config) baseURL() (string, error) {
+	if strings.TrimSpace(cfg.URL) == "" {
+		return "", errors.New("URL: the server URL is required (e.g. http://127.0.0.1:8000)")
 	}
-	if cfg.InputLen == 0 {
-		cfg.InputLen = DefaultInputLen
+	u, err := url.Parse(strings.TrimRight(cfg.URL, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("URL %q: want http://host:port or https://host:port", shownURL(cfg.URL))
 	}
-	if cfg.OutputLen == 0 {
-		cfg.OutputLen = DefaultOutputLen
+	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1")
+	return u.String(), nil
+}
+
+// openLoop reports whether the sweep paces its requests by a schedule
+// (one open-loop level, or a rate search).
+func (cfg Config) openLoop() bool { return cfg.Rate > 0 || cfg.Search == phases.SearchRate }
+
+// checkRequired refuses a value the sweep needs and was not given (0 or
+// empty); each error names the field.
+func (cfg Config) checkRequired() error {
+	missing := func(field, want string) error { return fmt.Errorf("%s: not set: want %s", field, want) }
+	switch {
+	case cfg.API == "":
+		return missing("API", APICompletions+" or "+APIChat)
+	case len(cfg.Concurrency) == 0 && (cfg.Rate == 0 || cfg.Search == phases.SearchConcurrency):
+		return missing("Concurrency", "at least one level (e.g. 1,8,64)")
+	case cfg.Requests == 0 && cfg.Duration == 0:
+		return missing("Requests", "the measured requests per level, or a Duration")
+	case cfg.InputLen == 0:
+		return missing("InputLen", "the prompt's tokens")
+	case cfg.OutputLen == 0:
+		return missing("OutputLen", "the output tokens (at least 2)")
+	case cfg.Timeout == 0:
+		return missing("Timeout", "the limit for one request")
+	case cfg.ClientBoundLag <= 0:
+		return missing("ClientBoundLag", "the p99 send lag that flags a level client bound")
+	case cfg.Repeat == 0:
+		return missing("Repeat", "1 to 100 runs per level")
+	case cfg.LatencyFrom == "":
+		return missing("LatencyFrom", LatencySent+" or "+LatencyIntended)
+	case cfg.openLoop() && cfg.Arrivals == "":
+		return missing("Arrivals", ArrivalsPoisson+" or "+ArrivalsConstant+" (an open loop's schedule)")
+	case cfg.openLoop() && cfg.Burstiness == 0:
+		return missing("Burstiness", "more than 0 (1 is Poisson; an open loop's schedule)")
+	case cfg.Search != "" && cfg.SearchTolerance == 0:
+		return missing("SearchTolerance", "more than 0 and under 1 (e.g. 0.05)")
+	case cfg.Search == phases.SearchRate && cfg.SearchFrom <= 0:
+		return missing("SearchFrom", "a rate search's first rung in req/s")
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
+	return nil
+}
+
+// prepared is a valid cfg ready to run: its URL as the client uses it,
+// its levels in order, its SLO parsed, its seed drawn when none was given
+// and its workload made.
+func (cfg Config) prepared() (Config, error) {
+	if err := cfg.Validate(); err != nil {
+		return cfg, err
 	}
-	cfg.openLoopDefaults()
-	if cfg.ClientBoundLag == 0 {
-		cfg.ClientBoundLag = 10 * time.Millisecond
-	}
+	cfg.URL, _ = cfg.baseURL() // checked above
+	cfg.Concurrency = slices.Sorted(slices.Values(cfg.Concurrency))
 	if strings.TrimSpace(cfg.SLO) != "" {
 		cfg.slo, _ = ParseSLO(cfg.SLO) // checked above
 	}

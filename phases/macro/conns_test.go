@@ -74,8 +74,8 @@ func TestLevelConnectionsOpenAhead(t *testing.T) {
 				}
 			}
 		}()
-		s, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{c}, Requests: 2 * c, InputLen: 16, OutputLen: 40,
-			Seed: 3, NoPreflight: true, Dial: cl.dial})
+		s, err := macro.NewSweep(macro.Complete(macro.Config{URL: url, Concurrency: []int{c}, Requests: 2 * c, InputLen: 16, OutputLen: 40,
+			Seed: 3, NoPreflight: true, Dial: cl.dial}))
 		if err != nil {
 			t.Fatal(err)
 		}

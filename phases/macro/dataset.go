@@ -282,6 +282,9 @@ func spread(rng *rand.Rand, n int, r float64, lo int) int {
 // now, so that a front-end can refuse bad input before it opens a host; the
 // sweep then uses what was read.
 func LoadWorkload(cfg *Config) error {
+	if err := cfg.checkRequired(); err != nil {
+		return err
+	}
 	if err := cfg.checkValues(); err != nil {
 		return err
 	}

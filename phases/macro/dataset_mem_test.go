@@ -32,7 +32,7 @@ func TestDatasetBytesBounded(t *testing.T) {
 	}
 	f.Close()
 	got := memtest.Run(t, 200, func() string {
-		cfg := macro.Config{Dataset: macro.DatasetJSONL, DatasetFile: p, Seed: 1}
+		cfg := macro.Complete(macro.Config{Dataset: macro.DatasetJSONL, DatasetFile: p, Seed: 1})
 		err := macro.LoadWorkload(&cfg)
 		if err == nil {
 			return "accepted"
@@ -42,7 +42,7 @@ func TestDatasetBytesBounded(t *testing.T) {
 	if !strings.Contains(got, "prompts.jsonl:66: the 66 prompts") || !strings.Contains(got, "over 64 MiB: sample fewer with --dataset-max") {
 		t.Fatalf("got %q", got)
 	}
-	cfg := macro.Config{Dataset: macro.DatasetJSONL, DatasetFile: p, DatasetMax: 40, Seed: 1}
+	cfg := macro.Complete(macro.Config{Dataset: macro.DatasetJSONL, DatasetFile: p, DatasetMax: 40, Seed: 1})
 	if err := macro.LoadWorkload(&cfg); err != nil {
 		t.Fatalf("--dataset-max 40: %v", err)
 	}

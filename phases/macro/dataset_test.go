@@ -89,7 +89,7 @@ func TestMalformedDatasetNamesFileAndLine(t *testing.T) {
 	if _, err := loadDataset(Config{Dataset: DatasetJSONL, DatasetFile: "testdata/absent.jsonl"}); err == nil || !strings.Contains(err.Error(), "absent.jsonl") {
 		t.Errorf("missing file: %v", err)
 	}
-	if _, err := NewSweep(Config{URL: "http://127.0.0.1:1", Dataset: "csv", DatasetFile: "x"}); err == nil {
+	if _, err := NewSweep(Complete(Config{URL: "http://127.0.0.1:1", Dataset: "csv", DatasetFile: "x"})); err == nil {
 		t.Error("an unknown dataset kind accepted")
 	}
 }
@@ -128,7 +128,7 @@ func TestRangeRatioAsVLLM(t *testing.T) {
 		t.Errorf("output length %d under the floor", n)
 	}
 	for _, r := range []float64{-0.1, 1, 1.5} {
-		if _, err := NewSweep(Config{URL: "http://127.0.0.1:1", RangeRatio: r}); err == nil {
+		if _, err := NewSweep(Complete(Config{URL: "http://127.0.0.1:1", RangeRatio: r})); err == nil {
 			t.Errorf("range ratio %g accepted", r)
 		}
 	}

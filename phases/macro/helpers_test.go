@@ -27,7 +27,7 @@ func startEmu(t testing.TB, cfg vllmemu.Config) (*vllmemu.Emulator, string) {
 
 func runSweep(t testing.TB, cfg macro.Config) *macro.Result {
 	t.Helper()
-	s, err := macro.NewSweep(cfg)
+	s, err := macro.NewSweep(macro.Complete(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

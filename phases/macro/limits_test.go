@@ -23,12 +23,12 @@ import (
 // --output-len 1 is refused as the campaign refuses it (TPOT needs two
 // tokens), and a prompt past the cap is refused before any is built.
 func TestLengthsRefused(t *testing.T) {
-	_, err := macro.NewSweep(macro.Config{URL: "http://127.0.0.1:1", OutputLen: 1})
-	if err == nil || !strings.Contains(err.Error(), "--output-len 1: must be at least 2 so that TPOT is defined") {
+	_, err := macro.NewSweep(macro.Complete(macro.Config{URL: "http://127.0.0.1:1", OutputLen: 1}))
+	if err == nil || !strings.Contains(err.Error(), "OutputLen 1: must be at least 2 so that TPOT is defined") {
 		t.Fatalf("output-len 1: %v", err)
 	}
-	_, err = macro.NewSweep(macro.Config{URL: "http://127.0.0.1:1", InputLen: 99999999})
-	if err == nil || !strings.Contains(err.Error(), "--input-len 99999999: at most 1048576 tokens") {
+	_, err = macro.NewSweep(macro.Complete(macro.Config{URL: "http://127.0.0.1:1", InputLen: 99999999}))
+	if err == nil || !strings.Contains(err.Error(), "InputLen 99999999: at most 1048576 tokens") {
 		t.Fatalf("input-len 99999999: %v", err)
 	}
 }
@@ -39,7 +39,7 @@ func TestLengthsRefused(t *testing.T) {
 func TestInputLenOverMaxModelLen(t *testing.T) {
 	got := memtest.Run(t, 256, func() string {
 		emu, url := startEmu(t, vllmemu.Config{MaxModelLen: 4096})
-		sw, err := macro.NewSweep(macro.Config{URL: url, InputLen: 1000000, OutputLen: 16, Concurrency: []int{1}, Requests: 1})
+		sw, err := macro.NewSweep(macro.Complete(macro.Config{URL: url, InputLen: 1000000, OutputLen: 16, Concurrency: []int{1}, Requests: 1}))
 		if err != nil {
 			return "NewSweep: " + err.Error()
 		}
@@ -61,7 +61,7 @@ func TestConcurrencyOverFDLimit(t *testing.T) {
 			return "setrlimit: " + err.Error()
 		}
 		emu, url := startEmu(t, vllmemu.Config{})
-		sw, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{1, 1000}, Requests: 1, InputLen: 8, OutputLen: 4})
+		sw, err := macro.NewSweep(macro.Complete(macro.Config{URL: url, Concurrency: []int{1, 1000}, Requests: 1, InputLen: 8, OutputLen: 4}))
 		if err != nil {
 			return err.Error()
 		}
@@ -98,7 +98,7 @@ func TestClientLimitIsClientError(t *testing.T) {
 
 // Raising the concurrency live stops at what the open-file limit allows.
 func TestSetConcurrencyStopsAtFDLimit(t *testing.T) {
-	sw, err := macro.NewSweep(macro.Config{URL: "http://127.0.0.1:1", Concurrency: []int{1}})
+	sw, err := macro.NewSweep(macro.Complete(macro.Config{URL: "http://127.0.0.1:1", Concurrency: []int{1}}))
 	if err != nil {
 		t.Fatal(err)
 	}

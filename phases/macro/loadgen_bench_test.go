@@ -138,8 +138,8 @@ func loadServer(b testing.TB, step time.Duration) string {
 // server saw exactly the level's requests).
 func sweepRun(b testing.TB, url string, c, n int, dial func(ctx context.Context, network, addr string) (net.Conn, error)) loadRun {
 	var jl bytes.Buffer
-	s, err := macro.NewSweep(macro.Config{URL: url, Model: "test/model", Concurrency: []int{c}, Requests: n, InputLen: 8,
-		OutputLen: loadOut, Seed: 1, NoPreflight: true, Dial: dial, JSONL: &jl})
+	s, err := macro.NewSweep(macro.Complete(macro.Config{URL: url, Model: "test/model", Concurrency: []int{c}, Requests: n, InputLen: 8,
+		OutputLen: loadOut, Seed: 1, NoPreflight: true, Dial: dial, JSONL: &jl}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -42,7 +42,8 @@ func CheckArrivals(arrivals string) error {
 	return fmt.Errorf("%q: want poisson or constant", arrivals)
 }
 
-// CheckBurstiness checks a burstiness (0: the default, 1) for its arrivals.
+// CheckBurstiness checks a burstiness (0: not given; the caller says
+// whether that is allowed) for its arrivals.
 func CheckBurstiness(arrivals string, burstiness float64) error {
 	if burstiness != 0 && (units.CheckFloat(burstiness, 0, MaxBurstiness) != nil || burstiness <= 0) {
 		return fmt.Errorf("%g: want more than 0 and at most %d (1 is Poisson; lower is burstier)", burstiness, MaxBurstiness)
@@ -63,34 +64,18 @@ func CheckLatencyFrom(s string) error {
 }
 
 // checkOpenLoop checks the open loop's and the search's settings; each
-// error names its flag.
+// error names its field.
 func (cfg Config) checkOpenLoop() error {
 	if err := CheckArrivals(cfg.Arrivals); err != nil {
-		return fmt.Errorf("--arrivals %v", err)
+		return fmt.Errorf("Arrivals %v", err)
 	}
 	if err := CheckBurstiness(cfg.Arrivals, cfg.Burstiness); err != nil {
-		return fmt.Errorf("--burstiness %v", err)
+		return fmt.Errorf("Burstiness %v", err)
 	}
 	if err := CheckLatencyFrom(cfg.LatencyFrom); err != nil {
-		return fmt.Errorf("--latency-from %v", err)
+		return fmt.Errorf("LatencyFrom %v", err)
 	}
 	return CheckSearch(cfg.Search, cfg.SearchTolerance, cfg.SLO)
-}
-
-// openLoopDefaults fills the open loop's and the search's defaults.
-func (cfg *Config) openLoopDefaults() {
-	if cfg.Arrivals == "" {
-		cfg.Arrivals = ArrivalsPoisson
-	}
-	if cfg.Burstiness == 0 {
-		cfg.Burstiness = 1
-	}
-	if cfg.LatencyFrom == "" {
-		cfg.LatencyFrom = LatencySent
-	}
-	if cfg.SearchTolerance == 0 {
-		cfg.SearchTolerance = DefaultSearchTolerance
-	}
 }
 
 // shownBurstiness is the burstiness a result records: 0 for constant

@@ -13,7 +13,7 @@ func SetDispatchDelay(d time.Duration) { dispatchDelay = d }
 
 // Gaps draws n gaps of an open loop at rate as cfg's arrivals space them.
 func Gaps(cfg Config, rate float64, n int) []time.Duration {
-	cfg.openLoopDefaults()
+	cfg = Complete(cfg)
 	a := newArrivals(cfg, rate, rand.NewPCG(uint64(cfg.Seed), 1))
 	out := make([]time.Duration, n)
 	for i := range out {

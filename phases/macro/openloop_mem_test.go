@@ -36,8 +36,8 @@ func TestOpenLoopInFlightBounded(t *testing.T) {
 			http.Error(w, "busy", http.StatusServiceUnavailable)
 		}))
 		defer srv.Close()
-		s, err := macro.NewSweep(macro.Config{URL: srv.URL, Model: "m", Rate: 1e5, Duration: 2 * time.Second,
-			InputLen: 8, OutputLen: 4, NoPreflight: true, Timeout: 5 * time.Second, Seed: 1})
+		s, err := macro.NewSweep(macro.Complete(macro.Config{URL: srv.URL, Model: "m", Rate: 1e5, Duration: 2 * time.Second,
+			InputLen: 8, OutputLen: 4, NoPreflight: true, Timeout: 5 * time.Second, Seed: 1}))
 		if err != nil {
 			return err.Error()
 		}

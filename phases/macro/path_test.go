@@ -25,7 +25,7 @@ func pathSweep(t *testing.T, rc *recorder, cfg macro.Config) (*macro.Result, []s
 		cfg.URL = srv.URL
 	}
 	cfg.Model, cfg.Concurrency, cfg.Requests, cfg.InputLen, cfg.OutputLen, cfg.Seed = "test/model", []int{2}, 4, 8, 30, 1
-	s, err := macro.NewSweep(cfg)
+	s, err := macro.NewSweep(macro.Complete(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestPathBunched(t *testing.T) {
 }
 
 func TestPathBadKind(t *testing.T) {
-	if _, err := macro.NewSweep(macro.Config{URL: "http://127.0.0.1:1", Path: "carrier-pigeon"}); err == nil || !strings.Contains(err.Error(), "carrier-pigeon") {
+	if _, err := macro.NewSweep(macro.Complete(macro.Config{URL: "http://127.0.0.1:1", Path: "carrier-pigeon"})); err == nil || !strings.Contains(err.Error(), "carrier-pigeon") {
 		t.Errorf("err %v", err)
 	}
 }

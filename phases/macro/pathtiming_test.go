@@ -47,7 +47,7 @@ func pathLevel(t testing.TB, url, name string, h *ssh.Host, dial dialer, c, n, o
 	if h != nil {
 		cfg.Dial, cfg.Host = h.DialContext, h
 	}
-	s, err := macro.NewSweep(cfg)
+	s, err := macro.NewSweep(macro.Complete(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,9 +24,9 @@ func TestURLPasswordNotRecorded(t *testing.T) {
 	if res.Levels[0].Completed < 1 || res.Levels[0].Failed != 0 {
 		t.Fatalf("completed %d, failed %d: the requests did not go through", res.Levels[0].Completed, res.Levels[0].Failed)
 	}
-	_, err := macro.NewSweep(macro.Config{URL: withCreds, Model: "no-such-model", Concurrency: []int{1}, Requests: 1})
+	_, err := macro.NewSweep(macro.Complete(macro.Config{URL: withCreds, Model: "no-such-model", Concurrency: []int{1}, Requests: 1}))
 	if err == nil {
-		sw, _ := macro.NewSweep(macro.Config{URL: withCreds, Model: "no-such-model", Concurrency: []int{1}, Requests: 1})
+		sw, _ := macro.NewSweep(macro.Complete(macro.Config{URL: withCreds, Model: "no-such-model", Concurrency: []int{1}, Requests: 1}))
 		_, err = sw.Run(t.Context(), nil)
 	}
 	if err == nil || strings.Contains(err.Error(), "s3cretpw") {
@@ -48,8 +48,8 @@ func TestEchoedKeyNotRecorded(t *testing.T) {
 	defer srv.Close()
 	withCreds := strings.Replace(srv.URL, "http://", "http://bench:"+pw+"@", 1)
 	ch := make(chan phases.Event, 4096)
-	sw, err := macro.NewSweep(macro.Config{URL: withCreds, Model: "m", APIKey: key, NoPreflight: true, Concurrency: []int{1}, Requests: 2,
-		InputLen: 8, OutputLen: 4})
+	sw, err := macro.NewSweep(macro.Complete(macro.Config{URL: withCreds, Model: "m", APIKey: key, NoPreflight: true, Concurrency: []int{1}, Requests: 2,
+		InputLen: 8, OutputLen: 4}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func FuzzOpenLoopValues(f *testing.F) {
 	f.Fuzz(func(t *testing.T, burst, tol float64, arrivals string) {
 		cfg := Config{URL: "http://127.0.0.1:1", Rate: 10, Burstiness: burst, Arrivals: arrivals, SLO: "tpot=50",
 			Search: "rate", SearchTolerance: tol, Seed: 1}
-		c, err := cfg.withDefaults()
+		c, err := Complete(cfg).prepared()
 		if err != nil {
 			return
 		}

@@ -21,13 +21,6 @@ import (
 // (up to searchMaxRuns runs, counted together) before it is judged. A level
 // that is over-saturated misses, whatever its share.
 
-// DefaultSearchTolerance is how close the search's bounds must come:
-// upper − lower at most this share of lower (and 1 for a concurrency).
-const DefaultSearchTolerance = 0.05
-
-// DefaultSearchRate is the rate search's first rung without --rate.
-const DefaultSearchRate = 1.0
-
 // searchRungs bounds the rate ladder: R, 2R, … 2^(searchRungs−1)·R.
 const searchRungs = 16
 
@@ -47,8 +40,8 @@ func CheckSearchMode(mode string) error {
 	return fmt.Errorf("%q: want concurrency or rate", mode)
 }
 
-// CheckSearchTolerance checks the search's tolerance: 0 (the default) or
-// a share above 0 and under 1.
+// CheckSearchTolerance checks the search's tolerance: 0 (not given: the
+// caller says whether that is allowed) or a share above 0 and under 1.
 func CheckSearchTolerance(t float64) error {
 	if t != 0 && (units.CheckFloat(t, 0, 1) != nil || t <= 0 || t >= 1) {
 		return fmt.Errorf("%g: want more than 0 and under 1 (e.g. 0.05)", t)
@@ -59,16 +52,16 @@ func CheckSearchTolerance(t float64) error {
 // ErrSearchNeedsSLO is a search without an SLO to meet.
 var ErrSearchNeedsSLO = errors.New("a search needs an SLO to meet (e.g. --slo tpot=50ms)")
 
-// CheckSearch checks the search's settings; each error names its flag.
+// CheckSearch checks the search's settings; each error names its field.
 func CheckSearch(mode string, tol float64, slo string) error {
 	if err := CheckSearchMode(mode); err != nil {
-		return fmt.Errorf("--search %v", err)
+		return fmt.Errorf("Search %v", err)
 	}
 	if err := CheckSearchTolerance(tol); err != nil {
-		return fmt.Errorf("--search-tolerance %v", err)
+		return fmt.Errorf("SearchTolerance %v", err)
 	}
 	if mode != "" && strings.TrimSpace(slo) == "" {
-		return fmt.Errorf("--search %s: %w", mode, ErrSearchNeedsSLO)
+		return fmt.Errorf("Search %s: %w", mode, ErrSearchNeedsSLO)
 	}
 	return nil
 }
@@ -180,15 +173,12 @@ func (se *searcher) emit(ctx context.Context) {
 }
 
 // ladder is the climb's levels: the concurrency levels, or rates doubling
-// from --rate (DefaultSearchRate without it) up to MaxRate.
+// from SearchFrom up to MaxRate.
 func (se *searcher) ladder() []float64 {
 	cfg := se.r.cfg
 	var out []float64
 	if se.s.Mode == phases.SearchRate {
-		r := cfg.Rate
-		if r <= 0 {
-			r = DefaultSearchRate
-		}
+		r := cfg.SearchFrom
 		for i := 0; i < searchRungs && r <= MaxRate; i++ {
 			out = append(out, r)
 			r *= 2

@@ -14,7 +14,7 @@ import (
 // runSearch runs cfg and returns its result and the search events it sent.
 func runSearch(t *testing.T, cfg macro.Config) (*macro.Result, []phases.Search) {
 	t.Helper()
-	s, err := macro.NewSweep(cfg)
+	s, err := macro.NewSweep(macro.Complete(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,14 +168,14 @@ func TestSearchBadInput(t *testing.T) {
 		want string
 	}{
 		{macro.Config{URL: "http://127.0.0.1:1", Search: "rate"}, "needs an SLO"},
-		{macro.Config{URL: "http://127.0.0.1:1", Search: "latency", SLO: "tpot=50"}, `--search "latency"`},
-		{macro.Config{URL: "http://127.0.0.1:1", Search: "rate", SLO: "tpot=50", SearchTolerance: 1}, "--search-tolerance 1"},
-		{macro.Config{URL: "http://127.0.0.1:1", Rate: 1, Arrivals: "uniform"}, `--arrivals "uniform"`},
-		{macro.Config{URL: "http://127.0.0.1:1", Rate: 1, Burstiness: -1}, "--burstiness -1"},
+		{macro.Config{URL: "http://127.0.0.1:1", Search: "latency", SLO: "tpot=50"}, `Search "latency"`},
+		{macro.Config{URL: "http://127.0.0.1:1", Search: "rate", SLO: "tpot=50", SearchTolerance: 1}, "SearchTolerance 1"},
+		{macro.Config{URL: "http://127.0.0.1:1", Rate: 1, Arrivals: "uniform"}, `Arrivals "uniform"`},
+		{macro.Config{URL: "http://127.0.0.1:1", Rate: 1, Burstiness: -1}, "Burstiness -1"},
 		{macro.Config{URL: "http://127.0.0.1:1", Rate: 1, Arrivals: "constant", Burstiness: 2}, "only with poisson"},
-		{macro.Config{URL: "http://127.0.0.1:1", LatencyFrom: "start"}, `--latency-from "start"`},
+		{macro.Config{URL: "http://127.0.0.1:1", LatencyFrom: "start"}, `LatencyFrom "start"`},
 	} {
-		_, err := macro.NewSweep(c.cfg)
+		_, err := macro.NewSweep(macro.Complete(c.cfg))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: got %v, want %q", c.cfg, err, c.want)
 		}

@@ -16,8 +16,8 @@ import (
 func TestLevelSeriesJournalsItsTicks(t *testing.T) {
 	t.Parallel()
 	_, url := startEmu(t, vllmemu.Config{StepTime: 20 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
-	s, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{2}, Duration: 2500 * time.Millisecond, InputLen: 16, OutputLen: 20,
-		Seed: 3, NoPreflight: true})
+	s, err := macro.NewSweep(macro.Complete(macro.Config{URL: url, Concurrency: []int{2}, Duration: 2500 * time.Millisecond, InputLen: 16, OutputLen: 20,
+		Seed: 3, NoPreflight: true}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func TestGoodputLargestConcurrency(t *testing.T) {
 func TestRepeatsNoisyEmulator(t *testing.T) {
 	t.Parallel()
 	_, url := startEmu(t, vllmemu.Config{StepTime: 5 * time.Millisecond, StepPerSeq: 100 * time.Microsecond, PrefillPerToken: 1, Jitter: 0.4})
-	s, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{2, 4}, Requests: 16, InputLen: 8, OutputLen: 10, Seed: 6, Repeat: 3})
+	s, err := macro.NewSweep(macro.Complete(macro.Config{URL: url, Concurrency: []int{2, 4}, Requests: 16, InputLen: 8, OutputLen: 10, Seed: 6, Repeat: 3}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestRepeatsNoisyEmulator(t *testing.T) {
 			t.Errorf("C=%d: %d completed over 3 runs of 16", l.Concurrency, l.Completed)
 		}
 	}
-	if _, err := macro.NewSweep(macro.Config{URL: url, Repeat: -1}); err == nil {
+	if _, err := macro.NewSweep(macro.Complete(macro.Config{URL: url, Repeat: -1})); err == nil {
 		t.Error("--repeat -1 accepted")
 	}
 }

@@ -89,16 +89,17 @@ type Sweep struct {
 	wake     chan struct{}
 }
 
-// NewSweep checks cfg and prepares a sweep.
+// NewSweep checks cfg (Validate) and prepares a sweep.
 func NewSweep(cfg Config) (*Sweep, error) {
-	c, err := cfg.withDefaults()
+	c, err := cfg.prepared()
 	if err != nil {
 		return nil, err
 	}
 	return &Sweep{cfg: c, wake: make(chan struct{}, 1)}, nil
 }
 
-// Config returns the sweep's configuration with its defaults filled in.
+// Config returns the sweep's configuration as it runs (its URL's /v1
+// dropped, its levels in order, its seed drawn).
 func (s *Sweep) Config() Config { return s.cfg }
 
 func (s *Sweep) poke() {
@@ -206,7 +207,10 @@ func (s *Sweep) params() map[string]any {
 
 func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*Result, error) {
 	cfg := s.cfg
-	maxC := cfg.Concurrency[len(cfg.Concurrency)-1]
+	maxC := 1 // one open-loop level may come with no levels
+	if n := len(cfg.Concurrency); n > 0 {
+		maxC = cfg.Concurrency[n-1]
+	}
 	c := newClient(cfg, maxC)
 	defer c.close()
 	res := s.newResult()

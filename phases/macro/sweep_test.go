@@ -26,8 +26,8 @@ func TestPlateauWhereEmulatorSaturates(t *testing.T) {
 	t.Parallel()
 	cfg := vllmemu.Config{StepTime: 3 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, MaxNumSeqs: 8, CoarseTiming: true}
 	_, url := startEmu(t, cfg)
-	s, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{4, 8, 16, 32}, Requests: 32, InputLen: 16, OutputLen: 32,
-		StopAtPlateau: true, Seed: 8})
+	s, err := macro.NewSweep(macro.Complete(macro.Config{URL: url, Concurrency: []int{4, 8, 16, 32}, Requests: 32, InputLen: 16, OutputLen: 32,
+		StopAtPlateau: true, Seed: 8}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,8 +119,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestSteering(t *testing.T) {
 	t.Parallel()
 	emu, url := startEmu(t, vllmemu.Config{StepTime: 5 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
-	s, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{2, 4}, Duration: 20 * time.Second, InputLen: 16, OutputLen: 20, Seed: 10,
-		NoPreflight: true})
+	s, err := macro.NewSweep(macro.Complete(macro.Config{URL: url, Concurrency: []int{2, 4}, Duration: 20 * time.Second, InputLen: 16, OutputLen: 20, Seed: 10,
+		NoPreflight: true}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,8 +182,8 @@ func TestSteering(t *testing.T) {
 func TestCancelKeepsLevels(t *testing.T) {
 	t.Parallel()
 	_, url := startEmu(t, vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
-	s, _ := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{1, 2}, Requests: 4, Duration: 0, InputLen: 8, OutputLen: 4, Seed: 11})
-	s2, _ := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{3}, Duration: time.Minute, InputLen: 8, OutputLen: 4000, Seed: 11, NoPreflight: true})
+	s, _ := macro.NewSweep(macro.Complete(macro.Config{URL: url, Concurrency: []int{1, 2}, Requests: 4, Duration: 0, InputLen: 8, OutputLen: 4, Seed: 11}))
+	s2, _ := macro.NewSweep(macro.Complete(macro.Config{URL: url, Concurrency: []int{3}, Duration: time.Minute, InputLen: 8, OutputLen: 4000, Seed: 11, NoPreflight: true}))
 	if res, err := s.Run(context.Background(), nil); err != nil || len(res.Levels) != 2 {
 		t.Fatalf("%v %v", res, err)
 	}
@@ -234,8 +234,8 @@ func TestRateMode(t *testing.T) {
 func TestServerMetricsScraped(t *testing.T) {
 	t.Parallel()
 	emu, url := startEmu(t, vllmemu.Config{StepTime: 5 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true})
-	s, err := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{4}, Duration: 2200 * time.Millisecond, InputLen: 8, OutputLen: 20, Seed: 13,
-		Scraper: servermetrics.NewScraper(url+"/metrics", nil)})
+	s, err := macro.NewSweep(macro.Complete(macro.Config{URL: url, Concurrency: []int{4}, Duration: 2200 * time.Millisecond, InputLen: 8, OutputLen: 20, Seed: 13,
+		Scraper: servermetrics.NewScraper(url+"/metrics", nil)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestAPIKey(t *testing.T) {
 	if res.Levels[0].Completed != 2 {
 		t.Errorf("completed %d with the right key", res.Levels[0].Completed)
 	}
-	s, _ := macro.NewSweep(macro.Config{URL: url, Concurrency: []int{1}, Requests: 2, APIKey: "wrong"})
+	s, _ := macro.NewSweep(macro.Complete(macro.Config{URL: url, Concurrency: []int{1}, Requests: 2, APIKey: "wrong"}))
 	_, err := s.Run(context.Background(), nil)
 	if err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("wrong key: %v, want a 401 before any request", err)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/profdeck/profdeck/phases/units"
 )
@@ -26,9 +25,6 @@ const MaxOutputLen = 1 << 20
 
 // MaxRate bounds an open-loop rate in requests per second.
 const MaxRate = 100_000
-
-// DefaultTimeout bounds one request when Config.Timeout is 0.
-const DefaultTimeout = 10 * time.Minute
 
 // ParseConcurrency reads a list of levels like "1,2,4,8" (each 1 to
 // MaxConcurrency, none twice).
@@ -64,62 +60,63 @@ func CheckRangeRatio(r float64) error {
 // errNegative is a count or duration below zero.
 var errNegative = errors.New("must not be negative")
 
-// checkValues checks every value of cfg but the URL (which is checked
-// with its defaults), before any is filled in; each error names its flag.
+// checkValues checks every value of cfg but the URL (checked by
+// Validate) and the values it must have (checkRequired); each error names
+// its field.
 func (cfg Config) checkValues() error {
 	switch cfg.API {
 	case "", APICompletions, APIChat:
 	default:
-		return fmt.Errorf("--api %q: want completions or chat", cfg.API)
+		return fmt.Errorf("API %q: want completions or chat", cfg.API)
 	}
 	if err := CheckRate(cfg.Rate); err != nil {
-		return fmt.Errorf("--rate %v", err)
+		return fmt.Errorf("Rate %v", err)
 	}
 	if err := CheckLevels(cfg.Concurrency); err != nil {
-		return fmt.Errorf("--concurrency: %v", err)
+		return fmt.Errorf("Concurrency: %v", err)
 	}
 	if err := cfg.checkCounts(); err != nil {
 		return err
 	}
 	if cfg.Timeout < 0 {
-		return fmt.Errorf("--timeout %s: %w (0 is the default, %s)", cfg.Timeout, errNegative, DefaultTimeout)
+		return fmt.Errorf("Timeout %s: %w", cfg.Timeout, errNegative)
 	}
 	if cfg.Repeat < 0 || cfg.Repeat > 100 {
-		return fmt.Errorf("--repeat %d: want 1 to 100", cfg.Repeat)
+		return fmt.Errorf("Repeat %d: want 1 to 100", cfg.Repeat)
 	}
 	if strings.TrimSpace(cfg.SLO) != "" {
 		if _, err := ParseSLO(cfg.SLO); err != nil {
-			return fmt.Errorf("--slo: %v", err)
+			return fmt.Errorf("SLO: %v", err)
 		}
 	}
 	if err := cfg.checkOpenLoop(); err != nil {
 		return err
 	}
 	if err := CheckRangeRatio(cfg.RangeRatio); err != nil {
-		return fmt.Errorf("--range-ratio %v", err)
+		return fmt.Errorf("RangeRatio %v", err)
 	}
 	if cfg.PrefixLen < 0 || cfg.PrefixLen > MaxInputLen {
-		return fmt.Errorf("--prefix-len %d: want 0 to %d tokens", cfg.PrefixLen, MaxInputLen)
+		return fmt.Errorf("PrefixLen %d: want 0 to %d tokens", cfg.PrefixLen, MaxInputLen)
 	}
 	if cfg.DatasetMax < 0 {
-		return fmt.Errorf("--dataset-max %d: %w", cfg.DatasetMax, errNegative)
+		return fmt.Errorf("DatasetMax %d: %w", cfg.DatasetMax, errNegative)
 	}
 	return nil
 }
 
 // checkCounts refuses negative counts and durations and lengths out of
-// range; each error names its flag.
+// range; each error names its field.
 func (cfg Config) checkCounts() error {
 	for _, c := range []struct {
 		name string
 		v    int64
 		text string
 	}{
-		{"--requests", int64(cfg.Requests), fmt.Sprint(cfg.Requests)},
-		{"--duration", int64(cfg.Duration), cfg.Duration.String()},
-		{"--warmup", int64(cfg.Warmup), fmt.Sprint(cfg.Warmup)},
-		{"--input-len", int64(cfg.InputLen), fmt.Sprint(cfg.InputLen)},
-		{"--output-len", int64(cfg.OutputLen), fmt.Sprint(cfg.OutputLen)},
+		{"Requests", int64(cfg.Requests), fmt.Sprint(cfg.Requests)},
+		{"Duration", int64(cfg.Duration), cfg.Duration.String()},
+		{"Warmup", int64(cfg.Warmup), fmt.Sprint(cfg.Warmup)},
+		{"InputLen", int64(cfg.InputLen), fmt.Sprint(cfg.InputLen)},
+		{"OutputLen", int64(cfg.OutputLen), fmt.Sprint(cfg.OutputLen)},
 	} {
 		if c.v < 0 {
 			return fmt.Errorf("%s %s: %w", c.name, c.text, errNegative)
@@ -127,11 +124,11 @@ func (cfg Config) checkCounts() error {
 	}
 	switch {
 	case cfg.OutputLen == 1:
-		return errors.New("--output-len 1: must be at least 2 so that TPOT is defined")
+		return errors.New("OutputLen 1: must be at least 2 so that TPOT is defined")
 	case cfg.OutputLen > MaxOutputLen:
-		return fmt.Errorf("--output-len %d: at most %d tokens", cfg.OutputLen, MaxOutputLen)
+		return fmt.Errorf("OutputLen %d: at most %d tokens", cfg.OutputLen, MaxOutputLen)
 	case cfg.InputLen > MaxInputLen:
-		return fmt.Errorf("--input-len %d: at most %d tokens (prompts are built in memory, one per request in flight)", cfg.InputLen, MaxInputLen)
+		return fmt.Errorf("InputLen %d: at most %d tokens (prompts are built in memory, one per request in flight)", cfg.InputLen, MaxInputLen)
 	}
 	return nil
 }

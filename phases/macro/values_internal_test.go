@@ -70,28 +70,28 @@ func FuzzParseSLO(f *testing.F) {
 // a NaN ratio made every prompt one token, repeated levels broke the
 // notebook's chart and compare, negative counts fell back to defaults, a
 // negative timeout failed every request and blamed the server) are refused
-// before the sweep starts, naming the flag.
+// before the sweep starts, naming the field.
 func TestSweepRefusesOutsideValues(t *testing.T) {
 	base := Config{URL: "http://127.0.0.1:1", Concurrency: []int{1}}
 	for want, mod := range map[string]func(*Config){
-		"--rate NaN":                                  func(c *Config) { c.Rate = math.NaN() },
-		"--rate +Inf":                                 func(c *Config) { c.Rate = math.Inf(1) },
-		"--rate -1":                                   func(c *Config) { c.Rate = -1 },
-		"--rate 1e+09":                                func(c *Config) { c.Rate = 1e9 },
-		"--range-ratio NaN":                           func(c *Config) { c.RangeRatio = math.NaN() },
-		"--range-ratio +Inf":                          func(c *Config) { c.RangeRatio = math.Inf(1) },
-		"--range-ratio 1: want":                       func(c *Config) { c.RangeRatio = 1 },
-		"--concurrency: 1 is given twice":             func(c *Config) { c.Concurrency = []int{1, 1} },
-		"--concurrency: 0 is less than 1":             func(c *Config) { c.Concurrency = []int{0} },
-		"--concurrency: 100000000 is more than 65536": func(c *Config) { c.Concurrency = []int{1, 100_000_000} },
-		"--requests -5: must not be negative":         func(c *Config) { c.Requests = -5 },
-		"--duration -1s: must not be negative":        func(c *Config) { c.Duration = -time.Second },
-		"--warmup -1: must not be negative":           func(c *Config) { c.Warmup = -1 },
-		"--timeout -1s: must not be negative":         func(c *Config) { c.Timeout = -time.Second },
+		"Rate NaN":                      func(c *Config) { c.Rate = math.NaN() },
+		"Rate +Inf":                     func(c *Config) { c.Rate = math.Inf(1) },
+		"Rate -1":                       func(c *Config) { c.Rate = -1 },
+		"Rate 1e+09":                    func(c *Config) { c.Rate = 1e9 },
+		"RangeRatio NaN":                func(c *Config) { c.RangeRatio = math.NaN() },
+		"RangeRatio +Inf":               func(c *Config) { c.RangeRatio = math.Inf(1) },
+		"RangeRatio 1: want":            func(c *Config) { c.RangeRatio = 1 },
+		"Concurrency: 1 is given twice": func(c *Config) { c.Concurrency = []int{1, 1} },
+		"Concurrency: 0 is less than 1": func(c *Config) { c.Concurrency = []int{0} },
+		"Concurrency: 100000000 is more than 65536": func(c *Config) { c.Concurrency = []int{1, 100_000_000} },
+		"Requests -5: must not be negative":         func(c *Config) { c.Requests = -5 },
+		"Duration -1s: must not be negative":        func(c *Config) { c.Duration = -time.Second },
+		"Warmup -1: must not be negative":           func(c *Config) { c.Warmup = -1 },
+		"Timeout -1s: must not be negative":         func(c *Config) { c.Timeout = -time.Second },
 	} {
 		cfg := base
 		mod(&cfg)
-		_, err := cfg.withDefaults()
+		_, err := Complete(cfg).prepared()
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v", want, err)
 		}
@@ -115,7 +115,7 @@ func FuzzSweepValues(f *testing.F) {
 		}
 		cfg := Config{URL: "http://127.0.0.1:1", Concurrency: conc, Rate: rate, RangeRatio: ratio, Requests: requests,
 			Duration: time.Duration(dur), Timeout: time.Duration(timeout), Seed: 1}
-		c, err := cfg.withDefaults()
+		c, err := Complete(cfg).prepared()
 		if err != nil {
 			return
 		}

@@ -150,7 +150,8 @@ func TestRigOnCPU(t *testing.T) {
 
 	// The sweep: every request completes with exactly the asked tokens,
 	// counted from the continuous usage.
-	s, err := macro.NewSweep(macro.Config{URL: r.url, Concurrency: []int{1, 2, 4}, Requests: 4, Warmup: 1,
+	s, err := macro.NewSweep(macro.Config{API: macro.APICompletions, Timeout: time.Minute, ClientBoundLag: 10 * time.Millisecond, Repeat: 1, LatencyFrom: macro.LatencySent,
+		URL: r.url, Concurrency: []int{1, 2, 4}, Requests: 4, Warmup: 1,
 		InputLen: 24, OutputLen: 8, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -363,7 +364,8 @@ func TestRigChunkedPrefillOnCPU(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
-	s, err := macro.NewSweep(macro.Config{URL: r.url, Concurrency: []int{3}, Requests: 9, Warmup: 0, InputLen: 24, OutputLen: 10, Seed: 1})
+	s, err := macro.NewSweep(macro.Config{API: macro.APICompletions, Timeout: time.Minute, ClientBoundLag: 10 * time.Millisecond, Repeat: 1, LatencyFrom: macro.LatencySent,
+		URL: r.url, Concurrency: []int{3}, Requests: 9, Warmup: 0, InputLen: 24, OutputLen: 10, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func newSweep(stdout, stderr io.Writer) (*Command, *sweepFlags) {
 	fs.Float64("search-tolerance", 0, "how close the search's bounds come: upper - lower at most this share of lower (default: the campaign's macro.search_tolerance, else 0.05)")
 	fs.Bool("stop-at-plateau", false, "end the sweep at the level where throughput stops growing (default: the campaign's macro.stop_at_plateau)")
 	fs.Bool("no-preflight", false, "skip the request sent with the sweep's settings before the first level (default: the campaign's macro.no_preflight)")
-	fs.DurationVar(&f.timeout, "timeout", macro.DefaultTimeout, "limit for one request")
+	fs.DurationVar(&f.timeout, "timeout", campaign.DefaultRequestTimeout, "limit for one request")
 	fs.String("slo", "", "SLO for goodput, e.g. ttft=2s,tpot=50ms,e2el=30s; empty: none (default: the campaign's macro.slo)")
 	fs.String("dataset", "", "prompts: random, sharegpt FILE or jsonl FILE ({\"prompt\": …, \"output_len\": N} per line) (default: the campaign's macro.dataset, else random)")
 	fs.String("dataset-file", "", "the dataset's file, also given after --dataset's kind (default: the campaign's macro.dataset_file)")

@@ -127,8 +127,8 @@ func BenchmarkHereVsHost(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		for _, c := range []int{4, 32} {
 			for _, path := range []string{"direct", "here", "host"} {
-				cfg := macro.Config{URL: url, Model: "test/model", Concurrency: []int{c}, Requests: 8 * c, InputLen: 16,
-					OutputLen: 64, Seed: 1, NoPreflight: true, Log: func(string) {}}
+				cfg := sweepConfig(url, c)
+				cfg.Model, cfg.Requests, cfg.Warmup, cfg.OutputLen, cfg.Seed, cfg.NoPreflight = "test/model", 8*c, 0, 64, 1, true
 				var eng macro.Engine
 				switch path {
 				case "here":

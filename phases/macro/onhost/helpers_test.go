@@ -148,9 +148,11 @@ func noAgentLeft(t *testing.T, path string) {
 	}
 }
 
-// sweepConfig is a short sweep against url.
+// sweepConfig is a short sweep against url, complete: the sweep fills in
+// no default.
 func sweepConfig(url string, levels ...int) macro.Config {
-	return macro.Config{URL: url, Concurrency: levels, Requests: 8, Warmup: 1, InputLen: 16, OutputLen: 16, Seed: 7,
+	return macro.Config{URL: url, API: macro.APICompletions, Concurrency: levels, Requests: 8, Warmup: 1, InputLen: 16, OutputLen: 16,
+		Timeout: time.Minute, ClientBoundLag: 10 * time.Millisecond, Repeat: 1, LatencyFrom: macro.LatencySent, Seed: 7,
 		Log: func(string) {}}
 }
 

@@ -59,6 +59,7 @@ type Spec struct {
 	LatencyFrom     string  `json:"latency_from,omitempty"`
 	Search          string  `json:"search,omitempty"`
 	SearchTolerance float64 `json:"search_tolerance,omitempty"`
+	SearchFrom      float64 `json:"search_from,omitempty"`
 	// Deployment is what the sweep measured (TP, PP, DP, nodes).
 	Deployment *phases.Deployment `json:"deployment,omitempty"`
 	// MetricsURL is the server's /metrics as the host sees it; empty: none.
@@ -80,7 +81,7 @@ func specOf(cfg macro.Config, metricsURL string) Spec {
 		ClientBoundLag: cfg.ClientBoundLag, Seed: cfg.Seed, Limits: cfg.Limits, ServerLog: cfg.ServerLog, SLO: cfg.SLO,
 		Dataset: cfg.Dataset, DatasetFile: cfg.DatasetFile, DatasetMax: cfg.DatasetMax, RangeRatio: cfg.RangeRatio,
 		PrefixLen: cfg.PrefixLen, Repeat: cfg.Repeat, Percentiles: cfg.Percentiles, MetricsURL: metricsURL, JSONL: cfg.JSONL != nil, GPU: cfg.GPU != nil,
-		Arrivals: cfg.Arrivals, Burstiness: cfg.Burstiness, LatencyFrom: cfg.LatencyFrom, Search: cfg.Search, SearchTolerance: cfg.SearchTolerance,
+		Arrivals: cfg.Arrivals, Burstiness: cfg.Burstiness, LatencyFrom: cfg.LatencyFrom, Search: cfg.Search, SearchTolerance: cfg.SearchTolerance, SearchFrom: cfg.SearchFrom,
 		Deployment: cfg.Deployment}
 }
 
@@ -93,6 +94,6 @@ func (s Spec) config() macro.Config {
 		ClientBoundLag: s.ClientBoundLag, Seed: s.Seed, Limits: s.Limits, ServerLog: s.ServerLog, SLO: s.SLO,
 		Dataset: s.Dataset, DatasetFile: s.DatasetFile, DatasetMax: s.DatasetMax, RangeRatio: s.RangeRatio,
 		PrefixLen: s.PrefixLen, Repeat: s.Repeat, Percentiles: s.Percentiles,
-		Arrivals: s.Arrivals, Burstiness: s.Burstiness, LatencyFrom: s.LatencyFrom, Search: s.Search, SearchTolerance: s.SearchTolerance,
+		Arrivals: s.Arrivals, Burstiness: s.Burstiness, LatencyFrom: s.LatencyFrom, Search: s.Search, SearchTolerance: s.SearchTolerance, SearchFrom: s.SearchFrom,
 		Deployment: s.Deployment}
 }

@@ -86,7 +86,8 @@ func TestLongResultInParts(t *testing.T) {
 	partSize = 512
 	defer func() { partSize = old }()
 	_, url := emutest.Start(t, vllmemu.Config{StepTime: time.Millisecond, StepPerSeq: 1})
-	sw, err := New(macro.Config{URL: url, Concurrency: []int{1, 2, 4}, Requests: 4, Warmup: 1, InputLen: 8, OutputLen: 8},
+	sw, err := New(macro.Config{URL: url, API: macro.APICompletions, Concurrency: []int{1, 2, 4}, Requests: 4, Warmup: 1,
+		InputLen: 8, OutputLen: 8, Timeout: time.Minute, ClientBoundLag: 10 * time.Millisecond, Repeat: 1, LatencyFrom: macro.LatencySent},
 		Options{Host: inProc{local.New()}})
 	if err != nil {
 		t.Fatal(err)
@@ -111,8 +112,9 @@ func (inProc) Simulated() bool { return true }
 // reaches, so the limit is above the ladder's top.
 func TestSearchOnHost(t *testing.T) {
 	_, url := emutest.Start(t, vllmemu.Config{StepTime: time.Millisecond, StepPerSeq: 1})
-	sw, err := New(macro.Config{URL: url, Concurrency: []int{1, 2, 4}, Requests: 40, InputLen: 8, OutputLen: 4,
-		SLO: "tpot=1s", Search: phases.SearchConcurrency}, Options{Host: inProc{local.New()}})
+	sw, err := New(macro.Config{URL: url, API: macro.APICompletions, Concurrency: []int{1, 2, 4}, Requests: 40, InputLen: 8, OutputLen: 4,
+		Timeout: time.Minute, ClientBoundLag: 10 * time.Millisecond, Repeat: 1, LatencyFrom: macro.LatencySent,
+		SLO: "tpot=1s", Search: phases.SearchConcurrency, SearchTolerance: 0.05}, Options{Host: inProc{local.New()}})
 	if err != nil {
 		t.Fatal(err)
 	}

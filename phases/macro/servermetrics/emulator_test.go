@@ -29,7 +29,8 @@ func TestEmulatorMetricsFollowLoad(t *testing.T) {
 	}
 
 	events := make(chan phases.Event, 4096)
-	sw, err := macro.NewSweep(macro.Config{URL: srv.URL, Concurrency: []int{8}, Requests: 24, InputLen: 32, OutputLen: 96,
+	sw, err := macro.NewSweep(macro.Config{API: macro.APICompletions, Timeout: time.Minute, ClientBoundLag: 10 * time.Millisecond, Repeat: 1, LatencyFrom: macro.LatencySent,
+		URL: srv.URL, Concurrency: []int{8}, Requests: 24, InputLen: 32, OutputLen: 96,
 		Seed: 1, Scraper: servermetrics.NewScraper(srv.URL+"/metrics", srv.Client())})
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +91,8 @@ func TestEmulatorSpecDecodeAcceptance(t *testing.T) {
 	if _, err := sc.Scrape(ctx, t0); err != nil {
 		t.Fatal(err)
 	}
-	sw, err := macro.NewSweep(macro.Config{URL: srv.URL, Concurrency: []int{8}, Requests: 16, InputLen: 32, OutputLen: 128, Seed: 1})
+	sw, err := macro.NewSweep(macro.Config{API: macro.APICompletions, Timeout: time.Minute, ClientBoundLag: 10 * time.Millisecond, Repeat: 1, LatencyFrom: macro.LatencySent,
+		URL: srv.URL, Concurrency: []int{8}, Requests: 16, InputLen: 32, OutputLen: 128, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

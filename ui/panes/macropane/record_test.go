@@ -45,7 +45,8 @@ func TestRecordSweep(t *testing.T) {
 	defer func() { srv.CloseClientConnections(); srv.Close(); emu.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	sw, err := macro.NewSweep(macro.Config{URL: srv.URL, Concurrency: []int{1, 2, 4, 8, 16, 32, 64, 128, 256},
+	sw, err := macro.NewSweep(macro.Config{API: macro.APICompletions, Timeout: time.Minute, ClientBoundLag: 10 * time.Millisecond, Repeat: 1, LatencyFrom: macro.LatencySent,
+		URL: srv.URL, Concurrency: []int{1, 2, 4, 8, 16, 32, 64, 128, 256},
 		Duration: 4 * time.Second, Requests: 2000, Warmup: 1, InputLen: 128, OutputLen: 64, Seed: 1,
 		Scraper: servermetrics.NewScraper(srv.URL+"/metrics", srv.Client())})
 	if err != nil {

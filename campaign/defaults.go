@@ -1,0 +1,55 @@
+package campaign
+
+import "time"
+
+// This file is the one home of every default value: the campaign file's
+// (Defaults), the headless commands' flags, the cockpit's quick paths and
+// the demo read them here. The engines under phases/ hold none: each
+// checks its configuration (Validate) and refuses one that lacks a value.
+
+// The sweep's defaults (the macro section).
+var (
+	// DefaultConcurrency is the concurrency ladder a sweep climbs.
+	DefaultConcurrency = []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
+)
+
+const (
+	// DefaultRequests is the measured requests per level.
+	DefaultRequests = 64
+	// DefaultWarmup is the requests per level sent before the measured ones.
+	DefaultWarmup = 4
+	// DefaultInputLen and DefaultOutputLen are the prompt and output tokens.
+	DefaultInputLen  = 256
+	DefaultOutputLen = 256
+	// DefaultRequestTimeout bounds one request of a sweep, from its send
+	// to its last byte (sweep --timeout).
+	DefaultRequestTimeout = 10 * time.Minute
+	// DefaultClientBoundLag is the p99 send lag above which a level is
+	// flagged client bound.
+	DefaultClientBoundLag = 10 * time.Millisecond
+	// DefaultSearchTolerance is how close an SLO search's bounds come:
+	// upper - lower at most this share of lower.
+	DefaultSearchTolerance = 0.05
+	// DefaultSearchRate is a rate search's first rung, in requests per
+	// second, when macro.rate is 0.
+	DefaultSearchRate = 1.0
+	// DefaultBurstiness is the open loop's gamma shape: 1 is Poisson.
+	DefaultBurstiness = 1.0
+)
+
+// The capture's defaults (the profile section and the profile command).
+const (
+	// DefaultProfileSteps is how many engine steps one capture window records.
+	DefaultProfileSteps = 50
+	// DefaultProfileStopTimeout bounds stop_profile, which blocks while
+	// the traces flush (minutes on a large model).
+	DefaultProfileStopTimeout = 30 * time.Minute
+	// DefaultProfileRemoteOver is the trace size above which a trace is
+	// summarised on the host rather than read over the connection.
+	DefaultProfileRemoteOver = 32 << 20
+	// DefaultProfileTop is how many kernels a capture's summary lists.
+	DefaultProfileTop = 15
+)
+
+// DefaultPython is the interpreter the scripts run with on the host.
+const DefaultPython = "python3"

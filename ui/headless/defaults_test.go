@@ -1,0 +1,46 @@
+package headless
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases/macro"
+)
+
+// The engines hold no defaults: a command given no flag but the server
+// hands its engine a complete configuration, with the values the engines
+// used to fill in themselves (written here as numbers, so that a default
+// that changes fails this test).
+func TestNoFlagsGiveTheSameDefaults(t *testing.T) {
+	t.Chdir(t.TempDir()) // no profdeck.yaml
+	r, err := flagCommands["sweep"].resolve([]string{"--url", "http://127.0.0.1:8000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.sweep
+	if err := s.Validate(); err != nil {
+		t.Fatalf("sweep with no flags: %v", err)
+	}
+	got := []any{s.API, s.Concurrency, s.Requests, s.Duration, s.Warmup, s.InputLen, s.OutputLen, s.Timeout,
+		s.ClientBoundLag, s.Repeat, s.Arrivals, s.Burstiness, s.LatencyFrom, s.SearchTolerance, s.SearchFrom, s.Rate, s.Search}
+	want := []any{macro.APICompletions, []int{1, 2, 4, 8, 16, 32, 64, 128, 256}, 64, time.Duration(0), 4, 256, 256, 10 * time.Minute,
+		10 * time.Millisecond, 1, macro.ArrivalsPoisson, 1.0, macro.LatencySent, 0.05, 1.0, 0.0, ""}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("sweep with no flags:\n got %v\nwant %v", got, want)
+	}
+	// A rate search starts at --rate, else at 1 req/s.
+	for args, from := range map[string]float64{"": 1, "3.5": 3.5} {
+		a := []string{"--url", "http://127.0.0.1:8000", "--search", "rate", "--slo", "tpot=50ms"}
+		if args != "" {
+			a = append(a, "--rate", args)
+		}
+		r, err := flagCommands["sweep"].resolve(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.sweep.SearchFrom != from || r.sweep.Validate() != nil {
+			t.Errorf("rate search, --rate %q: first rung %g (want %g), %v", args, r.sweep.SearchFrom, from, r.sweep.Validate())
+		}
+	}
+}
