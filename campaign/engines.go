@@ -98,11 +98,14 @@ func MetricsURL(server, configured string) string {
 
 // ProfileConfig is a capture's configuration: the server, the profiler
 // directory, the profile section's steps at C=1 and the macro section's
-// lengths (without its host).
+// lengths (without its host), with the defaults of what the campaign file
+// has no key for (stop_profile's bound, the trace size summarised on the
+// host and its interpreter, the kernels listed).
 func (c *Campaign) ProfileConfig(apiKey string) profile.Config {
 	return profile.Config{URL: c.Server.URL, Model: c.Model.Name, API: c.Macro.API, APIKey: apiKey,
 		ProfilerDir: c.Server.ProfilerDir, Concurrency: []int{1}, Steps: c.Profile.Steps, Steady: true,
-		InputLen: c.Macro.InputLen, OutputLen: c.Macro.OutputLen}
+		InputLen: c.Macro.InputLen, OutputLen: c.Macro.OutputLen, StopTimeout: DefaultProfileStopTimeout,
+		RemoteOver: DefaultProfileRemoteOver, Python: DefaultPython, Top: DefaultProfileTop}
 }
 
 // ModelSpec names the model for model.Resolve: its config file, its preset,

@@ -14,30 +14,32 @@ import (
 	"github.com/profdeck/profdeck/remote"
 )
 
-// Config is one capture.
+// Config is one capture. The capture fills in no default: every value it
+// needs is given (Validate says which is missing); the campaign (package
+// campaign) is where the defaults live.
 type Config struct {
 	Host        remote.Host
 	URL         string // the server as seen from the host, e.g. http://127.0.0.1:8000
 	Model       string // "" asks /v1/models
-	API         string // "completions" (default) or "chat"
+	API         string // "completions" or "chat"
 	APIKey      string // never journalled
-	ProfilerDir string // the server's torch profiler directory on the host (required)
-	// Concurrency are the levels, one capture window each; default [1] (the
-	// pane and `profdeck run` add the sweep's plateau).
+	ProfilerDir string // the server's torch profiler directory on the host
+	// Concurrency are the levels, one capture window each (the pane and
+	// `profdeck run` take C=1 and the sweep's plateau).
 	Concurrency []int
-	// Steps is how many engine steps a window records, default 50.
+	// Steps is how many engine steps a window records.
 	Steps     int
-	InputLen  int // prompt tokens, default 256
-	OutputLen int // output tokens per request, default 128
+	InputLen  int // prompt tokens
+	OutputLen int // output tokens per request
 	// StopTimeout bounds stop_profile, which blocks while traces flush
-	// (minutes on a large model), default 30 minutes.
+	// (minutes on a large model).
 	StopTimeout time.Duration
 	// RemoteOver is the trace size above which the trace is summarised on
-	// the host by a Python script rather than read over the connection,
-	// default 32 MiB. Python is the interpreter to use there (default python3).
+	// the host by a Python script rather than read over the connection.
+	// Python is the interpreter to use there.
 	RemoteOver int64
 	Python     string
-	// Top is how many kernels the summary lists, default TopN.
+	// Top is how many kernels the summary lists.
 	Top int
 	// Steady adds, at each level, a window of the sweep's own traffic
 	// (InputLen and OutputLen requests, arrivals and completions going on)
@@ -49,35 +51,44 @@ type Config struct {
 	Load LoadFunc
 }
 
-func (c Config) withDefaults() Config {
-	if c.API == "" {
-		c.API = "completions"
+// Validate checks that c is complete and its values in range, before any
+// request; the error names the field. A caller that maps a flag or a
+// campaign key to a field checks the value first, naming what it maps.
+func (c Config) Validate() error {
+	bad := func(field, format string, args ...any) error {
+		return fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...))
 	}
-	if c.Steps <= 0 {
-		c.Steps = DefaultSteps
+	switch {
+	case c.Host == nil:
+		return bad("Host", "no host")
+	case strings.TrimSpace(c.URL) == "":
+		return bad("URL", "no server URL")
+	case c.API != "completions" && c.API != "chat":
+		return bad("API", "%q: want completions or chat", c.API)
+	case strings.TrimSpace(c.ProfilerDir) == "":
+		return bad("ProfilerDir", "not set: the server's torch profiler directory on the host must be given")
+	case c.Steps < 1:
+		return bad("Steps", "%d: want at least 1 engine step per window", c.Steps)
+	case c.InputLen < 1:
+		return bad("InputLen", "%d: want at least 1 token", c.InputLen)
+	case c.OutputLen < 1:
+		return bad("OutputLen", "%d: want at least 1 token", c.OutputLen)
+	case c.StopTimeout <= 0:
+		return bad("StopTimeout", "%s: want more than 0", c.StopTimeout)
+	case c.RemoteOver <= 0:
+		return bad("RemoteOver", "%d: want a size in bytes above 0", c.RemoteOver)
+	case strings.TrimSpace(c.Python) == "":
+		return bad("Python", "not set: the interpreter on the host")
+	case c.Top < 1:
+		return bad("Top", "%d: want at least 1 kernel", c.Top)
 	}
 	if len(c.Concurrency) == 0 {
-		c.Concurrency = []int{1}
+		return bad("Concurrency", "not set: want at least one level (e.g. 1)")
 	}
-	if c.InputLen <= 0 {
-		c.InputLen = 256
+	if err := CheckLevels(c.Concurrency); err != nil {
+		return bad("Concurrency", "%v: %v", c.Concurrency, err)
 	}
-	if c.OutputLen <= 0 {
-		c.OutputLen = 128
-	}
-	if c.StopTimeout <= 0 {
-		c.StopTimeout = 30 * time.Minute
-	}
-	if c.RemoteOver <= 0 {
-		c.RemoteOver = 32 << 20
-	}
-	if c.Python == "" {
-		c.Python = "python3"
-	}
-	if c.Top <= 0 {
-		c.Top = TopN
-	}
-	return c
+	return nil
 }
 
 // MaxLevel bounds a capture's concurrency level: a window holds that many
@@ -91,9 +102,6 @@ func ParseLevels(s string) ([]int, error) { return units.ParseInts(s, 1, MaxLeve
 
 // CheckLevels checks capture levels as ParseLevels reads them.
 func CheckLevels(levels []int) error { return units.CheckInts(levels, 1, MaxLevel) }
-
-// DefaultSteps is how many engine steps one capture window records.
-const DefaultSteps = 50
 
 // cancelStopWait is how long a cancelled capture waits for stop_profile.
 const cancelStopWait = 10 * time.Second
@@ -167,9 +175,8 @@ func Capture(ctx context.Context, cfg Config, em *phases.Emitter) (*phases.Profi
 // KindProfileFailed, with the levels done so far returned. Cancelling ctx
 // after start_profile still sends stop_profile.
 func CaptureLevels(ctx context.Context, cfg Config, em *phases.Emitter) ([]phases.ProfileSummary, error) {
-	cfg = cfg.withDefaults()
-	if strings.TrimSpace(cfg.ProfilerDir) == "" {
-		return nil, &phases.InputError{Err: errors.New("no profiler directory: the server's torch profiler directory on the host must be given")}
+	if err := cfg.Validate(); err != nil {
+		return nil, &phases.InputError{Err: fmt.Errorf("profile: %w", err)}
 	}
 	params := map[string]any{"url": remote.MaskURL(cfg.URL), "steps": cfg.Steps, "concurrency": cfg.Concurrency,
 		"profiler_dir": cfg.ProfilerDir, "input_len": cfg.InputLen, "output_len": cfg.OutputLen, "steady": cfg.Steady}
@@ -182,15 +189,6 @@ func CaptureLevels(ctx context.Context, cfg Config, em *phases.Emitter) ([]phase
 }
 
 func captureLevels(ctx context.Context, cfg Config, em *phases.Emitter) ([]phases.ProfileSummary, error) {
-	if cfg.Host == nil {
-		return nil, errors.New("profile: no host")
-	}
-	if cfg.URL == "" {
-		return nil, errors.New("profile: no server URL")
-	}
-	if err := CheckLevels(cfg.Concurrency); err != nil {
-		return nil, &phases.InputError{Err: fmt.Errorf("profile levels %v: %v", cfg.Concurrency, err)}
-	}
 	c := newClient(cfg.Host, cfg.URL, cfg.APIKey)
 	defer c.close()
 	r := &run{cfg: cfg, c: c, em: em}

@@ -112,8 +112,8 @@ func TestCaptureOverSSH(t *testing.T) {
 				for range ch {
 				}
 			}()
-			levels, err := profile.CaptureLevels(ctx, profile.Config{Host: h, URL: vllm.URL, ProfilerDir: profDir,
-				Concurrency: []int{1, 2}, Steps: 20, OutputLen: 5, RemoteOver: 1000, Python: python}, &phases.Emitter{Out: ch})
+			levels, err := profile.CaptureLevels(ctx, profile.Complete(profile.Config{Host: h, URL: vllm.URL, ProfilerDir: profDir,
+				Concurrency: []int{1, 2}, Steps: 20, OutputLen: 5, RemoteOver: 1000, Python: python}), &phases.Emitter{Out: ch})
 			close(ch)
 			if err != nil {
 				t.Fatal(err)
@@ -149,7 +149,7 @@ func TestCaptureKeepsProfileWhenLoadFails(t *testing.T) {
 	defer cancel()
 	profDir := t.TempDir()
 	vllm, _ := fakeVLLM(t, profDir, true, 2, 5)
-	s, err := profile.Capture(ctx, profile.Config{Host: local.New(), URL: vllm.URL, ProfilerDir: profDir, Steps: 100, OutputLen: 4}, nil)
+	s, err := profile.Capture(ctx, profile.Complete(profile.Config{Host: local.New(), URL: vllm.URL, ProfilerDir: profDir, Steps: 100, OutputLen: 4}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

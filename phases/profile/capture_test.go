@@ -49,8 +49,8 @@ func TestCaptureSim(t *testing.T) {
 		t.Fatal(err)
 	}
 	em, events := collect(ctx)
-	levels, err := profile.CaptureLevels(ctx, profile.Config{Host: d, URL: "http://" + d.Options().ServerAddr,
-		ProfilerDir: "/tmp/prof_dir", Concurrency: []int{1, 8}, Steps: 20, InputLen: 32, OutputLen: 24}, em)
+	levels, err := profile.CaptureLevels(ctx, profile.Complete(profile.Config{Host: d, URL: "http://" + d.Options().ServerAddr,
+		ProfilerDir: "/tmp/prof_dir", Concurrency: []int{1, 8}, Steps: 20, InputLen: 32, OutputLen: 24}), em)
 	evs := events()
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func TestCaptureProfilerDisabled(t *testing.T) {
 		}
 	}
 	em, events := collect(ctx)
-	_, err := profile.Capture(ctx, profile.Config{Host: d, URL: "http://" + o.ServerAddr, ProfilerDir: profDir}, em)
+	_, err := profile.Capture(ctx, profile.Complete(profile.Config{Host: d, URL: "http://" + o.ServerAddr, ProfilerDir: profDir}), em)
 	evs := events()
 	if !errors.Is(err, profile.ErrProfilerDisabled) {
 		t.Fatalf("err = %v, want ErrProfilerDisabled", err)
@@ -177,7 +177,7 @@ func TestCaptureCancelStopsProfiler(t *testing.T) {
 			}
 		}
 	}()
-	_, err := profile.Capture(cctx, profile.Config{Host: d, URL: "http://" + d.Options().ServerAddr, OutputLen: 200, ProfilerDir: profDir}, &phases.Emitter{Out: ch})
+	_, err := profile.Capture(cctx, profile.Complete(profile.Config{Host: d, URL: "http://" + d.Options().ServerAddr, OutputLen: 200, ProfilerDir: profDir}), &phases.Emitter{Out: ch})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want cancelled", err)
 	}
@@ -192,7 +192,7 @@ func TestCaptureCancelStopsProfiler(t *testing.T) {
 func TestCaptureServerDown(t *testing.T) {
 	d, ctx := startSim(t) // no server started: nothing listens
 	em, events := collect(ctx)
-	_, err := profile.Capture(ctx, profile.Config{Host: d, URL: "http://" + d.Options().ServerAddr, ProfilerDir: profDir}, em)
+	_, err := profile.Capture(ctx, profile.Complete(profile.Config{Host: d, URL: "http://" + d.Options().ServerAddr, ProfilerDir: profDir}), em)
 	evs := events()
 	if !errors.Is(err, profile.ErrServerDown) {
 		t.Fatalf("err = %v, want ErrServerDown", err)
@@ -241,7 +241,7 @@ func TestCaptureNotesOtherTraffic(t *testing.T) {
 		}()
 	}
 	time.Sleep(300 * time.Millisecond)
-	s, err := profile.Capture(ctx, profile.Config{Host: d, URL: url, Steps: 20, InputLen: 16, OutputLen: 24, ProfilerDir: profDir}, nil)
+	s, err := profile.Capture(ctx, profile.Complete(profile.Config{Host: d, URL: url, Steps: 20, InputLen: 16, OutputLen: 24, ProfilerDir: profDir}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,8 +259,8 @@ func TestCaptureSteadyWindows(t *testing.T) {
 		t.Fatal(err)
 	}
 	em, events := collect(ctx)
-	levels, err := profile.CaptureLevels(ctx, profile.Config{Host: d, URL: "http://" + d.Options().ServerAddr,
-		ProfilerDir: "/tmp/prof_dir", Concurrency: []int{4}, Steps: 20, InputLen: 32, OutputLen: 24, Steady: true}, em)
+	levels, err := profile.CaptureLevels(ctx, profile.Complete(profile.Config{Host: d, URL: "http://" + d.Options().ServerAddr,
+		ProfilerDir: "/tmp/prof_dir", Concurrency: []int{4}, Steps: 20, InputLen: 32, OutputLen: 24, Steady: true}), em)
 	events()
 	if err != nil {
 		t.Fatal(err)

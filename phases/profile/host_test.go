@@ -30,7 +30,7 @@ func TestSummariseOnHostMatchesGo(t *testing.T) {
 	defer cancel()
 	for _, name := range []string{"trace.json", "trace.json.gz"} {
 		path, _ := filepath.Abs("testdata/" + name)
-		cfg := Config{Host: local.New(), URL: "x"}.withDefaults()
+		cfg := Complete(Config{Host: local.New(), URL: "x"})
 		remote, err := summariseOnHost(ctx, cfg, path)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -49,7 +49,7 @@ func TestSummariseOnHostMatchesGo(t *testing.T) {
 		}
 	}
 	// A file that is not there: the script's error comes back named.
-	cfg := Config{Host: local.New(), URL: "x"}.withDefaults()
+	cfg := Complete(Config{Host: local.New(), URL: "x"})
 	if _, err := summariseOnHost(ctx, cfg, "/nonexistent/trace.json"); err == nil {
 		t.Error("no error for a missing trace")
 	}
@@ -77,7 +77,7 @@ func TestSummarisePicksOutputs(t *testing.T) {
 	table := copyFile("key_averages.txt", "profiler_out_0.txt")
 	tr0 := copyFile("trace.json.gz", "dp0_pp0_tp0_dcp0_ep0_rank0.1.pt.trace.json.gz")
 	tr1 := copyFile("trace.json", "dp0_pp0_tp1_dcp0_ep0_rank1.2.pt.trace.json")
-	cfg := Config{Host: local.New(), URL: "x"}.withDefaults()
+	cfg := Complete(Config{Host: local.New(), URL: "x"})
 	s, err := summarise(ctx, cfg, []fileInfo{tr1, table, tr0}, func(string) {})
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func TestSummariseFallsBackToStreaming(t *testing.T) {
 	defer cancel()
 	for _, name := range []string{"trace.json", "trace.json.gz"} {
 		path, _ := filepath.Abs("testdata/" + name)
-		cfg := Config{Host: local.New(), URL: "x", Python: "python3-not-installed", RemoteOver: 1000}.withDefaults()
+		cfg := Complete(Config{Host: local.New(), URL: "x", Python: "python3-not-installed", RemoteOver: 1000})
 		s, err := summarise(ctx, cfg, []fileInfo{{path: path, size: 1 << 20, mtime: "1"}}, func(string) {})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -148,7 +148,7 @@ func TestSummariseSmallGzipOverLimitGoesToHost(t *testing.T) {
 	if int64(len(raw)) <= over {
 		t.Fatalf("the fixture compresses too little: %d of %d bytes", len(b), len(raw))
 	}
-	cfg := Config{Host: local.New(), URL: "x", RemoteOver: over}.withDefaults()
+	cfg := Complete(Config{Host: local.New(), URL: "x", RemoteOver: over})
 	s, err := summarise(ctx, cfg, []fileInfo{{path: p, size: int64(len(b)), mtime: "1"}}, func(string) {})
 	if err != nil {
 		t.Fatal(err)

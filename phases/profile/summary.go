@@ -8,7 +8,8 @@ import (
 	"github.com/profdeck/profdeck/phases"
 )
 
-// TopN is how many kernels a summary lists.
+// TopN is how many kernels ParseTable and ParseTrace list (a capture
+// lists Config.Top).
 const TopN = 15
 
 // kernelAgg accumulates device time per kernel name.
@@ -79,11 +80,8 @@ func (a *kernelAgg) sum() float64 {
 // summary builds the profile summary from the kernels. total is the device
 // time total the profiler reported (0 when it reported none); time it counts
 // beyond the listed kernels (rows a table cut) goes to "other". top is how
-// many kernels to list (<= 0: TopN).
+// many kernels to list.
 func (a *kernelAgg) summary(source string, total float64, top int) *phases.ProfileSummary {
-	if top <= 0 {
-		top = TopN
-	}
 	s := &phases.ProfileSummary{Source: source, Categories: map[string]float64{}}
 	for _, c := range Categories {
 		s.Categories[c] = 0

@@ -142,8 +142,8 @@ func TestWindowWaitsForEveryStream(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const conc = 8
-	_, err := profile.CaptureLevels(ctx, profile.Config{Host: local.New(), URL: srv.URL, ProfilerDir: dir,
-		Concurrency: []int{conc}, Steps: 20, InputLen: 8, OutputLen: 5}, nil)
+	_, err := profile.CaptureLevels(ctx, profile.Complete(profile.Config{Host: local.New(), URL: srv.URL, ProfilerDir: dir,
+		Concurrency: []int{conc}, Steps: 20, InputLen: 8, OutputLen: 5}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/remote/local"
 )
 
 // The engines hold no defaults: a command given no flag but the server
@@ -28,6 +29,22 @@ func TestNoFlagsGiveTheSameDefaults(t *testing.T) {
 		10 * time.Millisecond, 1, macro.ArrivalsPoisson, 1.0, macro.LatencySent, 0.05, 1.0, 0.0, ""}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("sweep with no flags:\n got %v\nwant %v", got, want)
+	}
+	// The capture: C=1, the sweep's lengths, 50 steps, 15 kernels, half an
+	// hour for stop_profile, traces over 32 MiB summarised on the host.
+	r, err = flagCommands["profile"].resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.profile
+	p.Host = local.New()
+	if err := p.Validate(); err != nil {
+		t.Fatalf("profile with no flags: %v", err)
+	}
+	got = []any{p.API, p.Concurrency, p.Steps, p.InputLen, p.OutputLen, p.StopTimeout, p.RemoteOver, p.Python, p.Top, p.ProfilerDir}
+	want = []any{"completions", []int{1}, 50, 256, 256, 30 * time.Minute, int64(32 << 20), "python3", 15, "/tmp/vllm_profile"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("profile with no flags:\n got %v\nwant %v", got, want)
 	}
 	// A rate search starts at --rate, else at 1 req/s.
 	for args, from := range map[string]float64{"": 1, "3.5": 3.5} {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases/load/enginelog"
 	"github.com/profdeck/profdeck/phases/load/smi"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
@@ -154,8 +155,11 @@ func ParseProfilerMain(ctx context.Context, args []string, stdout, stderr io.Wri
 	c := newParseCommand("profiler-table", "profdeck parse profiler-table [--top N] [--json FILE|-] FILE\n\n"+
 		"FILE is a torch.profiler key_averages table (vLLM's profiler_out_0.txt, or a log that holds one),\n"+
 		"or a Chrome trace (.json or .json.gz). Prints device-kernel time by category.", stdout, stderr)
-	top := c.Flags.Int("top", profile.TopN, "how many kernels to list")
+	top := c.Flags.Int("top", campaign.DefaultProfileTop, "how many kernels to list")
 	name, err := c.parseFile(args)
+	if err == nil && *top < 1 {
+		err = BadInput("--top: must be at least 1, got %d", *top)
+	}
 	if err == nil {
 		err = parseProfiler(c, name, *top)
 	}

@@ -90,12 +90,8 @@ func (m *Model) messageLines(w int) []string {
 	if m.r.State == common.RunIdle && m.sum == nil && m.d.Campaign != nil {
 		cfg := m.config()
 		dir := cfg.ProfilerDir
-		steps := cfg.Steps
-		if steps <= 0 {
-			steps = profile.DefaultSteps
-		}
 		text := fmt.Sprintf("s captures one window per level (C=%s): a steady load, start_profile, %d engine steps, stop_profile, "+
-			"then reads %s on %s. The server must run with the torch profiler.", joinInts(cfg.Concurrency), steps, dir, hostName(m))
+			"then reads %s on %s. The server must run with the torch profiler.", joinInts(cfg.Concurrency), cfg.Steps, dir, hostName(m))
 		var out []string
 		for _, l := range components.Wrap(text, w) {
 			out = append(out, s.Subtle.Render(l))
