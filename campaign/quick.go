@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -59,4 +60,12 @@ func (c *Campaign) QuickSim(loads bool) []string {
 // given reports whether the file or a flag set key.
 func (c *Campaign) given(key string) bool {
 	return c.setBy[key] != "" || lineOf(c.root, key) > 0
+}
+
+// QuickSimNote is how a front-end says what QuickSim set ("" when nothing).
+func QuickSimNote(set []string) string {
+	if len(set) == 0 {
+		return ""
+	}
+	return "host sim: quick settings where the campaign and the flags leave the default: " + strings.Join(set, ", ")
 }

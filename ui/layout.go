@@ -58,8 +58,26 @@ func (m *Model) render() string {
 	default:
 		body = m.focused().View()
 	}
-	out := []string{m.header(), m.tabs(), components.Box(body, m.w, bodyH), m.statusBar(), m.helpLine()}
+	out := []string{m.header(), m.tabs(), components.Box(body, m.w, bodyH), m.footer()}
 	return strings.Join(out, "\n")
+}
+
+// footer is the status bar and the key help under it; a status too long
+// for one row takes the help's row too while it shows, so its end (often
+// the figure or the fix) is not cut at 80 columns.
+func (m *Model) footer() string {
+	if m.status == "" || m.noting || components.Width(m.status) <= m.w {
+		return m.statusBar() + "\n" + m.helpLine()
+	}
+	st := m.d.Styles.Footer
+	if m.statusErr {
+		st = m.d.Styles.FooterError
+	}
+	rows := components.WrapRows(m.status, m.w, 2)
+	for len(rows) < 2 {
+		rows = append(rows, "")
+	}
+	return st.Render(rows[0]) + "\n" + st.Render(rows[1])
 }
 
 func (m *Model) tooSmall() string {

@@ -30,10 +30,17 @@ func TestEndToEndReopenWhereTheJournalLeftOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startTmux(t, 80, 24, fmt.Sprintf("cd %s && %s tui -c profdeck.yaml", dir, bin))
+	// The simulated host's quick settings, said as the cockpit opens and
+	// whole at 80 columns (the campaign leaves each at its default).
+	screen := s.waitFor(regexp.MustCompile(`sim\.load_time 20s`), 20*time.Second)
+	if !strings.Contains(screen, "host sim: quick settings where the campaign and the flags leave the default:") ||
+		!strings.Contains(screen, "macro.requests 16, macro.output_len 64, macro.warmup 2, sim.load_time 20s") {
+		t.Errorf("the quick settings are not said whole:\n%s", screen)
+	}
 	s.waitFor(regexp.MustCompile(`down: nothing serves`), 20*time.Second)
 
 	s.keys("2")
-	screen := s.waitFor(regexp.MustCompile(`levels done`), 10*time.Second)
+	screen = s.waitFor(regexp.MustCompile(`levels done`), 10*time.Second)
 	if strings.Contains(screen, "no sweep yet") || !strings.Contains(screen, "◀ plateau") {
 		t.Errorf("Macro does not show the journal's sweep:\n%s", screen)
 	}

@@ -39,6 +39,7 @@ type Model struct {
 	status    string
 	statusErr bool
 	statusSeq int
+	notice    string // said in the status bar as the cockpit opens
 
 	start   time.Time
 	now     time.Time
@@ -89,9 +90,22 @@ func NewWith(d *common.Deps, saver Saver, table []PaneEntry) *Model {
 	return m
 }
 
-// Init starts every pane, the event stream and the clock.
+// noticeHold is how long the opening notice stays in the status bar
+// (a key's own status replaces it sooner).
+const noticeHold = 20 * time.Second
+
+// Notice sets what the status bar says as the cockpit opens ("" nothing),
+// such as the settings the cockpit applied that the campaign file does
+// not hold.
+func (m *Model) Notice(text string) { m.notice = text }
+
+// Init starts every pane, the event stream and the clock, and says the
+// opening notice.
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.tick(), waitEvents(m.updates)}
+	if m.notice != "" {
+		cmds = append(cmds, m.statusFor(m.notice, false, noticeHold))
+	}
 	for _, p := range m.panes {
 		cmds = append(cmds, p.Init())
 	}
@@ -225,13 +239,18 @@ func (m *Model) observe(ev phases.Event) {
 }
 
 func (m *Model) setStatus(text string, isErr bool) tea.Cmd {
-	m.statusSeq++
-	m.status, m.statusErr = text, isErr
-	seq := m.statusSeq
 	wait := 4 * time.Second
 	if isErr {
 		wait = 10 * time.Second
 	}
+	return m.statusFor(text, isErr, wait)
+}
+
+// statusFor shows text in the status bar for wait, or until the next.
+func (m *Model) statusFor(text string, isErr bool, wait time.Duration) tea.Cmd {
+	m.statusSeq++
+	m.status, m.statusErr = text, isErr
+	seq := m.statusSeq
 	return tea.Tick(wait, func(time.Time) tea.Msg { return clearStatusMsg{seq: seq} })
 }
 

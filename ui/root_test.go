@@ -346,3 +346,32 @@ func TestHeaderAndStatusBarAt80Columns(t *testing.T) {
 		t.Fatalf("a wide header keeps the whole name: %q", m.header())
 	}
 }
+
+// The opening notice (what the simulated host's quick settings set) shows
+// in the status bar as the cockpit opens, whole at 80 columns on the
+// status and help rows, until its time is up; then the help comes back.
+func TestOpeningNoticeWholeAt80Columns(t *testing.T) {
+	m, _, _ := newTestRoot(t)
+	note := campaign.QuickSimNote([]string{"macro.requests 16", "macro.output_len 64", "macro.warmup 2", "sim.load_time 20s"})
+	m.Notice(note)
+	m.Init()
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	lines := strings.Split(ansi.Strip(m.render()), "\n")
+	if len(lines) != 24 {
+		t.Fatalf("%d lines, want 24", len(lines))
+	}
+	footer := lines[22] + " " + lines[23]
+	if got := strings.Join(strings.Fields(footer), " "); got != note {
+		t.Fatalf("footer %q, want the notice %q", got, note)
+	}
+	for _, l := range lines {
+		if components.Width(l) > 80 {
+			t.Fatalf("a line of %d cells: %q", components.Width(l), l)
+		}
+	}
+	m.Update(clearStatusMsg{seq: m.statusSeq})
+	lines = strings.Split(ansi.Strip(m.render()), "\n")
+	if !strings.HasPrefix(lines[22], "? help") || strings.Contains(lines[23], "quick") {
+		t.Fatalf("after the notice: %q / %q", lines[22], lines[23])
+	}
+}

@@ -80,7 +80,7 @@ func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *manual {
 		auto = map[string]bool{phases.Macro: true}
 	}
-	code := runCockpit(ctx, c, dep, auto, stderr)
+	code := runCockpit(ctx, c, dep, cockpitOptions{autoStart: auto}, stderr)
 	// The full screen hid the line above; say it again where it stays.
 	fmt.Fprintf(stderr, "profdeck demo: notebook %s (journal and files in %s)\n", c.Notebook, *dir)
 	return code
@@ -120,9 +120,10 @@ func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	c, err := campaign.LoadFile(*path)
+	var quick string
 	if err == nil {
 		if err = c.ApplyFlags(fs, campaign.Flag{Name: "loadgen", Key: "macro.loadgen"}); err == nil {
-			c.QuickSim(true)
+			quick = campaign.QuickSimNote(c.QuickSim(true))
 			err = c.Check()
 		}
 	}
@@ -136,6 +137,11 @@ func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if quick != "" {
+		// Said here, where it stays after the full screen closes, and in
+		// the cockpit's status bar as it opens.
+		fmt.Fprintf(stderr, "profdeck tui: %s\n", quick)
+	}
 	fmt.Fprintf(stderr, "profdeck: connecting to %s…\n", c.Host)
 	opts := c.HostOptions()
 	opts.Prompt = terminalPrompt(stderr)
@@ -145,7 +151,7 @@ func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer hosts.CloseAll(nodes[1:])
-	return runCockpit(ctx, c, nodes[0], nil, stderr, nodes...)
+	return runCockpit(ctx, c, nodes[0], cockpitOptions{notice: quick}, stderr, nodes...)
 }
 
 // parseFlags parses a cockpit command's flags: ok, or the exit status (0
@@ -162,9 +168,17 @@ func parseFlags(fs *flag.FlagSet, args []string, usage string, stderr io.Writer)
 	return 2, false
 }
 
+// cockpitOptions are what a front-end asks of the cockpit beyond its
+// campaign: the phases whose pane starts at once, and a notice for the
+// status bar as it opens (what the simulated host's quick settings set).
+type cockpitOptions struct {
+	autoStart map[string]bool
+	notice    string
+}
+
 // runCockpit opens the session and runs the program until the operator quits.
 // nodes, when there are several, are every node, host first.
-func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, autoStart map[string]bool, stderr io.Writer, nodes ...remote.Host) int {
+func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, o cockpitOptions, stderr io.Writer, nodes ...remote.Host) int {
 	defer host.Close()
 	if len(nodes) < 2 {
 		nodes = []remote.Host{host}
@@ -187,14 +201,16 @@ func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, aut
 	d := &common.Deps{
 		Ctx: phaseCtx, Host: host, Campaign: c, Session: sess,
 		Styles: common.NewStyles(common.DefaultTheme()), Keys: common.DefaultKeyMap(),
-		Now: now, APIKey: op.APIKey, AutoStart: autoStart,
+		Now: now, APIKey: op.APIKey, AutoStart: o.autoStart,
 		Server: c.NodeServer(nodes), RunIdentity: c.RunIdentity(),
 	}
 	if len(nodes) > 1 {
 		d.Nodes = nodes
 	}
 	d.RunCampaign = campaignRunner(c, nodes, op, d.Server)
-	p := tea.NewProgram(New(d, op.Saver), tea.WithContext(ctx))
+	root := New(d, op.Saver)
+	root.Notice(o.notice)
+	p := tea.NewProgram(root, tea.WithContext(ctx))
 	_, runErr := p.Run()
 	stopPhases()
 	waitPhases(sess, op.Prior, 3*time.Second)

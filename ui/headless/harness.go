@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/profdeck/profdeck/campaign"
@@ -298,8 +297,7 @@ func (c *Command) Human() io.Writer {
 // sayQuick says which quick settings of the simulated host apply.
 func (c *Command) sayQuick() {
 	if len(c.quick) > 0 {
-		fmt.Fprintf(c.Stderr, "profdeck %s: host sim: quick settings where the campaign and the flags leave the default: %s\n",
-			c.Name, strings.Join(c.quick, ", "))
+		fmt.Fprintf(c.Stderr, "profdeck %s: %s\n", c.Name, campaign.QuickSimNote(c.quick))
 		c.quick = nil
 	}
 }
