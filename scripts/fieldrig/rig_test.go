@@ -451,7 +451,8 @@ func TestRigSeparateFirstTokensAtPassEnd(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
-	s, err := macro.NewSweep(macro.Config{URL: r.url, Concurrency: []int{4}, Requests: 24, Warmup: 0, InputLen: 64, OutputLen: 16, Seed: 3})
+	s, err := macro.NewSweep(macro.Config{API: macro.APICompletions, Timeout: time.Minute, ClientBoundLag: 10 * time.Millisecond, Repeat: 1, LatencyFrom: macro.LatencySent,
+		URL: r.url, Concurrency: []int{4}, Requests: 24, Warmup: 0, InputLen: 64, OutputLen: 16, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
