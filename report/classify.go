@@ -65,7 +65,7 @@ func normPhase(s string) string {
 
 func classify(events []phases.Event) *classified {
 	c := &classified{runs: map[string][]*phaseRun{}, notes: map[string][]phases.Event{}}
-	open := map[string]*phaseRun{}
+	open := phases.Brackets{Norm: normPhase} // a phase's open run is its last
 	// A phase's events that come while none of its runs is open (a server
 	// started just before the load's run is announced, a stop between two
 	// loads) wait for its next run, rather than making a run of their own.
@@ -80,32 +80,28 @@ func classify(events []phases.Event) *classified {
 		if c.sessionEvent(ev) {
 			continue
 		}
-		switch d := ev.Data.(type) {
-		case phases.PhaseStarted:
-			if p := normPhase(d.Name); p != "" {
+		if ch := open.Step(ev); ch.Name != "" && ch.Name != phases.RunBracket {
+			p := ch.Name
+			switch d := ev.Data.(type) {
+			case phases.PhaseStarted:
 				r := &phaseRun{start: ev.Time, params: d.Params, events: pending[p]}
 				delete(pending, p)
 				c.runs[p] = append(c.runs[p], r)
-				open[p] = r
-				continue
-			}
-		case phases.PhaseFinished:
-			if p := normPhase(d.Name); p != "" {
-				r := open[p]
-				if r == nil {
-					r = lastRun(c, p, ev.Time)
-				}
+			case phases.PhaseFinished:
+				// The run it closes, or the phase's last (a finish
+				// with no start: one of its own when it has none).
+				r := lastRun(c, p, ev.Time)
 				r.end, r.finished, r.err, r.outcome = ev.Time, true, d.Err, d.Outcome
-				open[p] = nil
-				continue
 			}
+			continue
 		}
 		p := normPhase(ev.Phase)
 		if p == "" {
 			continue
 		}
-		if r := open[p]; r != nil {
-			r.events = append(r.events, ev)
+		if open.Open(p) {
+			rs := c.runs[p]
+			rs[len(rs)-1].events = append(rs[len(rs)-1].events, ev)
 		} else {
 			pending[p] = append(pending[p], ev)
 		}

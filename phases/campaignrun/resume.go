@@ -67,10 +67,11 @@ func orNone(v string) string {
 func DoneSteps(events []phases.Event, id phases.RunIdentity) map[string]Span {
 	done := map[string]Span{}
 	mine := true
-	started := map[string]time.Time{}      // step → its start
-	phaseStarted := map[string]time.Time{} // phase → its latest run's start
+	started := map[string]time.Time{} // step → its start
+	var phaseRuns phases.Brackets     // each phase's latest run's start
 	levels := 0
 	for _, ev := range events {
+		ch := phaseRuns.Step(ev)
 		switch d := ev.Data.(type) {
 		case phases.RunStarted:
 			if d.Identity != id {
@@ -99,8 +100,7 @@ func DoneSteps(events []phases.Event, id phases.RunIdentity) map[string]Span {
 				delete(done, d.Name)
 			}
 		case phases.PhaseStarted:
-			phaseStarted[d.Name] = ev.Time
-			if d.Name == phases.Macro {
+			if ch.Name == phases.Macro {
 				levels = 0
 			}
 		case phases.LevelResult:
@@ -109,7 +109,7 @@ func DoneSteps(events []phases.Event, id phases.RunIdentity) map[string]Span {
 			if !mine || d.Err != "" || (d.Outcome != "" && d.Outcome != phases.OutcomeDone) {
 				continue // failed or cancelled
 			}
-			sp := Span{Started: phaseStarted[d.Name], Finished: ev.Time, Manual: true}
+			sp := Span{Started: ch.Start.Time, Finished: ev.Time, Manual: true}
 			switch d.Name {
 			case phases.Load:
 				markManual(done, Serve, sp) // a load followed to ready by hand

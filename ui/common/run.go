@@ -48,10 +48,10 @@ type RunControl struct {
 
 	cancel    context.CancelFunc
 	gen       int
-	elsewhere int  // runs of the phase under way that this pane did not start
-	started   bool // the run's PhaseStarted was seen
-	finished  bool // its PhaseFinished was seen
-	returned  bool // its engine returned (err)
+	elsewhere phases.Brackets // runs of phases under way that this pane did not start (Nested)
+	started   bool            // the run's PhaseStarted was seen
+	finished  bool            // its PhaseFinished was seen
+	returned  bool            // its engine returned (err)
 	err       error
 }
 
@@ -102,33 +102,30 @@ func (r *RunControl) Cancel() bool {
 
 // Event folds one of the phase's events into the run: its start and finish
 // brackets. ended is true when the run has just ended.
+// A start while the pane's own run has not seen its start is that run's;
+// a finish is its own once no run elsewhere is open; any other start or
+// finish of the phase is a run elsewhere's.
 func (r *RunControl) Event(ev phases.Event) (ended bool) {
-	switch d := ev.Data.(type) {
-	case phases.PhaseStarted:
-		switch {
-		case d.Name != r.Phase:
-		case r.Active() && !r.started:
-			r.started = true
-		default:
-			r.elsewhere++
-		}
-	case phases.PhaseFinished:
-		switch {
-		case d.Name != r.Phase:
-		case r.Active() && r.started && !r.finished && r.elsewhere == 0:
-			r.finished = true
-			return r.settle()
-		case r.elsewhere > 0:
-			r.elsewhere--
-		}
+	r.elsewhere.Nested = true // two runs elsewhere need two finishes
+	name, start := r.elsewhere.Kind(ev)
+	switch {
+	case name == "" || name != r.Phase:
+		return false
+	case start && r.Active() && !r.started:
+		r.started = true
+		return false
+	case !start && r.Active() && r.started && !r.finished && !r.Elsewhere():
+		r.finished = true
+		return r.settle()
 	}
+	r.elsewhere.Step(ev)
 	return false
 }
 
 // Elsewhere is true while a run of the phase that this pane did not start
 // is under way (the campaign run's, say): starting another would run the
 // phase twice at once.
-func (r *RunControl) Elsewhere() bool { return r.elsewhere > 0 }
+func (r *RunControl) Elsewhere() bool { return r.elsewhere.Open(r.Phase) }
 
 // Update handles the run's own messages; mine is false for any other.
 // ended is true when the run has just ended; cmd waits for a late finish.

@@ -27,7 +27,8 @@ const DefaultProgressEvery = 5 * time.Second
 type tracker struct {
 	mu    sync.Mutex
 	start time.Time
-	phase string
+	phase string          // the latest phase started
+	open  phases.Brackets // what is running
 	// The campaign run's steps.
 	steps     []string
 	step      string
@@ -54,6 +55,9 @@ func newTracker(now time.Time) *tracker { return &tracker{start: now} }
 func (t *tracker) observe(ev phases.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if ch := t.open.Step(ev); ch.Opened && ch.Name != phases.RunBracket {
+		t.phase, t.progAt, t.prog, t.load, t.level, t.tick, t.prof = ch.Name, ev.Time, nil, nil, nil, nil, nil
+	}
 	switch d := ev.Data.(type) {
 	case phases.RunStarted:
 		t.steps = d.Steps
@@ -67,7 +71,6 @@ func (t *tracker) observe(ev phases.Event) {
 			}
 		}
 	case phases.PhaseStarted:
-		t.phase, t.progAt, t.prog, t.load, t.level, t.tick, t.prof = d.Name, ev.Time, nil, nil, nil, nil, nil
 		if d.Name == phases.Macro {
 			t.levels, t.levelN, t.levelDurs = plannedLevels(d.Params), 0, nil
 		}
@@ -138,7 +141,7 @@ func (t *tracker) report(now time.Time) phases.CommandProgress {
 	case t.load != nil && t.phase == phases.Load:
 		p.ETAS = loadETA(*t.load)
 		parts = append(parts, "load "+load.StatusLine(*t.load))
-	case t.phase != "":
+	case t.open.Open(t.phase):
 		parts = append(parts, t.phase+" running")
 	}
 	parts = append(parts, units.Compact(p.ElapsedS)+" in")

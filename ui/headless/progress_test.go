@@ -51,6 +51,21 @@ func TestTrackerSaysLevelRequestsAndETA(t *testing.T) {
 
 // TestTrackerSaysScriptItemsAndETA: a GPU script's items done of planned
 // and the time left at its pace.
+// TestTrackerSaysRunningOnlyWhileOpen: a phase with nothing more to say is
+// "running" from its start to its finish, not after.
+func TestTrackerSaysRunningOnlyWhileOpen(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	tr := newTracker(t0)
+	tr.observe(phases.New(t0, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.NCCL}))
+	if p := tr.report(t0.Add(time.Second)); !strings.Contains(p.Text, "nccl running") {
+		t.Fatalf("open: %q", p.Text)
+	}
+	tr.observe(phases.New(t0.Add(time.Second), phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.NCCL}))
+	if p := tr.report(t0.Add(2 * time.Second)); strings.Contains(p.Text, "running") || p.Phase != phases.NCCL {
+		t.Fatalf("closed: %+v", p)
+	}
+}
+
 func TestTrackerSaysScriptItemsAndETA(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
 	tr := newTracker(t0)
