@@ -174,21 +174,24 @@ type nodeEvent struct {
 // merger turns the nodes' events into the group's: each tagged with its
 // node, the nodes' phase runs folded into one.
 type merger struct {
-	g    *Group
-	em   *phases.Emitter
-	ctx  context.Context
-	open bool
+	g   *Group
+	em  *phases.Emitter
+	ctx context.Context
+	out phases.Brackets // the group's own phase run, as emitted
 }
 
-func (m *merger) emit(kind string, data any) { m.em.Emit(m.ctx, kind, data) }
+// emit sends one of the group's events, folding its brackets in.
+func (m *merger) emit(kind string, data any) {
+	m.out.Step(phases.Event{Kind: kind, Data: data})
+	m.em.Emit(m.ctx, kind, data)
+}
 
 func (m *merger) event(ne nodeEvent) {
 	name := m.g.nodes[ne.node].Host.Name()
 	head := ne.node == 0
 	switch d := ne.ev.Data.(type) {
 	case phases.PhaseStarted:
-		if !m.open {
-			m.open = true
+		if !m.out.Open(phases.Load) {
 			params := map[string]any{"hosts": m.g.Names(), "log": m.g.cfg.LogPath}
 			if p, ok := d.Params.(map[string]any); ok {
 				for k, v := range p {
@@ -201,13 +204,11 @@ func (m *merger) event(ne nodeEvent) {
 		}
 	case phases.PhaseFinished:
 		switch {
-		case !m.open:
+		case !m.out.Open(phases.Load):
 		case d.Outcome == phases.OutcomeFailed:
 			d.Err = "on " + name + ": " + d.Err
-			m.open = false
 			m.emit(phases.KindSessionPhaseFinished, d)
 		case head:
-			m.open = false
 			m.emit(phases.KindSessionPhaseFinished, d)
 		}
 	case phases.NodeTagged:
@@ -252,10 +253,9 @@ func (m *merger) ended(e nodeEnd) (Ending, bool, error) {
 
 // finish closes the group's phase run when Until ends it.
 func (m *merger) finish(end Ending, err error) {
-	if !m.open {
+	if !m.out.Open(phases.Load) {
 		return
 	}
-	m.open = false
 	fin := phases.PhaseFinished{Name: phases.Load, Outcome: phases.OutcomeDone}
 	switch {
 	case err != nil:

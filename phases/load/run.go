@@ -38,9 +38,9 @@ type run struct {
 	stalled   bool
 	version   string
 	stallFrom time.Time
-	open      bool // a PhaseStarted "load" is open for the current load
-	failed    bool // the current load's run was closed as failed: it does not open again
-	until     bool // the headless follow: a stall's diagnosis is taken as it ends
+	out       phases.Brackets // the load's run as emitted: open from PhaseStarted "load" to its finish
+	failed    bool            // the current load's run was closed as failed: it does not open again
+	until     bool            // the headless follow: a stall's diagnosis is taken as it ends
 	diagBusy  atomic.Bool
 	tail      []string  // the log's last lines, for an exit
 	seenAlive int       // the launch's pid, once seen running in this load
@@ -52,10 +52,9 @@ type run struct {
 // phaseStart opens the notebook's run for the current load once it shows
 // life (log lines or memory growth).
 func (s *run) phaseStart() {
-	if s.open || s.failed || !s.tr.armed || s.tr.ready || s.tr.stopped {
+	if s.out.Open(phases.Load) || s.failed || !s.tr.armed || s.tr.ready || s.tr.stopped {
 		return
 	}
-	s.open = true
 	params := map[string]any{"host": s.w.cfg.Host.Name(), "log": s.w.cfg.LogPath, "load": s.tr.gen}
 	if s.w.cfg.ExpectGiB > 0 {
 		params["expect_gib"] = s.w.cfg.ExpectGiB
@@ -65,10 +64,9 @@ func (s *run) phaseStart() {
 
 // phaseFinish closes it: err is empty when the server became ready.
 func (s *run) phaseFinish(err string) {
-	if !s.open {
+	if !s.out.Open(phases.Load) {
 		return
 	}
-	s.open = false
 	fin := phases.PhaseFinished{Name: phases.Load, Outcome: phases.OutcomeDone}
 	switch {
 	case err == "stopped", strings.HasPrefix(err, "replaced"):
@@ -82,7 +80,11 @@ func (s *run) phaseFinish(err string) {
 
 func (s *run) now() time.Time { return s.w.cfg.Now() }
 
-func (s *run) emit(kind string, data any) { s.em.Emit(s.ctx, kind, data) }
+// emit sends one of the load's events, folding its brackets in.
+func (s *run) emit(kind string, data any) {
+	s.out.Step(phases.Event{Kind: kind, Data: data})
+	s.em.Emit(s.ctx, kind, data)
+}
 
 func (s *run) logLine(rank int, level, text string) {
 	s.emit(phases.KindLoadLog, phases.LogLine{Rank: rank, Level: level, Text: text})

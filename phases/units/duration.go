@@ -28,29 +28,37 @@ func Duration(sec float64) string {
 // "12 min", "12 min 05 s", "1 h 05 min". Phase and step durations in the
 // notebook and the steps table read this way.
 func ExactDuration(sec float64) string {
-	if bad(sec) {
-		return Missing
-	}
-	neg := ""
-	if sec < 0 {
-		neg, sec = "-", -sec
-	}
-	s := int64(math.Round(sec))
-	switch {
-	case s < 60:
-		return fmt.Sprintf("%s%d s", neg, s)
-	case s >= 3600:
-		return neg + hoursMinutes(s)
-	case s%60 == 0:
-		return fmt.Sprintf("%s%d min", neg, s/60)
-	}
-	return fmt.Sprintf("%s%d min %02d s", neg, s/60, s%60)
+	return signed(sec, func(s int64) string {
+		switch {
+		case s < 60:
+			return fmt.Sprintf("%d s", s)
+		case s >= 3600:
+			return hoursMinutes(s)
+		case s%60 == 0:
+			return fmt.Sprintf("%d min", s/60)
+		}
+		return fmt.Sprintf("%d min %02d s", s/60, s%60)
+	})
 }
 
 // Compact writes a span of seconds in the fewest characters, to the second
 // below an hour: "42s", "3m05s", "1h02m". Progress lines on stderr, where a
 // line has many figures, read this way.
 func Compact(sec float64) string {
+	return signed(sec, func(s int64) string {
+		switch {
+		case s < 60:
+			return fmt.Sprintf("%ds", s)
+		case s < 3600:
+			return fmt.Sprintf("%dm%02ds", s/60, s%60)
+		}
+		return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
+	})
+}
+
+// signed writes a span of seconds with write, which is given its size in
+// whole seconds: a minus before a negative one, Missing for NaN or ±Inf.
+func signed(sec float64, write func(s int64) string) string {
 	if bad(sec) {
 		return Missing
 	}
@@ -58,14 +66,7 @@ func Compact(sec float64) string {
 	if sec < 0 {
 		neg, sec = "-", -sec
 	}
-	s := int64(math.Round(sec))
-	switch {
-	case s < 60:
-		return fmt.Sprintf("%s%ds", neg, s)
-	case s < 3600:
-		return fmt.Sprintf("%s%dm%02ds", neg, s/60, s%60)
-	}
-	return fmt.Sprintf("%s%dh%02dm", neg, s/3600, s%3600/60)
+	return neg + write(int64(math.Round(sec)))
 }
 
 func hoursMinutes(s int64) string {
