@@ -53,8 +53,8 @@ func (k Keys) Column() []key.Binding {
 	return []key.Binding{k.Start, k.Cancel, k.StopServer, k.Force}
 }
 
-// Route is a GPU pane's Update: the phase's events go to add, then to the
-// run; keys go to the shared keys, then to key; the run takes its own
+// Route is a GPU pane's Update: the phase's events go to add, then (live
+// ones) to the run; keys go to the shared keys, then to key; the run takes its own
 // messages.
 func (r *Runner) Route(msg tea.Msg, k Keys, start func(force bool) tea.Cmd,
 	add func([]phases.Event), key func(tea.KeyPressMsg) tea.Cmd) tea.Cmd {
@@ -67,6 +67,11 @@ func (r *Runner) Route(msg tea.Msg, k Keys, start func(force bool) tea.Cmd,
 			}
 		}
 		add(mine)
+		if msg.Replayed {
+			// A journal's events run nothing now: a run it left
+			// unfinished is not one under way elsewhere.
+			return nil
+		}
 		return r.Events(msg.Events)
 	case tea.KeyPressMsg:
 		if cmd, ok := r.Key(msg, k, start); ok {

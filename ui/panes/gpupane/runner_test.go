@@ -101,3 +101,29 @@ func TestStatusLines(t *testing.T) {
 		t.Errorf("done %q", v)
 	}
 }
+
+// A reopened journal's run that never finished (its process died) is not a
+// run under way elsewhere: s is not refused for it. Its events still reach
+// the pane; a live start elsewhere still counts.
+func TestReplayedUnfinishedRunIsNotElsewhere(t *testing.T) {
+	for _, phase := range []string{phases.Micro, phases.NCCL} {
+		r := newRunner(phase)
+		var added int
+		add := func(evs []phases.Event) { added += len(evs) }
+		start := func(bool) tea.Cmd { return nil }
+		key := func(tea.KeyPressMsg) tea.Cmd { return nil }
+		started := phases.Event{Phase: phases.Session, Kind: phases.KindSessionPhaseStarted, Data: phases.PhaseStarted{Name: phase}}
+		progress := phases.Event{Phase: phase, Kind: phase + ".progress", Data: phases.Progress{Done: 1, Total: 4}}
+		r.Route(common.EventsMsg{Replayed: true, Events: []phases.Event{started, progress}}, NewKeys(), start, add, key)
+		if r.Elsewhere() || r.State != common.RunIdle || added != 1 {
+			t.Fatalf("%s: replayed: elsewhere %v, state %v, %d events added (want 1)", phase, r.Elsewhere(), r.State, added)
+		}
+		if _, _, cmd, ok := r.Begin(); ok || strings.Contains(cmd().(common.StatusMsg).Text, "started elsewhere") {
+			t.Errorf("%s: s after a reopened unfinished run: %q", phase, cmd().(common.StatusMsg).Text)
+		}
+		r.Route(common.EventsMsg{Events: []phases.Event{started}}, NewKeys(), start, add, key)
+		if !r.Elsewhere() {
+			t.Errorf("%s: a live start elsewhere is not counted", phase)
+		}
+	}
+}
