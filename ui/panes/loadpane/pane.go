@@ -59,6 +59,12 @@ type Model struct {
 	bar     components.Bar
 
 	now time.Time
+
+	// The view is drawn once per batch of events, key or resize (dirty),
+	// and View returns it; draws counts the drawings.
+	view  string
+	dirty bool
+	draws int
 }
 
 type logEntry struct {
@@ -102,7 +108,7 @@ type opDoneMsg struct {
 // New builds the pane.
 func New(d *common.Deps) *Model {
 	m := &Model{d: d, keys: newKeyMap(d.Keys), states: map[string]phases.LoadState{}, milestones: map[string]float64{}, lost: map[string]bool{},
-		log: components.List{FromEnd: true}, bar: components.Bar{Full: d.Styles.BarFull, Empty: d.Styles.BarEmpty}}
+		log: components.List{FromEnd: true}, bar: components.Bar{Full: d.Styles.BarFull, Empty: d.Styles.BarEmpty}, dirty: true}
 	if d.Now != nil {
 		m.now = d.Now()
 	}
@@ -153,10 +159,26 @@ func (m *Model) Typing() bool { return m.confirm != nil }
 func (m *Model) Busy() bool { return m.op != "" }
 
 // SetSize records the pane's size.
-func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
+func (m *Model) SetSize(w, h int) {
+	if w != m.w || h != m.h {
+		m.w, m.h, m.dirty = w, h, true
+	}
+}
 
-// Update folds events in and maps keys.
+// Update folds events in and maps keys. What changes the view marks it to
+// be drawn again; the clock alone does not (the load's times come with its
+// events).
 func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
+	switch msg := msg.(type) {
+	case common.EventsMsg:
+		m.dirty = m.dirty || len(msg.Events) > 0
+	case watchDoneMsg, opDoneMsg, tea.KeyPressMsg:
+		m.dirty = true
+	}
+	return m.update(msg)
+}
+
+func (m *Model) update(msg tea.Msg) (common.Component, tea.Cmd) {
 	switch msg := msg.(type) {
 	case common.EventsMsg:
 		for _, e := range msg.Events {

@@ -153,6 +153,7 @@ func TestLongQuestionWraps(t *testing.T) {
 	}
 	panetest.Fits(t, v, 78, 19)
 	m.confirm.prompt = "The server is serving. Stop it and free the GPUs?"
+	m.dirty = true // set behind Update's back, as no key would
 	if v := m.View(); !strings.Contains(v, "free the GPUs? (y/n)") {
 		t.Errorf("short question:\n%s", v)
 	}
@@ -298,4 +299,82 @@ func TestStallBannerShowsTheLogsWaits(t *testing.T) {
 			t.Errorf("%dx%d: no waits under the banner:\n%s", size[0], size[1], v)
 		}
 	}
+}
+
+// The pane is drawn once per batch of events, key or resize, not per
+// frame: View again with nothing new, the clock's tick or an empty batch
+// returns the drawing it has.
+func TestDrawnOncePerChange(t *testing.T) {
+	m := bare()
+	state := func(gib float64) common.EventsMsg {
+		return common.EventsMsg{At: time.Unix(1000, 0), Events: []phases.Event{
+			ev(phases.KindLoadState, phases.LoadState{Host: "gpu1", Stage: "weights", ElapsedS: gib,
+				GPUs: []phases.GPULoad{{Index: 0, Known: true, UsedGiB: gib, TotalGiB: 80}}}),
+		}}
+	}
+	m.Update(state(10))
+	first := m.View()
+	n := m.draws
+	for range 5 {
+		if v := m.View(); v != first {
+			t.Fatal("the view changed with nothing new")
+		}
+	}
+	m.Update(common.TickMsg{At: time.Unix(1001, 0)})
+	m.Update(common.EventsMsg{At: time.Unix(1001, 0)})
+	m.View()
+	if m.draws != n {
+		t.Fatalf("drawn %d times more with nothing new (views, a tick, an empty batch)", m.draws-n)
+	}
+	for _, step := range []struct {
+		name string
+		do   func()
+	}{
+		{"a batch of events", func() { m.Update(state(20)) }},
+		{"a key", func() { press(m, "l") }},
+		{"a resize", func() { m.SetSize(100, 30) }},
+	} {
+		before := m.draws
+		step.do()
+		m.View()
+		m.View()
+		if m.draws != before+1 {
+			t.Errorf("%s: drawn %d times, want once", step.name, m.draws-before)
+		}
+	}
+	if v := m.View(); !strings.Contains(v, "full log") {
+		t.Errorf("the key's change is not drawn:\n%s", v)
+	}
+	press(m, "l")
+	if v := m.View(); !strings.Contains(v, "20.0/80") {
+		t.Errorf("the new batch is not drawn:\n%s", v)
+	}
+}
+
+// BenchmarkView is a frame of the pane at 120×40 with eight loading GPUs
+// and a full log: as drawn when nothing changed (the cached drawing), and
+// when a batch of events came (drawn again).
+func BenchmarkView(b *testing.B) {
+	m := bare()
+	m.SetSize(120, 40)
+	var gpus []phases.GPULoad
+	for i := range 8 {
+		gpus = append(gpus, phases.GPULoad{Index: i, Known: true, UsedGiB: 40, TotalGiB: 80, ExpectedGiB: 70})
+	}
+	evs := []phases.Event{ev(phases.KindLoadState, phases.LoadState{Host: "gpu1", Stage: "weights", ElapsedS: 300, GPUs: gpus})}
+	for i := range maxLog {
+		evs = append(evs, ev(phases.KindLoadLog, phases.LogLine{Rank: i % 8, Msg: fmt.Sprintf("line %d", i), Text: fmt.Sprintf("line %d", i)}))
+	}
+	m.Update(common.EventsMsg{At: time.Unix(1000, 0), Events: evs})
+	b.Run("unchanged", func(b *testing.B) {
+		for b.Loop() {
+			m.View()
+		}
+	})
+	b.Run("new batch", func(b *testing.B) {
+		for b.Loop() {
+			m.dirty = true
+			m.View()
+		}
+	})
 }
