@@ -17,7 +17,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/remote/localfs"
@@ -198,7 +197,7 @@ func Defaults() *Campaign {
 		Host:     "local",
 		Server:   Server{URL: "http://127.0.0.1:8000", APIKeyEnv: "OPENAI_API_KEY", ProfilerDir: DefaultProfilerDir, Engine: EngineAuto},
 		Model:    Model{TP: 8},
-		Load:     Load{StallAfter: Duration{load.DefaultStallAfter}, PollInterval: Duration{time.Second}},
+		Load:     Load{StallAfter: Duration{DefaultStallAfter}, PollInterval: Duration{DefaultPollInterval}},
 		Macro: Macro{API: macro.APICompletions, Concurrency: slices.Clone(DefaultConcurrency),
 			Requests: DefaultRequests, Warmup: DefaultWarmup, InputLen: DefaultInputLen, OutputLen: DefaultOutputLen,
 			Repeat: 1, Loadgen: "here", SearchTolerance: DefaultSearchTolerance, Arrivals: macro.ArrivalsPoisson,

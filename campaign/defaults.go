@@ -53,3 +53,19 @@ const (
 
 // DefaultPython is the interpreter the scripts run with on the host.
 const DefaultPython = "python3"
+
+// The load's defaults (the server and load sections).
+const (
+	// DefaultLogPath is where the server logs when server.log names no file.
+	DefaultLogPath = "/var/log/vllm/server.log"
+	// DefaultStallAfter is the least silence that is a stall.
+	DefaultStallAfter = 5 * time.Minute
+	// DefaultPollInterval is the nvidia-smi and /health period.
+	DefaultPollInterval = time.Second
+	// DefaultSnapshotEvery is how often a GPU snapshot is journalled
+	// during a load.
+	DefaultSnapshotEvery = 10 * time.Second
+	// DefaultDiagnoseWindow is how long a stall diagnosis measures CPU
+	// use and reads over.
+	DefaultDiagnoseWindow = 2 * time.Second
+)

@@ -33,17 +33,18 @@ func (c *Campaign) APIKey() string { return os.Getenv(c.APIKeyEnv()) }
 // serving process.
 func (c *Campaign) ServerSettings() load.Settings {
 	s := c.Server
-	return load.Settings{Launch: s.Launch, Log: s.Log, Container: s.Container, Env: s.Env, ProfilerDir: s.ProfilerDir}
+	return load.Settings{Launch: s.Launch, Log: c.NodeLog(0), Container: s.Container, Env: s.Env, ProfilerDir: s.ProfilerDir}
 }
 
 // LoadConfig is the load watcher's configuration (without its host).
 func (c *Campaign) LoadConfig() load.Config {
 	log := c.Server.Log
 	if log == "" {
-		log = load.DefaultLogPath
+		log = DefaultLogPath
 	}
 	return load.Config{LogPath: log, HealthURL: load.HealthURL(c.Server.URL), ExpectGiB: c.Model.ExpectGiB,
 		StallAfter: c.Load.StallAfter.Duration, Poll: c.Load.PollInterval.Duration,
+		SnapshotEvery: DefaultSnapshotEvery, DiagnoseWindow: DefaultDiagnoseWindow,
 		PIDFile: log + ".pid", Container: c.Server.Container, // the pid file Server.Start keeps
 		Engine: c.ServerEngine()}
 }

@@ -80,7 +80,7 @@ func (c *Campaign) NodeLog(i int) string {
 	if c.Server.Log != "" {
 		return c.Server.Log
 	}
-	return load.DefaultLogPath
+	return DefaultLogPath
 }
 
 // HeadAddr is the head's address as the other nodes reach it:

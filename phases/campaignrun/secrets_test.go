@@ -27,8 +27,9 @@ func TestAlreadyServingMasksThePassword(t *testing.T) {
 	defer cancel()
 	h := local.New()
 	events := make(chan phases.Event, 4096)
-	res, err := campaignrun.Run(ctx, campaignrun.Config{Host: h, Server: &load.Server{Host: h, Settings: load.Settings{Launch: "false"}},
-		Phases: []string{phases.Load}, Watch: load.Config{HealthURL: health}}, &phases.Emitter{Out: events})
+	res, err := campaignrun.Run(ctx, campaignrun.Config{Host: h, Server: &load.Server{Host: h, Settings: load.Settings{Launch: "false", Log: "/tmp/pd-secrets-test.log"}},
+		Phases: []string{phases.Load}, Watch: load.Config{HealthURL: health, LogPath: "/tmp/pd-secrets-test.log", StallAfter: time.Minute,
+			Poll: time.Second, SnapshotEvery: 10 * time.Second, NoDiagnosis: true}}, &phases.Emitter{Out: events})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,8 @@ func TestServeAndStopOverSSH(t *testing.T) {
 	events := make(chan phases.Event, 4096)
 	res, err := campaignrun.Run(ctx, campaignrun.Config{
 		Host: h, Server: s, Phases: []string{phases.Load}, Leave: campaignrun.LeaveStopped,
-		Watch: load.Config{LogPath: logPath, HealthURL: load.HealthURL(url), Poll: 200 * time.Millisecond, StallAfter: 10 * time.Second},
+		Watch: load.Config{LogPath: logPath, HealthURL: load.HealthURL(url), Poll: 200 * time.Millisecond, StallAfter: 10 * time.Second,
+			SnapshotEvery: 10 * time.Second, DiagnoseWindow: 2 * time.Second},
 	}, &phases.Emitter{Out: events})
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +96,7 @@ func TestServeFailsWhenTheLaunchExits(t *testing.T) {
 	res, err := campaignrun.Run(ctx, campaignrun.Config{
 		Host: h, Server: s, Phases: []string{phases.Load, phases.Macro}, Leave: campaignrun.LeaveStopped,
 		Watch: load.Config{LogPath: logPath, PIDFile: logPath + ".pid", HealthURL: load.HealthURL(fmt.Sprintf("http://127.0.0.1:%d", sshtest.FreePort(t))),
-			Poll: 200 * time.Millisecond, StallAfter: time.Hour, NoDiagnosis: true},
+			Poll: 200 * time.Millisecond, StallAfter: time.Hour, SnapshotEvery: 10 * time.Second, NoDiagnosis: true},
 	}, &phases.Emitter{Out: events})
 	if err != nil {
 		t.Fatal(err)

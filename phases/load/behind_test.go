@@ -31,7 +31,7 @@ func TestRankBehindDiagnosed(t *testing.T) {
 	defer cancel()
 	// The process sampled is this test itself: alive, so the ranks decide.
 	d, err := diagnose.Diagnose(ctx, diagnose.Config{Host: local.New(), PIDs: []int{os.Getpid()}, Ranks: ranks,
-		Window: 200 * time.Millisecond, Stage: tr.Stage()})
+		Window: 200 * time.Millisecond, Stage: tr.Stage(), Trigger: "request"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,8 +31,8 @@ func launchAndFollow(t *testing.T, h remote.Host, dir, launch string, limit time
 	}
 	t.Cleanup(func() { s.Stop(context.Background()) })
 	var evs eventLog
-	w := load.NewWatcher(load.Config{Host: h, LogPath: logPath, PIDFile: logPath + ".pid", StallAfter: time.Hour,
-		HealthURL: load.HealthURL(fmt.Sprintf("http://127.0.0.1:%d", sshtest.FreePort(t))), Poll: 200 * time.Millisecond, NoDiagnosis: true})
+	w := load.NewWatcher(load.Complete(load.Config{Host: h, LogPath: logPath, PIDFile: logPath + ".pid", StallAfter: time.Hour,
+		HealthURL: load.HealthURL(fmt.Sprintf("http://127.0.0.1:%d", sshtest.FreePort(t))), Poll: 200 * time.Millisecond, NoDiagnosis: true}))
 	wctx, wcancel := context.WithTimeout(ctx, limit)
 	defer wcancel()
 	t0 := time.Now()
@@ -120,8 +120,8 @@ func TestStalePIDFileIsNoExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	var evs eventLog
-	w := load.NewWatcher(load.Config{Host: local.New(), LogPath: logPath, PIDFile: logPath + ".pid", StallAfter: time.Hour,
-		Poll: 200 * time.Millisecond, NoDiagnosis: true})
+	w := load.NewWatcher(load.Complete(load.Config{Host: local.New(), LogPath: logPath, PIDFile: logPath + ".pid", StallAfter: time.Hour,
+		Poll: 200 * time.Millisecond, NoDiagnosis: true}))
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 	defer cancel()
 	end, err := w.Until(ctx, evs.emitter(t))
@@ -148,8 +148,8 @@ func TestFailedLoadIsOneRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	ch := make(chan phases.Event, 4096)
-	w := load.NewWatcher(load.Config{Host: h, LogPath: logPath, PIDFile: logPath + ".pid", StallAfter: time.Hour,
-		Poll: 200 * time.Millisecond, NoDiagnosis: true})
+	w := load.NewWatcher(load.Complete(load.Config{Host: h, LogPath: logPath, PIDFile: logPath + ".pid", StallAfter: time.Hour,
+		Poll: 200 * time.Millisecond, NoDiagnosis: true}))
 	rctx, rcancel := context.WithTimeout(ctx, 6*time.Second)
 	defer rcancel()
 	if err := w.Run(rctx, &phases.Emitter{Out: ch}); err != nil {

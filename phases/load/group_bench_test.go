@@ -91,8 +91,8 @@ func BenchmarkGroupPoll8x8(b *testing.B) {
 		for range ch {
 		}
 	}()
-	g := load.NewGroup(load.Config{HealthURL: "http://127.0.0.1:8000/health", Poll: poll, NoDiagnosis: true,
-		SnapshotEvery: time.Second}, nodes)
+	g := load.NewGroup(load.Complete(load.Config{HealthURL: "http://127.0.0.1:8000/health", Poll: poll, NoDiagnosis: true,
+		SnapshotEvery: time.Second}), nodes)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = g.Run(ctx, &phases.Emitter{Out: ch}) }()

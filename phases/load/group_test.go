@@ -40,8 +40,8 @@ func TestGroupTwoSimNodesReady(t *testing.T) {
 	em, stop := collect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	g := load.NewGroup(load.Config{LogPath: sim.DefaultLogPath, HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
-		Poll: 200 * time.Millisecond, ExpectGiB: sim.DefaultWeightsGiB}, nodes)
+	g := load.NewGroup(load.Complete(load.Config{LogPath: sim.DefaultLogPath, HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
+		Poll: 200 * time.Millisecond, ExpectGiB: sim.DefaultWeightsGiB}), nodes)
 	end, err := g.Until(ctx, em)
 	evs := stop()
 	if err != nil || end.Kind != load.EndReady || !strings.Contains(end.Reason, "sim0") {
@@ -80,8 +80,8 @@ func TestGroupOneNodeStalls(t *testing.T) {
 	em, stop := collect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	g := load.NewGroup(load.Config{LogPath: sim.DefaultLogPath, HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
-		Poll: 200 * time.Millisecond, StallAfter: 2 * time.Second, DiagnoseWindow: 200 * time.Millisecond}, nodes)
+	g := load.NewGroup(load.Complete(load.Config{LogPath: sim.DefaultLogPath, HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
+		Poll: 200 * time.Millisecond, StallAfter: 2 * time.Second, DiagnoseWindow: 200 * time.Millisecond}), nodes)
 	end, err := g.Until(ctx, em)
 	evs := stop()
 	if err != nil || end.Kind != load.EndStalled {
@@ -111,8 +111,8 @@ func TestGroupQuietUntilReady(t *testing.T) {
 	nodes := simNodes(t, sim.Options{LoadTime: 1500 * time.Millisecond, AutoStart: true}, 2, -1)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	g := load.NewGroup(load.Config{LogPath: sim.DefaultLogPath, HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
-		Poll: 200 * time.Millisecond}, nodes)
+	g := load.NewGroup(load.Complete(load.Config{LogPath: sim.DefaultLogPath, HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
+		Poll: 200 * time.Millisecond}), nodes)
 	end, err := g.Until(ctx, nil)
 	if err != nil || end.Kind != load.EndReady {
 		t.Fatalf("ending %+v, %v", end, err)
@@ -127,8 +127,8 @@ func TestGroupOneNodeFails(t *testing.T) {
 	em, stop := collect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	g := load.NewGroup(load.Config{LogPath: sim.DefaultLogPath, HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
-		Poll: 200 * time.Millisecond, StallAfter: time.Minute}, nodes)
+	g := load.NewGroup(load.Complete(load.Config{LogPath: sim.DefaultLogPath, HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
+		Poll: 200 * time.Millisecond, StallAfter: time.Minute}), nodes)
 	end, err := g.Until(ctx, em)
 	evs := stop()
 	if err != nil || end.Kind != load.EndFailed || !strings.HasPrefix(end.Reason, "node sim1: nccl") {

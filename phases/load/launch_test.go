@@ -99,8 +99,8 @@ func launchAsOneCommand(t *testing.T, h remote.Host, python, script, dir string)
 	defer s.Stop(context.Background())
 	follow := func(what string) {
 		t.Helper()
-		w := load.NewWatcher(load.Config{Host: h, LogPath: logPath, PIDFile: logPath + ".pid",
-			HealthURL: load.HealthURL(fmt.Sprintf("http://127.0.0.1:%d", port)), Poll: 200 * time.Millisecond})
+		w := load.NewWatcher(load.Complete(load.Config{Host: h, LogPath: logPath, PIDFile: logPath + ".pid",
+			HealthURL: load.HealthURL(fmt.Sprintf("http://127.0.0.1:%d", port)), Poll: 200 * time.Millisecond}))
 		wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
 		defer wcancel()
 		end, err := w.Until(wctx, nil)

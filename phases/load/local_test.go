@@ -44,7 +44,7 @@ func lifecycle(t *testing.T, h remote.Host, python, script, dir string) {
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	w := load.NewWatcher(load.Config{Host: h, LogPath: logPath, HealthURL: load.HealthURL(url), Poll: 200 * time.Millisecond})
+	w := load.NewWatcher(load.Complete(load.Config{Host: h, LogPath: logPath, HealthURL: load.HealthURL(url), Poll: 200 * time.Millisecond}))
 	wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
 	end, err := w.Until(wctx, nil)
 	wcancel()
@@ -79,7 +79,7 @@ func lifecycle(t *testing.T, h remote.Host, python, script, dir string) {
 	if _, err := s.Restart(ctx, flags, env); err != nil {
 		t.Fatalf("restart: %v", err)
 	}
-	w2 := load.NewWatcher(load.Config{Host: h, LogPath: logPath, HealthURL: load.HealthURL(url), Poll: 200 * time.Millisecond})
+	w2 := load.NewWatcher(load.Complete(load.Config{Host: h, LogPath: logPath, HealthURL: load.HealthURL(url), Poll: 200 * time.Millisecond}))
 	wctx, wcancel = context.WithTimeout(ctx, 20*time.Second)
 	end, err = w2.Until(wctx, nil)
 	wcancel()

@@ -104,8 +104,8 @@ func TestGroupLifecycleTwoSSHNodes(t *testing.T) {
 			mu.Unlock()
 		}
 	}()
-	g := load.NewGroup(load.Config{LogPath: logs[0], HealthURL: load.HealthURL(fmt.Sprintf("http://127.0.0.1:%d", ports[0])),
-		Poll: 200 * time.Millisecond}, []load.Node{{Host: hs[0], LogPath: logs[0]}, {Host: hs[1], LogPath: logs[1]}})
+	g := load.NewGroup(load.Complete(load.Config{LogPath: logs[0], HealthURL: load.HealthURL(fmt.Sprintf("http://127.0.0.1:%d", ports[0])),
+		Poll: 200 * time.Millisecond}), []load.Node{{Host: hs[0], LogPath: logs[0]}, {Host: hs[1], LogPath: logs[1]}})
 	gctx, gcancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- g.Run(gctx, &phases.Emitter{Out: ch}) }()

@@ -20,7 +20,7 @@ import (
 // it is stopped.
 type Settings struct {
 	Launch      string            // launch command (run detached on the host)
-	Log         string            // the server's log file on the host (default DefaultLogPath)
+	Log         string            // the server's log file on the host (needed to start it)
 	Container   string            // docker container, when the server runs in one
 	Env         map[string]string // extra environment for the launch
 	ProfilerDir string            // where the torch profiler writes
@@ -115,12 +115,7 @@ func (s *Server) setPID(pid int) {
 }
 
 // LogPath is the server's log on the host.
-func (s *Server) LogPath() string {
-	if s.Settings.Log != "" {
-		return s.Settings.Log
-	}
-	return DefaultLogPath
-}
+func (s *Server) LogPath() string { return s.Settings.Log }
 
 func (s *Server) pidFile() string {
 	if s.PIDFile != "" {
@@ -172,6 +167,9 @@ func (s *Server) Start(ctx context.Context, extraFlags []string, extraEnv map[st
 }
 
 func (s *Server) startOne(ctx context.Context, extraFlags []string, extraEnv map[string]string) (int, error) {
+	if strings.TrimSpace(s.Settings.Log) == "" {
+		return 0, &phases.InputError{Err: errors.New("Settings.Log: not set: the server's log file on the host")}
+	}
 	if pid, alive := s.Running(ctx); alive {
 		return pid, fmt.Errorf("a server is already running (pid %d): stop it first", pid)
 	}

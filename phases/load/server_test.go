@@ -27,7 +27,7 @@ func (failingHost) WriteFile(context.Context, string, []byte, os.FileMode) error
 // which the pane shows and the journal keeps.
 func TestStartErrorRedacted(t *testing.T) {
 	s := &Server{Host: failingHost{}, Settings: Settings{
-		Launch: "vllm serve m --api-key sk-secret1", Env: map[string]string{"HF_TOKEN": "hf_secret2"}}}
+		Launch: "vllm serve m --api-key sk-secret1", Env: map[string]string{"HF_TOKEN": "hf_secret2"}, Log: "/tmp/server.log"}}
 	_, err := s.Start(context.Background(), nil, nil)
 	if err == nil {
 		t.Fatal("Start on a failing host succeeded")

@@ -63,8 +63,8 @@ func TestWatcherSimReady(t *testing.T) {
 	em, stop := collect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	w := load.NewWatcher(load.Config{Host: d, LogPath: d.LogPath(), HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
-		Poll: 200 * time.Millisecond, ExpectGiB: sim.DefaultWeightsGiB})
+	w := load.NewWatcher(load.Complete(load.Config{Host: d, LogPath: d.LogPath(), HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
+		Poll: 200 * time.Millisecond, ExpectGiB: sim.DefaultWeightsGiB}))
 	end, err := w.Until(ctx, em)
 	evs := stop()
 	if err != nil {
@@ -115,8 +115,8 @@ func TestWatcherSimStall(t *testing.T) {
 	em, stop := collect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	w := load.NewWatcher(load.Config{Host: d, LogPath: d.LogPath(), HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
-		Poll: 200 * time.Millisecond, StallAfter: 2 * time.Second})
+	w := load.NewWatcher(load.Complete(load.Config{Host: d, LogPath: d.LogPath(), HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
+		Poll: 200 * time.Millisecond, StallAfter: 2 * time.Second}))
 	end, err := w.Until(ctx, em)
 	evs := stop()
 	if err != nil {
@@ -142,8 +142,8 @@ func TestWatcherSimOOM(t *testing.T) {
 	em, stop := collect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	w := load.NewWatcher(load.Config{Host: d, LogPath: d.LogPath(), HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
-		Poll: 200 * time.Millisecond})
+	w := load.NewWatcher(load.Complete(load.Config{Host: d, LogPath: d.LogPath(), HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
+		Poll: 200 * time.Millisecond}))
 	end, err := w.Until(ctx, em)
 	evs := stop()
 	if err != nil {
@@ -247,8 +247,8 @@ func TestWatcherSimSGLang(t *testing.T) {
 	em, stop := collect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	w := load.NewWatcher(load.Config{Host: d, LogPath: d.LogPath(), HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
-		Poll: 200 * time.Millisecond, ExpectGiB: sim.DefaultWeightsGiB})
+	w := load.NewWatcher(load.Complete(load.Config{Host: d, LogPath: d.LogPath(), HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
+		Poll: 200 * time.Millisecond, ExpectGiB: sim.DefaultWeightsGiB}))
 	end, err := w.Until(ctx, em)
 	evs := stop()
 	if err != nil || end.Kind != load.EndReady {
@@ -286,8 +286,8 @@ func TestWatcherSimSGLangOOM(t *testing.T) {
 	em, stop := collect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	w := load.NewWatcher(load.Config{Host: d, LogPath: d.LogPath(), HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
-		Poll: 200 * time.Millisecond, Engine: "sglang"})
+	w := load.NewWatcher(load.Complete(load.Config{Host: d, LogPath: d.LogPath(), HealthURL: load.HealthURL("http://" + sim.DefaultServerAddr),
+		Poll: 200 * time.Millisecond, Engine: "sglang"}))
 	end, err := w.Until(ctx, em)
 	evs := stop()
 	if err != nil || end.Kind != load.EndFailed {

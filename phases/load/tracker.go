@@ -21,8 +21,6 @@ const (
 	rateQuiet = 15 * time.Second
 	// plateauAfter is how long memory must stay flat to call it a plateau.
 	plateauAfter = 60 * time.Second
-	// DefaultStallAfter is the stall threshold when none is configured.
-	DefaultStallAfter = 5 * time.Minute
 )
 
 // Tracker is the load's state, fed by GPU samples and log records with
@@ -78,11 +76,8 @@ type memPoint struct {
 
 // NewTracker starts tracking a load on host at now. expectGiB is the
 // expected weights per GPU (0: from the log, else the plateau); stallAfter
-// the minimum silence before a stall (0: DefaultStallAfter).
+// the minimum silence before a stall (more than 0: the watcher checks it).
 func NewTracker(host string, expectGiB float64, stallAfter time.Duration, now time.Time) *Tracker {
-	if stallAfter <= 0 {
-		stallAfter = DefaultStallAfter
-	}
 	t := &Tracker{host: host, expect: expectGiB, stallAfter: stallAfter}
 	t.Reset(now)
 	return t

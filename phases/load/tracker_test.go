@@ -152,7 +152,7 @@ func TestStallAfterPlainLines(t *testing.T) {
 // Rate, ETA and the share of the expected weights.
 func TestRateAndETA(t *testing.T) {
 	t0 := time.Unix(0, 0)
-	tr := NewTracker("h", 74.9, 0, t0)
+	tr := NewTracker("h", 74.9, 5*time.Minute, t0)
 	now := t0
 	for i := 0; i <= 30; i++ { // 2 GiB per second for 30 s → 120 GiB/min
 		tr.Sample(now, gpus(1, float64(i)*0.5))
@@ -170,14 +170,14 @@ func TestRateAndETA(t *testing.T) {
 		t.Errorf("ETA = %v s, want ~120", g.ETASeconds)
 	}
 	// Without a hint, the log's weights become the expectation.
-	tr2 := NewTracker("h", 0, 0, t0)
+	tr2 := NewTracker("h", 0, 5*time.Minute, t0)
 	tr2.Sample(t0, gpus(1, 30))
 	feed(tr2, t0, "(Worker_TP0 pid=1) INFO 11-29 10:02:13 [gpu_model_runner.py:3549] Model loading took 27.8072 GiB memory and 495.846125 seconds")
 	if g := tr2.State(t0).GPUs[0]; g.ExpectedGiB != 27.81 || g.ExpectFrom != "log" {
 		t.Errorf("from log: %+v", g)
 	}
 	// Without either, the plateau after a minute of no growth.
-	tr3 := NewTracker("h", 0, 0, t0)
+	tr3 := NewTracker("h", 0, 5*time.Minute, t0)
 	tr3.Sample(t0, gpus(1, 0))
 	tr3.Sample(t0.Add(time.Second), gpus(1, 40))
 	if g := tr3.State(t0.Add(2 * time.Second)).GPUs[0]; g.ExpectedGiB != 0 {
@@ -192,7 +192,7 @@ func TestRateAndETA(t *testing.T) {
 // Unknown memory stays unknown.
 func TestUnknownMemory(t *testing.T) {
 	t0 := time.Unix(0, 0)
-	tr := NewTracker("h", 0, 0, t0)
+	tr := NewTracker("h", 0, 5*time.Minute, t0)
 	util := 5.0
 	tr.Sample(t0, []smi.GPU{{Index: 0, Name: "NVIDIA GB10", UtilizationPct: &util}})
 	g := tr.State(t0).GPUs[0]

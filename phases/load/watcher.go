@@ -17,21 +17,19 @@ import (
 	"github.com/profdeck/profdeck/remote"
 )
 
-// DefaultLogPath is where the server's log goes when the campaign names none.
-const DefaultLogPath = "/var/log/vllm/server.log"
-
-// Config configures a Watcher.
+// Config configures a Watcher. The watcher fills in no default: every
+// value it needs is given (Validate says which is missing); the campaign
+// (package campaign) is where the defaults live.
 type Config struct {
 	Host       remote.Host
-	LogPath    string        // the server's log on the host (default DefaultLogPath)
-	HealthURL  string        // e.g. http://127.0.0.1:8000/health, as seen from the host
+	LogPath    string        // the server's log on the host
+	HealthURL  string        // e.g. http://127.0.0.1:8000/health, as seen from the host; "": none (a worker node)
 	ExpectGiB  float64       // expected weights per GPU; 0: from the log, else the plateau
-	StallAfter time.Duration // least silence that is a stall (default 5 min)
-	Poll       time.Duration // nvidia-smi and /health period (default 1 s)
-	// SnapshotEvery is how often a journalled GPU snapshot is emitted
-	// (default 10 s).
+	StallAfter time.Duration // least silence that is a stall
+	Poll       time.Duration // nvidia-smi and /health period
+	// SnapshotEvery is how often a journalled GPU snapshot is emitted.
 	SnapshotEvery time.Duration
-	Now           func() time.Time
+	Now           func() time.Time // the clock; nil: time.Now
 	// PIDFile on the host holds the launch's pid (its process group), and
 	// Container names the server's docker container: a stall diagnosis
 	// samples their processes (and those nvidia-smi lists on the GPUs).
@@ -40,7 +38,8 @@ type Config struct {
 	// NoDiagnosis leaves stalls undiagnosed (no commands beyond the log,
 	// nvidia-smi and /health are run on the host).
 	NoDiagnosis bool
-	// DiagnoseWindow is the diagnosis's sampling window (default 2 s).
+	// DiagnoseWindow is the diagnosis's sampling window (needed unless
+	// NoDiagnosis).
 	DiagnoseWindow time.Duration
 	// Node names the host as one node of several (Group sets it): losing
 	// its nvidia-smi is then "node X lost", and its coming back said too.
@@ -64,20 +63,29 @@ type Watcher struct {
 	loading atomic.Bool
 }
 
-// NewWatcher builds a watcher; Run starts it.
+// Validate checks that cfg is complete, before the watcher runs; the
+// error names the field.
+func (cfg Config) Validate() error {
+	switch {
+	case cfg.Host == nil:
+		return errors.New("Host: no host to watch")
+	case strings.TrimSpace(cfg.LogPath) == "":
+		return errors.New("LogPath: not set: the server's log on the host")
+	case cfg.StallAfter <= 0:
+		return fmt.Errorf("StallAfter %s: want the least silence that is a stall, more than 0", cfg.StallAfter)
+	case cfg.Poll <= 0:
+		return fmt.Errorf("Poll %s: want the nvidia-smi and /health period, more than 0", cfg.Poll)
+	case cfg.SnapshotEvery <= 0:
+		return fmt.Errorf("SnapshotEvery %s: want the journalled GPU snapshots' period, more than 0", cfg.SnapshotEvery)
+	case !cfg.NoDiagnosis && cfg.DiagnoseWindow <= 0:
+		return fmt.Errorf("DiagnoseWindow %s: want a stall diagnosis's sampling window, more than 0", cfg.DiagnoseWindow)
+	}
+	return nil
+}
+
+// NewWatcher builds a watcher; Run starts it (and refuses a configuration
+// that Validate refuses).
 func NewWatcher(cfg Config) *Watcher {
-	if cfg.LogPath == "" {
-		cfg.LogPath = DefaultLogPath
-	}
-	if cfg.Poll <= 0 {
-		cfg.Poll = time.Second
-	}
-	if cfg.StallAfter <= 0 {
-		cfg.StallAfter = DefaultStallAfter
-	}
-	if cfg.SnapshotEvery <= 0 {
-		cfg.SnapshotEvery = 10 * time.Second
-	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -179,8 +187,8 @@ type pollResult struct {
 }
 
 func (w *Watcher) loop(ctx context.Context, em *phases.Emitter, until bool) (Ending, error) {
-	if w.cfg.Host == nil {
-		return Ending{}, errors.New("load: no host to watch")
+	if err := w.cfg.Validate(); err != nil {
+		return Ending{}, &phases.InputError{Err: fmt.Errorf("load: %w", err)}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -46,6 +46,26 @@ func TestNoFlagsGiveTheSameDefaults(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("profile with no flags:\n got %v\nwant %v", got, want)
 	}
+	// The load watcher: the log vLLM's packages write, a stall after five
+	// minutes, a poll a second, a journalled snapshot every 10 s, a
+	// diagnosis over 2 s.
+	r, err = flagCommands["load"].resolve([]string{"--host", "local"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := r.load
+	l.Host = local.New()
+	if err := l.Validate(); err != nil {
+		t.Fatalf("load with no flags: %v", err)
+	}
+	got = []any{l.LogPath, l.StallAfter, l.Poll, l.SnapshotEvery, l.DiagnoseWindow, l.NoDiagnosis}
+	want = []any{"/var/log/vllm/server.log", 5 * time.Minute, time.Second, 10 * time.Second, 2 * time.Second, false}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("load with no flags:\n got %v\nwant %v", got, want)
+	}
+	if st := r.camp.ServerSettings(); st.Log != "/var/log/vllm/server.log" {
+		t.Errorf("the server's log: %q", st.Log)
+	}
 	// A rate search starts at --rate, else at 1 req/s.
 	for args, from := range map[string]float64{"": 1, "3.5": 3.5} {
 		a := []string{"--url", "http://127.0.0.1:8000", "--search", "rate", "--slo", "tpot=50ms"}

@@ -281,7 +281,7 @@ func flagRows(dir string) []flagRow {
 		{cmds: "sweep", args: []string{"--save-result"}, get: func(r resolved) any { return strings.HasPrefix(r.cmd.JSONPath, "sweep-") }, want: true},
 		// load
 		{cmds: "load", args: []string{"--log", "/l/x.log"}, get: func(r resolved) any { return [2]string{r.load.LogPath, r.load.PIDFile} }, want: [2]string{"/l/x.log", "/l/x.log.pid"}},
-		{cmds: "load", args: []string{"--log", ""}, get: func(r resolved) any { return r.load.LogPath }, want: load.DefaultLogPath},
+		{cmds: "load", args: []string{"--log", ""}, get: func(r resolved) any { return r.load.LogPath }, want: campaign.DefaultLogPath},
 		{cmds: "load", args: []string{"--expect-gib", "0"}, get: func(r resolved) any { return r.load.ExpectGiB }, want: 0.0},
 		{cmds: "load", args: []string{"--stall-after", "0s"}, wantErr: "--stall-after: must be more than 0"},
 		{cmds: "load", args: []string{"--stall-after", "30s"}, get: func(r resolved) any { return r.load.StallAfter }, want: 30 * time.Second},

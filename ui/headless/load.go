@@ -40,7 +40,7 @@ func newLoad(stdout, stderr io.Writer) (*Command, *loadFlags) {
 	fs := c.Flags
 	// The flags bound to campaign keys (loadBinds) are read from the flag
 	// set; their defaults are the campaign's.
-	fs.String("log", "", "the server's log file on the host (default: the campaign's server.log, else "+load.DefaultLogPath+")")
+	fs.String("log", "", "the server's log file on the host (default: the campaign's server.log, else "+campaign.DefaultLogPath+")")
 	fs.String("url", "", "the server's URL as seen from the host (default: the campaign's server.url)")
 	fs.Float64("expect-gib", 0, "expected weights per GPU in GiB (default: the campaign's model.expect_gib; 0: from the log)")
 	fs.Duration("stall-after", 0, "no progress for this long is a stall (default: the campaign's load.stall_after, else 5m; 5× the seconds per shard when longer)")

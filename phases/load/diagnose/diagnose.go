@@ -19,8 +19,8 @@ import (
 	"github.com/profdeck/profdeck/remote"
 )
 
-// DefaultWindow is how long CPU use and reads are measured over.
-const DefaultWindow = 2 * time.Second
+// maxStacks bounds how many processes py-spy dumps.
+const maxStacks = 16
 
 // Config says which server to diagnose and what the log already told.
 type Config struct {
@@ -35,7 +35,7 @@ type Config struct {
 	// GPUApps counts the processes nvidia-smi lists on the GPUs as the
 	// server's (true on a host dedicated to the server).
 	GPUApps bool
-	// Window is the sampling window (default DefaultWindow).
+	// Window is how long CPU use and reads are measured over.
 	Window time.Duration
 	// Ranks are the last log line and stage per rank, from the watcher.
 	Ranks []phases.RankEvidence
@@ -43,24 +43,29 @@ type Config struct {
 	Stage   string
 	Stalled time.Duration
 	Trigger string // "stall" or "request"
-	// MaxStacks bounds how many processes py-spy dumps (default 16).
-	MaxStacks int
+}
+
+// Validate checks that cfg is complete; the error names the field. The
+// diagnosis fills in no default: the campaign (package campaign) holds
+// them, and the load watcher passes its DiagnoseWindow.
+func (cfg Config) Validate() error {
+	switch {
+	case cfg.Host == nil:
+		return errors.New("Host: no host")
+	case cfg.Window <= 0:
+		return fmt.Errorf("Window %s: want the sampling window, more than 0", cfg.Window)
+	case cfg.Trigger != "stall" && cfg.Trigger != "request":
+		return fmt.Errorf("Trigger %q: want stall or request", cfg.Trigger)
+	}
+	return nil
 }
 
 // Diagnose gathers the evidence and names a verdict. It fails only when
-// the host cannot run commands at all; missing tools become notes.
+// the host cannot run commands at all or cfg is incomplete (Validate);
+// missing tools become notes.
 func Diagnose(ctx context.Context, cfg Config) (*phases.Diagnosis, error) {
-	if cfg.Host == nil {
-		return nil, errors.New("diagnose: no host")
-	}
-	if cfg.Window <= 0 {
-		cfg.Window = DefaultWindow
-	}
-	if cfg.MaxStacks <= 0 {
-		cfg.MaxStacks = 16
-	}
-	if cfg.Trigger == "" {
-		cfg.Trigger = "request"
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("diagnose: %w", err)
 	}
 	d := &phases.Diagnosis{Trigger: cfg.Trigger, StalledS: cfg.Stalled.Seconds(), Simulated: remote.IsSimulated(cfg.Host)}
 	g := &gatherer{cfg: cfg, d: d}

@@ -106,7 +106,7 @@ func TestLocalProcessesDiagnosed(t *testing.T) {
 	h := local.New()
 
 	blocked := helper(t, "read-then-block", "DIAG_FILE="+file)
-	d, err := Diagnose(ctx, Config{Host: h, PIDs: []int{blocked}, Stalled: 5 * time.Minute, Trigger: "stall"})
+	d, err := Diagnose(ctx, Config{Host: h, PIDs: []int{blocked}, Window: 2 * time.Second, Stalled: 5 * time.Minute, Trigger: "stall"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestLocalProcessesDiagnosed(t *testing.T) {
 	}
 
 	spinner := helper(t, "spin")
-	d, err = Diagnose(ctx, Config{Host: h, PIDs: []int{spinner}, Trigger: "request"})
+	d, err = Diagnose(ctx, Config{Host: h, PIDs: []int{spinner}, Window: 2 * time.Second, Trigger: "request"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestLocalProcessesDiagnosed(t *testing.T) {
 	}
 
 	// Gone: a pid that no longer exists.
-	d, err = Diagnose(ctx, Config{Host: h, PIDs: []int{blocked + 1<<22}, Window: 100 * time.Millisecond})
+	d, err = Diagnose(ctx, Config{Host: h, PIDs: []int{blocked + 1<<22}, Window: 100 * time.Millisecond, Trigger: "request"})
 	if err != nil {
 		t.Fatal(err)
 	}

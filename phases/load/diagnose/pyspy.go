@@ -36,7 +36,7 @@ func (g *gatherer) stacks(ctx context.Context) {
 	var dumps []dump
 	n := 0
 	for _, p := range g.d.Procs {
-		if p.State == "gone" || p.State == "Z" || n >= g.cfg.MaxStacks {
+		if p.State == "gone" || p.State == "Z" || n >= maxStacks {
 			continue
 		}
 		n++

@@ -68,7 +68,7 @@ func TestSimStallWithProfiler(t *testing.T) {
 // hint to install it; a container's processes come from docker top.
 func TestSimNoPySpyHint(t *testing.T) {
 	d, ctx := startStalled(t, sim.Options{LoadTime: 2 * time.Second, StallAtGiB: 30, NoPySpy: true, Seed: 2})
-	diag, err := Diagnose(ctx, Config{Host: d, PIDs: []int{d.ServerPID()}, GPUApps: true, Window: 300 * time.Millisecond})
+	diag, err := Diagnose(ctx, Config{Host: d, PIDs: []int{d.ServerPID()}, GPUApps: true, Window: 300 * time.Millisecond, Trigger: "request"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestSimNoPySpyHint(t *testing.T) {
 		t.Errorf("verdict %q", diag.Verdict)
 	}
 	d.Close()
-	diag, err = Diagnose(ctx, Config{Host: d, PIDs: []int{d.ServerPID()}, Window: 100 * time.Millisecond})
+	diag, err = Diagnose(ctx, Config{Host: d, PIDs: []int{d.ServerPID()}, Window: 100 * time.Millisecond, Trigger: "request"})
 	if err == nil && !strings.HasPrefix(diag.Verdict, "server process gone") {
 		t.Errorf("after close: %q", diag.Verdict)
 	}

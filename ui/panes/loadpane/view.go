@@ -7,6 +7,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/load/enginelog"
@@ -248,7 +249,10 @@ func (m *Model) logPath() string {
 	if m.server != nil {
 		return m.server.LogPath()
 	}
-	return load.DefaultLogPath
+	if m.d.Campaign != nil {
+		return m.d.Campaign.NodeLog(0)
+	}
+	return campaign.DefaultLogPath
 }
 
 // bottomLines is the open question: one line, or two when it is too long
