@@ -31,7 +31,9 @@ func setup(t *testing.T, opt sim.Options, stallAfter time.Duration) (*Model, fun
 	t.Cleanup(func() { dep.Close() })
 	c := campaign.Defaults()
 	c.Host = "sim"
-	c.Load.StallAfter.Duration = stallAfter
+	if stallAfter > 0 { // else the campaign's
+		c.Load.StallAfter.Duration = stallAfter
+	}
 	c.Load.PollInterval.Duration = 200 * time.Millisecond
 	c.Server.Launch = "vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8"
 	sess := report.NewSession(ctx, nil)
