@@ -37,7 +37,11 @@ def ints(s):
     return [int(x) for x in s.split(",") if x.strip()]
 
 
-def main():
+def first_line(e):
+    return (str(e).splitlines() or [type(e).__name__])[0]
+
+
+def parse_args():
     ap = argparse.ArgumentParser(prog="profdeck-nccl")
     ap.add_argument("--hidden", type=int, required=True)
     ap.add_argument("--count", type=int, required=True, help="all-reduces per decode step")
@@ -47,11 +51,20 @@ def main():
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--no-graph", action="store_true")
-    args = ap.parse_args()
-    emit("start", pid=os.getpid(), ppid=os.getppid())
-    import torch
-    import torch.distributed as dist
+    return ap.parse_args()
 
+
+def nccl_version(torch):
+    try:
+        v = torch.cuda.nccl.version()
+        return ".".join(str(x) for x in v) if isinstance(v, tuple) else str(v)
+    except Exception:
+        return ""
+
+
+def join_ranks(torch, dist):
+    """Joins the process group on this rank's GPU and emits the env line.
+    Returns (device, world size)."""
     local = int(os.environ.get("LOCAL_RANK", "0"))
     torch.cuda.set_device(local)
     dev = torch.device("cuda", local)
@@ -60,26 +73,36 @@ def main():
     except TypeError:
         dist.init_process_group("nccl")
     world = dist.get_world_size()
-    nccl = ""
-    try:
-        v = torch.cuda.nccl.version()
-        nccl = ".".join(str(x) for x in v) if isinstance(v, tuple) else str(v)
-    except Exception:
-        pass
     env = {k: v for k, v in os.environ.items() if k.startswith("NCCL_") or k.startswith("TORCH_SYMM")}
     emit("env", gpu=torch.cuda.get_device_name(local), torch=torch.__version__, cuda=torch.version.cuda or "",
-         nccl=nccl, nproc=world, nccl_env=env)
+         nccl=nccl_version(torch), nproc=world, nccl_env=env)
+    return dev, world
 
-    def maxrank(x):
-        t = torch.tensor([x], dtype=torch.float64, device=dev)
-        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+
+class Collectives:
+    """Times the step's collectives on this rank's GPU; each time is the
+    max over ranks of this rank's figure."""
+
+    def __init__(self, torch, dist, dev, world, args):
+        self.torch, self.dist, self.dev, self.world, self.args = torch, dist, dev, world, args
+        # One rank: NCCL moves no data and a captured burst is empty, so only
+        # the eager launch cost is measured (PROFDECK_NCCL_GRAPH_ONE_RANK=1
+        # captures anyway: a test of the capture paths on one GPU).
+        one_rank = os.environ.get("PROFDECK_NCCL_GRAPH_ONE_RANK") == "1"
+        self.graph_ok = not args.no_graph and (world > 1 or one_rank)
+        self.step_ok = self.graph_ok
+
+    def maxrank(self, x):
+        t = self.torch.tensor([x], dtype=self.torch.float64, device=self.dev)
+        self.dist.all_reduce(t, op=self.dist.ReduceOp.MAX)
         return float(t.item())
 
-    def timed(fn, repeats):
+    def timed(self, fn, repeats):
         """Median over repeats of one call of fn, in ms, max over ranks."""
+        torch = self.torch
         times = []
         for _ in range(repeats):
-            dist.barrier()
+            self.dist.barrier()
             torch.cuda.synchronize()
             s = torch.cuda.Event(enable_timing=True)
             e = torch.cuda.Event(enable_timing=True)
@@ -88,117 +111,139 @@ def main():
             e.record()
             torch.cuda.synchronize()
             times.append(s.elapsed_time(e))
-        return maxrank(statistics.median(times))
+        return self.maxrank(statistics.median(times))
 
-    def in_step(x, m):
+    def on_side_stream(self, fn):
+        """Runs fn once on a side stream: lazy cuBLAS and NCCL set-up
+        outside any capture."""
+        torch = self.torch
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            fn()
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+
+    def capture(self, fn):
+        """A CUDA graph of fn, replayed once."""
+        torch = self.torch
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            fn()
+        g.replay()
+        torch.cuda.synchronize()
+        return g
+
+    def all_reduces(self, x):
+        for _ in range(self.args.count):
+            self.dist.all_reduce(x)
+
+    def in_step(self, x, m):
         """The burst's all-reduces between GEMMs that evict L2, as in a
         decode step: graph(GEMM, all-reduce)xCOUNT less graph(GEMM)xCOUNT,
         in ms; None when it cannot be captured."""
+        torch, dist, args, dev = self.torch, self.dist, self.args, self.dev
         a = torch.randn(m, args.hidden, dtype=torch.bfloat16, device=dev)
         w = torch.randn(args.hidden, args.hidden, dtype=torch.bfloat16, device=dev)
         y = torch.empty(m, args.hidden, dtype=torch.bfloat16, device=dev)
-        side = torch.cuda.Stream()  # lazy cuBLAS and NCCL set-up outside any capture
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(3):
+
+        def gemms(with_ar, times):
+            for _ in range(times):
                 torch.matmul(a, w, out=y)
-                dist.all_reduce(x)
-        torch.cuda.current_stream().wait_stream(side)
-        torch.cuda.synchronize()
-        graphs = []
-        for with_ar in (True, False):
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
-                for _ in range(args.count):
-                    torch.matmul(a, w, out=y)
-                    if with_ar:
-                        dist.all_reduce(x)
-            g.replay()
-            torch.cuda.synchronize()
-            graphs.append(g)
-        both = timed(graphs[0].replay, args.repeats)
-        gemm = timed(graphs[1].replay, args.repeats)
+                if with_ar:
+                    dist.all_reduce(x)
+
+        self.on_side_stream(lambda: gemms(True, 3))
+        graphs = [self.capture(lambda: gemms(with_ar, args.count)) for with_ar in (True, False)]
+        both = self.timed(graphs[0].replay, args.repeats)
+        gemm = self.timed(graphs[1].replay, args.repeats)
         del graphs, a, w, y
         return both - gemm if both > gemm else None
 
-    total = len(args.batch) + (len(args.tokens) if args.a2a_bytes_per_token > 0 else 0)
-    done = 0
-    # One rank: NCCL moves no data and a captured burst is empty, so only
-    # the eager launch cost is measured.
-    graph_ok = not args.no_graph and world > 1
-    step_ok = graph_ok
-    for m in args.batch:
-        emit("progress", done=done, total=total, text="all-reduce burst M=%d" % m)
-        x = torch.randn(m, args.hidden, dtype=torch.bfloat16, device=dev) / world
+    def add_in_step(self, out, x, m):
+        """Adds the burst in the step to out; a failure stops trying it."""
+        try:
+            step = self.in_step(x, m)
+        except Exception as e:
+            self.step_ok, step = False, None
+            emit("error", what="all-reduces between GEMMs in a CUDA graph", error=first_line(e))
+        if step is not None:
+            out.update(in_step_ms=step, in_step_per_op_us=step * 1e3 / self.args.count)
+
+    def add_graph(self, out, x, m):
+        """Adds the captured burst (and the burst in the step) to out; a
+        failure stops capturing."""
+        args = self.args
+        try:
+            self.on_side_stream(lambda: self.dist.all_reduce(x))
+            g = self.capture(lambda: self.all_reduces(x))
+            gms = self.timed(g.replay, args.repeats)
+            out.update(graph_ms=gms, graph_per_op_us=gms * 1e3 / args.count)
+            del g
+            if self.step_ok:
+                self.add_in_step(out, x, m)
+        except Exception as e:
+            self.graph_ok = False
+            emit("error", what="cuda graph capture of all_reduce", error=first_line(e))
+
+    def burst(self, m):
+        """Emits the burst line of COUNT all-reduces of [m, hidden]."""
+        torch, args = self.torch, self.args
+        x = torch.randn(m, args.hidden, dtype=torch.bfloat16, device=self.dev) / self.world
         for _ in range(5):
-            dist.all_reduce(x)
+            self.dist.all_reduce(x)
+        torch.cuda.synchronize()
+        eager = self.timed(lambda: self.all_reduces(x), args.repeats)
+        out = dict(m=m, count=args.count, bytes=m * args.hidden * 2, total_ms=eager,
+                   per_op_us=eager * 1e3 / args.count, nproc=self.world)
+        if self.graph_ok:
+            self.add_graph(out, x, m)
+        emit("burst", **out)
+
+    def alltoall(self, t):
+        """Emits the all-to-all line of t tokens per GPU."""
+        torch, dist, args, world = self.torch, self.dist, self.args, self.world
+        n = t * args.a2a_bytes_per_token // 2
+        n = (n + world - 1) // world * world
+        inp = torch.randn(n, dtype=torch.bfloat16, device=self.dev)
+        out_t = torch.empty_like(inp)
+        for _ in range(3):
+            dist.all_to_all_single(out_t, inp)
         torch.cuda.synchronize()
 
-        def burst():
-            for _ in range(args.count):
-                dist.all_reduce(x)
-
-        eager = timed(burst, args.repeats)
-        out = dict(m=m, count=args.count, bytes=m * args.hidden * 2, total_ms=eager,
-                   per_op_us=eager * 1e3 / args.count, nproc=world)
-        if graph_ok:
-            try:
-                side = torch.cuda.Stream()
-                side.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(side):
-                    dist.all_reduce(x)
-                torch.cuda.current_stream().wait_stream(side)
-                torch.cuda.synchronize()
-                g = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(g):
-                    for _ in range(args.count):
-                        dist.all_reduce(x)
-                g.replay()
-                torch.cuda.synchronize()
-                gms = timed(g.replay, args.repeats)
-                out.update(graph_ms=gms, graph_per_op_us=gms * 1e3 / args.count)
-                del g
-                if step_ok:
-                    try:
-                        step = in_step(x, m)
-                    except Exception as e:
-                        step_ok, step = False, None
-                        emit("error", what="all-reduces between GEMMs in a CUDA graph",
-                             error=(str(e).splitlines() or [type(e).__name__])[0])
-                    if step is not None:
-                        out.update(in_step_ms=step, in_step_per_op_us=step * 1e3 / args.count)
-            except Exception as e:
-                graph_ok = False
-                emit("error", what="cuda graph capture of all_reduce", error=(str(e).splitlines() or [type(e).__name__])[0])
-        emit("burst", **out)
-        done += 1
-        del x
-
-    if args.a2a_bytes_per_token > 0:
-        for t in args.tokens:
-            emit("progress", done=done, total=total, text="all-to-all T=%d" % t)
-            n = t * args.a2a_bytes_per_token // 2
-            n = (n + world - 1) // world * world
-            inp = torch.randn(n, dtype=torch.bfloat16, device=dev)
-            out_t = torch.empty_like(inp)
-            for _ in range(3):
+        def loop():
+            for _ in range(args.iters):
                 dist.all_to_all_single(out_t, inp)
-            torch.cuda.synchronize()
 
-            def loop():
-                for _ in range(args.iters):
-                    dist.all_to_all_single(out_t, inp)
+        ms = self.timed(loop, max(3, args.repeats // 2)) / args.iters
+        nbytes = n * 2
+        algbw = nbytes / (ms / 1e3) / 1e9 if ms > 0 else 0.0  # one rank moves nothing
+        local_world = int(os.environ.get("LOCAL_WORLD_SIZE", str(world)))
+        emit("alltoall", tokens_per_gpu=t, bytes=nbytes, us=ms * 1e3, algbw_gbs=algbw,
+             busbw_gbs=algbw * (world - 1) / world, nproc=world,
+             nodes=max(1, world // max(1, local_world)),
+             off_node_bytes=nbytes * (world - local_world) // world)
 
-            ms = timed(loop, max(3, args.repeats // 2)) / args.iters
-            nbytes = n * 2
-            algbw = nbytes / (ms / 1e3) / 1e9 if ms > 0 else 0.0  # one rank moves nothing
-            local_world = int(os.environ.get("LOCAL_WORLD_SIZE", str(world)))
-            emit("alltoall", tokens_per_gpu=t, bytes=nbytes, us=ms * 1e3, algbw_gbs=algbw,
-                 busbw_gbs=algbw * (world - 1) / world, nproc=world,
-                 nodes=max(1, world // max(1, local_world)),
-                 off_node_bytes=nbytes * (world - local_world) // world)
-            done += 1
-            del inp, out_t
+
+def main():
+    args = parse_args()
+    emit("start", pid=os.getpid(), ppid=os.getppid())
+    import torch
+    import torch.distributed as dist
+
+    dev, world = join_ranks(torch, dist)
+    coll = Collectives(torch, dist, dev, world, args)
+    tokens = args.tokens if args.a2a_bytes_per_token > 0 else []
+    total = len(args.batch) + len(tokens)
+    done = 0
+    for m in args.batch:
+        emit("progress", done=done, total=total, text="all-reduce burst M=%d" % m)
+        coll.burst(m)
+        done += 1
+    for t in tokens:
+        emit("progress", done=done, total=total, text="all-to-all T=%d" % t)
+        coll.alltoall(t)
+        done += 1
     emit("done", done=done, total=total)
     dist.barrier()
     dist.destroy_process_group()

@@ -1,0 +1,68 @@
+package nccl_test
+
+import (
+	"context"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases/nccl"
+	"github.com/profdeck/profdeck/phases/pyrun/pyruntest"
+	"github.com/profdeck/profdeck/remote/local"
+)
+
+// gpuTorchrun skips the test unless torchrun is on the PATH and python3
+// imports torch and sees a CUDA GPU.
+func gpuTorchrun(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("torchrun"); err != nil {
+		t.Skip("no torchrun here")
+	}
+	if err := exec.Command("python3", "-c", "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)").Run(); err != nil {
+		t.Skip("no python3 with torch and a CUDA GPU here")
+	}
+}
+
+// TestRunOnOneGPU runs nccl.py under torchrun on this machine's first GPU,
+// one process (Kimi-K2.5's TP8 step sizes, as the nproc1 fixture): each
+// burst and all-to-all size comes back timed, without graph figures (one
+// rank captures nothing worth timing) and without errors. Then with the
+// capture paths forced on one rank (PROFDECK_NCCL_GRAPH_ONE_RANK=1): the
+// captured burst is timed at every M and the burst between GEMMs runs
+// without an error.
+func TestRunOnOneGPU(t *testing.T) {
+	gpuTorchrun(t)
+	for _, forced := range []bool{false, true} {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		cfg := nccl.Config{Host: local.New(), NProc: 1, Plan: pyruntest.KimiPlan(t, 1, 64), Tokens: []int{1, 16},
+			Repeats: 3, Iters: 5, WorkDir: t.TempDir(), Force: true}
+		if forced {
+			cfg.Env = map[string]string{"PROFDECK_NCCL_GRAPH_ONE_RANK": "1"}
+		}
+		r, err := runResult(ctx, cfg)
+		cancel()
+		if err != nil {
+			t.Fatalf("graph forced %v: %v", forced, err)
+		}
+		if r.Env == nil || r.Env.NProc != 1 || r.Env.GPU == "" || len(r.Errors) != 0 {
+			t.Fatalf("graph forced %v: env %+v, errors %+v", forced, r.Env, r.Errors)
+		}
+		if len(r.Bursts) != 2 || len(r.AllToAll) != 2 {
+			t.Fatalf("graph forced %v: bursts %+v, all-to-all %+v", forced, r.Bursts, r.AllToAll)
+		}
+		for _, b := range r.Bursts {
+			t.Logf("graph forced %v: %+v", forced, b)
+			if b.Count != cfg.Plan.AllReduce.PerStep || b.Bytes != int64(b.M*cfg.Plan.Hidden*2) || b.TotalMs <= 0 || b.PerOpUs <= 0 {
+				t.Errorf("graph forced %v: burst %+v", forced, b)
+			}
+			if forced != (b.GraphMs > 0) {
+				t.Errorf("graph forced %v: graph %.4f ms", forced, b.GraphMs)
+			}
+		}
+		for _, a := range r.AllToAll {
+			if a.Us <= 0 || a.NProc != 1 {
+				t.Errorf("all-to-all %+v", a)
+			}
+		}
+	}
+}
