@@ -363,10 +363,17 @@ class EngineLinear:
         self.layers, self.failed = {}, {}
         self.grouped = False
 
+    @staticmethod
+    def key(g):
+        return g.get("module") or g["name"], g["n"], g["k"]
+
+    def failed_to_build(self, g):
+        return self.key(g) in self.failed
+
     def layer(self, torch, g, device="cuda"):
         """(layer, kernel label, relative error) for g's weight, built on
         first use; a layer that failed raises the same error again."""
-        key = (g.get("module") or g["name"], g["n"], g["k"])
+        key = self.key(g)
         if key in self.failed:
             raise RuntimeError(self.failed[key])
         if key not in self.layers:
@@ -645,7 +652,7 @@ def back_to_back(torch, bench, fns):
         return us, False
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(prog="profdeck-micro")
     ap.add_argument("--plan", required=True, help="the decode-step plan, as JSON")
     ap.add_argument("--warmup-ms", type=float, default=10)
@@ -654,93 +661,155 @@ def main():
     ap.add_argument("--peak-tflops", type=float, default=0)
     ap.add_argument("--no-calib", action="store_true")
     ap.add_argument("--no-step", action="store_true")
-    args = ap.parse_args()
-    emit("start", pid=os.getpid(), ppid=os.getppid())
-    plan = json.loads(args.plan)
+    return ap.parse_args()
+
+
+def cuda_torch():
+    """PyTorch when it sees a CUDA GPU; else None, after a fatal line."""
     try:
         import torch
     except Exception as e:
         emit("fatal", error="PyTorch is not importable by this Python: %s" % e)
-        return 3
+        return None
     if not torch.cuda.is_available():
         emit("fatal", error="PyTorch sees no CUDA GPU (torch %s)" % torch.__version__)
-        return 3
-    torch.backends.cuda.matmul.allow_tf32 = False
+        return None
+    return torch
+
+
+def emit_env(torch, args, eng, lin_label):
+    """Emits the env line. Returns the peaks (HBM GB/s, BF16 TFLOP/s)."""
     props = torch.cuda.get_device_properties(0)
     name = torch.cuda.get_device_name(0)
     peak_gbs, peak_tflops = peaks(name, args)
-    bench = Bencher(torch, args.warmup_ms, args.rep_ms)
-    eng = engine_moe()
-    lin, lin_label = engine_linear(plan)
     emit("env", engine_moe=eng[2], engine_linear=lin_label, gpu=name, torch=torch.__version__, cuda=torch.version.cuda or "",
          sms=props.multi_processor_count, mem_gib=round(props.total_memory / 2**30, 1),
          peak_gbs=peak_gbs, peak_tflops=peak_tflops, copy_gbs=round(copy_bandwidth(torch), 1))
+    return peak_gbs, peak_tflops
+
+
+def step_m(g):
+    return g.get("step_m", g["m"])
+
+
+class StepTimer:
+    """Times the step's GEMMs at one M after another, each the way the
+    engine serves it where micro can (routed experts through the fused
+    MoE, quantized linear layers through vLLM's), else in BF16, and emits
+    them with the progress made."""
+
+    def __init__(self, torch, bench, eng, lin, peak_gbs, total, device="cuda"):
+        self.torch, self.bench, self.eng, self.lin, self.peak_gbs = torch, bench, eng, lin, peak_gbs
+        self.done, self.total, self.device = 0, total, device
+
+    def progress(self, text):
+        emit("progress", done=self.done, total=self.total, text=text)
+
+    def experts(self, m, at_m, timed):
+        """Times the routed experts at m with the engine's fused MoE when
+        it takes their format, adding (fn, per_step, step_us) to timed.
+        Returns the entries so timed ([]: they are timed in BF16)."""
+        fused = engine_entries(at_m, self.eng)
+        if not fused:
+            return []
+        self.progress("M=%d routed experts (%s)" % (m, self.eng[2]))
+        try:
+            timed.append(time_engine_experts(self.torch, self.bench, self.eng, fused, m, self.peak_gbs))
+        except Exception as e:
+            emit("error", name="experts (%s)" % self.eng[2], step_m=m, error=first_line(e) + ": timed in BF16 instead")
+            return []
+        self.done += len(fused)
+        return fused
+
+    def linear(self, g, m):
+        """Times g through vLLM's quantized linear layer when vLLM serves
+        it so: (fn, per_step, step_us), or None to time it in BF16."""
+        lin = self.lin
+        if lin is None or not linear_served(g):
+            return None
+        try:
+            return time_engine_linear(self.torch, self.bench, lin, g, m, self.peak_gbs, self.device)
+        except Exception as e:
+            emit("error", name="%s (%s)" % (g["name"], lin.ver), step_m=m, error=first_line(e) + ": timed in BF16 instead")
+            self.torch.cuda.empty_cache()
+            return None
+
+    def bf16(self, g, m):
+        """Times g as a BF16 GEMM: (fn, per_step, step_us), or None after
+        an error line."""
+        try:
+            fn, kernel = make_gemm(self.torch, g)
+            us, p20, p80, reps = self.bench.run(fn)
+        except Exception as e:
+            emit("error", name=g["name"], step_m=m, error=first_line(e))
+            self.torch.cuda.empty_cache()
+            return None
+        tflops, gbs, pct = gemm_metrics(g, us, self.peak_gbs)
+        per = int(g.get("per_step", 1))
+        emit("gemm", name=g["name"], step_m=m, m=g["m"], n=g["n"], k=g["k"], batch=max(1, g.get("batch") or 1),
+             dtype=g.get("dtype", "bf16"), served=g.get("served", ""), per_step=per,
+             us=us, p20_us=p20, p80_us=p80, tflops=tflops, gbs=gbs, bw_pct=pct, step_us=us * per, reps=reps,
+             kernel=kernel)
+        return fn, per, us * per
+
+    def whole_step(self, m, timed):
+        """Times the step's GEMMs back to back (in a CUDA graph where it
+        can be captured) beside the sum of their times."""
+        self.progress("M=%d whole step back-to-back" % m)
+        sum_us = 0.0
+        for _, _, us in timed:
+            sum_us += us
+        try:
+            b2b, graph = back_to_back(self.torch, self.bench, [(fn, per) for fn, per, _ in timed])
+            emit("step", m=m, sum_us=sum_us, back_to_back_us=b2b, graph=graph)
+        except Exception as e:
+            emit("step", m=m, sum_us=sum_us, back_to_back_us=0, graph=False)
+            emit("error", name="back-to-back", step_m=m, error=first_line(e))
+        self.done += 1
+
+    def batch(self, m, at_m, with_step):
+        """Times the GEMMs at_m of the step at m, then the whole step."""
+        timed = []  # (fn, per_step, step_us) of each GEMM timed
+        fused = self.experts(m, at_m, timed)
+        for g in (g for g in at_m if g not in fused):
+            self.progress("M=%d %s" % (m, g["name"]))
+            t = self.linear(g, m)
+            if t is None:
+                t = self.bf16(g, m)
+            if t is not None:
+                timed.append(t)
+            self.done += 1
+        if with_step and timed:
+            self.whole_step(m, timed)
+        del timed
+        self.torch.cuda.empty_cache()
+
+
+def main():
+    args = parse_args()
+    emit("start", pid=os.getpid(), ppid=os.getppid())
+    plan = json.loads(args.plan)
+    torch = cuda_torch()
+    if torch is None:
+        return 3
+    torch.backends.cuda.matmul.allow_tf32 = False
+    bench = Bencher(torch, args.warmup_ms, args.rep_ms)
+    eng = engine_moe()
+    lin, lin_label = engine_linear(plan)
+    peak_gbs, peak_tflops = emit_env(torch, args, eng, lin_label)
 
     gemms = plan.get("gemms") or []
-    batches = sorted({g.get("step_m", g["m"]) for g in gemms})
+    batches = sorted({step_m(g) for g in gemms})
     total = len(gemms) + (0 if args.no_step else len(batches)) + (0 if args.no_calib else 1)
-    done = 0
+    timer = StepTimer(torch, bench, eng, lin, peak_gbs, total)
     gpu_warmup(torch)
     if not args.no_calib:
-        emit("progress", done=done, total=total, text="calibration: 8192^3 GEMM")
+        timer.progress("calibration: 8192^3 GEMM")
         calibrate(torch, bench, peak_tflops)
-        done += 1
+        timer.done += 1
     for m in batches:
-        fns = []
-        sum_us = 0.0
-        at_m = [g for g in gemms if g.get("step_m", g["m"]) == m]
-        fused = engine_entries(at_m, eng)
-        if fused:
-            emit("progress", done=done, total=total, text="M=%d routed experts (%s)" % (m, eng[2]))
-            try:
-                fn, per, s_us = time_engine_experts(torch, bench, eng, fused, m, peak_gbs)
-                fns.append((fn, per))
-                sum_us += s_us
-            except Exception as e:
-                emit("error", name="experts (%s)" % eng[2], step_m=m, error=first_line(e) + ": timed in BF16 instead")
-                fused = []
-            done += len(fused)
-        for g in (g for g in at_m if g not in fused):
-            emit("progress", done=done, total=total, text="M=%d %s" % (m, g["name"]))
-            if lin is not None and linear_served(g):
-                try:
-                    fn, per, s_us = time_engine_linear(torch, bench, lin, g, m, peak_gbs)
-                    fns.append((fn, per))
-                    sum_us += s_us
-                    done += 1
-                    continue
-                except Exception as e:
-                    emit("error", name="%s (%s)" % (g["name"], lin.ver), step_m=m, error=first_line(e) + ": timed in BF16 instead")
-                    torch.cuda.empty_cache()
-            try:
-                fn, kernel = make_gemm(torch, g)
-                us, p20, p80, reps = bench.run(fn)
-            except Exception as e:
-                emit("error", name=g["name"], step_m=m, error=first_line(e))
-                torch.cuda.empty_cache()
-                done += 1
-                continue
-            tflops, gbs, pct = gemm_metrics(g, us, peak_gbs)
-            per = int(g.get("per_step", 1))
-            emit("gemm", name=g["name"], step_m=m, m=g["m"], n=g["n"], k=g["k"], batch=max(1, g.get("batch") or 1),
-                 dtype=g.get("dtype", "bf16"), served=g.get("served", ""), per_step=per,
-                 us=us, p20_us=p20, p80_us=p80, tflops=tflops, gbs=gbs, bw_pct=pct, step_us=us * per, reps=reps,
-                 kernel=kernel)
-            fns.append((fn, per))
-            sum_us += us * per
-            done += 1
-        if not args.no_step and fns:
-            emit("progress", done=done, total=total, text="M=%d whole step back-to-back" % m)
-            try:
-                b2b, graph = back_to_back(torch, bench, fns)
-                emit("step", m=m, sum_us=sum_us, back_to_back_us=b2b, graph=graph)
-            except Exception as e:
-                emit("step", m=m, sum_us=sum_us, back_to_back_us=0, graph=False)
-                emit("error", name="back-to-back", step_m=m, error=(str(e).splitlines() or [type(e).__name__])[0])
-            done += 1
-        del fns
-        torch.cuda.empty_cache()
-    emit("done", done=done, total=total)
+        timer.batch(m, [g for g in gemms if step_m(g) == m], not args.no_step)
+    emit("done", done=timer.done, total=total)
     return 0
 
 
