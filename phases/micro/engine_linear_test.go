@@ -19,7 +19,9 @@ import (
 // in the checkpoint's format, the engine's preparation of them, the check
 // against micro's dequantized reading and the gemm line micro emits. CUDA
 // events need a GPU: the bench here calls the layer and reports fixed
-// times. First a line with the env label, then micro's lines.
+// times. First a line with the env label, then micro's lines. In "timer"
+// mode each GEMM goes through micro's StepTimer.linear, as its main does,
+// with a "bf16" line where it falls back (micro's BF16 timing not run).
 const linearHarness = `
 import json, sys
 ns = {"__name__": "profdeck_micro"}
@@ -35,8 +37,13 @@ class Bench:
 plan = json.loads(open(sys.argv[2]).read())
 lin, label = ns["engine_linear"](plan)
 print(json.dumps({"label": label, "engine": lin is not None}))
+timer = ns["StepTimer"](torch, Bench(), (None, None, ""), lin, 4800, 0, "cpu")
 for g in plan["gemms"]:
     if lin is None or not ns["linear_served"](g):
+        continue
+    if sys.argv[3] == "timer":
+        if timer.linear(g, g["step_m"]) is None:
+            print(json.dumps({"type": "bf16", "name": g["name"], "step_m": g["step_m"]}))
         continue
     try:
         ns["time_engine_linear"](torch, Bench(), lin, g, g["step_m"], 4800, "cpu")
@@ -53,6 +60,8 @@ type linearLine struct {
 	StepUs   float64 `json:"step_us"`
 	Kernel   string  `json:"kernel"`
 	Error    string  `json:"error"`
+	Type     string  `json:"type"`
+	Step     int     `json:"step_m"`
 }
 
 // cpuTorch is /usr/bin/python3 when it imports torch; the test skips
@@ -70,6 +79,11 @@ func cpuTorch(t *testing.T) string {
 // Python path when standin is true, returning the env line and the GEMM
 // lines.
 func runLinearHarness(t *testing.T, py string, plan model.Plan, standin bool, env ...string) (linearLine, []linearLine) {
+	return runHarnessMode(t, py, "direct", plan, standin, env...)
+}
+
+// runHarnessMode is runLinearHarness in mode "direct" or "timer".
+func runHarnessMode(t *testing.T, py, mode string, plan model.Plan, standin bool, env ...string) (linearLine, []linearLine) {
 	t.Helper()
 	dir := t.TempDir()
 	script, planPath := filepath.Join(dir, "micro.py"), filepath.Join(dir, "plan.json")
@@ -83,7 +97,7 @@ func runLinearHarness(t *testing.T, py string, plan model.Plan, standin bool, en
 	if err := os.WriteFile(planPath, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(py, "-c", linearHarness, script, planPath)
+	cmd := exec.Command(py, "-c", linearHarness, script, planPath, mode)
 	cmd.Env = append(os.Environ(), env...)
 	if standin {
 		abs, _ := filepath.Abs(filepath.Join("testdata", "standin"))
@@ -109,7 +123,7 @@ func runLinearHarness(t *testing.T, py string, plan model.Plan, standin bool, en
 	return lines[0], lines[1:]
 }
 
-func kimiPlan(t *testing.T) model.Plan {
+func kimiPlan(t *testing.T, batch ...int) model.Plan {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "model", "testdata", "kimi-k2.5-config.json"))
 	if err != nil {
@@ -119,7 +133,10 @@ func kimiPlan(t *testing.T) model.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := model.Build(c, model.Options{TP: 8, Batch: []int{1}})
+	if len(batch) == 0 {
+		batch = []int{1}
+	}
+	p, err := model.Build(c, model.Options{TP: 8, Batch: batch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,5 +207,54 @@ func TestEngineLinearOnCPU(t *testing.T) {
 	env, _ = runLinearHarness(t, py, p, false)
 	if env.Engine || !strings.HasPrefix(env.Label, "vLLM is not importable by this Python") {
 		t.Errorf("no vLLM: %+v", env)
+	}
+}
+
+// TestEngineLinearFailureSaidOnce goes through micro's StepTimer at two
+// batch sizes: layers built once are timed as served at both; a layer the
+// engine cannot build (its config leaves the dense MLP unquantized) is said
+// once, at the first M, as timed in BF16 at every M, and falls back to
+// BF16 at both without a second error.
+func TestEngineLinearFailureSaidOnce(t *testing.T) {
+	py := cpuTorch(t)
+	p := kimiPlan(t, 1, 8)
+	_, got := runHarnessMode(t, py, "timer", p, true)
+	served := map[int]int{}
+	for _, l := range got {
+		if l.Type != "gemm" || !l.AsServed || l.Error != "" {
+			t.Errorf("built layer: %+v", l)
+		}
+		served[l.Step]++
+	}
+	if served[1] != 2 || served[8] != 2 {
+		t.Errorf("timed as served per M: %v, want both dense layers at M=1 and M=8", served)
+	}
+
+	var qc map[string]any
+	if err := json.Unmarshal(p.QuantConfig, &qc); err != nil {
+		t.Fatal(err)
+	}
+	qc["ignore"] = append(qc["ignore"].([]any), "re:.*mlp.*")
+	p.QuantConfig, _ = json.Marshal(qc)
+	_, got = runHarnessMode(t, py, "timer", p, true)
+	errs, bf16 := map[string]int{}, map[int]int{}
+	for _, l := range got {
+		switch l.Type {
+		case "error":
+			errs[l.Name]++
+			if l.Step != 1 || !strings.HasSuffix(l.Error, "where the plan has it served int4: timed in BF16 instead at every M") {
+				t.Errorf("error line %+v", l)
+			}
+		case "bf16":
+			bf16[l.Step]++
+		default:
+			t.Errorf("unbuilt layer: %+v", l)
+		}
+	}
+	if len(errs) != 2 || errs["dense.gate_up (vllm stand-in)"] != 1 || errs["dense.down (vllm stand-in)"] != 1 {
+		t.Errorf("error lines per layer: %v, want one for each dense layer", errs)
+	}
+	if bf16[1] != 2 || bf16[8] != 2 {
+		t.Errorf("BF16 fallbacks per M: %v, want both dense layers at M=1 and M=8", bf16)
 	}
 }

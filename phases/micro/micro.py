@@ -365,6 +365,7 @@ class EngineLinear:
 
     @staticmethod
     def key(g):
+        """A layer is one module at one shape, the same at every M."""
         return g.get("module") or g["name"], g["n"], g["k"]
 
     def failed_to_build(self, g):
@@ -723,14 +724,17 @@ class StepTimer:
 
     def linear(self, g, m):
         """Times g through vLLM's quantized linear layer when vLLM serves
-        it so: (fn, per_step, step_us), or None to time it in BF16."""
+        it so: (fn, per_step, step_us), or None to time it in BF16. A layer
+        that cannot be built is said once, at the first M: it is timed in
+        BF16 at every M."""
         lin = self.lin
-        if lin is None or not linear_served(g):
+        if lin is None or not linear_served(g) or lin.failed_to_build(g):
             return None
         try:
             return time_engine_linear(self.torch, self.bench, lin, g, m, self.peak_gbs, self.device)
         except Exception as e:
-            emit("error", name="%s (%s)" % (g["name"], lin.ver), step_m=m, error=first_line(e) + ": timed in BF16 instead")
+            every = " at every M" if lin.failed_to_build(g) else ""
+            emit("error", name="%s (%s)" % (g["name"], lin.ver), step_m=m, error=first_line(e) + ": timed in BF16 instead" + every)
             self.torch.cuda.empty_cache()
             return None
 
