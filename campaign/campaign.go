@@ -18,7 +18,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/profdeck/profdeck/phases/macro"
-	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/remote/localfs"
 )
 
@@ -202,8 +201,8 @@ func Defaults() *Campaign {
 			Requests: DefaultRequests, Warmup: DefaultWarmup, InputLen: DefaultInputLen, OutputLen: DefaultOutputLen,
 			Repeat: 1, Loadgen: "here", SearchTolerance: DefaultSearchTolerance, Arrivals: macro.ArrivalsPoisson,
 			Burstiness: DefaultBurstiness, LatencyFrom: macro.LatencySent},
-		Micro:    Micro{Batch: slices.Clone(model.DefaultBatch), Python: "python3"},
-		NCCL:     NCCL{Torchrun: "torchrun", Batch: slices.Clone(model.DefaultBatch)}, // nproc 0: the TP size per node
+		Micro:    Micro{Batch: slices.Clone(DefaultBatch), Python: DefaultPython},
+		NCCL:     NCCL{Torchrun: DefaultTorchrun, Batch: slices.Clone(DefaultBatch)}, // nproc 0: the TP size per node
 		Profile:  Profile{Steps: DefaultProfileSteps},
 		Capacity: Capacity{Headroom: DefaultHeadroom},
 		Run:      RunSettings{LeaveServer: "serving"},

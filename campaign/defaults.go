@@ -69,3 +69,20 @@ const (
 	// use and reads over.
 	DefaultDiagnoseWindow = 2 * time.Second
 )
+
+// The GPU benchmarks' defaults (the micro and nccl sections).
+var (
+	// DefaultBatch are the decode batch sizes micro and nccl time.
+	DefaultBatch = []int{1, 8, 64, 128}
+	// DefaultTokens are the All-to-All sizes nccl times, in tokens per GPU.
+	DefaultTokens = []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
+)
+
+const (
+	// DefaultWorkDir is where the benchmarks' scripts are uploaded on the host.
+	DefaultWorkDir = "/tmp/profdeck"
+	// DefaultTorchrun is the NCCL benchmark's launcher.
+	DefaultTorchrun = "torchrun"
+	// DefaultMasterPort is torchrun's rendezvous port across nodes.
+	DefaultMasterPort = 29500
+)

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
@@ -125,7 +126,7 @@ func (c *Campaign) PlanOptions(batch []int) model.Options {
 
 // MicroConfig is the micro phase's configuration (without host and plan).
 func (c *Campaign) MicroConfig() micro.Config {
-	return micro.Config{Python: c.Micro.Python}
+	return micro.Config{Python: c.Micro.Python, WorkDir: DefaultWorkDir}
 }
 
 // NCCLConfig is the NCCL phase's configuration (without host and plan):
@@ -137,15 +138,19 @@ func (c *Campaign) NCCLConfig() nccl.Config {
 	if nproc < 1 {
 		nproc = max(c.TP()/c.NodeCount(), 1) // ranks per node
 	}
+	port := c.NCCL.MasterPort
+	if port == 0 {
+		port = DefaultMasterPort
+	}
 	return nccl.Config{Torchrun: c.NCCL.Torchrun, Python: innerPython(c.Micro.Python), NProc: nproc, Batch: c.NCCL.Batch,
-		Env: c.NCCL.Env, MasterAddr: c.HeadAddr(), MasterPort: c.NCCL.MasterPort}
+		Tokens: slices.Clone(DefaultTokens), WorkDir: DefaultWorkDir, Env: c.NCCL.Env, MasterAddr: c.HeadAddr(), MasterPort: port}
 }
 
 // innerPython is the last word of a Python command prefix.
 func innerPython(prefix string) string {
 	f := strings.Fields(prefix)
 	if len(f) == 0 {
-		return "python3"
+		return DefaultPython
 	}
 	return f[len(f)-1]
 }

@@ -24,7 +24,7 @@ type Config struct {
 	Host    remote.Host
 	Python  string // command prefix that runs Python on the host, e.g. "docker exec -i vllm python3"
 	Plan    model.Plan
-	WorkDir string // where the script is uploaded (default /tmp/profdeck)
+	WorkDir string // where the script is uploaded
 	Force   bool   // run even when nvidia-smi shows the GPUs busy
 	// Timing budget per GEMM in milliseconds (0: the script's 10 and 40).
 	WarmupMs, RepMs float64
@@ -41,9 +41,6 @@ type Config struct {
 // dir (a container does not see the host's /tmp).
 func Command(cfg Config, scriptPath, planPath string) string {
 	py := strings.TrimSpace(cfg.Python)
-	if py == "" {
-		py = "python3"
-	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s -c \"$(cat %s)\" --plan \"$(cat %s)\"", py, remote.Quote(scriptPath), remote.Quote(planPath))
 	if cfg.WarmupMs > 0 {
@@ -71,12 +68,25 @@ func Run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 	return phases.Run(ctx, em, phases.Micro, params, func(ctx context.Context) error { return run(ctx, cfg, em) })
 }
 
-func run(ctx context.Context, cfg Config, em *phases.Emitter) error {
-	if cfg.Host == nil {
-		return errors.New("micro: no host")
+// Validate checks that cfg is complete; the error names the field. The
+// run fills in no default: the campaign (package campaign) holds them.
+func (cfg Config) Validate() error {
+	switch {
+	case cfg.Host == nil:
+		return errors.New("Host: no host")
+	case strings.TrimSpace(cfg.Python) == "":
+		return errors.New("Python: not set: the command prefix that runs Python on the host (e.g. python3)")
+	case strings.TrimSpace(cfg.WorkDir) == "":
+		return errors.New("WorkDir: not set: where the script is uploaded on the host")
+	case len(cfg.Plan.GEMMs) == 0:
+		return errors.New("Plan: the plan has no GEMMs")
 	}
-	if len(cfg.Plan.GEMMs) == 0 {
-		return errors.New("micro: the plan has no GEMMs")
+	return nil
+}
+
+func run(ctx context.Context, cfg Config, em *phases.Emitter) error {
+	if err := cfg.Validate(); err != nil {
+		return &phases.InputError{Err: fmt.Errorf("micro: %w", err)}
 	}
 	if !cfg.Force {
 		if err := pyrun.Busy(ctx, cfg.Host); err != nil {

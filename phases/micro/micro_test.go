@@ -135,7 +135,7 @@ func TestScriptDiesHalfway(t *testing.T) {
 	defer cancel()
 	py := fakePython(t, 20)
 	r, evs, err := collect(ctx, func(em *phases.Emitter) error {
-		return micro.Run(ctx, micro.Config{Host: local.New(), Python: py, Plan: pyruntest.KimiPlan(t, 1), WorkDir: t.TempDir(), Force: true}, em)
+		return micro.Run(ctx, micro.Complete(micro.Config{Host: local.New(), Python: py, Plan: pyruntest.KimiPlan(t, 1), WorkDir: t.TempDir(), Force: true}), em)
 	})
 	var ee *remote.ExitError
 	if !errors.As(err, &ee) || ee.Status != 1 || !strings.Contains(ee.Stderr, "illegal memory access") {
@@ -161,7 +161,7 @@ func TestRunOnSim(t *testing.T) {
 	ctx, d := pyruntest.StartSim(t, sim.Options{})
 	plan := pyruntest.KimiPlan(t, 1, 128)
 	r, _, err := collect(ctx, func(em *phases.Emitter) error {
-		return micro.Run(ctx, micro.Config{Host: d, Python: "docker exec -i vllm python3", Plan: plan}, em)
+		return micro.Run(ctx, micro.Complete(micro.Config{Host: d, Python: "docker exec -i vllm python3", Plan: plan}), em)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +181,7 @@ func TestCancelOnSim(t *testing.T) {
 	ch := make(chan phases.Event, 1024)
 	errc := make(chan error, 1)
 	go func() {
-		errc <- micro.Run(run, micro.Config{Host: d, Plan: pyruntest.KimiPlan(t, 1, 8, 64)}, &phases.Emitter{Out: ch})
+		errc <- micro.Run(run, micro.Complete(micro.Config{Host: d, Plan: pyruntest.KimiPlan(t, 1, 8, 64)}), &phases.Emitter{Out: ch})
 	}()
 	got := 0
 	for got < 3 {
@@ -216,14 +216,14 @@ func TestBusyGPUsOnSim(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	err := micro.Run(ctx, micro.Config{Host: d, Plan: pyruntest.KimiPlan(t, 1)}, nil)
+	err := micro.Run(ctx, micro.Complete(micro.Config{Host: d, Plan: pyruntest.KimiPlan(t, 1)}), nil)
 	if !errors.As(err, &busy) || len(busy.Procs) != 8 || !strings.Contains(err.Error(), "VLLM::Worker_TP0") {
 		t.Fatalf("error %v", err)
 	}
 }
 
 func TestCommandQuotesPaths(t *testing.T) {
-	c := micro.Command(micro.Config{Python: "docker exec -i vllm python3", RepMs: 20}, "/tmp/a b/s.py", "/tmp/p.json")
+	c := micro.Command(micro.Complete(micro.Config{Python: "docker exec -i vllm python3", RepMs: 20}), "/tmp/a b/s.py", "/tmp/p.json")
 	want := `docker exec -i vllm python3 -c "$(cat '/tmp/a b/s.py')" --plan "$(cat /tmp/p.json)" --rep-ms 20`
 	if c != want {
 		t.Errorf("\n got %s\nwant %s", c, want)

@@ -22,22 +22,19 @@ import (
 //go:embed nccl.py
 var Script []byte
 
-// DefaultTokens are the All-to-All sizes, in tokens per GPU.
-var DefaultTokens = []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
-
 // Config is one NCCL run.
 type Config struct {
 	Host remote.Host
 	// Torchrun is the launcher prefix, e.g. "torchrun" or
 	// "docker exec -i vllm torchrun".
 	Torchrun string
-	// Python is the interpreter torchrun starts for each rank (default python3).
+	// Python is the interpreter torchrun starts for each rank.
 	Python  string
-	NProc   int
+	NProc   int        // ranks per node
 	Plan    model.Plan // hidden size, the step's all-reduce count, the EP dispatch size
-	Batch   []int      // batch sizes M of the all-reduce burst (default: the plan's)
-	Tokens  []int      // All-to-All tokens per GPU (default 1…256)
-	WorkDir string
+	Batch   []int      // batch sizes M of the all-reduce burst (empty: the plan's)
+	Tokens  []int      // All-to-All tokens per GPU (needed when the plan dispatches)
+	WorkDir string     // where the script is uploaded on the host
 	Force   bool
 	Repeats int  // bursts timed per M (default 10)
 	Iters   int  // all-to-alls per timed loop (default 20)
@@ -51,7 +48,7 @@ type Config struct {
 	// rank 0.
 	Nodes      []remote.Host
 	MasterAddr string // the head's address as the other nodes reach it
-	MasterPort int    // default 29500
+	MasterPort int    // torchrun's rendezvous port (needed with several nodes)
 	// Env is set for torchrun on every node (NCCL_SOCKET_IFNAME …).
 	Env map[string]string
 }
@@ -60,17 +57,39 @@ func (cfg Config) batch() []int {
 	if len(cfg.Batch) > 0 {
 		return cfg.Batch
 	}
-	if len(cfg.Plan.Batch) > 0 {
-		return cfg.Plan.Batch
-	}
-	return model.DefaultBatch
+	return cfg.Plan.Batch
 }
 
-func (cfg Config) tokens() []int {
-	if len(cfg.Tokens) > 0 {
-		return cfg.Tokens
+// dispatches reports whether the plan's step has an All-to-All to time.
+func (cfg Config) dispatches() bool {
+	a := cfg.Plan.AllToAll
+	return a != nil && a.BytesPerToken > 0
+}
+
+// Validate checks that cfg is complete; the error names the field. The
+// run fills in no default: the campaign (package campaign) holds them.
+func (cfg Config) Validate() error {
+	switch {
+	case cfg.Host == nil:
+		return errors.New("Host: no host")
+	case strings.TrimSpace(cfg.Torchrun) == "":
+		return errors.New("Torchrun: not set: the launcher (e.g. torchrun)")
+	case strings.TrimSpace(cfg.Python) == "":
+		return errors.New("Python: not set: the interpreter each rank runs (e.g. python3)")
+	case cfg.NProc < 1:
+		return fmt.Errorf("NProc %d: want at least 1 rank per node", cfg.NProc)
+	case strings.TrimSpace(cfg.WorkDir) == "":
+		return errors.New("WorkDir: not set: where the script is uploaded on the host")
+	case cfg.Plan.Hidden <= 0:
+		return errors.New("Plan: the plan has no hidden size")
+	case len(cfg.batch()) == 0:
+		return errors.New("Batch: not set, and the plan has no batch sizes")
+	case cfg.dispatches() && len(cfg.Tokens) == 0:
+		return errors.New("Tokens: not set: the All-to-All's tokens per GPU")
+	case len(cfg.Nodes) > 1 && (cfg.MasterPort < 1 || cfg.MasterPort > 65535):
+		return fmt.Errorf("MasterPort %d: want torchrun's rendezvous port (1-65535)", cfg.MasterPort)
 	}
-	return DefaultTokens
+	return nil
 }
 
 func join(v []int) string {
@@ -84,42 +103,25 @@ func join(v []int) string {
 func Command(cfg Config, scriptPath string) string {
 	tr, py := launcher(cfg)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s --standalone --nproc-per-node %d --no-python %s -c \"$(cat %s)\"", tr, max(cfg.NProc, 1), py, remote.Quote(scriptPath))
+	fmt.Fprintf(&b, "%s --standalone --nproc-per-node %d --no-python %s -c \"$(cat %s)\"", tr, cfg.NProc, py, remote.Quote(scriptPath))
 	b.WriteString(scriptArgs(cfg))
 	return b.String()
 }
 
 // launcher is the torchrun launcher (cfg.Env set for it) and the python
-// the ranks run, defaults filled in.
+// the ranks run.
 func launcher(cfg Config) (torchrun, python string) {
-	torchrun = strings.TrimSpace(cfg.Torchrun)
-	if torchrun == "" {
-		torchrun = "torchrun"
-	}
-	return withEnv(torchrun, cfg.Env), cfg.python()
+	return withEnv(strings.TrimSpace(cfg.Torchrun), cfg.Env), cfg.python()
 }
 
-// python is the Python the ranks run (default python3).
-func (cfg Config) python() string {
-	if py := strings.TrimSpace(cfg.Python); py != "" {
-		return py
-	}
-	return "python3"
-}
-
-// masterPort is the rendezvous port (default DefaultMasterPort).
-func (cfg Config) masterPort() int {
-	if cfg.MasterPort > 0 {
-		return cfg.MasterPort
-	}
-	return DefaultMasterPort
-}
+// python is the Python the ranks run.
+func (cfg Config) python() string { return strings.TrimSpace(cfg.Python) }
 
 func scriptArgs(cfg Config) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, " --hidden %d --count %d --batch %s", cfg.Plan.Hidden, cfg.Plan.AllReduce.PerStep, join(cfg.batch()))
-	if a := cfg.Plan.AllToAll; a != nil && a.BytesPerToken > 0 {
-		fmt.Fprintf(&b, " --a2a-bytes-per-token %d --tokens %s", a.BytesPerToken, join(cfg.tokens()))
+	if cfg.dispatches() {
+		fmt.Fprintf(&b, " --a2a-bytes-per-token %d --tokens %s", cfg.Plan.AllToAll.BytesPerToken, join(cfg.Tokens))
 	}
 	if cfg.Repeats > 0 {
 		fmt.Fprintf(&b, " --repeats %d", cfg.Repeats)
@@ -147,7 +149,7 @@ func Run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 		for i, h := range cfg.Nodes {
 			names[i] = h.Name()
 		}
-		params["nodes"], params["master_addr"], params["master_port"] = names, cfg.MasterAddr, cfg.masterPort()
+		params["nodes"], params["master_addr"], params["master_port"] = names, cfg.MasterAddr, cfg.MasterPort
 	}
 	if len(cfg.Env) > 0 {
 		params["env"] = slices.Sorted(maps.Keys(cfg.Env)) // names only: values are never journalled
@@ -156,11 +158,8 @@ func Run(ctx context.Context, cfg Config, em *phases.Emitter) error {
 }
 
 func run(ctx context.Context, cfg Config, em *phases.Emitter) error {
-	if cfg.Host == nil {
-		return errors.New("nccl: no host")
-	}
-	if cfg.Plan.Hidden <= 0 {
-		return errors.New("nccl: the plan has no hidden size")
+	if err := cfg.Validate(); err != nil {
+		return &phases.InputError{Err: fmt.Errorf("nccl: %w", err)}
 	}
 	if none, ok := NoCollectives(cfg); ok {
 		em.Emit(ctx, phases.KindNCCLNone, none)

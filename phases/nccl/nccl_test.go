@@ -128,7 +128,7 @@ func TestFindCliff(t *testing.T) {
 
 func TestRunOnSim(t *testing.T) {
 	ctx, d := pyruntest.StartSim(t, sim.Options{})
-	r, err := runResult(ctx, nccl.Config{Host: d, Torchrun: "docker exec -i vllm torchrun", NProc: 8, Plan: pyruntest.KimiPlan(t, 1, 8, 64, 128)})
+	r, err := runResult(ctx, nccl.Complete(nccl.Config{Host: d, Torchrun: "docker exec -i vllm torchrun", NProc: 8, Plan: pyruntest.KimiPlan(t, 1, 8, 64, 128)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestRunOneGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	ch := make(chan phases.Event, 64)
-	err = nccl.Run(ctx, nccl.Config{Host: d, NProc: 1, Plan: p}, &phases.Emitter{Out: ch})
+	err = nccl.Run(ctx, nccl.Complete(nccl.Config{Host: d, NProc: 1, Plan: p}), &phases.Emitter{Out: ch})
 	close(ch)
 	if err != nil {
 		t.Fatal(err)
@@ -182,14 +182,14 @@ func TestRunOneGPU(t *testing.T) {
 
 func TestRunOnSimTooManyRanks(t *testing.T) {
 	ctx, d := pyruntest.StartSim(t, sim.Options{GPUs: 2})
-	_, err := runResult(ctx, nccl.Config{Host: d, NProc: 8, Plan: pyruntest.KimiPlan(t, 1, 8, 64, 128)})
+	_, err := runResult(ctx, nccl.Complete(nccl.Config{Host: d, NProc: 8, Plan: pyruntest.KimiPlan(t, 1, 8, 64, 128)}))
 	if err == nil || !strings.Contains(err.Error(), "invalid device ordinal") {
 		t.Fatalf("error %v", err)
 	}
 }
 
 func TestCommand(t *testing.T) {
-	c := nccl.Command(nccl.Config{Torchrun: "torchrun", NProc: 8, Plan: pyruntest.KimiPlan(t, 1, 8, 64, 128), Tokens: []int{1, 16}}, "/tmp/profdeck/s.py")
+	c := nccl.Command(nccl.Complete(nccl.Config{Torchrun: "torchrun", NProc: 8, Plan: pyruntest.KimiPlan(t, 1, 8, 64, 128), Tokens: []int{1, 16}}), "/tmp/profdeck/s.py")
 	want := `torchrun --standalone --nproc-per-node 8 --no-python python3 -c "$(cat /tmp/profdeck/s.py)" --hidden 7168 --count 123 --batch 1,8,64,128 --a2a-bytes-per-token 114688 --tokens 1,16`
 	if c != want {
 		t.Errorf("\n got %s\nwant %s", c, want)

@@ -13,9 +13,6 @@ import (
 	"github.com/profdeck/profdeck/remote"
 )
 
-// DefaultMasterPort is torchrun's rendezvous port when none is configured.
-const DefaultMasterPort = 29500
-
 // NodeCommand is node rank's torchrun command line on a deployment of
 // len(cfg.Nodes) nodes: --nnodes/--node-rank/--master-addr/--master-port in
 // place of --standalone, cfg.Env set for it (inside the container when the
@@ -24,7 +21,7 @@ func NodeCommand(cfg Config, scriptPath string, rank int) string {
 	tr, py := launcher(cfg)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s --nnodes %d --node-rank %d --master-addr %s --master-port %d --nproc-per-node %d --no-python %s -c \"$(cat %s)\"",
-		tr, len(cfg.Nodes), rank, remote.Quote(cfg.MasterAddr), cfg.masterPort(), max(cfg.NProc, 1), py, remote.Quote(scriptPath))
+		tr, len(cfg.Nodes), rank, remote.Quote(cfg.MasterAddr), cfg.MasterPort, max(cfg.NProc, 1), py, remote.Quote(scriptPath))
 	b.WriteString(scriptArgs(cfg))
 	return b.String()
 }

@@ -17,9 +17,9 @@ import (
 )
 
 func TestNodeCommand(t *testing.T) {
-	cfg := nccl.Config{Torchrun: "docker exec -i vllm torchrun", NProc: 8, Plan: pyruntest.KimiPlan(t, 1), Tokens: []int{1},
+	cfg := nccl.Complete(nccl.Config{Torchrun: "docker exec -i vllm torchrun", NProc: 8, Plan: pyruntest.KimiPlan(t, 1), Tokens: []int{1},
 		Nodes: make([]remote.Host, 2), MasterAddr: "10.0.0.1", MasterPort: 29511,
-		Env: map[string]string{"NCCL_SOCKET_IFNAME": "eth0", "NCCL_IB_HCA": "mlx5_0,mlx5_1"}}
+		Env: map[string]string{"NCCL_SOCKET_IFNAME": "eth0", "NCCL_IB_HCA": "mlx5_0,mlx5_1"}})
 	c := nccl.NodeCommand(cfg, "/tmp/profdeck/s.py", 1)
 	want := `docker exec -e NCCL_IB_HCA=mlx5_0,mlx5_1 -e NCCL_SOCKET_IFNAME=eth0 -i vllm torchrun --nnodes 2 --node-rank 1 --master-addr 10.0.0.1 --master-port 29511 --nproc-per-node 8 --no-python python3 -c "$(cat /tmp/profdeck/s.py)" --hidden 7168`
 	if !strings.HasPrefix(c, want) {
@@ -61,9 +61,9 @@ func TestRunAcrossTwoSimNodes(t *testing.T) {
 	var mu sync.Mutex
 	worker := &recHost{Deployment: ds[1]}
 	nodes := []remote.Host{ds[0], worker}
-	r, err := runResult(ctx, nccl.Config{Host: ds[0], Nodes: nodes, MasterAddr: "127.0.0.1", Torchrun: "torchrun", NProc: 8,
+	r, err := runResult(ctx, nccl.Complete(nccl.Config{Host: ds[0], Nodes: nodes, MasterAddr: "127.0.0.1", Torchrun: "torchrun", NProc: 8,
 		Env: map[string]string{"NCCL_SOCKET_IFNAME": "lo"}, Plan: pyruntest.KimiPlan(t, 1, 8),
-		OnText: func(l remote.Line) { mu.Lock(); seen = append(seen, l.Text); mu.Unlock() }})
+		OnText: func(l remote.Line) { mu.Lock(); seen = append(seen, l.Text); mu.Unlock() }}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestRunAcrossTwoSimNodes(t *testing.T) {
 			one.Add(ev)
 		}
 	}()
-	if err := nccl.Run(ctx, nccl.Config{Host: ds[0], Torchrun: "torchrun", NProc: 8, Plan: pyruntest.KimiPlan(t, 1, 8)}, &phases.Emitter{Out: ch1}); err != nil {
+	if err := nccl.Run(ctx, nccl.Complete(nccl.Config{Host: ds[0], Torchrun: "torchrun", NProc: 8, Plan: pyruntest.KimiPlan(t, 1, 8)}), &phases.Emitter{Out: ch1}); err != nil {
 		t.Fatal(err)
 	}
 	close(ch1)

@@ -21,9 +21,6 @@ import (
 	"github.com/profdeck/profdeck/remote"
 )
 
-// DefaultWorkDir is where scripts are uploaded on the host.
-const DefaultWorkDir = "/tmp/profdeck"
-
 // Line is one JSON line a script printed: its "type" and the whole object.
 type Line struct {
 	Type string
@@ -63,10 +60,10 @@ func ScriptName(kind string, data []byte, ext string) string {
 }
 
 // Upload writes data to dir on h under its content-addressed name and
-// returns the path.
+// returns the path. dir must be given (the campaign holds its default).
 func Upload(ctx context.Context, h remote.Host, dir, kind string, data []byte, ext string) (string, error) {
-	if dir == "" {
-		dir = DefaultWorkDir
+	if strings.TrimSpace(dir) == "" {
+		return "", errors.New("upload: no work dir on the host")
 	}
 	if _, err := remote.Output(ctx, h, "mkdir -p "+remote.Quote(dir)); err != nil {
 		return "", fmt.Errorf("work dir %s on %s: %w", dir, h.Name(), err)

@@ -43,7 +43,7 @@ func newGPUCommand(name, usage string, stdout, stderr io.Writer) (*Command, *gpu
 	fs.Int("tp", 0, "tensor-parallel size (default: the campaign's model.tp, else 8)")
 	fs.Bool("ep", false, "expert parallelism (vLLM --enable-expert-parallel) (default: the campaign's model.ep)")
 	fs.String("batch", "", "batch sizes M, comma-separated (default: the campaign's, else 1,8,64,128)")
-	fs.StringVar(&g.workDir, "workdir", pyrun.DefaultWorkDir, "work dir on the host for the uploaded script")
+	fs.StringVar(&g.workDir, "workdir", campaign.DefaultWorkDir, "work dir on the host for the uploaded script")
 	fs.BoolVar(&g.force, "force", false, "run even when nvidia-smi shows the GPUs busy")
 	fs.BoolVar(&g.noEmbed, "no-embed-allreduce", false, "the server does no all-reduce for the input embedding")
 	fs.BoolVar(&g.dryRun, "dry-run", false, "print the decode-step plan as JSON and exit (no GPU needed)")
@@ -77,7 +77,7 @@ func (g *gpuFlags) plan(c *Command, binds []campaign.Flag, batch func(*campaign.
 		return nil, gpuSettings{}, BadInput("no model: give --model-config PRESET|FILE (presets: %s), or -c FILE with model.preset or model.config", strings.Join(model.PresetNames(), ", "))
 	}
 	if strings.TrimSpace(g.workDir) == "" {
-		return nil, gpuSettings{}, BadInput("--workdir: must name a directory on the host (e.g. %s)", pyrun.DefaultWorkDir)
+		return nil, gpuSettings{}, BadInput("--workdir: must name a directory on the host (e.g. %s)", campaign.DefaultWorkDir)
 	}
 	o := camp.PlanOptions(batch(camp))
 	o.NoEmbeddingAllReduce = g.noEmbed

@@ -61,7 +61,10 @@ func (n *ncclCmd) plan() (*campaign.Campaign, gpuSettings, nccl.Config, error) {
 	if c.Set("python") {
 		cfg.Python = *n.python
 	}
-	cfg.Batch, cfg.Tokens, cfg.WorkDir, cfg.Force = nil, n.tokens, n.g.workDir, n.g.force
+	cfg.Batch, cfg.WorkDir, cfg.Force = nil, n.g.workDir, n.g.force // the plan's batch sizes: the campaign's or --batch
+	if c.Set("tokens") {
+		cfg.Tokens = n.tokens
+	}
 	cfg.Repeats, cfg.NoGraph = *n.repeats, *n.noGraph
 	cfg.OnText = func(l remote.Line) { fmt.Fprintln(c.Stderr, "  |", l.Text) }
 	return camp, set, cfg, nil

@@ -1,0 +1,36 @@
+package campaign
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+// The engines hold no defaults: the campaign's engine configurations carry
+// every value the engines used to fill in themselves, the same values
+// (written here as numbers, so that a default that changes fails).
+func TestEngineConfigsCarryTheDefaults(t *testing.T) {
+	c := Defaults()
+	m, n := c.MicroConfig(), c.NCCLConfig()
+	got := []any{m.Python, m.WorkDir, n.Torchrun, n.Python, n.WorkDir, n.Batch, n.Tokens, n.MasterPort, n.NProc}
+	want := []any{"python3", "/tmp/profdeck", "torchrun", "python3", "/tmp/profdeck", []int{1, 8, 64, 128},
+		[]int{1, 2, 4, 8, 16, 32, 64, 128, 256}, 29500, 8}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("micro and nccl:\n got %v\nwant %v", got, want)
+	}
+	c.NCCL.MasterPort = 29600
+	if p := c.NCCLConfig().MasterPort; p != 29600 {
+		t.Errorf("nccl.master_port 29600 gave %d", p)
+	}
+	s := c.SweepConfig("")
+	got = []any{s.Timeout, s.ClientBoundLag, s.SearchFrom}
+	want = []any{10 * time.Minute, 10 * time.Millisecond, 1.0}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("sweep:\n got %v\nwant %v", got, want)
+	}
+	l := c.LoadConfig()
+	if l.LogPath != "/var/log/vllm/server.log" || l.StallAfter != 5*time.Minute || l.Poll != time.Second ||
+		l.SnapshotEvery != 10*time.Second || l.DiagnoseWindow != 2*time.Second {
+		t.Errorf("load: %+v", l)
+	}
+}
