@@ -86,3 +86,12 @@ const (
 	// DefaultMasterPort is torchrun's rendezvous port across nodes.
 	DefaultMasterPort = 29500
 )
+
+// The doctor's defaults.
+const (
+	// DefaultDoctorTimeout bounds each of the doctor's checks.
+	DefaultDoctorTimeout = 30 * time.Second
+	// DefaultTraceGiB is the free space the doctor wants for the
+	// profiler's traces.
+	DefaultTraceGiB = 10.0
+)

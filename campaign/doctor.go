@@ -20,5 +20,5 @@ func (c *Campaign) DoctorConfig(host remote.Host, apiKey string) doctor.Config {
 	return doctor.Config{Host: host, Campaign: from, GPUs: max(c.TP()/c.NodeCount(), 1),
 		Python: c.Micro.Python, Torchrun: c.NCCL.Torchrun, Launch: c.Server.Launch,
 		Sweep: sweep, MetricsURL: c.MetricsURL(), Loadgen: c.Macro.Loadgen,
-		ProfilerDir: c.Server.ProfilerDir, Need: doctor.All}
+		ProfilerDir: c.Server.ProfilerDir, Need: doctor.All, TraceGiB: DefaultTraceGiB, Timeout: DefaultDoctorTimeout}
 }

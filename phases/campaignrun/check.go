@@ -9,6 +9,17 @@ import (
 	"github.com/profdeck/profdeck/remote"
 )
 
+// Validate checks the run's own settings; the error names the field. The
+// run fills in no default (the campaign holds them); each phase's
+// configuration is checked by its engine when its step starts.
+func (cfg Config) Validate() error {
+	switch cfg.Leave {
+	case LeaveServing, LeaveProfiler, LeaveStopped:
+		return nil
+	}
+	return fmt.Errorf("Leave %q: want %s, %s or %s", cfg.Leave, LeaveServing, LeaveProfiler, LeaveStopped)
+}
+
 // Check refuses, before anything starts, a run that cannot do its steps:
 // one that must bring the server up (to sweep it, or to restart it with
 // the profiler) when the server is not serving, no process of it runs, and

@@ -104,7 +104,7 @@ type Config struct {
 
 	Profile profile.Config // its Concurrency is set here: 1 and the plateau
 
-	Leave string // LeaveServing (default), LeaveProfiler or LeaveStopped
+	Leave string // LeaveServing, LeaveProfiler or LeaveStopped
 
 	// Phases, when not empty, limits the run to the steps of these phases
 	// (load, macro, micro, nccl, profile); the notebook is always written.
@@ -213,6 +213,9 @@ var ErrInterrupted = errors.New("interrupted")
 // phases' own) through em. It returns the result, also when interrupted
 // (with ErrInterrupted); a step's failure is in its result, not an error.
 func Run(ctx context.Context, cfg Config, em *phases.Emitter) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, &phases.InputError{Err: fmt.Errorf("run: %w", err)}
+	}
 	if err := Check(ctx, cfg); err != nil {
 		return nil, err
 	}

@@ -47,9 +47,6 @@ func newRunner(cfg Config, out *phases.Emitter) *runner {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Leave == "" {
-		cfg.Leave = LeaveServing
-	}
 	r := &runner{cfg: cfg, out: out, ch: make(chan phases.Event, 256), skipNext: map[string]string{}}
 	r.em = &phases.Emitter{Out: r.ch, Now: cfg.Now}
 	r.version = cfg.Version

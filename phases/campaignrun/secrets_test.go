@@ -28,7 +28,7 @@ func TestAlreadyServingMasksThePassword(t *testing.T) {
 	h := local.New()
 	events := make(chan phases.Event, 4096)
 	res, err := campaignrun.Run(ctx, campaignrun.Config{Host: h, Server: &load.Server{Host: h, Settings: load.Settings{Launch: "false", Log: "/tmp/pd-secrets-test.log"}},
-		Phases: []string{phases.Load}, Watch: load.Config{HealthURL: health, LogPath: "/tmp/pd-secrets-test.log", StallAfter: time.Minute,
+		Phases: []string{phases.Load}, Leave: campaignrun.LeaveServing, Watch: load.Config{HealthURL: health, LogPath: "/tmp/pd-secrets-test.log", StallAfter: time.Minute,
 			Poll: time.Second, SnapshotEvery: 10 * time.Second, NoDiagnosis: true}}, &phases.Emitter{Out: events})
 	if err != nil {
 		t.Fatal(err)

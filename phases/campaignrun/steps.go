@@ -401,9 +401,6 @@ func withStepTokens(batch, extra []int) []int {
 	if len(extra) == 0 {
 		return batch
 	}
-	if len(batch) == 0 {
-		batch = model.DefaultBatch
-	}
 	seen := map[int]bool{}
 	var out []int
 	for _, m := range append(append([]int{}, batch...), extra...) {

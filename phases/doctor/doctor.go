@@ -52,11 +52,29 @@ type Config struct {
 	MetricsURL  string
 	Loadgen     string // "here" or "host"
 	ProfilerDir string
-	// TraceGiB is the free space the profiler's traces want (default 10).
+	// TraceGiB is the free space the profiler's traces want.
 	TraceGiB float64
 	Need     Need
-	// Timeout bounds each check (default 30 s).
+	// Timeout bounds each check.
 	Timeout time.Duration
+}
+
+// Validate checks that cfg is complete; the error names the field. The
+// doctor fills in no default: the campaign (package campaign) holds them.
+func (cfg Config) Validate() error {
+	switch {
+	case cfg.Host == nil:
+		return errors.New("Host: no host")
+	case cfg.Timeout <= 0:
+		return fmt.Errorf("Timeout %s: want the bound of each check, more than 0", cfg.Timeout)
+	case cfg.TraceGiB <= 0:
+		return fmt.Errorf("TraceGiB %g: want the free space the profiler's traces want, more than 0", cfg.TraceGiB)
+	case strings.TrimSpace(cfg.Python) == "":
+		return errors.New("Python: not set: micro's python command prefix")
+	case strings.TrimSpace(cfg.Torchrun) == "":
+		return errors.New("Torchrun: not set: nccl's torchrun command prefix")
+	}
+	return nil
 }
 
 // Result is every check, in order, and the time they took together.
@@ -114,6 +132,9 @@ func Names() []string {
 
 // Run runs every check on cfg.Host and emits each as it is reported.
 func Run(ctx context.Context, cfg Config, em *phases.Emitter) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, &phases.InputError{Err: fmt.Errorf("doctor: %w", err)}
+	}
 	res := &Result{Host: cfg.Host.Name()}
 	params := map[string]any{"host": cfg.Host.Name(), "checks": Names()}
 	err := phases.Run(ctx, em, phases.Doctor, params, func(ctx context.Context) error {
@@ -138,9 +159,6 @@ func Run(ctx context.Context, cfg Config, em *phases.Emitter) (*Result, error) {
 // returns them in order. A fail of a part the campaign does not run is a
 // warn that says so.
 func runAll(ctx context.Context, cfg *Config) []phases.DoctorCheck {
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 30 * time.Second
-	}
 	s := newShared(ctx, cfg)
 	out := make([]phases.DoctorCheck, len(checks))
 	var wg sync.WaitGroup

@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -272,5 +273,27 @@ func TestLaunchNotNeededWhileServing(t *testing.T) {
 	res, _ = runEvents(t, cfg)
 	if c := byName(res)["launch"]; c.Status != phases.CheckFail {
 		t.Errorf("launch with a restart to come: %+v", c)
+	}
+}
+
+// The doctor fills in no default: a configuration missing a value is bad
+// input naming the field, before any check or event.
+func TestDoctorRefusesMissingValues(t *testing.T) {
+	full := Config{Host: local.New(), Python: "python3", Torchrun: "torchrun", TraceGiB: 10, Timeout: time.Second}
+	for field, clear := range map[string]func(*Config){
+		"Host":     func(c *Config) { c.Host = nil },
+		"Timeout":  func(c *Config) { c.Timeout = 0 },
+		"TraceGiB": func(c *Config) { c.TraceGiB = 0 },
+		"Python":   func(c *Config) { c.Python = "" },
+		"Torchrun": func(c *Config) { c.Torchrun = "" },
+	} {
+		cfg := full
+		clear(&cfg)
+		events := make(chan phases.Event, 8)
+		_, err := Run(context.Background(), cfg, &phases.Emitter{Out: events})
+		var in *phases.InputError
+		if !errors.As(err, &in) || !strings.Contains(err.Error(), "doctor: "+field) || len(events) != 0 {
+			t.Errorf("%s missing: %v with %d events", field, err, len(events))
+		}
 	}
 }

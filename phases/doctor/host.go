@@ -184,9 +184,6 @@ type pyInfo struct {
 // probePython runs the probe with micro's python and reads its line.
 func probePython(ctx context.Context, cfg *Config) (pyInfo, error) {
 	py := strings.TrimSpace(cfg.Python)
-	if py == "" {
-		py = "python3"
-	}
 	out, err := run(ctx, cfg, py+" -c "+remote.Quote(pyProbe))
 	if err != nil {
 		return pyInfo{}, err
@@ -212,7 +209,7 @@ func parsePy(out string) (pyInfo, error) {
 // checkPython: micro's python runs, with torch built for CUDA and seeing
 // the GPUs.
 func checkPython(_ context.Context, cfg *Config, s *shared) phases.DoctorCheck {
-	py := cmp(cfg.Python, "python3")
+	py := strings.TrimSpace(cfg.Python)
 	p, err := s.python()
 	fix := "install torch for " + py + ", or set micro.python (e.g. docker exec -i vllm python3)"
 	switch {
@@ -236,7 +233,7 @@ func checkPython(_ context.Context, cfg *Config, s *shared) phases.DoctorCheck {
 
 // checkTorchrun: nccl's torchrun is found on the host.
 func checkTorchrun(ctx context.Context, cfg *Config, _ *shared) phases.DoctorCheck {
-	tr := cmp(cfg.Torchrun, "torchrun")
+	tr := strings.TrimSpace(cfg.Torchrun)
 	cmd := "command -v " + remote.Quote(tr)
 	if len(strings.Fields(tr)) > 1 {
 		cmd = tr + " --help >/dev/null" // a prefix (docker exec … torchrun): run it
@@ -249,13 +246,6 @@ func checkTorchrun(ctx context.Context, cfg *Config, _ *shared) phases.DoctorChe
 		return ok("%s", p)
 	}
 	return ok("%s runs", tr)
-}
-
-func cmp(s, def string) string {
-	if s = strings.TrimSpace(s); s != "" {
-		return s
-	}
-	return def
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -166,13 +166,13 @@ func checkEngine(_ context.Context, cfg *Config, s *shared) phases.DoctorCheck {
 	p, err := s.python()
 	switch {
 	case err == nil && p.VLLM != "":
-		return ok("vLLM %s (installed for %s)", p.VLLM, cmp(cfg.Python, "python3"))
+		return ok("vLLM %s (installed for %s)", p.VLLM, strings.TrimSpace(cfg.Python))
 	case err == nil && p.SGLang != "":
-		return ok("SGLang %s (installed for %s)", p.SGLang, cmp(cfg.Python, "python3"))
+		return ok("SGLang %s (installed for %s)", p.SGLang, strings.TrimSpace(cfg.Python))
 	case s.server().up:
 		return ok("the server answers but not /version (not vLLM, or an old one)")
 	}
-	return warn("neither vLLM nor SGLang is installed for "+cmp(cfg.Python, "python3")+" and the server does not answer",
+	return warn("neither vLLM nor SGLang is installed for "+strings.TrimSpace(cfg.Python)+" and the server does not answer",
 		"none if the launch command brings its own (a container); else install the engine, or set micro.python to the engine's python")
 }
 
@@ -246,9 +246,6 @@ func checkProfiler(ctx context.Context, cfg *Config, _ *shared) phases.DoctorChe
 		return warn(dir+" writable; free space unknown ("+perr.Error()+")", "check the space for the traces by hand")
 	}
 	want := cfg.TraceGiB
-	if want <= 0 {
-		want = 10
-	}
 	found := fmt.Sprintf("%s writable, %.1f GiB free", dir, freeGiB)
 	switch {
 	case freeGiB < want/10:

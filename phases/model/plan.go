@@ -100,15 +100,12 @@ func (p Plan) At(m int) []GEMM {
 // Options choose the parallelism and batch sizes of a plan.
 type Options struct {
 	TP    int
-	EP    bool // vLLM --enable-expert-parallel: whole experts, E/TP per GPU
-	Batch []int
+	EP    bool  // vLLM --enable-expert-parallel: whole experts, E/TP per GPU
+	Batch []int // the decode batch sizes M (at least one)
 	// NoEmbeddingAllReduce leaves out the vocab-parallel embedding's
 	// all-reduce (servers that replicate the embedding).
 	NoEmbeddingAllReduce bool
 }
-
-// DefaultBatch is the batch sizes planned when none are given.
-var DefaultBatch = []int{1, 8, 64, 128}
 
 // vocabPad is vLLM's padding of the vocabulary before it is split over ranks.
 const vocabPad = 64
@@ -120,7 +117,7 @@ func Build(c Config, o Options) (Plan, error) {
 	}
 	batch := o.Batch
 	if len(batch) == 0 {
-		batch = DefaultBatch
+		return Plan{}, errors.New("Batch: no batch sizes to plan (e.g. 1,8,64,128)")
 	}
 	for _, m := range batch {
 		if m < 1 {

@@ -328,3 +328,12 @@ func TestPlanCarriesQuantization(t *testing.T) {
 		t.Errorf("a BF16 model's plan carries %s", bf.QuantConfig)
 	}
 }
+
+// The plan fills in no default batch sizes: none given is an error naming
+// the field (the campaign holds the default).
+func TestBuildNeedsBatch(t *testing.T) {
+	c, _ := Preset("kimi-k2.5")
+	if _, err := Build(c, Options{TP: 8}); err == nil || !strings.HasPrefix(err.Error(), "Batch:") {
+		t.Errorf("no batch sizes: %v", err)
+	}
+}

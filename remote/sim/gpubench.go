@@ -245,10 +245,10 @@ func runNCCLScript(ctx context.Context, d *Deployment, c call) error {
 	nodes := max(a.int("--nnodes", 1), 1)
 	if a.int("--node-rank", 0) > 0 {
 		// Rank 0 prints the results; the other nodes' ranks print nothing.
-		return workerNodeWait(ctx, len(a.ints("--batch", model.DefaultBatch)))
+		return workerNodeWait(ctx, len(a.ints("--batch", ncclScriptBatch)))
 	}
 	n := local * nodes
-	batch := a.ints("--batch", model.DefaultBatch)
+	batch := a.ints("--batch", ncclScriptBatch)
 	bpt := a.int("--a2a-bytes-per-token", 0)
 	tokens := a.ints("--tokens", []int{1, 2, 4, 8, 16, 32, 64, 128, 256})
 	if bpt <= 0 {
@@ -298,3 +298,7 @@ func runNCCLScript(ctx context.Context, d *Deployment, c call) error {
 	w.emit("done", map[string]any{"done": done, "total": total})
 	return nil
 }
+
+// ncclScriptBatch is nccl.py's own --batch when none is passed (the engine
+// always passes one).
+var ncclScriptBatch = []int{1, 8, 64, 128}
