@@ -232,12 +232,12 @@ func TestPlanTP1HasNoAllReduce(t *testing.T) {
 
 func TestPlanErrors(t *testing.T) {
 	c, _ := Preset("kimi-k2.5")
-	for _, o := range []Options{{TP: 0}, {TP: 3}, {TP: 8, Batch: []int{0}}} {
+	for _, o := range []Options{{TP: 0, Batch: []int{1}}, {TP: 3, Batch: []int{1}}, {TP: 8, Batch: []int{0}}} {
 		if _, err := Build(c, o); err == nil {
 			t.Errorf("%+v: no error", o)
 		}
 	}
-	_, err := Build(c, Options{TP: 3})
+	_, err := Build(c, Options{TP: 3, Batch: []int{1}})
 	if err == nil || !strings.Contains(err.Error(), "num_attention_heads 64 is not divisible by tp 3") {
 		t.Errorf("tp 3: %v", err)
 	}
