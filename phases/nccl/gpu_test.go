@@ -34,8 +34,8 @@ func TestRunOnOneGPU(t *testing.T) {
 	gpuTorchrun(t)
 	for _, forced := range []bool{false, true} {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		cfg := nccl.Config{Host: local.New(), NProc: 1, Plan: pyruntest.KimiPlan(t, 1, 64), Tokens: []int{1, 16},
-			Repeats: 3, Iters: 5, WorkDir: t.TempDir(), Force: true}
+		cfg := nccl.Complete(nccl.Config{Host: local.New(), NProc: 1, Plan: pyruntest.KimiPlan(t, 1, 64), Tokens: []int{1, 16},
+			Repeats: 3, Iters: 5, WorkDir: t.TempDir(), Force: true})
 		if forced {
 			cfg.Env = map[string]string{"PROFDECK_NCCL_GRAPH_ONE_RANK": "1"}
 		}
