@@ -68,6 +68,12 @@ const (
 	// DefaultDiagnoseWindow is how long a stall diagnosis measures CPU
 	// use and reads over.
 	DefaultDiagnoseWindow = 2 * time.Second
+	// DefaultServerStopTimeout bounds a server's stop: its exit and its
+	// GPU memory released.
+	DefaultServerStopTimeout = 3 * time.Minute
+	// DefaultReleasedBelowGiB is the GPU memory under which a stopped
+	// server's GPUs count as released.
+	DefaultReleasedBelowGiB = 2.0
 )
 
 // The GPU benchmarks' defaults (the micro and nccl sections).

@@ -33,4 +33,7 @@ func TestEngineConfigsCarryTheDefaults(t *testing.T) {
 		l.SnapshotEvery != 10*time.Second || l.DiagnoseWindow != 2*time.Second {
 		t.Errorf("load: %+v", l)
 	}
+	if srv := c.NewServer(nil); srv.StopTimeout != 3*time.Minute || srv.ReleasedBelowGiB != 2 || srv.Settings.Log != "/var/log/vllm/server.log" {
+		t.Errorf("server: stop %s, released below %g GiB, log %q", srv.StopTimeout, srv.ReleasedBelowGiB, srv.Settings.Log)
+	}
 }

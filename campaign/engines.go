@@ -12,6 +12,7 @@ import (
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/remote"
 )
 
 // This file is the one mapping from the campaign to each engine's
@@ -35,6 +36,13 @@ func (c *Campaign) APIKey() string { return os.Getenv(c.APIKeyEnv()) }
 func (c *Campaign) ServerSettings() load.Settings {
 	s := c.Server
 	return load.Settings{Launch: s.Launch, Log: c.NodeLog(0), Container: s.Container, Env: s.Env, ProfilerDir: s.ProfilerDir}
+}
+
+// NewServer is the server's lifecycle on host: its settings and the
+// bounds of a stop.
+func (c *Campaign) NewServer(host remote.Host) *load.Server {
+	return &load.Server{Host: host, Settings: c.ServerSettings(), StopTimeout: DefaultServerStopTimeout,
+		ReleasedBelowGiB: DefaultReleasedBelowGiB}
 }
 
 // LoadConfig is the load watcher's configuration (without its host).

@@ -107,7 +107,7 @@ func (c *Campaign) HeadAddr() string {
 // launched with server.launch, the others with server.worker_launch, each
 // with its log.
 func (c *Campaign) NodeServer(nodes []remote.Host) *load.Server {
-	srv := &load.Server{Host: nodes[0], Settings: c.ServerSettings()}
+	srv := c.NewServer(nodes[0])
 	if len(nodes) > 1 {
 		logs := make([]string, len(nodes))
 		for i := range nodes {

@@ -27,7 +27,7 @@ func TestAlreadyServingMasksThePassword(t *testing.T) {
 	defer cancel()
 	h := local.New()
 	events := make(chan phases.Event, 4096)
-	res, err := campaignrun.Run(ctx, campaignrun.Config{Host: h, Server: &load.Server{Host: h, Settings: load.Settings{Launch: "false", Log: "/tmp/pd-secrets-test.log"}},
+	res, err := campaignrun.Run(ctx, campaignrun.Config{Host: h, Server: &load.Server{Host: h, StopTimeout: time.Minute, ReleasedBelowGiB: 2, Settings: load.Settings{Launch: "false", Log: "/tmp/pd-secrets-test.log"}},
 		Phases: []string{phases.Load}, Leave: campaignrun.LeaveServing, Watch: load.Config{HealthURL: health, LogPath: "/tmp/pd-secrets-test.log", StallAfter: time.Minute,
 			Poll: time.Second, SnapshotEvery: 10 * time.Second, NoDiagnosis: true}}, &phases.Emitter{Out: events})
 	if err != nil {

@@ -37,7 +37,7 @@ func TestServeAndStopOverSSH(t *testing.T) {
 	port := sshtest.FreePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	logPath := filepath.Join(dir, "logs", "server.log")
-	s := &load.Server{Host: h, StopTimeout: 15 * time.Second, Settings: load.Settings{
+	s := &load.Server{Host: h, StopTimeout: 15 * time.Second, ReleasedBelowGiB: 2, Settings: load.Settings{
 		Launch: fmt.Sprintf("%s %s %d 0.4", remote.Quote(python), remote.Quote(script), port), Log: logPath}}
 	events := make(chan phases.Event, 4096)
 	res, err := campaignrun.Run(ctx, campaignrun.Config{
@@ -90,7 +90,7 @@ func TestServeFailsWhenTheLaunchExits(t *testing.T) {
 	defer cancel()
 	_, h := sshhost.Dial(ctx, t, sshtest.Options{})
 	logPath := filepath.Join(t.TempDir(), "server.log")
-	s := &load.Server{Host: h, StopTimeout: 5 * time.Second, Settings: load.Settings{Launch: "cd /no/such/opt-5521 && vllm serve m", Log: logPath}}
+	s := &load.Server{Host: h, StopTimeout: 5 * time.Second, ReleasedBelowGiB: 2, Settings: load.Settings{Launch: "cd /no/such/opt-5521 && vllm serve m", Log: logPath}}
 	events := make(chan phases.Event, 4096)
 	t0 := time.Now()
 	res, err := campaignrun.Run(ctx, campaignrun.Config{

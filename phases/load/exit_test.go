@@ -25,7 +25,7 @@ func launchAndFollow(t *testing.T, h remote.Host, dir, launch string, limit time
 	ctx, cancel := context.WithTimeout(context.Background(), limit+20*time.Second)
 	defer cancel()
 	logPath := filepath.Join(dir, "logs", "server.log")
-	s := &load.Server{Host: h, StopTimeout: 10 * time.Second, Settings: load.Settings{Launch: launch, Log: logPath}}
+	s := &load.Server{Host: h, StopTimeout: 10 * time.Second, ReleasedBelowGiB: 2, Settings: load.Settings{Launch: launch, Log: logPath}}
 	if _, err := s.Start(ctx, nil, nil); err != nil {
 		t.Fatalf("start: %v", err)
 	}
@@ -141,7 +141,7 @@ func TestFailedLoadIsOneRun(t *testing.T) {
 	needTool(t, "bash")
 	h := local.New()
 	logPath := filepath.Join(t.TempDir(), "server.log")
-	s := &load.Server{Host: h, StopTimeout: 5 * time.Second, Settings: load.Settings{Launch: "echo bad flag; exit 2", Log: logPath}}
+	s := &load.Server{Host: h, StopTimeout: 5 * time.Second, ReleasedBelowGiB: 2, Settings: load.Settings{Launch: "echo bad flag; exit 2", Log: logPath}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := s.Start(ctx, nil, nil); err != nil {

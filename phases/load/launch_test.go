@@ -94,7 +94,7 @@ func launchAsOneCommand(t *testing.T, h remote.Host, python, script, dir string)
 	launch := fmt.Sprintf(`cd %s && printf '%%s\n' "$PD_TOKEN" > one.txt; printf '%%s|%%s\n' "$PD_TOKEN" "$PD_PLAIN" > two.txt; source ./activate && exec %s %s %d 0.4`,
 		remote.Quote(opt), remote.Quote(python), remote.Quote(script), port)
 	var evs eventLog
-	s := &load.Server{Host: h, StopTimeout: 15 * time.Second, Emitter: evs.emitter(t), Settings: load.Settings{
+	s := &load.Server{Host: h, StopTimeout: 15 * time.Second, ReleasedBelowGiB: 2, Emitter: evs.emitter(t), Settings: load.Settings{
 		Launch: launch, Log: logPath, Env: map[string]string{"PD_TOKEN": plantedToken, "PD_PLAIN": plantedPlain}}}
 	defer s.Stop(context.Background())
 	follow := func(what string) {

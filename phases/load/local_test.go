@@ -38,7 +38,7 @@ func lifecycle(t *testing.T, h remote.Host, python, script, dir string) {
 	port := sshtest.FreePort(t)
 	logPath := filepath.Join(dir, "logs", "server.log")
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	s := &load.Server{Host: h, StopTimeout: 15 * time.Second, Settings: load.Settings{
+	s := &load.Server{Host: h, StopTimeout: 15 * time.Second, ReleasedBelowGiB: 2, Settings: load.Settings{
 		Launch: fmt.Sprintf("%s %s %d 0.4", remote.Quote(python), remote.Quote(script), port), Log: logPath}}
 	pid, err := s.Start(ctx, nil, nil)
 	if err != nil {

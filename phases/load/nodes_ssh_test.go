@@ -85,7 +85,7 @@ func TestGroupLifecycleTwoSSHNodes(t *testing.T) {
 		t.Fatalf("node names %q %q", hs[0].Name(), hs[1].Name())
 	}
 	ports := []int{sshtest.FreePort(t), sshtest.FreePort(t)}
-	head := &load.Server{Host: hs[0], StopTimeout: 15 * time.Second, Settings: load.Settings{
+	head := &load.Server{Host: hs[0], StopTimeout: 15 * time.Second, ReleasedBelowGiB: 2, Settings: load.Settings{
 		Launch: fmt.Sprintf("%s %s %d 0.4", remote.Quote(python), remote.Quote(script), ports[0])}}
 	worker := fmt.Sprintf(`echo "node rank $PROFDECK_NODE_RANK of $PROFDECK_NNODES, head $PROFDECK_HEAD"; exec %s %s %d 0.4`,
 		remote.Quote(python), remote.Quote(script), ports[1])

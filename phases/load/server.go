@@ -36,11 +36,10 @@ type Server struct {
 	Settings Settings
 	// PIDFile on the host (default: the log path + ".pid").
 	PIDFile string
-	// ReleasedBelowGiB: Stop waits until every GPU uses less than this
-	// (default 2 GiB).
+	// ReleasedBelowGiB: Stop waits until every GPU uses less than this.
 	ReleasedBelowGiB float64
 	// StopTimeout bounds the wait for the process to exit and for the GPU
-	// memory to be released (default 3 min).
+	// memory to be released. Stop refuses a Server without both.
 	StopTimeout time.Duration
 	// Emitter, when set, receives KindLoadServer events for each step
 	// that no emitter of the call's context (WithEmitter) takes.
@@ -254,11 +253,16 @@ func (s *Server) alive(ctx context.Context, pid int) bool {
 	return err == nil
 }
 
-func (s *Server) stopTimeout() time.Duration {
-	if s.StopTimeout > 0 {
-		return s.StopTimeout
+// checkStop refuses a stop whose bounds are not given; the error names
+// the field (the campaign holds their defaults).
+func (s *Server) checkStop() error {
+	switch {
+	case s.StopTimeout <= 0:
+		return &phases.InputError{Err: fmt.Errorf("StopTimeout %s: want the bound of a stop, more than 0", s.StopTimeout)}
+	case s.ReleasedBelowGiB <= 0:
+		return &phases.InputError{Err: fmt.Errorf("ReleasedBelowGiB %g: want the GPU memory a stopped server leaves, more than 0", s.ReleasedBelowGiB)}
 	}
-	return 3 * time.Minute
+	return nil
 }
 
 // Stop ends the server (its whole process group, or its container) and
@@ -279,7 +283,10 @@ func (s *Server) Stop(ctx context.Context) error {
 var errNoServer = errors.New("no server to stop")
 
 func (s *Server) stopOne(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, s.stopTimeout())
+	if err := s.checkStop(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.StopTimeout)
 	defer cancel()
 	s.tell(false)
 	if c := s.Settings.Container; c != "" {
@@ -353,9 +360,6 @@ func (s *Server) waitExit(ctx context.Context, pid int) error {
 // waitReleased polls nvidia-smi until every GPU is below ReleasedBelowGiB.
 func (s *Server) waitReleased(ctx context.Context) error {
 	limit := s.ReleasedBelowGiB
-	if limit <= 0 {
-		limit = 2
-	}
 	for {
 		out, err := remote.Output(ctx, s.Host, smi.QueryCommand)
 		if err != nil {

@@ -165,7 +165,7 @@ func TestServerLifecycleSim(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
 	em, stop := collect(t)
-	s := &load.Server{Host: d, Emitter: em, StopTimeout: 15 * time.Second,
+	s := &load.Server{Host: d, Emitter: em, StopTimeout: 15 * time.Second, ReleasedBelowGiB: 2,
 		Settings: load.Settings{Launch: "vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8", Log: d.LogPath()}}
 	pid, err := s.Start(ctx, nil, nil)
 	if err != nil || pid <= 0 {
@@ -216,7 +216,7 @@ func TestServerLifecycleDockerSim(t *testing.T) {
 	d := startSim(t, sim.Options{LoadTime: 1 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	s := &load.Server{Host: d, StopTimeout: 15 * time.Second, Settings: load.Settings{
+	s := &load.Server{Host: d, StopTimeout: 15 * time.Second, ReleasedBelowGiB: 2, Settings: load.Settings{
 		Launch:    "docker run --name vllm --gpus all vllm/vllm-openai:v0.12.0 --model moonshotai/Kimi-K2.5 -tp 8",
 		Container: "vllm", Log: d.LogPath()}}
 	if _, err := s.Start(ctx, nil, nil); err != nil {
@@ -319,7 +319,7 @@ func TestServerSharedEmittersAndFollowers(t *testing.T) {
 	defer cancel()
 	own, stopOwn := collect(t)
 	mine, stopMine := collect(t)
-	s := &load.Server{Host: d, Emitter: own, StopTimeout: 15 * time.Second,
+	s := &load.Server{Host: d, Emitter: own, StopTimeout: 15 * time.Second, ReleasedBelowGiB: 2,
 		Settings: load.Settings{Launch: "vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8", Log: d.LogPath()}}
 	var a, b countFollower
 	s.Follow(&a)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
@@ -63,5 +64,15 @@ func TestLoadRefusesMissingValues(t *testing.T) {
 	s := &load.Server{Host: local.New(), Settings: load.Settings{Launch: "touch /tmp/pd-never-launched"}}
 	if _, err := s.Start(context.Background(), nil, nil); err == nil || !strings.Contains(err.Error(), "Settings.Log") {
 		t.Errorf("a server with no log started: %v", err)
+	}
+	for field, set := range map[string]func(*load.Server){
+		"StopTimeout":      func(s *load.Server) { s.ReleasedBelowGiB = 2 },
+		"ReleasedBelowGiB": func(s *load.Server) { s.StopTimeout = time.Minute },
+	} {
+		s := &load.Server{Host: local.New(), Settings: load.Settings{Log: "/tmp/pd-never.log"}}
+		set(s)
+		if err := s.Stop(context.Background()); err == nil || !strings.HasPrefix(err.Error(), field) {
+			t.Errorf("a stop without %s: %v", field, err)
+		}
 	}
 }

@@ -12,7 +12,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
-	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/ui/common"
 )
@@ -155,8 +154,8 @@ func (r *Runner) StopServer() tea.Cmd {
 		return nil
 	}
 	r.Stopping, r.StopErr = true, ""
-	srv := &load.Server{Host: r.D.Host, Settings: r.D.Campaign.ServerSettings(),
-		Emitter: &phases.Emitter{Out: r.D.Session.Sink(), Now: r.D.Now}}
+	srv := r.D.Campaign.NewServer(r.D.Host)
+	srv.Emitter = &phases.Emitter{Out: r.D.Session.Sink(), Now: r.D.Now}
 	ctx := r.D.Ctx
 	if ctx == nil {
 		ctx = context.Background()

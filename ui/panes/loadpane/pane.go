@@ -116,7 +116,7 @@ func New(d *common.Deps) *Model {
 		return m
 	}
 	c := d.Campaign
-	m.server = &load.Server{Host: d.Host, Settings: c.ServerSettings()}
+	m.server = c.NewServer(d.Host)
 	if d.Server != nil {
 		m.server = d.Server // the campaign run's too, so its starts and stops reach the watcher
 	}
