@@ -45,15 +45,7 @@ func tp1RowsOf(t *testing.T, suffix string) []tp1Row {
 		}
 		b := Budget(rr.Events)
 		for _, c := range []int{1, 8, 128} {
-			var w *TPOTSplit
-			for _, l := range b.Levels {
-				if l.Concurrency == c {
-					w = l.Whole
-				}
-			}
-			if w == nil {
-				t.Fatalf("%s C=%d: no whole split", mode, c)
-			}
+			w := wholeAt(t, b, mode, c)
 			raw, err := os.ReadFile(filepath.Join("..", "scripts", "fieldrig", "testdata", fmt.Sprintf("h200-tp1-%s%s-truth-c%d.json", mode, suffix, c)))
 			if err != nil {
 				t.Fatal(err)
@@ -226,15 +218,7 @@ func tp1SameRequests(t *testing.T, suffix string) []sameRow {
 		}
 		b := Budget(evs)
 		for _, c := range []int{1, 8, 128} {
-			var w *TPOTSplit
-			for _, l := range b.Levels {
-				if l.Concurrency == c {
-					w = l.Whole
-				}
-			}
-			if w == nil {
-				t.Fatalf("%s C=%d: no whole split", mode, c)
-			}
+			w := wholeAt(t, b, mode, c)
 			var tr truthWait
 			readJSON(t, filepath.Join(fr, fmt.Sprintf("h200-tp1-%s%s-truth-c%d.json", mode, suffix, c)), &tr)
 			r := sameRow{key: fmt.Sprintf("%s/%d", mode, c), decode: w.GroupMs(GroupDecode), prefill: w.GroupMs(GroupPrefill), sum: w.SumMs, tpot: w.TPOTms}
@@ -316,4 +300,16 @@ func TestFieldrigTP1SameRequests(t *testing.T) {
 		}
 	}
 	t.Logf("\n| mode/C | decode step | GEMM | device | host gaps | prefill | parts / TPOT / /truth's TPOT |\n%s", table.String())
+}
+
+// wholeAt is the whole split of level c in b.
+func wholeAt(t *testing.T, b BudgetResult, mode string, c int) *TPOTSplit {
+	t.Helper()
+	for _, l := range b.Levels {
+		if l.Concurrency == c && l.Whole != nil {
+			return l.Whole
+		}
+	}
+	t.Fatalf("%s C=%d: no whole split", mode, c)
+	return nil
 }

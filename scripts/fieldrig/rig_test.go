@@ -357,34 +357,9 @@ type waitDoc struct {
 func TestRigChunkedPrefillOnCPU(t *testing.T) {
 	py := torchPython(t)
 	r := startRigWith(t, py, "1", "--chunked-prefill", "--max-num-batched-tokens", "12")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if resp, err := http.Post(r.url+"/truth/reset_served", "application/json", nil); err != nil {
-		t.Fatal(err)
-	} else {
-		resp.Body.Close()
-	}
-	s, err := macro.NewSweep(macro.Config{API: macro.APICompletions, Timeout: time.Minute, ClientBoundLag: 10 * time.Millisecond, Repeat: 1, LatencyFrom: macro.LatencySent,
-		URL: r.url, Concurrency: []int{3}, Requests: 9, Warmup: 0, InputLen: 24, OutputLen: 10, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.Run(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, doc := sweepThenTruth(t, r, 3, 9, 24, 10, 1)
 	if lv := res.Levels[0]; lv.Failed != 0 || lv.TotalOutputTokens != int64(10*lv.Completed) {
 		t.Fatalf("level: %d completed, %d failed, %d tokens", lv.Completed, lv.Failed, lv.TotalOutputTokens)
-	}
-	resp, err := http.Get(r.url + "/truth?m=1&reps=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc waitDoc
-	err = json.NewDecoder(resp.Body).Decode(&doc)
-	resp.Body.Close()
-	if err != nil || doc.Served == nil || doc.Served.Wait == nil {
-		t.Fatalf("/truth: %v %+v", err, doc)
 	}
 	w := doc.Served.Wait
 	if !strings.HasPrefix(doc.Prefill, "chunked") || doc.Served.Requests < 9 || len(doc.Served.Mixed) == 0 {
@@ -444,6 +419,27 @@ func getText(t *testing.T, url string) string {
 func TestRigSeparateFirstTokensAtPassEnd(t *testing.T) {
 	py := torchPython(t)
 	r := startRigWith(t, py, "1")
+	res, doc := sweepThenTruth(t, r, 4, 24, 64, 16, 3)
+	lv := res.Levels[0]
+	if lv.Failed != 0 || lv.PrefillWait == nil {
+		t.Fatalf("level: %d completed, %d failed, prefill wait %+v", lv.Completed, lv.Failed, lv.PrefillWait)
+	}
+	w := doc.Served.Wait
+	t.Logf("client: mean TPOT %.3f ms, stall %.3f ms per token; /truth: mean TPOT %.3f ms, prefill %.3f ms per token",
+		lv.MeanTPOTms, lv.PrefillWait.StallMsPerToken, doc.Served.MeanTPOTms, w["prefill"])
+	if d := doc.Served.MeanTPOTms/lv.MeanTPOTms - 1; math.Abs(d) > 0.05 {
+		t.Errorf("/truth's mean TPOT %.3f ms against the client's %.3f ms (%+.0f%%)", doc.Served.MeanTPOTms, lv.MeanTPOTms, 100*d)
+	}
+	if d := w["prefill"] - lv.PrefillWait.StallMsPerToken; math.Abs(d) > 0.15*lv.MeanTPOTms {
+		t.Errorf("/truth's prefill wait %.3f ms per token against the client's stall %.3f ms", w["prefill"], lv.PrefillWait.StallMsPerToken)
+	}
+}
+
+// sweepThenTruth resets the rig's served figures, sweeps one level of c
+// (n requests, no warm-up, in prompt and out output tokens) and reads
+// /truth for the requests just served.
+func sweepThenTruth(t *testing.T, r rig, c, n, in, out int, seed int64) (*macro.Result, waitDoc) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if resp, err := http.Post(r.url+"/truth/reset_served", "application/json", nil); err != nil {
@@ -452,17 +448,13 @@ func TestRigSeparateFirstTokensAtPassEnd(t *testing.T) {
 		resp.Body.Close()
 	}
 	s, err := macro.NewSweep(macro.Config{API: macro.APICompletions, Timeout: time.Minute, ClientBoundLag: 10 * time.Millisecond, Repeat: 1, LatencyFrom: macro.LatencySent,
-		URL: r.url, Concurrency: []int{4}, Requests: 24, Warmup: 0, InputLen: 64, OutputLen: 16, Seed: 3})
+		URL: r.url, Concurrency: []int{c}, Requests: n, Warmup: 0, InputLen: in, OutputLen: out, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res, err := s.Run(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
-	}
-	lv := res.Levels[0]
-	if lv.Failed != 0 || lv.PrefillWait == nil {
-		t.Fatalf("level: %d completed, %d failed, prefill wait %+v", lv.Completed, lv.Failed, lv.PrefillWait)
 	}
 	resp, err := http.Get(r.url + "/truth?m=1&reps=1")
 	if err != nil {
@@ -474,13 +466,5 @@ func TestRigSeparateFirstTokensAtPassEnd(t *testing.T) {
 	if err != nil || doc.Served == nil || doc.Served.Wait == nil {
 		t.Fatalf("/truth: %v %+v", err, doc)
 	}
-	w := doc.Served.Wait
-	t.Logf("client: mean TPOT %.3f ms, stall %.3f ms per token; /truth: mean TPOT %.3f ms, prefill %.3f ms per token",
-		lv.MeanTPOTms, lv.PrefillWait.StallMsPerToken, doc.Served.MeanTPOTms, w["prefill"])
-	if d := doc.Served.MeanTPOTms/lv.MeanTPOTms - 1; math.Abs(d) > 0.05 {
-		t.Errorf("/truth's mean TPOT %.3f ms against the client's %.3f ms (%+.0f%%)", doc.Served.MeanTPOTms, lv.MeanTPOTms, 100*d)
-	}
-	if d := w["prefill"] - lv.PrefillWait.StallMsPerToken; math.Abs(d) > 0.15*lv.MeanTPOTms {
-		t.Errorf("/truth's prefill wait %.3f ms per token against the client's stall %.3f ms", w["prefill"], lv.PrefillWait.StallMsPerToken)
-	}
+	return res, doc
 }
