@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/ui/common"
 )
@@ -149,17 +150,23 @@ const cancelledText = "cancelled: the results so far are kept"
 
 // StopServer is the x key after a busy start: stop the serving engine the
 // way the Load phase does (its process group, or its container), then run.
+// It stops the cockpit's shared server (Deps.Server): every node's, and
+// told to the Load pane's watcher, which then reads the stop as one asked
+// for, not as a load that died.
 func (r *Runner) StopServer() tea.Cmd {
 	if r.Active() {
 		return nil
 	}
 	r.Stopping, r.StopErr = true, ""
-	srv := r.D.Campaign.NewServer(r.D.Host)
-	srv.Emitter = &phases.Emitter{Out: r.D.Session.Sink(), Now: r.D.Now}
+	srv := r.D.Server
+	if srv == nil {
+		srv = r.D.Campaign.NewServer(r.D.Host)
+	}
 	ctx := r.D.Ctx
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	ctx = load.WithEmitter(ctx, &phases.Emitter{Out: r.D.Session.Sink(), Now: r.D.Now})
 	return tea.Batch(common.Status(r.Name+": stopping the server to free the GPUs"), func() tea.Msg {
 		return ServerStoppedMsg{runner: r, Err: srv.Stop(ctx)}
 	})

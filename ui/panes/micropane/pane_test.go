@@ -2,6 +2,7 @@ package micropane
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,4 +84,25 @@ func TestBusyGPUsOfferToStopTheServer(t *testing.T) {
 func TestCancelKeepsResults(t *testing.T) {
 	m, _ := newPane(t, sim.Options{})
 	bench(m).CancelKeepsResults(t)
+}
+
+// stopRecorder is a load.Follower counting the stops it is told of.
+type stopRecorder struct{ stopped atomic.Int32 }
+
+func (s *stopRecorder) MarkStarted() {}
+func (s *stopRecorder) MarkStopped() { s.stopped.Add(1) }
+
+// x stops the cockpit's shared server, the one the Load pane's watcher
+// follows: the watcher is told the stop was asked for, so it does not read
+// it as a load that died (a new load, a stall, a "server process gone"
+// diagnosis, as a server of its own made it do).
+func TestStopServerStopsTheSharedServer(t *testing.T) {
+	m, d := newPane(t, sim.Options{AutoStart: true, LoadTime: 500 * time.Millisecond})
+	m.d.Server = m.d.Campaign.NewServer(d)
+	var w stopRecorder
+	m.d.Server.Follow(&w)
+	bench(m).BusyThenStopServer(t, d)
+	if w.stopped.Load() == 0 {
+		t.Error("the Load pane's watcher was not told of the stop")
+	}
 }
