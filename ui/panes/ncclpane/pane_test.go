@@ -1,6 +1,7 @@
 package ncclpane
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +10,10 @@ import (
 
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/sim"
+	"github.com/profdeck/profdeck/report"
+	"github.com/profdeck/profdeck/ui/common"
 	"github.com/profdeck/profdeck/ui/panes/panetest"
 )
 
@@ -77,4 +81,33 @@ func TestOneGPUSaysNoCollectives(t *testing.T) {
 	panetest.Fits(t, m.View(), 78, 19)
 	m.SetSize(80, 24)
 	panetest.Fits(t, m.View(), 80, 24)
+}
+
+// On a deployment of several nodes, s runs torchrun on every node (as the
+// campaign run and `profdeck nccl` do), not on the head alone: the
+// All-to-All spans both nodes' ranks and says what leaves the node.
+func TestRunSpansEveryNode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ds, err := sim.StartNodes(ctx, sim.Options{TP: 16}, 2, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds[0].Close()
+	defer ds[1].Close()
+	c := campaign.Defaults()
+	c.Host, c.Model.Name, c.Model.TP, c.Sim.Nodes = "sim", "moonshotai/Kimi-K2.5", 16, 2
+	c.NCCL.Batch = []int{1, 8}
+	m := New(&common.Deps{Ctx: ctx, Host: ds[0], Nodes: []remote.Host{ds[0], ds[1]}, Campaign: c,
+		Session: report.NewSession(ctx, nil), Styles: common.NewStyles(common.DefaultTheme()),
+		Keys: common.DefaultKeyMap(), Now: time.Now})
+	m.SetSize(100, 40)
+	bench(m).Press("s")
+	if len(m.res.AllToAll) == 0 {
+		t.Fatalf("no All-to-All rows: state %v, error %v\n%s", m.r.State, m.r.Err, ansi.Strip(m.View()))
+	}
+	if a := m.res.AllToAll[0]; a.Nodes != 2 || a.NProc != 16 {
+		t.Errorf("All-to-All over %d ranks on %d nodes, want 16 on 2", a.NProc, a.Nodes)
+	}
+	panetest.Shows(t, m.View(), "8 ranks × 2 nodes")
 }
