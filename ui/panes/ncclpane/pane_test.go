@@ -85,7 +85,8 @@ func TestOneGPUSaysNoCollectives(t *testing.T) {
 
 // On a deployment of several nodes, s runs torchrun on every node (as the
 // campaign run and `profdeck nccl` do), not on the head alone: the
-// All-to-All spans both nodes' ranks and says what leaves the node.
+// All-to-All spans both nodes' ranks, and the pane says what leaves the
+// node (as the notebook and `profdeck nccl` do).
 func TestRunSpansEveryNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -109,5 +110,5 @@ func TestRunSpansEveryNode(t *testing.T) {
 	if a := m.res.AllToAll[0]; a.Nodes != 2 || a.NProc != 16 {
 		t.Errorf("All-to-All over %d ranks on %d nodes, want 16 on 2", a.NProc, a.Nodes)
 	}
-	panetest.Shows(t, m.View(), "8 ranks × 2 nodes")
+	panetest.Shows(t, m.View(), "8 ranks × 2 nodes", "traffic leaves the node: 8 ranks on each of 2 nodes")
 }

@@ -122,6 +122,9 @@ func (m *Model) bodyLines(w int) []string {
 			}
 			lines = append(lines, components.Truncate(row, w))
 		}
+		for _, l := range wrapWords(nccl.OffNodeText(r.AllToAll), w) {
+			lines = append(lines, st.Subtle.Render(l))
+		}
 		if c := r.Cliff; c != nil {
 			lines = append(lines, st.Warn.Render(components.Truncate(fmt.Sprintf("latency cliff at T=%d tokens/GPU: %.1f → %.1f µs", c.Tokens, c.FromUs, c.ToUs), w)))
 		} else if m.r.State == common.RunFinished {
