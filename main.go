@@ -85,14 +85,14 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+		usage(stdout)
+		return 0
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return ui.TUIMain(ctx, args, stdout, stderr)
 	}
 	name := args[0]
-	if name == "help" || name == "--help" || name == "-h" {
-		usage(stdout)
-		return 0
-	}
 	if run, ok := hidden[name]; ok {
 		return run(ctx, args[1:], stdout, stderr)
 	}
