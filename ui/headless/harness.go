@@ -235,9 +235,17 @@ func (c *Command) campaignUnchecked(binds ...campaign.Flag) (camp *campaign.Camp
 	if err := camp.ApplyFlags(c.Flags, binds...); err != nil {
 		return nil, false, &BadInputError{Err: err}
 	}
-	c.quick = camp.QuickSim(c.Name == "run")
+	if sendsSweepRequests[c.Name] {
+		c.quick = camp.QuickSim(c.Name == "run")
+	}
 	return camp, path != "", nil
 }
+
+// sendsSweepRequests are the commands whose requests take the macro
+// section's lengths and counts, which the simulated host's quick settings
+// shorten (the doctor's pre-flight request too); the others neither use
+// nor mention them.
+var sendsSweepRequests = map[string]bool{"sweep": true, "run": true, "profile": true, "doctor": true}
 
 // OpenHost opens the host with the campaign's SSH settings; opt adjusts the
 // options (the simulated deployment's, for one) and may be nil. Headless
