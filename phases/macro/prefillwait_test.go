@@ -50,20 +50,8 @@ func TestPrefillWait(t *testing.T) {
 // stall over the two requests' 12 output tokens after the first.
 func TestPrefillStalls(t *testing.T) {
 	a := newLevelAgg()
-	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	add := func(sentMs, ttftMs float64, gaps ...float64) {
-		r := &Record{SentS: sentMs / 1000, InputTokens: 100, OutputTokens: len(gaps) + 1}
-		r.ttft, r.tpot = ms(ttftMs), ms(10)
-		end := sentMs + ttftMs
-		for _, g := range gaps {
-			r.itl = append(r.itl, itlSample{perToken: ms(g), tokens: 1})
-			end += g
-		}
-		r.end = ms(end)
-		a.span(r)
-	}
-	add(0, 10, 10, 10, 10, 10, 20, 10, 10, 10)
-	add(50, 12, 8, 10, 10, 10)
+	spanOfGaps(a, 0, 10, 10, 10, 10, 10, 20, 10, 10, 10)
+	spanOfGaps(a, 50, 12, 8, 10, 10, 10)
 	w := a.prefillWait()
 	if w == nil || w.Measured != 2 || math.Abs(w.CleanShare-11.0/12) > 1e-9 || math.Abs(w.StallMsPerToken-10.0/12) > 1e-6 || math.Abs(w.CleanGapMs-10) > 1e-6 {
 		t.Fatalf("got %+v, want 2 requests, %.4f ms of stall per token, clean gap 10 ms", w, 10.0/12)
@@ -76,22 +64,25 @@ func TestPrefillStalls(t *testing.T) {
 // clean ones are 10, 10 and 12 ms: clean gap 10 ms, a stall of 20 ms.
 func TestPrefillStallsCleanGapOfItsOwnGaps(t *testing.T) {
 	a := newLevelAgg()
-	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	add := func(sentMs, ttftMs float64, gaps ...float64) {
-		r := &Record{SentS: sentMs / 1000, InputTokens: 100, OutputTokens: len(gaps) + 1}
-		r.ttft, r.tpot = ms(ttftMs), ms(10)
-		end := sentMs + ttftMs
-		for _, g := range gaps {
-			r.itl = append(r.itl, itlSample{perToken: ms(g), tokens: 1})
-			end += g
-		}
-		r.end = ms(end)
-		a.span(r)
-	}
-	add(0, 10, 30, 10, 10, 12)
-	add(20, 5, 10, 10)
+	spanOfGaps(a, 0, 10, 30, 10, 10, 12)
+	spanOfGaps(a, 20, 5, 10, 10)
 	w := a.prefillWait()
 	if w == nil || w.Measured != 2 || math.Abs(w.StallMsPerToken-20.0/6) > 1e-6 || math.Abs(w.CleanGapMs-10) > 1e-6 {
 		t.Fatalf("got %+v, want %.4f ms of stall per token, clean gap 10 ms", w, 20.0/6)
 	}
+}
+
+// spanOfGaps adds to a one request sent at sentMs, its first token ttftMs
+// later and each next token the given gap (ms) after the one before.
+func spanOfGaps(a *levelAgg, sentMs, ttftMs float64, gaps ...float64) {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	r := &Record{SentS: sentMs / 1000, InputTokens: 100, OutputTokens: len(gaps) + 1}
+	r.ttft, r.tpot = ms(ttftMs), ms(10)
+	end := sentMs + ttftMs
+	for _, g := range gaps {
+		r.itl = append(r.itl, itlSample{perToken: ms(g), tokens: 1})
+		end += g
+	}
+	r.end = ms(end)
+	a.span(r)
 }
