@@ -311,19 +311,10 @@ func journalSweep(path string, c *classified, i int) Sweep {
 	runs := c.runs[phases.Macro]
 	sw := Sweep{Path: path}
 	sw.setParams(runs[i].params)
-	for _, ev := range runs[i].events {
-		switch d := ev.Data.(type) {
-		case phases.LevelResult:
-			sw.Levels = append(sw.Levels, d)
-		case phases.Plateau:
-			p := d
-			sw.Plateau = &p
-		case phases.GPUTelSource:
-			sw.HostGPUs = d.GPUs
-		case phases.Search:
-			s := d
-			sw.Search = &s
-		}
+	m := macroOf(runs[i].events)
+	sw.Levels, sw.Plateau, sw.Search = m.levels, m.plateau, m.search
+	if k := len(m.gpuSrc); k > 0 {
+		sw.HostGPUs = m.gpuSrc[k-1].GPUs
 	}
 	sw.Source = fmt.Sprintf("journal, sweep %d of %d (started %s)", i+1, len(runs), runs[i].start.UTC().Format("2006-01-02 15:04:05 UTC"))
 	if c.system != nil {

@@ -12,7 +12,7 @@ import (
 type macroEvents struct {
 	levels  []phases.LevelResult
 	plateau *phases.Plateau
-	bound   []string // client-bound lines, with their time
+	bound   []phases.Event // the client-bound events, with their time
 	slo     string
 	gpuSrc  []phases.GPUTelSource
 	path    *phases.MacroPath
@@ -20,10 +20,11 @@ type macroEvents struct {
 	sources map[string]bool // where the levels' token counts came from
 }
 
-// macroOf gathers a macro run's events.
-func (n *nb) macroOf(r *phaseRun) macroEvents {
+// macroOf gathers a macro run's events: the one fold the notebook's
+// section, its summary and the sweep comparison read.
+func macroOf(events []phases.Event) macroEvents {
 	m := macroEvents{sources: map[string]bool{}}
-	for _, ev := range r.events {
+	for _, ev := range events {
 		switch d := ev.Data.(type) {
 		case phases.LevelResult:
 			m.levels = append(m.levels, d)
@@ -44,16 +45,21 @@ func (n *nb) macroOf(r *phaseRun) macroEvents {
 			p := d
 			m.path = &p
 		case phases.ClientBound:
-			m.bound = append(m.bound, fmt.Sprintf("- %s level C=%d limited by the client: %s", n.clock(ev.Time), d.Concurrency, d.Reason))
+			m.bound = append(m.bound, ev)
 		}
 	}
 	return m
 }
 
 func (n *nb) macroRun(r *phaseRun, tag string) {
-	m := n.macroOf(r)
+	m := macroOf(r.events)
 	if len(m.bound) > 0 {
-		n.ln(strings.Join(m.bound, "\n") + "\n")
+		lines := make([]string, len(m.bound))
+		for i, ev := range m.bound {
+			d := ev.Data.(phases.ClientBound)
+			lines[i] = fmt.Sprintf("- %s level C=%d limited by the client: %s", n.clock(ev.Time), d.Concurrency, d.Reason)
+		}
+		n.ln(strings.Join(lines, "\n") + "\n")
 	}
 	levels := m.levels
 	if len(levels) == 0 {

@@ -45,19 +45,8 @@ func (n *nb) summary(c *classified) {
 // lastPlateau is the plateau and SLO line of the latest sweep that has one.
 func lastPlateau(runs []*phaseRun) (*phases.Plateau, string) {
 	for i := len(runs) - 1; i >= 0; i-- {
-		var p *phases.Plateau
-		slo := ""
-		for _, ev := range runs[i].events {
-			switch d := ev.Data.(type) {
-			case phases.Plateau:
-				pp := d
-				p = &pp
-			case phases.SLOMet:
-				slo = d.Text
-			}
-		}
-		if p != nil || slo != "" {
-			return p, slo
+		if m := macroOf(runs[i].events); m.plateau != nil || m.slo != "" {
+			return m.plateau, m.slo
 		}
 	}
 	return nil, ""
