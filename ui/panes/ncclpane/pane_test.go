@@ -112,3 +112,21 @@ func TestRunSpansEveryNode(t *testing.T) {
 	}
 	panetest.Shows(t, m.View(), "8 ranks × 2 nodes", "traffic leaves the node: 8 ranks on each of 2 nodes")
 }
+
+// A reason with a word longer than the pane (a path) still wraps to lines
+// that fit, and an empty text adds no line.
+func TestWrapTextFits(t *testing.T) {
+	long := "the step has no collectives: see /very/long/path/" + strings.Repeat("x", 60) + " for the layout and more words after it"
+	lines := wrapText(long, 40)
+	if len(lines) < 3 {
+		t.Fatalf("want several lines, got %q", lines)
+	}
+	for _, l := range lines {
+		if w := ansi.StringWidth(l); w > 40 {
+			t.Errorf("line %q is %d cells wide, over 40", l, w)
+		}
+	}
+	if got := wrapText("  ", 40); got != nil {
+		t.Errorf("empty text gave %q", got)
+	}
+}

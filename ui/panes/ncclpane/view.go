@@ -78,9 +78,7 @@ func (m *Model) bodyLines(w int) []string {
 	r := &m.res
 	if r.None != nil {
 		lines = append(lines, st.Bold.Render(components.Truncate("No collectives at this deployment", w)))
-		for _, l := range wrapWords(r.None.Reason, w) {
-			lines = append(lines, l)
-		}
+		lines = append(lines, wrapText(r.None.Reason, w)...)
 	}
 	if len(r.Bursts) > 0 {
 		b0 := r.Bursts[0]
@@ -122,7 +120,7 @@ func (m *Model) bodyLines(w int) []string {
 			}
 			lines = append(lines, components.Truncate(row, w))
 		}
-		for _, l := range wrapWords(nccl.OffNodeText(r.AllToAll), w) {
+		for _, l := range wrapText(nccl.OffNodeText(r.AllToAll), w) {
 			lines = append(lines, st.Subtle.Render(l))
 		}
 		if c := r.Cliff; c != nil {
@@ -162,22 +160,10 @@ func linkPct(gbs float64, l *phases.NCCLLink) string {
 	return fmt.Sprintf("%.1f%%", 100*gbs/l.PeakGB)
 }
 
-// wrapWords breaks s into lines of at most w runes, at spaces.
-func wrapWords(s string, w int) []string {
-	var out []string
-	line := ""
-	for _, word := range strings.Fields(s) {
-		if line != "" && len([]rune(line))+1+len([]rune(word)) > w {
-			out = append(out, line)
-			line = ""
-		}
-		if line != "" {
-			line += " "
-		}
-		line += word
+// wrapText is components.Wrap with no line for empty text.
+func wrapText(s string, w int) []string {
+	if strings.TrimSpace(s) == "" {
+		return nil
 	}
-	if line != "" {
-		out = append(out, components.Truncate(line, w))
-	}
-	return out
+	return components.Wrap(s, w)
 }
