@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/profdeck/profdeck/phases/model"
+	"github.com/profdeck/profdeck/phases/pyrun/pyruntest"
 )
 
 // linearHarness loads micro.py as a module (its main does not run) and
@@ -123,26 +124,6 @@ func runHarnessMode(t *testing.T, py, mode string, plan model.Plan, standin bool
 	return lines[0], lines[1:]
 }
 
-func kimiPlan(t *testing.T, batch ...int) model.Plan {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "model", "testdata", "kimi-k2.5-config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := model.Parse("kimi-k2.5", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(batch) == 0 {
-		batch = []int{1}
-	}
-	p, err := model.Build(c, model.Options{TP: 8, Batch: batch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // TestEngineLinearOnCPU builds Kimi-K2.5's quantized linear layers at TP8
 // (its dense MLP: int4 pack-quantized, group 32; attention and shared
 // experts are left BF16 by its ignore list) through the engine's path with
@@ -153,7 +134,7 @@ func kimiPlan(t *testing.T, batch ...int) model.Plan {
 // writes no weights for, and no vLLM at all.
 func TestEngineLinearOnCPU(t *testing.T) {
 	py := cpuTorch(t)
-	p := kimiPlan(t)
+	p := pyruntest.KimiPlan(t, 1)
 	log := filepath.Join(t.TempDir(), "calls.jsonl")
 	env, got := runLinearHarness(t, py, p, true, "PROFDECK_STANDIN_LOG="+log)
 	if !env.Engine || env.Label != "vllm stand-in ReplicatedLinear with CompressedTensorsConfig" {
@@ -217,7 +198,7 @@ func TestEngineLinearOnCPU(t *testing.T) {
 // BF16 at both without a second error.
 func TestEngineLinearFailureSaidOnce(t *testing.T) {
 	py := cpuTorch(t)
-	p := kimiPlan(t, 1, 8)
+	p := pyruntest.KimiPlan(t, 1, 8)
 	_, got := runHarnessMode(t, py, "timer", p, true)
 	served := map[int]int{}
 	for _, l := range got {
