@@ -58,8 +58,6 @@ type Model struct {
 	log     components.List // the full log, following the newest line
 	bar     components.Bar
 
-	now time.Time
-
 	// The view is drawn once per batch of events, key or resize (dirty),
 	// and View returns it; draws counts the drawings.
 	view  string
@@ -109,9 +107,6 @@ type opDoneMsg struct {
 func New(d *common.Deps) *Model {
 	m := &Model{d: d, keys: newKeyMap(d.Keys), states: map[string]phases.LoadState{}, milestones: map[string]float64{}, lost: map[string]bool{},
 		log: components.List{FromEnd: true}, bar: components.Bar{Full: d.Styles.BarFull, Empty: d.Styles.BarEmpty}, dirty: true}
-	if d.Now != nil {
-		m.now = d.Now()
-	}
 	if d.Host == nil || d.Campaign == nil {
 		return m
 	}
@@ -184,9 +179,6 @@ func (m *Model) update(msg tea.Msg) (common.Component, tea.Cmd) {
 		for _, e := range msg.Events {
 			m.event(e)
 		}
-		m.now = msg.At
-	case common.TickMsg:
-		m.now = msg.At
 	case watchDoneMsg:
 		m.watchOn = false
 		if msg.err != nil {
