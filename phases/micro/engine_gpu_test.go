@@ -13,17 +13,8 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/phases/pyrun"
+	"github.com/profdeck/profdeck/phases/pyrun/pyruntest"
 )
-
-// cudaPython is python3 when it imports torch and sees a CUDA GPU; the
-// test skips otherwise (the engine's kernels need one).
-func cudaPython(t *testing.T) string {
-	t.Helper()
-	if err := exec.Command("python3", "-c", "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)").Run(); err != nil {
-		t.Skip("no python3 with torch and a CUDA GPU here")
-	}
-	return "python3"
-}
 
 // quantPlan is a small MoE step served with experts in fmt: at M=4, top-2
 // over the experts the plan spreads 8 routed tokens on (2 with 2 tokens,
@@ -94,7 +85,7 @@ func runScript(t *testing.T, py string, plan model.Plan, env ...string) []phases
 // (the device has no vLLM) the same experts are timed in BF16 and marked
 // served int4: the upper bound the budget keeps out of its sum.
 func TestEngineExpertsAsServed(t *testing.T) {
-	py := cudaPython(t)
+	py := pyruntest.CUDAPython(t)
 	standin, _ := filepath.Abs(filepath.Join("testdata", "standin"))
 	for _, fmtName := range []string{"int4", "fp8"} {
 		log := filepath.Join(t.TempDir(), "calls.jsonl")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/model"
+	"github.com/profdeck/profdeck/phases/pyrun/pyruntest"
 )
 
 // linearQuant is each format's quantization_config, as a checkpoint's
@@ -52,7 +53,7 @@ func linearPlan(fmtName string) model.Plan {
 // vLLM) the dense MLP is timed in BF16, served in fmt, not as served: the
 // upper bound the budget keeps out of its sum.
 func TestEngineLinearAsServed(t *testing.T) {
-	py := cudaPython(t)
+	py := pyruntest.CUDAPython(t)
 	standin, _ := filepath.Abs(filepath.Join("testdata", "standin"))
 	for _, fmtName := range []string{"int4", "fp8"} {
 		log := filepath.Join(t.TempDir(), "calls.jsonl")

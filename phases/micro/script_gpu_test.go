@@ -18,7 +18,7 @@ import (
 // graph, the 8192³ calibration is there, and the progress ends with all
 // of its steps done, without an error.
 func TestRunOnGPU(t *testing.T) {
-	py := cudaPython(t)
+	py := pyruntest.CUDAPython(t)
 	plan := pyruntest.KimiPlan(t, 1, 8)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

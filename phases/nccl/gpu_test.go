@@ -18,9 +18,7 @@ func gpuTorchrun(t *testing.T) {
 	if _, err := exec.LookPath("torchrun"); err != nil {
 		t.Skip("no torchrun here")
 	}
-	if err := exec.Command("python3", "-c", "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)").Run(); err != nil {
-		t.Skip("no python3 with torch and a CUDA GPU here")
-	}
+	pyruntest.CUDAPython(t)
 }
 
 // TestRunOnOneGPU runs nccl.py under torchrun on this machine's first GPU,

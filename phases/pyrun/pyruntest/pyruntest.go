@@ -1,10 +1,11 @@
 // Package pyruntest holds what the micro and nccl engine tests share: a
-// simulated deployment for one test and the Kimi-K2.5 TP8 plan. Only tests
-// import it.
+// simulated deployment for one test, the Kimi-K2.5 TP8 plan and the check
+// for a python3 that sees a CUDA GPU. Only tests import it.
 package pyruntest
 
 import (
 	"context"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -36,4 +37,14 @@ func KimiPlan(t *testing.T, batch ...int) model.Plan {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// CUDAPython is python3 when it imports torch and sees a CUDA GPU; the
+// test skips otherwise (the engines' kernels need one).
+func CUDAPython(t *testing.T) string {
+	t.Helper()
+	if err := exec.Command("python3", "-c", "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)").Run(); err != nil {
+		t.Skip("no python3 with torch and a CUDA GPU here")
+	}
+	return "python3"
 }
