@@ -75,6 +75,21 @@ func runScript(t *testing.T, py string, plan model.Plan, env ...string) []phases
 	return evs
 }
 
+// runStandin runs micro.py on plan with the stand-in for vLLM on the
+// Python path (testdata/standin), returning its events and the calls the
+// stand-in logged.
+func runStandin(t *testing.T, py string, plan model.Plan) ([]phases.Event, string) {
+	t.Helper()
+	standin, _ := filepath.Abs(filepath.Join("testdata", "standin"))
+	log := filepath.Join(t.TempDir(), "calls.jsonl")
+	evs := runScript(t, py, plan, "PYTHONPATH="+standin, "PROFDECK_STANDIN_LOG="+log)
+	calls, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs, string(calls)
+}
+
 // TestEngineExpertsAsServed runs micro.py on a GPU with a stand-in for
 // vLLM on the Python path (testdata/standin: vLLM's import path and call
 // shape, computed with PyTorch; its times are not vLLM's). Quantized
@@ -86,10 +101,8 @@ func runScript(t *testing.T, py string, plan model.Plan, env ...string) []phases
 // served int4: the upper bound the budget keeps out of its sum.
 func TestEngineExpertsAsServed(t *testing.T) {
 	py := pyruntest.CUDAPython(t)
-	standin, _ := filepath.Abs(filepath.Join("testdata", "standin"))
 	for _, fmtName := range []string{"int4", "fp8"} {
-		log := filepath.Join(t.TempDir(), "calls.jsonl")
-		evs := runScript(t, py, quantPlan(fmtName), "PYTHONPATH="+standin, "PROFDECK_STANDIN_LOG="+log)
+		evs, calls := runStandin(t, py, quantPlan(fmtName))
 		var env *phases.GPUEnv
 		asServed := 0
 		for _, e := range evs {
@@ -112,13 +125,9 @@ func TestEngineExpertsAsServed(t *testing.T) {
 		if asServed != 6 {
 			t.Errorf("%s: %d expert GEMMs timed as served, want 6", fmtName, asServed)
 		}
-		calls, err := os.ReadFile(log)
-		if err != nil {
-			t.Fatal(err)
-		}
 		want := map[string]string{"int4": `"w1": [2, 1024, 512], "w2": [2, 1024, 256], "w1_dtype": "torch.uint8", "block_shape": [0, 32]`,
 			"fp8": `"w1": [2, 1024, 1024], "w2": [2, 1024, 512], "w1_dtype": "torch.float8_e4m3fn", "block_shape": [128, 128]`}[fmtName]
-		if !strings.Contains(string(calls), want) || !strings.Contains(string(calls), `"tokens": 4, "topk": 2, "experts": 6`) {
+		if !strings.Contains(calls, want) || !strings.Contains(calls, `"tokens": 4, "topk": 2, "experts": 6`) {
 			t.Errorf("%s: the stand-in saw\n%s\nwant a call with %s and one of 4 tokens top-2 over 6 experts", fmtName, calls, want)
 		}
 	}

@@ -2,8 +2,6 @@ package micro
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -54,10 +52,8 @@ func linearPlan(fmtName string) model.Plan {
 // upper bound the budget keeps out of its sum.
 func TestEngineLinearAsServed(t *testing.T) {
 	py := pyruntest.CUDAPython(t)
-	standin, _ := filepath.Abs(filepath.Join("testdata", "standin"))
 	for _, fmtName := range []string{"int4", "fp8"} {
-		log := filepath.Join(t.TempDir(), "calls.jsonl")
-		evs := runScript(t, py, linearPlan(fmtName), "PYTHONPATH="+standin, "PROFDECK_STANDIN_LOG="+log)
+		evs, calls := runStandin(t, py, linearPlan(fmtName))
 		want := map[string]string{"int4": "vllm stand-in ReplicatedLinear with CompressedTensorsConfig", "fp8": "vllm stand-in ReplicatedLinear with Fp8Config"}[fmtName]
 		method := map[string]string{"int4": "(CompressedTensorsLinearMethod, CompressedTensorsWNA16)", "fp8": "(Fp8LinearMethod)"}[fmtName]
 		var env *phases.GPUEnv
@@ -85,13 +81,9 @@ func TestEngineLinearAsServed(t *testing.T) {
 		if linear != 4 {
 			t.Errorf("%s: %d dense GEMMs timed, want 4", fmtName, linear)
 		}
-		calls, err := os.ReadFile(log)
-		if err != nil {
-			t.Fatal(err)
-		}
 		for _, w := range []string{`"prefix": "model.layers.0.mlp.down_proj", "n": 1024, "k": 1152`,
 			`"apply": "` + strings.Trim(strings.Split(method, ",")[0], "()") + `", "prefix": "model.layers.0.mlp.gate_proj", "m": 4`} {
-			if !strings.Contains(string(calls), w) {
+			if !strings.Contains(calls, w) {
 				t.Errorf("%s: the stand-in saw\n%s\nwant %s", fmtName, calls, w)
 			}
 		}
