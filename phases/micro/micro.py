@@ -263,11 +263,7 @@ def time_engine_experts(torch, bench, eng, entries, m, peak_gbs):
     sum_us = 0.0
     for g in entries:
         f = weight(g) / total
-        tflops, gbs, pct = gemm_metrics(g, us * f, peak_gbs)
-        emit("gemm", name=g["name"], step_m=m, m=g["m"], n=g["n"], k=g["k"], batch=max(1, g.get("batch") or 1),
-             dtype=fmt, served=g.get("served", ""), as_served=True, per_step=per, us=us * f, p20_us=p20 * f, p80_us=p80 * f,
-             tflops=tflops, gbs=gbs, bw_pct=pct, step_us=us * f * per, reps=reps, kernel=kernel)
-        sum_us += us * f * per
+        sum_us += emit_gemm(g, m, (us * f, p20 * f, p80 * f, reps), per, peak_gbs, fmt, kernel, as_served=True)
     return fn, per, sum_us
 
 
@@ -524,14 +520,21 @@ def time_engine_linear(torch, bench, lin, g, m, peak_gbs, device="cuda"):
     layer, kernel, err = lin.layer(torch, g, device)
     x = torch.randn(g["m"], g["k"], device=device, dtype=torch.bfloat16)
     fn = lambda: layer(x)
-    us, p20, p80, reps = bench.run(fn)
-    tflops, gbs, pct = gemm_metrics(g, us, peak_gbs)
     per = int(g.get("per_step", 1))
-    emit("gemm", name=g["name"], step_m=m, m=g["m"], n=g["n"], k=g["k"], batch=1, dtype=g["served"],
-         served=g["served"], as_served=True, per_step=per, us=us, p20_us=p20, p80_us=p80, tflops=tflops, gbs=gbs,
-         bw_pct=pct, step_us=us * per, reps=reps,
-         kernel="%s; relative error %.1e against micro's dequantized weights" % (kernel, err))
-    return fn, per, us * per
+    step_us = emit_gemm(g, m, bench.run(fn), per, peak_gbs, g["served"],
+                        "%s; relative error %.1e against micro's dequantized weights" % (kernel, err), as_served=True)
+    return fn, per, step_us
+
+
+def emit_gemm(g, m, timing, per, peak_gbs, dtype, kernel, **extra):
+    """Emits g's gemm line at step m from its timing (us, p20, p80, reps),
+    run per times a step. Returns its step_us."""
+    us, p20, p80, reps = timing
+    tflops, gbs, pct = gemm_metrics(g, us, peak_gbs)
+    emit("gemm", name=g["name"], step_m=m, m=g["m"], n=g["n"], k=g["k"], batch=max(1, g.get("batch") or 1),
+         dtype=dtype, served=g.get("served", ""), per_step=per, us=us, p20_us=p20, p80_us=p80, tflops=tflops,
+         gbs=gbs, bw_pct=pct, step_us=us * per, reps=reps, kernel=kernel, **extra)
+    return us * per
 
 
 def gemm_metrics(g, us, peak_gbs):
@@ -743,26 +746,19 @@ class StepTimer:
         an error line."""
         try:
             fn, kernel = make_gemm(self.torch, g)
-            us, p20, p80, reps = self.bench.run(fn)
+            timing = self.bench.run(fn)
         except Exception as e:
             emit("error", name=g["name"], step_m=m, error=first_line(e))
             self.torch.cuda.empty_cache()
             return None
-        tflops, gbs, pct = gemm_metrics(g, us, self.peak_gbs)
         per = int(g.get("per_step", 1))
-        emit("gemm", name=g["name"], step_m=m, m=g["m"], n=g["n"], k=g["k"], batch=max(1, g.get("batch") or 1),
-             dtype=g.get("dtype", "bf16"), served=g.get("served", ""), per_step=per,
-             us=us, p20_us=p20, p80_us=p80, tflops=tflops, gbs=gbs, bw_pct=pct, step_us=us * per, reps=reps,
-             kernel=kernel)
-        return fn, per, us * per
+        return fn, per, emit_gemm(g, m, timing, per, self.peak_gbs, g.get("dtype", "bf16"), kernel)
 
     def whole_step(self, m, timed):
         """Times the step's GEMMs back to back (in a CUDA graph where it
         can be captured) beside the sum of their times."""
         self.progress("M=%d whole step back-to-back" % m)
-        sum_us = 0.0
-        for _, _, us in timed:
-            sum_us += us
+        sum_us = sum(us for _, _, us in timed)
         try:
             b2b, graph = back_to_back(self.torch, self.bench, [(fn, per) for fn, per, _ in timed])
             emit("step", m=m, sum_us=sum_us, back_to_back_us=b2b, graph=graph)
