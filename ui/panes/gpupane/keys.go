@@ -40,10 +40,13 @@ func (r *Runner) Key(msg tea.KeyPressMsg, k Keys, start func(force bool) tea.Cmd
 	return nil, false
 }
 
-// BusyHelp is the short help after a busy start (ok is false otherwise).
+// BusyHelp is the short help after a busy start (ok is false otherwise):
+// there s checks the GPUs again, as the pane's own line says.
 func (r *Runner) BusyHelp(k Keys) (help []key.Binding, ok bool) {
 	if r.State == common.RunBusy && !r.Active() {
-		return []key.Binding{k.StopServer, k.Force, k.Start}, true
+		again := k.Start
+		again.SetHelp("s", "check again")
+		return []key.Binding{k.StopServer, k.Force, again}, true
 	}
 	return nil, false
 }

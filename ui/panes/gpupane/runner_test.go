@@ -127,3 +127,21 @@ func TestReplayedUnfinishedRunIsNotElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// After a busy start the help line says what s does there, as the pane's
+// own line does ("s: check again"); elsewhere s still says "start".
+func TestBusyHelpSaysCheckAgain(t *testing.T) {
+	r := newRunner(phases.Micro)
+	k := NewKeys()
+	r.State = common.RunBusy
+	help, ok := r.BusyHelp(k)
+	if !ok || len(help) != 3 {
+		t.Fatalf("busy help: ok %v, %d keys", ok, len(help))
+	}
+	if h := help[2].Help(); h.Key != "s" || h.Desc != "check again" {
+		t.Errorf("busy help for s: %+v, want s check again", h)
+	}
+	if h := k.Start.Help(); h.Desc != "start" {
+		t.Errorf("the shared s binding changed: %+v", h)
+	}
+}
