@@ -3,6 +3,7 @@ package micro
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -153,7 +154,7 @@ func (r *Result) WriteTables(w io.Writer) {
 	if r.Env != nil {
 		fmt.Fprintf(w, "GPU %s (torch %s, CUDA %s); peak %.0f GB/s, %.0f TFLOP/s (datasheet); copy measured %.0f GB/s\n",
 			r.Env.GPU, r.Env.Torch, r.Env.CUDA, r.Env.PeakGBs, r.Env.PeakTFLOPs, r.Env.CopyGBs)
-		if r.hasServed() || r.hasAsServed() {
+		if slices.ContainsFunc(r.GEMMs, func(g phases.GEMMResult) bool { return g.Served != "" || g.AsServed }) {
 			for _, l := range [][2]string{{"routed experts", r.Env.EngineMoE}, {"quantized linear layers", r.Env.EngineLinear}} {
 				if l[1] != "" {
 					fmt.Fprintf(w, "%s: %s\n", l[0], l[1])
@@ -198,22 +199,9 @@ func (r *Result) WriteTables(w io.Writer) {
 	}
 }
 
+// hasServed: some GEMM served quantized was timed in BF16 (an upper bound).
 func (r *Result) hasServed() bool {
-	for _, g := range r.GEMMs {
-		if g.Served != "" && !g.AsServed {
-			return true
-		}
-	}
-	return false
-}
-
-func (r *Result) hasAsServed() bool {
-	for _, g := range r.GEMMs {
-		if g.AsServed {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(r.GEMMs, func(g phases.GEMMResult) bool { return g.Served != "" && !g.AsServed })
 }
 
 // ErrorText formats a script error for one line of output.
