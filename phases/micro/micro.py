@@ -438,7 +438,7 @@ def linear_kernel(ver, layer):
     return "%s %s (%s)" % (ver, type(layer).__name__, ", ".join(parts))
 
 
-def is_float8(torch, dt):
+def is_float8(dt):
     return "float8" in str(dt)
 
 
@@ -488,7 +488,7 @@ def write_served(torch, layer, n, k):
     s.data.copy_(torch.rand(tuple(s.shape), device=s.device) * 0.02 + 0.005)
     if wname == "weight_packed":
         q = write_packed(torch, w, n, k)
-    elif is_float8(torch, w.dtype):
+    elif is_float8(w.dtype):
         w.data.copy_((torch.randn(tuple(w.shape), device=w.device) * 0.5).to(w.dtype))
         q = w.data.float()
     elif w.dtype == torch.int8:
@@ -506,7 +506,7 @@ def write_served(torch, layer, n, k):
         elif name == "weight_g_idx":  # activation order: kept in order
             p.data.copy_(torch.arange(k, device=p.device, dtype=p.dtype) // (k // s.shape[-1]))
         elif name == "input_scale":  # static activation scale: |x| up to 8
-            p.data.fill_(8.0 / (448.0 if is_float8(torch, w.dtype) else 127.0))
+            p.data.fill_(8.0 / (448.0 if is_float8(w.dtype) else 127.0))
         elif name == "weight_zero_point":
             raise RuntimeError("asymmetric weights (weight_zero_point): micro writes symmetric ones only")
         else:
