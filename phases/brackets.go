@@ -28,11 +28,12 @@ type Brackets struct {
 	start map[string]Event // name → its latest start, kept after its finish
 }
 
-// Change is what one event did: it opened or closed Name (neither, and
-// Name "", for an event that is no start or finish).
+// Change is what one event did: it opened Name (Opened) or closed it
+// (a finish: Name set, Opened false); Name is "" for an event that is no
+// start or finish.
 type Change struct {
-	Name           string
-	Opened, Closed bool
+	Name   string
+	Opened bool
 	// WasOpen: Name was open before the event (a second start, or a
 	// finish that closes a start).
 	WasOpen bool
@@ -66,7 +67,7 @@ func (b *Brackets) Step(ev Event) Change {
 	if b.open == nil {
 		b.open, b.start = map[string]int{}, map[string]Event{}
 	}
-	ch := Change{Name: name, Opened: start, Closed: !start, WasOpen: b.open[name] > 0, Start: b.start[name]}
+	ch := Change{Name: name, Opened: start, WasOpen: b.open[name] > 0, Start: b.start[name]}
 	switch {
 	case start && b.Nested:
 		b.open[name]++

@@ -51,7 +51,7 @@ func TestBracketsStepNormNested(t *testing.T) {
 		t.Errorf("a name Norm leaves out: %+v", ch)
 	}
 	ch := b.Step(New(at(3), KindSessionPhaseFinished, PhaseFinished{Name: Macro}))
-	if ch.Name != Macro || !ch.Closed || !ch.WasOpen || !ch.Start.Time.Equal(at(1)) || b.Open(Macro) {
+	if ch.Name != Macro || ch.Opened || !ch.WasOpen || !ch.Start.Time.Equal(at(1)) || b.Open(Macro) {
 		t.Errorf("finish: %+v open %v", ch, b.Open(Macro))
 	}
 	// A stray finish closes nothing, yet still names the latest start.
