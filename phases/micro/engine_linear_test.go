@@ -76,15 +76,10 @@ func cpuTorch(t *testing.T) string {
 	return py
 }
 
-// runLinearHarness runs the harness on plan with the stand-in on the
-// Python path when standin is true, returning the env line and the GEMM
-// lines.
-func runLinearHarness(t *testing.T, py string, plan model.Plan, standin bool, env ...string) (linearLine, []linearLine) {
-	return runHarnessMode(t, py, "direct", plan, standin, env...)
-}
-
-// runHarnessMode is runLinearHarness in mode "direct" or "timer".
-func runHarnessMode(t *testing.T, py, mode string, plan model.Plan, standin bool, env ...string) (linearLine, []linearLine) {
+// runLinearHarness runs the harness in mode "direct" or "timer" on plan
+// with the stand-in on the Python path when standin is true, returning the
+// env line and the GEMM lines.
+func runLinearHarness(t *testing.T, py, mode string, plan model.Plan, standin bool, env ...string) (linearLine, []linearLine) {
 	t.Helper()
 	dir := t.TempDir()
 	script, planPath := filepath.Join(dir, "micro.py"), filepath.Join(dir, "plan.json")
@@ -136,7 +131,7 @@ func TestEngineLinearOnCPU(t *testing.T) {
 	py := cpuTorch(t)
 	p := pyruntest.KimiPlan(t, 1)
 	log := filepath.Join(t.TempDir(), "calls.jsonl")
-	env, got := runLinearHarness(t, py, p, true, "PROFDECK_STANDIN_LOG="+log)
+	env, got := runLinearHarness(t, py, "direct", p, true, "PROFDECK_STANDIN_LOG="+log)
 	if !env.Engine || env.Label != "vllm stand-in ReplicatedLinear with CompressedTensorsConfig" {
 		t.Fatalf("env %+v", env)
 	}
@@ -171,7 +166,7 @@ func TestEngineLinearOnCPU(t *testing.T) {
 	qc["ignore"] = append(qc["ignore"].([]any), "re:.*mlp.*")
 	p2 := p
 	p2.QuantConfig, _ = json.Marshal(qc)
-	_, got = runLinearHarness(t, py, p2, true)
+	_, got = runLinearHarness(t, py, "direct", p2, true)
 	for _, l := range got {
 		if !strings.Contains(l.Error, "vLLM builds "+want[l.Name]+" unquantized (UnquantizedLinearMethod) where the plan has it served int4") {
 			t.Errorf("ignored by the engine: %+v", l)
@@ -181,11 +176,11 @@ func TestEngineLinearOnCPU(t *testing.T) {
 	// A method micro writes no weights for, and no vLLM.
 	p3 := p
 	p3.QuantConfig = json.RawMessage(`{"quant_method":"gptq","bits":4,"group_size":128}`)
-	env, _ = runLinearHarness(t, py, p3, true)
+	env, _ = runLinearHarness(t, py, "direct", p3, true)
 	if env.Engine || !strings.Contains(env.Label, "not gptq: quantized linear layers are timed in BF16, an upper bound") {
 		t.Errorf("gptq: %+v", env)
 	}
-	env, _ = runLinearHarness(t, py, p, false)
+	env, _ = runLinearHarness(t, py, "direct", p, false)
 	if env.Engine || !strings.HasPrefix(env.Label, "vLLM is not importable by this Python") {
 		t.Errorf("no vLLM: %+v", env)
 	}
@@ -199,7 +194,7 @@ func TestEngineLinearOnCPU(t *testing.T) {
 func TestEngineLinearFailureSaidOnce(t *testing.T) {
 	py := cpuTorch(t)
 	p := pyruntest.KimiPlan(t, 1, 8)
-	_, got := runHarnessMode(t, py, "timer", p, true)
+	_, got := runLinearHarness(t, py, "timer", p, true)
 	served := map[int]int{}
 	for _, l := range got {
 		if l.Type != "gemm" || !l.AsServed || l.Error != "" {
@@ -217,7 +212,7 @@ func TestEngineLinearFailureSaidOnce(t *testing.T) {
 	}
 	qc["ignore"] = append(qc["ignore"].([]any), "re:.*mlp.*")
 	p.QuantConfig, _ = json.Marshal(qc)
-	_, got = runHarnessMode(t, py, "timer", p, true)
+	_, got = runLinearHarness(t, py, "timer", p, true)
 	errs, bf16 := map[string]int{}, map[int]int{}
 	for _, l := range got {
 		switch l.Type {
