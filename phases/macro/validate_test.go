@@ -1,21 +1,18 @@
 package macro_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/validatetest"
 )
 
 // The sweep fills in no default: a configuration missing a value the sweep
 // needs is refused before any request, and the error names the field.
 func TestSweepRefusesMissingValues(t *testing.T) {
 	full := macro.Complete(macro.Config{URL: "http://127.0.0.1:1"})
-	if err := full.Validate(); err != nil {
-		t.Fatalf("a complete configuration refused: %v", err)
-	}
-	for field, clear := range map[string]func(*macro.Config){
+	validatetest.EachCleared(t, full, map[string]func(*macro.Config){
 		"URL":         func(c *macro.Config) { c.URL = "" },
 		"API":         func(c *macro.Config) { c.API = "" },
 		"Concurrency": func(c *macro.Config) { c.Concurrency = nil },
@@ -34,13 +31,10 @@ func TestSweepRefusesMissingValues(t *testing.T) {
 			c.Search, c.SLO, c.SearchTolerance = phases.SearchConcurrency, "tpot=50ms", 0
 		},
 		"SearchFrom": func(c *macro.Config) { c.Search, c.SLO, c.SearchFrom = phases.SearchRate, "tpot=50ms", 0 },
-	} {
-		cfg := full
-		clear(&cfg)
-		err := cfg.Validate()
-		if err == nil || !strings.HasPrefix(err.Error(), field+":") {
-			t.Errorf("%s missing: got %v, want an error naming it", field, err)
-			continue
+	}, func(field string, cfg macro.Config) {
+		err := validatetest.Names(t, field, cfg)
+		if err == nil {
+			return
 		}
 		if _, nerr := macro.NewSweep(cfg); nerr == nil || nerr.Error() != err.Error() {
 			t.Errorf("%s missing: NewSweep said %v, Validate %v", field, nerr, err)
@@ -48,7 +42,7 @@ func TestSweepRefusesMissingValues(t *testing.T) {
 		if werr := macro.LoadWorkload(&cfg); field != "URL" && (werr == nil || werr.Error() != err.Error()) {
 			t.Errorf("%s missing: LoadWorkload said %v, Validate %v", field, werr, err)
 		}
-	}
+	})
 	// What only some sweeps use may be left out by the others: one
 	// open-loop level needs no levels, a closed loop no schedule, a sweep
 	// with a duration no request count.

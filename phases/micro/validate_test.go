@@ -2,12 +2,12 @@ package micro_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/micro"
 	"github.com/profdeck/profdeck/phases/pyrun/pyruntest"
+	"github.com/profdeck/profdeck/phases/validatetest"
 	"github.com/profdeck/profdeck/remote/local"
 )
 
@@ -15,30 +15,13 @@ import (
 // before anything reaches the host, the phase's finish naming the field.
 func TestMicroRefusesMissingValues(t *testing.T) {
 	full := micro.Complete(micro.Config{Host: local.New(), Plan: pyruntest.KimiPlan(t, 1)})
-	if err := full.Validate(); err != nil {
-		t.Fatalf("a complete configuration refused: %v", err)
-	}
-	for field, clear := range map[string]func(*micro.Config){
+	validatetest.EachCleared(t, full, map[string]func(*micro.Config){
 		"Host":    func(c *micro.Config) { c.Host = nil },
 		"Python":  func(c *micro.Config) { c.Python = " " },
 		"WorkDir": func(c *micro.Config) { c.WorkDir = "" },
-	} {
-		cfg := full
-		clear(&cfg)
-		events := make(chan phases.Event, 8)
-		err := micro.Run(context.Background(), cfg, &phases.Emitter{Out: events})
-		if err == nil || !strings.Contains(err.Error(), "micro: "+field+":") {
-			t.Errorf("%s missing: %v", field, err)
-		}
-		close(events)
-		var finished bool
-		for ev := range events {
-			if f, ok := ev.Data.(phases.PhaseFinished); ok && f.Outcome == phases.OutcomeFailed && strings.Contains(f.Err, field) {
-				finished = true
-			}
-		}
-		if !finished {
-			t.Errorf("%s missing: no finish naming it", field)
-		}
-	}
+	}, func(field string, cfg micro.Config) {
+		validatetest.FinishNames(t, field, "micro: "+field+":", func(em *phases.Emitter) error {
+			return micro.Run(context.Background(), cfg, em)
+		})
+	})
 }

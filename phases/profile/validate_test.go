@@ -8,6 +8,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/phases/validatetest"
 	"github.com/profdeck/profdeck/remote/local"
 )
 
@@ -15,10 +16,7 @@ import (
 // needs is bad input before any request or event, naming the field.
 func TestCaptureRefusesMissingValues(t *testing.T) {
 	full := profile.Complete(profile.Config{Host: local.New(), URL: "http://127.0.0.1:1", ProfilerDir: "/tmp/p"})
-	if err := full.Validate(); err != nil {
-		t.Fatalf("a complete configuration refused: %v", err)
-	}
-	for field, clear := range map[string]func(*profile.Config){
+	validatetest.EachCleared(t, full, map[string]func(*profile.Config){
 		"Host":        func(c *profile.Config) { c.Host = nil },
 		"URL":         func(c *profile.Config) { c.URL = "" },
 		"API":         func(c *profile.Config) { c.API = "" },
@@ -31,13 +29,10 @@ func TestCaptureRefusesMissingValues(t *testing.T) {
 		"RemoteOver":  func(c *profile.Config) { c.RemoteOver = 0 },
 		"Python":      func(c *profile.Config) { c.Python = "" },
 		"Top":         func(c *profile.Config) { c.Top = 0 },
-	} {
-		cfg := full
-		clear(&cfg)
-		err := cfg.Validate()
-		if err == nil || !strings.HasPrefix(err.Error(), field+":") {
-			t.Errorf("%s missing: got %v, want an error naming it", field, err)
-			continue
+	}, func(field string, cfg profile.Config) {
+		err := validatetest.Names(t, field, cfg)
+		if err == nil {
+			return
 		}
 		events := make(chan phases.Event, 8)
 		_, cerr := profile.CaptureLevels(context.Background(), cfg, &phases.Emitter{Out: events})
@@ -45,5 +40,5 @@ func TestCaptureRefusesMissingValues(t *testing.T) {
 		if !errors.As(cerr, &in) || !strings.Contains(cerr.Error(), err.Error()) || len(events) != 0 {
 			t.Errorf("%s missing: the capture said %v with %d events, want bad input %q before any", field, cerr, len(events), err)
 		}
-	}
+	})
 }
