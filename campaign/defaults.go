@@ -1,6 +1,10 @@
 package campaign
 
-import "time"
+import (
+	"time"
+
+	"github.com/profdeck/profdeck/phases/profile"
+)
 
 // This file is the one home of every default value: the campaign file's
 // (Defaults), the headless commands' flags, the cockpit's quick paths and
@@ -47,8 +51,9 @@ const (
 	// DefaultProfileRemoteOver is the trace size above which a trace is
 	// summarised on the host rather than read over the connection.
 	DefaultProfileRemoteOver = 32 << 20
-	// DefaultProfileTop is how many kernels a capture's summary lists.
-	DefaultProfileTop = 15
+	// DefaultProfileTop is how many kernels a capture's summary lists: as
+	// many as the trace and table parsers list.
+	DefaultProfileTop = profile.TopN
 )
 
 // DefaultPython is the interpreter the scripts run with on the host.
