@@ -10,6 +10,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/load/diagnose"
+	"github.com/profdeck/profdeck/phases/validatetest"
 	"github.com/profdeck/profdeck/remote/local"
 )
 
@@ -17,23 +18,18 @@ import (
 // missing is bad input naming the field, before any command on the host.
 func TestLoadRefusesMissingValues(t *testing.T) {
 	full := load.Complete(load.Config{Host: local.New()})
-	if err := full.Validate(); err != nil {
-		t.Fatalf("a complete configuration refused: %v", err)
-	}
-	for field, clear := range map[string]func(*load.Config){
+	validatetest.EachCleared(t, full, map[string]func(*load.Config){
 		"Host":           func(c *load.Config) { c.Host = nil },
 		"LogPath":        func(c *load.Config) { c.LogPath = "" },
 		"StallAfter":     func(c *load.Config) { c.StallAfter = 0 },
 		"Poll":           func(c *load.Config) { c.Poll = 0 },
 		"SnapshotEvery":  func(c *load.Config) { c.SnapshotEvery = 0 },
 		"DiagnoseWindow": func(c *load.Config) { c.DiagnoseWindow = 0 },
-	} {
-		cfg := full
-		clear(&cfg)
+	}, func(field string, cfg load.Config) {
 		err := cfg.Validate()
 		if err == nil || !strings.HasPrefix(err.Error(), field) {
 			t.Errorf("%s missing: got %v, want an error naming it", field, err)
-			continue
+			return
 		}
 		events := make(chan phases.Event, 8)
 		_, werr := load.NewWatcher(cfg).Until(context.Background(), &phases.Emitter{Out: events})
@@ -41,7 +37,7 @@ func TestLoadRefusesMissingValues(t *testing.T) {
 		if !errors.As(werr, &in) || !strings.Contains(werr.Error(), err.Error()) || len(events) != 0 {
 			t.Errorf("%s missing: the watcher said %v with %d events", field, werr, len(events))
 		}
-	}
+	})
 	nodiag := full
 	nodiag.NoDiagnosis, nodiag.DiagnoseWindow = true, 0
 	if err := nodiag.Validate(); err != nil {
