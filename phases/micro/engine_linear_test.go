@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,6 +64,11 @@ type linearLine struct {
 	Error    string  `json:"error"`
 	Type     string  `json:"type"`
 	Step     int     `json:"step_m"`
+	M        int     `json:"m"`
+	N        int     `json:"n"`
+	K        int     `json:"k"`
+	Us       float64 `json:"us"`
+	GBs      float64 `json:"gbs"`
 }
 
 // cpuTorch is /usr/bin/python3 when it imports torch; the test skips
@@ -143,6 +149,11 @@ func TestEngineLinearOnCPU(t *testing.T) {
 		if l.Error != "" || want[l.Name] == "" || !l.AsServed || l.Dtype != "int4" || l.StepUs != 10 ||
 			!strings.HasPrefix(l.Kernel, "vllm stand-in ReplicatedLinear (CompressedTensorsLinearMethod, CompressedTensorsWNA16); relative error ") {
 			t.Errorf("%+v", l)
+		}
+		// Bandwidth counts the weights as served (int4: half a byte each),
+		// not as BF16.
+		if want := (0.5*float64(l.N*l.K) + 2*float64(l.M*l.K+l.M*l.N)) / l.Us / 1e3; math.Abs(l.GBs/want-1) > 1e-6 {
+			t.Errorf("%s: %.3f GB/s, want %.3f (int4 weights)", l.Name, l.GBs, want)
 		}
 	}
 	calls, err := os.ReadFile(log)

@@ -530,18 +530,23 @@ def emit_gemm(g, m, timing, per, peak_gbs, dtype, kernel, **extra):
     """Emits g's gemm line at step m from its timing (us, p20, p80, reps),
     run per times a step. Returns its step_us."""
     us, p20, p80, reps = timing
-    tflops, gbs, pct = gemm_metrics(g, us, peak_gbs)
+    tflops, gbs, pct = gemm_metrics(g, us, peak_gbs, WEIGHT_BYTES.get(dtype, 2.0))
     emit("gemm", name=g["name"], step_m=m, m=g["m"], n=g["n"], k=g["k"], batch=max(1, g.get("batch") or 1),
          dtype=dtype, served=g.get("served", ""), per_step=per, us=us, p20_us=p20, p80_us=p80, tflops=tflops,
          gbs=gbs, bw_pct=pct, step_us=us * per, reps=reps, kernel=kernel, **extra)
     return us * per
 
 
-def gemm_metrics(g, us, peak_gbs):
+# WEIGHT_BYTES is a weight's size in the format it was timed in (scales
+# left out); activations and outputs count two bytes (BF16).
+WEIGHT_BYTES = {"int4": 0.5, "fp8": 1.0}
+
+
+def gemm_metrics(g, us, peak_gbs, weight_bytes=2.0):
     b = max(1, g.get("batch") or 1)
     m, n, k = g["m"], g["n"], g["k"]
     flops = 2.0 * b * m * n * k
-    nbytes = 2.0 * b * (n * k + m * k + m * n)
+    nbytes = b * (weight_bytes * n * k + 2.0 * (m * k + m * n))
     sec = us / 1e6
     gbs = nbytes / sec / 1e9
     return flops / sec / 1e12, gbs, (100.0 * gbs / peak_gbs if peak_gbs else 0.0)
