@@ -47,8 +47,9 @@ type procState struct {
 // procCheckCmd prints "PID alive|dead DOCKER PIDFILE_MTIME LOG_MTIME
 // LOG_SIZE", or
 // nothing when the pid file names no pid. The group is alive while one of
-// its processes is not a zombie; a container that runs keeps it alive
-// (a `docker run -d` returns at once).
+// its processes is not a zombie, and so is the launched process itself
+// before its setsid makes the group (a loaded host may take a while); a
+// container that runs keeps it alive (a `docker run -d` returns at once).
 func procCheckCmd(pidFile, logPath, container string) string {
 	pf, lf := remote.QuotePath(pidFile), remote.QuotePath(logPath)
 	docker := ""
@@ -57,8 +58,8 @@ func procCheckCmd(pidFile, logPath, container string) string {
 	}
 	return `p=$(tr -dc 0-9 < ` + pf + ` 2>/dev/null | head -c 12); [ -n "$p" ] || exit 0; a=dead; d=-; ` +
 		`if [ -r /proc/self/stat ]; then for f in /proc/[0-9]*/stat; do read -r l 2>/dev/null < "$f" || continue; ` +
-		`set -- ${l##*") "}; if [ "$3" = "$p" ] && [ "$1" != Z ]; then a=alive; break; fi; done; ` +
-		`elif kill -0 -"$p" 2>/dev/null; then a=alive; fi; ` + docker +
+		`set -- ${l##*") "}; if [ "$1" != Z ] && { [ "$3" = "$p" ] || [ "$f" = /proc/$p/stat ]; }; then a=alive; break; fi; done; ` +
+		`elif kill -0 -"$p" 2>/dev/null || kill -0 "$p" 2>/dev/null; then a=alive; fi; ` + docker +
 		`echo "$p $a $d $(stat -c %Y ` + pf + ` 2>/dev/null || echo 0) $(stat -L -c '%Y %s' ` + lf + ` 2>/dev/null || echo 0 0)"`
 }
 

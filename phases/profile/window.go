@@ -263,9 +263,11 @@ func (r *run) steadySteps() int { return max(r.cfg.Steps, r.cfg.OutputLen+16) }
 func (r *run) record(ctx context.Context, l *bgLoad, conc, steps int) (recording, error) {
 	r.begin(ctx, "record", fmt.Sprintf("C=%d: recording %d engine steps", conc, steps))
 	var rec recording
+	// The load's counts first: the profiler is on, and a request that
+	// completes during the /metrics read is in the window.
+	started0, tokens0, done0 := l.started.Load(), l.tokens.Load(), l.done.Load()
 	rec.m0, rec.t0 = r.c.metrics(ctx), time.Now()
 	steps0, have := rec.m0.steps, rec.m0.haveSteps
-	started0, tokens0, done0 := l.started.Load(), l.tokens.Load(), l.done.Load()
 	rec.windowTime = max(time.Minute, time.Duration(steps)*2*time.Second)
 	deadline := time.Now().Add(rec.windowTime)
 	t := time.NewTicker(50 * time.Millisecond)
