@@ -34,11 +34,8 @@ type Brackets struct {
 type Change struct {
 	Name   string
 	Opened bool
-	// WasOpen: Name was open before the event (a second start, or a
-	// finish that closes a start).
-	WasOpen bool
 	// Start is Name's latest start before the event (the start a finish
-	// closes when WasOpen); the zero Event when it has none.
+	// closes, when Name was open); the zero Event when it has none.
 	Start Event
 }
 
@@ -67,7 +64,7 @@ func (b *Brackets) Step(ev Event) Change {
 	if b.open == nil {
 		b.open, b.start = map[string]int{}, map[string]Event{}
 	}
-	ch := Change{Name: name, Opened: start, WasOpen: b.open[name] > 0, Start: b.start[name]}
+	ch := Change{Name: name, Opened: start, Start: b.start[name]}
 	switch {
 	case start && b.Nested:
 		b.open[name]++
@@ -100,13 +97,6 @@ func (b *Brackets) norm(name string) string {
 
 // Open reports whether name (a phase, or RunBracket) is open.
 func (b *Brackets) Open(name string) bool { return b.open[name] > 0 }
-
-// Started is name's latest start, open or since closed; ok is false when
-// it has had none.
-func (b *Brackets) Started(name string) (ev Event, ok bool) {
-	ev, ok = b.start[name]
-	return ev, ok
-}
 
 // Names lists what is open, sorted.
 func (b *Brackets) Names() []string {

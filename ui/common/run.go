@@ -48,7 +48,7 @@ type RunControl struct {
 
 	cancel    context.CancelFunc
 	gen       int
-	elsewhere phases.Brackets // runs of phases under way that this pane did not start (Nested)
+	elsewhere phases.Brackets // runs of phases under way that this pane did not start (Nested: see NewRunControl)
 	started   bool            // the run's PhaseStarted was seen
 	finished  bool            // its PhaseFinished was seen
 	returned  bool            // its engine returned (err)
@@ -66,6 +66,12 @@ type RunEndedMsg struct {
 type runGraceMsg struct {
 	run *RunControl
 	gen int
+}
+
+// NewRunControl is the run control of a pane of phase: two runs of the
+// phase begun elsewhere need two finishes before none is open.
+func NewRunControl(phase string) RunControl {
+	return RunControl{Phase: phase, elsewhere: phases.Brackets{Nested: true}}
 }
 
 // Active is true while the run has not ended.
@@ -106,7 +112,6 @@ func (r *RunControl) Cancel() bool {
 // a finish is its own once no run elsewhere is open; any other start or
 // finish of the phase is a run elsewhere's.
 func (r *RunControl) Event(ev phases.Event) (ended bool) {
-	r.elsewhere.Nested = true // two runs elsewhere need two finishes
 	name, start := r.elsewhere.Kind(ev)
 	switch {
 	case name == "" || name != r.Phase:

@@ -21,7 +21,7 @@ func bracket(kind, name string) phases.Event {
 func TestRunEndsAfterEngineAndFinish(t *testing.T) {
 	d := &Deps{}
 	for _, finishFirst := range []bool{true, false} {
-		r := &RunControl{Phase: phases.Micro}
+		r := ptr(NewRunControl(phases.Micro))
 		end := r.Start(d, func(context.Context, *phases.Emitter) error { return nil })()
 		if r.Event(bracket(phases.KindSessionPhaseStarted, phases.Micro)) || !r.Active() {
 			t.Fatal("the start ended the run")
@@ -49,7 +49,7 @@ func TestRunEndsAfterEngineAndFinish(t *testing.T) {
 
 func TestRunOutcomes(t *testing.T) {
 	d := &Deps{}
-	other := &RunControl{Phase: phases.NCCL}
+	other := ptr(NewRunControl(phases.NCCL))
 	for _, c := range []struct {
 		err    error
 		cancel bool
@@ -60,7 +60,7 @@ func TestRunOutcomes(t *testing.T) {
 		{context.Canceled, true, RunCancelled},
 		{errors.New("script killed"), true, RunCancelled},
 	} {
-		r := &RunControl{Phase: phases.Micro}
+		r := ptr(NewRunControl(phases.Micro))
 		end := r.Start(d, func(context.Context, *phases.Emitter) error { return c.err })()
 		if _, _, mine := other.Update(end); mine {
 			t.Fatal("another run took the end")
@@ -85,7 +85,7 @@ func TestRunOutcomes(t *testing.T) {
 // A run of the phase that the pane did not start (the campaign run's) is
 // seen from its events; it neither ends the pane's run nor goes unnoticed.
 func TestRunElsewhere(t *testing.T) {
-	r := &RunControl{Phase: phases.Macro}
+	r := ptr(NewRunControl(phases.Macro))
 	r.Event(bracket(phases.KindSessionPhaseStarted, phases.Macro))
 	if !r.Elsewhere() || r.Active() {
 		t.Fatalf("elsewhere %v active %v", r.Elsewhere(), r.Active())
@@ -107,5 +107,23 @@ func TestRunElsewhere(t *testing.T) {
 	r.Event(bracket(phases.KindSessionPhaseFinished, phases.Macro))
 	if _, ended, _ := r.Update(end); !ended || r.State != RunFinished || r.Elsewhere() {
 		t.Fatalf("own run: ended %v state %v elsewhere %v", ended, r.State, r.Elsewhere())
+	}
+}
+
+func ptr(r RunControl) *RunControl { return &r }
+
+// Two runs of the phase begun elsewhere (an NCCL run on two nodes) need two
+// finishes before the pane sees none under way.
+func TestTwoRunsElsewhereNeedTwoFinishes(t *testing.T) {
+	r := NewRunControl(phases.NCCL)
+	r.Event(bracket(phases.KindSessionPhaseStarted, phases.NCCL))
+	r.Event(bracket(phases.KindSessionPhaseStarted, phases.NCCL))
+	r.Event(bracket(phases.KindSessionPhaseFinished, phases.NCCL))
+	if !r.Elsewhere() {
+		t.Fatal("one finish of two runs elsewhere closed both")
+	}
+	r.Event(bracket(phases.KindSessionPhaseFinished, phases.NCCL))
+	if r.Elsewhere() {
+		t.Fatal("two finishes left a run elsewhere")
 	}
 }

@@ -38,7 +38,7 @@ type Runner struct {
 // NewRunner builds the runner of phase for a pane; name prefixes its
 // status messages.
 func NewRunner(d *common.Deps, phase, name string) Runner {
-	return Runner{RunControl: common.RunControl{Phase: phase}, Name: name, D: d}
+	return Runner{RunControl: common.NewRunControl(phase), Name: name, D: d}
 }
 
 // Active is true while the script (or the server stop before it) runs.

@@ -86,7 +86,7 @@ type Model struct {
 // New builds the pane.
 func New(d *common.Deps) *Model {
 	s := d.Styles
-	m := &Model{d: d, keys: newKeyMap(d.Keys), r: common.RunControl{Phase: phases.Macro}, chartsDirty: true, tableDirty: true, dirty: true}
+	m := &Model{d: d, keys: newKeyMap(d.Keys), r: common.NewRunControl(phases.Macro), chartsDirty: true, tableDirty: true, dirty: true}
 	m.tpotChart = newChart(&m.tpot50, &m.tpot99, s.Chart, s.ChartAlt, 1)
 	m.ttftChart = newChart(&m.ttft, nil, s.Chart, s.ChartAlt, 1)
 	m.tokChart = newChart(&m.toks, nil, s.Good, s.ChartAlt, 1)

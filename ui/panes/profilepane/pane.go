@@ -52,7 +52,7 @@ type stepView struct {
 
 // New builds the pane.
 func New(d *common.Deps) *Model {
-	m := &Model{d: d, keys: newKeyMap(d.Keys), r: common.RunControl{Phase: phases.Profile}}
+	m := &Model{d: d, keys: newKeyMap(d.Keys), r: common.NewRunControl(phases.Profile)}
 	m.sweep.tpot = map[int]float64{}
 	var id phases.RunIdentity
 	if d.Campaign != nil {
