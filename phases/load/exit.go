@@ -103,22 +103,28 @@ type exitSeen struct {
 	reported bool
 }
 
-// proc folds one look at the process group in: a group that is gone
-// while the load is neither ready, stopped nor already failed is an exit,
-// reported failGrace later (its last lines reach the log meanwhile).
+// proc folds one look at the process group in: a group that is gone on
+// two looks in a row while the load is neither ready, stopped nor already
+// failed is an exit, from the first of them, reported failGrace later
+// (its last lines reach the log meanwhile). One look can miss a group
+// whose only process forked a child and exited while /proc was read.
 func (s *run) proc(now time.Time, p procState) {
 	if !p.known || s.tr.ready || s.tr.stopped || s.tr.failure != nil || s.exit != nil {
 		return
 	}
 	if p.alive {
-		s.seenAlive = p.pid
+		s.seenAlive, s.goneAt = p.pid, time.Time{}
 		return
 	}
 	fresh := p.pidAt > 0 && p.logAt > 0 && p.logAt <= p.pidAt+int64(exitFresh/time.Second)
 	if s.seenAlive != p.pid && !fresh {
 		return // a stale pid file: the log is someone else's
 	}
-	s.exit = &exitSeen{pid: p.pid, at: now, logSize: p.logSize}
+	if s.goneAt.IsZero() {
+		s.goneAt = now
+		return
+	}
+	s.exit = &exitSeen{pid: p.pid, at: s.goneAt, logSize: p.logSize}
 }
 
 // exitTick reports an exit once its grace is over and the log is read to

@@ -29,7 +29,15 @@ func launchAndFollow(t *testing.T, h remote.Host, dir, launch string, limit time
 	if _, err := s.Start(ctx, nil, nil); err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	t.Cleanup(func() { s.Stop(context.Background()) })
+	t.Cleanup(func() {
+		// The launch's process group, not Server.Stop: with its pid gone
+		// Stop stops any `vllm serve` by name, and the launches of the
+		// tests running beside this one have those words in their
+		// command lines.
+		if pid := s.PID(context.Background()); pid > 0 {
+			remote.Output(context.Background(), h, fmt.Sprintf("kill -TERM -%d 2>/dev/null || true", pid))
+		}
+	})
 	var evs eventLog
 	w := load.NewWatcher(load.Complete(load.Config{Host: h, LogPath: logPath, PIDFile: logPath + ".pid", StallAfter: time.Hour,
 		HealthURL: load.HealthURL(fmt.Sprintf("http://127.0.0.1:%d", sshtest.FreePort(t))), Poll: 200 * time.Millisecond, NoDiagnosis: true}))

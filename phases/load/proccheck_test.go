@@ -53,3 +53,24 @@ func TestProcCheckLaunchBeforeSetsid(t *testing.T) {
 		t.Errorf("an exited launch: %+v, want dead", st)
 	}
 }
+
+// A group seen gone once and alive at the next look (its last process
+// forked a child and exited while /proc was read) is no exit; gone on two
+// looks in a row is, from the first.
+func TestExitNeedsTwoLooks(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	gone := procState{known: true, pid: 42, pidAt: 990, logAt: 995}
+	alive := gone
+	alive.alive = true
+	s := &run{tr: &Tracker{}}
+	s.proc(t0, gone)
+	s.proc(t0.Add(time.Second), alive)
+	s.proc(t0.Add(2*time.Second), gone)
+	if s.exit != nil {
+		t.Fatalf("one look at a gone group, then alive, then one look: taken for an exit at %v", s.exit.at)
+	}
+	s.proc(t0.Add(3*time.Second), gone)
+	if s.exit == nil || !s.exit.at.Equal(t0.Add(2*time.Second)) {
+		t.Fatalf("gone on two looks: %+v, want an exit from the first of them", s.exit)
+	}
+}

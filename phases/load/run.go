@@ -44,6 +44,7 @@ type run struct {
 	diagBusy  atomic.Bool
 	tail      []string  // the log's last lines, for an exit
 	seenAlive int       // the launch's pid, once seen running in this load
+	goneAt    time.Time // when a poll first saw the launch's group gone (a second look confirms it)
 	exit      *exitSeen // the launch's exit during this load
 	offset    int64     // how far the log is read
 
@@ -123,7 +124,7 @@ func (s *run) newLoad(now time.Time) {
 	s.tr.Reset(now)
 	s.resetAt, s.failAt = now, time.Time{}
 	s.ready, s.stalled, s.version = false, false, ""
-	s.tail, s.seenAlive, s.exit, s.failed = nil, 0, nil, false
+	s.tail, s.seenAlive, s.goneAt, s.exit, s.failed = nil, 0, time.Time{}, nil, false
 }
 
 func (s *run) line(ev remote.FollowEvent) {
