@@ -27,8 +27,7 @@ type Flag struct {
 
 // ApplyFlags sets the key of every bound flag given on the command line to
 // the flag's value. A flag bound to no key, or not given, changes nothing.
-// Two pairs are one choice each: --requests alone ends a duration budget,
-// --duration alone ends the request count.
+// --requests and --duration are one choice (levelBounds).
 func (c *Campaign) ApplyFlags(fs *flag.FlagSet, binds ...Flag) error {
 	byName := map[string]string{}
 	for _, b := range binds {
@@ -62,15 +61,30 @@ func (c *Campaign) ApplyFlags(fs *flag.FlagSet, binds ...Flag) error {
 	if err != nil {
 		return err
 	}
+	c.levelBounds(set["macro.requests"], set["macro.duration"])
+	return nil
+}
+
+// levelBounds applies the flags of the pair that ends a level (req, dur:
+// which of --requests and --duration were given). A count or a time given
+// alone is the level's one bound: the file's other bound is dropped. A 0
+// given alone drops its own bound only, as `requests: 0` or `duration: 0`
+// in the file would: --duration 0 leaves the file's request count (the
+// default count where the file's time budget had replaced it), --requests
+// 0 the file's duration. Both given stand as given.
+func (c *Campaign) levelBounds(req, dur bool) {
+	m := &c.Macro
 	switch {
-	case set["macro.duration"] && !set["macro.requests"]:
-		c.Macro.Requests = 0
+	case req == dur:
+	case dur && m.Duration.Duration > 0:
+		m.Requests = 0
 		c.SetBy("macro.requests", c.setBy["macro.duration"])
-	case set["macro.requests"] && !set["macro.duration"]:
-		c.Macro.Duration.Duration = 0
+	case dur && m.Requests == 0 && lineOf(c.root, "macro.requests") == 0:
+		m.Requests = DefaultRequests
+	case req && m.Requests > 0:
+		m.Duration.Duration = 0
 		c.SetBy("macro.duration", c.setBy["macro.requests"])
 	}
-	return nil
 }
 
 // isInf reports whether s is an infinite number (inf, +Inf).

@@ -48,13 +48,19 @@ func lineOf(root *yaml.Node, key string) int {
 
 // KeyError is a problem with one campaign setting, named by its dotted
 // YAML key; Campaign.Validate names what set it (the flag, or the file's
-// line).
+// line). Also is a second key, for a problem of the two together.
 type KeyError struct {
-	Key string
-	Msg string
+	Key  string
+	Also string
+	Msg  string
 }
 
-func (e *KeyError) Error() string { return e.Key + ": " + e.Msg }
+func (e *KeyError) Error() string {
+	if e.Also != "" {
+		return e.Key + " and " + e.Also + ": " + e.Msg
+	}
+	return e.Key + ": " + e.Msg
+}
 
 // bad is a KeyError for key.
 func bad(key, format string, args ...any) error {
@@ -128,6 +134,9 @@ func (c *Campaign) name(err error) error {
 	ke, ok := err.(*KeyError)
 	if !ok {
 		return err
+	}
+	if ke.Also != "" {
+		return fmt.Errorf("%s and %s: %s", c.where(ke.Key), c.where(ke.Also), ke.Msg)
 	}
 	return fmt.Errorf("%s: %s", c.where(ke.Key), ke.Msg)
 }

@@ -29,7 +29,8 @@ func (m Macro) Validate() []error {
 		add(bad("macro.duration", "must not be negative, got %s", m.Duration.Duration))
 	}
 	if m.Requests == 0 && m.Duration.Duration == 0 {
-		add(bad("macro.requests", "set requests (per level) or duration (per level)"))
+		add(&KeyError{Key: "macro.requests", Also: "macro.duration",
+			Msg: "both 0, so nothing ends a level: set a request count or a duration per level"})
 	}
 	if m.Warmup < 0 {
 		add(bad("macro.warmup", "must not be negative, got %d", m.Warmup))
