@@ -58,9 +58,12 @@ func (k Keys) Column() []key.Binding {
 
 // Route is a GPU pane's Update: the phase's events go to add, then (live
 // ones) to the run; keys go to the shared keys, then to key; the run takes its own
-// messages.
+// messages. changed is true when what the pane shows may have changed: a
+// batch of events (the root sends a pane only its phase's, with the brackets
+// that end a run), a shared key, or a message of the run (its end, the
+// server stop). A key that goes to key is the pane's to judge.
 func (r *Runner) Route(msg tea.Msg, k Keys, start func(force bool) tea.Cmd,
-	add func([]phases.Event), key func(tea.KeyPressMsg) tea.Cmd) tea.Cmd {
+	add func([]phases.Event), key func(tea.KeyPressMsg) tea.Cmd) (cmd tea.Cmd, changed bool) {
 	switch msg := msg.(type) {
 	case common.EventsMsg:
 		var mine []phases.Event
@@ -73,15 +76,14 @@ func (r *Runner) Route(msg tea.Msg, k Keys, start func(force bool) tea.Cmd,
 		if msg.Replayed {
 			// A journal's events run nothing now: a run it left
 			// unfinished is not one under way elsewhere.
-			return nil
+			return nil, len(msg.Events) > 0
 		}
-		return r.Events(msg.Events)
+		return r.Events(msg.Events), len(msg.Events) > 0
 	case tea.KeyPressMsg:
 		if cmd, ok := r.Key(msg, k, start); ok {
-			return cmd
+			return cmd, true
 		}
-		return key(msg)
+		return key(msg), false
 	}
-	cmd, _ := r.Update(msg, start)
-	return cmd
+	return r.Update(msg, start)
 }

@@ -14,7 +14,7 @@ import (
 var at = time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
 
 // measured is the micro run on one H200 kept in the engine's testdata.
-func measured(t *testing.T) []phases.Event {
+func measured(t testing.TB) []phases.Event {
 	t.Helper()
 	var r micro.Result
 	panetest.ReadJSON(t, "../../../phases/micro/testdata/micro-kimi-k2.5-tp8.json", &r)
@@ -42,6 +42,7 @@ func TestGoldenStates(t *testing.T) {
 
 	m.Update(common.EventsMsg{At: at, Events: measured(t)})
 	m.r.State, m.r.Label = common.RunFinished, "kimi-k2.5 TP8"
+	m.changed() // as the run's end does through Update
 	panetest.FitsBoxes(t, m)
 	panetest.Golden(t, "done-80x20", sized(m, 80, 20))
 	panetest.Golden(t, "done-120x36", sized(m, 120, 36))
@@ -53,6 +54,7 @@ func TestGoldenStates(t *testing.T) {
 	m = bare()
 	m.r.State = common.RunBusy
 	m.r.Busy = &pyrun.BusyError{Procs: []pyrun.GPUProc{{PID: 4711, Name: "VLLM::Worker_TP0", UsedMiB: 77824}}}
+	m.changed()
 	panetest.FitsBoxes(t, m)
 	panetest.Golden(t, "busy-80x20", sized(m, 80, 20))
 }

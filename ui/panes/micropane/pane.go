@@ -47,11 +47,18 @@ type Model struct {
 	shown  []phases.GEMMResult // the GEMMs of ms[mi], in order
 	sum    float64             // Σ step µs of shown
 	served string              // the served dtype of a GEMM timed in BF16, "" if none
+
+	// The view is drawn once per change (a batch of events, a key that
+	// moves something, a message of the run, a resize) and View returns
+	// it; nothing on it runs on the clock. draws counts the drawings.
+	view  string
+	dirty bool
+	draws int
 }
 
 // New builds the pane.
 func New(d *common.Deps) *Model {
-	return &Model{d: d, keys: newKeys(), r: gpupane.NewRunner(d, phases.Micro, "micro")}
+	return &Model{d: d, keys: newKeys(), r: gpupane.NewRunner(d, phases.Micro, "micro"), dirty: true}
 }
 
 // Init starts nothing.
@@ -64,23 +71,41 @@ func (m *Model) Typing() bool { return false }
 func (m *Model) Busy() bool { return m.r.Active() }
 
 // SetSize records the pane's size.
-func (m *Model) SetSize(w, h int) { m.w, m.h = w, h; m.clamp() }
-
-// Update handles keys, the phase's events and the end of a run.
-func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
-	return m, m.r.Route(msg, m.keys.Keys, m.start, m.add, m.key)
+func (m *Model) SetSize(w, h int) {
+	if w != m.w || h != m.h {
+		m.w, m.h, m.dirty = w, h, true
+		m.clamp()
+	}
 }
 
-// add folds the phase's events into the result.
+// Update handles keys, the phase's events and the end of a run; what
+// changes the view marks it to be drawn again (the clock does not).
+func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
+	cmd, changed := m.r.Route(msg, m.keys.Keys, m.start, m.add, m.key)
+	if changed {
+		m.changed()
+	}
+	return m, cmd
+}
+
+// changed works out what the view shows again and marks it to be drawn.
+func (m *Model) changed() {
+	m.clamp()
+	m.dirty = true
+}
+
+// add folds the phase's events into the result (Update then works out
+// the rows again).
 func (m *Model) add(evs []phases.Event) {
 	for _, e := range evs {
 		m.res.Add(e)
 	}
-	m.clamp()
 }
 
+// key handles the pane's own keys; one that moves nothing (l at the
+// largest M, k at the top) leaves the view as drawn.
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.d.Keys
+	order, mi, offset := m.order, m.mi, m.rows.Offset
 	switch {
 	case key.Matches(msg, m.keys.Order):
 		m.order = micro.NextOrder(m.order)
@@ -97,9 +122,12 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	default:
 		m.clamp()
-		m.rows.Key(k, msg)
+		m.rows.Key(m.d.Keys, msg)
 	}
 	m.clamp()
+	if m.order != order || m.mi != mi || m.rows.Offset != offset {
+		m.dirty = true
+	}
 	return nil
 }
 

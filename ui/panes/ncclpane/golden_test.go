@@ -13,7 +13,7 @@ import (
 var at = time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
 
 // measured is the NCCL run on two H200s kept in the engine's testdata.
-func measured(t *testing.T) []phases.Event {
+func measured(t testing.TB) []phases.Event {
 	t.Helper()
 	var r nccl.Result
 	panetest.ReadJSON(t, "../../../phases/nccl/testdata/nccl-kimi-k2.5-nproc2.json", &r)
@@ -45,6 +45,7 @@ func TestGoldenStates(t *testing.T) {
 
 	m.Update(common.EventsMsg{At: at, Events: measured(t)})
 	m.r.State, m.r.Label = common.RunFinished, "kimi-k2.5 TP8 · 2 ranks"
+	m.changed() // as the run's end does through Update
 	panetest.FitsBoxes(t, m)
 	panetest.Golden(t, "done-80x20", sized(m, 80, 20))
 	panetest.Golden(t, "done-120x36", sized(m, 120, 36))
@@ -53,5 +54,6 @@ func TestGoldenStates(t *testing.T) {
 	panetest.Golden(t, "done-bottom-80x20", m.View())
 
 	m.r.State = common.RunCancelled
+	m.changed() // as the run's end does through Update
 	panetest.Golden(t, "cancelled-80x20", m.View())
 }

@@ -23,16 +23,22 @@ type Model struct {
 	res  nccl.Result
 	r    gpupane.Runner  // the run and its outcome
 	body components.List // the tables below the head
-	// lines are the tables as drawn for the run in state linesFor, redone
-	// when the results, the size or the run's state change rather than on
-	// every frame ("no latency cliff" is said once the run finished).
-	lines    []string
-	linesFor common.RunState
+	// lines are the tables as drawn, redone when the results, the size or
+	// the run's state change rather than on every frame ("no latency
+	// cliff" is said once the run finished).
+	lines []string
+
+	// The view is drawn once per change (a batch of events, a key that
+	// scrolls, a message of the run, a resize) and View returns it;
+	// nothing on it runs on the clock. draws counts the drawings.
+	view  string
+	dirty bool
+	draws int
 }
 
 // New builds the pane.
 func New(d *common.Deps) *Model {
-	return &Model{d: d, keys: gpupane.NewKeys(), r: gpupane.NewRunner(d, phases.NCCL, "nccl")}
+	return &Model{d: d, keys: gpupane.NewKeys(), r: gpupane.NewRunner(d, phases.NCCL, "nccl"), dirty: true}
 }
 
 // Init starts nothing.
@@ -45,30 +51,51 @@ func (m *Model) Typing() bool { return false }
 func (m *Model) Busy() bool { return m.r.Active() }
 
 // SetSize records the pane's size.
-func (m *Model) SetSize(w, h int) { m.w, m.h = w, h; m.clamp() }
-
-// Update handles keys, the phase's events and the end of a run.
-func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
-	return m, m.r.Route(msg, m.keys, m.start, m.add, m.key)
+func (m *Model) SetSize(w, h int) {
+	if w != m.w || h != m.h {
+		m.w, m.h, m.dirty = w, h, true
+		m.clamp()
+	}
 }
 
-// add folds the phase's events into the result.
+// Update handles keys, the phase's events and the end of a run; what
+// changes the view marks it to be drawn again (the clock does not).
+func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
+	cmd, changed := m.r.Route(msg, m.keys, m.start, m.add, m.key)
+	if changed {
+		m.changed()
+	}
+	return m, cmd
+}
+
+// changed works out what the view shows again and marks it to be drawn.
+func (m *Model) changed() {
+	m.clamp()
+	m.dirty = true
+}
+
+// add folds the phase's events into the result (Update then draws the
+// tables again).
 func (m *Model) add(evs []phases.Event) {
 	for _, e := range evs {
 		m.res.Add(e)
 	}
-	m.clamp()
 }
 
+// key scrolls the tables; a key that moves nothing (k at the top) leaves
+// the view as drawn.
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
-	m.clamp()
+	offset := m.body.Offset
 	m.body.Key(m.d.Keys, msg)
+	if m.body.Offset != offset {
+		m.dirty = true
+	}
 	return nil
 }
 
 // clamp draws the tables again and keeps the scroll inside them.
 func (m *Model) clamp() {
-	m.lines, m.linesFor = m.bodyLines(max(m.w, 40)), m.r.State
+	m.lines = m.bodyLines(max(m.w, 40))
 	m.body.SetSize(len(m.lines), m.bodyRows())
 }
 

@@ -71,8 +71,8 @@ func TestCancelKeepsResults(t *testing.T) {
 // One GPU: the run says there are no collectives, in words, and fits.
 func TestOneGPUSaysNoCollectives(t *testing.T) {
 	m, _ := newPane(t, sim.Options{})
-	m.add([]phases.Event{phases.New(time.Now(), phases.KindNCCLNone, phases.NCCLNone{TP: 1, NProc: 1,
-		Reason: "one process on one GPU (TP 1): a decode step there has no all-reduce or all-to-all, so there is nothing for NCCL to time and communication is 0 ms per step"})})
+	m.Update(common.EventsMsg{At: time.Now(), Events: []phases.Event{phases.New(time.Now(), phases.KindNCCLNone, phases.NCCLNone{TP: 1, NProc: 1,
+		Reason: "one process on one GPU (TP 1): a decode step there has no all-reduce or all-to-all, so there is nothing for NCCL to time and communication is 0 ms per step"})}})
 	v := ansi.Strip(m.View())
 	if !strings.Contains(v, "No collectives at this deployment") || !strings.Contains(v, "one process on one GPU (TP 1)") ||
 		strings.Contains(v, "s: time the decode step") {

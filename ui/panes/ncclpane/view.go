@@ -13,16 +13,20 @@ import (
 	"github.com/profdeck/profdeck/ui/panes/gpupane"
 )
 
-// View renders the pane, exactly filling its size.
-func (m *Model) View() string { return components.Box(m.draw(), m.w, m.h) }
+// View renders the pane, exactly filling its size: drawn again only when
+// something changed since (see Update), else the drawing kept.
+func (m *Model) View() string {
+	if m.dirty || m.view == "" {
+		m.view, m.dirty = components.Box(m.draw(), m.w, m.h), false
+		m.draws++
+	}
+	return m.view
+}
 
 // draw renders the pane's lines.
 func (m *Model) draw() string {
 	w, h := max(m.w, 40), max(m.h, 8)
 	out := m.headLines(w)
-	if m.linesFor != m.r.State {
-		m.clamp()
-	}
 	body := m.lines
 	m.body.SetSize(len(body), max(0, h-len(out)))
 	first, end := m.body.Visible()
