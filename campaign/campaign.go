@@ -153,9 +153,11 @@ type NCCL struct {
 	// Env is passed to torchrun on every node (NCCL_SOCKET_IFNAME, NCCL_IB_HCA …).
 	Env map[string]string `yaml:"env"`
 	// MasterAddr is the head's address as the other nodes reach it
-	// (default: the head's host name); MasterPort torchrun's rendezvous port.
+	// (default: the head's host name); MasterPort torchrun's rendezvous port
+	// (default DefaultMasterPort): 0 is the key left out (a 0 given is
+	// refused), so a campaign written out omits it.
 	MasterAddr string `yaml:"master_addr"`
-	MasterPort int    `yaml:"master_port"`
+	MasterPort int    `yaml:"master_port,omitempty"`
 }
 
 // Profile phase parameters.
@@ -206,6 +208,7 @@ func Defaults() *Campaign {
 		Profile:  Profile{Steps: DefaultProfileSteps},
 		Capacity: Capacity{Headroom: DefaultHeadroom},
 		Run:      RunSettings{LeaveServer: "serving"},
+		Sim:      Sim{Nodes: 1, ProfilerFlush: Duration{DefaultSimProfilerFlush}},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/remote/sim"
 )
 
 // This file is the one home of every default value: the campaign file's
@@ -96,6 +97,14 @@ const (
 	DefaultTorchrun = "torchrun"
 	// DefaultMasterPort is torchrun's rendezvous port across nodes.
 	DefaultMasterPort = 29500
+)
+
+// The simulated host's defaults (the sim section).
+const (
+	// DefaultSimProfilerFlush is how long the simulated stop_profile
+	// flushes its traces when sim.profiler_flush is left out; a 0 written
+	// there is no delay.
+	DefaultSimProfilerFlush = sim.DefaultProfilerFlush
 )
 
 // The doctor's defaults.

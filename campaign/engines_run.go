@@ -60,7 +60,7 @@ func (c *Campaign) RunIdentity() phases.RunIdentity {
 func (c *Campaign) SimOptions() sim.Options {
 	o := sim.Options{LoadTime: c.Sim.LoadTime.Duration, StallAtGiB: c.Sim.StallAtGiB,
 		ProfilerStallAtGiB: c.Sim.StallWithProfilerAtGiB, FailWith: c.Sim.Fail, LogPath: c.Server.Log,
-		TP: c.Model.TP, Preset: c.Model.Preset, ProfilerFlush: c.Sim.ProfilerFlush.Duration}
+		TP: c.Model.TP, Preset: c.Model.Preset, ProfilerFlush: new(c.Sim.ProfilerFlush.Duration)}
 	if c.ServerEngine() == EngineSGLang {
 		o.Engine = sim.EngineSGLang // the simulated server plays SGLang: its log and /metrics
 	}

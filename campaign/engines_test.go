@@ -102,7 +102,7 @@ func TestHostOptionsCarrySim(t *testing.T) {
 	}
 	o := c.HostOptions()
 	if o.Sim.LoadTime != 9*time.Second || o.Sim.FailWith != "nccl" || o.SimNodes != 2 ||
-		o.Sim.ProfilerFlush != 250*time.Millisecond {
+		o.Sim.ProfilerFlush == nil || *o.Sim.ProfilerFlush != 250*time.Millisecond {
 		t.Errorf("%+v", o)
 	}
 }

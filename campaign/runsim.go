@@ -11,8 +11,10 @@ type RunSettings struct {
 // it are scriptable.
 type Sim struct {
 	// LoadTime is how long a whole simulated load takes (default 20s for
-	// the campaign run and the cockpit, QuickSim; 60s for `profdeck load`).
-	LoadTime Duration `yaml:"load_time"`
+	// the campaign run and the cockpit, QuickSim; 60s for `profdeck load`):
+	// 0 is the key left out (a 0 given is refused, validateGivenZeros), so
+	// a campaign written out omits it.
+	LoadTime Duration `yaml:"load_time,omitempty"`
 	// StallAtGiB stalls every load at this many GiB per GPU.
 	StallAtGiB float64 `yaml:"stall_at_gib"`
 	// StallWithProfilerAtGiB stalls the restarts with the torch profiler
@@ -22,11 +24,11 @@ type Sim struct {
 	Fail string `yaml:"fail"`
 	// Nodes is how many simulated nodes serve the model together (TP
 	// across them: each has model.tp / nodes GPUs, at most 8); FaultNode the one node the stall or failure hits
-	// (default: every node).
+	// (default: every node). Nodes is 1 by default (Defaults).
 	Nodes     int  `yaml:"nodes"`
 	FaultNode *int `yaml:"fault_node"`
 	// ProfilerFlush is how long the simulated stop_profile takes to flush
-	// its traces (default 3s).
+	// its traces (default 3s, DefaultSimProfilerFlush; 0 is no delay).
 	ProfilerFlush Duration `yaml:"profiler_flush"`
 }
 
@@ -61,7 +63,7 @@ func (s Sim) Validate() []error {
 	if s.ProfilerFlush.Duration < 0 {
 		errs = append(errs, bad("sim.profiler_flush", "must not be negative"))
 	}
-	if s.Nodes < 0 || s.Nodes > 64 {
+	if s.Nodes < 1 || s.Nodes > 64 {
 		errs = append(errs, bad("sim.nodes", "must be 1 to 64, got %d", s.Nodes))
 	}
 	if f := s.FaultNode; f != nil && (*f < 0 || *f >= max(s.Nodes, 1)) {

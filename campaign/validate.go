@@ -93,6 +93,7 @@ func (c *Campaign) problems() []error {
 	errs = append(errs, c.Capacity.Validate()...)
 	errs = append(errs, c.Run.Validate()...)
 	errs = append(errs, c.Sim.Validate()...)
+	errs = append(errs, c.validateGivenZeros()...)
 	return append(errs, c.validateSimHost()...)
 }
 
@@ -281,3 +282,25 @@ func (p Profile) Validate() []error {
 // MaxProfileSteps bounds a capture window (each step is a trace's worth of
 // kernels).
 const MaxProfileSteps = 100000
+
+// validateGivenZeros refuses a 0 the file or a flag gives a key whose 0
+// cannot be used as given (a simulated load that takes no time, port 0)
+// and whose default is not in Defaults (it differs by command, or is
+// filled in the mapping). Left out, such a key is 0 and means its
+// default; given, a value is used as it is or refused, never replaced.
+func (c *Campaign) validateGivenZeros() []error {
+	var errs []error
+	for _, z := range []struct {
+		key  string
+		zero bool
+		msg  string
+	}{
+		{"sim.load_time", c.Sim.LoadTime.Duration == 0, "must be more than 0 (e.g. 20s)"},
+		{"nccl.master_port", c.NCCL.MasterPort == 0, "must be a port (1-65535), got 0"},
+	} {
+		if z.zero && c.given(z.key) {
+			errs = append(errs, bad(z.key, "%s", z.msg))
+		}
+	}
+	return errs
+}

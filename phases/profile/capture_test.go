@@ -18,7 +18,7 @@ func startSim(t *testing.T) (*sim.Deployment, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	d, err := sim.Start(ctx, sim.Options{LoadTime: 500 * time.Millisecond, Seed: 7, ProfilerFlush: 300 * time.Millisecond})
+	d, err := sim.Start(ctx, sim.Options{LoadTime: 500 * time.Millisecond, Seed: 7, ProfilerFlush: new(300 * time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
 	}

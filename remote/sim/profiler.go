@@ -106,7 +106,7 @@ func (d *Deployment) stopProfile(w http.ResponseWriter, r *http.Request) {
 	}
 	after := d.emu.State()
 	select {
-	case <-time.After(d.opt.ProfilerFlush):
+	case <-time.After(*d.opt.ProfilerFlush):
 	case <-r.Context().Done():
 		return
 	case <-d.ctx.Done():

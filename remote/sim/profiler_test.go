@@ -36,7 +36,7 @@ func post(t *testing.T, c *http.Client, method, url string) int {
 func TestProfilerEndpoints(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	d, err := sim.Start(ctx, sim.Options{LoadTime: 200 * time.Millisecond, ProfilerFlush: 100 * time.Millisecond})
+	d, err := sim.Start(ctx, sim.Options{LoadTime: 200 * time.Millisecond, ProfilerFlush: new(100 * time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,5 +107,25 @@ func TestProfilerEndpoints(t *testing.T) {
 	}
 	if _, err := remote.Output(ctx, d, `find /nope -maxdepth 2 -type f -printf '%T@ %s %p\n'`); err == nil || !strings.Contains(err.Error(), "No such file") {
 		t.Errorf("find on a missing dir: %v", err)
+	}
+}
+
+// ProfilerFlush left nil is the 3 s default; a pointer to 0 is no delay
+// and stays 0 (it used to read as unset and become 3 s).
+func TestProfilerFlushZeroIsKept(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		set  *time.Duration
+		want time.Duration
+	}{{nil, sim.DefaultProfilerFlush}, {new(time.Duration(0)), 0}, {new(time.Second), time.Second}} {
+		d, err := sim.Start(ctx, sim.Options{LoadTime: time.Second, ProfilerFlush: tc.set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.Options().ProfilerFlush; got == nil || *got != tc.want {
+			t.Errorf("ProfilerFlush %v: the deployment flushes for %v, want %s", tc.set, got, tc.want)
+		}
+		d.Close()
 	}
 }

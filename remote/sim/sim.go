@@ -85,9 +85,9 @@ type Options struct {
 	// and Preset its shapes (default kimi-k2.5): the step model's inputs.
 	TP     int
 	Preset string
-	// ProfilerFlush is how long stop_profile takes to "flush traces",
-	// default 3s.
-	ProfilerFlush time.Duration
+	// ProfilerFlush is how long stop_profile takes to "flush traces": nil
+	// is the default 3s, a pointer to 0 no delay at all.
+	ProfilerFlush *time.Duration
 }
 
 // The defaults of Options.
@@ -138,8 +138,8 @@ func (o Options) withDefaults() Options {
 	if o.StatsInterval <= 0 {
 		o.StatsInterval = 10 * time.Second
 	}
-	if o.ProfilerFlush <= 0 {
-		o.ProfilerFlush = DefaultProfilerFlush
+	if o.ProfilerFlush == nil {
+		o.ProfilerFlush = new(DefaultProfilerFlush)
 	}
 	return o
 }

@@ -22,7 +22,7 @@ func newPane(t *testing.T) (*Model, *sim.Deployment, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	d, err := sim.Start(ctx, sim.Options{LoadTime: 300 * time.Millisecond, Seed: 3, ProfilerFlush: 200 * time.Millisecond})
+	d, err := sim.Start(ctx, sim.Options{LoadTime: 300 * time.Millisecond, Seed: 3, ProfilerFlush: new(200 * time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
 	}
