@@ -14,7 +14,8 @@ const (
 	KindNCCLCliff     = "nccl.cliff"
 	KindNCCLProgress  = "nccl.progress" // ephemeral
 	KindNCCLError     = "nccl.error"
-	KindNCCLNone      = "nccl.none" // one GPU: the step has no collectives, nothing to time
+	KindNCCLNone      = "nccl.none"    // one GPU: the step has no collectives, nothing to time
+	KindNCCLWarning   = "nccl.warning" // a figure left out, and why
 )
 
 // GPUEnv is what a benchmark script reports about where it ran.
@@ -135,6 +136,16 @@ type NCCLNone struct {
 	Reason string `json:"reason"`
 }
 
+// NCCLWarning says why the NCCL script left a figure out (the burst
+// between GEMMs not slower than the GEMMs alone, a capture not tried
+// after a failure, one rank): M or Tokens name the size it is about
+// (0: every size).
+type NCCLWarning struct {
+	M      int    `json:"m,omitempty"`
+	Tokens int    `json:"tokens_per_gpu,omitempty"`
+	Text   string `json:"text"`
+}
+
 // NCCLAllToAll is one All-to-All size.
 type NCCLAllToAll struct {
 	Tokens int     `json:"tokens_per_gpu"`
@@ -170,4 +181,5 @@ func init() {
 	Register(KindNCCLProgress, NCCL, Progress{}, true)
 	Register(KindNCCLError, NCCL, ScriptError{}, false)
 	Register(KindNCCLNone, NCCL, NCCLNone{}, false)
+	Register(KindNCCLWarning, NCCL, NCCLWarning{}, false)
 }

@@ -137,7 +137,8 @@ func scriptArgs(cfg Config) string {
 
 // Run uploads and runs the script and emits KindNCCLEnv, KindNCCLBurst per
 // M, KindNCCLAllToAll per T, KindNCCLCliff once the latency cliff shows,
-// KindNCCLProgress while running and KindNCCLError on failures (results
+// KindNCCLWarning for each figure left out (and why), KindNCCLProgress
+// while running and KindNCCLError on failures (results
 // before a failure are already emitted). Busy GPUs give a *pyrun.BusyError
 // before anything runs, unless cfg.Force.
 func Run(ctx context.Context, cfg Config, em *phases.Emitter) error {
@@ -248,6 +249,7 @@ var lines = pyrun.Events{What: "nccl script", ErrorKind: phases.KindNCCLError, T
 	"progress": pyrun.As[phases.Progress](phases.KindNCCLProgress),
 	"burst":    pyrun.As[phases.NCCLBurst](phases.KindNCCLBurst),
 	"alltoall": pyrun.As[phases.NCCLAllToAll](phases.KindNCCLAllToAll),
+	"warning":  pyrun.As[phases.NCCLWarning](phases.KindNCCLWarning),
 	"error":    pyrun.As[phases.ScriptError](phases.KindNCCLError),
 }}
 

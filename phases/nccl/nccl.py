@@ -5,8 +5,10 @@ Run by profdeck under torchrun, as
 or on several nodes with --nnodes/--node-rank/--master-addr/--master-port
 in place of --standalone (one torchrun per node).
 Rank 0 prints one JSON object per line on stdout, each with a "type": start,
-env, progress, burst, alltoall, error, fatal, done. Every time is the max over
-ranks of that rank's figure (NCCL kernels wait for the slowest peer).
+env, progress, burst, alltoall, warning, error, fatal, done. Every time is the
+max over ranks of that rank's figure (NCCL kernels wait for the slowest peer).
+A figure left out is said in a warning line (its "text", with "m" or
+"tokens_per_gpu" when it is about one size), never dropped silently.
 (a) burst: the step's COUNT all-reduces of [M, hidden] BF16 back to back,
     eager and captured in a CUDA graph (as vLLM decodes), per M; and in the
     step: each all-reduce after a GEMM of [M, hidden] x [hidden, hidden]
@@ -31,6 +33,15 @@ def emit(kind, **kw):
     kw = dict(type=kind, **kw)
     sys.stdout.write(json.dumps(kw, separators=(",", ":")) + "\n")
     sys.stdout.flush()
+
+
+def warn(text, **kw):
+    """Says aloud why a figure is missing (a "warning" line)."""
+    emit("warning", text=text, **kw)
+
+
+def sizes(v):
+    return ", ".join(str(x) for x in v)
 
 
 def ints(s):
@@ -91,6 +102,19 @@ class Collectives:
         one_rank = os.environ.get("PROFDECK_NCCL_GRAPH_ONE_RANK") == "1"
         self.graph_ok = not args.no_graph and (world > 1 or one_rank)
         self.step_ok = self.graph_ok
+        if args.no_graph:
+            warn("CUDA graph: not captured (--no-graph): no graph or between-GEMMs figure at any M")
+        elif not self.graph_ok:
+            warn("CUDA graph: not captured on one rank (NCCL moves no data, so a captured burst is empty): "
+                 "no graph or between-GEMMs figure at any M")
+
+    def skipped_after(self, m, what):
+        """Warns that what is not tried at the batch sizes after m, since
+        it failed at m."""
+        rest = self.args.batch[self.args.batch.index(m) + 1:] if m in self.args.batch else []
+        if rest:
+            warn("%s: not tried at M=%s after its failure at M=%d: no figure at those sizes" % (what, sizes(rest), m),
+                 m=m)
 
     def maxrank(self, x):
         t = self.torch.tensor([x], dtype=self.torch.float64, device=self.dev)
@@ -140,8 +164,8 @@ class Collectives:
 
     def in_step(self, x, m):
         """The burst's all-reduces between GEMMs that evict L2, as in a
-        decode step: graph(GEMM, all-reduce)xCOUNT less graph(GEMM)xCOUNT,
-        in ms; None when it cannot be captured."""
+        decode step: the times of graph(GEMM, all-reduce)xCOUNT and of
+        graph(GEMM)xCOUNT, in ms."""
         torch, dist, args, dev = self.torch, self.dist, self.args, self.dev
         a = torch.randn(m, args.hidden, dtype=torch.bfloat16, device=dev)
         w = torch.randn(args.hidden, args.hidden, dtype=torch.bfloat16, device=dev)
@@ -158,17 +182,25 @@ class Collectives:
         both = self.timed(graphs[0].replay, args.repeats)
         gemm = self.timed(graphs[1].replay, args.repeats)
         del graphs, a, w, y
-        return both - gemm if both > gemm else None
+        return both, gemm
 
     def add_in_step(self, out, x, m):
-        """Adds the burst in the step to out; a failure stops trying it."""
+        """Adds the burst in the step (the graph with all-reduces less the
+        GEMMs alone) to out, or warns why there is none; a failure stops
+        trying it."""
         try:
-            step = self.in_step(x, m)
+            both, gemm = self.in_step(x, m)
         except Exception as e:
-            self.step_ok, step = False, None
-            emit("error", what="all-reduces between GEMMs in a CUDA graph", error=first_line(e))
-        if step is not None:
+            self.step_ok = False
+            emit("error", what="all-reduces between GEMMs in a CUDA graph", error=first_line(e), step_m=m)
+            self.skipped_after(m, "between GEMMs")
+            return
+        if both > gemm:
+            step = both - gemm
             out.update(in_step_ms=step, in_step_per_op_us=step * 1e3 / self.args.count)
+            return
+        warn("between GEMMs: the graph with all-reduces at M=%d was not slower than the GEMMs alone "
+             "(%.3f ms vs %.3f ms): no figure" % (m, both, gemm), m=m)
 
     def add_graph(self, out, x, m):
         """Adds the captured burst (and the burst in the step) to out; a
@@ -184,7 +216,8 @@ class Collectives:
                 self.add_in_step(out, x, m)
         except Exception as e:
             self.graph_ok = False
-            emit("error", what="cuda graph capture of all_reduce", error=first_line(e))
+            emit("error", what="cuda graph capture of all_reduce", error=first_line(e), step_m=m)
+            self.skipped_after(m, "CUDA graph")
 
     def burst(self, m):
         """Emits the burst line of COUNT all-reduces of [m, hidden]."""
@@ -217,7 +250,10 @@ class Collectives:
 
         ms = self.timed(loop, max(3, args.repeats // 2)) / args.iters
         nbytes = n * 2
-        algbw = nbytes / (ms / 1e3) / 1e9 if ms > 0 else 0.0  # one rank moves nothing
+        algbw = nbytes / (ms / 1e3) / 1e9 if ms > 0 else 0.0
+        if ms <= 0:
+            warn("all-to-all at T=%d: timed at 0 us (below the timer's resolution): no bandwidth figure" % t,
+                 tokens_per_gpu=t)
         local_world = int(os.environ.get("LOCAL_WORLD_SIZE", str(world)))
         emit("alltoall", tokens_per_gpu=t, bytes=nbytes, us=ms * 1e3, algbw_gbs=algbw,
              busbw_gbs=algbw * (world - 1) / world, nproc=world,

@@ -19,6 +19,9 @@ type Result struct {
 	// Link is the GPUs' interconnect and its peak per direction.
 	Link   *phases.NCCLLink     `json:"link,omitempty"`
 	Errors []phases.ScriptError `json:"errors,omitempty"`
+	// Warnings say each figure the script left out, and why (the burst
+	// between GEMMs not slower than the GEMMs alone, …).
+	Warnings []string `json:"warnings,omitempty"`
 	// None is set when the step has no collectives (one GPU).
 	None     *phases.NCCLNone `json:"no_collectives,omitempty"`
 	Progress phases.Progress  `json:"-"`
@@ -44,6 +47,8 @@ func (r *Result) Add(ev phases.Event) {
 		r.Cliff = &d
 	case phases.NCCLNone:
 		r.None = &d
+	case phases.NCCLWarning:
+		r.Warnings = append(r.Warnings, d.Text)
 	case phases.ScriptError:
 		if ev.Kind == phases.KindNCCLError {
 			r.Errors = append(r.Errors, d)
@@ -108,6 +113,9 @@ func (r *Result) WriteTables(w io.Writer) {
 		} else {
 			fmt.Fprintln(w, "no latency cliff (no step more than doubles the latency)")
 		}
+	}
+	for _, x := range r.Warnings {
+		fmt.Fprintln(w, "warning:", x)
 	}
 	for _, e := range r.Errors {
 		fmt.Fprintln(w, "error:", ErrorText(e))
