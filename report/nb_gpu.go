@@ -189,6 +189,7 @@ func (n *nb) ncclRun(r *phaseRun) {
 		}
 	}
 	n.scriptErrors(r)
+	n.ncclWarnings(r)
 	if none != nil {
 		n.ln("No collectives: " + none.Reason + ".\n")
 	}
@@ -207,6 +208,20 @@ func (n *nb) ncclRun(r *phaseRun) {
 	}
 	if len(a2a) > 0 {
 		n.allToAll(a2a, cliff)
+	}
+}
+
+// ncclWarnings lists the figures the NCCL script left out, and why.
+func (n *nb) ncclWarnings(r *phaseRun) {
+	any := false
+	for _, ev := range r.events {
+		if w, ok := ev.Data.(phases.NCCLWarning); ok {
+			n.p("- %s **warning** %s\n", n.clock(ev.Time), w.Text)
+			any = true
+		}
+	}
+	if any {
+		n.ln("")
 	}
 }
 

@@ -130,3 +130,25 @@ func TestWrapTextFits(t *testing.T) {
 		t.Errorf("empty text gave %q", got)
 	}
 }
+
+// A figure the script left out is said in the pane, whole (wrapped, not
+// cut), at 80×24 as when tall, below the tables.
+func TestWarningsShown(t *testing.T) {
+	m, _ := newPane(t, sim.Options{})
+	warn := "between GEMMs: the graph with all-reduces at M=8 was not slower than the GEMMs alone (2.114 ms vs 2.120 ms): no figure"
+	m.add([]phases.Event{
+		phases.New(time.Now(), phases.KindNCCLBurst, phases.NCCLBurst{M: 8, Count: 123, Bytes: 114688, TotalMs: 4.2, PerOpUs: 34, NProc: 2, GraphMs: 2, GraphPerOpUs: 16}),
+		phases.New(time.Now(), phases.KindNCCLWarning, phases.NCCLWarning{M: 8, Text: warn}),
+	})
+	for _, size := range [][2]int{{80, 24}, {120, 36}} {
+		m.SetSize(size[0], size[1])
+		for i := 0; i < 30; i++ {
+			m.Update(panetest.Key("j"))
+		}
+		v := ansi.Strip(m.View())
+		if !strings.Contains(strings.Join(strings.Fields(v), " "), "warning: "+warn) {
+			t.Errorf("%dx%d: the warning is not shown whole:\n%s", size[0], size[1], v)
+		}
+		panetest.Fits(t, m.View(), size[0], size[1])
+	}
+}

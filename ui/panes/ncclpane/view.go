@@ -133,6 +133,11 @@ func (m *Model) bodyLines(w int) []string {
 			lines = append(lines, st.Subtle.Render(components.Truncate("no latency cliff: no step more than doubles the latency", w)))
 		}
 	}
+	for _, x := range r.Warnings {
+		for _, l := range wrapText("warning: "+x, w) {
+			lines = append(lines, st.Warn.Render(l))
+		}
+	}
 	for _, e := range r.Errors {
 		lines = append(lines, st.Bad.Render(components.Truncate("error: "+nccl.ErrorText(e), w)))
 	}
