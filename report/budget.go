@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -119,6 +120,9 @@ type budgetInputs struct {
 	engine  map[int]phases.ProfileSummary // per-level decode-only profile windows, by C
 	steady  map[int]phases.ProfileSummary // per-level windows of the sweep's own traffic, by C
 	noComm  *phases.NCCLNone              // the NCCL phase found no collectives (one GPU)
+	// ncclWarn are the latest NCCL run's words on the burst figures it
+	// left out, by M (0: every M).
+	ncclWarn map[int][]string
 }
 
 func collectBudgetInputs(events []phases.Event) budgetInputs {
@@ -132,6 +136,17 @@ func collectBudgetInputs(events []phases.Event) budgetInputs {
 	}
 	for _, ev := range events {
 		switch d := ev.Data.(type) {
+		case phases.PhaseStarted:
+			if d.Name == phases.NCCL {
+				in.ncclWarn = nil
+			}
+		case phases.NCCLWarning:
+			if d.Tokens == 0 {
+				if in.ncclWarn == nil {
+					in.ncclWarn = map[int][]string{}
+				}
+				in.ncclWarn[d.M] = append(in.ncclWarn[d.M], d.Text)
+			}
 		case phases.LevelResult:
 			// Closed-loop levels only: C is the batch. A level steered by
 			// hand never replaces one that ran as planned.
@@ -174,6 +189,21 @@ func collectBudgetInputs(events []phases.Event) budgetInputs {
 		}
 	}
 	return in
+}
+
+// arSource keeps the all-reduce's source for the whole split and, when
+// the burst at M=c has no figure between GEMMs, adds the NCCL run's words
+// on why (the burst between GEMMs not slower than the GEMMs alone, …).
+func (in budgetInputs) arSource(b *BudgetSplit, c int) {
+	if !b.HasAR {
+		return
+	}
+	b.arSrc = strings.TrimPrefix(b.Sources[len(b.Sources)-1], "all-reduce: ")
+	if br, ok := in.bursts[c]; ok && br.InStepMs <= 0 {
+		for _, w := range append(slices.Clone(in.ncclWarn[c]), in.ncclWarn[0]...) {
+			b.Sources = append(b.Sources, "all-reduce, as the NCCL run said: "+w)
+		}
+	}
 }
 
 // Budget computes the decode-time budget from journalled events. It is pure:
@@ -269,9 +299,7 @@ func (in budgetInputs) split(name string, c int) BudgetSplit {
 	} else {
 		b.Missing = append(b.Missing, fmt.Sprintf("all-reduce burst at M=%d (run the NCCL phase with M=%d)", c, c))
 	}
-	if b.HasAR {
-		b.arSrc = strings.TrimPrefix(b.Sources[len(b.Sources)-1], "all-reduce: ")
-	}
+	in.arSource(&b, c)
 	if st, ok := in.steps[c]; ok && st.SumUs > 0 {
 		b.GEMMms, b.HasGEMM = st.SumUs/1000, true
 		b.Sources = append(b.Sources, fmt.Sprintf("GEMM: micro per-step sum at M=%d", c))

@@ -185,3 +185,32 @@ func TestBudgetPrefersAllReducesInTheStep(t *testing.T) {
 		t.Fatalf("eager: %v", s.AllReduceMs)
 	}
 }
+
+// A burst without its figure between GEMMs: the budget takes the graph
+// time and says why, in the NCCL run's words (the warning of its M and
+// those of every M), not another M's, and not an earlier run's.
+func TestBudgetSaysWhyNotBetweenGEMMs(t *testing.T) {
+	notSlower := "between GEMMs: the graph with all-reduces at M=1 was not slower than the GEMMs alone (2.114 ms vs 2.120 ms): no figure"
+	s := Budget(budgetEvents(
+		phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.NCCL},
+		phases.KindNCCLWarning, phases.NCCLWarning{M: 1, Text: "an earlier run's"},
+		phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.NCCL},
+		phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 10},
+		phases.KindNCCLWarning, phases.NCCLWarning{M: 1, Text: notSlower},
+		phases.KindNCCLWarning, phases.NCCLWarning{M: 8, Text: "another M's"},
+		phases.KindNCCLWarning, phases.NCCLWarning{Tokens: 16, Text: "an all-to-all's"},
+		phases.KindNCCLBurst, phases.NCCLBurst{M: 1, Count: 13, TotalMs: 4, GraphMs: 2})).Single
+	src := strings.Join(s.Sources, "\n")
+	if !near(s.AllReduceMs, 2) || !strings.Contains(src, "all-reduce, as the NCCL run said: "+notSlower) ||
+		strings.Contains(src, "another M's") || strings.Contains(src, "earlier run") || strings.Contains(src, "all-to-all's") {
+		t.Fatalf("%v ms, sources:\n%s", s.AllReduceMs, src)
+	}
+	// With the figure there, nothing is said.
+	s = Budget(budgetEvents(
+		phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 10},
+		phases.KindNCCLWarning, phases.NCCLWarning{Text: "CUDA graph: not captured (--no-graph)"},
+		phases.KindNCCLBurst, phases.NCCLBurst{M: 1, Count: 13, TotalMs: 4, GraphMs: 2, InStepMs: 2.5})).Single
+	if strings.Contains(strings.Join(s.Sources, "\n"), "NCCL run said") {
+		t.Errorf("sources %q", s.Sources)
+	}
+}

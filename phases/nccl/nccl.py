@@ -40,10 +40,6 @@ def warn(text, **kw):
     emit("warning", text=text, **kw)
 
 
-def sizes(v):
-    return ", ".join(str(x) for x in v)
-
-
 def ints(s):
     return [int(x) for x in s.split(",") if x.strip()]
 
@@ -102,19 +98,12 @@ class Collectives:
         one_rank = os.environ.get("PROFDECK_NCCL_GRAPH_ONE_RANK") == "1"
         self.graph_ok = not args.no_graph and (world > 1 or one_rank)
         self.step_ok = self.graph_ok
+        self.graph_failed = self.step_failed = 0  # the M where it failed
         if args.no_graph:
             warn("CUDA graph: not captured (--no-graph): no graph or between-GEMMs figure at any M")
         elif not self.graph_ok:
             warn("CUDA graph: not captured on one rank (NCCL moves no data, so a captured burst is empty): "
                  "no graph or between-GEMMs figure at any M")
-
-    def skipped_after(self, m, what):
-        """Warns that what is not tried at the batch sizes after m, since
-        it failed at m."""
-        rest = self.args.batch[self.args.batch.index(m) + 1:] if m in self.args.batch else []
-        if rest:
-            warn("%s: not tried at M=%s after its failure at M=%d: no figure at those sizes" % (what, sizes(rest), m),
-                 m=m)
 
     def maxrank(self, x):
         t = self.torch.tensor([x], dtype=self.torch.float64, device=self.dev)
@@ -191,9 +180,8 @@ class Collectives:
         try:
             both, gemm = self.in_step(x, m)
         except Exception as e:
-            self.step_ok = False
+            self.step_ok, self.step_failed = False, m
             emit("error", what="all-reduces between GEMMs in a CUDA graph", error=first_line(e), step_m=m)
-            self.skipped_after(m, "between GEMMs")
             return
         if both > gemm:
             step = both - gemm
@@ -214,10 +202,11 @@ class Collectives:
             del g
             if self.step_ok:
                 self.add_in_step(out, x, m)
+            elif self.step_failed:
+                warn("between GEMMs: not tried at M=%d after its failure at M=%d: no figure" % (m, self.step_failed), m=m)
         except Exception as e:
-            self.graph_ok = False
+            self.graph_ok, self.graph_failed = False, m
             emit("error", what="cuda graph capture of all_reduce", error=first_line(e), step_m=m)
-            self.skipped_after(m, "CUDA graph")
 
     def burst(self, m):
         """Emits the burst line of COUNT all-reduces of [m, hidden]."""
@@ -231,6 +220,9 @@ class Collectives:
                    per_op_us=eager * 1e3 / args.count, nproc=self.world)
         if self.graph_ok:
             self.add_graph(out, x, m)
+        elif self.graph_failed:
+            warn("CUDA graph: not tried at M=%d after its failure at M=%d: no graph or between-GEMMs figure"
+                 % (m, self.graph_failed), m=m)
         emit("burst", **out)
 
     def alltoall(self, t):

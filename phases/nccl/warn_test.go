@@ -21,7 +21,7 @@ import (
 // event reads a clock that only the costs of the case advance: ar_ms per
 // eager all-reduce, graph_ar_ms per captured one, gemm_ms per GEMM; a CUDA
 // graph replays the cost of what was captured in it. fail "gemm" makes a
-// GEMM fail to capture. argv[1] is the script; stdin a JSON list of
+// GEMM fail to capture, "ar" an all-reduce. argv[1] is the script; stdin a JSON list of
 // cases, each run with its env set, on a fresh copy of the script, after
 // a {"type":"case"} line: every burst of its args' --batch. Exit 3: no
 // torch here.
@@ -47,6 +47,8 @@ def cost(eager, graphed):
 def all_reduce(t, *a, **kw):
     if t.dtype != torch.bfloat16:
         return real_ar(t, *a, **kw)
+    if capturing and case.get("fail") == "ar":
+        raise RuntimeError("all_reduce not permitted when stream is capturing")
     cost("ar_ms", "graph_ar_ms")
     f = t.float()
     real_ar(f, *a, **kw)
@@ -171,7 +173,8 @@ func runFakeCUDA(t *testing.T, script []byte, cases []fakeCase) map[string]*nccl
 // parsed result, with its numbers: the graph with all-reduces between
 // GEMMs not slower than the GEMMs alone (4 × 0.5 ms GEMMs, all-reduces
 // free in the graph: 2.000 ms both), the sizes not tried after a capture
-// failure, one rank and --no-graph. And the other way round: with the
+// failure (of a GEMM between all-reduces, of the all-reduces alone), one
+// rank and --no-graph. And the other way round: with the
 // all-reduces costing 0.25 ms each in the graph, the figure is there
 // (3.000 − 2.000 = 1 ms, 250 µs each) and nothing is warned.
 func TestWarningsOnFakeCUDA(t *testing.T) {
@@ -188,8 +191,12 @@ func TestWarningsOnFakeCUDA(t *testing.T) {
 			"between GEMMs: the graph with all-reduces at M=8 was not slower than the GEMMs alone (2.000 ms vs 2.000 ms): no figure",
 			"between GEMMs: the graph with all-reduces at M=64 was not slower than the GEMMs alone (2.000 ms vs 2.000 ms): no figure"}},
 		{fakeCase: fakeCase{Name: "slower", Env: forced, GraphARMs: 0.25}, inStep: 1},
-		{fakeCase: fakeCase{Name: "capture fails", Env: forced, GraphARMs: 0.25, Fail: "gemm"}, errors: 1, warn: []string{
-			"between GEMMs: not tried at M=8, 64 after its failure at M=1: no figure at those sizes"}},
+		{fakeCase: fakeCase{Name: "GEMM capture fails", Env: forced, GraphARMs: 0.25, Fail: "gemm"}, errors: 1, warn: []string{
+			"between GEMMs: not tried at M=8 after its failure at M=1: no figure",
+			"between GEMMs: not tried at M=64 after its failure at M=1: no figure"}},
+		{fakeCase: fakeCase{Name: "all-reduce capture fails", Env: forced, GraphARMs: 0.25, Fail: "ar"}, errors: 1, warn: []string{
+			"CUDA graph: not tried at M=8 after its failure at M=1: no graph or between-GEMMs figure",
+			"CUDA graph: not tried at M=64 after its failure at M=1: no graph or between-GEMMs figure"}},
 		{fakeCase: fakeCase{Name: "one rank", Env: map[string]string{}, GraphARMs: 0.25}, warn: []string{
 			"CUDA graph: not captured on one rank (NCCL moves no data, so a captured burst is empty): no graph or between-GEMMs figure at any M"}},
 		{fakeCase: fakeCase{Name: "no graph", Env: forced, GraphARMs: 0.25, Args: []string{"--no-graph"}}, warn: []string{

@@ -180,6 +180,8 @@ func runGPU(ctx context.Context, c *Command, p gpuPhase) error {
 				fmt.Fprintf(c.Stderr, "[%d/%d] %s\n", d.Done, d.Total, d.Text)
 			case phases.ScriptError:
 				fmt.Fprintln(c.Stderr, "error:", p.ErrorText(d))
+			case phases.NCCLWarning:
+				fmt.Fprintln(c.Stderr, "warning:", d.Text)
 			}
 		}
 	})

@@ -91,6 +91,8 @@ func progressLine(ev phases.Event, seen map[string]bool) string {
 		return s
 	case phases.MacroWarning:
 		return "  warning: " + d.Text
+	case phases.NCCLWarning:
+		return "  nccl warning: " + d.Text
 	case phases.MacroPath:
 		return "  " + macro.PathLine(d, nil)
 	case phases.Plateau:

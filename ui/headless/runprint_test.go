@@ -25,4 +25,7 @@ func TestProgressLineWarningsAndErrors(t *testing.T) {
 	if w := progressLine(phases.Event{Data: phases.MacroWarning{Text: "no /tokenize"}}, seen); w != "  warning: no /tokenize" {
 		t.Errorf("sweep warning %q", w)
 	}
+	if w := progressLine(phases.Event{Data: phases.NCCLWarning{M: 8, Text: "between GEMMs: no figure"}}, seen); w != "  nccl warning: between GEMMs: no figure" {
+		t.Errorf("nccl warning %q", w)
+	}
 }
