@@ -142,6 +142,10 @@ func TestRunOnSim(t *testing.T) {
 	if r.Cliff == nil || r.Cliff.Tokens != 16 {
 		t.Errorf("cliff %+v", r.Cliff)
 	}
+	// The simulator does not model the burst between GEMMs, and says so.
+	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], "between GEMMs: not simulated") || r.Bursts[0].InStepMs != 0 {
+		t.Errorf("warnings %q", r.Warnings)
+	}
 }
 
 // One GPU: a TP 1 plan and one process have no collectives. The run says

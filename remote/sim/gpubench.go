@@ -225,6 +225,20 @@ func workerNodeWait(ctx context.Context, steps int) error {
 	return nil
 }
 
+// ncclWarnings says, as the script does, which burst figures are left out:
+// the captured ones with --no-graph or on one rank; and the burst between
+// GEMMs, which the simulator does not model.
+func ncclWarnings(w lineWriter, noGraph, graph bool) {
+	switch {
+	case noGraph:
+		w.emit("warning", map[string]any{"text": "CUDA graph: not captured (--no-graph): no graph or between-GEMMs figure at any M"})
+	case !graph:
+		w.emit("warning", map[string]any{"text": "CUDA graph: not captured on one rank (NCCL moves no data, so a captured burst is empty): no graph or between-GEMMs figure at any M"})
+	default:
+		w.emit("warning", map[string]any{"text": "between GEMMs: not simulated (the simulator times the burst back to back and captured only): no figure at any M"})
+	}
+}
+
 func runNCCLScript(ctx context.Context, d *Deployment, c call) error {
 	cmd, out := c.cmd, c.out
 	a := parseBenchArgs(cmd)
@@ -265,6 +279,7 @@ func runNCCLScript(ctx context.Context, d *Deployment, c call) error {
 	}
 	w.emit("env", map[string]any{"gpu": gpu, "torch": simTorch, "cuda": simTorchCUDA, "nccl": "2.27.3", "nproc": n,
 		"nccl_env": env})
+	ncclWarnings(w, a.has("--no-graph"), graph)
 	total, done := len(batch)+len(tokens), 0
 	rng := d.benchRand()
 	for _, m := range batch {
