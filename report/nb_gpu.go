@@ -228,16 +228,20 @@ func (n *nb) ncclWarnings(r *phaseRun) {
 // bursts is the table of the all-reduce burst of one decode step, per M.
 func (n *nb) bursts(bursts []phases.NCCLBurst) {
 	n.ln("All-reduce burst of one decode step:\n")
-	n.ln("| M | all-reduces | bytes each | total ms | µs each | CUDA graph ms | graph µs each | ranks |")
-	n.ln("|---:|---:|---:|---:|---:|---:|---:|---:|")
+	n.ln("| M | all-reduces | bytes each | total ms | µs each | CUDA graph ms | graph µs each | between GEMMs ms | ranks |")
+	n.ln("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, b := range bursts {
-		g, gp := "—", "—"
+		g, gp, in := "—", "—", "—"
 		if b.GraphMs > 0 {
 			g, gp = fmt.Sprintf("%.3f", b.GraphMs), fmt.Sprintf("%.1f", b.GraphPerOpUs)
 		}
-		n.p("| %d | %d | %s | %.3f | %.1f | %s | %s | %d |\n", b.M, b.Count, units.Bytes(b.Bytes), b.TotalMs, b.PerOpUs, g, gp, b.NProc)
+		if b.InStepMs > 0 {
+			in = fmt.Sprintf("%.3f", b.InStepMs)
+		}
+		n.p("| %d | %d | %s | %.3f | %.1f | %s | %s | %s | %d |\n", b.M, b.Count, units.Bytes(b.Bytes), b.TotalMs, b.PerOpUs, g, gp, in, b.NProc)
 	}
 	n.ln("")
+	n.ln("Between GEMMs: each all-reduce after a GEMM that evicts L2, in a CUDA graph, less the GEMMs alone, the figure the budget uses; where it is —, the budget takes the CUDA graph time, else the eager one (the run's warnings, above, say why it is missing).\n")
 }
 
 // allToAll is the All-to-All table per size (with the bytes off node on

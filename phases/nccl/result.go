@@ -81,14 +81,12 @@ func (r *Result) WriteTables(w io.Writer) {
 	}
 	if len(r.Bursts) > 0 {
 		fmt.Fprintln(w, "\nAll-reduce burst of one decode step ([M, hidden] BF16, max over ranks)")
-		fmt.Fprintf(w, "%-5s %10s %6s %10s %9s %10s %9s\n", "M", "bytes/op", "count", "eager ms", "µs/op", "graph ms", "µs/op")
+		fmt.Fprintf(w, "%-5s %10s %6s %10s %9s %10s %9s %12s\n", "M", "bytes/op", "count", "eager ms", "µs/op", "graph ms", "µs/op", "between ms")
 		for _, b := range r.Bursts {
-			g1, g2 := "-", "-"
-			if b.GraphMs > 0 {
-				g1, g2 = fmt.Sprintf("%.3f", b.GraphMs), fmt.Sprintf("%.1f", b.GraphPerOpUs)
-			}
-			fmt.Fprintf(w, "%-5d %10s %6d %10.3f %9.1f %10s %9s\n", b.M, units.Bytes(b.Bytes), b.Count, b.TotalMs, b.PerOpUs, g1, g2)
+			g1, g2, in := GraphCells(b)
+			fmt.Fprintf(w, "%-5d %10s %6d %10.3f %9.1f %10s %9s %12s\n", b.M, units.Bytes(b.Bytes), b.Count, b.TotalMs, b.PerOpUs, g1, g2, in)
 		}
+		fmt.Fprintln(w, "between: each all-reduce after a GEMM that evicts L2, in a CUDA graph, less the GEMMs alone")
 	}
 	if r.Env != nil && r.Env.NProc == 1 {
 		fmt.Fprintln(w, "one rank: NCCL moves no data; the times are the launch cost of each call")
@@ -120,6 +118,20 @@ func (r *Result) WriteTables(w io.Writer) {
 	for _, e := range r.Errors {
 		fmt.Fprintln(w, "error:", ErrorText(e))
 	}
+}
+
+// GraphCells are a burst's captured figures as table cells: the graph's
+// ms and µs per op, and the burst between GEMMs in ms ("-" where absent;
+// the warnings say why).
+func GraphCells(b phases.NCCLBurst) (graphMs, graphPerOpUs, betweenMs string) {
+	graphMs, graphPerOpUs, betweenMs = "-", "-", "-"
+	if b.GraphMs > 0 {
+		graphMs, graphPerOpUs = fmt.Sprintf("%.3f", b.GraphMs), fmt.Sprintf("%.1f", b.GraphPerOpUs)
+	}
+	if b.InStepMs > 0 {
+		betweenMs = fmt.Sprintf("%.3f", b.InStepMs)
+	}
+	return graphMs, graphPerOpUs, betweenMs
 }
 
 // ErrorText is a script error as one line: what failed, then the error.

@@ -131,15 +131,19 @@ func TestWrapTextFits(t *testing.T) {
 	}
 }
 
-// A figure the script left out is said in the pane, whole (wrapped, not
-// cut), at 80×24 as when tall, below the tables.
+// The burst between GEMMs has its column; a figure the script left out is
+// said in the pane, whole (wrapped, not cut), at 80×24 as when tall,
+// below the tables.
 func TestWarningsShown(t *testing.T) {
 	m, _ := newPane(t, sim.Options{})
 	warn := "between GEMMs: the graph with all-reduces at M=8 was not slower than the GEMMs alone (2.114 ms vs 2.120 ms): no figure"
 	m.add([]phases.Event{
 		phases.New(time.Now(), phases.KindNCCLBurst, phases.NCCLBurst{M: 8, Count: 123, Bytes: 114688, TotalMs: 4.2, PerOpUs: 34, NProc: 2, GraphMs: 2, GraphPerOpUs: 16}),
 		phases.New(time.Now(), phases.KindNCCLWarning, phases.NCCLWarning{M: 8, Text: warn}),
+		phases.New(time.Now(), phases.KindNCCLBurst, phases.NCCLBurst{M: 64, Count: 123, Bytes: 917504, TotalMs: 4.9, PerOpUs: 40, NProc: 2, GraphMs: 2.7, GraphPerOpUs: 22, InStepMs: 3.125}),
 	})
+	m.SetSize(80, 24)
+	panetest.Shows(t, m.View(), "betw. ms", "41.7      -     3.125")
 	for _, size := range [][2]int{{80, 24}, {120, 36}} {
 		m.SetSize(size[0], size[1])
 		for i := 0; i < 30; i++ {

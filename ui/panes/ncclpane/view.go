@@ -95,14 +95,14 @@ func (m *Model) bodyLines(w int) []string {
 			lines = append(lines, st.Subtle.Render(components.Truncate(fmt.Sprintf("link: %s %s GB/s per direction per GPU, %s; busbw = bytes×2(n−1)/n ÷ time per op (graph when timed)",
 				l.Kind, units.Rate(l.PeakGB), l.Detail), w)))
 		}
-		lines = append(lines, st.TableHeader.Render(components.Truncate(fmt.Sprintf("%-5s %9s %9s %8s %9s %8s %7s %6s", "M", "bytes/op", "eager ms", "µs/op", "graph ms", "µs/op", "busbw", "% link"), w)))
+		lines = append(lines, st.TableHeader.Render(components.Truncate(fmt.Sprintf("%-5s %9s %9s %8s %9s %8s %7s %6s %9s", "M", "bytes/op", "eager ms", "µs/op", "graph ms", "µs/op", "busbw", "% link", "betw. ms"), w)))
 		for _, b := range r.Bursts {
-			g1, g2 := "-", "-"
-			if b.GraphMs > 0 {
-				g1, g2 = fmt.Sprintf("%.3f", b.GraphMs), fmt.Sprintf("%.1f", b.GraphPerOpUs)
-			}
+			g1, g2, in := nccl.GraphCells(b)
 			bw, pct := burstBusBW(b, r.Link)
-			lines = append(lines, components.Truncate(fmt.Sprintf("%-5d %9s %9.3f %8.1f %9s %8s %7s %6s", b.M, units.Bytes(b.Bytes), b.TotalMs, b.PerOpUs, g1, g2, bw, pct), w))
+			lines = append(lines, components.Truncate(fmt.Sprintf("%-5d %9s %9.3f %8.1f %9s %8s %7s %6s %9s", b.M, units.Bytes(b.Bytes), b.TotalMs, b.PerOpUs, g1, g2, bw, pct, in), w))
+		}
+		for _, l := range wrapText("betw.: all-reduces between GEMMs that evict L2, in a graph, less the GEMMs", w) {
+			lines = append(lines, st.Subtle.Render(l))
 		}
 		if r.Env != nil && r.Env.NProc == 1 {
 			lines = append(lines, st.Subtle.Render(components.Truncate("one rank: NCCL moves no data; these are launch costs", w)))
