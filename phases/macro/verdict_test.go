@@ -115,8 +115,11 @@ func TestVerdictClientBound(t *testing.T) {
 // TestVerdictUnknownWithoutMetrics: no /metrics, nothing to tell by.
 func TestVerdictUnknownWithoutMetrics(t *testing.T) {
 	t.Parallel()
-	res := verdictSweep(t, vllmemu.Config{StepTime: 5 * time.Millisecond, StepPerSeq: 100 * time.Microsecond, PrefillPerToken: 1, MaxNumSeqs: 4},
-		macro.Config{Concurrency: []int{4, 8}, InputLen: 16, OutputLen: 20, Scraper: servermetrics.NewScraper("http://127.0.0.1:1/metrics", nil)})
+	// 20 ms steps: the client's own time per request stays small beside
+	// the engine's on a loaded machine, so C=8 gains nothing over C=4.
+	res := verdictSweep(t, vllmemu.Config{StepTime: 20 * time.Millisecond, StepPerSeq: 100 * time.Microsecond, PrefillPerToken: 1, MaxNumSeqs: 4},
+		macro.Config{Concurrency: []int{4, 8}, InputLen: 16, OutputLen: 20, Duration: 2 * time.Second,
+			Scraper: servermetrics.NewScraper("http://127.0.0.1:1/metrics", nil)})
 	wantVerdict(t, res.Plateau, macro.LimitUnknown, "unknown", "/metrics")
 }
 
