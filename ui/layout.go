@@ -64,9 +64,10 @@ func (m *Model) render() string {
 
 // footer is the status bar and the key help under it; a status too long
 // for one row takes the help's row too while it shows, so its end (often
-// the figure or the fix) is not cut at 80 columns.
+// the figure or the fix) is not cut at 80 columns. The opening notice
+// keeps to its row.
 func (m *Model) footer() string {
-	if m.status == "" || m.noting || components.Width(m.status) <= m.w {
+	if m.status == "" || m.noting || m.statusFields != nil || components.Width(m.status) <= m.w {
 		return m.statusBar() + "\n" + m.helpLine()
 	}
 	st := m.d.Styles.Footer
@@ -178,6 +179,9 @@ func (m *Model) statusBar() string {
 		st := s.Footer
 		if m.statusErr {
 			st = s.FooterError
+		}
+		if m.statusFields != nil {
+			return st.Render(components.Fields(m.statusFields, " ", m.w))
 		}
 		return st.Render(components.Truncate(m.status, m.w))
 	}

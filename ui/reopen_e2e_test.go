@@ -30,12 +30,14 @@ func TestEndToEndReopenWhereTheJournalLeftOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startTmux(t, 80, 24, fmt.Sprintf("cd %s && %s tui -c profdeck.yaml", dir, bin))
-	// The simulated host's quick settings, said as the cockpit opens and
-	// whole at 80 columns (the campaign leaves each at its default).
-	screen := s.waitFor(regexp.MustCompile(`sim\.load_time 20s`), 20*time.Second)
-	if !strings.Contains(screen, "host sim: quick settings where the campaign and the flags leave the default:") ||
-		!strings.Contains(screen, "macro.requests 16, macro.output_len 64, macro.warmup 2, sim.load_time 20s") {
-		t.Errorf("the quick settings are not said whole:\n%s", screen)
+	// The simulated host's quick settings (the campaign leaves each at its
+	// default), said as the cockpit opens on the status row alone, the key
+	// help under it.
+	screen := s.waitFor(regexp.MustCompile(`load_time 20s`), 20*time.Second)
+	rows := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+	if len(rows) != 24 || strings.TrimSpace(rows[22]) != "host sim quick settings: requests 16, output_len 64, warmup 2, load_time 20s" ||
+		!strings.Contains(rows[23], " • ") {
+		t.Errorf("the quick settings are not on the status row with the key help under them:\n%s", screen)
 	}
 	s.waitFor(regexp.MustCompile(`down: nothing serves`), 20*time.Second)
 
@@ -59,4 +61,11 @@ func TestEndToEndReopenWhereTheJournalLeftOff(t *testing.T) {
 	s.keys("2", "s")
 	s.waitFor(regexp.MustCompile(`start it in pane 1 \(press 1, then s\)`), 45*time.Second)
 	s.keys("q")
+	// Once the full screen closes, the quick settings are there whole, as
+	// said on stderr before it opened.
+	s.waitFor(regexp.MustCompile(`\[exited 0\]`), 20*time.Second)
+	if joined := s.tmux("capture-pane", "-p", "-J", "-t", s.name); !strings.Contains(joined, "profdeck tui: host sim: quick settings where the campaign and the flags leave the default: "+
+		"macro.requests 16, macro.output_len 64, macro.warmup 2, sim.load_time 20s") {
+		t.Errorf("the quick settings are not said whole after the screen closes:\n%s", joined)
+	}
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/ui/common"
+	"github.com/profdeck/profdeck/ui/components"
 )
 
 // MinWidth and MinHeight are the smallest screen the cockpit draws on.
@@ -39,7 +41,10 @@ type Model struct {
 	status    string
 	statusErr bool
 	statusSeq int
-	notice    string // said in the status bar as the cockpit opens
+	// notice is said in the status bar as the cockpit opens, laid out on
+	// one row (components.Fields); statusFields is it while it shows.
+	notice       []components.Field
+	statusFields []components.Field
 
 	start   time.Time
 	now     time.Time
@@ -94,17 +99,23 @@ func NewWith(d *common.Deps, saver Saver, table []PaneEntry) *Model {
 // (a key's own status replaces it sooner).
 const noticeHold = 20 * time.Second
 
-// Notice sets what the status bar says as the cockpit opens ("" nothing),
-// such as the settings the cockpit applied that the campaign file does
-// not hold.
-func (m *Model) Notice(text string) { m.notice = text }
+// Notice sets what the status bar says as the cockpit opens, for
+// noticeHold: figures laid out on the status row alone at any width (with
+// their short labels, or fewer, when the row is narrow), so the key help
+// stays under it. Its whole text belongs where it stays, on stderr.
+func (m *Model) Notice(fields []components.Field) { m.notice = fields }
 
 // Init starts every pane, the event stream and the clock, and says the
 // opening notice.
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.tick(), waitEvents(m.updates)}
-	if m.notice != "" {
-		cmds = append(cmds, m.statusFor(m.notice, false, noticeHold))
+	if len(m.notice) > 0 {
+		texts := make([]string, len(m.notice))
+		for i, f := range m.notice {
+			texts[i] = f.Text
+		}
+		cmds = append(cmds, m.statusFor(strings.Join(texts, " "), false, noticeHold))
+		m.statusFields = m.notice
 	}
 	for _, p := range m.panes {
 		cmds = append(cmds, p.Init())
@@ -148,7 +159,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.setStatus(msg.Text, msg.Error)
 	case clearStatusMsg:
 		if msg.seq == m.statusSeq {
-			m.status = ""
+			m.status, m.statusFields = "", nil
 		}
 		return m, nil
 	case savedMsg:
@@ -249,7 +260,7 @@ func (m *Model) setStatus(text string, isErr bool) tea.Cmd {
 // statusFor shows text in the status bar for wait, or until the next.
 func (m *Model) statusFor(text string, isErr bool, wait time.Duration) tea.Cmd {
 	m.statusSeq++
-	m.status, m.statusErr = text, isErr
+	m.status, m.statusErr, m.statusFields = text, isErr, nil
 	seq := m.statusSeq
 	return tea.Tick(wait, func(time.Time) tea.Msg { return clearStatusMsg{seq: seq} })
 }

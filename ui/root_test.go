@@ -348,30 +348,60 @@ func TestHeaderAndStatusBarAt80Columns(t *testing.T) {
 }
 
 // The opening notice (what the simulated host's quick settings set) shows
-// in the status bar as the cockpit opens, whole at 80 columns on the
-// status and help rows, until its time is up; then the help comes back.
-func TestOpeningNoticeWholeAt80Columns(t *testing.T) {
-	m, _, _ := newTestRoot(t)
-	note := campaign.QuickSimNote([]string{"macro.requests 16", "macro.output_len 64", "macro.warmup 2", "sim.load_time 20s"})
-	m.Notice(note)
-	m.Init()
-	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
-	lines := strings.Split(ansi.Strip(m.render()), "\n")
-	if len(lines) != 24 {
-		t.Fatalf("%d lines, want 24", len(lines))
-	}
-	footer := lines[22] + " " + lines[23]
-	if got := strings.Join(strings.Fields(footer), " "); got != note {
-		t.Fatalf("footer %q, want the notice %q", got, note)
-	}
-	for _, l := range lines {
-		if components.Width(l) > 80 {
-			t.Fatalf("a line of %d cells: %q", components.Width(l), l)
+// on the status row alone as the cockpit opens, at 80×24 (the keys' short
+// names) and at 120×40 (whole keys), with the key help under it, until its
+// time is up; then the status bar comes back. A status said meanwhile
+// replaces it. The whole sentence is on stderr (TestTUISaysQuickSettingsWhole).
+func TestOpeningNoticeOnOneRow(t *testing.T) {
+	set := []string{"macro.requests 16", "macro.output_len 64", "macro.warmup 2", "sim.load_time 20s"}
+	for _, c := range []struct {
+		w, h int
+		want string
+	}{
+		{80, 24, "host sim quick settings: requests 16, output_len 64, warmup 2, load_time 20s"},
+		{120, 40, "host sim quick settings (left at default): macro.requests 16, macro.output_len 64, macro.warmup 2, sim.load_time 20s"},
+	} {
+		m, _, _ := newTestRoot(t)
+		m.Notice(quickNotice(set))
+		m.Init()
+		m.Update(tea.WindowSizeMsg{Width: c.w, Height: c.h})
+		lines := strings.Split(ansi.Strip(m.render()), "\n")
+		if len(lines) != c.h {
+			t.Fatalf("%d×%d: %d lines", c.w, c.h, len(lines))
+		}
+		for _, l := range lines {
+			if components.Width(l) > c.w {
+				t.Fatalf("%d×%d: a line of %d cells: %q", c.w, c.h, components.Width(l), l)
+			}
+		}
+		if got := strings.TrimRight(lines[c.h-2], " "); got != c.want {
+			t.Errorf("%d×%d: status row %q, want %q", c.w, c.h, got, c.want)
+		}
+		if help := ansi.Strip(m.helpLine()); help == "" || lines[c.h-1] != help || !strings.Contains(help, " • ") {
+			t.Errorf("%d×%d: the key help is not under the notice: %q", c.w, c.h, lines[c.h-1])
+		}
+		m.Update(clearStatusMsg{seq: m.statusSeq})
+		lines = strings.Split(ansi.Strip(m.render()), "\n")
+		if !strings.HasPrefix(lines[c.h-2], "? help") || strings.Contains(lines[c.h-1], "quick") {
+			t.Errorf("%d×%d: after the notice: %q / %q", c.w, c.h, lines[c.h-2], lines[c.h-1])
 		}
 	}
-	m.Update(clearStatusMsg{seq: m.statusSeq})
-	lines = strings.Split(ansi.Strip(m.render()), "\n")
-	if !strings.HasPrefix(lines[22], "? help") || strings.Contains(lines[23], "quick") {
-		t.Fatalf("after the notice: %q / %q", lines[22], lines[23])
+	m, _, _ := newTestRoot(t)
+	m.Notice(quickNotice(set))
+	m.Init()
+	m.Update(common.StatusMsg{Text: "notebook written"})
+	if sb := ansi.Strip(m.statusBar()); sb != "notebook written" {
+		t.Errorf("a status said during the notice: %q", sb)
+	}
+}
+
+// A notice of one setting has no comma after it, and nothing at all is no
+// notice.
+func TestQuickNoticeOfOneSetting(t *testing.T) {
+	if got := components.Fields(quickNotice([]string{"macro.warmup 2"}), " ", 80); got != "host sim quick settings (left at default): macro.warmup 2" {
+		t.Errorf("one setting: %q", got)
+	}
+	if quickNotice(nil) != nil {
+		t.Error("a notice with no setting")
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/ui/cliflags"
 	"github.com/profdeck/profdeck/ui/common"
+	"github.com/profdeck/profdeck/ui/components"
 )
 
 // Version is shown in the journal; main sets it.
@@ -120,10 +121,10 @@ func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	c, err := campaign.LoadFile(*path)
-	var quick string
+	var set []string
 	if err == nil {
 		if err = c.ApplyFlags(fs, campaign.Flag{Name: "loadgen", Key: "macro.loadgen"}); err == nil {
-			quick = campaign.QuickSimNote(c.QuickSim(true))
+			set = c.QuickSim(true)
 			err = c.Check()
 		}
 	}
@@ -137,10 +138,10 @@ func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if quick != "" {
-		// Said here, where it stays after the full screen closes, and in
-		// the cockpit's status bar as it opens.
-		fmt.Fprintf(stderr, "profdeck tui: %s\n", quick)
+	if len(set) > 0 {
+		// Said whole here, where it stays after the full screen closes,
+		// and on one row of the cockpit's status bar as it opens.
+		fmt.Fprintf(stderr, "profdeck tui: %s\n", campaign.QuickSimNote(set))
 	}
 	fmt.Fprintf(stderr, "profdeck: connecting to %s…\n", c.Host)
 	opts := c.HostOptions()
@@ -151,7 +152,7 @@ func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer hosts.CloseAll(nodes[1:])
-	return runCockpit(ctx, c, nodes[0], cockpitOptions{notice: quick}, stderr, nodes...)
+	return runCockpit(ctx, c, nodes[0], cockpitOptions{notice: quickNotice(set)}, stderr, nodes...)
 }
 
 // parseFlags parses a cockpit command's flags: ok, or the exit status (0
@@ -173,7 +174,7 @@ func parseFlags(fs *flag.FlagSet, args []string, usage string, stderr io.Writer)
 // status bar as it opens (what the simulated host's quick settings set).
 type cockpitOptions struct {
 	autoStart map[string]bool
-	notice    string
+	notice    []components.Field
 }
 
 // runCockpit opens the session and runs the program until the operator quits.
