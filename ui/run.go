@@ -37,7 +37,7 @@ func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	dir := fs.String("dir", "", "folder for the demo's notebook and journal (default: a new temporary folder)")
 	manual := fs.Bool("manual", false, "drive the panes by hand instead of running the campaign (the sweep starts at once)")
 	// The flags below set the demo campaign's keys (demoBinds), over it.
-	fs.Duration("load-time", 0, "how long the simulated 30-minute load takes (default 30s, 60s with --manual; 0: the simulator's 60s)")
+	fs.Duration("load-time", 0, "how long the simulated 30-minute load takes (default 30s, 60s with --manual; more than 0)")
 	fs.Float64("stall-at", 0, "simulate a load that stalls at this many GiB per GPU (e.g. 75.8)")
 	fs.Float64("stall-with-profiler-at", 0, "simulate a restart with the profiler that stalls at this many GiB per GPU")
 	fs.Duration("stall-after", 0, "call the load stalled after this long without progress (default: the demo's 10s)")

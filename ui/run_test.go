@@ -77,7 +77,7 @@ func TestDemoFlagsWin(t *testing.T) {
 		t.Errorf("defaults: %v %+v", err, c)
 	}
 	for flag, want := range map[string]string{"--stall-after=0s": "--stall-after: must be more than 0", "--fail=gpu": "--fail: must be oom or nccl",
-		"--stall-at=-1": "--stall-at: must be 0 or more"} {
+		"--stall-at=-1": "--stall-at: must be 0 or more", "--load-time=0s": "--load-time: must be more than 0"} {
 		if _, err := parse(flag); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", flag, err, want)
 		}

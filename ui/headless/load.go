@@ -46,7 +46,7 @@ func newLoad(stdout, stderr io.Writer) (*Command, *loadFlags) {
 	fs.Duration("stall-after", 0, "no progress for this long is a stall (default: the campaign's load.stall_after, else 5m; 5× the seconds per shard when longer)")
 	fs.Duration("poll", 0, "nvidia-smi and /health period (default: the campaign's load.poll_interval)")
 	fs.DurationVar(&f.every, "every", 5*time.Second, "status line period")
-	fs.Duration("sim-load-time", 0, "host sim only: how long the simulated load takes (default: the campaign's sim.load_time; 0: 60s)")
+	fs.Duration("sim-load-time", 0, "host sim only: how long the simulated load takes (default: the campaign's sim.load_time, else 60s; more than 0)")
 	fs.Float64("sim-stall-at", 0, "host sim only: the simulated load stalls at this many GiB per GPU")
 	fs.String("sim-fail", "", "host sim only: the simulated load fails with oom or nccl")
 	fs.String("engine", "", "the serving engine: vllm, sglang or auto (default: the campaign's server.engine, else auto: told from the log)")

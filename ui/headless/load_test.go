@@ -93,6 +93,13 @@ func TestLoadCommandUsage(t *testing.T) {
 	if code, _, errs := runCLI(t, loadMain, "-c", "/nonexistent/profdeck.yaml"); code != 2 || !strings.Contains(errs, "/nonexistent/profdeck.yaml") {
 		t.Errorf("missing campaign: %d %s", code, errs)
 	}
+	// A 0 load time is refused naming the flag, as its help says.
+	if code, _, errs := runCLI(t, loadMain, "--host", "sim", "--sim-load-time", "0s"); code != 2 || !strings.Contains(errs, "--sim-load-time: must be more than 0") {
+		t.Errorf("--sim-load-time 0s: %d %s", code, errs)
+	}
+	if _, _, errs := runCLI(t, loadMain, "-h"); !strings.Contains(errs, "else 60s; more than 0") {
+		t.Errorf("help: %s", errs)
+	}
 }
 
 func TestParseCommands(t *testing.T) {
