@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/model"
@@ -134,13 +135,17 @@ func GraphCells(b phases.NCCLBurst) (graphMs, graphPerOpUs, betweenMs string) {
 	return graphMs, graphPerOpUs, betweenMs
 }
 
-// ErrorText is a script error as one line: what failed, then the error.
+// ErrorText is a script error as one line: what failed (at which M, when
+// the script says), then the error.
 func ErrorText(e phases.ScriptError) string {
-	s := e.Err
-	if e.What != "" {
-		s = e.What + ": " + s
+	what := e.What
+	if e.Step > 0 {
+		what = strings.TrimSpace(fmt.Sprintf("%s at M=%d", what, e.Step))
 	}
-	return s
+	if what == "" {
+		return e.Err
+	}
+	return what + ": " + e.Err
 }
 
 // Report is what `profdeck nccl --json` writes.

@@ -185,18 +185,21 @@ func TestWarningsOnFakeCUDA(t *testing.T) {
 		warn   []string // each warning, in order
 		inStep float64  // the between-GEMMs figure of every burst
 		errors int
+		errAt  string // the error's line in the tables, up to its error text
 	}{
 		{fakeCase: fakeCase{Name: "not slower", Env: forced}, warn: []string{
 			"between GEMMs: the graph with all-reduces at M=1 was not slower than the GEMMs alone (2.000 ms vs 2.000 ms): no figure",
 			"between GEMMs: the graph with all-reduces at M=8 was not slower than the GEMMs alone (2.000 ms vs 2.000 ms): no figure",
 			"between GEMMs: the graph with all-reduces at M=64 was not slower than the GEMMs alone (2.000 ms vs 2.000 ms): no figure"}},
 		{fakeCase: fakeCase{Name: "slower", Env: forced, GraphARMs: 0.25}, inStep: 1},
-		{fakeCase: fakeCase{Name: "GEMM capture fails", Env: forced, GraphARMs: 0.25, Fail: "gemm"}, errors: 1, warn: []string{
-			"between GEMMs: not tried at M=8 after its failure at M=1: no figure",
-			"between GEMMs: not tried at M=64 after its failure at M=1: no figure"}},
-		{fakeCase: fakeCase{Name: "all-reduce capture fails", Env: forced, GraphARMs: 0.25, Fail: "ar"}, errors: 1, warn: []string{
-			"CUDA graph: not tried at M=8 after its failure at M=1: no graph or between-GEMMs figure",
-			"CUDA graph: not tried at M=64 after its failure at M=1: no graph or between-GEMMs figure"}},
+		{fakeCase: fakeCase{Name: "GEMM capture fails", Env: forced, GraphARMs: 0.25, Fail: "gemm"}, errors: 1,
+			errAt: "error: all-reduces between GEMMs in a CUDA graph at M=1: ", warn: []string{
+				"between GEMMs: not tried at M=8 after its failure at M=1: no figure",
+				"between GEMMs: not tried at M=64 after its failure at M=1: no figure"}},
+		{fakeCase: fakeCase{Name: "all-reduce capture fails", Env: forced, GraphARMs: 0.25, Fail: "ar"}, errors: 1,
+			errAt: "error: cuda graph capture of all_reduce at M=1: ", warn: []string{
+				"CUDA graph: not tried at M=8 after its failure at M=1: no graph or between-GEMMs figure",
+				"CUDA graph: not tried at M=64 after its failure at M=1: no graph or between-GEMMs figure"}},
 		{fakeCase: fakeCase{Name: "one rank", Env: map[string]string{}, GraphARMs: 0.25}, warn: []string{
 			"CUDA graph: not captured on one rank (NCCL moves no data, so a captured burst is empty): no graph or between-GEMMs figure at any M"}},
 		{fakeCase: fakeCase{Name: "no graph", Env: forced, GraphARMs: 0.25, Args: []string{"--no-graph"}}, warn: []string{
@@ -230,6 +233,9 @@ func TestWarningsOnFakeCUDA(t *testing.T) {
 			if !strings.Contains(out.String(), "warning: "+w) {
 				t.Errorf("%s: tables lack %q:\n%s", c.Name, w, out.String())
 			}
+		}
+		if c.errAt != "" && !strings.Contains(out.String(), c.errAt) {
+			t.Errorf("%s: tables lack %q:\n%s", c.Name, c.errAt, out.String())
 		}
 	}
 }

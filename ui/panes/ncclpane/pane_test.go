@@ -156,3 +156,20 @@ func TestWarningsShown(t *testing.T) {
 		panetest.Fits(t, m.View(), size[0], size[1])
 	}
 }
+
+// A script error is said whole (wrapped, not cut) with the M it happened
+// at, as the warnings that follow it name that M.
+func TestErrorShownWhole(t *testing.T) {
+	m, _ := newPane(t, sim.Options{})
+	m.Update(common.EventsMsg{At: time.Now(), Events: []phases.Event{
+		phases.New(time.Now(), phases.KindNCCLBurst, phases.NCCLBurst{M: 1, Count: 123, Bytes: 14336, TotalMs: 5.2, PerOpUs: 42, NProc: 2}),
+		phases.New(time.Now(), phases.KindNCCLError, phases.ScriptError{What: "cuda graph capture of all_reduce", Step: 1,
+			Err: "CUDA error: operation not permitted when stream is capturing (cudaErrorStreamCaptureUnsupported)"}),
+	}})
+	m.SetSize(80, 24)
+	v := strings.Join(strings.Fields(ansi.Strip(m.View())), " ")
+	if !strings.Contains(v, "error: cuda graph capture of all_reduce at M=1: CUDA error: operation not permitted when stream is capturing (cudaErrorStreamCaptureUnsupported)") {
+		t.Errorf("the error is not shown whole:\n%s", m.View())
+	}
+	panetest.Fits(t, m.View(), 80, 24)
+}

@@ -139,7 +139,9 @@ func (m *Model) bodyLines(w int) []string {
 		}
 	}
 	for _, e := range r.Errors {
-		lines = append(lines, st.Bad.Render(components.Truncate("error: "+nccl.ErrorText(e), w)))
+		for _, l := range wrapText("error: "+nccl.ErrorText(e), w) {
+			lines = append(lines, st.Bad.Render(l))
+		}
 	}
 	return lines
 }
