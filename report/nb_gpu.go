@@ -149,13 +149,14 @@ func (n *nb) scriptErrors(r *phaseRun) {
 			continue
 		}
 		any = true
-		what := e.Name
+		what, tail := e.Name, e.What // the GEMM leads, else what was done
+		if what == "" {
+			what, tail = tail, ""
+		}
 		if e.Step > 0 {
 			what += fmt.Sprintf(" at step M=%d", e.Step)
 		}
-		if e.What != "" {
-			what = strings.TrimSpace(what + " " + e.What)
-		}
+		what = strings.TrimSpace(what + " " + tail)
 		lead := "**error**"
 		if e.Fatal {
 			lead = "**script stopped**"

@@ -18,6 +18,7 @@ func TestNotebookNCCLWarnings(t *testing.T) {
 		phases.New(at, phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.NCCL}),
 		phases.New(at.Add(time.Second), phases.KindNCCLBurst, phases.NCCLBurst{M: 8, Count: 123, Bytes: 114688, TotalMs: 4.2, PerOpUs: 34, NProc: 2, GraphMs: 2, GraphPerOpUs: 16}),
 		phases.New(at.Add(2*time.Second), phases.KindNCCLWarning, phases.NCCLWarning{M: 8, Text: warn}),
+		phases.New(at.Add(2*time.Second), phases.KindNCCLError, phases.ScriptError{What: "cuda graph capture of all_reduce", Step: 64, Err: "operation not permitted when stream is capturing"}),
 		phases.New(at.Add(3*time.Second), phases.KindSessionPhaseFinished, phases.PhaseFinished{Name: phases.NCCL, Outcome: phases.OutcomeDone}),
 	}
 	p := filepath.Join(t.TempDir(), "c.jsonl")
@@ -51,5 +52,9 @@ func TestNotebookNCCLWarnings(t *testing.T) {
 	}
 	if !strings.Contains(md[:i], "09:00:02") {
 		t.Errorf("the warning is not timed:\n%s", md)
+	}
+	// The script's error says what failed, then at which M.
+	if !strings.Contains(md, "**error** cuda graph capture of all_reduce at step M=64: operation not permitted") {
+		t.Errorf("the error is not said in order:\n%s", md)
 	}
 }
