@@ -87,7 +87,7 @@ func (r *Result) WriteTables(w io.Writer) {
 			g1, g2, in := GraphCells(b)
 			fmt.Fprintf(w, "%-5d %10s %6d %10.3f %9.1f %10s %9s %12s\n", b.M, units.Bytes(b.Bytes), b.Count, b.TotalMs, b.PerOpUs, g1, g2, in)
 		}
-		fmt.Fprintln(w, "between: each all-reduce after a GEMM that evicts L2, in a CUDA graph, less the GEMMs alone")
+		fmt.Fprintln(w, "between: all-reduces after GEMMs that evict L2, in a CUDA graph, less the GEMMs")
 	}
 	if r.Env != nil && r.Env.NProc == 1 {
 		fmt.Fprintln(w, "one rank: NCCL moves no data; the times are the launch cost of each call")

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/nccl"
@@ -232,6 +233,11 @@ func TestWarningsOnFakeCUDA(t *testing.T) {
 		for _, w := range c.warn {
 			if !strings.Contains(out.String(), "warning: "+w) {
 				t.Errorf("%s: tables lack %q:\n%s", c.Name, w, out.String())
+			}
+		}
+		for _, l := range strings.Split(out.String(), "\n") {
+			if !strings.HasPrefix(l, "warning: ") && !strings.HasPrefix(l, "error: ") && utf8.RuneCountInString(l) > 80 {
+				t.Errorf("%s: a table line wider than 80 columns: %q", c.Name, l)
 			}
 		}
 		if c.errAt != "" && !strings.Contains(out.String(), c.errAt) {
