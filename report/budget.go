@@ -120,9 +120,12 @@ type budgetInputs struct {
 	engine  map[int]phases.ProfileSummary // per-level decode-only profile windows, by C
 	steady  map[int]phases.ProfileSummary // per-level windows of the sweep's own traffic, by C
 	noComm  *phases.NCCLNone              // the NCCL phase found no collectives (one GPU)
-	// ncclWarn are the latest NCCL run's words on the burst figures it
-	// left out, by M (0: every M).
-	ncclWarn map[int][]string
+	// ncclWarn are the NCCL run under way's words on the burst figures it
+	// left out, by M (0: every M); burstWarn those that applied to each
+	// burst kept, by M, from the run that timed it (the script says them
+	// before the burst's line).
+	ncclWarn  map[int][]string
+	burstWarn map[int][]string
 }
 
 func collectBudgetInputs(events []phases.Event) budgetInputs {
@@ -133,6 +136,8 @@ func collectBudgetInputs(events []phases.Event) budgetInputs {
 		gemms:  map[int]map[string]phases.GEMMResult{},
 		engine: map[int]phases.ProfileSummary{},
 		steady: map[int]phases.ProfileSummary{},
+
+		burstWarn: map[int][]string{},
 	}
 	for _, ev := range events {
 		switch d := ev.Data.(type) {
@@ -160,6 +165,7 @@ func collectBudgetInputs(events []phases.Event) budgetInputs {
 			}
 		case phases.NCCLBurst:
 			in.bursts[d.M] = d
+			in.burstWarn[d.M] = append(slices.Clone(in.ncclWarn[d.M]), in.ncclWarn[0]...)
 		case phases.GEMMStep:
 			in.steps[d.M] = d
 		case phases.GEMMResult:
@@ -200,7 +206,7 @@ func (in budgetInputs) arSource(b *BudgetSplit, c int) {
 	}
 	b.arSrc = strings.TrimPrefix(b.Sources[len(b.Sources)-1], "all-reduce: ")
 	if br, ok := in.bursts[c]; ok && br.InStepMs <= 0 {
-		for _, w := range append(slices.Clone(in.ncclWarn[c]), in.ncclWarn[0]...) {
+		for _, w := range in.burstWarn[c] {
 			b.Sources = append(b.Sources, "all-reduce, as the NCCL run said: "+w)
 		}
 	}

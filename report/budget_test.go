@@ -214,3 +214,23 @@ func TestBudgetSaysWhyNotBetweenGEMMs(t *testing.T) {
 		t.Errorf("sources %q", s.Sources)
 	}
 }
+
+// The words on a burst without its figure between GEMMs are those of the
+// run that timed it: a later NCCL run at other sizes (here with
+// --no-graph) neither drops them nor puts its own in their place.
+func TestBudgetWarnsFromTheBurstsRun(t *testing.T) {
+	notSlower := "between GEMMs: the graph with all-reduces at M=1 was not slower than the GEMMs alone (2.114 ms vs 2.120 ms): no figure"
+	noGraph := "CUDA graph: not captured (--no-graph): no graph or between-GEMMs figure at any M"
+	s := Budget(budgetEvents(
+		phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 10},
+		phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.NCCL},
+		phases.KindNCCLWarning, phases.NCCLWarning{M: 1, Text: notSlower},
+		phases.KindNCCLBurst, phases.NCCLBurst{M: 1, Count: 13, TotalMs: 4, GraphMs: 2},
+		phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.NCCL},
+		phases.KindNCCLWarning, phases.NCCLWarning{Text: noGraph},
+		phases.KindNCCLBurst, phases.NCCLBurst{M: 8, Count: 13, TotalMs: 5})).Single
+	src := strings.Join(s.Sources, "\n")
+	if !near(s.AllReduceMs, 2) || !strings.Contains(src, "as the NCCL run said: "+notSlower) || strings.Contains(src, "--no-graph") {
+		t.Fatalf("%v ms, sources:\n%s", s.AllReduceMs, src)
+	}
+}
