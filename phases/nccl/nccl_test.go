@@ -146,6 +146,11 @@ func TestRunOnSim(t *testing.T) {
 	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], "between GEMMs: not simulated") || r.Bursts[0].InStepMs != 0 {
 		t.Errorf("warnings %q", r.Warnings)
 	}
+	// With --no-graph it says what the script says, once.
+	r, err = runResult(ctx, nccl.Complete(nccl.Config{Host: d, Torchrun: "torchrun", NProc: 8, NoGraph: true, Plan: pyruntest.KimiPlan(t, 1, 8)}))
+	if err != nil || len(r.Bursts) != 2 || r.Bursts[0].GraphMs != 0 || strings.Join(r.Warnings, "\n") != noGraphWarning {
+		t.Errorf("--no-graph: %v, bursts %+v, warnings %q", err, r.Bursts, r.Warnings)
+	}
 }
 
 // One GPU: a TP 1 plan and one process have no collectives. The run says

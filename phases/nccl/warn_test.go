@@ -169,6 +169,10 @@ func runFakeCUDA(t *testing.T, script []byte, cases []fakeCase) map[string]*nccl
 	return res
 }
 
+// noGraphWarning is what the script says with --no-graph (the simulated
+// script says the same).
+const noGraphWarning = "CUDA graph: not captured (--no-graph): no graph or between-GEMMs figure at any M"
+
 // TestWarningsOnFakeCUDA runs nccl.py's bursts with CUDA faked on the CPU
 // and checks that each figure left out comes back as a warning in the
 // parsed result, with its numbers: the graph with all-reduces between
@@ -204,7 +208,7 @@ func TestWarningsOnFakeCUDA(t *testing.T) {
 		{fakeCase: fakeCase{Name: "one rank", Env: map[string]string{}, GraphARMs: 0.25}, warn: []string{
 			"CUDA graph: not captured on one rank (NCCL moves no data, so a captured burst is empty): no graph or between-GEMMs figure at any M"}},
 		{fakeCase: fakeCase{Name: "no graph", Env: forced, GraphARMs: 0.25, Args: []string{"--no-graph"}}, warn: []string{
-			"CUDA graph: not captured (--no-graph): no graph or between-GEMMs figure at any M"}},
+			noGraphWarning}},
 	}
 	var cases []fakeCase
 	for _, c := range checks {
