@@ -121,11 +121,19 @@ type budgetInputs struct {
 	steady  map[int]phases.ProfileSummary // per-level windows of the sweep's own traffic, by C
 	noComm  *phases.NCCLNone              // the NCCL phase found no collectives (one GPU)
 	// ncclWarn are the NCCL run under way's words on the burst figures it
-	// left out, by M (0: every M); burstWarn those that applied to each
+	// left out (its warnings, and its errors at an M), by M (0: every M); burstWarn those that applied to each
 	// burst kept, by M, from the run that timed it (the script says them
 	// before the burst's line).
 	ncclWarn  map[int][]string
 	burstWarn map[int][]string
+}
+
+// sayOfBurst keeps the NCCL run's words on the burst at M (0: every M).
+func (in *budgetInputs) sayOfBurst(m int, text string) {
+	if in.ncclWarn == nil {
+		in.ncclWarn = map[int][]string{}
+	}
+	in.ncclWarn[m] = append(in.ncclWarn[m], text)
 }
 
 func collectBudgetInputs(events []phases.Event) budgetInputs {
@@ -147,10 +155,13 @@ func collectBudgetInputs(events []phases.Event) budgetInputs {
 			}
 		case phases.NCCLWarning:
 			if d.Tokens == 0 {
-				if in.ncclWarn == nil {
-					in.ncclWarn = map[int][]string{}
-				}
-				in.ncclWarn[d.M] = append(in.ncclWarn[d.M], d.Text)
+				in.sayOfBurst(d.M, d.Text)
+			}
+		case phases.ScriptError:
+			// A capture that failed at its M: the burst of that M has no
+			// figure between GEMMs for this reason (the later M's warn).
+			if ev.Kind == phases.KindNCCLError && d.Step > 0 {
+				in.sayOfBurst(d.Step, "error: "+d.What+": "+d.Err)
 			}
 		case phases.LevelResult:
 			// Closed-loop levels only: C is the batch. A level steered by

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -212,6 +213,26 @@ func TestBudgetSaysWhyNotBetweenGEMMs(t *testing.T) {
 		phases.KindNCCLBurst, phases.NCCLBurst{M: 1, Count: 13, TotalMs: 4, GraphMs: 2, InStepMs: 2.5})).Single
 	if strings.Contains(strings.Join(s.Sources, "\n"), "NCCL run said") {
 		t.Errorf("sources %q", s.Sources)
+	}
+}
+
+// At the M where the capture failed, the script's error is the reason the
+// burst has no figure between GEMMs: the budget says it there, and not at
+// another M (whose own warning says it was not tried).
+func TestBudgetSaysTheCaptureErrorAtItsM(t *testing.T) {
+	capture := func(m int) []any {
+		return []any{phases.KindNCCLError, phases.ScriptError{What: "all-reduces between GEMMs in a CUDA graph", Step: m, Err: "operation not permitted when stream is capturing"}}
+	}
+	level := []any{phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 10},
+		phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.NCCL}}
+	burst1 := []any{phases.KindNCCLBurst, phases.NCCLBurst{M: 1, Count: 13, TotalMs: 4, GraphMs: 2}}
+	s := Budget(budgetEvents(slices.Concat(level, capture(1), burst1)...)).Single
+	if src := strings.Join(s.Sources, "\n"); !strings.Contains(src, "as the NCCL run said: error: all-reduces between GEMMs in a CUDA graph: operation not permitted") {
+		t.Errorf("the failure at M=1 is not said:\n%s", src)
+	}
+	s = Budget(budgetEvents(slices.Concat(level, capture(8), burst1)...)).Single
+	if src := strings.Join(s.Sources, "\n"); strings.Contains(src, "operation not permitted") {
+		t.Errorf("a failure at M=8 said of M=1:\n%s", src)
 	}
 }
 

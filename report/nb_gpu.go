@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -242,7 +243,11 @@ func (n *nb) bursts(bursts []phases.NCCLBurst) {
 		n.p("| %d | %d | %s | %.3f | %.1f | %s | %s | %s | %d |\n", b.M, b.Count, units.Bytes(b.Bytes), b.TotalMs, b.PerOpUs, g, gp, in, b.NProc)
 	}
 	n.ln("")
-	n.ln("Between GEMMs: each all-reduce after a GEMM that evicts L2, in a CUDA graph, less the GEMMs alone, the figure the budget uses; where it is —, the budget takes the CUDA graph time, else the eager one (the run's warnings, above, say why it is missing).\n")
+	note := "Between GEMMs: each all-reduce after a GEMM that evicts L2, in a CUDA graph, less the GEMMs alone, the figure the budget uses"
+	if slices.ContainsFunc(bursts, func(b phases.NCCLBurst) bool { return b.InStepMs <= 0 }) {
+		note += "; where it is —, the budget takes the CUDA graph time, else the eager one (the run's warnings and errors, above, say why it is missing)"
+	}
+	n.ln(note + ".\n")
 }
 
 // allToAll is the All-to-All table per size (with the bytes off node on
