@@ -2,7 +2,9 @@ package nccl_test
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +29,9 @@ func gpuTorchrun(t *testing.T) {
 // rank captures nothing worth timing) and without errors. Then with the
 // capture paths forced on one rank (PROFDECK_NCCL_GRAPH_ONE_RANK=1): the
 // captured burst is timed at every M and the burst between GEMMs runs
-// without an error.
+// without an error. Each figure left out is said: on one rank unforced, the
+// graph and the burst between GEMMs once; forced, a burst between GEMMs not
+// slower than the GEMMs alone at its M.
 func TestRunOnOneGPU(t *testing.T) {
 	gpuTorchrun(t)
 	for _, forced := range []bool{false, true} {
@@ -48,8 +52,16 @@ func TestRunOnOneGPU(t *testing.T) {
 		if len(r.Bursts) != 2 || len(r.AllToAll) != 2 {
 			t.Fatalf("graph forced %v: bursts %+v, all-to-all %+v", forced, r.Bursts, r.AllToAll)
 		}
+		warned := strings.Join(r.Warnings, "\n")
+		t.Logf("graph forced %v: warnings %q", forced, r.Warnings)
+		if !forced && (len(r.Warnings) != 1 || !strings.Contains(warned, "not captured on one rank")) {
+			t.Errorf("one rank: warnings %q, want the one-rank capture said once", r.Warnings)
+		}
 		for _, b := range r.Bursts {
 			t.Logf("graph forced %v: %+v", forced, b)
+			if forced && b.InStepMs <= 0 && !strings.Contains(warned, fmt.Sprintf("at M=%d was not slower", b.M)) {
+				t.Errorf("burst at M=%d: no figure between GEMMs and no warning saying why: %q", b.M, r.Warnings)
+			}
 			if b.Count != cfg.Plan.AllReduce.PerStep || b.Bytes != int64(b.M*cfg.Plan.Hidden*2) || b.TotalMs <= 0 || b.PerOpUs <= 0 {
 				t.Errorf("graph forced %v: burst %+v", forced, b)
 			}
