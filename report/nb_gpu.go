@@ -233,13 +233,7 @@ func (n *nb) bursts(bursts []phases.NCCLBurst) {
 	n.ln("| M | all-reduces | bytes each | total ms | µs each | CUDA graph ms | graph µs each | between GEMMs ms | ranks |")
 	n.ln("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, b := range bursts {
-		g, gp, in := "—", "—", "—"
-		if b.GraphMs > 0 {
-			g, gp = fmt.Sprintf("%.3f", b.GraphMs), fmt.Sprintf("%.1f", b.GraphPerOpUs)
-		}
-		if b.InStepMs > 0 {
-			in = fmt.Sprintf("%.3f", b.InStepMs)
-		}
+		g, gp, in := nccl.GraphCells(b, "—")
 		n.p("| %d | %d | %s | %.3f | %.1f | %s | %s | %s | %d |\n", b.M, b.Count, units.Bytes(b.Bytes), b.TotalMs, b.PerOpUs, g, gp, in, b.NProc)
 	}
 	n.ln("")

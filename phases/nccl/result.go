@@ -84,7 +84,7 @@ func (r *Result) WriteTables(w io.Writer) {
 		fmt.Fprintln(w, "\nAll-reduce burst of one decode step ([M, hidden] BF16, max over ranks)")
 		fmt.Fprintf(w, "%-5s %10s %6s %10s %9s %10s %9s %12s\n", "M", "bytes/op", "count", "eager ms", "µs/op", "graph ms", "µs/op", "between ms")
 		for _, b := range r.Bursts {
-			g1, g2, in := GraphCells(b)
+			g1, g2, in := GraphCells(b, "-")
 			fmt.Fprintf(w, "%-5d %10s %6d %10.3f %9.1f %10s %9s %12s\n", b.M, units.Bytes(b.Bytes), b.Count, b.TotalMs, b.PerOpUs, g1, g2, in)
 		}
 		fmt.Fprintln(w, "between: all-reduces after GEMMs that evict L2, in a CUDA graph, less the GEMMs")
@@ -122,10 +122,10 @@ func (r *Result) WriteTables(w io.Writer) {
 }
 
 // GraphCells are a burst's captured figures as table cells: the graph's
-// ms and µs per op, and the burst between GEMMs in ms ("-" where absent;
-// the warnings say why).
-func GraphCells(b phases.NCCLBurst) (graphMs, graphPerOpUs, betweenMs string) {
-	graphMs, graphPerOpUs, betweenMs = "-", "-", "-"
+// ms and µs per op, and the burst between GEMMs in ms (absent where there
+// is none; the warnings say why).
+func GraphCells(b phases.NCCLBurst, absent string) (graphMs, graphPerOpUs, betweenMs string) {
+	graphMs, graphPerOpUs, betweenMs = absent, absent, absent
 	if b.GraphMs > 0 {
 		graphMs, graphPerOpUs = fmt.Sprintf("%.3f", b.GraphMs), fmt.Sprintf("%.1f", b.GraphPerOpUs)
 	}

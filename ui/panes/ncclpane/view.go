@@ -97,7 +97,7 @@ func (m *Model) bodyLines(w int) []string {
 		}
 		lines = append(lines, st.TableHeader.Render(components.Truncate(fmt.Sprintf("%-5s %9s %9s %8s %9s %8s %7s %6s %9s", "M", "bytes/op", "eager ms", "µs/op", "graph ms", "µs/op", "busbw", "% link", "betw. ms"), w)))
 		for _, b := range r.Bursts {
-			g1, g2, in := nccl.GraphCells(b)
+			g1, g2, in := nccl.GraphCells(b, "-")
 			bw, pct := burstBusBW(b, r.Link)
 			lines = append(lines, components.Truncate(fmt.Sprintf("%-5d %9s %9.3f %8.1f %9s %8s %7s %6s %9s", b.M, units.Bytes(b.Bytes), b.TotalMs, b.PerOpUs, g1, g2, bw, pct, in), w))
 		}
