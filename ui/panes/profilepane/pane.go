@@ -39,6 +39,14 @@ type Model struct {
 	frame   int             // spinner frame, advanced by the root's clock
 	kernels components.List // the kernel table
 	tpot    float64         // the sweep's median TPOT at the shown level's C (ms)
+
+	// The view is drawn once per change (a batch of events, a key that
+	// moves something, a message of the capture, a resize, and each tick
+	// while a step runs: its spinner and elapsed time run on the clock)
+	// and View returns it. draws counts the drawings.
+	view  string
+	dirty bool
+	draws int
 }
 
 // stepView is one capture step as shown.
@@ -52,7 +60,7 @@ type stepView struct {
 
 // New builds the pane.
 func New(d *common.Deps) *Model {
-	m := &Model{d: d, keys: newKeyMap(d.Keys), r: common.NewRunControl(phases.Profile)}
+	m := &Model{d: d, keys: newKeyMap(d.Keys), r: common.NewRunControl(phases.Profile), dirty: true}
 	m.sweep.tpot = map[int]float64{}
 	var id phases.RunIdentity
 	if d.Campaign != nil {
@@ -73,15 +81,21 @@ func (m *Model) Busy() bool { return m.r.Active() }
 
 // SetSize records the pane's size.
 func (m *Model) SetSize(w, h int) {
-	m.w, m.h = w, h
+	if w != m.w || h != m.h {
+		m.w, m.h, m.dirty = w, h, true
+	}
 	m.kernels.SetSize(m.kernelCount(), m.kernelRows())
 }
 
-// Update handles keys, the phase's events, the clock and the capture's end.
+// Update handles keys, the phase's events, the clock and the capture's end;
+// what changes the view marks it to be drawn again.
 func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 	switch msg := msg.(type) {
 	case common.EventsMsg:
 		var cmd tea.Cmd
+		if len(msg.Events) > 0 {
+			m.dirty = true
+		}
 		for _, e := range msg.Events {
 			m.apply(e)
 			if !msg.Replayed && m.r.Event(e) {
@@ -91,8 +105,10 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		return m, cmd
 	case common.TickMsg:
 		m.frame++
+		m.dirty = m.dirty || m.live()
 	default:
 		if cmd, ended, mine := m.r.Update(msg); mine {
+			m.dirty = true
 			if ended {
 				return m, m.ended()
 			}
@@ -113,10 +129,21 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, m.keys.Level):
 		return m.nextLevel()
 	default:
+		offset := m.kernels.Offset
 		m.kernels.SetSize(m.kernelCount(), m.kernelRows())
 		m.kernels.Key(m.d.Keys, msg)
+		if m.kernels.Offset != offset {
+			m.dirty = true
+		}
 	}
 	return nil
+}
+
+// live is true while a step of the capture runs: its spinner and elapsed
+// time move with the clock.
+func (m *Model) live() bool {
+	n := len(m.steps)
+	return m.Busy() && n > 0 && !m.steps[n-1].done
 }
 
 // apply folds one event of the phase into the view.
@@ -210,6 +237,7 @@ func (m *Model) show(s *phases.ProfileSummary) {
 	m.sum, m.failed = s, nil
 	m.tpot = m.tpotAt(max(s.Level, 1))
 	m.kernels.Reset()
+	m.dirty = true
 }
 
 // nextLevel is the l key: show the next level's window.

@@ -91,6 +91,7 @@ func (m *Model) start() tea.Cmd {
 	cfg := m.config()
 	m.steps, m.sum, m.levels, m.failed, m.msg = nil, nil, nil, nil, ""
 	m.kernels.Reset()
+	m.dirty = true
 	return tea.Batch(common.Status("profile capture started against "+remote.MaskURL(cfg.URL)),
 		m.r.Start(m.d, func(ctx context.Context, em *phases.Emitter) error {
 			_, err := profile.Capture(ctx, cfg, em)
@@ -102,6 +103,7 @@ func (m *Model) start() tea.Cmd {
 func (m *Model) stop() tea.Cmd {
 	switch {
 	case m.r.Cancel():
+		m.dirty = true
 		return common.Status("cancelling: stop_profile is sent so the server stops recording")
 	case m.r.State == common.RunCancelling:
 		return common.Status("already cancelling: waiting briefly for stop_profile")

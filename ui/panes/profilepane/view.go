@@ -19,8 +19,15 @@ var catShort = map[string]string{
 	profile.CatCommunication: "comm", profile.CatOther: "other",
 }
 
-// View renders the pane, exactly filling its size.
-func (m *Model) View() string { return components.Box(m.draw(), m.w, m.h) }
+// View renders the pane, exactly filling its size: drawn again only when
+// something changed since (see Update), else the drawing kept.
+func (m *Model) View() string {
+	if m.dirty || m.view == "" {
+		m.view, m.dirty = components.Box(m.draw(), m.w, m.h), false
+		m.draws++
+	}
+	return m.view
+}
 
 // draw renders the pane's lines.
 func (m *Model) draw() string {
