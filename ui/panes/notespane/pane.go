@@ -55,6 +55,14 @@ type Model struct {
 	runEvents []phases.Event
 	running   bool // the campaign run started with r is under way
 	hadRun    bool // the journal holds a campaign run
+
+	// The view is drawn once per change (a batch with what the pane shows,
+	// a key that scrolls, the campaign run's start and end, a resize, and
+	// the clock when it changes how long ago the notebook was written) and
+	// View returns it. draws counts the drawings.
+	view  string
+	dirty bool
+	draws int
 }
 
 // notebook is the notebook's last write, as NotebookSaved events tell it.
@@ -101,20 +109,23 @@ func (m *Model) Busy() bool { return m.running }
 
 // SetSize records the pane's size and lays the notes out again.
 func (m *Model) SetSize(w, h int) {
-	m.w, m.h = w, h
-	m.layout()
+	if w != m.w || h != m.h {
+		m.w, m.h = w, h
+		m.layout()
+	}
 }
 
-// Update takes event batches, the clock, and the scrolling keys.
+// Update takes event batches, the clock, and the scrolling keys; what
+// changes the view marks it to be drawn again.
 func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 	switch msg := msg.(type) {
 	case common.EventsMsg:
 		m.add(msg.Events)
 		if !msg.At.IsZero() {
-			m.now = msg.At
+			m.setNow(msg.At)
 		}
 	case common.TickMsg:
-		m.now = msg.At
+		m.setNow(msg.At)
 	case runDoneMsg:
 		return m, m.runDone(msg)
 	case tea.KeyPressMsg:
@@ -125,14 +136,28 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		if !ok {
 			return m, nil
 		}
+		y := m.vp.YOffset()
 		if step > 0 {
 			m.vp.ScrollDown(step)
 		} else {
 			m.vp.ScrollUp(-step)
 		}
 		m.follow = m.vp.AtBottom()
+		if m.vp.YOffset() != y {
+			m.dirty = true
+		}
 	}
 	return m, nil
+}
+
+// setNow moves the pane's clock; the view is drawn again when that changes
+// how long ago it says the notebook was written.
+func (m *Model) setNow(at time.Time) {
+	was := m.ago()
+	m.now = at
+	if m.ago() != was {
+		m.dirty = true
+	}
 }
 
 // add takes the notes, markers and budget inputs out of a batch.
@@ -157,6 +182,7 @@ func (m *Model) add(evs []phases.Event) {
 			if !d.Failed {
 				m.nb.At = ev.Time
 			}
+			m.dirty = true
 		case phases.ErrorEvent:
 			if d.Where == "journal" {
 				m.journalErr = d.Err

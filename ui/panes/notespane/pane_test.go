@@ -21,7 +21,7 @@ import (
 
 var t0 = time.Date(2026, 11, 29, 9, 0, 0, 0, time.Local)
 
-func deps(t *testing.T) (*common.Deps, *report.Session) {
+func deps(t testing.TB) (*common.Deps, *report.Session) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	s := report.NewSession(ctx, nil)

@@ -25,6 +25,7 @@ func (m *Model) layout() {
 	if m.follow {
 		m.vp.GotoBottom()
 	}
+	m.dirty = true
 }
 
 // budgetLines is the budget block: the single-stream split as a bar with
@@ -206,8 +207,15 @@ func (m *Model) noteLines(w int) []string {
 	return out
 }
 
-// View renders the pane, exactly filling its size.
-func (m *Model) View() string { return components.Box(m.draw(), m.w, m.h) }
+// View renders the pane, exactly filling its size: drawn again only when
+// something changed since (see Update), else the drawing kept.
+func (m *Model) View() string {
+	if m.dirty || m.view == "" {
+		m.view, m.dirty = components.Box(m.draw(), m.w, m.h), false
+		m.draws++
+	}
+	return m.view
+}
 
 // draw renders the pane's lines.
 func (m *Model) draw() string {
@@ -224,6 +232,19 @@ func (m *Model) draw() string {
 	}
 	lines = append(lines, m.status(w))
 	return strings.Join(lines, "\n")
+}
+
+// ago is how long ago the notebook was last written, to the second, as
+// the status line says it after the time ("" when it says none).
+func (m *Model) ago() string {
+	nb := m.nb
+	if nb.Path == "" || nb.Err != "" || nb.At.IsZero() {
+		return ""
+	}
+	if ago := m.now.Sub(nb.At).Round(time.Second); ago >= 0 {
+		return fmt.Sprintf(" (%s ago)", ago)
+	}
+	return ""
 }
 
 // status says where the notebook is and when it was last written; a long
@@ -247,10 +268,7 @@ func (m *Model) status(w int) string {
 	case nb.At.IsZero():
 		suffix = " · not written yet (w writes it)"
 	default:
-		suffix = " · written " + nb.At.Local().Format("15:04:05")
-		if ago := m.now.Sub(nb.At).Round(time.Second); ago >= 0 {
-			suffix += fmt.Sprintf(" (%s ago)", ago)
-		}
+		suffix = " · written " + nb.At.Local().Format("15:04:05") + m.ago()
 	}
 	const prefix = "notebook: "
 	room := w - len(prefix) - min(ansi.StringWidth(suffix), w/2)
