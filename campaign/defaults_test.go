@@ -4,7 +4,32 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/profdeck/profdeck/phases/defaultstest"
 )
+
+// The engines' tests fill what a test leaves out with a copy of the
+// campaign's defaults (package defaultstest, as the engines may not import
+// the campaign): each copied value is the one the campaign's mapping gives
+// the engine from Defaults, so that a default changed here, or in the copy,
+// alone fails.
+func TestEngineTestsCompleteWithTheCampaignDefaults(t *testing.T) {
+	c := Defaults()
+	for _, e := range []struct {
+		engine     string
+		cfg, table any
+	}{
+		{"macro (SweepConfig)", c.SweepConfig(""), defaultstest.Macro},
+		{"profile (ProfileConfig)", c.ProfileConfig(""), defaultstest.Profile},
+		{"load (LoadConfig)", c.LoadConfig(), defaultstest.Load},
+		{"micro (MicroConfig)", c.MicroConfig(), defaultstest.Micro},
+		{"nccl (NCCLConfig)", c.NCCLConfig(), defaultstest.NCCL},
+	} {
+		for _, d := range defaultstest.Differences(e.cfg, e.table) {
+			t.Errorf("%s: %s", e.engine, d)
+		}
+	}
+}
 
 // The engines hold no defaults: the campaign's engine configurations carry
 // every value the engines used to fill in themselves, the same values
