@@ -51,8 +51,9 @@ func (h *Host) start(ctx context.Context, c *conn, cmd string, stdin io.Reader) 
 		return nil, h.wrap("waiting for a free session", ctx.Err())
 	}
 	release := func() { <-c.slots }
+	waiting := false // a goroutine waits for the shell and frees the slot
 	defer func() {
-		if err != nil {
+		if err != nil && !waiting {
 			release()
 		}
 	}()
@@ -93,11 +94,17 @@ func (h *Host) start(ctx context.Context, c *conn, cmd string, stdin io.Reader) 
 	select {
 	case err = <-got:
 	case <-ctx.Done():
+		// sshd answers the close only once the shell has exited, and a
+		// login's rc files may take long: return now, and stop the
+		// command (freeing its slot) when the shell says it started.
 		sess.Close()
-		err = <-got
-		if err == nil {
-			p.stop()
-		}
+		waiting = true
+		go func() {
+			if <-got == nil {
+				p.stop()
+			}
+			release()
+		}()
 		return nil, h.wrap("starting "+shorten(cmd), ctx.Err())
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -215,5 +216,35 @@ func TestRunManyAtOnce(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Errorf("command %d: %v", i, err)
 		}
+	}
+}
+
+// A Run whose context ends while the login is still reading its rc files
+// returns then, not when the shell has started (sshd answers the session's
+// close only once its shell exits); the command, once it starts, is
+// stopped, and the connection keeps serving.
+func TestRunCancelledDuringSlowLogin(t *testing.T) {
+	_, cfg := isolate(t)
+	dir := t.TempDir()
+	rc, mark := dir+"/slow-rc.sh", dir+"/ran"
+	if err := os.WriteFile(rc, []byte("sleep 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := sshtest.Start(t, sshtest.Options{Env: []string{"BASH_ENV=" + rc}})
+	h := dialTest(t, srv, fastOpts(srv, cfg))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	err := h.Run(ctx, "sleep 2; touch "+remote.QuotePath(mark), nil, nil)
+	took := time.Since(start)
+	if !errors.Is(err, context.DeadlineExceeded) || took > 2500*time.Millisecond {
+		t.Fatalf("after %v: %v, want the context's end within a moment of it", took, err)
+	}
+	time.Sleep(8 * time.Second) // the rc's 4 s, the command's 2 s, and some
+	if _, err := os.Stat(mark); err == nil {
+		t.Errorf("the cancelled command ran to its end")
+	}
+	if out, err := remote.Output(testCtx(t, 20*time.Second), h, "echo still"); err != nil || strings.TrimSpace(out) != "still" {
+		t.Errorf("the connection after the cancel: %q %v", out, err)
 	}
 }
