@@ -255,3 +255,34 @@ func TestHomePathsAgreeWithTheShell(t *testing.T) {
 		t.Fatalf("ReadFile %q, %v", b, err)
 	}
 }
+
+// Output the shell wrote before it exited reaches a slow consumer whole:
+// the wait after the exit is for output that stopped coming, not a bound
+// on reading what is there (a streamed trace parsed under load lost its
+// end that way).
+func TestRunSlowConsumerGetsEveryLine(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	var n int
+	start := time.Now()
+	err := New().Run(ctx, "seq 1 6000", nil, func(l remote.Line) {
+		n++
+		time.Sleep(300 * time.Microsecond) // seconds for every line
+	})
+	if err != nil || n != 6000 {
+		t.Fatalf("%d of 6000 lines after %v: %v", n, time.Since(start), err)
+	}
+}
+
+// A background child that keeps the shell's stdout open and writes
+// nothing does not keep Run waiting: it returns a moment after the shell.
+func TestRunBackgroundChildHoldsPipe(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var got []string
+	start := time.Now()
+	err := New().Run(ctx, "echo hi; sleep 20 &", nil, func(l remote.Line) { got = append(got, l.Text) })
+	if took := time.Since(start); err != nil || took > 8*time.Second || len(got) != 1 || got[0] != "hi" {
+		t.Fatalf("after %v: %q %v", took, got, err)
+	}
+}

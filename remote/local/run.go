@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -20,9 +21,13 @@ import (
 // lines are split into pieces of this size.
 const MaxLine = 1 << 20
 
-// drainAfterExit is how long Run keeps reading output after the shell
-// exits, for background children that still hold its stdout.
-const drainAfterExit = 2 * time.Second
+// drainAfterExit is how long Run waits, after the shell exited, for output
+// while none comes (a background child may hold its stdout open); output
+// still being read or delivered is waited for, up to drainMax.
+const (
+	drainAfterExit = 2 * time.Second
+	drainMax       = time.Minute
+)
 
 // Run runs cmd with sh -c in a new process group and streams its output
 // line by line. Cancelling ctx sends SIGTERM to the whole group, then
@@ -53,14 +58,15 @@ func (h *Host) Run(ctx context.Context, cmd string, stdin io.Reader, out func(re
 	}
 	tail := &lastLines{n: 8}
 	var readers sync.WaitGroup
+	var act activity
 	readers.Add(2)
 	go func() {
 		defer readers.Done()
-		readLines(outR, func(t string) { emit(remote.Stdout, t) })
+		readLines(act.reader(outR), act.deliver(func(t string) { emit(remote.Stdout, t) }))
 	}()
 	go func() {
 		defer readers.Done()
-		readLines(errR, func(t string) { tail.add(t); emit(remote.Stderr, t) })
+		readLines(act.reader(errR), act.deliver(func(t string) { tail.add(t); emit(remote.Stderr, t) }))
 	}()
 
 	exited := make(chan struct{})
@@ -69,7 +75,7 @@ func (h *Host) Run(ctx context.Context, cmd string, stdin io.Reader, out func(re
 
 	waitErr := c.Wait()
 	close(exited)
-	drain(&readers, outR, errR)
+	drain(&readers, &act, outR, errR)
 
 	select {
 	case <-killed:
@@ -126,22 +132,67 @@ func (h *Host) stopGroupOnCancel(ctx context.Context, pgid int, exited, killed c
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
-// drain waits for the readers after the shell exited, at most
-// drainAfterExit (a background child may keep the pipes open), then
-// closes the pipes.
-func drain(readers *sync.WaitGroup, outR, errR *os.File) {
+// drain waits for the readers after the shell exited, then closes the
+// pipes: until they end, or no output has been read or delivered for
+// drainAfterExit (a background child keeps the pipes open), or drainMax.
+// A slow consumer of the output is not cut short.
+func drain(readers *sync.WaitGroup, act *activity, outR, errR *os.File) {
 	done := make(chan struct{})
 	go func() { readers.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(drainAfterExit):
-		// A background child keeps the pipes open: stop reading them.
-		outR.Close()
-		errR.Close()
-		<-done
+	tick := time.NewTicker(drainAfterExit)
+	defer tick.Stop()
+	limit := time.NewTimer(drainMax)
+	defer limit.Stop()
+	last := act.n.Load()
+	for idle := false; !idle; {
+		select {
+		case <-done:
+			outR.Close()
+			errR.Close()
+			return
+		case <-limit.C:
+			idle = true
+		case <-tick.C:
+			n := act.n.Load()
+			idle = n == last && act.busy.Load() == 0
+			last = n
+		}
 	}
+	// Stop reading the pipes a background child holds open.
 	outR.Close()
 	errR.Close()
+	<-done
+}
+
+// activity tells readers still delivering output from readers left
+// waiting on a pipe no one writes to.
+type activity struct {
+	n    atomic.Int64 // reads that returned data, and deliveries done
+	busy atomic.Int32 // deliveries under way
+}
+
+func (a *activity) reader(r io.Reader) io.Reader { return activeReader{r: r, a: a} }
+
+// deliver wraps fn, counting its calls as activity.
+func (a *activity) deliver(fn func(string)) func(string) {
+	return func(s string) {
+		a.busy.Add(1)
+		defer func() { a.busy.Add(-1); a.n.Add(1) }()
+		fn(s)
+	}
+}
+
+type activeReader struct {
+	r io.Reader
+	a *activity
+}
+
+func (ar activeReader) Read(p []byte) (int, error) {
+	n, err := ar.r.Read(p)
+	if n > 0 {
+		ar.a.n.Add(1)
+	}
+	return n, err
 }
 
 // exitError is Run's error for how the shell ended: nil, its exit status
