@@ -46,15 +46,5 @@ func BenchmarkView(b *testing.B) {
 	m := bare()
 	m.SetSize(120, 36)
 	m.Update(common.EventsMsg{At: at, Events: measured(b)})
-	b.Run("unchanged", func(b *testing.B) {
-		for b.Loop() {
-			m.View()
-		}
-	})
-	b.Run("changed", func(b *testing.B) {
-		for b.Loop() {
-			m.dirty = true
-			m.View()
-		}
-	})
+	panetest.BenchView(b, m, func() { m.dirty = true })
 }

@@ -64,3 +64,20 @@ func DrawnOnce(t testing.TB, c common.Component, draws func() int, idle []string
 		}
 	}
 }
+
+// BenchView times a frame of c as drawn when nothing changed (the drawing
+// kept) and when something did (redraw marks it to be drawn again, as
+// every frame was before panes kept their drawing).
+func BenchView(b *testing.B, c common.Component, redraw func()) {
+	b.Run("unchanged", func(b *testing.B) {
+		for b.Loop() {
+			c.View()
+		}
+	})
+	b.Run("changed", func(b *testing.B) {
+		for b.Loop() {
+			redraw()
+			c.View()
+		}
+	})
+}

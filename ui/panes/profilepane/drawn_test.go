@@ -107,15 +107,5 @@ func TestDrawnOncePerTickWhileCapturing(t *testing.T) {
 // (drawn again, as every frame was before).
 func BenchmarkView(b *testing.B) {
 	m := captured(b, 120, 36)
-	b.Run("unchanged", func(b *testing.B) {
-		for b.Loop() {
-			m.View()
-		}
-	})
-	b.Run("changed", func(b *testing.B) {
-		for b.Loop() {
-			m.dirty = true
-			m.View()
-		}
-	})
+	panetest.BenchView(b, m, func() { m.dirty = true })
 }
