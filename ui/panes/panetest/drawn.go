@@ -81,3 +81,17 @@ func BenchView(b *testing.B, c common.Component, redraw func()) {
 		}
 	})
 }
+
+// KeptUntilChange checks that View returns the drawing kept: state that
+// behind sets behind Update's back does not show until change (a message
+// that draws the view again), after which the view shows want.
+func KeptUntilChange(t testing.TB, c common.Component, behind, change func(), want string) {
+	t.Helper()
+	kept := c.View()
+	behind()
+	if c.View() != kept {
+		t.Fatal("View drew the pane again with no change")
+	}
+	change()
+	Shows(t, c.View(), want)
+}

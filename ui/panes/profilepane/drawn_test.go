@@ -59,13 +59,7 @@ func TestDrawnOncePerChange(t *testing.T) {
 	})
 	// View returns the drawing kept: a message set behind Update's back
 	// shows only once a change draws the view again.
-	kept := m.View()
-	m.msg = "late message"
-	if m.View() != kept {
-		t.Fatal("View drew the pane again with no change")
-	}
-	m.SetSize(100, 30)
-	panetest.Shows(t, m.View(), "late message")
+	panetest.KeptUntilChange(t, m, func() { m.msg = "late message" }, func() { m.SetSize(100, 30) }, "late message")
 }
 
 // While a step of a capture runs, its spinner and elapsed time move with
