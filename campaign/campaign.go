@@ -26,10 +26,10 @@ const DefaultPath = "profdeck.yaml"
 
 // Campaign is the whole campaign file.
 type Campaign struct {
-	Name     string `yaml:"name"`
-	Notebook string `yaml:"notebook"`
-	Journal  string `yaml:"journal"`
-	Host     string `yaml:"host"` // "sim", "local", or an SSH target ([user@]host[:port] or a ~/.ssh/config alias)
+	Name     string `yaml:"name"`     // the campaign's name, in the notebook's title and the cockpit's header
+	Notebook string `yaml:"notebook"` // the markdown notebook, relative to the campaign file
+	Journal  string `yaml:"journal"`  // the journal of events (default: the notebook's name + .journal.jsonl)
+	Host     string `yaml:"host"`     // "sim", "local", or an SSH target ([user@]host[:port] or a ~/.ssh/config alias)
 	// Hosts are the nodes of a deployment on several hosts, the head (the
 	// API server) first; Host is then the head.
 	Hosts   []string `yaml:"hosts"`
@@ -85,7 +85,7 @@ type Server struct {
 
 // Model describes the served model.
 type Model struct {
-	Name      string  `yaml:"name"`
+	Name      string  `yaml:"name"`   // the served model's name (default: the first id of /v1/models)
 	Config    string  `yaml:"config"` // path to config.json (local, or on the host)
 	Preset    string  `yaml:"preset"` // kimi-k2.5, deepseek-v3, qwen3-235b-a22b, llama-3.1-405b
 	TP        int     `yaml:"tp"`
@@ -157,7 +157,7 @@ type NCCL struct {
 	// (default DefaultMasterPort): 0 is the key left out (a 0 given is
 	// refused), so a campaign written out omits it.
 	MasterAddr string `yaml:"master_addr"`
-	MasterPort int    `yaml:"master_port,omitempty"`
+	MasterPort int    `yaml:"master_port,omitempty"` // torchrun's rendezvous port across the nodes
 }
 
 // Profile phase parameters.

@@ -26,7 +26,7 @@ type Sim struct {
 	// across them: each has model.tp / nodes GPUs, at most 8); FaultNode the one node the stall or failure hits
 	// (default: every node). Nodes is 1 by default (Defaults).
 	Nodes     int  `yaml:"nodes"`
-	FaultNode *int `yaml:"fault_node"`
+	FaultNode *int `yaml:"fault_node"` // the one node the stall or failure hits (default: every node)
 	// ProfilerFlush is how long the simulated stop_profile takes to flush
 	// its traces (default 3s, DefaultSimProfilerFlush; 0 is no delay).
 	ProfilerFlush Duration `yaml:"profiler_flush"`

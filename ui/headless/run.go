@@ -96,6 +96,9 @@ func newRun(stdout, stderr io.Writer) (*Command, *runFlags) {
 	return cmd, f
 }
 
+// runBinds are the run command's flags that set campaign keys.
+var runBinds = []campaign.Flag{{Name: "loadgen", Key: "macro.loadgen"}}
+
 // plan is the campaign file with the flags over it and the run's options,
 // checked before anything starts.
 func (f *runFlags) plan(cmd *Command) (*campaign.Campaign, Options, error) {
@@ -106,7 +109,7 @@ func (f *runFlags) plan(cmd *Command) (*campaign.Campaign, Options, error) {
 	if err := campaignrun.CheckNames(o.Redo, true); err != nil {
 		return nil, o, BadInput("--redo: %v", err)
 	}
-	c, fromFile, err := cmd.Campaign(campaign.Flag{Name: "loadgen", Key: "macro.loadgen"})
+	c, fromFile, err := cmd.Campaign(runBinds...)
 	if err != nil {
 		return nil, o, err
 	}
