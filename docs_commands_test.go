@@ -111,7 +111,7 @@ func TestDocsCommandsRun(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "less"), []byte("#!/bin/sh\nexec cat \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ran := 0
+	runnable := 0
 	for _, page := range docPages(t) {
 		b, err := os.ReadFile(page)
 		if err != nil {
@@ -122,21 +122,29 @@ func TestDocsCommandsRun(t *testing.T) {
 			t.Error(err)
 			continue
 		}
-		ran += runPage(t, page, blocks, bin, self)
+		for _, bl := range blocks {
+			if bl.notRun == "" {
+				runnable++
+			}
+		}
+		// Pages run side by side: each has its folder, and every simulated
+		// host its own server on a loopback port of its own.
+		t.Run(page, func(t *testing.T) {
+			t.Parallel()
+			runPage(t, page, blocks, bin, self)
+		})
 	}
-	if ran == 0 {
-		t.Error("no ```sh block ran")
+	if runnable == 0 {
+		t.Error("no ```sh block to run")
 	}
 }
 
-// runPage runs a page's blocks in order in one fresh folder and returns
-// how many ran.
-func runPage(t *testing.T, page string, blocks []shBlock, bin, self string) int {
+// runPage runs a page's blocks in order in one fresh folder.
+func runPage(t *testing.T, page string, blocks []shBlock, bin, self string) {
 	dir := t.TempDir()
 	if err := os.Symlink(filepath.Join(bin, "profdeck"), filepath.Join(dir, "profdeck")); err != nil {
 		t.Fatal(err)
 	}
-	ran := 0
 	for _, bl := range blocks {
 		if bl.notRun != "" {
 			continue
@@ -151,9 +159,7 @@ func runPage(t *testing.T, page string, blocks []shBlock, bin, self string) int 
 		if err != nil {
 			t.Errorf("%s:%d: the ```sh block failed (%v):\n%s\noutput:\n%s", page, bl.line, err, bl.text, out)
 		}
-		ran++
 	}
-	return ran
 }
 
 func TestDocsShBlocksAndTheirMarks(t *testing.T) {
