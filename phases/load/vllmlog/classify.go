@@ -43,11 +43,12 @@ var (
 	// Whole words only: a function named …WithTimeout is not a timeout.
 	timeoutRe = regexp.MustCompile(`(?:^|[^\w])(?:TimeoutError|[Tt]imed out waiting for|Timeout while waiting for|startup timed out|did not become ready within)`)
 	// An accelerator fault: Ascend's ACL/PTA errors, CUDA and HIP runtime faults.
-	deviceRe = regexp.MustCompile(`NPU function error|PTA call acl api failed|ACL stream synchronize failed|\bE[A-Z]9999: Inner Error|CUDA error(?: \([^)]*\))?: (?:an illegal|unspecified launch failure|misaligned address|device-side assert|invalid argument|invalid device|no kernel image|the provided PTX)|HIP error(?: \([^)]*\))?: (?:an illegal|unspecified launch failure|invalid argument|invalid device)|rtGetDeviceCount execution failed|[Gg]et device count failed|drv devId is invalid|rtSetDevice\w* execution failed|No CUDA GPUs are available|CUDA driver initialization failed|RuntimeError: No HIP GPUs`)
-	portRe   = regexp.MustCompile(`[Aa]ddress already in use|EADDRINUSE`)
-	launchRe = regexp.MustCompile(`in launch_core_engines|with launch_core_engines\(`)
-	diedRe   = regexp.MustCompile(`Worker proc \S+ died unexpectedly|WorkerProc failed to start|WorkerProc hit an exception|WorkerProc initialization failed|\bpid \d+ died, exit code|died with exit code|killed by signal|Exception in worker \S+ while processing|Worker process .* died|RayWorkerWrapper died`)
-	engineRe = regexp.MustCompile(`EngineCore failed to start|Engine core proc \S+ died|EngineDeadError|[Ee]ngine loop has died|MQLLMEngine (?:is )?dead|Engine core initialization failed|Engine process failed to start|Failed core proc\(s\)`)
+	deviceRe     = regexp.MustCompile(`NPU function error|PTA call acl api failed|ACL stream synchronize failed|\bE[A-Z]9999: Inner Error|CUDA error(?: \([^)]*\))?: (?:an illegal|unspecified launch failure|misaligned address|device-side assert|invalid argument|invalid device|no kernel image|the provided PTX)|HIP error(?: \([^)]*\))?: (?:an illegal|unspecified launch failure|invalid argument|invalid device)|rtGetDeviceCount execution failed|[Gg]et device count failed|drv devId is invalid|rtSetDevice\w* execution failed|No CUDA GPUs are available|CUDA driver initialization failed|RuntimeError: No HIP GPUs`)
+	portRe       = regexp.MustCompile(`[Aa]ddress already in use|EADDRINUSE`)
+	loaderFailRe = regexp.MustCompile(`Producer batch \d+ failed|Consumer error: `)
+	launchRe     = regexp.MustCompile(`in launch_core_engines|with launch_core_engines\(`)
+	diedRe       = regexp.MustCompile(`Worker proc \S+ died unexpectedly|WorkerProc failed to start|WorkerProc hit an exception|WorkerProc initialization failed|\bpid \d+ died, exit code|died with exit code|killed by signal|Exception in worker \S+ while processing|Worker process .* died|RayWorkerWrapper died`)
+	engineRe     = regexp.MustCompile(`EngineCore failed to start|Engine core proc \S+ died|EngineDeadError|[Ee]ngine loop has died|MQLLMEngine (?:is )?dead|Engine core initialization failed|Engine process failed to start|Failed core proc\(s\)`)
 )
 
 // classify fills r's kind and values from its message.
@@ -169,6 +170,9 @@ func failureOf(msg string) (string, bool) {
 		return FailWorkerDied, false
 	case engineRe.MatchString(msg):
 		return FailEngineFailed, false
+	case loaderFailRe.MatchString(msg):
+		// A weight loader's own error (fastsafetensors' producer).
+		return FailUnknown, false
 	case launchRe.MatchString(msg):
 		// The launcher's traceback with no exception of its own: the
 		// engines did not come up in time.
@@ -183,7 +187,7 @@ var failNeedles = []string{"out of memory", "OutOfMemory", "No available memory"
 	"Engine process failed", "Failed core proc", "launch_core_engines", "NPU function error", "acl api failed",
 	"synchronize failed", "Inner Error", "CUDA error", "HIP error", "atchdog caught", "Timeout at NCCL", "already in use",
 	"EADDRINUSE", "execution failed", "device count", "devId", "No CUDA GPUs", "No HIP GPUs", "driver initialization",
-	"exit code", "by signal", "EngineDead", "has died", "dead"}
+	"exit code", "by signal", "EngineDead", "has died", "dead", "Producer batch", "Consumer error"}
 
 var loadBarDescs = []string{"Loading safetensors checkpoint shards", "Loading fastsafetensors checkpoint shards", "Loading safetensors using Runai Model Streamer",
 	"Multi-thread loading shards", "Loading weights (pinned)", "Loading safetensors (Buffered)",

@@ -2,6 +2,7 @@ package vllmlog
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 )
 
@@ -101,6 +102,9 @@ func (p *Parser) segment(raw string) (Record, bool) {
 	}
 	r := Record{Text: text, Rank: -1}
 	pr, rest, hasPrefix := parsePrefix(text)
+	if !hasPrefix {
+		pr, rest, hasPrefix = torchRankPrefix(text)
+	}
 	if hasPrefix && strings.TrimSpace(rest) == "" {
 		// A bare prefix: the worker's prefixer wrote it and tqdm's bar
 		// follows on the next line.
@@ -122,7 +126,10 @@ func (p *Parser) segment(raw string) (Record, bool) {
 		}
 	}
 	h, msg, _ := parseHeader(rest)
-	r.Level = h.level
+	r.Level, r.File = h.level, h.file
+	if r.Level == "" {
+		r.Level = foreignLevel(msg)
+	}
 	if h.time != "" {
 		p.lastTime = h.time
 	}
@@ -136,6 +143,7 @@ func (p *Parser) segment(raw string) (Record, bool) {
 		p.inTB[r.PID] = true
 	}
 	classify(&r)
+	readSetup(&r)
 	if isTraceback(msg) {
 		switch r.Kind {
 		case KindWarning:
@@ -162,6 +170,33 @@ func (p *Parser) segment(raw string) (Record, bool) {
 		}
 	}
 	return r, true
+}
+
+// torchRankPrefix reads torch's "[rank0]: " prefix as the process of that
+// rank (its lines are that process's own stream).
+func torchRankPrefix(s string) (proc, string, bool) {
+	if !strings.HasPrefix(s, "[rank") {
+		return proc{rank: -1}, s, false
+	}
+	m := torchRankRe.FindStringSubmatchIndex(s)
+	if m == nil {
+		return proc{rank: -1}, s, false
+	}
+	n, _ := strconv.Atoi(s[m[2]:m[3]])
+	return proc{name: "rank", rank: n}, s[m[1]:], true
+}
+
+// foreignLevel is the ERROR (or CRITICAL, FATAL) level of a line another
+// logger wrote around an engine's message (KServe's, Ray Serve's), "" for
+// any other line.
+func foreignLevel(msg string) string {
+	head := msg[:min(len(msg), 48)]
+	for _, lv := range []string{"ERROR", "CRITICAL", "FATAL"} {
+		if strings.HasPrefix(head, lv+" ") || strings.Contains(head, " "+lv+" ") || strings.Contains(head, " - "+lv+" - ") {
+			return "ERROR"
+		}
+	}
+	return ""
 }
 
 // Message returns a log line's message without its transport wrapper,

@@ -17,7 +17,7 @@ import (
 var (
 	frameRe = regexp.MustCompile(`^File "[^"]*", line \d+, in (<?[\w.]+>?)`)
 	// The exception line: "OSError: [Errno 98] …", "torch.OutOfMemoryError: …", "Exception: …".
-	exceptionRe = regexp.MustCompile(`^(?:[A-Za-z_][\w]*\.)*([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)|Exception)(?::\s|$)`)
+	exceptionRe = regexp.MustCompile(`^(?:[A-Za-z_][\w]*\.)*([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)|Exception)(?:\([\w.]+\))?(?::\s|$)`)
 	// A method an error line names.
 	methodRe = regexp.MustCompile(`(?:Error executing method '?|while processing method )(\w+)`)
 )
