@@ -237,6 +237,9 @@ type proc struct {
 	pid  int
 	rank int    // -1 when the prefix names no rank
 	host string // Ray's "ip=" address, "" when none
+	// glued is another process whose prefix was printed into this one's
+	// (two workers writing at once), nil when none.
+	glued *proc
 }
 
 // parsePrefix reads a process prefix at the start of s.
@@ -251,6 +254,11 @@ func parsePrefix(s string) (proc, string, bool) {
 		}
 		if inner.rank < 0 && inner.pid == p.pid {
 			inner.rank = p.rank
+		}
+		if inner.pid != p.pid && p.rank >= 0 && inner.rank >= 0 && inner.rank != p.rank && inner.name == p.name {
+			outer := p
+			outer.glued = nil
+			inner.glued = &outer
 		}
 		if inner.host == "" {
 			// A nested worker runs on its outer actor's host.

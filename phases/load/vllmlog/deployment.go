@@ -38,8 +38,21 @@ func (s *Setup) merge(o *Setup) {
 		s.Platform, s.PlatformSure = o.Platform, o.PlatformSure
 	}
 	first(&s.Driver, o.Driver)
-	first(&s.CUDA, o.CUDA)
-	first(&s.ROCm, o.ROCm)
+	if !o.Built {
+		// A runtime's version over the one torch was built with.
+		if o.CUDA != "" && s.cudaBuilt {
+			s.CUDA, s.cudaBuilt = "", false
+		}
+		if o.ROCm != "" && s.rocmBuilt {
+			s.ROCm, s.rocmBuilt = "", false
+		}
+	}
+	if s.CUDA == "" && o.CUDA != "" {
+		s.CUDA, s.cudaBuilt = o.CUDA, o.Built
+	}
+	if s.ROCm == "" && o.ROCm != "" {
+		s.ROCm, s.rocmBuilt = o.ROCm, o.Built
+	}
 	first(&s.Quantization, o.Quantization)
 	firstInt(&s.TP, o.TP)
 	firstInt(&s.PP, o.PP)
@@ -139,6 +152,8 @@ var startupFrames = map[string]bool{
 	"init_model_worker": true, "init_tp_model_worker": true, "initialize": true, "check_ready": true,
 	"initialize_and_get_metadata": true, "build_async_engine_client": true, "from_engine_args": true,
 	"run_mp_engine": true, "_initialize_kv_caches": true, "make_arg_parser": true,
+	// A program's module-level code: it runs before anything serves.
+	"<module>": true,
 }
 
 // servingMsgs and startupMsgs are error messages that say when.
@@ -236,7 +251,9 @@ func fileComponent(file string) string {
 // frameComponent names the part a traceback frame's file belongs to.
 func frameComponent(msg string) string {
 	switch {
-	case strings.Contains(msg, "/entrypoints/"):
+	case strings.Contains(msg, "/entrypoints/") || strings.Contains(msg, "/__main__.py\"") || strings.Contains(msg, "/api_server.py\""):
+		// The server's own entry point (vLLM's, or the one a platform
+		// such as KServe wraps it in).
 		return CompAPIServer
 	case strings.Contains(msg, "/model_loader/") || strings.Contains(msg, "weight_utils.py"):
 		return CompLoader

@@ -117,6 +117,9 @@ func (p *Parser) segment(raw string) (Record, bool) {
 	p.pending = nil
 	if hasPrefix {
 		r.Proc, r.PID, r.Rank, r.Host = pr.name, pr.pid, pr.rank, pr.host
+		if g := pr.glued; g != nil {
+			r.GluedProc, r.GluedPID, r.GluedRank = g.name, g.pid, g.rank
+		}
 		if r.Rank < 0 {
 			if rk, ok := p.ranks[pr.pid]; ok {
 				r.Rank = rk
@@ -213,5 +216,5 @@ func Message(line string) string {
 func isTraceback(msg string) bool {
 	t := strings.TrimSpace(msg)
 	return strings.HasPrefix(msg, " ") || strings.HasPrefix(t, "Traceback (most recent call last)") ||
-		strings.HasPrefix(t, "File \"") || strings.Trim(t, "^~ ") == ""
+		strings.HasPrefix(t, "File \"") || t != "" && strings.Trim(t, "^~ ") == ""
 }

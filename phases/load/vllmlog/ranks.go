@@ -1,6 +1,9 @@
 package vllmlog
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // maxNamedRanks bounds the ranks kept by name (a garbled log could name
 // any number).
@@ -29,9 +32,17 @@ type procInfo struct {
 // addProcess notes what a record says of its process: loading weights
 // (a rank's GPU, printed or not), a worker's name, rank and executor.
 func (s *Summary) addProcess(r Record) {
+	if r.PID == 0 && r.Engine == "" && r.File != "" && (r.Kind == KindRankInfo || strings.Contains(r.Msg, "nccl")) {
+		// The unprefixed driver set up its own communicator: a rank.
+		s.driverLogged = true
+	}
 	if r.Engine == "" && (r.Kind == KindLoadStart || r.Kind == KindWeightsRead) && (r.PID == 0 || isWorker(r.Proc)) {
 		// A process loading weights holds a GPU: a rank, printed or not.
 		s.proc(r).loading = true
+	}
+	if r.GluedPID != 0 && isWorker(r.GluedProc) && len(s.procs) < maxNamedRanks {
+		g := s.proc(Record{PID: r.GluedPID, Host: r.Host, Rank: r.GluedRank})
+		g.rank, g.worker = r.GluedRank, true
 	}
 	if r.PID == 0 || r.Proc == "" || !isWorker(r.Proc) {
 		return
@@ -100,7 +111,7 @@ func (s *Summary) ranks() []Rank {
 		}
 		out = append(out, Rank{Rank: p.rank, PID: pid, Name: p.name, Host: p.host, WeightsGiB: p.weights})
 	}
-	if !used[0] && s.driver != nil && (s.driver.weights != nil || s.driver.loading && s.v0Workers) {
+	if !used[0] && s.driverIsRank(len(known)+len(unknown)) {
 		used[0] = true
 		var w *float64
 		if s.driver != nil {
@@ -138,4 +149,18 @@ func pidOf(r Rank) int {
 		return -1
 	}
 	return *r.PID
+}
+
+// driverIsRank reports whether the unprefixed process holds rank 0: it
+// loaded weights; or V0's multiprocess workers run beside it and it set up
+// its communicator (their driver is rank 0); or it started loading and no other
+// process is a rank (a single-process engine), or V0's workers run beside it.
+func (s *Summary) driverIsRank(others int) bool {
+	switch {
+	case s.v0Workers && s.driverLogged:
+		return true
+	case s.driver == nil:
+		return false
+	}
+	return s.driver.weights != nil || s.driver.loading && (s.v0Workers || others == 0)
 }

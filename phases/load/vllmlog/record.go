@@ -115,6 +115,10 @@ type Record struct {
 	Engine string
 	// File is the logger header's source file ("core.py"), "" when none.
 	File string
+	// Glued is another rank's process whose prefix was printed into
+	// this line's (two workers writing at once): its name, pid and rank.
+	GluedProc           string
+	GluedPID, GluedRank int
 	// Setup is what the line says of the deployment, nil when nothing.
 	Setup *Setup
 }

@@ -18,7 +18,12 @@ type Setup struct {
 	Driver       string // the GPU driver's version
 	CUDA         string
 	ROCm         string
-	Quantization string
+	// Built is true when the versions are those torch was built with
+	// (a runtime's own version says more).
+	Built bool
+	// cudaBuilt and rocmBuilt mark merged versions read from a build line.
+	cudaBuilt, rocmBuilt bool
+	Quantization         string
 	// TP, PP, DP and EP are the parallel sizes a config or args line
 	// states, 0 when unsaid.
 	TP, PP, DP, EP int
@@ -41,13 +46,17 @@ var (
 )
 
 // setupNeedles: a line that says anything readSetup reads contains one.
-var setupNeedles = []string{"platform", "device", "quantization", "BitsAndBytes", "bitsandbytes", "_size", "parallel_size",
+var setupNeedles = []string{"platform", "Platform", "device", "quantization", "BitsAndBytes", "bitsandbytes", "_size", "parallel_size",
 	"dp_attention", "DP attention", "cuda_graph", "disaggregation_mode", "version", "Version", "used to build",
 	"NPU", "npu", "HIP", "hip", "CUDA out of memory", "vllm_ascend", "XPU", "TPU", "tpu_"}
 
 // readSetup fills r.Setup from what its line says of the deployment.
 func readSetup(r *Record) {
 	msg := r.Msg
+	if strings.HasPrefix(r.File, "tpu_") {
+		// TPU's own worker and runner files.
+		r.Setup = &Setup{Platform: "tpu"}
+	}
 	if !containsAny(msg, setupNeedles) {
 		return
 	}
@@ -62,6 +71,9 @@ func readSetup(r *Record) {
 	sizesOf(&s, msg)
 	flagsOf(&s, msg)
 	if s != (Setup{}) {
+		if r.Setup != nil && s.Platform == "" {
+			s.Platform = r.Setup.Platform
+		}
 		r.Setup = &s
 	}
 }
@@ -118,6 +130,7 @@ func versionsOf(s *Setup, msg string) {
 		return
 	}
 	v := m[1]
+	s.Built = strings.Contains(msg, "used to build")
 	if v == "" || v == "N/A" || v == "None" || v == "Could" || v == "No" {
 		return
 	}

@@ -101,6 +101,8 @@ type Summary struct {
 	servingEv   bool   // a failing traceback or error names serving (an engine step, a request)
 	startupEv   bool   // … or the start (an init, a load, "failed to start")
 	tbComp      string // the part a failing traceback's first telling frame is in
+	// driverLogged: the unprefixed process set up its communicator.
+	driverLogged bool
 
 	tbStage     int // the furthest stage a failing traceback's frames name, -1 when none
 	v0Workers   bool
@@ -309,11 +311,20 @@ func (s *Summary) traceback(r Record) {
 	if st := FrameStage(r.Frame); st != "" && phases.StageIndex(st) > s.tbStage {
 		s.tbStage = phases.StageIndex(st)
 	}
+	if st := calledStage(r); st != "" && phases.StageIndex(st) > s.tbStage {
+		// The last code line of a traceback cut short calls the stage.
+		s.tbStage = phases.StageIndex(st)
+	}
 	s.noteWhen(r)
 	if s.tbComp == "" && r.Frame != "" {
 		s.tbComp = frameComponent(r.Msg)
 	}
 	if !errLevel && r.Proc == "" && r.Exception == "" {
+		if strings.HasPrefix(strings.TrimSpace(r.Msg), "Traceback (most recent call last)") {
+			// An unprefixed traceback: a failure of unknown kind until
+			// its exception names it (the paste may end before it).
+			s.fail(r, FailUnknown, failError)
+		}
 		return
 	}
 	kind, strong := exceptionKind(r.Exception, r.Msg)
