@@ -50,7 +50,7 @@ var (
 	loaderFailRe = regexp.MustCompile(`Producer batch \d+ failed|Consumer error: `)
 	launchRe     = regexp.MustCompile(`in launch_core_engines|with launch_core_engines\(`)
 	diedRe       = regexp.MustCompile(`Worker proc \S+ died unexpectedly|WorkerProc failed to start|WorkerProc hit an exception|WorkerProc initialization failed|\bpid \d+ died, exit code|died with exit code|killed by signal|Exception in worker \S+ while processing|Worker process .* died|RayWorkerWrapper died`)
-	engineRe     = regexp.MustCompile(`EngineCore failed to start|Engine core proc \S+ died|EngineDeadError|[Ee]ngine loop has died|MQLLMEngine (?:is )?dead|Engine core initialization failed|Engine process failed to start|Failed core proc\(s\)`)
+	engineRe     = regexp.MustCompile(`EngineCore failed to start|EngineCore encountered a fatal error|Engine core proc \S+ died|EngineDeadError|[Ee]ngine loop has died|MQLLMEngine (?:is )?dead|Engine core initialization failed|Engine process failed to start|Failed core proc\(s\)`)
 )
 
 // classify fills r's kind and values from its message.
@@ -193,7 +193,7 @@ var failNeedles = []string{"out of memory", "OutOfMemory", "No available memory"
 	"Engine process failed", "Failed core proc", "launch_core_engines", "NPU function error", "acl api failed",
 	"synchronize failed", "Inner Error", "CUDA error", "HIP error", "atchdog caught", "Timeout at NCCL", "already in use",
 	"EADDRINUSE", "execution failed", "device count", "devId", "No CUDA GPUs", "No HIP GPUs", "driver initialization",
-	"exit code", "by signal", "EngineDead", "has died", "dead", "Producer batch", "Consumer error"}
+	"exit code", "by signal", "EngineDead", "has died", "dead", "Producer batch", "Consumer error", "fatal error"}
 
 var loadBarDescs = []string{"Loading safetensors checkpoint shards", "Loading safetensors using", "Loading fastsafetensors checkpoint shards", "Loading safetensors using Runai Model Streamer",
 	"Multi-thread loading shards", "Loading weights (pinned)", "Loading safetensors (Buffered)",

@@ -101,32 +101,9 @@ func (p *Parser) segment(raw string) (Record, bool) {
 		}
 	}
 	r := Record{Text: text, Rank: -1}
-	pr, rest, hasPrefix := parsePrefix(text)
-	if !hasPrefix {
-		pr, rest, hasPrefix = torchRankPrefix(text)
-	}
-	if hasPrefix && strings.TrimSpace(rest) == "" {
-		// A bare prefix: the worker's prefixer wrote it and tqdm's bar
-		// follows on the next line.
-		p.pending = &pr
+	rest, ok := p.readPrefix(&r, text)
+	if !ok {
 		return Record{}, false
-	}
-	if !hasPrefix && p.pending != nil {
-		pr, hasPrefix = *p.pending, true
-	}
-	p.pending = nil
-	if hasPrefix {
-		r.Proc, r.PID, r.Rank, r.Host = pr.name, pr.pid, pr.rank, pr.host
-		if g := pr.glued; g != nil {
-			r.GluedProc, r.GluedPID, r.GluedRank = g.name, g.pid, g.rank
-		}
-		if r.Rank < 0 {
-			if rk, ok := p.ranks[pr.pid]; ok {
-				r.Rank = rk
-			}
-		} else {
-			p.ranks[pr.pid] = r.Rank
-		}
 	}
 	h, msg, _ := parseHeader(rest)
 	r.Level, r.File = h.level, h.file
@@ -141,8 +118,8 @@ func (p *Parser) segment(raw string) (Record, bool) {
 	readTraceback(&r, msg, p.inTB[r.PID])
 	switch {
 	case r.Exception != "":
-		p.inTB[r.PID] = false
-	case r.Traceback:
+		delete(p.inTB, r.PID)
+	case r.Traceback && len(p.inTB) < maxNamedRanks:
 		p.inTB[r.PID] = true
 	}
 	classify(&r)
@@ -162,7 +139,7 @@ func (p *Parser) segment(raw string) (Record, bool) {
 	switch r.Kind {
 	case KindRankInfo:
 		rank := int(r.Value)
-		if r.PID != 0 {
+		if r.PID != 0 && len(p.ranks) < maxNamedRanks {
 			p.ranks[r.PID] = rank
 		}
 		r.Rank = rank
@@ -173,6 +150,39 @@ func (p *Parser) segment(raw string) (Record, bool) {
 		}
 	}
 	return r, true
+}
+
+// readPrefix fills r's process from the line's prefix and returns the
+// rest; false for a bare prefix (the worker's prefixer wrote it and tqdm's
+// bar follows on the next line).
+func (p *Parser) readPrefix(r *Record, text string) (string, bool) {
+	pr, rest, hasPrefix := parsePrefix(text)
+	if !hasPrefix {
+		pr, rest, hasPrefix = torchRankPrefix(text)
+	}
+	if hasPrefix && strings.TrimSpace(rest) == "" {
+		p.pending = &pr
+		return "", false
+	}
+	if !hasPrefix && p.pending != nil {
+		pr, hasPrefix = *p.pending, true
+	}
+	p.pending = nil
+	if !hasPrefix {
+		return rest, true
+	}
+	r.Proc, r.PID, r.Rank, r.Host = pr.name, pr.pid, pr.rank, pr.host
+	if g := pr.glued; g != nil {
+		r.GluedProc, r.GluedPID, r.GluedRank = g.name, g.pid, g.rank
+	}
+	if r.Rank < 0 {
+		if rk, ok := p.ranks[pr.pid]; ok {
+			r.Rank = rk
+		}
+	} else if len(p.ranks) < maxNamedRanks {
+		p.ranks[pr.pid] = r.Rank
+	}
+	return rest, true
 }
 
 // torchRankPrefix reads torch's "[rank0]: " prefix as the process of that

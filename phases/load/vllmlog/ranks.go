@@ -83,7 +83,9 @@ func (s *Summary) proc(r Record) *procInfo {
 	p := s.procs[k]
 	if p == nil {
 		p = &procInfo{host: k.host, pid: k.pid, name: k.name, rank: r.Rank}
-		s.procs[k] = p
+		if len(s.procs) < maxNamedRanks {
+			s.procs[k] = p // past the bound, a process is noted nowhere
+		}
 	}
 	return p
 }
