@@ -150,3 +150,20 @@ func TestGluedWorkerPrefixes(t *testing.T) {
 		t.Errorf("ranks %v, want 2", s.Ranks)
 	}
 }
+
+// TestRequestErrorWhileServing: the API server's error about one request
+// after ready is not the server failing; the engine dying is.
+func TestRequestErrorWhileServing(t *testing.T) {
+	ready := `(APIServer pid=1) INFO 11-04 09:40:00 [api_server.py:1] Starting vLLM API server 0 on http://0.0.0.0:8000`
+	s := read(t, ready,
+		`(APIServer pid=1) ERROR 11-04 09:41:00 [serving_chat.py:222] Error in preprocessing prompt inputs`,
+		`(APIServer pid=1) ERROR 11-04 09:41:00 [serving_chat.py:222] Traceback (most recent call last):`,
+		`(APIServer pid=1) ERROR 11-04 09:41:00 [serving_chat.py:222] ValueError: This model's maximum context length is 4096 tokens.`)
+	if s.State != StateReady {
+		t.Errorf("a request's error read as %s (%+v)", s.State, s.Failure)
+	}
+	s = read(t, ready, `(APIServer pid=1) ERROR 10-20 03:20:50 [async_llm.py:485] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.`)
+	if s.State != StateFailed || s.Failure.When != WhenServing {
+		t.Errorf("the engine's death read as %s (%+v)", s.State, s.Failure)
+	}
+}

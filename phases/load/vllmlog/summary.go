@@ -265,6 +265,11 @@ func (s *Summary) fail(r Record, kind string, level int) {
 	if s.Failure != nil && level <= s.failLevel {
 		return
 	}
+	if s.ready && level <= failTraceback && componentOf(r) == CompAPIServer {
+		// A request's error while serving (a bad prompt, a client gone)
+		// is the API server answering it, not the server failing.
+		return
+	}
 	stage := phases.StageOrder[s.stage]
 	if s.Failure != nil {
 		stage = s.Failure.Stage
