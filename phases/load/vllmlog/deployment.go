@@ -24,7 +24,7 @@ type Deployment struct {
 	// DPAttention is SGLang's data-parallel attention.
 	DPAttention *bool `json:"dp_attention"`
 	// CUDAGraphs is false when the log says graphs are off (SGLang's
-	// disable_cuda_graph=True).
+	// disable_cuda_graph=True, vLLM's enforce_eager=True).
 	CUDAGraphs *bool `json:"cuda_graphs"`
 	// PDRole is the server's role in prefill/decode disaggregation
 	// ("prefill", "decode").
@@ -143,6 +143,9 @@ var servingFrames = map[string]bool{
 	"run_engine_loop": true, "engine_step": true, "event_loop_normal": true, "event_loop_overlap": true,
 	"event_loop_pp": true, "process_batch_result": true, "run_batch": true, "transfer_worker": true,
 	"execute_model_async": true, "generate": true, "_run_output_handler": true,
+	// SGLang's batch steps (its model worker's thread, the 2024 router's RPC).
+	"forward_thread_func": true, "forward_thread_func_": true, "forward_batch_generation": true,
+	"forward_step": true, "exposed_step": true, "forward_fill_batch": true,
 }
 
 // startupFrames are functions a failing traceback passes through only

@@ -167,3 +167,24 @@ func TestRequestErrorWhileServing(t *testing.T) {
 		t.Errorf("the engine's death read as %s (%+v)", s.State, s.Failure)
 	}
 }
+
+// TestSecondBatchClasses: a traceback announced mid-line, graphs turned
+// off by enforce-eager, an HPU's driver, torch_npu's notices and a process
+// that only printed its rank.
+func TestSecondBatchClasses(t *testing.T) {
+	if s := read(t, `router init state: Traceback (most recent call last):`); s.State != StateFailed || s.Failure.Kind != FailUnknown {
+		t.Errorf("a traceback announced mid-line: %s %+v", s.State, s.Failure)
+	}
+	if s := read(t, `(EngineCore pid=621) WARNING 05-04 15:43:42 [vllm.py:900] Enforce eager set, disabling torch.compile and CUDAGraphs.`); s.CUDAGraphs == nil || *s.CUDAGraphs {
+		t.Errorf("enforce-eager: cuda_graphs %v, want false", s.CUDAGraphs)
+	}
+	if s := read(t, `HPU driver version: 1.20.1-366eb9c`); str(s.DriverVersion) != "1.20.1-366eb9c" {
+		t.Errorf("HPU driver %s", str(s.DriverVersion))
+	}
+	if s := read(t, `    The backend in torch.distributed.init_process_group set to hccl now..`); str(s.Platform) != "npu" {
+		t.Errorf("torch_npu's notice: platform %s", str(s.Platform))
+	}
+	if s := read(t, `INFO 04-28 18:01:26 [parallel_state.py:1004] rank 0 in world size 1 is assigned as DP rank 0, PP rank 0, TP rank 0`).Finish(); len(s.Ranks) != 1 {
+		t.Errorf("a rank line alone: ranks %v, want 1", s.Ranks)
+	}
+}

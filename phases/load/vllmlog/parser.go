@@ -116,6 +116,9 @@ func (p *Parser) segment(raw string) (Record, bool) {
 	r.Time = p.lastTime
 	r.Msg = strings.TrimSpace(msg)
 	readTraceback(&r, msg, p.inTB[r.PID])
+	if !r.Traceback && strings.HasSuffix(r.Msg, "Traceback (most recent call last):") {
+		r.Traceback = true // "router init state: Traceback (most recent call last):"
+	}
 	switch {
 	case r.Exception != "":
 		delete(p.inTB, r.PID)

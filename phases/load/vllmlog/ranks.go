@@ -27,6 +27,8 @@ type procInfo struct {
 	ray     bool // a Ray worker actor
 	v0      bool // V0's multiprocessing worker: one per GPU past the driver's
 	loading bool // it started loading weights or read them: a rank's GPU
+	// rankLine: it printed its rank ("rank 0 in world size 1 is assigned …").
+	rankLine bool
 }
 
 // addProcess notes what a record says of its process: loading weights
@@ -156,7 +158,8 @@ func pidOf(r Rank) int {
 // driverIsRank reports whether the unprefixed process holds rank 0: it
 // loaded weights; or V0's multiprocess workers run beside it and it set up
 // its communicator (their driver is rank 0); or it started loading and no other
-// process is a rank (a single-process engine), or V0's workers run beside it.
+// process is a rank (a single-process engine), or V0's workers run beside it;
+// a process that printed its rank likewise.
 func (s *Summary) driverIsRank(others int) bool {
 	switch {
 	case s.v0Workers && s.driverLogged:
@@ -164,5 +167,5 @@ func (s *Summary) driverIsRank(others int) bool {
 	case s.driver == nil:
 		return false
 	}
-	return s.driver.weights != nil || s.driver.loading && (s.v0Workers || others == 0)
+	return s.driver.weights != nil || (s.driver.loading || s.driver.rankLine) && (s.v0Workers || others == 0)
 }

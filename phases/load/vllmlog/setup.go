@@ -28,7 +28,7 @@ type Setup struct {
 	// states, 0 when unsaid.
 	TP, PP, DP, EP int
 	DPAttention    int8   // 1 on, -1 off, 0 unsaid
-	CUDAGraphs     int8   // 1 on, -1 off (SGLang's disable_cuda_graph), 0 unsaid
+	CUDAGraphs     int8   // 1 on, -1 off (SGLang's disable_cuda_graph, vLLM's enforce-eager), 0 unsaid
 	PDRole         string // SGLang's disaggregation mode: "prefill" or "decode"
 }
 
@@ -39,14 +39,15 @@ var (
 	platformRe = regexp.MustCompile(`Automatically detected platform (\w+)|[\s,(]device_config=(\w+)|[\s,(]device='(\w+)'|Platform plugin (\w+) is activated|device type=(\w+) is not supported`)
 	quantRe    = regexp.MustCompile(`(?:^|[\s,({])'?quantization'?(?:=|: )'?([\w.-]+)`)
 	sizeRe     = regexp.MustCompile(`(?:^|[\s,({])'?(tensor_parallel_size|pipeline_parallel_size|data_parallel_size|tp_size|pp_size|dp_size|ep_size|expert_parallel_size)'?(?:=|: )(\d{1,6})\b`)
+	eagerRe    = regexp.MustCompile(`(?:^|[\s,(])enforce_eager=(?:True|true)\b`)
 	flagRe     = regexp.MustCompile(`(?:^|[\s,(])(enable_dp_attention|disable_cuda_graph)=(True|False)|(?:^|[\s,(])disaggregation_mode='(\w+)'`)
 	// Versions from the environment report pasted with a log
 	// (collect_env), NCCL's and RCCL's banners, nvidia-smi's header.
-	versionLineRe = regexp.MustCompile(`^(?:Nvidia driver version|NVIDIA driver version|Driver Version|CUDA runtime version|HIP runtime version|ROCM Version|ROCm version|CUDA used to build PyTorch|ROCM used to build PyTorch)\s*:\s*([\w.+-]+)|(?:NCCL|RCCL) version [\d.]+\+(cuda|hip)([\d.]+)`)
+	versionLineRe = regexp.MustCompile(`^(?:Nvidia driver version|NVIDIA driver version|HPU driver version|Driver Version|CUDA runtime version|HIP runtime version|ROCM Version|ROCm version|CUDA used to build PyTorch|ROCM used to build PyTorch)\s*:\s*([\w.+-]+)|(?:NCCL|RCCL) version [\d.]+\+(cuda|hip)([\d.]+)`)
 )
 
 // setupNeedles: a line that says anything readSetup reads contains one.
-var setupNeedles = []string{"platform", "Platform", "device", "quantization", "BitsAndBytes", "bitsandbytes", "_size", "parallel_size",
+var setupNeedles = []string{"platform", "Platform", "device", "enforce_eager", "CUDAGraphs", "torch.npu", "hccl", "quantization", "BitsAndBytes", "bitsandbytes", "_size", "parallel_size",
 	"dp_attention", "DP attention", "cuda_graph", "disaggregation_mode", "version", "Version", "used to build",
 	"NPU", "npu", "HIP", "hip", "CUDA out of memory", "vllm_ascend", "XPU", "TPU", "tpu_"}
 
@@ -92,7 +93,8 @@ func platformOf(s *Setup, msg string) {
 		s.Platform = "cuda"
 	case strings.Contains(msg, "HIP error"), strings.Contains(msg, "HIP out of memory"), strings.Contains(msg, "hipError"):
 		s.Platform = "rocm"
-	case strings.Contains(msg, "NPU out of memory"), strings.Contains(msg, "/vllm_ascend/"), strings.Contains(msg, "Capture npu graph"):
+	case strings.Contains(msg, "NPU out of memory"), strings.Contains(msg, "/vllm_ascend/"), strings.Contains(msg, "Capture npu graph"),
+		strings.Contains(msg, "replaced with torch.npu"), strings.Contains(msg, "init_process_group set to hccl"):
 		s.Platform = "npu"
 	case strings.Contains(msg, "not supported on XPU"):
 		s.Platform = "xpu"
@@ -169,6 +171,9 @@ func sizesOf(s *Setup, msg string) {
 func flagsOf(s *Setup, msg string) {
 	if strings.Contains(msg, "DP attention is enabled") {
 		s.DPAttention = 1
+	}
+	if strings.Contains(msg, "disabling torch.compile and CUDAGraphs") || eagerRe.MatchString(msg) {
+		s.CUDAGraphs = -1 // vLLM's enforce-eager: no graphs
 	}
 	for _, m := range flagRe.FindAllStringSubmatch(msg, 4) {
 		on := int8(1)

@@ -161,6 +161,8 @@ func (s *Summary) addKind(r Record) {
 	case KindRankInfo:
 		if r.PID != 0 {
 			s.proc(r).rank = r.Rank
+		} else if r.Engine == "" {
+			s.proc(r).rankLine = true // the unprefixed process said its rank
 		}
 	case KindLoadStart:
 		if strings.Contains(r.Msg, "drafter") {
@@ -325,7 +327,7 @@ func (s *Summary) traceback(r Record) {
 		s.tbComp = frameComponent(r.Msg)
 	}
 	if !errLevel && r.Proc == "" && r.Exception == "" {
-		if strings.HasPrefix(strings.TrimSpace(r.Msg), "Traceback (most recent call last)") {
+		if strings.Contains(r.Msg, "Traceback (most recent call last)") {
 			// An unprefixed traceback: a failure of unknown kind until
 			// its exception names it (the paste may end before it).
 			s.fail(r, FailUnknown, failError)
