@@ -110,10 +110,16 @@ type Stall struct {
 // LoadFailure is a failure named from the log, or the server process's
 // exit during its load (kind "exited").
 type LoadFailure struct {
-	Kind string `json:"kind"` // "oom","nccl","worker_died","engine_failed","timeout","device","exited"
+	Kind string `json:"kind"` // "oom","nccl","worker_died","engine_failed","timeout","device","unknown","exited"
 	Line string `json:"line"`
 	Rank int    `json:"rank"`
-	Node string `json:"node,omitempty"` // the node that failed (several nodes only)
+	// When is "startup" or "serving" (a run-time failure after ready),
+	// "" when the log does not say; Component the part that failed
+	// ("loader", "worker", "engine_core", "api_server", SGLang's
+	// "scheduler", ...), "" when it does not say.
+	When      string `json:"when,omitempty"`
+	Component string `json:"component,omitempty"`
+	Node      string `json:"node,omitempty"` // the node that failed (several nodes only)
 	// PID and Tail, for an exit: the launch's pid and the log's last
 	// lines (secrets scrubbed), the last one being Line.
 	PID  int      `json:"pid,omitempty"`

@@ -205,7 +205,7 @@ func (t *Tracker) Record(now time.Time, r vllmlog.Record) (ms *phases.Milestone,
 	if f := t.sum.Failure; f != nil && f != t.sumFail {
 		t.sumFail = f
 		if t.failure == nil || !t.failStrong || r.Strong {
-			t.failure = &phases.LoadFailure{Kind: f.Kind, Line: f.Line, Rank: f.Rank}
+			t.failure = &phases.LoadFailure{Kind: f.Kind, Line: f.Line, Rank: f.Rank, When: f.When, Component: f.Component}
 			t.failStrong = r.Strong
 			fail = t.failure
 		}

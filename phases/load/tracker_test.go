@@ -274,3 +274,22 @@ func TestProfilerArgsFor(t *testing.T) {
 		t.Errorf("auto at 0.12: %v %v", f, env)
 	}
 }
+
+// TestRuntimeFailure: a failure after the server was ready is a run-time
+// failure of the part the log blames, not a start-up one.
+func TestRuntimeFailure(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	tr := NewTracker("h", 0, time.Minute, t0)
+	p := vllmlog.New()
+	for _, line := range []string{
+		"(APIServer pid=1) INFO 11-04 09:40:00 [api_server.py:1] Starting vLLM API server 0 on http://0.0.0.0:8000",
+		"ERROR 11-04 09:45:23 [core.py:588] EngineCore encountered a fatal error.",
+	} {
+		for _, r := range p.Line(line) {
+			tr.Record(t0, r)
+		}
+	}
+	if f := tr.Failure(); f == nil || f.When != "serving" || f.Component != "engine_core" {
+		t.Errorf("failure = %+v, want the engine core failing while serving", f)
+	}
+}

@@ -28,7 +28,7 @@ var (
 	rankRe   = regexp.MustCompile(`\b(TP|DP|PP|EP|CP)(\d+)\b`)
 
 	loadEndRe  = regexp.MustCompile(`^Load weight end\.(?: elapsed=([\d.]+) s,)?.*?mem usage=(-?[\d.]+) GB`)
-	kvAllocRe  = regexp.MustCompile(`^KV Cache is allocated\. #tokens: (\d+), (?:K size: ([\d.]+) GB, V size: ([\d.]+) GB|KV size: ([\d.]+) GB)`)
+	kvAllocRe  = regexp.MustCompile(`^KV Cache is allocated\. (?:dtype: [\w.]+, )?#tokens: (\d+), (?:K size: ([\d.]+) GB, V size: ([\d.]+) GB|KV size: ([\d.]+) GB)`)
 	maxTokRe   = regexp.MustCompile(`^max_total_num_tokens=(\d+)`)
 	graphEndRe = regexp.MustCompile(`^Capture (?:cuda|npu|CUDA|NPU) graph end\. Time elapsed: ([\d.]+) s(?:\. mem usage=([\d.]+) GB)?`)
 	graphBarRe = regexp.MustCompile(`^Capturing batches \([^)]*\):\s*(\d+)%\|[^|]*\|\s*(\d+)/(\d+)`)

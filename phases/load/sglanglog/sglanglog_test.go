@@ -134,3 +134,34 @@ func TestMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestDeploymentAndServingFailure: SGLang's server args give its parallel
+// sizes, DP attention, graphs and PD role; a scheduler raising in its event
+// loop under a Ray actor's prefix fails while serving; the 2026 KV pool
+// line (dtype first) is read.
+func TestDeploymentAndServingFailure(t *testing.T) {
+	log := `[2026-05-15 11:58:00] server_args=ServerArgs(model_path='m', quantization='fp8', device='cuda', tp_size=16, pp_size=1, dp_size=16, ep_size=16, enable_dp_attention=True, disable_cuda_graph=True, disaggregation_mode='decode')
+[2026-06-08 07:20:53 DP0 TP0 EP0] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 1106304, K size: 25.32 GB, V size: 25.32 GB
+(SGLangEngine pid=6680) [2025-09-22 14:35:35 DP1 TP3 EP3] Scheduler hit an exception: Traceback (most recent call last):
+(SGLangEngine pid=6680)   File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 860, in event_loop_overlap
+`
+	s, err := enginelog.Read(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.TP == nil || *s.TP != 16 || s.DP == nil || *s.DP != 16 || s.EP == nil || *s.EP != 16 || s.PP == nil || *s.PP != 1 {
+		t.Errorf("sizes tp=%v pp=%v dp=%v ep=%v, want 16/1/16/16", s.TP, s.PP, s.DP, s.EP)
+	}
+	if s.DPAttention == nil || !*s.DPAttention || s.CUDAGraphs == nil || *s.CUDAGraphs || s.PDRole == nil || *s.PDRole != "decode" {
+		t.Errorf("dp_attention=%v cuda_graphs=%v pd_role=%v, want true/false/decode", s.DPAttention, s.CUDAGraphs, s.PDRole)
+	}
+	if s.Quantization == nil || *s.Quantization != "fp8" || s.Platform == nil || *s.Platform != "cuda" {
+		t.Errorf("quantization=%v platform=%v, want fp8/cuda", s.Quantization, s.Platform)
+	}
+	if s.KVCacheTokens == nil || *s.KVCacheTokens != 1106304 {
+		t.Errorf("kv tokens %v, want 1106304", s.KVCacheTokens)
+	}
+	if s.Failure == nil || s.Failure.When != vllmlog.WhenServing || s.Failure.Component != "scheduler" {
+		t.Errorf("failure %+v, want a scheduler failure while serving", s.Failure)
+	}
+}

@@ -15,7 +15,7 @@ var (
 	barRe = regexp.MustCompile(`^(.*?):\s*(\d{1,3})%(?:\s*Completed\s*\||\|[^|]*\|)?\s*(\d+)/(\d+)\s*\[([\d:?]+)<([\d:?]+)(?:,\s*([\d.?]+)\s*(it/s|s/it))?`)
 
 	rankLineRe  = regexp.MustCompile(`rank (\d+) in world size (\d+) is assigned as|world_size=(\d+) rank=(\d+) local_rank=(\d+)`)
-	loadStartRe = regexp.MustCompile(`Starting to load model (.+?)\.\.\.|Loading model from scratch|Loading drafter model|Loading weights with BitsAndBytes quantization`)
+	loadStartRe = regexp.MustCompile(`Starting to load model (.+?)\.\.\.|Loading model from scratch|Loading drafter model|Loading weights with BitsAndBytes quantization|Loading model with MODEL_IMPL_TYPE|Downloading weights from HF|Loading weights from /`)
 	// The memory profile's line also states the weights' size (V0 0.6–0.9).
 	profWeightsRe = regexp.MustCompile(`model weights take (-?[\d.]+) ?GiB`)
 	weightsRe     = regexp.MustCompile(`Loading weights took ([\d.]+) seconds`)
@@ -23,16 +23,18 @@ var (
 	modelV0Re     = regexp.MustCompile(`Loading model weights took ([\d.]+) (GiB|GB)`)
 	hpuRe         = regexp.MustCompile(`Pre-loading model weights on \S+ took ([\d.]+) (GiB|GB)`)
 	compileRe     = regexp.MustCompile(`for vLLM's torch\.compile|Dynamo bytecode transform time|Compiling a graph for|Directly load the compiled graph|Cache the graph .* for later use|saved AOT compiled function|Warming up model for the compilation`)
-	compileDone   = regexp.MustCompile(`torch\.compile (?:takes|took) ([\d.]+) s in total`)
-	kvMemRe       = regexp.MustCompile(`Available KV cache memory: (-?[\d.]+) GiB|kv_cache_size=(-?[\d.]+)GiB|reserved for KV Cache is (-?[\d.]+)GiB`)
-	kvTokRe       = regexp.MustCompile(`GPU KV cache size: ([\d,]+) tokens`)
-	kvBlocksRe    = regexp.MustCompile(`# GPU blocks: (\d+)`)
-	concRe        = regexp.MustCompile(`Maximum concurrency for ([\d,]+) tokens per request: ([\d.,]+)x`)
-	graphsRe      = regexp.MustCompile(`Capturing the model for CUDA graphs|Capturing cudagraphs for decoding|Profiling CUDA graph memory|Capturing model for speculator|Registering \d+ cuda graph addresses`)
-	graphsDone    = regexp.MustCompile(`Graph capturing finished in (\d+) secs(?:, took ([\d.]+) GiB)?`)
-	engineInit    = regexp.MustCompile(`init engine \(profile, create kv cache, warmup model\) took ([\d.]+) (?:seconds|s)`)
-	readyRe       = regexp.MustCompile(`Starting vLLM API server|Starting vLLM server on|Uvicorn running on|Application startup complete|Available routes are`)
-	watchdogRe    = regexp.MustCompile(`No available shared memory broadcast block found in (\d+) seconds`)
+	compileDone   = regexp.MustCompile(`torch\.compile (?:takes|took) ([\d.]+) s in total|Compilation finished in (?:in )?([\d.]+) \[secs\]`)
+	// The profiling run that sizes the KV cache.
+	profileRunRe = regexp.MustCompile(`Initial profiling/warmup run took|Memory profiling takes`)
+	kvMemRe      = regexp.MustCompile(`Available KV cache memory: (-?[\d.]+) GiB|kv_cache_size=(-?[\d.]+)GiB|reserved for KV Cache is (-?[\d.]+)GiB`)
+	kvTokRe      = regexp.MustCompile(`GPU KV cache size: ([\d,]+) tokens`)
+	kvBlocksRe   = regexp.MustCompile(`# GPU blocks: (\d+)`)
+	concRe       = regexp.MustCompile(`Maximum concurrency for ([\d,]+) tokens per request: ([\d.,]+)x`)
+	graphsRe     = regexp.MustCompile(`Capturing the model for CUDA graphs|Capturing cudagraphs for decoding|Profiling CUDA graph memory|Capturing model for speculator|Registering \d+ cuda graph addresses`)
+	graphsDone   = regexp.MustCompile(`Graph capturing finished in (\d+) secs(?:, took ([\d.]+) GiB)?`)
+	engineInit   = regexp.MustCompile(`init engine \(profile, create kv cache, warmup model\) took ([\d.]+) (?:seconds|s)`)
+	readyRe      = regexp.MustCompile(`Starting vLLM API server|Starting vLLM server on|Uvicorn running on|Application startup complete|Available routes are`)
+	watchdogRe   = regexp.MustCompile(`No available shared memory broadcast block found in (\d+) seconds`)
 	// Waits a stuck load prints: torch's NCCL watchdog warnings that a
 	// collective has not completed, V0's client waiting on its engine.
 	waitRe     = regexp.MustCompile(`ProcessGroupNCCL.*(?:[Ww]aiting for|has not (?:yet )?(?:completed|finished)|[Hh]eartbeat monitor)|Waiting for output from MQLLMEngine`)
@@ -43,11 +45,12 @@ var (
 	// Whole words only: a function named …WithTimeout is not a timeout.
 	timeoutRe = regexp.MustCompile(`(?:^|[^\w])(?:TimeoutError|[Tt]imed out waiting for|Timeout while waiting for|startup timed out|did not become ready within)`)
 	// An accelerator fault: Ascend's ACL/PTA errors, CUDA and HIP runtime faults.
-	deviceRe = regexp.MustCompile(`NPU function error|PTA call acl api failed|ACL stream synchronize failed|\bE[A-Z]9999: Inner Error|CUDA error(?: \([^)]*\))?: (?:an illegal|unspecified launch failure|misaligned address|device-side assert|invalid argument|invalid device|no kernel image|the provided PTX)|HIP error(?: \([^)]*\))?: (?:an illegal|unspecified launch failure|invalid argument|invalid device)|rtGetDeviceCount execution failed|[Gg]et device count failed|drv devId is invalid|rtSetDevice\w* execution failed|No CUDA GPUs are available|CUDA driver initialization failed|RuntimeError: No HIP GPUs`)
-	portRe   = regexp.MustCompile(`[Aa]ddress already in use|EADDRINUSE`)
-	launchRe = regexp.MustCompile(`in launch_core_engines|with launch_core_engines\(`)
-	diedRe   = regexp.MustCompile(`Worker proc \S+ died unexpectedly|WorkerProc failed to start|WorkerProc hit an exception|WorkerProc initialization failed|\bpid \d+ died, exit code|died with exit code|killed by signal|Exception in worker \S+ while processing|Worker process .* died|RayWorkerWrapper died`)
-	engineRe = regexp.MustCompile(`EngineCore failed to start|Engine core proc \S+ died|EngineDeadError|[Ee]ngine loop has died|MQLLMEngine (?:is )?dead|Engine core initialization failed|Engine process failed to start|Failed core proc\(s\)`)
+	deviceRe     = regexp.MustCompile(`NPU function error|PTA call acl api failed|ACL stream synchronize failed|\bE[A-Z]9999: Inner Error|CUDA error(?: \([^)]*\))?: (?:an illegal|unspecified launch failure|misaligned address|device-side assert|invalid argument|invalid device|no kernel image|the provided PTX)|HIP error(?: \([^)]*\))?: (?:an illegal|unspecified launch failure|invalid argument|invalid device)|rtGetDeviceCount execution failed|[Gg]et device count failed|drv devId is invalid|rtSetDevice\w* execution failed|No CUDA GPUs are available|CUDA driver initialization failed|RuntimeError: No HIP GPUs`)
+	portRe       = regexp.MustCompile(`[Aa]ddress already in use|EADDRINUSE`)
+	loaderFailRe = regexp.MustCompile(`Producer batch \d+ failed|Consumer error: `)
+	launchRe     = regexp.MustCompile(`in launch_core_engines|with launch_core_engines\(`)
+	diedRe       = regexp.MustCompile(`Worker proc \S+ died unexpectedly|WorkerProc failed to start|WorkerProc hit an exception|WorkerProc initialization failed|\bpid \d+ died, exit code|died with exit code|killed by signal|Exception in worker \S+ while processing|Worker process .* died|RayWorkerWrapper died`)
+	engineRe     = regexp.MustCompile(`EngineCore failed to start|EngineCore encountered a fatal error|Engine core proc \S+ died|EngineDeadError|[Ee]ngine loop has died|MQLLMEngine (?:is )?dead|Engine core initialization failed|Engine process failed to start|Failed core proc\(s\)`)
 )
 
 // classify fills r's kind and values from its message.
@@ -104,14 +107,18 @@ var rules = []rule{
 			r.Value = logfield.Float(m[4])
 		}
 	}},
-	{[]string{"Starting to load model", "Loading model from scratch", "Loading drafter model", "Loading weights with BitsAndBytes"}, loadStartRe, func(r *Record, m []string) { r.Kind = KindLoadStart }},
+	{[]string{"Starting to load model", "Loading model from scratch", "Loading drafter model", "Loading weights with BitsAndBytes",
+		"MODEL_IMPL_TYPE", "Downloading weights from", "Loading weights from /"}, loadStartRe, func(r *Record, m []string) { r.Kind = KindLoadStart }},
 	{[]string{"Model loading took"}, modelRe, func(r *Record, m []string) {
 		r.Kind, r.GiB, r.Seconds = KindModelLoaded, logfield.Float(m[1]), logfield.Float(m[3])
 	}},
 	{[]string{"Loading model weights took"}, modelV0Re, func(r *Record, m []string) { r.Kind, r.GiB = KindModelLoaded, logfield.Float(m[1]) }},
 	{[]string{"Pre-loading model weights"}, hpuRe, func(r *Record, m []string) { r.Kind, r.GiB = KindModelLoaded, logfield.Float(m[1]) }},
 	{[]string{"Loading weights took"}, weightsRe, func(r *Record, m []string) { r.Kind, r.Seconds = KindWeightsRead, logfield.Float(m[1]) }},
-	{[]string{"torch.compile t"}, compileDone, func(r *Record, m []string) { r.Kind, r.Seconds = KindCompileDone, logfield.Float(m[1]) }},
+	{[]string{"torch.compile t", "Compilation finished"}, compileDone, func(r *Record, m []string) {
+		r.Kind, r.Seconds = KindCompileDone, logfield.Float(m[1]+m[2])
+	}},
+	{[]string{"profiling/warmup run", "Memory profiling takes"}, profileRunRe, func(r *Record, m []string) { r.Kind = KindMemoryPool }},
 	{[]string{"torch.compile", "Dynamo", "Compiling a graph", "compiled graph", "Cache the graph", "AOT compiled", "for the compilation"},
 		compileRe, func(r *Record, m []string) { r.Kind = KindCompile }},
 	{[]string{"KV cache size"}, kvTokRe, func(r *Record, m []string) { r.Kind, r.Tokens = KindKVCache, logfield.Int(m[1]) }},
@@ -169,6 +176,9 @@ func failureOf(msg string) (string, bool) {
 		return FailWorkerDied, false
 	case engineRe.MatchString(msg):
 		return FailEngineFailed, false
+	case loaderFailRe.MatchString(msg):
+		// A weight loader's own error (fastsafetensors' producer).
+		return FailUnknown, false
 	case launchRe.MatchString(msg):
 		// The launcher's traceback with no exception of its own: the
 		// engines did not come up in time.
@@ -183,9 +193,9 @@ var failNeedles = []string{"out of memory", "OutOfMemory", "No available memory"
 	"Engine process failed", "Failed core proc", "launch_core_engines", "NPU function error", "acl api failed",
 	"synchronize failed", "Inner Error", "CUDA error", "HIP error", "atchdog caught", "Timeout at NCCL", "already in use",
 	"EADDRINUSE", "execution failed", "device count", "devId", "No CUDA GPUs", "No HIP GPUs", "driver initialization",
-	"exit code", "by signal", "EngineDead", "has died", "dead"}
+	"exit code", "by signal", "EngineDead", "has died", "dead", "Producer batch", "Consumer error", "fatal error"}
 
-var loadBarDescs = []string{"Loading safetensors checkpoint shards", "Loading fastsafetensors checkpoint shards", "Loading safetensors using Runai Model Streamer",
+var loadBarDescs = []string{"Loading safetensors checkpoint shards", "Loading safetensors using", "Loading fastsafetensors checkpoint shards", "Loading safetensors using Runai Model Streamer",
 	"Multi-thread loading shards", "Loading weights (pinned)", "Loading safetensors (Buffered)",
 	"Loading pt checkpoint shards", "Loading checkpoint shards", "Loading gguf", "Loading weights"}
 

@@ -31,6 +31,23 @@ var (
 	// "2026-05-08 11:47:02.257 [Error] (Process) ".
 	tagRe      = regexp.MustCompile(`^\[[A-Za-z][\w .-]{0,23}\](?: |$)`)
 	launcherRe = regexp.MustCompile(`^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? (?:\[\w+ ?\] )?(?:\(\w+\) )?`)
+	// Python logging's prefix on a child's re-logged stderr:
+	// "2025-06-27 12:57:51,690 - __main__ - INFO - ".
+	pyLogRe = regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? - [\w.]+ - [A-Z]+ - `)
+	// A Rust tracing subscriber's level and target (Dynamo's re-logged
+	// lines, after their RFC 3339 time): " INFO model_runner.load_model: ".
+	tracingRe = regexp.MustCompile(`^ ?(?:TRACE|DEBUG|INFO|WARN|ERROR) +[\w.:]+: `)
+	// A console's table export: "2025-07-18 11:29:37.824 | worker |   | ".
+	tableRe = regexp.MustCompile(`^\d{4}-\d\d-\d\d[ T][\d:.]+ \| \w+ \| +\| `)
+	// Kubernetes log viewers' pod or container column: "[pod/NAME/CONTAINER] ",
+	// "kserve-container ".
+	podRe = regexp.MustCompile(`^\[pod/[^\]\s]+\] |^[a-z][a-z0-9-]*-container `)
+	// Markup a paste carries: a Markdown quote or code span, a log
+	// viewer's box border, an HTML export's tags.
+	quoteRe = regexp.MustCompile(`^(?:> ?|` + "`" + `|│ ?)`)
+	htmlRe  = regexp.MustCompile(`</?(?:font|b|span|i|code)(?:\s[^>]*)?>`)
+	// torch's per-rank stderr prefix: "[rank0]: ".
+	torchRankRe = regexp.MustCompile(`^\[rank(\d{1,6})\]: ?`)
 	// Process prefix: (Name[ rank=R] pid=N[, ip=A.B.C.D]).
 	prefixRe = regexp.MustCompile(`^\(([A-Za-z][\w]*)(?: rank=(\d+)| TP(\d+))? pid=(\d+)(?:, ip=([\d.:a-fA-F]+))?\)\s?`)
 	// Where a glued line starts: a process prefix or a torch C++ "[rankN]:[" warning.
@@ -60,6 +77,7 @@ func cleanLine(s string) string {
 		return r
 	}, s)
 	s = strings.ReplaceAll(s, "^O", "")
+	s = stripMarkup(s)
 	// Wrappers nest (journald around a launcher's tag): peel until none is left.
 	for pass := 0; pass < 4; pass++ {
 		before := len(s)
@@ -75,6 +93,12 @@ func cleanLine(s string) string {
 		}
 	}
 	s = strings.TrimRight(s, " ")
+	if strings.HasSuffix(s, "│") {
+		s = strings.TrimRight(strings.TrimSuffix(s, "│"), " ")
+	}
+	if strings.HasSuffix(s, "`") && !strings.Contains(s, "`"+"`") {
+		s = strings.TrimSuffix(s, "`")
+	}
 	if strings.HasSuffix(s, "across cluster]") {
 		s = rayDupRe.ReplaceAllString(s, "")
 	}
@@ -100,9 +124,34 @@ var wrappers = []struct {
 		i := strings.Index(s, " | ")
 		return i > 0 && i < 80 && !strings.Contains(strings.TrimRight(s[:i], " "), " ")
 	}, composeRe},
-	{func(s string) bool { return len(s) > 1 && s[0] == '[' }, tagRe},
+	{func(s string) bool { return len(s) > 1 && s[0] == '[' && !strings.HasPrefix(s, "[rank") }, tagRe},
+	{func(s string) bool { return len(s) > 20 && s[4] == '-' && strings.Contains(s[:min(len(s), 40)], " - ") }, pyLogRe},
+	{func(s string) bool { return len(s) > 20 && s[4] == '-' && strings.Contains(s[:min(len(s), 40)], " | ") }, tableRe},
 	{func(s string) bool { return len(s) > 20 && s[4] == '-' && s[0] >= '0' && s[0] <= '9' }, launcherRe},
+	{func(s string) bool {
+		return len(s) > 8 && (s[0] == ' ' || s[0] >= 'A' && s[0] <= 'Z') && strings.Contains(s[:min(len(s), 64)], ": ")
+	}, tracingRe},
+	{func(s string) bool {
+		return len(s) > 10 && (s[0] == '[' || strings.Contains(s[:min(len(s), 64)], "-container "))
+	}, podRe},
 }
+
+// stripMarkup removes what a paste wraps a log line in: a Markdown quote
+// or code span, a log viewer's box border, HTML tags and entities.
+func stripMarkup(s string) string {
+	if len(s) > 0 && (s[0] == '>' || s[0] == '`' || strings.HasPrefix(s, "│")) {
+		s = quoteRe.ReplaceAllString(s, "")
+	}
+	if strings.Contains(s, "</") || strings.Contains(s, "<font") {
+		s = htmlRe.ReplaceAllString(s, "")
+	}
+	if strings.Contains(s, "&") && strings.Contains(s, ";") {
+		s = htmlEntities.Replace(s)
+	}
+	return s
+}
+
+var htmlEntities = strings.NewReplacer("&apos;", "'", "&quot;", "\"", "&amp;", "&", "&lt;", "<", "&gt;", ">", "&#39;", "'")
 
 func contains(lit string) func(string) bool {
 	return func(s string) bool { return strings.Contains(s, lit) }
@@ -188,6 +237,9 @@ type proc struct {
 	pid  int
 	rank int    // -1 when the prefix names no rank
 	host string // Ray's "ip=" address, "" when none
+	// glued is another process whose prefix was printed into this one's
+	// (two workers writing at once), nil when none.
+	glued *proc
 }
 
 // parsePrefix reads a process prefix at the start of s.
@@ -202,6 +254,11 @@ func parsePrefix(s string) (proc, string, bool) {
 		}
 		if inner.rank < 0 && inner.pid == p.pid {
 			inner.rank = p.rank
+		}
+		if inner.pid != p.pid && p.rank >= 0 && inner.rank >= 0 && inner.rank != p.rank && inner.name == p.name {
+			outer := p
+			outer.glued = nil
+			inner.glued = &outer
 		}
 		if inner.host == "" {
 			// A nested worker runs on its outer actor's host.

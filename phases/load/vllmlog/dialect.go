@@ -70,7 +70,15 @@ func (p *Parser) dialectSegment(text string) Record {
 	d := p.active
 	r := Record{Text: text, Rank: -1, Engine: d.Engine()}
 	msg := text
-	if pr, rest, ok := d.Split(text); ok {
+	if outer, rest, ok := parsePrefix(text); ok {
+		// A launcher's process prefix around the engine's line (a Ray
+		// actor running the server: "(SGLangEngine pid=6680) [… TP3] …").
+		msg = rest
+		if outer.host != "" {
+			r.Host = outer.host
+		}
+	}
+	if pr, rest, ok := d.Split(msg); ok {
 		r.Proc, r.Rank, r.Level, msg = pr.Proc, pr.Rank, pr.Level, rest
 		if pr.Time != "" {
 			p.lastTime = pr.Time
@@ -101,6 +109,7 @@ func (p *Parser) dialectSegment(text string) Record {
 	if !d.Classify(&r) {
 		classify(&r)
 	}
+	readSetup(&r)
 	if r.Kind == KindShardBar && r.Rank < 0 {
 		r.Rank = 0
 	}

@@ -2,6 +2,7 @@ package vllmlog
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 )
 
@@ -100,42 +101,32 @@ func (p *Parser) segment(raw string) (Record, bool) {
 		}
 	}
 	r := Record{Text: text, Rank: -1}
-	pr, rest, hasPrefix := parsePrefix(text)
-	if hasPrefix && strings.TrimSpace(rest) == "" {
-		// A bare prefix: the worker's prefixer wrote it and tqdm's bar
-		// follows on the next line.
-		p.pending = &pr
+	rest, ok := p.readPrefix(&r, text)
+	if !ok {
 		return Record{}, false
 	}
-	if !hasPrefix && p.pending != nil {
-		pr, hasPrefix = *p.pending, true
-	}
-	p.pending = nil
-	if hasPrefix {
-		r.Proc, r.PID, r.Rank, r.Host = pr.name, pr.pid, pr.rank, pr.host
-		if r.Rank < 0 {
-			if rk, ok := p.ranks[pr.pid]; ok {
-				r.Rank = rk
-			}
-		} else {
-			p.ranks[pr.pid] = r.Rank
-		}
-	}
 	h, msg, _ := parseHeader(rest)
-	r.Level = h.level
+	r.Level, r.File = h.level, h.file
+	if r.Level == "" {
+		r.Level = foreignLevel(msg)
+	}
 	if h.time != "" {
 		p.lastTime = h.time
 	}
 	r.Time = p.lastTime
 	r.Msg = strings.TrimSpace(msg)
 	readTraceback(&r, msg, p.inTB[r.PID])
+	if !r.Traceback && strings.HasSuffix(r.Msg, "Traceback (most recent call last):") {
+		r.Traceback = true // "router init state: Traceback (most recent call last):"
+	}
 	switch {
 	case r.Exception != "":
-		p.inTB[r.PID] = false
-	case r.Traceback:
+		delete(p.inTB, r.PID)
+	case r.Traceback && len(p.inTB) < maxNamedRanks:
 		p.inTB[r.PID] = true
 	}
 	classify(&r)
+	readSetup(&r)
 	if isTraceback(msg) {
 		switch r.Kind {
 		case KindWarning:
@@ -151,7 +142,7 @@ func (p *Parser) segment(raw string) (Record, bool) {
 	switch r.Kind {
 	case KindRankInfo:
 		rank := int(r.Value)
-		if r.PID != 0 {
+		if r.PID != 0 && len(p.ranks) < maxNamedRanks {
 			p.ranks[r.PID] = rank
 		}
 		r.Rank = rank
@@ -162,6 +153,66 @@ func (p *Parser) segment(raw string) (Record, bool) {
 		}
 	}
 	return r, true
+}
+
+// readPrefix fills r's process from the line's prefix and returns the
+// rest; false for a bare prefix (the worker's prefixer wrote it and tqdm's
+// bar follows on the next line).
+func (p *Parser) readPrefix(r *Record, text string) (string, bool) {
+	pr, rest, hasPrefix := parsePrefix(text)
+	if !hasPrefix {
+		pr, rest, hasPrefix = torchRankPrefix(text)
+	}
+	if hasPrefix && strings.TrimSpace(rest) == "" {
+		p.pending = &pr
+		return "", false
+	}
+	if !hasPrefix && p.pending != nil {
+		pr, hasPrefix = *p.pending, true
+	}
+	p.pending = nil
+	if !hasPrefix {
+		return rest, true
+	}
+	r.Proc, r.PID, r.Rank, r.Host = pr.name, pr.pid, pr.rank, pr.host
+	if g := pr.glued; g != nil {
+		r.GluedProc, r.GluedPID, r.GluedRank = g.name, g.pid, g.rank
+	}
+	if r.Rank < 0 {
+		if rk, ok := p.ranks[pr.pid]; ok {
+			r.Rank = rk
+		}
+	} else if len(p.ranks) < maxNamedRanks {
+		p.ranks[pr.pid] = r.Rank
+	}
+	return rest, true
+}
+
+// torchRankPrefix reads torch's "[rank0]: " prefix as the process of that
+// rank (its lines are that process's own stream).
+func torchRankPrefix(s string) (proc, string, bool) {
+	if !strings.HasPrefix(s, "[rank") {
+		return proc{rank: -1}, s, false
+	}
+	m := torchRankRe.FindStringSubmatchIndex(s)
+	if m == nil {
+		return proc{rank: -1}, s, false
+	}
+	n, _ := strconv.Atoi(s[m[2]:m[3]])
+	return proc{name: "rank", rank: n}, s[m[1]:], true
+}
+
+// foreignLevel is the ERROR (or CRITICAL, FATAL) level of a line another
+// logger wrote around an engine's message (KServe's, Ray Serve's), "" for
+// any other line.
+func foreignLevel(msg string) string {
+	head := msg[:min(len(msg), 48)]
+	for _, lv := range []string{"ERROR", "CRITICAL", "FATAL"} {
+		if strings.HasPrefix(head, lv+" ") || strings.Contains(head, " "+lv+" ") || strings.Contains(head, " - "+lv+" - ") {
+			return "ERROR"
+		}
+	}
+	return ""
 }
 
 // Message returns a log line's message without its transport wrapper,
@@ -178,5 +229,5 @@ func Message(line string) string {
 func isTraceback(msg string) bool {
 	t := strings.TrimSpace(msg)
 	return strings.HasPrefix(msg, " ") || strings.HasPrefix(t, "Traceback (most recent call last)") ||
-		strings.HasPrefix(t, "File \"") || strings.Trim(t, "^~ ") == ""
+		strings.HasPrefix(t, "File \"") || t != "" && strings.Trim(t, "^~ ") == ""
 }

@@ -1,6 +1,9 @@
 package vllmlog
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // maxNamedRanks bounds the ranks kept by name (a garbled log could name
 // any number).
@@ -24,14 +27,24 @@ type procInfo struct {
 	ray     bool // a Ray worker actor
 	v0      bool // V0's multiprocessing worker: one per GPU past the driver's
 	loading bool // it started loading weights or read them: a rank's GPU
+	// rankLine: it printed its rank ("rank 0 in world size 1 is assigned …").
+	rankLine bool
 }
 
 // addProcess notes what a record says of its process: loading weights
 // (a rank's GPU, printed or not), a worker's name, rank and executor.
 func (s *Summary) addProcess(r Record) {
+	if r.PID == 0 && r.Engine == "" && r.File != "" && (r.Kind == KindRankInfo || strings.Contains(r.Msg, "nccl")) {
+		// The unprefixed driver set up its own communicator: a rank.
+		s.driverLogged = true
+	}
 	if r.Engine == "" && (r.Kind == KindLoadStart || r.Kind == KindWeightsRead) && (r.PID == 0 || isWorker(r.Proc)) {
 		// A process loading weights holds a GPU: a rank, printed or not.
 		s.proc(r).loading = true
+	}
+	if r.GluedPID != 0 && isWorker(r.GluedProc) && len(s.procs) < maxNamedRanks {
+		g := s.proc(Record{PID: r.GluedPID, Host: r.Host, Rank: r.GluedRank})
+		g.rank, g.worker = r.GluedRank, true
 	}
 	if r.PID == 0 || r.Proc == "" || !isWorker(r.Proc) {
 		return
@@ -72,7 +85,9 @@ func (s *Summary) proc(r Record) *procInfo {
 	p := s.procs[k]
 	if p == nil {
 		p = &procInfo{host: k.host, pid: k.pid, name: k.name, rank: r.Rank}
-		s.procs[k] = p
+		if len(s.procs) < maxNamedRanks {
+			s.procs[k] = p // past the bound, a process is noted nowhere
+		}
 	}
 	return p
 }
@@ -100,7 +115,7 @@ func (s *Summary) ranks() []Rank {
 		}
 		out = append(out, Rank{Rank: p.rank, PID: pid, Name: p.name, Host: p.host, WeightsGiB: p.weights})
 	}
-	if !used[0] && s.driver != nil && (s.driver.weights != nil || s.driver.loading && s.v0Workers) {
+	if !used[0] && s.driverIsRank(len(known)+len(unknown)) {
 		used[0] = true
 		var w *float64
 		if s.driver != nil {
@@ -138,4 +153,19 @@ func pidOf(r Rank) int {
 		return -1
 	}
 	return *r.PID
+}
+
+// driverIsRank reports whether the unprefixed process holds rank 0: it
+// loaded weights; or V0's multiprocess workers run beside it and it set up
+// its communicator (their driver is rank 0); or it started loading and no other
+// process is a rank (a single-process engine), or V0's workers run beside it;
+// a process that printed its rank likewise.
+func (s *Summary) driverIsRank(others int) bool {
+	switch {
+	case s.v0Workers && s.driverLogged:
+		return true
+	case s.driver == nil:
+		return false
+	}
+	return s.driver.weights != nil || (s.driver.loading || s.driver.rankLine) && (s.v0Workers || others == 0)
 }

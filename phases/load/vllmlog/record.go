@@ -55,6 +55,9 @@ const (
 	FailPortInUse    = "port_in_use"
 	FailImport       = "import" // a module that would not import
 	FailConfig       = "config" // an argument or model configuration refused
+	// FailUnknown is an error the log shows without naming its kind
+	// (an ERROR line, a traceback cut before its exception).
+	FailUnknown = "unknown"
 	// FailExited is the server process's exit during its load, which
 	// the load watcher sees (no log line names it).
 	FailExited = "exited"
@@ -110,6 +113,14 @@ type Record struct {
 	// Engine is the engine whose dialect read the line ("sglang"), ""
 	// for vLLM's own.
 	Engine string
+	// File is the logger header's source file ("core.py"), "" when none.
+	File string
+	// Glued is another rank's process whose prefix was printed into
+	// this line's (two workers writing at once): its name, pid and rank.
+	GluedProc           string
+	GluedPID, GluedRank int
+	// Setup is what the line says of the deployment, nil when nothing.
+	Setup *Setup
 }
 
 // Stage is the load stage this record proves was reached, "" when none.

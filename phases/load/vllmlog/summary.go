@@ -47,6 +47,15 @@ type Failure struct {
 	Stage string `json:"stage"`
 	Line  string `json:"line"`
 	Rank  int    `json:"-"`
+	// When is "startup" for a failure before the server was ready,
+	// "serving" for one after (or in a request's engine step), "" when
+	// the log does not say.
+	When string `json:"when"`
+	// Component is the part that failed: "loader", "worker",
+	// "engine_core", "api_server", SGLang's "scheduler",
+	// "tokenizer_manager", "detokenizer", "dp_controller"; "" when the
+	// log does not say.
+	Component string `json:"component"`
 }
 
 // Stall is a wait the log reports while the load or the server is stuck:
@@ -85,6 +94,15 @@ type Summary struct {
 	// Hosts are the Ray actors' addresses of a multi-node log.
 	Hosts  []string `json:"hosts,omitempty"`
 	Stalls []Stall  `json:"stalls,omitempty"`
+	Deployment
+
+	setup       Setup  // what the lines said, merged (Deployment is read from it)
+	failedReady bool   // the failure came after the ready line
+	servingEv   bool   // a failing traceback or error names serving (an engine step, a request)
+	startupEv   bool   // … or the start (an init, a load, "failed to start")
+	tbComp      string // the part a failing traceback's first telling frame is in
+	// driverLogged: the unprefixed process set up its communicator.
+	driverLogged bool
 
 	tbStage     int // the furthest stage a failing traceback's frames name, -1 when none
 	v0Workers   bool
@@ -131,6 +149,9 @@ func (s *Summary) Add(r Record) {
 		s.addHost(r.Host)
 	}
 	s.addProcess(r)
+	if r.Setup != nil {
+		s.setup.merge(r.Setup)
+	}
 	s.finish()
 }
 
@@ -140,6 +161,8 @@ func (s *Summary) addKind(r Record) {
 	case KindRankInfo:
 		if r.PID != 0 {
 			s.proc(r).rank = r.Rank
+		} else if r.Engine == "" {
+			s.proc(r).rankLine = true // the unprefixed process said its rank
 		}
 	case KindLoadStart:
 		if strings.Contains(r.Msg, "drafter") {
@@ -172,7 +195,13 @@ func (s *Summary) addKind(r Record) {
 		if w := r.WeightsGiB; w > 0 && s.WeightsGiB == nil {
 			s.WeightsGiB = &w
 		}
-	case KindCompile, KindCompileDone, KindGraphs, KindGraphsDone, KindEngineInit:
+	case KindCompileDone:
+		s.loaded = true
+		if s.CompileSeconds == nil || r.Seconds > *s.CompileSeconds {
+			sec := r.Seconds
+			s.CompileSeconds = &sec
+		}
+	case KindCompile, KindGraphs, KindGraphsDone, KindEngineInit:
 		s.loaded = true
 	case KindReady:
 		s.ready = true
@@ -181,7 +210,15 @@ func (s *Summary) addKind(r Record) {
 			s.ReadyAt = &t
 		}
 	case KindFailure:
+		s.noteWhen(r)
 		s.fail(r, r.Failure, strength(r.Strong))
+	case KindWarning:
+		if r.Level == "ERROR" || r.Level == "CRITICAL" {
+			// An error line from any process of the engine ends the
+			// load, of unknown kind until a stronger line names it.
+			s.noteWhen(r)
+			s.fail(r, FailUnknown, failError)
+		}
 	case KindWatchdog:
 		if len(s.Stalls) < maxStalls {
 			s.Stalls = append(s.Stalls, Stall{Kind: stallKind(r), Seconds: r.Seconds, Time: r.Time, Line: strings.TrimSpace(r.Text)})
@@ -230,6 +267,11 @@ func (s *Summary) fail(r Record, kind string, level int) {
 	if s.Failure != nil && level <= s.failLevel {
 		return
 	}
+	if s.ready && level <= failTraceback && componentOf(r) == CompAPIServer {
+		// A request's error while serving (a bad prompt, a client gone)
+		// is the API server answering it, not the server failing.
+		return
+	}
 	stage := phases.StageOrder[s.stage]
 	if s.Failure != nil {
 		stage = s.Failure.Stage
@@ -240,14 +282,20 @@ func (s *Summary) fail(r Record, kind string, level int) {
 		// the KV cache is what comes next.
 		stage = phases.StageKVCache
 	}
-	s.Failure = &Failure{Kind: kind, Stage: stage, Line: strings.TrimSpace(r.Text), Rank: r.Rank}
+	comp := componentOf(r)
+	if comp == "" && s.Failure != nil {
+		comp = s.Failure.Component
+	}
+	s.Failure = &Failure{Kind: kind, Stage: stage, Line: strings.TrimSpace(r.Text), Rank: r.Rank, Component: comp}
 	s.failLevel = level
+	s.failedReady = s.ready
 }
 
 // Failure evidence, weakest first: a traceback that names nothing, a
 // message naming a consequence (a worker died), a root cause (OOM, NCCL).
 const (
-	failTraceback = iota + 1
+	failError     = 0 // an ERROR line that names nothing
+	failTraceback = iota
 	failConsequence
 	failRoot
 )
@@ -270,7 +318,20 @@ func (s *Summary) traceback(r Record) {
 	if st := FrameStage(r.Frame); st != "" && phases.StageIndex(st) > s.tbStage {
 		s.tbStage = phases.StageIndex(st)
 	}
+	if st := calledStage(r); st != "" && phases.StageIndex(st) > s.tbStage {
+		// The last code line of a traceback cut short calls the stage.
+		s.tbStage = phases.StageIndex(st)
+	}
+	s.noteWhen(r)
+	if s.tbComp == "" && r.Frame != "" {
+		s.tbComp = frameComponent(r.Msg)
+	}
 	if !errLevel && r.Proc == "" && r.Exception == "" {
+		if strings.Contains(r.Msg, "Traceback (most recent call last)") {
+			// An unprefixed traceback: a failure of unknown kind until
+			// its exception names it (the paste may end before it).
+			s.fail(r, FailUnknown, failError)
+		}
 		return
 	}
 	kind, strong := exceptionKind(r.Exception, r.Msg)
@@ -305,6 +366,7 @@ func (s *Summary) finish() {
 	if s.Failure != nil && s.tbStage >= 0 {
 		s.Failure.Stage = phases.StageOrder[s.tbStage]
 	}
+	s.finishDeployment()
 	switch {
 	case s.Failure != nil:
 		s.State = StateFailed

@@ -17,9 +17,10 @@ import (
 var (
 	frameRe = regexp.MustCompile(`^File "[^"]*", line \d+, in (<?[\w.]+>?)`)
 	// The exception line: "OSError: [Errno 98] …", "torch.OutOfMemoryError: …", "Exception: …".
-	exceptionRe = regexp.MustCompile(`^(?:[A-Za-z_][\w]*\.)*([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)|Exception)(?::\s|$)`)
+	exceptionRe = regexp.MustCompile(`^(?:[A-Za-z_][\w]*\.)*([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)|Exception)(?:\([\w.]+\))?(?::\s|$)`)
 	// A method an error line names.
-	methodRe = regexp.MustCompile(`(?:Error executing method '?|while processing method )(\w+)`)
+	qualifiedExcRe = regexp.MustCompile(`^(?:[a-z_]\w*\.)+[A-Z]\w*(?:Error|Exception)(?:\([\w.]+\))?: `)
+	methodRe       = regexp.MustCompile(`(?:Error executing method '?|while processing method )(\w+)`)
 )
 
 // frameStages maps a frame's (or a named method's) function to the stage
@@ -42,6 +43,22 @@ var frameStages = map[string]string{
 	"init_memory_pool": phases.StageKVCache, "profile_max_num_token": phases.StageKVCache,
 	"init_cuda_graphs": phases.StageCUDAGraphs, "init_device_graphs": phases.StageCUDAGraphs, "capture_one_batch_size": phases.StageCUDAGraphs,
 }
+
+// calledStage is the stage a traceback's code line calls into
+// ("self.load_model()"), "" when it calls none.
+func calledStage(r Record) string {
+	if !r.Traceback || r.Frame != "" || r.Exception != "" || !strings.Contains(r.Msg, "(") {
+		return ""
+	}
+	for _, m := range callRe.FindAllStringSubmatch(r.Msg, 8) {
+		if st := frameStages[m[1]]; st != "" {
+			return st
+		}
+	}
+	return ""
+}
+
+var callRe = regexp.MustCompile(`(\w+)\(`)
 
 // FrameStage is the stage a traceback frame's function (or a named
 // method) belongs to, "" when it says nothing about the stage.
@@ -66,6 +83,12 @@ func readTraceback(r *Record, raw string, inTraceback bool) {
 	case inTraceback:
 		// A code line or caret marker, indented.
 		r.Traceback = true
+	case qualifiedExcRe.MatchString(t):
+		// A fully qualified exception on its own line, its traceback
+		// not kept (a console's export, a quoted error).
+		if m := exceptionRe.FindStringSubmatch(t); m != nil {
+			r.Traceback, r.Exception = true, m[1]
+		}
 	}
 	if r.Frame == "" {
 		if m := methodRe.FindStringSubmatch(t); m != nil {

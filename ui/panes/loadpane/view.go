@@ -153,9 +153,9 @@ func (m *Model) bannerLines(w int) []string {
 	diag := m.diagLines(st, w)
 	switch {
 	case f != nil:
-		head := fmt.Sprintf("FAILED: %s", failureName(f.Kind))
+		head := fmt.Sprintf("FAILED: %s", failureHead(f))
 		if f.Node != "" {
-			head = fmt.Sprintf("FAILED on %s: %s", f.Node, failureName(f.Kind))
+			head = fmt.Sprintf("FAILED on %s: %s", f.Node, failureHead(f))
 		}
 		if f.Rank >= 0 {
 			head += fmt.Sprintf(" (rank %d)", f.Rank)
@@ -197,6 +197,22 @@ func (m *Model) bannerLines(w int) []string {
 // above the last one.
 const exitTailShown = 3
 
+// failureHead names a failure, when it came and the part that failed:
+// "the engine core died while serving", "CUDA out of memory (worker)".
+func failureHead(f *phases.LoadFailure) string {
+	name := failureName(f.Kind)
+	if f.When == vllmlog.WhenServing {
+		if f.Kind == vllmlog.FailEngineFailed {
+			name = "the engine core died"
+		}
+		name += " while serving"
+	}
+	if f.Component != "" && f.Kind != vllmlog.FailEngineFailed {
+		name += " (" + strings.ReplaceAll(f.Component, "_", " ") + ")"
+	}
+	return name
+}
+
 func failureName(kind string) string {
 	switch kind {
 	case vllmlog.FailOOM:
@@ -213,6 +229,8 @@ func failureName(kind string) string {
 		return "a device (GPU/NPU) error"
 	case vllmlog.FailExited:
 		return "the server process exited during its load"
+	case vllmlog.FailUnknown:
+		return "an error"
 	}
 	return kind
 }

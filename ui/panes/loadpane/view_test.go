@@ -378,3 +378,23 @@ func BenchmarkView(b *testing.B) {
 		}
 	})
 }
+
+// A failure after the server was ready reads as a run-time one, with the
+// part that failed; never as a start that failed.
+func TestBannerRuntimeFailure(t *testing.T) {
+	for _, c := range []struct {
+		f    phases.LoadFailure
+		want string
+	}{
+		{phases.LoadFailure{Kind: "engine_failed", When: "serving", Component: "engine_core", Rank: -1}, "the engine core died while serving"},
+		{phases.LoadFailure{Kind: "oom", When: "serving", Component: "worker", Rank: 2}, "CUDA out of memory while serving (worker)"},
+		{phases.LoadFailure{Kind: "unknown", When: "startup", Component: "loader", Rank: -1}, "an error (loader)"},
+	} {
+		m := bare()
+		m.SetSize(120, 19)
+		m.Update(common.EventsMsg{At: time.Unix(1000, 0), Events: []phases.Event{ev(phases.KindLoadFailure, c.f)}})
+		if v := m.View(); !strings.Contains(v, c.want) || strings.Contains(v, "failed to start") {
+			t.Errorf("%+v: banner lacks %q:\n%s", c.f, c.want, v)
+		}
+	}
+}
