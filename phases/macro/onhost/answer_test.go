@@ -21,7 +21,9 @@ func TestSilentAgentStopped(t *testing.T) {
 		return ctx.Err()
 	}
 	done := make(chan error, 1)
-	go func() { done <- supervise(context.Background(), silent, strings.NewReader(""), time.Second, func(context.Context, remote.Line) {}) }()
+	go func() {
+		done <- supervise(context.Background(), silent, strings.NewReader(""), time.Second, func(context.Context, remote.Line) {})
+	}()
 	select {
 	case err := <-done:
 		if !errors.Is(err, errNoAnswer) || !strings.Contains(err.Error(), "stopped") {
