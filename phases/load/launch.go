@@ -102,9 +102,10 @@ func launchScript(cmd, envPath string) string {
 }
 
 // detachedCommand starts script detached in its own session (setsid +
-// nohup), its output to log, and prints its pid (its process group).
-func detachedCommand(script, log string) string {
-	return fmt.Sprintf(`nohup setsid "$(command -v bash || echo sh)" -c %s > %s 2>&1 < /dev/null & echo $!`,
+// nohup), its output to log, its environment carrying the launch's mark
+// (see identity.go), and prints its pid (its process group).
+func detachedCommand(script, log, mark string) string {
+	return fmt.Sprintf(`nohup setsid env %s=%s "$(command -v bash || echo sh)" -c %s > %s 2>&1 < /dev/null & echo $!`, markVar, mark,
 		remote.Quote(script), remote.QuotePath(log))
 }
 
