@@ -61,6 +61,7 @@ type Server struct {
 	mu        sync.Mutex
 	rec       launchRecord
 	followers []Follower
+	stopNote  string // what the last stop measured of the GPUs' memory
 }
 
 // Follower is told of the server's launches and stops, whoever asks for
@@ -312,12 +313,26 @@ func (s *Server) stopOne(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if measured {
-		s.emit(ctx, "stopped", "GPU memory released")
-	} else {
-		s.emit(ctx, "stopped", "GPU memory not measured (no nvidia-smi on "+s.Host.Name()+")")
+	note := "GPU memory released"
+	if !measured {
+		note = "GPU memory not measured (no nvidia-smi on " + s.Host.Name() + ")"
 	}
+	s.mu.Lock()
+	s.stopNote = note
+	s.mu.Unlock()
+	s.emit(ctx, "stopped", note)
 	return nil
+}
+
+// StopNote is what the last stop measured of the GPUs' memory: "GPU
+// memory released", or that it was not measured (no nvidia-smi).
+func (s *Server) StopNote() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopNote == "" {
+		return "GPU memory not measured"
+	}
+	return s.stopNote
 }
 
 // stopLaunched signals the process group the launch started, once it is
