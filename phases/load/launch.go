@@ -1,12 +1,15 @@
 package load
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote"
 )
 
@@ -72,14 +75,23 @@ func (s *Server) launchEnv(extraEnv map[string]string) (map[string]string, error
 	return env, nil
 }
 
-// envFile is where the launch's environment waits for the launched shell:
-// beside the log, removed by the shell once read.
-func (s *Server) envFile() string {
+// envFile is where the launch's environment waits for the launched
+// shell, which removes it once read: in Settings.WorkDir (made private and
+// checked, see remote.PrivateDir) when set, else beside the log.
+func (s *Server) envFile(ctx context.Context) (string, error) {
+	name := path.Base(s.LogPath()) + ".env"
+	if dir := s.Settings.WorkDir; dir != "" {
+		d, err := remote.PrivateDir(ctx, s.Host, dir, "the campaign's work dir")
+		if err != nil {
+			return "", &phases.InputError{Err: err}
+		}
+		return path.Join(d, name), nil
+	}
 	p := s.LogPath() + ".env"
 	if !strings.Contains(p, "/") {
 		p = "./" + p // `. NAME` without a slash would search PATH
 	}
-	return p
+	return p, nil
 }
 
 // envFileText is env as shell assignments, one a line, each value quoted.

@@ -24,6 +24,9 @@ type Settings struct {
 	Container   string            // docker container, when the server runs in one
 	Env         map[string]string // extra environment for the launch
 	ProfilerDir string            // where the torch profiler writes
+	// WorkDir is the private folder on the host ({uid}: the user's uid)
+	// the launch's environment file goes to; beside the log when empty.
+	WorkDir string
 }
 
 // Server starts, stops and restarts the serving process from its settings. Start runs the launch command detached in its own
@@ -185,13 +188,22 @@ func (s *Server) startOne(ctx context.Context, extraFlags []string, extraEnv map
 	if dir := path.Dir(log); dir != "." && dir != "/" {
 		_, _ = remote.Output(ctx, s.Host, "mkdir -p "+remote.QuotePath(dir))
 	}
+	if !remote.IsSimulated(s.Host) {
+		// The log is created anew, never through a link another user
+		// put there; the launch's output then goes to this file.
+		if err := remote.Create(ctx, s.Host, log, nil, "644"); err != nil {
+			return 0, fmt.Errorf("the server's log: %w", err)
+		}
+	}
 	envPath := ""
 	if len(env) > 0 {
-		// The values go to a file only its owner reads, which the launched
-		// shell reads and removes: never onto a command line, where ps
-		// shows them to every user of the host.
-		envPath = s.envFile()
-		if err := s.Host.WriteFile(ctx, envPath, envFileText(env), 0o600); err != nil {
+		// The values go to a file only its owner reads, created anew in
+		// a private folder, which the launched shell reads and removes:
+		// never onto a command line, where ps shows them to every user.
+		if envPath, err = s.envFile(ctx); err != nil {
+			return 0, err
+		}
+		if err := remote.Create(ctx, s.Host, envPath, envFileText(env), "600"); err != nil {
 			return 0, fmt.Errorf("writing the launch's environment to %s: %w", envPath, redactedError{err})
 		}
 	}
@@ -219,7 +231,7 @@ func (s *Server) startOne(ctx context.Context, extraFlags []string, extraEnv map
 	}
 	s.setRecord(rec)
 	shown := remote.ScrubSecrets(cmd) + envNote(s.shownEnv(extraEnv))
-	if err := s.Host.WriteFile(ctx, s.pidFile(), []byte(rec.String()), 0o600); err != nil {
+	if err := remote.Create(ctx, s.Host, s.pidFile(), []byte(rec.String()), "644"); err != nil {
 		s.emit(ctx, "start", fmt.Sprintf("pid %d (could not write %s: %v)", pid, s.pidFile(), err))
 	} else {
 		s.emit(ctx, "start", fmt.Sprintf("pid %d: %s", pid, shown))
@@ -375,7 +387,7 @@ func (s *Server) stopLaunched(ctx context.Context) error {
 // a later Stop would signal it.
 func (s *Server) clearPID(ctx context.Context) {
 	s.setRecord(launchRecord{})
-	if err := s.Host.WriteFile(ctx, s.pidFile(), nil, 0o600); err != nil {
+	if err := remote.Create(ctx, s.Host, s.pidFile(), nil, "644"); err != nil {
 		s.emit(ctx, "stop", fmt.Sprintf("could not clear %s: %v", s.pidFile(), err))
 	}
 }

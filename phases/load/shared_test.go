@@ -197,3 +197,37 @@ func pidOneHelper(t *testing.T) {
 	}
 	fmt.Println("REFUSED")
 }
+
+// A link planted at the server's log is never written through: the
+// launch's output goes to a new file, the link's target is untouched; the
+// environment file (its secrets) goes to the private work dir, made 0700.
+func TestLaunchNotThroughPlantedLog(t *testing.T) {
+	dir := t.TempDir()
+	os.Chmod(dir, os.ModeSticky|0o777) // a shared folder, as /tmp
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("keep\n"), 0o644)
+	logPath := filepath.Join(dir, "server.log")
+	os.Symlink(victim, logPath)
+	work := filepath.Join(dir, "work-{uid}")
+	s, ch := stopper(local.New(), logPath+".pid")
+	s.Settings = load.Settings{Launch: "echo launched; sleep 60", Log: logPath, WorkDir: work,
+		Env: map[string]string{"HF_TOKEN": "hf_secret"}}
+	if _, err := s.Start(context.Background(), nil, nil); err != nil {
+		t.Fatalf("start: %v\n%s", err, details(ch))
+	}
+	t.Cleanup(func() { s.Stop(context.Background()) })
+	sshtest.WaitFor(t, 5*time.Second, "the launch's output in the log", func() bool {
+		b, _ := os.ReadFile(logPath)
+		return strings.Contains(string(b), "launched")
+	})
+	if b, _ := os.ReadFile(victim); string(b) != "keep\n" {
+		t.Fatalf("the planted link's target reads %q", b)
+	}
+	if st, err := os.Lstat(logPath); err != nil || !st.Mode().IsRegular() {
+		t.Fatalf("the log is not a file of its own: %v %v", st.Mode(), err)
+	}
+	mine := strings.Replace(work, "{uid}", strconv.Itoa(os.Getuid()), 1)
+	if st, err := os.Stat(mine); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("the work dir %s: %v, want a folder of mode 0700", mine, err)
+	}
+}
