@@ -39,6 +39,9 @@ type Server struct {
 	Settings Settings
 	// PIDFile on the host (default: the log path + ".pid").
 	PIDFile string
+	// GivenPID is a process the operator named (--stop-pid) for Stop to
+	// end when profdeck's own launch is gone (see StopPID); 0 for none.
+	GivenPID int
 	// ReleasedBelowGiB: Stop waits until every GPU uses less than this.
 	ReleasedBelowGiB float64
 	// StopTimeout bounds the wait for the process to exit and for the GPU
@@ -365,6 +368,10 @@ func (s *Server) stopLaunched(ctx context.Context) error {
 		case rec.PID > 0:
 			why = fmt.Sprintf("pid %d from %s has exited", rec.PID, s.pidFile())
 			s.clearPID(ctx)
+		}
+		if s.GivenPID > 0 {
+			s.emit(ctx, "stop", "no server of profdeck's ("+why+"): stopping the given pid "+strconv.Itoa(s.GivenPID))
+			return s.StopPID(ctx, s.GivenPID)
 		}
 		s.emit(ctx, "stop", "no server of profdeck's to stop: "+why)
 		return fmt.Errorf("%w on %s: %s; %s", errNoServer, s.Host.Name(), why, s.GPUHolders(ctx))
