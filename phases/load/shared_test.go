@@ -46,7 +46,8 @@ func details(ch chan phases.Event) string {
 	}
 }
 
-// started starts cmd in its own session and reaps it when the test ends.
+// started starts cmd in its own session, reaps it when it exits, and
+// kills it when the test ends.
 func started(t *testing.T, cmd *exec.Cmd) int {
 	t.Helper()
 	if cmd.SysProcAttr == nil {
@@ -56,7 +57,9 @@ func started(t *testing.T, cmd *exec.Cmd) int {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }() // reaped as soon as it exits
+	t.Cleanup(func() { cmd.Process.Kill(); <-done })
 	return cmd.Process.Pid
 }
 
@@ -229,5 +232,21 @@ func TestLaunchNotThroughPlantedLog(t *testing.T) {
 	mine := strings.Replace(work, "{uid}", strconv.Itoa(os.Getuid()), 1)
 	if st, err := os.Stat(mine); err != nil || st.Mode().Perm() != 0o700 {
 		t.Fatalf("the work dir %s: %v, want a folder of mode 0700", mine, err)
+	}
+}
+
+// --stop-pid: with no launch of profdeck's, Stop ends the process of the
+// user's the operator named, and only that one.
+func TestStopGivenPID(t *testing.T) {
+	given := started(t, exec.Command("sleep", "60"))
+	bystander := started(t, exec.Command("sleep", "60"))
+	s, ch := stopper(local.New(), filepath.Join(t.TempDir(), "server.log.pid"))
+	s.GivenPID = given
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatalf("stop --stop-pid %d: %v\n%s", given, err, details(ch))
+	}
+	sshtest.WaitFor(t, 5*time.Second, "the given pid to exit", func() bool { return !aliveProc(given) })
+	if !aliveProc(bystander) {
+		t.Fatal("a process not named was stopped")
 	}
 }
