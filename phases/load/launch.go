@@ -141,3 +141,33 @@ func validEnvName(k string) bool {
 	}
 	return true
 }
+
+// checkProfilerDir makes the profiler's directory a private folder of the
+// user's (see remote.PrivateDir) when the launch writes traces there, so
+// that no other user's traces are read as this server's: one that is
+// another user's, a link or writable by others is bad input naming it. A
+// launch in a container writes inside the container; it is left as is.
+func (s *Server) checkProfilerDir(ctx context.Context, extraFlags []string, extraEnv map[string]string) error {
+	dir := s.Settings.ProfilerDir
+	if dir == "" || s.Settings.Container != "" || strings.HasPrefix(strings.TrimSpace(s.Settings.Launch), "docker ") {
+		return nil
+	}
+	uses := false
+	for _, v := range extraEnv {
+		uses = uses || v == dir
+	}
+	for _, f := range extraFlags {
+		uses = uses || strings.Contains(f, dir)
+	}
+	if !uses {
+		return nil
+	}
+	if _, err := remote.PrivateDir(ctx, s.Host, dir, "server.profiler_dir"); err != nil {
+		var pe *remote.PathError
+		if errors.As(err, &pe) {
+			return &phases.InputError{Err: err}
+		}
+		return err
+	}
+	return nil
+}

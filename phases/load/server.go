@@ -187,6 +187,9 @@ func (s *Server) startOne(ctx context.Context, extraFlags []string, extraEnv map
 	if err != nil {
 		return 0, err
 	}
+	if err := s.checkProfilerDir(ctx, extraFlags, extraEnv); err != nil {
+		return 0, err
+	}
 	log := s.LogPath()
 	if dir := path.Dir(log); dir != "." && dir != "/" {
 		_, _ = remote.Output(ctx, s.Host, "mkdir -p "+remote.QuotePath(dir))

@@ -2,6 +2,7 @@ package load_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -248,5 +249,27 @@ func TestStopGivenPID(t *testing.T) {
 	sshtest.WaitFor(t, 5*time.Second, "the given pid to exit", func() bool { return !aliveProc(given) })
 	if !aliveProc(bystander) {
 		t.Fatal("a process not named was stopped")
+	}
+}
+
+// The profiler's directory another user made first (traces of theirs
+// would be read as this server's): the restart with the profiler is bad
+// input naming it, and nothing is launched.
+func TestProfilerDirOfOtherUserRefused(t *testing.T) {
+	other := sshtest.OtherUser(t)
+	dir := t.TempDir()
+	os.Chmod(dir, os.ModeSticky|0o777)
+	prof := filepath.Join(dir, "vllm_profile")
+	os.Mkdir(prof, 0o777)
+	other.Chown(t, prof)
+	s, _ := stopper(local.New(), filepath.Join(dir, "server.log.pid"))
+	s.Settings = load.Settings{Launch: "sleep 60", Log: filepath.Join(dir, "server.log"), ProfilerDir: prof}
+	_, err := s.Start(context.Background(), nil, map[string]string{"VLLM_TORCH_PROFILER_DIR": prof})
+	var ie *phases.InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), prof) || !strings.Contains(err.Error(), "server.profiler_dir") {
+		t.Fatalf("start with another user's profiler dir: %v; want bad input naming it and the fix", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "server.log.pid")); err == nil {
+		t.Fatal("the server was launched")
 	}
 }
