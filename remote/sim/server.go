@@ -322,10 +322,7 @@ func (d *Deployment) launchCmd(logPath string, profiler bool, cmd string) int {
 	if m := reAPIKey.FindStringSubmatch(cmd); m != nil {
 		s.apiKey = m[1]
 	}
-	if m := reMark.FindStringSubmatch(cmd); m != nil {
-		s.mark = m[1]
-	}
-	s.cmdline = cmd
+	s.identify(cmd)
 	if m := reProfDir.FindStringSubmatch(cmd); m != nil {
 		s.profDir = m[1] + m[2]
 	}
@@ -423,5 +420,14 @@ func (d *Deployment) tick(now time.Time) {
 	d.publishLocked(s)
 	if s.running && s.stage == phases.StageReady {
 		d.statsLocked(s, now)
+	}
+}
+
+// identify keeps what a host's /proc shows of the launch: its command line
+// and the mark in its environment (PROFDECK_LAUNCH).
+func (s *serverProc) identify(cmd string) {
+	s.cmdline = cmd
+	if m := reMark.FindStringSubmatch(cmd); m != nil {
+		s.mark = m[1]
 	}
 }
