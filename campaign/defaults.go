@@ -91,8 +91,9 @@ var (
 )
 
 const (
-	// DefaultWorkDir is where the benchmarks' scripts are uploaded on the host.
-	DefaultWorkDir = "/tmp/profdeck"
+	// DefaultWorkDir is where the benchmarks' scripts are uploaded on the
+	// host: a folder of the host user's own, made 0700 ({uid} is their uid).
+	DefaultWorkDir = "/tmp/profdeck-{uid}"
 	// DefaultTorchrun is the NCCL benchmark's launcher.
 	DefaultTorchrun = "torchrun"
 	// DefaultMasterPort is torchrun's rendezvous port across nodes.

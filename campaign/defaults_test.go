@@ -38,7 +38,7 @@ func TestEngineConfigsCarryTheDefaults(t *testing.T) {
 	c := Defaults()
 	m, n := c.MicroConfig(), c.NCCLConfig()
 	got := []any{m.Python, m.WorkDir, n.Torchrun, n.Python, n.WorkDir, n.Batch, n.Tokens, n.MasterPort, n.NProc}
-	want := []any{"python3", "/tmp/profdeck", "torchrun", "python3", "/tmp/profdeck", []int{1, 8, 64, 128},
+	want := []any{"python3", "/tmp/profdeck-{uid}", "torchrun", "python3", "/tmp/profdeck-{uid}", []int{1, 8, 64, 128},
 		[]int{1, 2, 4, 8, 16, 32, 64, 128, 256}, 29500, 8}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("micro and nccl:\n got %v\nwant %v", got, want)

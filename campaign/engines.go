@@ -35,7 +35,8 @@ func (c *Campaign) APIKey() string { return os.Getenv(c.APIKeyEnv()) }
 // serving process.
 func (c *Campaign) ServerSettings() load.Settings {
 	s := c.Server
-	return load.Settings{Launch: s.Launch, Log: c.NodeLog(0), Container: s.Container, Env: s.Env, ProfilerDir: s.ProfilerDir}
+	return load.Settings{Launch: s.Launch, Log: c.NodeLog(0), Container: s.Container, Env: s.Env, ProfilerDir: s.ProfilerDir,
+		WorkDir: DefaultWorkDir}
 }
 
 // NewServer is the server's lifecycle on host: its settings and the

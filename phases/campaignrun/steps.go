@@ -182,7 +182,7 @@ func (r *runner) freeGPUs(ctx context.Context) (string, string) {
 	err := r.cfg.Server.Stop(ctx)
 	if err == nil {
 		r.mode = modeStopped
-		return phases.StepDone, "server stopped; GPU memory released"
+		return phases.StepDone, "server stopped; " + r.cfg.Server.StopNote()
 	}
 	if ctx.Err() == nil && pyrun.Busy(ctx, r.cfg.Host) == nil {
 		r.mode = modeStopped
@@ -309,7 +309,7 @@ func (r *runner) leave(ctx context.Context) (string, string) {
 			return phases.StepFailed, "stopping the server: " + errText(err)
 		}
 		r.mode = modeStopped
-		return phases.StepDone, "stopped; GPU memory released"
+		return phases.StepDone, "stopped; " + r.cfg.Server.StopNote()
 	case LeaveProfiler:
 		if r.mode == modeProfiler {
 			return phases.StepDone, "left serving with the profiler"

@@ -57,7 +57,7 @@ var Load = struct {
 }
 
 // Micro is the GEMM benchmarks' defaults (micro.Config; campaign's MicroConfig).
-var Micro = struct{ Python, WorkDir string }{Python: "python3", WorkDir: "/tmp/profdeck"}
+var Micro = struct{ Python, WorkDir string }{Python: "python3", WorkDir: "/tmp/profdeck-{uid}"}
 
 // NCCL is the NCCL benchmarks' defaults (nccl.Config; campaign's NCCLConfig).
 var NCCL = struct {
@@ -65,6 +65,6 @@ var NCCL = struct {
 	Batch, Tokens             []int
 	MasterPort                int
 }{
-	Torchrun: "torchrun", Python: "python3", WorkDir: "/tmp/profdeck", Batch: []int{1, 8, 64, 128},
+	Torchrun: "torchrun", Python: "python3", WorkDir: "/tmp/profdeck-{uid}", Batch: []int{1, 8, 64, 128},
 	Tokens: []int{1, 2, 4, 8, 16, 32, 64, 128, 256}, MasterPort: 29500,
 }

@@ -2,8 +2,6 @@ package load
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
@@ -31,7 +29,7 @@ func diagnoseAndEmit(ctx context.Context, w *Watcher, em *phases.Emitter, cfg di
 	defer cancel()
 	if w.cfg.PIDFile != "" {
 		if b, err := w.cfg.Host.ReadFile(ctx, w.cfg.PIDFile); err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+			if pid := parseRecord(b).PID; pid > 0 {
 				cfg.PIDs, cfg.PGID = []int{pid}, pid
 			}
 		}

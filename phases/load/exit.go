@@ -56,7 +56,7 @@ func procCheckCmd(pidFile, logPath, container string) string {
 	if container != "" {
 		docker = `if [ $a = dead ]; then d=$(docker inspect -f '{{.State.Running}}' ` + remote.Quote(container) + ` 2>/dev/null) || d=absent; fi; `
 	}
-	return `p=$(tr -dc 0-9 < ` + pf + ` 2>/dev/null | head -c 12); [ -n "$p" ] || exit 0; a=dead; d=-; ` +
+	return `p=$(head -n 1 ` + pf + ` 2>/dev/null | cut -d ' ' -f 1 | tr -dc 0-9 | head -c 12); [ -n "$p" ] || exit 0; a=dead; d=-; ` +
 		`if [ -r /proc/self/stat ]; then for f in /proc/[0-9]*/stat; do read -r l 2>/dev/null < "$f" || continue; ` +
 		`set -- ${l##*") "}; if [ "$1" != Z ] && { [ "$3" = "$p" ] || [ "$f" = /proc/$p/stat ]; }; then a=alive; break; fi; done; ` +
 		`elif kill -0 -"$p" 2>/dev/null || kill -0 "$p" 2>/dev/null; then a=alive; fi; ` + docker +

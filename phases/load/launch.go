@@ -1,12 +1,15 @@
 package load
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote"
 )
 
@@ -72,14 +75,23 @@ func (s *Server) launchEnv(extraEnv map[string]string) (map[string]string, error
 	return env, nil
 }
 
-// envFile is where the launch's environment waits for the launched shell:
-// beside the log, removed by the shell once read.
-func (s *Server) envFile() string {
+// envFile is where the launch's environment waits for the launched
+// shell, which removes it once read: in Settings.WorkDir (made private and
+// checked, see remote.PrivateDir) when set, else beside the log.
+func (s *Server) envFile(ctx context.Context) (string, error) {
+	name := path.Base(s.LogPath()) + ".env"
+	if dir := s.Settings.WorkDir; dir != "" {
+		d, err := remote.PrivateDir(ctx, s.Host, dir, "the campaign's work dir")
+		if err != nil {
+			return "", &phases.InputError{Err: err}
+		}
+		return path.Join(d, name), nil
+	}
 	p := s.LogPath() + ".env"
 	if !strings.Contains(p, "/") {
 		p = "./" + p // `. NAME` without a slash would search PATH
 	}
-	return p
+	return p, nil
 }
 
 // envFileText is env as shell assignments, one a line, each value quoted.
@@ -102,9 +114,10 @@ func launchScript(cmd, envPath string) string {
 }
 
 // detachedCommand starts script detached in its own session (setsid +
-// nohup), its output to log, and prints its pid (its process group).
-func detachedCommand(script, log string) string {
-	return fmt.Sprintf(`nohup setsid "$(command -v bash || echo sh)" -c %s > %s 2>&1 < /dev/null & echo $!`,
+// nohup), its output to log, its environment carrying the launch's mark
+// (see identity.go), and prints its pid (its process group).
+func detachedCommand(script, log, mark string) string {
+	return fmt.Sprintf(`nohup setsid env %s=%s "$(command -v bash || echo sh)" -c %s > %s 2>&1 < /dev/null & echo $!`, markVar, mark,
 		remote.Quote(script), remote.QuotePath(log))
 }
 
@@ -127,4 +140,34 @@ func validEnvName(k string) bool {
 		}
 	}
 	return true
+}
+
+// checkProfilerDir makes the profiler's directory a private folder of the
+// user's (see remote.PrivateDir) when the launch writes traces there, so
+// that no other user's traces are read as this server's: one that is
+// another user's, a link or writable by others is bad input naming it. A
+// launch in a container writes inside the container; it is left as is.
+func (s *Server) checkProfilerDir(ctx context.Context, extraFlags []string, extraEnv map[string]string) error {
+	dir := s.Settings.ProfilerDir
+	if dir == "" || s.Settings.Container != "" || strings.HasPrefix(strings.TrimSpace(s.Settings.Launch), "docker ") {
+		return nil
+	}
+	uses := false
+	for _, v := range extraEnv {
+		uses = uses || v == dir
+	}
+	for _, f := range extraFlags {
+		uses = uses || strings.Contains(f, dir)
+	}
+	if !uses {
+		return nil
+	}
+	if _, err := remote.PrivateDir(ctx, s.Host, dir, "server.profiler_dir"); err != nil {
+		var pe *remote.PathError
+		if errors.As(err, &pe) {
+			return &phases.InputError{Err: err}
+		}
+		return err
+	}
+	return nil
 }

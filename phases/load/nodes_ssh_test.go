@@ -19,10 +19,10 @@ import (
 )
 
 // fakeSMI is an nvidia-smi for one node: 8 GPUs holding 74 GiB each while
-// the server whose pid is in the node's pid file runs, none after.
+// the server whose pid leads the node's pid file runs, none after.
 const fakeSMI = `#!/bin/sh
 m=0
-pid=$(cat "%s" 2>/dev/null)
+pid=$(cut -d " " -f 1 "%s" 2>/dev/null)
 if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then m=76000; fi
 for i in 0 1 2 3 4 5 6 7; do echo "$i, NVIDIA H200, $m, 143771, 0"; done
 `

@@ -24,6 +24,9 @@ type Settings struct {
 	Container   string            // docker container, when the server runs in one
 	Env         map[string]string // extra environment for the launch
 	ProfilerDir string            // where the torch profiler writes
+	// WorkDir is the private folder on the host ({uid}: the user's uid)
+	// the launch's environment file goes to; beside the log when empty.
+	WorkDir string
 }
 
 // Server starts, stops and restarts the serving process from its settings. Start runs the launch command detached in its own
@@ -36,6 +39,9 @@ type Server struct {
 	Settings Settings
 	// PIDFile on the host (default: the log path + ".pid").
 	PIDFile string
+	// GivenPID is a process the operator named (--stop-pid) for Stop to
+	// end when profdeck's own launch is gone (see StopPID); 0 for none.
+	GivenPID int
 	// ReleasedBelowGiB: Stop waits until every GPU uses less than this.
 	ReleasedBelowGiB float64
 	// StopTimeout bounds the wait for the process to exit and for the GPU
@@ -59,8 +65,9 @@ type Server struct {
 	// none; the cockpit's keys and a campaign run both reach it, and the
 	// followers too.
 	mu        sync.Mutex
-	pid       int
+	rec       launchRecord
 	followers []Follower
+	stopNote  string // what the last stop measured of the GPUs' memory
 }
 
 // Follower is told of the server's launches and stops, whoever asks for
@@ -101,15 +108,15 @@ func WithEmitter(ctx context.Context, em *phases.Emitter) context.Context {
 	return context.WithValue(ctx, emitterKey{}, em)
 }
 
-func (s *Server) knownPID() int {
+func (s *Server) known() launchRecord {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.pid
+	return s.rec
 }
 
-func (s *Server) setPID(pid int) {
+func (s *Server) setRecord(r launchRecord) {
 	s.mu.Lock()
-	s.pid = pid
+	s.rec = r
 	s.mu.Unlock()
 }
 
@@ -180,17 +187,29 @@ func (s *Server) startOne(ctx context.Context, extraFlags []string, extraEnv map
 	if err != nil {
 		return 0, err
 	}
+	if err := s.checkProfilerDir(ctx, extraFlags, extraEnv); err != nil {
+		return 0, err
+	}
 	log := s.LogPath()
 	if dir := path.Dir(log); dir != "." && dir != "/" {
 		_, _ = remote.Output(ctx, s.Host, "mkdir -p "+remote.QuotePath(dir))
 	}
+	if !remote.IsSimulated(s.Host) {
+		// The log is created anew, never through a link another user
+		// put there; the launch's output then goes to this file.
+		if err := remote.Create(ctx, s.Host, log, nil, "644"); err != nil {
+			return 0, fmt.Errorf("the server's log: %w", err)
+		}
+	}
 	envPath := ""
 	if len(env) > 0 {
-		// The values go to a file only its owner reads, which the launched
-		// shell reads and removes: never onto a command line, where ps
-		// shows them to every user of the host.
-		envPath = s.envFile()
-		if err := s.Host.WriteFile(ctx, envPath, envFileText(env), 0o600); err != nil {
+		// The values go to a file only its owner reads, created anew in
+		// a private folder, which the launched shell reads and removes:
+		// never onto a command line, where ps shows them to every user.
+		if envPath, err = s.envFile(ctx); err != nil {
+			return 0, err
+		}
+		if err := remote.Create(ctx, s.Host, envPath, envFileText(env), "600"); err != nil {
 			return 0, fmt.Errorf("writing the launch's environment to %s: %w", envPath, redactedError{err})
 		}
 	}
@@ -199,7 +218,8 @@ func (s *Server) startOne(ctx context.Context, extraFlags []string, extraEnv map
 		_, _ = remote.Output(ctx, s.Host, "docker rm "+remote.Quote(c)+" >/dev/null 2>&1 || true")
 	}
 	s.tell(true)
-	out, err := remote.Output(ctx, s.Host, detachedCommand(launchScript(cmd, envPath), log))
+	mark := newMark()
+	out, err := remote.Output(ctx, s.Host, detachedCommand(launchScript(cmd, envPath), log, mark))
 	if err != nil {
 		if envPath != "" {
 			_, _ = remote.Output(ctx, s.Host, "rm -f "+remote.QuotePath(envPath))
@@ -211,9 +231,13 @@ func (s *Server) startOne(ctx context.Context, extraFlags []string, extraEnv map
 	if err != nil || pid <= 0 {
 		return 0, fmt.Errorf("starting the server: expected a pid, got %q", strings.TrimSpace(out))
 	}
-	s.setPID(pid)
+	rec := launchRecord{PID: pid, Mark: mark}
+	if in, err := s.probe(ctx, pid, mark); err == nil && !in.Gone {
+		rec.Start = in.Start
+	}
+	s.setRecord(rec)
 	shown := remote.ScrubSecrets(cmd) + envNote(s.shownEnv(extraEnv))
-	if err := s.Host.WriteFile(ctx, s.pidFile(), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+	if err := remote.Create(ctx, s.Host, s.pidFile(), []byte(rec.String()), "644"); err != nil {
 		s.emit(ctx, "start", fmt.Sprintf("pid %d (could not write %s: %v)", pid, s.pidFile(), err))
 	} else {
 		s.emit(ctx, "start", fmt.Sprintf("pid %d: %s", pid, shown))
@@ -223,29 +247,35 @@ func (s *Server) startOne(ctx context.Context, extraFlags []string, extraEnv map
 
 // PID is the server's pid as last known (from Start or the pid file), 0
 // when none.
-func (s *Server) PID(ctx context.Context) int {
-	if pid := s.knownPID(); pid > 0 {
-		return pid
+func (s *Server) PID(ctx context.Context) int { return s.record(ctx).PID }
+
+// record is the launch as last known (from Start or the pid file).
+func (s *Server) record(ctx context.Context) launchRecord {
+	if r := s.known(); r.PID > 0 {
+		return r
 	}
 	b, err := s.Host.ReadFile(ctx, s.pidFile())
 	if err != nil {
-		return 0
+		return launchRecord{}
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return 0
+	r := parseRecord(b)
+	if r.PID <= 0 {
+		return launchRecord{}
 	}
-	s.setPID(pid)
-	return pid
+	s.setRecord(r)
+	return r
 }
 
-// Running reports the known pid and whether it is alive (kill -0).
+// Running reports the known pid and whether it is alive and the process
+// the launch started (see verify): a pid that is another process now, or
+// another user's, is not running.
 func (s *Server) Running(ctx context.Context) (int, bool) {
-	pid := s.PID(ctx)
-	if pid <= 0 {
+	rec := s.record(ctx)
+	if rec.PID <= 0 {
 		return 0, false
 	}
-	return pid, s.alive(ctx, pid)
+	alive, err := s.verify(ctx, rec)
+	return rec.PID, alive && err == nil
 }
 
 func (s *Server) alive(ctx context.Context, pid int) bool {
@@ -294,37 +324,71 @@ func (s *Server) stopOne(ctx context.Context) error {
 		if _, err := remote.Output(ctx, s.Host, "docker stop "+remote.Quote(c)); err != nil {
 			return fmt.Errorf("docker stop %s: %w", c, err)
 		}
-	} else {
-		pid, alive := s.Running(ctx)
-		if pid <= 0 || !alive {
-			// Not started by profdeck (or the pid file is stale): stop
-			// the `vllm serve` process by name. The pattern's brackets
-			// keep it from matching this very command line.
-			s.emit(ctx, "stop", "pkill -TERM -f 'vllm[ ]serve' (no live pid in "+s.pidFile()+")")
-			if _, err := remote.Output(ctx, s.Host, "pkill -TERM -f 'vllm[ ]serve'"); err != nil {
-				var ee *remote.ExitError
-				if errors.As(err, &ee) && ee.Status == 1 {
-					return fmt.Errorf("%w: no live pid in %s and no `vllm serve` process on %s", errNoServer, s.pidFile(), s.Host.Name())
-				}
-				return fmt.Errorf("stopping `vllm serve`: %w", err)
-			}
-		} else {
-			s.emit(ctx, "stop", fmt.Sprintf("kill -TERM process group %d", pid))
-			if _, err := remote.Output(ctx, s.Host, fmt.Sprintf("kill -TERM -%d", pid)); err != nil && s.alive(ctx, pid) {
-				return fmt.Errorf("stopping process group %d: %w", pid, err)
-			}
-			if err := s.waitExit(ctx, pid); err != nil {
-				return err
-			}
-		}
-		if pid > 0 {
-			s.clearPID(ctx)
-		}
-	}
-	if err := s.waitReleased(ctx); err != nil {
+	} else if err := s.stopLaunched(ctx); err != nil {
 		return err
 	}
-	s.emit(ctx, "stopped", "GPU memory released")
+	measured, err := s.waitReleased(ctx)
+	if err != nil {
+		return err
+	}
+	note := "GPU memory released"
+	if !measured {
+		note = "GPU memory not measured (no nvidia-smi on " + s.Host.Name() + ")"
+	}
+	s.mu.Lock()
+	s.stopNote = note
+	s.mu.Unlock()
+	s.emit(ctx, "stopped", note)
+	return nil
+}
+
+// StopNote is what the last stop measured of the GPUs' memory: "GPU
+// memory released", or that it was not measured (no nvidia-smi).
+func (s *Server) StopNote() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopNote == "" {
+		return "GPU memory not measured"
+	}
+	return s.stopNote
+}
+
+// stopLaunched signals the process group the launch started, once it is
+// checked to be that process (see verify), and waits for it to exit.
+// Nothing else is stopped: with no such process, the error says so and
+// names what holds the GPUs.
+func (s *Server) stopLaunched(ctx context.Context) error {
+	rec := s.record(ctx)
+	alive, err := false, error(nil)
+	if rec.PID > 0 {
+		alive, err = s.verify(ctx, rec)
+	}
+	if !alive {
+		why := "no pid in " + s.pidFile()
+		switch {
+		case err != nil:
+			why = err.Error()
+		case rec.PID > 0:
+			why = fmt.Sprintf("pid %d from %s has exited", rec.PID, s.pidFile())
+			s.clearPID(ctx)
+		}
+		if s.GivenPID > 0 {
+			s.emit(ctx, "stop", "no server of profdeck's ("+why+"): stopping the given pid "+strconv.Itoa(s.GivenPID))
+			return s.StopPID(ctx, s.GivenPID)
+		}
+		s.emit(ctx, "stop", "no server of profdeck's to stop: "+why)
+		return fmt.Errorf("%w on %s: %s; %s", errNoServer, s.Host.Name(), why, s.GPUHolders(ctx))
+	}
+	s.emit(ctx, "stop", fmt.Sprintf("kill -TERM process group %d", rec.PID))
+	if err := s.signal(ctx, rec, "TERM"); err != nil {
+		if alive, _ := s.verify(ctx, rec); alive {
+			return fmt.Errorf("stopping process group %d: %w", rec.PID, err)
+		}
+	}
+	if err := s.waitExit(ctx, rec); err != nil {
+		return err
+	}
+	s.clearPID(ctx)
 	return nil
 }
 
@@ -332,21 +396,23 @@ func (s *Server) stopOne(ctx context.Context) error {
 // file: left behind, it would name whatever process gets that pid next, and
 // a later Stop would signal it.
 func (s *Server) clearPID(ctx context.Context) {
-	s.setPID(0)
-	if err := s.Host.WriteFile(ctx, s.pidFile(), nil, 0o644); err != nil {
+	s.setRecord(launchRecord{})
+	if err := remote.Create(ctx, s.Host, s.pidFile(), nil, "644"); err != nil {
 		s.emit(ctx, "stop", fmt.Sprintf("could not clear %s: %v", s.pidFile(), err))
 	}
 }
 
-// waitExit waits for pid to exit, escalating to SIGKILL after 30 s.
-func (s *Server) waitExit(ctx context.Context, pid int) error {
+// waitExit waits for the launch's process to exit, escalating to SIGKILL
+// (checked as the TERM was) after 30 s.
+func (s *Server) waitExit(ctx context.Context, rec launchRecord) error {
+	pid := rec.PID
 	killAt := time.Now().Add(30 * time.Second)
 	killed := false
 	for s.alive(ctx, pid) {
 		if !killed && time.Now().After(killAt) {
 			killed = true
 			s.emit(ctx, "stop", fmt.Sprintf("still running after 30 s: kill -KILL process group %d", pid))
-			_, _ = remote.Output(ctx, s.Host, fmt.Sprintf("kill -KILL -%d", pid))
+			_ = s.signal(ctx, rec, "KILL")
 		}
 		select {
 		case <-ctx.Done():
@@ -357,30 +423,34 @@ func (s *Server) waitExit(ctx context.Context, pid int) error {
 	return nil
 }
 
-// waitReleased polls nvidia-smi until every GPU is below ReleasedBelowGiB.
-func (s *Server) waitReleased(ctx context.Context) error {
+// waitReleased polls nvidia-smi until every GPU is below
+// ReleasedBelowGiB; measured is false when there is no nvidia-smi to ask.
+func (s *Server) waitReleased(ctx context.Context) (measured bool, err error) {
 	limit := s.ReleasedBelowGiB
 	for {
 		out, err := remote.Output(ctx, s.Host, smi.QueryCommand)
 		if err != nil {
 			if ctx.Err() != nil {
-				return fmt.Errorf("waiting for GPU memory to be released: %w", ctx.Err())
+				return false, fmt.Errorf("waiting for GPU memory to be released: %w", ctx.Err())
 			}
-			// No nvidia-smi: nothing to wait for.
-			return nil
+			return false, nil
+		}
+		gpus := smi.ParseQuery(out)
+		if len(gpus) == 0 {
+			return false, nil
 		}
 		var busy []string
-		for _, g := range smi.ParseQuery(out) {
+		for _, g := range gpus {
 			if g.MemoryUsedMiB != nil && *g.MemoryUsedMiB/1024 >= limit {
 				busy = append(busy, fmt.Sprintf("GPU%d %.1f GiB", g.Index, *g.MemoryUsedMiB/1024))
 			}
 		}
 		if len(busy) == 0 {
-			return nil
+			return true, nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("GPU memory still in use after stopping: %s", strings.Join(busy, ", "))
+			return true, fmt.Errorf("GPU memory still in use after stopping: %s", strings.Join(busy, ", "))
 		case <-time.After(500 * time.Millisecond):
 		}
 	}

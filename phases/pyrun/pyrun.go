@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/remote"
 )
 
@@ -60,16 +61,25 @@ func ScriptName(kind string, data []byte, ext string) string {
 }
 
 // Upload writes data to dir on h under its content-addressed name and
-// returns the path. dir must be given (the campaign holds its default).
+// returns the path. dir must be given (the campaign holds its default);
+// {uid} in it is the host user's uid. The folder is made private (0700)
+// and checked (the user's, not a link, not writable by others: else bad
+// input naming it and the fix), and the file is created anew, never
+// through a link.
 func Upload(ctx context.Context, h remote.Host, dir, kind string, data []byte, ext string) (string, error) {
 	if strings.TrimSpace(dir) == "" {
 		return "", errors.New("upload: no work dir on the host")
 	}
-	if _, err := remote.Output(ctx, h, "mkdir -p "+remote.Quote(dir)); err != nil {
-		return "", fmt.Errorf("work dir %s on %s: %w", dir, h.Name(), err)
+	dir, err := remote.PrivateDir(ctx, h, dir, "--workdir")
+	if err != nil {
+		var pe *remote.PathError
+		if errors.As(err, &pe) {
+			return "", &phases.InputError{Err: err}
+		}
+		return "", fmt.Errorf("work dir on %s: %w", h.Name(), err)
 	}
 	p := path.Join(dir, ScriptName(kind, data, ext))
-	if err := h.WriteFile(ctx, p, data, 0o644); err != nil {
+	if err := remote.Create(ctx, h, p, data, "600"); err != nil {
 		return "", fmt.Errorf("upload %s to %s: %w", p, h.Name(), err)
 	}
 	return p, nil

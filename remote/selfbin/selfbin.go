@@ -15,6 +15,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,7 @@ import (
 // took.
 type Install struct {
 	Path   string        // the program on the host
+	Root   string        // the cache folder holding it (…/profdeck)
 	Hash   string        // its sha256, hex
 	Copied bool          // false: it was there already (cached)
 	Bytes  int64         // the program's size
@@ -74,10 +76,16 @@ func Ensure(ctx context.Context, h remote.Host, exe string) (*Install, error) {
 		return nil, fmt.Errorf("reading this program to copy to the host: %w", err)
 	}
 	in := &Install{Hash: hash, Bytes: size}
-	// One round trip: the platform, the cache directory, whether the copy
-	// is there.
-	probe := `uname -s; uname -m; d="${XDG_CACHE_HOME:-$HOME/.cache}/profdeck/` + in.Hash + `"; printf '%s\n' "$d"; if [ -x "$d/profdeck" ]; then echo cached; else echo missing; fi`
+	// One round trip: the platform, the cache directory (checked, see
+	// guard.go), whether the copy is there and whole.
+	probe := `uname -s; uname -m; r="${XDG_CACHE_HOME:-$HOME/.cache}/profdeck"; d="$r/` + in.Hash + `"; printf '%s\n' "$d"
+case "$r" in /*) ;; *) echo nocache; exit 0;; esac
+case "$(uname -s) $(uname -m)" in ` + thisPlatform() + `) ;; *) echo other; exit 0;; esac
+` + guardDirs(`"$r"`, `"$d"`) + fileState(`"$d/profdeck"`, in.Hash)
 	out, err := remote.Output(ctx, h, probe)
+	if rerr := Refusal(h.Name(), err, nil); rerr != nil {
+		return nil, rerr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("host %s: checking its platform (uname): %w", h.Name(), err)
 	}
@@ -91,9 +99,10 @@ func Ensure(ctx context.Context, h remote.Host, exe string) (*Install, error) {
 		return nil, &PlatformError{Host: h.Name(), OS: in.OS, Arch: in.Arch}
 	}
 	dir := strings.TrimSpace(lines[2])
-	if !strings.HasPrefix(dir, "/") {
+	if !strings.HasPrefix(dir, "/") || strings.TrimSpace(lines[3]) == "nocache" {
 		return nil, fmt.Errorf("host %s: no cache directory (HOME is not set?): %q", h.Name(), dir)
 	}
+	in.Root = path.Dir(dir)
 	in.Path = dir + "/profdeck"
 	if strings.TrimSpace(lines[3]) != "cached" {
 		data, err := os.ReadFile(exe)
@@ -110,6 +119,24 @@ func Ensure(ctx context.Context, h remote.Host, exe string) (*Install, error) {
 	}
 	in.Took = time.Since(t0)
 	return in, nil
+}
+
+// thisPlatform is a shell case pattern matching the `uname -s` `uname -m`
+// pairs of this build: nothing is created on a host of another.
+func thisPlatform() string {
+	var pats []string
+	for o, gos := range goOS {
+		for a, garch := range goArch {
+			if gos == runtime.GOOS && garch == runtime.GOARCH {
+				pats = append(pats, "'"+o+" "+a+"'")
+			}
+		}
+	}
+	if len(pats) == 0 {
+		return "'-'"
+	}
+	sort.Strings(pats)
+	return strings.Join(pats, "|")
 }
 
 // hashes remembers each program's hash by path, size and modification
@@ -150,7 +177,8 @@ func mustHex(s string) (b [sha256.Size]byte) {
 
 // EnsureFile copies the local file at local into the host's cache next to
 // the installed program (…/profdeck/data/SHA256-NAME), unless a copy is
-// there already, and returns its path on the host. A sweep's dataset goes
+// there already (checked as the program is: ours, private, its sha256
+// the local file's), and returns its path on the host. A sweep's dataset goes
 // to the host this way.
 func EnsureFile(ctx context.Context, h remote.Host, in *Install, local string) (string, error) {
 	data, err := os.ReadFile(local)
@@ -158,13 +186,17 @@ func EnsureFile(ctx context.Context, h remote.Host, in *Install, local string) (
 		return "", err
 	}
 	sum := sha256.Sum256(data)
-	root := path.Dir(path.Dir(in.Path))
-	dst := root + "/data/" + hex.EncodeToString(sum[:]) + "-" + path.Base(filepath.ToSlash(local))
-	out, err := remote.Output(ctx, h, "if [ -f "+remote.Quote(dst)+" ]; then echo cached; fi")
+	hash := hex.EncodeToString(sum[:])
+	dst := in.Root + "/data/" + hash + "-" + path.Base(filepath.ToSlash(local))
+	check := guardDirs(remote.Quote(in.Root), remote.Quote(in.Root+"/data")) + fileState(remote.Quote(dst), hash)
+	out, err := remote.Output(ctx, h, check)
+	if rerr := Refusal(h.Name(), err, nil); rerr != nil {
+		return "", rerr
+	}
 	if err != nil {
 		return "", fmt.Errorf("host %s: %w", h.Name(), err)
 	}
-	if strings.Contains(out, "cached") {
+	if strings.HasSuffix(strings.TrimSpace(out), "cached") {
 		return dst, nil
 	}
 	if err := h.WriteFile(ctx, dst, data, 0o644); err != nil {

@@ -56,6 +56,7 @@ func commandTable() []command {
 		{name: "python-sysinfo", line: isSysinfoProbe, run: runSysinfo, help: "the system probe: torch, vLLM and the model's config"},
 
 		// Called by name.
+		{name: "pid-probe", line: isPidProbe, run: runPidProbe, help: "the load engine's probe of a pid: start time, owner, launch mark"},
 		{name: "true", run: runTrue, help: "exit 0"},
 		{name: ":", run: runTrue, help: "exit 0"},
 		{name: "false", run: func(_ context.Context, _ *Deployment, c call) error { return Exit(c.cmd, 1, "") }, help: "exit 1"},

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"context"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -161,4 +163,40 @@ func (d *Deployment) docker(cmd string, args []string, out func(remote.Line)) er
 	msg := fmt.Sprintf("docker: '%s' is not a docker command (simulated host)", args[0])
 	Stderr(out, msg)
 	return Exit(cmd, 127, msg)
+}
+
+// rePidProbe is the load engine's probe of a pid (pd_pid=N; …) and the
+// mark it looks for.
+var rePidProbe = regexp.MustCompile(`^pd_pid=([0-9]+); .*grep -qx '?PROFDECK_LAUNCH=([^' ;]*)`)
+
+func isPidProbe(cmd string) bool { return rePidProbe.MatchString(cmd) }
+
+// runPidProbe answers the probe as a host's /proc would for the server's
+// pid: its start time (in ticks), root as owner and
+// caller, whether its environment carries the mark, its command line.
+func runPidProbe(_ context.Context, d *Deployment, c call) error {
+	m := rePidProbe.FindStringSubmatch(c.cmd)
+	pid, _ := strconv.Atoi(m[1])
+	d.mu.Lock()
+	s := d.server
+	ok := s != nil && s.running && pid == s.pid
+	var start int64
+	var mark, cmdline string
+	if ok {
+		start = s.start.UnixNano() / 1e7 // stable for the process, as a start time is
+		mark, cmdline = s.mark, s.cmdline
+	}
+	d.mu.Unlock()
+	if !ok {
+		Stdout(c.out, "gone")
+		return nil
+	}
+	Stdout(c.out, fmt.Sprintf("start %d", start))
+	Stdout(c.out, "uid 0")
+	Stdout(c.out, "me 0")
+	if mark != "" && mark == m[2] {
+		Stdout(c.out, "marked")
+	}
+	Stdout(c.out, "cmd "+cmdline)
+	return nil
 }

@@ -37,6 +37,8 @@ type serverProc struct {
 	lastTick   time.Time // the previous tick (nodes.go holds the clock at a collective)
 	rankBase   int       // the global rank of Worker_TP0's GPU on this node
 	apiKey     string    // the launch's --api-key, which vLLM logs among its non-default args
+	mark       string    // PROFDECK_LAUNCH in the launch's environment
+	cmdline    string    // the launch line, as /proc/PID/cmdline shows it
 
 	statsAt   time.Time
 	statsPrev metricsSnap
@@ -160,6 +162,7 @@ var (
 	reRedirect = regexp.MustCompile(`(?:^|[^0-9&>])>>?\s*([^\s&;|'"<>()]+)`)
 	reName     = regexp.MustCompile(`--name[= ]+([A-Za-z0-9_.-]+)`)
 	reAPIKey   = regexp.MustCompile(`--api-key[= ]+([A-Za-z0-9_.-]+)`)
+	reMark     = regexp.MustCompile(`PROFDECK_LAUNCH=([0-9a-f]+)`)
 	reProfDir  = regexp.MustCompile(`(?:VLLM|SGLANG)_TORCH_PROFILER_DIR=([^\s'"]+)|"torch_profiler_dir"\s*:\s*"([^"]+)"`)
 )
 
@@ -319,6 +322,7 @@ func (d *Deployment) launchCmd(logPath string, profiler bool, cmd string) int {
 	if m := reAPIKey.FindStringSubmatch(cmd); m != nil {
 		s.apiKey = m[1]
 	}
+	s.identify(cmd)
 	if m := reProfDir.FindStringSubmatch(cmd); m != nil {
 		s.profDir = m[1] + m[2]
 	}
@@ -416,5 +420,14 @@ func (d *Deployment) tick(now time.Time) {
 	d.publishLocked(s)
 	if s.running && s.stage == phases.StageReady {
 		d.statsLocked(s, now)
+	}
+}
+
+// identify keeps what a host's /proc shows of the launch: its command line
+// and the mark in its environment (PROFDECK_LAUNCH).
+func (s *serverProc) identify(cmd string) {
+	s.cmdline = cmd
+	if m := reMark.FindStringSubmatch(cmd); m != nil {
+		s.mark = m[1]
 	}
 }

@@ -356,6 +356,7 @@ func flagRows(dir string) []flagRow {
 		{cmds: "run", args: []string{"--redo", "macro,micro"}, get: func(r resolved) any { return r.run.Redo }, want: []string{"macro", "micro"}},
 		{cmds: "run", args: []string{"--skip-doctor"}, get: func(r resolved) any { return r.run.SkipDoctor }, want: true},
 		{cmds: "run", args: []string{"--skip-doctor=false"}, get: func(r resolved) any { return r.run.SkipDoctor }, want: false},
+		{cmds: "run", args: []string{"--stop-pid", "4242"}, get: func(r resolved) any { return r.run.StopPID }, want: 4242},
 		{cmds: "run", args: []string{"--keep"}, get: func(r resolved) any { return r.run.Keep }, want: true},
 		{cmds: "run", args: []string{"--keep=false"}, get: func(r resolved) any { return r.run.Keep }, want: false},
 		// capacity (the campaign has no capacity section: a traffic is given)

@@ -19,7 +19,7 @@ import (
 )
 
 const runUsage = `profdeck run [-c FILE] [--host HOST] [--phases load,macro,micro,nccl,profile]
-                   [--redo STEP|PHASE,...] [--keep] [--loadgen here|host] [--skip-doctor]
+                   [--redo STEP|PHASE,...] [--keep] [--loadgen here|host] [--skip-doctor] [--stop-pid PID]
                    [--json FILE|-] [--jsonl FILE]
 
 Runs the campaign in order: serve, macro, free the GPUs, micro, nccl,
@@ -81,6 +81,7 @@ func checkRunFiles(cmd *Command, c *campaign.Campaign) error {
 type runFlags struct {
 	phases, redo     string
 	skipDoctor, keep bool
+	stopPID          int
 }
 
 // newRun is the run command with its flags.
@@ -90,6 +91,7 @@ func newRun(stdout, stderr io.Writer) (*Command, *runFlags) {
 	cmd.Flags.StringVar(&f.phases, "phases", "", "only the steps of these phases: load,macro,micro,nccl,profile (default all)")
 	cmd.Flags.StringVar(&f.redo, "redo", "", "steps or phases to do again although the journal has them done")
 	cmd.Flags.BoolVar(&f.keep, "keep", false, "keep steps done earlier with other parameters (default: do them again, saying what changed)")
+	cmd.Flags.IntVar(&f.stopPID, "stop-pid", 0, "a process profdeck did not launch that the run may stop to free the GPUs (yours, by its pid); by default only profdeck's own launch is stopped")
 	cmd.Flags.BoolVar(&f.skipDoctor, "skip-doctor", false, "do not run the doctor's checks first (a failing check stops the run before the load)")
 	cmd.Flags.String("loadgen", "", "where the sweep's load generator runs: here, or host (the GPU host; default: the campaign's macro.loadgen)")
 	cmd.flagProgress()
@@ -102,7 +104,11 @@ var runBinds = []campaign.Flag{{Name: "loadgen", Key: "macro.loadgen"}}
 // plan is the campaign file with the flags over it and the run's options,
 // checked before anything starts.
 func (f *runFlags) plan(cmd *Command) (*campaign.Campaign, Options, error) {
-	o := Options{Phases: splitList(f.phases), Redo: splitList(f.redo), JSONL: cmd.JSONL(), Log: cmd.Stderr, SkipDoctor: f.skipDoctor, Keep: f.keep}
+	o := Options{Phases: splitList(f.phases), Redo: splitList(f.redo), JSONL: cmd.JSONL(), Log: cmd.Stderr, SkipDoctor: f.skipDoctor, Keep: f.keep,
+		StopPID: f.stopPID}
+	if f.stopPID < 0 || f.stopPID == 1 {
+		return nil, o, BadInput("--stop-pid %d: want the pid of one process of yours, more than 1", f.stopPID)
+	}
 	if err := campaignrun.CheckNames(o.Phases, false); err != nil {
 		return nil, o, BadInput("--phases: %v", err)
 	}
@@ -148,6 +154,9 @@ type Options struct {
 	SkipDoctor bool
 	// Keep keeps steps done earlier with other parameters.
 	Keep bool
+	// StopPID is a process the run may stop to free the GPUs when
+	// profdeck's own launch is gone (--stop-pid); 0 for none.
+	StopPID int
 	// Progress, when set, is given every event (where the run stands).
 	Progress func(phases.Event)
 }
@@ -166,6 +175,9 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 		return nil, nil, err
 	}
 	cfg.Phases, cfg.Redo, cfg.Keep = o.Phases, o.Redo, o.Keep
+	if cfg.Server != nil {
+		cfg.Server.GivenPID = o.StopPID
+	}
 	if o.SkipDoctor {
 		cfg.Doctor = nil
 	}

@@ -81,6 +81,9 @@ func Serve(ctx context.Context, h remote.Host, in io.Reader, out io.Writer) erro
 		o.send(up{Done: true, Err: err.Error()})
 		return err
 	}
+	if err := o.send(up{Ready: true}); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if first.Load != nil {

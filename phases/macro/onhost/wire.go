@@ -52,4 +52,7 @@ type up struct {
 	Ended  bool   `json:"ended,omitempty"`
 	Tokens int    `json:"tokens,omitempty"`
 	ReqErr string `json:"req_err,omitempty"`
+	// Ready is the agent's first line, sent once it has read the first
+	// line from here: the answer supervise waits for.
+	Ready bool `json:"ready,omitempty"`
 }

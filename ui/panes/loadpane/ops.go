@@ -103,10 +103,36 @@ func (m *Model) stop() tea.Cmd {
 		}
 	}
 	if m.serving() {
-		m.confirm = &confirmation{prompt: "The server is serving. Stop it and free the GPUs?", run: run}
-		return nil
+		// Ask only about a server profdeck launched, named by its pid;
+		// another is never stopped, and what holds the GPUs is said.
+		m.op = "checking"
+		s, ctx := m.server, m.opCtx()
+		return func() tea.Msg {
+			if pid, ours := s.Running(ctx); ours {
+				return stopCheckMsg{ours: true, text: fmt.Sprintf("Stop the server profdeck launched (process group %d) and free the GPUs?", pid), run: run}
+			}
+			return stopCheckMsg{text: "the server serving was not launched by profdeck (its pid file names no live launch): it is not stopped; " + s.GPUHolders(ctx)}
+		}
 	}
 	return run()
+}
+
+// stopCheckMsg is what a stop of a serving server found: a launch of
+// profdeck's to confirm (text the question), or none (text says what
+// holds the GPUs).
+type stopCheckMsg struct {
+	ours bool
+	text string
+	run  func() tea.Cmd
+}
+
+func (m *Model) stopChecked(msg stopCheckMsg) tea.Cmd {
+	m.op = ""
+	if !msg.ours {
+		return common.Error(errors.New(msg.text))
+	}
+	m.confirm = &confirmation{prompt: msg.text, run: msg.run}
+	return nil
 }
 
 func (m *Model) restart() tea.Cmd {

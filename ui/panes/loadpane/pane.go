@@ -167,7 +167,7 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 	switch msg := msg.(type) {
 	case common.EventsMsg:
 		m.dirty = m.dirty || len(msg.Events) > 0
-	case watchDoneMsg, opDoneMsg, tea.KeyPressMsg:
+	case watchDoneMsg, opDoneMsg, stopCheckMsg, tea.KeyPressMsg:
 		m.dirty = true
 	}
 	return m.update(msg)
@@ -190,6 +190,8 @@ func (m *Model) update(msg tea.Msg) (common.Component, tea.Cmd) {
 			return m, common.Error(msg.err)
 		}
 		return m, common.Status("server " + msg.op + " done")
+	case stopCheckMsg:
+		return m, m.stopChecked(msg)
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	}

@@ -2,6 +2,7 @@ package loadpane
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -134,19 +135,64 @@ func press(m *Model, k string) tea.Cmd {
 	return cmd
 }
 
-// Stopping a serving server asks first; "n" cancels, "y" stops and the
-// GPUs are freed; "r" asks and says it costs a reload.
-func TestPaneStopAsksWhenServing(t *testing.T) {
+// runCmd runs a pane's command and gives the pane what it returns.
+func runCmd(t *testing.T, m *Model, cmd tea.Cmd) tea.Msg {
+	t.Helper()
+	if cmd == nil {
+		t.Fatal("no command")
+	}
+	done := make(chan tea.Msg, 1)
+	go func() { done <- cmd() }()
+	select {
+	case msg := <-done:
+		m.Update(msg)
+		return msg
+	case <-time.After(20 * time.Second):
+		t.Fatal("the command did not finish")
+	}
+	return nil
+}
+
+// A serving server profdeck did not launch is not stopped: x says so and
+// names what holds the GPUs (pid, user, command), and asks nothing.
+func TestPaneStopLeavesServerNotLaunched(t *testing.T) {
 	m, pump := setup(t, sim.Options{LoadTime: 1 * time.Second, AutoStart: true}, 0)
 	pump(3 * time.Second)
 	if !m.serving() {
 		t.Fatalf("not serving after the load:\n%s", m.View())
 	}
-	if cmd := press(m, "x"); cmd != nil || m.confirm == nil || !m.Typing() {
+	msg, _ := runCmd(t, m, press(m, "x")).(stopCheckMsg)
+	if m.confirm != nil || m.op != "" || msg.ours {
+		t.Fatalf("x on a server profdeck did not launch: confirm %+v, op %q", m.confirm, m.op)
+	}
+	if !strings.Contains(msg.text, "not stopped") || !strings.Contains(msg.text, "holding the GPUs: pid ") {
+		t.Errorf("x says %q, want the server left and what holds the GPUs named", msg.text)
+	}
+	pump(time.Second)
+	if !m.serving() {
+		t.Fatal("the server profdeck did not launch was stopped")
+	}
+}
+
+// Stopping a serving server profdeck launched asks first, naming its
+// process group; "n" cancels, "y" stops and the GPUs are freed; "r" asks
+// and says it costs a reload.
+func TestPaneStopAsksWhenServing(t *testing.T) {
+	m, pump := setup(t, sim.Options{LoadTime: 1 * time.Second}, 0)
+	pid, err := m.server.Start(m.opCtx(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pump(3 * time.Second)
+	if !m.serving() {
+		t.Fatalf("not serving after the load:\n%s", m.View())
+	}
+	runCmd(t, m, press(m, "x"))
+	if m.confirm == nil || !m.Typing() {
 		t.Fatal("x on a serving server did not ask")
 	}
-	if !strings.Contains(m.View(), "Stop it and free the GPUs? (y/n)") {
-		t.Errorf("question not shown:\n%s", m.View())
+	if !strings.Contains(m.View(), fmt.Sprintf("(process group %d)", pid)) || !strings.Contains(m.View(), "(y/n)") {
+		t.Errorf("question not shown with the pid:\n%s", m.View())
 	}
 	panetest.Fits(t, m.View(), 78, 19)
 	press(m, "n")
@@ -162,7 +208,7 @@ func TestPaneStopAsksWhenServing(t *testing.T) {
 	}
 	panetest.Fits(t, m.View(), 78, 19)
 	press(m, "n")
-	press(m, "x")
+	runCmd(t, m, press(m, "x"))
 	cmd := press(m, "y")
 	if cmd == nil || m.op != "stopping" || !m.Busy() {
 		t.Fatal("y did not start stopping")
