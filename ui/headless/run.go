@@ -57,9 +57,7 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cmd.Exit(ctx, err)
 	}
-	code := finish(cmd, res, events)
-	cmd.Close()
-	return code
+	return cmd.ExitCode(finish(cmd, res, events))
 }
 
 // checkRunFiles refuses, before any work, a journal that is not a regular
