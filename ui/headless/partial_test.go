@@ -16,7 +16,9 @@ import (
 // it returns that level with the error, as the on-host sweep does.
 type lostEngine struct{ macro.Engine }
 
-func (lostEngine) Config() macro.Config { return macro.Config{URL: "http://127.0.0.1:1", Concurrency: []int{1, 2}} }
+func (lostEngine) Config() macro.Config {
+	return macro.Config{URL: "http://127.0.0.1:1", Concurrency: []int{1, 2}}
+}
 func (lostEngine) Run(context.Context, *phases.Emitter) (*macro.Result, error) {
 	return &macro.Result{Levels: []phases.LevelResult{{Concurrency: 1, Completed: 12}}}, errors.New("ssh: connection lost")
 }
