@@ -117,7 +117,7 @@ func (p *Parser) segment(raw string) (Record, bool) {
 			if rk, ok := p.ranks[pr.pid]; ok {
 				r.Rank = rk
 			}
-		} else {
+		} else if _, ok := p.ranks[pr.pid]; ok || len(p.ranks) < maxNamedRanks {
 			p.ranks[pr.pid] = r.Rank
 		}
 	}
@@ -151,7 +151,7 @@ func (p *Parser) segment(raw string) (Record, bool) {
 	switch r.Kind {
 	case KindRankInfo:
 		rank := int(r.Value)
-		if r.PID != 0 {
+		if _, ok := p.ranks[r.PID]; r.PID != 0 && (ok || len(p.ranks) < maxNamedRanks) {
 			p.ranks[r.PID] = rank
 		}
 		r.Rank = rank

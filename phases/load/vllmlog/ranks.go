@@ -1,6 +1,9 @@
 package vllmlog
 
-import "sort"
+import (
+	"fmt"
+	"sort"
+)
 
 // maxNamedRanks bounds the ranks kept by name (a garbled log could name
 // any number).
@@ -72,6 +75,12 @@ func (s *Summary) proc(r Record) *procInfo {
 	p := s.procs[k]
 	if p == nil {
 		p = &procInfo{host: k.host, pid: k.pid, name: k.name, rank: r.Rank}
+		if len(s.procs) >= maxNamedRanks {
+			// Past the bound a process is read but not kept.
+			s.DroppedRanks++
+			s.drop(fmt.Sprintf("processes and ranks past the first %d are not kept (no deployment has that many: a garbled log?)", maxNamedRanks))
+			return p
+		}
 		s.procs[k] = p
 	}
 	return p
