@@ -190,6 +190,9 @@ func (f *sweepFlags) plan(c *Command) (macro.Config, *campaign.Campaign, error) 
 		cfg.Model = f.model
 	}
 	cfg.Timeout, cfg.Seed = f.timeout, f.seed
+	if err := cfg.CheckLevelTime(); err != nil {
+		return macro.Config{}, nil, BadInput("--rate %v", err)
+	}
 	if cfg.Percentiles, err = macro.ParsePercentiles(f.pctMetrics, f.pcts); err != nil {
 		return macro.Config{}, nil, BadInput("%v", err)
 	}
