@@ -264,7 +264,7 @@ func finish(cmd *Command, res *campaignrun.Result, events []phases.Event) int {
 		Interrupted: res.Interrupted, Budget: report.Budget(events)}
 	if err := cmd.WriteJSON(rep); err != nil {
 		fmt.Fprintf(stderr, "profdeck run: %v\n", err)
-		return ExitCannotRun
+		return ExitStepFailed // the document is written aside, or lost: said above
 	}
 	if res.Interrupted {
 		fmt.Fprintln(stderr, "profdeck run: interrupted; run it again to resume at the step it was in")
