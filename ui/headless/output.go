@@ -147,7 +147,7 @@ func (c *Command) WriteJSON(v any) error {
 	}
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return err
+		return &StepFailedError{Err: fmt.Errorf("--json %s: the result could not be encoded: %w", c.JSONPath, err)}
 	}
 	b = append(b, '\n')
 	if c.JSONPath == "-" {
