@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // Mount mounts a tmpfs of size bytes on a new folder and returns it; it is
@@ -25,7 +26,15 @@ func Mount(t testing.TB, size int) string {
 		t.Skipf("SKIPPED: a small tmpfs for a full disk cannot be mounted here (%v: %s); run as root to test it", err, out)
 	}
 	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+		// A process of the test may still be ending: try a few times,
+		// then detach the mount (it goes when the last user does).
+		for range 20 {
+			if exec.Command("umount", dir).Run() == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
 			t.Errorf("umount %s: %v: %s", dir, err, out)
 		}
 	})
