@@ -44,7 +44,7 @@ func TestOutsideValuesRefusedAtParse(t *testing.T) {
 		{"macro.search_tolerance", ".nan", "line 3: macro.search_tolerance: NaN: want more than 0 and under 1"},
 		{"macro.search_tolerance", "0", "line 3: macro.search_tolerance: 0: want more than 0"},
 		{"macro.arrivals", "bursty", `line 3: macro.arrivals: "bursty": want poisson or constant`},
-		{"macro.burstiness", ".inf", "line 3: macro.burstiness: +Inf: want more than 0"},
+		{"macro.burstiness", ".inf", "line 3: macro.burstiness: +Inf: want 0.1 to 1000"},
 		{"macro.burstiness", "0", "line 3: macro.burstiness: 0: want more than 0"},
 		{"macro.latency_from", "start", `line 3: macro.latency_from: "start": want sent or intended`},
 	} {

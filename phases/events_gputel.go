@@ -90,6 +90,10 @@ type GPULevel struct {
 	PCIeGBs   *float64 `json:"pcie_gbs,omitempty"`
 	NVLinkGBs *float64 `json:"nvlink_gbs,omitempty"`
 	Note      string   `json:"note,omitempty"`
+	// NoReadings is a window whose samples held no power, SM or clock
+	// value (nvidia-smi printed "-" for all): its figures are unknown,
+	// not 0 (Note says so).
+	NoReadings bool `json:"no_readings,omitempty"`
 }
 
 func init() {
@@ -103,7 +107,7 @@ func (g *GPULevel) Line() string {
 	if g == nil {
 		return ""
 	}
-	if g.Samples == 0 {
+	if g.Samples == 0 || g.NoReadings {
 		return "GPU: " + g.Note
 	}
 	s := fmt.Sprintf("GPU: %d× %.0f W mean (peak %.0f), SM %.0f%% (peak %.0f%%), clock %.0f MHz (min %.0f)",

@@ -51,6 +51,8 @@ func (a CapacityAsk) Check() error {
 		return fmt.Errorf("headroom: want a share from 0 to below 1 (0.2 keeps 20%% free), got %g", a.Headroom)
 	case a.TP < 0 || a.PP < 0 || a.Nodes < 0:
 		return errors.New("tp, pp and nodes must not be negative")
+	case a.TP > maxReplicaGPUs || a.PP > maxReplicaGPUs || a.Nodes > maxReplicaGPUs:
+		return fmt.Errorf("tp, pp and nodes: at most %d each", maxReplicaGPUs)
 	}
 	if a.SLO != "" {
 		if _, err := macro.ParseSLOBounds(a.SLO); err != nil {
@@ -177,13 +179,18 @@ func PlanCapacity(sw Sweep, ask CapacityAsk) (*CapacityPlan, error) {
 	if len(levels) == 0 {
 		return nil, fmt.Errorf("%s: no finished level to plan from", sw.Path)
 	}
+	if err := checkLevels(levels, unit); err != nil {
+		return nil, fmt.Errorf("%s: %v", sw.Path, err)
+	}
 	p.Curve.Unit = unit
 	j := newJudge(b, p.SLO.JudgedBy == "goodput", levels, warn)
 	for _, l := range levels {
 		p.Curve.Points = append(p.Curve.Points, j.point(l, unit))
 	}
 	p.Curve.Points = mergeRuns(p.Curve.Points, unit, warn)
-	p.Deployment = deployment(sw, ask, warn)
+	if p.Deployment, err = deployment(sw, ask, warn); err != nil {
+		return nil, err
+	}
 	p.replica(warn)
 	p.searchNote(sw.Search, warn)
 	p.answer(ask, warn)

@@ -38,10 +38,17 @@ func (p *CapacityPlan) replica(warn func(string, ...any)) {
 		}
 	}
 	p.Curve.Met = new(a.Load)
-	r := &CapacityReplica{Load: a.Load, RequestRate: a.RequestThroughput, OutputTokS: a.OutputThroughput, MeanE2ELms: a.MeanE2ELms}
-	if miss > 0 {
+	best := bestMet(pts, a)
+	if best.Load != a.Load {
+		warn("throughput is not monotone: %s served %.3g req/s, below the %.3g req/s of %s, which met the SLO too; "+
+			"the answer rests on %s, not on the fallen level (a server that slows under more load: look at its queue and preemptions)",
+			loadName(a.Load, unit), a.RequestThroughput, best.RequestThroughput, loadName(best.Load, unit), loadName(best.Load, unit))
+	}
+	r := &CapacityReplica{Load: best.Load, RequestRate: best.RequestThroughput, OutputTokS: best.OutputThroughput, MeanE2ELms: best.MeanE2ELms}
+	if miss > 0 && best.Load == a.Load {
 		p.interpolate(r, a, pts[miss], warn)
 	}
+	a = best
 	if a.Few {
 		warn("%s, the level the answer rests on, completed fewer than %d requests: its percentiles are rough", loadName(a.Load, unit), phases.MinRequests)
 	}
@@ -51,6 +58,30 @@ func (p *CapacityPlan) replica(warn func(string, ...any)) {
 	r.PlannedLoad = r.Load * (1 - p.Headroom)
 	r.PlannedRequestRate = r.RequestRate * (1 - p.Headroom)
 	p.Replica = r
+}
+
+// fallenShare is how far below an earlier level's throughput a level that
+// met the SLO must fall for the plan to say throughput is not monotone and
+// rest on the earlier level (smaller drops are noise between levels).
+const fallenShare = 0.9
+
+// bestMet is the level the answer rests on: a, the last that met the SLO,
+// unless an earlier level that met it served clearly more (the throughput
+// fell past it).
+func bestMet(pts []CurvePoint, a CurvePoint) CurvePoint {
+	best := a
+	for _, pt := range pts {
+		if pt.Load >= a.Load {
+			break
+		}
+		if pt.Met && pt.RequestThroughput > best.RequestThroughput {
+			best = pt
+		}
+	}
+	if a.RequestThroughput >= fallenShare*best.RequestThroughput {
+		return a
+	}
+	return best
 }
 
 // interpolate moves the SLO point from a (met) towards b (missed) where
@@ -177,9 +208,14 @@ func parallelText(d phases.Deployment) string {
 
 // deployment is the replica the plan counts GPUs for: the flags over the
 // sweep's record, else the GPUs the sweep's sampler counted.
-func deployment(sw Sweep, ask CapacityAsk, warn func(string, ...any)) *phases.Deployment {
+func deployment(sw Sweep, ask CapacityAsk, warn func(string, ...any)) (*phases.Deployment, error) {
 	var d *phases.Deployment
 	if sw.Deployment != nil {
+		if ask.TP == 0 {
+			if err := checkDeployment(*sw.Deployment, sw.Path+": the recorded deployment"); err != nil {
+				return nil, err
+			}
+		}
 		d = new(*sw.Deployment)
 	}
 	if ask.TP > 0 || ask.PP > 0 || ask.Nodes > 0 {
@@ -208,7 +244,10 @@ func deployment(sw Sweep, ask CapacityAsk, warn func(string, ...any)) *phases.De
 	}
 	if d == nil {
 		warn("the sweep recorded no deployment and none was given: replicas only, no GPU count (give --tp, and --nodes for several)")
-		return nil
+		return nil, nil
+	}
+	if err := checkDeployment(*d, "the deployment ("+d.Source+")"); err != nil {
+		return nil, err
 	}
 	d.GPUs = d.ReplicaGPUs()
 	d.Nodes = max(d.Nodes, 1)
@@ -218,5 +257,8 @@ func deployment(sw Sweep, ask CapacityAsk, warn func(string, ...any)) *phases.De
 	if sw.HostGPUs > 0 && d.GPUs > sw.HostGPUs*d.Nodes {
 		warn("one replica counts %d GPUs (%s) but the sweep's sampler saw %d on the head node", d.GPUs, parallelText(*d), sw.HostGPUs)
 	}
-	return d
+	if d.GPUs%d.Nodes != 0 {
+		warn("one replica's %d GPUs do not split evenly over %d nodes", d.GPUs, d.Nodes)
+	}
+	return d, nil
 }

@@ -195,7 +195,7 @@ func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
 func gpuChart(levels []phases.LevelResult, format string) ([]byte, error) {
 	var mean, peak, jpt plotter.XYs
 	for _, l := range levels {
-		if l.Concurrency <= 0 || l.GPU == nil {
+		if l.Concurrency <= 0 || l.GPU == nil || l.GPU.NoReadings {
 			continue
 		}
 		x := float64(l.Concurrency)

@@ -14,12 +14,41 @@ import (
 // markdown: what each sweep is, each later sweep's change from the first
 // level by level, and the Pareto front of tokens/s per user against
 // tokens/s per GPU with its chart, drawn as SVG and PNG into
-// "<base>.charts/" beside it.
+// "<base>.charts/" beside the file (beside a link's target); what is not a
+// regular file (/dev/null) gets no charts.
 func WriteCompareMarkdown(path string, sweeps []Sweep, p Pareto) error {
 	if err := localfs.CheckOutput(path, true); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	dir := ChartsDirFor(path)
+	cdir := ChartsPath(path)
+	md, charts := compareMarkdown(sweeps, p, filepath.Base(cdir), cdir != "")
+	if len(charts) > 0 {
+		if err := os.MkdirAll(cdir, 0o755); err != nil {
+			return fmt.Errorf("%s: charts: %w", path, err)
+		}
+		for _, c := range charts {
+			img, err := drawSafely(c)
+			if err == nil {
+				err = localfs.WriteFile(filepath.Join(cdir, c.name), img, 0o644)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: chart %s: %w", path, c.name, err)
+			}
+		}
+	}
+	return localfs.WriteFile(path, md, 0o644)
+}
+
+// CompareMarkdownText is the comparison's markdown without charts (for
+// stdout).
+func CompareMarkdownText(sweeps []Sweep, p Pareto) []byte {
+	md, _ := compareMarkdown(sweeps, p, "", false)
+	return md
+}
+
+// compareMarkdown is the comparison's markdown, and its charts to draw into
+// dir when withCharts (none otherwise: the markdown then names none).
+func compareMarkdown(sweeps []Sweep, p Pareto, dir string, withCharts bool) ([]byte, []chart) {
 	var b bytes.Buffer
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("# Comparison of %d sweeps\n\n", len(sweeps))
@@ -43,7 +72,7 @@ func WriteCompareMarkdown(path string, sweeps []Sweep, p Pareto) error {
 		w("- note: %s\n", n)
 	}
 	var charts []chart
-	if len(p.Points) >= 2 {
+	if withCharts && len(p.Points) >= 2 {
 		for _, ext := range []string{"svg", "png"} {
 			charts = append(charts, chart{name: "pareto." + ext, draw: func() ([]byte, error) { return ParetoChart(p, ext) }})
 		}
@@ -54,20 +83,5 @@ func WriteCompareMarkdown(path string, sweeps []Sweep, p Pareto) error {
 		WriteComparison(&b, sweeps[0], sweeps[i])
 		w("```\n\n")
 	}
-	if len(charts) > 0 {
-		cdir := filepath.Join(filepath.Dir(path), dir)
-		if err := os.MkdirAll(cdir, 0o755); err != nil {
-			return fmt.Errorf("%s: charts: %w", path, err)
-		}
-		for _, c := range charts {
-			img, err := drawSafely(c)
-			if err == nil {
-				err = localfs.WriteFile(filepath.Join(cdir, c.name), img, 0o644)
-			}
-			if err != nil {
-				return fmt.Errorf("%s: chart %s: %w", path, c.name, err)
-			}
-		}
-	}
-	return localfs.WriteFile(path, []byte(remote.MaskURL(b.String())), 0o644)
+	return []byte(remote.MaskURL(b.String())), charts
 }

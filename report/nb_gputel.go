@@ -14,7 +14,7 @@ import (
 func (n *nb) gpuLevels(levels []phases.LevelResult, srcs []phases.GPUTelSource, tag string) {
 	var with []phases.LevelResult
 	for _, l := range levels {
-		if l.GPU != nil && l.GPU.Samples > 0 {
+		if l.GPU != nil && l.GPU.Samples > 0 && !l.GPU.NoReadings {
 			with = append(with, l)
 		}
 	}

@@ -71,14 +71,17 @@ func RenderNotebook(events []phases.Event, opts NotebookOptions) ([]byte, error)
 // temporary file renamed over the old one, so a crash leaves the previous
 // version), after drawing its charts into "<base>.charts/" beside it.
 func WriteNotebook(path string, events []phases.Event, opts NotebookOptions) error {
-	if !opts.NoCharts && opts.ChartsDir == "" {
-		opts.ChartsDir = ChartsDirFor(path)
-	}
 	if err := localfs.CheckOutput(path, true); err != nil {
 		return fmt.Errorf("notebook %s: %w", path, err) // before any chart is drawn
 	}
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+	cdir := ChartsPath(path)
+	if cdir == "" {
 		opts.NoCharts = true // a device or a FIFO: no folder of charts beside it
+	}
+	if opts.ChartsDir != "" {
+		cdir = filepath.Join(filepath.Dir(path), opts.ChartsDir) // the caller's
+	} else if cdir != "" {
+		opts.ChartsDir = filepath.Base(cdir) // beside the file itself, a link's target
 	}
 	if opts.NoCharts {
 		opts.ChartsDir = ""
@@ -86,7 +89,7 @@ func WriteNotebook(path string, events []phases.Event, opts NotebookOptions) err
 	md, charts := buildNotebook(events, opts)
 	var chartErrs []string
 	if len(charts) > 0 {
-		dir := filepath.Join(filepath.Dir(path), opts.ChartsDir)
+		dir := cdir
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("notebook %s: charts: %w", path, err)
 		}
@@ -120,6 +123,22 @@ type ChartsError struct {
 
 func (e *ChartsError) Error() string {
 	return fmt.Sprintf("notebook %s written, but charts failed: %s", e.Path, strings.Join(e.Failed, "; "))
+}
+
+// ChartsPath is the folder where the charts of the document at path go:
+// beside the file path names, or beside a symbolic link's target (the
+// companions go with the file), named as ChartsDirFor says. It is "" for
+// what is not a regular file (a device such as /dev/null, a FIFO): such an
+// output gets no charts.
+func ChartsPath(path string) string {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return ""
+	}
+	target, err := localfs.Target(path)
+	if err != nil {
+		target = path
+	}
+	return filepath.Join(filepath.Dir(target), ChartsDirFor(target))
 }
 
 // ChartsDirFor is the folder, beside the notebook at path, that holds its

@@ -36,6 +36,9 @@ type Session struct {
 
 	lastJournalErr string // announced once on Updates
 
+	failed  chan struct{} // closed at the first journal error
+	failErr error         // that error
+
 	inflight     int           // Record calls under way
 	settled      chan struct{} // closed when inflight drops to zero
 	settledValid bool
@@ -51,6 +54,7 @@ func NewSession(ctx context.Context, journal *Journal) *Session {
 		out:     make(chan phases.Event, 256),
 		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
+		failed:  make(chan struct{}),
 	}
 	if journal != nil {
 		// A resumed campaign: earlier events feed the notebook, not Updates.
@@ -125,6 +129,10 @@ func (s *Session) record(ev phases.Event, keepOnError bool) error {
 			} else {
 				s.errs[len(s.errs)-1] = jerr
 			}
+			if s.failErr == nil {
+				s.failErr = jerr
+				close(s.failed)
+			}
 			first := keepOnError && jerr.Error() != s.lastJournalErr
 			if keepOnError {
 				s.lastJournalErr = jerr.Error()
@@ -134,7 +142,7 @@ func (s *Session) record(ev phases.Event, keepOnError bool) error {
 				return jerr // the caller (a note) says so itself
 			}
 			if first {
-				s.enqueue(phases.New(time.Now(), phases.KindSessionError, phases.ErrorEvent{Where: "journal", Err: jerr.Error()}), false)
+				s.announce(jerr)
 			}
 		}
 	}
@@ -145,6 +153,29 @@ func (s *Session) record(ev phases.Event, keepOnError bool) error {
 	}
 	s.enqueue(ev, eph)
 	return jerr
+}
+
+// announce shows a journal error on Updates (the pane) and keeps it with
+// the session's events, so that a notebook written next says it too.
+func (s *Session) announce(jerr error) {
+	ev := phases.New(time.Now(), phases.KindSessionError, phases.ErrorEvent{Where: "journal", Err: jerr.Error() + ": what follows is not in the journal"})
+	s.mu.Lock()
+	s.events = append(s.events, ev)
+	s.mu.Unlock()
+	s.enqueue(ev, false)
+}
+
+// Failed is closed at the first journal write or sync that failed (a full
+// disk, a quota, an I/O error): from then on what happens is not recorded,
+// and a run stops (JournalErr says why).
+func (s *Session) Failed() <-chan struct{} { return s.failed }
+
+// JournalErr is the first journal error, nil while every event was
+// recorded.
+func (s *Session) JournalErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failErr
 }
 
 // enqueue hands ev to the forwarder; ephemeral events are dropped when the

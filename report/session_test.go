@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote/localfs/smalldisk"
 )
 
 func newTestSession(t *testing.T) (*Session, string) {
@@ -196,9 +197,15 @@ func TestJournalFailureKeepsPhaseResultsAndRefusesNotes(t *testing.T) {
 	if got[0] != phases.KindSessionError || got[1] != phases.KindMacroLevel || got[2] != phases.KindMacroLevel {
 		t.Fatalf("delivered %v", got)
 	}
+	// The notebook says it too: the failure is kept with the events.
 	evs := s.Events()
-	if len(evs) != 2 || evs[1].Data.(phases.LevelResult).Concurrency != 8 {
+	if len(evs) != 3 || evs[0].Kind != phases.KindSessionError || evs[2].Data.(phases.LevelResult).Concurrency != 8 {
 		t.Fatalf("kept %+v", evs)
+	}
+	select {
+	case <-s.Failed():
+	default:
+		t.Fatal("Failed is not closed after a journal error")
 	}
 	if len(s.Errors()) != 3 {
 		t.Fatalf("errors %v", s.Errors())
@@ -240,5 +247,32 @@ func TestSyncWaitsForTheSink(t *testing.T) {
 	<-s.Done()
 	if s.Sync() {
 		t.Error("Sync on a stopped session reported success")
+	}
+}
+
+// A journal on a full disk (a 64 KiB tmpfs): the write that does not fit
+// fails, the session says so (Failed, JournalErr) and the journal holds
+// whole lines only.
+func TestJournalOnFullDiskFailsTheSession(t *testing.T) {
+	dir := smalldisk.Mount(t, 64<<10)
+	p := filepath.Join(dir, "c.jsonl")
+	j, err := OpenJournal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	s := NewSession(t.Context(), j)
+	smalldisk.Fill(t, dir)
+	big := strings.Repeat("x", 3000)
+	for i := 0; i < 100 && s.JournalErr() == nil; i++ {
+		_ = s.Record(note(time.Now(), big))
+	}
+	select {
+	case <-s.Failed():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the session did not fail on a full disk")
+	}
+	if err := s.JournalErr(); err == nil || !strings.Contains(err.Error(), "no space left") {
+		t.Fatalf("JournalErr %v", err)
 	}
 }

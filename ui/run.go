@@ -199,6 +199,15 @@ func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, o c
 	// journal do, so that how each ended is still journalled.
 	phaseCtx, stopPhases := context.WithCancel(ctx)
 	defer stopPhases()
+	go func() {
+		// A journal that fails (a full disk) stops every phase: what
+		// they do next could not be recorded. The panes show the error.
+		select {
+		case <-sess.Failed():
+			stopPhases()
+		case <-phaseCtx.Done():
+		}
+	}()
 	d := &common.Deps{
 		Ctx: phaseCtx, Host: host, Campaign: c, Session: sess,
 		Styles: common.NewStyles(common.DefaultTheme()), Keys: common.DefaultKeyMap(),
@@ -221,6 +230,10 @@ func runCockpit(ctx context.Context, c *campaign.Campaign, host remote.Host, o c
 		return 1
 	}
 	fmt.Fprintf(stderr, "profdeck: journal %s, notebook %s\n", c.JournalPath(), c.Notebook)
+	if jerr := sess.JournalErr(); jerr != nil {
+		fmt.Fprintf(stderr, "profdeck: %v: the phases were stopped, as what they did next could not be recorded\n", jerr)
+		return 3
+	}
 	return 0
 }
 

@@ -135,6 +135,9 @@ func (s *Sampler) follow(ctx context.Context, em *phases.Emitter, cmd string, gp
 			return
 		}
 		r, ok := d.Line(l.Text)
+		for _, w := range d.Warnings() {
+			s.note(ctx, em, w+" (on "+s.host.Name()+")")
+		}
 		if !ok {
 			return
 		}

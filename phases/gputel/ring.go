@@ -166,6 +166,11 @@ func (s *Sampler) Level(from, to time.Time, outputTokens float64) *phases.GPULev
 		lv.Note = "no GPU sample fell in the level's window"
 		return lv
 	}
+	if a.power.n == 0 && a.util.n == 0 && a.clock.n == 0 {
+		lv.NoReadings = true
+		lv.Note = fmt.Sprintf("the %d GPU sample(s) in the level's window held no power, SM or clock reading: unknown", a.rounds)
+		return lv
+	}
 	if old := s.rb.oldest(); old.After(from) && len(s.rb.rounds) == s.rb.cap {
 		lv.Note = fmt.Sprintf("the ring holds the last %s of samples: the window's start is older", s.opt.Keep)
 	}

@@ -45,8 +45,8 @@ func CheckArrivals(arrivals string) error {
 // CheckBurstiness checks a burstiness (0: not given; the caller says
 // whether that is allowed) for its arrivals.
 func CheckBurstiness(arrivals string, burstiness float64) error {
-	if burstiness != 0 && (units.CheckFloat(burstiness, 0, MaxBurstiness) != nil || burstiness <= 0) {
-		return fmt.Errorf("%g: want more than 0 and at most %d (1 is Poisson; lower is burstier)", burstiness, MaxBurstiness)
+	if burstiness != 0 && (units.CheckFloat(burstiness, MinBurstiness, MaxBurstiness) != nil || burstiness < MinBurstiness) {
+		return fmt.Errorf("%g: want %g to %d (1 is Poisson; lower is burstier)", burstiness, MinBurstiness, MaxBurstiness)
 	}
 	if arrivals == ArrivalsConstant && burstiness != 0 && burstiness != 1 {
 		return fmt.Errorf("%g: only with poisson arrivals (constant arrivals have none)", burstiness)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A queue that grows (TTFT and in flight rising with time) is
@@ -79,7 +80,7 @@ func FuzzOpenLoopValues(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !(c.Burstiness > 0 && c.Burstiness <= MaxBurstiness && c.SearchTolerance > 0 && c.SearchTolerance < 1) {
+		if !(c.Burstiness >= MinBurstiness && c.Burstiness <= MaxBurstiness && c.SearchTolerance > 0 && c.SearchTolerance < 1) {
 			t.Fatalf("accepted burstiness %g tolerance %g", c.Burstiness, c.SearchTolerance)
 		}
 		a := newArrivals(c, c.Rate, rand.NewPCG(1, 2))
@@ -92,4 +93,59 @@ func FuzzOpenLoopValues(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// FuzzLevelTime: a rate, requests and duration accepted make a level that
+// sends its requests within MaxLevelTime (or its duration), and expects at
+// least one request.
+func FuzzLevelTime(f *testing.F) {
+	f.Add(1e-9, 100, int64(0), "")
+	f.Add(1e-6, 100, int64(0), "rate")
+	f.Add(0.01, 0, int64(time.Minute), "")
+	f.Add(10.0, 100, int64(time.Minute), "")
+	f.Fuzz(func(t *testing.T, rate float64, requests int, dur int64, search string) {
+		cfg := Config{URL: "http://127.0.0.1:1", Rate: rate, Requests: requests, Duration: time.Duration(dur), SLO: "tpot=50", Search: search, Seed: 1}
+		if requests == 0 && dur <= 0 {
+			return
+		}
+		c, err := Complete(cfg).prepared()
+		if err != nil || c.Rate <= 0 {
+			return
+		}
+		r := c.Rate
+		if c.Search == "rate" {
+			r = c.SearchFrom
+		}
+		if n := c.Warmup + c.Requests; n > 0 && float64(n)/r > math.Max(MaxLevelTime.Seconds(), c.Duration.Seconds()) {
+			t.Fatalf("accepted %d requests at %g req/s (%s)", n, r, c.Duration)
+		}
+		if c.Warmup+c.Requests == 0 && r*c.Duration.Seconds() < 1 {
+			t.Fatalf("accepted %g req/s for %s", r, c.Duration)
+		}
+	})
+}
+
+// --rate 1e-9, --search rate from 1e-6 and --burstiness 1e-300 are
+// refused before any request, each naming its field.
+func TestOpenLoopBounds(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Rate: 1e-9, Requests: 100}, "Rate 1e-09 req/s: a level's"},
+		{Config{Rate: 1e-6, Requests: 100, Search: "rate", SLO: "tpot=50"}, "SearchFrom 1e-06 req/s"},
+		{Config{Rate: 0.001, Duration: time.Minute}, "not even one"},
+		{Config{Rate: 10, Requests: 100, Burstiness: 1e-300}, "Burstiness 1e-300: want 0.1 to 1000"},
+	} {
+		cfg := c.cfg
+		cfg.URL = "http://127.0.0.1:1"
+		byTime := cfg.Requests == 0
+		cfg = Complete(cfg)
+		if byTime {
+			cfg.Requests, cfg.Warmup = 0, 0
+		}
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("rate %g: %v, want %q", cfg.Rate, err, c.want)
+		}
+	}
 }

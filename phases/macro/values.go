@@ -92,6 +92,9 @@ func (cfg Config) checkValues() error {
 	if err := cfg.checkOpenLoop(); err != nil {
 		return err
 	}
+	if err := cfg.checkLevelTime(); err != nil {
+		return err
+	}
 	if err := CheckRangeRatio(cfg.RangeRatio); err != nil {
 		return fmt.Errorf("RangeRatio %v", err)
 	}

@@ -46,6 +46,10 @@ func (r *Result) Add(ev phases.Event) {
 	}
 }
 
+// Empty reports whether the run gave no result at all: no GEMM, no step
+// (a Python that ran nothing, such as `true`).
+func (r *Result) Empty() bool { return len(r.GEMMs) == 0 && len(r.Steps) == 0 }
+
 // Ms lists the batch sizes with results, ascending.
 func (r *Result) Ms() []int {
 	seen := map[int]bool{}

@@ -61,6 +61,11 @@ func (r *Result) Add(ev phases.Event) {
 	}
 }
 
+// Empty reports whether the run gave no result at all: no burst, no
+// All-to-All, and no word that the step has no collectives (a launcher
+// that ran nothing, such as `true`).
+func (r *Result) Empty() bool { return len(r.Bursts) == 0 && len(r.AllToAll) == 0 && r.None == nil }
+
 // WriteTables writes the burst and All-to-All tables as plain text.
 func (r *Result) WriteTables(w io.Writer) {
 	if r.None != nil {

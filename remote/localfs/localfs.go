@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -330,6 +331,16 @@ func (o *Overlap) Error() string {
 type Named struct {
 	Name, Path string
 	Output     bool // written (a journal is read and written: an output)
+	// Companions is the folder an output writes beside itself (a
+	// notebook's charts): no input may lie in it.
+	Companions string
+}
+
+// Under reports whether path lies in the folder dir (links and ".."
+// resolved as far as they exist).
+func Under(path, dir string) bool {
+	p, d := resolved(path), resolved(dir)
+	return p != d && strings.HasPrefix(p, d+string(filepath.Separator))
 }
 
 // CheckOverlap refuses any output that is the same file as an input or as
@@ -357,6 +368,9 @@ func CheckOverlap(outputs, inputs []Named) error {
 		for _, in := range inputs {
 			if use(in) && Same(o.Path, in.Path) {
 				return &Overlap{Output: o.Name, Input: in.Name, Path: o.Path}
+			}
+			if o.Companions != "" && use(in) && Under(in.Path, o.Companions) {
+				return &Overlap{Output: o.Name + "'s charts folder", Input: in.Name + " (" + in.Path + ")", Path: o.Companions}
 			}
 		}
 		for _, o2 := range outputs[i+1:] {

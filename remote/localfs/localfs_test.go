@@ -260,3 +260,33 @@ func TestUnwrapPath(t *testing.T) {
 		t.Errorf("UnwrapPath(%v) = %v", wrapped, got)
 	}
 }
+
+// An input inside an output's companions folder is an overlap, through a
+// link to the folder too; one beside it is not.
+func TestOverlapCompanions(t *testing.T) {
+	dir := t.TempDir()
+	charts := filepath.Join(dir, "x.charts")
+	if err := os.Mkdir(charts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(charts, "pareto.svg")
+	beside := filepath.Join(dir, "b.json")
+	for _, p := range []string{in, beside} {
+		if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(dir, "via")
+	if err := os.Symlink(charts, link); err != nil {
+		t.Fatal(err)
+	}
+	out := []Named{{Name: "-o", Path: filepath.Join(dir, "x.md"), Companions: charts}}
+	for _, p := range []string{in, filepath.Join(link, "pareto.svg")} {
+		if err := CheckOverlap(out, []Named{{Name: "an input", Path: p}}); err == nil || !strings.Contains(err.Error(), "charts folder") {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if err := CheckOverlap(out, []Named{{Name: "an input", Path: beside}}); err != nil {
+		t.Errorf("beside: %v", err)
+	}
+}

@@ -44,8 +44,8 @@ func TestSweepResultWrittenAsideWhenJSONFails(t *testing.T) {
 	}
 	code := <-done
 	m := regexp.MustCompile(`--json \S+/sweep.json: .*; the document was written to (\S+) instead`).FindStringSubmatch(se.String())
-	if code != headless.ExitCannotRun || m == nil {
-		t.Fatalf("exit %d, stderr %q: want 1 and where the document went", code, se.String())
+	if code != headless.ExitStepFailed || m == nil {
+		t.Fatalf("exit %d, stderr %q: want 3 and where the document went", code, se.String())
 	}
 	b, err := os.ReadFile(m[1])
 	if err != nil || !strings.Contains(string(b), `"completed": 4`) {

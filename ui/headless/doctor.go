@@ -119,8 +119,7 @@ func doctorEnd(ctx context.Context, cmd *Command, res *doctor.Result, start time
 	if err := cmd.WriteJSON(doctorReport{Result: res, TotalSeconds: total}); err != nil {
 		return cmd.Exit(ctx, err)
 	}
-	cmd.Close()
-	return code
+	return cmd.ExitCode(code)
 }
 
 // DoctorLines are the checks, one line each: status, name, what was found

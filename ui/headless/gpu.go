@@ -145,6 +145,7 @@ func needsHost(spec string) bool {
 type results interface {
 	Add(phases.Event)
 	WriteTables(io.Writer)
+	Empty() bool
 }
 
 // gpuPhase is one headless run of a GPU phase.
@@ -157,6 +158,9 @@ type gpuPhase struct {
 	// went well).
 	Report func(errText string) any
 }
+
+// launcherFlag names, per command, the flag and key of what runs its script.
+var launcherFlag = map[string]string{"micro": "--python, micro.python", "nccl": "--torchrun, nccl.torchrun"}
 
 // runGPU runs the phase: progress and script errors go to stderr as they
 // come, the script's JSON lines to --jsonl, then the tables to stdout
@@ -191,6 +195,9 @@ func runGPU(ctx context.Context, c *Command, p gpuPhase) error {
 	var busy *pyrun.BusyError
 	if errors.As(runErr, &busy) {
 		return &StepFailedError{Err: runErr}
+	}
+	if runErr == nil && p.Result.Empty() {
+		runErr = fmt.Errorf("the script ended without an error but gave no result: check the command that runs it (%s)", launcherFlag[c.Name])
 	}
 	errText := ""
 	if runErr != nil {

@@ -17,6 +17,7 @@ type testResult struct{ events []string }
 
 func (r *testResult) Add(ev phases.Event)     { r.events = append(r.events, ev.Kind) }
 func (r *testResult) WriteTables(w io.Writer) { fmt.Fprintf(w, "%d events\n", len(r.events)) }
+func (r *testResult) Empty() bool             { return len(r.events) == 0 }
 
 func TestRunExitCodes(t *testing.T) {
 	busy := &pyrun.BusyError{Procs: []pyrun.GPUProc{{PID: 1, Name: "VLLM::Worker", UsedMiB: 1024}}}

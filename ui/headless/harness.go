@@ -183,7 +183,8 @@ func (c *Command) parseFiles(args []string, least, most int) ([]string, error) {
 }
 
 // Exit says err on stderr (once, prefixed with the command) and returns the
-// exit status.
+// exit status. JSON lines that could not all be written make a command
+// that otherwise succeeded end with exit 3, saying so.
 func (c *Command) Exit(ctx context.Context, err error) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return ExitOK
@@ -191,8 +192,25 @@ func (c *Command) Exit(ctx context.Context, err error) int {
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "profdeck %s: %v\n", c.Name, err)
 	}
-	c.Close()
+	if cerr := c.Close(); cerr != nil {
+		fmt.Fprintf(c.Stderr, "profdeck %s: %v\n", c.Name, cerr)
+		if err == nil {
+			err = cerr
+		}
+	}
 	return Code(ctx, err)
+}
+
+// ExitCode closes the outputs and returns code, or exit 3 when code is 0
+// and the JSON lines could not all be written (said on stderr).
+func (c *Command) ExitCode(code int) int {
+	if err := c.Close(); err != nil {
+		fmt.Fprintf(c.Stderr, "profdeck %s: %v\n", c.Name, err)
+		if code == ExitOK {
+			return ExitStepFailed
+		}
+	}
+	return code
 }
 
 // Set reports whether the flag name was given on the command line.

@@ -81,16 +81,43 @@ func (c *Command) JSONL() io.Writer {
 	return nil
 }
 
-// lockedWriter writes each line whole while several goroutines write.
+// lockedWriter writes each line whole while several goroutines write, and
+// keeps the first write error (a full disk, a quota, an I/O error) so that
+// the command ends saying the lines are incomplete.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex
+	w       io.Writer
+	wrote   int // lines written whole
+	err     error
+	errLine int // the line that failed, from 1
 }
 
 func (l *lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(b)
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.w.Write(b)
+	if err == nil && n < len(b) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		l.err, l.errLine = err, l.wrote+1
+		return n, err
+	}
+	l.wrote++
+	return n, nil
+}
+
+// failed is the first write error, said with how much was written.
+func (l *lockedWriter) failed() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err == nil {
+		return nil
+	}
+	return fmt.Errorf("writing line %d failed (%v): the JSON lines hold the %d before it and nothing after", l.errLine, localfs.UnwrapPath(l.err), l.wrote)
 }
 
 // WriteLine appends v to the JSON lines as one line (nothing without
@@ -120,12 +147,14 @@ func (c *Command) WriteJSON(v any) error {
 	}
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return err
+		return &StepFailedError{Err: fmt.Errorf("--json %s: the result could not be encoded: %w", c.JSONPath, err)}
 	}
 	b = append(b, '\n')
 	if c.JSONPath == "-" {
-		_, err = c.Stdout.Write(b)
-		return err
+		if _, err = c.Stdout.Write(b); err != nil {
+			return &StepFailedError{Err: fmt.Errorf("--json -: writing stdout: %w", err)}
+		}
+		return nil
 	}
 	err = localfs.WriteFile(c.JSONPath, b, 0o644)
 	if err == nil {
@@ -133,9 +162,9 @@ func (c *Command) WriteJSON(v any) error {
 	}
 	where, aerr := c.writeAside(b)
 	if aerr != nil {
-		return fmt.Errorf("--json %s: %v; writing it elsewhere failed too: %v", c.JSONPath, err, aerr)
+		return &StepFailedError{Err: fmt.Errorf("--json %s: %v; writing it elsewhere failed too: %v", c.JSONPath, err, aerr)}
 	}
-	return fmt.Errorf("--json %s: %v; the document was written to %s instead", c.JSONPath, err, where)
+	return &StepFailedError{Err: fmt.Errorf("--json %s: %v; the document was written to %s instead", c.JSONPath, err, where)}
 }
 
 // writeAside writes b to a new file in AsideDir, else in the temporary
@@ -169,10 +198,26 @@ func (c *Command) writeAside(b []byte) (string, error) {
 	return "", errors.New(strings.Join(errs, "; "))
 }
 
-// Close closes the JSON lines file.
-func (c *Command) Close() {
-	if c.jsonl != nil {
-		c.jsonl.Close()
-		c.jsonl, c.jsonlW = nil, nil
+// Close syncs and closes the JSON lines file. It returns the first error
+// writing them (nil when every line reached the disk).
+func (c *Command) Close() error {
+	var err error
+	if c.jsonlW != nil {
+		err = c.jsonlW.failed()
 	}
+	if c.jsonl != nil {
+		serr := c.jsonl.Sync()
+		if cerr := c.jsonl.Close(); serr == nil {
+			serr = cerr
+		}
+		if err == nil && serr != nil {
+			err = fmt.Errorf("sync: %v: the JSON lines may be incomplete", localfs.UnwrapPath(serr))
+		}
+		c.jsonl = nil
+	}
+	c.jsonlW = nil
+	if err != nil {
+		return &StepFailedError{Err: fmt.Errorf("--jsonl %s: %w", c.JSONLPath, err)}
+	}
+	return nil
 }

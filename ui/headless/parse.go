@@ -80,6 +80,9 @@ func parseLog(ctx context.Context, format string, args []string, stdout, stderr 
 			if err != nil {
 				return BadInput("%s: %v", name, err)
 			}
+			for _, d := range sum.Dropped {
+				fmt.Fprintf(c.Stderr, "profdeck %s: %s: warning: %s\n", c.Name, name, d)
+			}
 			return c.WriteJSON(sum)
 		})
 	}
@@ -141,6 +144,9 @@ func ParseMetricsMain(ctx context.Context, args []string, stdout, stderr io.Writ
 			}
 			if err != nil {
 				return BadInput("%s: %v", name, err)
+			}
+			for _, d := range snap.Dropped {
+				fmt.Fprintf(c.Stderr, "profdeck %s: %s: warning: %s\n", c.Name, name, d)
 			}
 			return c.WriteJSON(servermetrics.FiguresOf(name, snap))
 		})

@@ -89,8 +89,11 @@ func reportPaths(c *Command, pos []string) (journal, notebook string, camp *camp
 // writeReport reads the journal and writes its notebook to path (- for
 // stdout), saying on stdout what it wrote.
 func writeReport(c *Command, journal, path string, opts report.NotebookOptions) error {
-	if err := c.CheckOverlap(localfs.Named{Name: "the journal", Path: journal},
-		localfs.Named{Name: "the notebook", Path: path, Output: true}); err != nil {
+	nb := localfs.Named{Name: "the notebook", Path: path, Output: true}
+	if !opts.NoCharts && path != "-" {
+		nb.Companions = report.ChartsPath(path)
+	}
+	if err := c.CheckOverlap(localfs.Named{Name: "the journal", Path: journal}, nb); err != nil {
 		return err
 	}
 	if path != "-" {
@@ -120,23 +123,26 @@ func writeReport(c *Command, journal, path string, opts report.NotebookOptions) 
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	if err := report.WriteNotebook(path, rr.Events, opts); err != nil {
+	werr := report.WriteNotebook(path, rr.Events, opts)
+	if werr != nil {
 		var ce *report.ChartsError
-		if !errors.As(err, &ce) {
-			return err
+		if !errors.As(werr, &ce) {
+			return &StepFailedError{Err: werr}
 		}
-		fmt.Fprintf(c.Stderr, "profdeck %s: %v\n", c.Name, err) // the notebook is written
+		fmt.Fprintf(c.Stderr, "profdeck %s: %v\n", c.Name, werr) // the notebook is written
 	}
 	fmt.Fprintf(c.Stdout, "wrote %s (%d events", path, len(rr.Events))
 	if rr.SkippedCount > 0 {
 		fmt.Fprintf(c.Stdout, ", %d lines skipped", rr.SkippedCount)
 	}
 	fmt.Fprintln(c.Stdout, ")")
-	if !opts.NoCharts {
-		charts := filepath.Join(filepath.Dir(path), report.ChartsDirFor(path))
+	if charts := report.ChartsPath(path); !opts.NoCharts && charts != "" {
 		if _, err := os.Stat(charts); err == nil {
 			fmt.Fprintf(c.Stdout, "charts in %s\n", charts)
 		}
+	}
+	if werr != nil {
+		return &StepFailedError{Err: errors.New("some charts could not be written")}
 	}
 	return nil
 }
@@ -196,6 +202,9 @@ func CompareMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	doc := comparisonDoc{Comparison: report.Compare(sw[0], sw[1]), Pareto: report.ParetoOf(sw)}
 	h := c.Human()
+	if *md == "-" {
+		h = c.Stderr // the markdown goes to stdout
+	}
 	report.WriteComparison(h, sw[0], sw[1])
 	for _, x := range sw[2:] {
 		fmt.Fprintln(h)
@@ -204,19 +213,47 @@ func CompareMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	fmt.Fprintln(h)
 	report.WritePareto(h, doc.Pareto)
-	if *md != "" {
-		if err := report.WriteCompareMarkdown(*md, sw, doc.Pareto); err != nil {
-			return c.Exit(ctx, err)
-		}
-		fmt.Fprintf(h, "wrote %s (charts in %s)\n", *md, filepath.Join(filepath.Dir(*md), report.ChartsDirFor(*md)))
+	if err := writeCompareMD(c, h, *md, sw, doc.Pareto); err != nil {
+		return c.Exit(ctx, err)
 	}
 	return c.Exit(ctx, c.WriteJSON(doc))
 }
 
+// writeCompareMD writes the comparison's markdown to path (nothing when
+// "", stdout without charts for -), saying where on h. A failed write is
+// a step failed (exit 3).
+func writeCompareMD(c *Command, h io.Writer, path string, sw []report.Sweep, p report.Pareto) error {
+	switch path {
+	case "":
+		return nil
+	case "-":
+		if _, err := c.Stdout.Write(report.CompareMarkdownText(sw, p)); err != nil {
+			return &StepFailedError{Err: fmt.Errorf("-o -: writing stdout: %w", err)}
+		}
+		return nil
+	}
+	if err := report.WriteCompareMarkdown(path, sw, p); err != nil {
+		return &StepFailedError{Err: err}
+	}
+	if cdir := report.ChartsPath(path); cdir != "" && len(p.Points) >= 2 {
+		fmt.Fprintf(h, "wrote %s (charts in %s)\n", path, cdir)
+	} else {
+		fmt.Fprintf(h, "wrote %s\n", path)
+	}
+	return nil
+}
+
 // mdOutput checks -o before any file is read: not an input, not --json,
-// and its folder takes a new file.
+// its charts folder holds no input, and its folder takes a new file; - is
+// stdout (not with --json -).
 func mdOutput(c *Command, inputs []string, path string) error {
-	named := []localfs.Named{{Name: "-o", Path: path, Output: true}}
+	if path == "-" {
+		if c.JSONPath == "-" {
+			return BadInput("-o - and --json - both want stdout: give one of them a file")
+		}
+		return nil
+	}
+	named := []localfs.Named{{Name: "-o", Path: path, Output: true, Companions: report.ChartsPath(path)}}
 	for _, in := range inputs {
 		named = append(named, localfs.Named{Name: "an input", Path: in})
 		if file, _, ok := strings.Cut(in, "#"); ok {

@@ -54,12 +54,19 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o.Log, o.Progress = cmd.Stderr, observe
 	res, events, err := Campaign(ctx, c, nodes[0], o)
 	stopProgress()
+	var jerr *JournalError
+	if errors.As(err, &jerr) {
+		code := finish(cmd, res, events)
+		fmt.Fprintf(cmd.Stderr, "profdeck run: %v\n", jerr)
+		if code == ExitOK || code == ExitInterrupted {
+			code = ExitStepFailed
+		}
+		return cmd.ExitCode(code)
+	}
 	if err != nil {
 		return cmd.Exit(ctx, err)
 	}
-	code := finish(cmd, res, events)
-	cmd.Close()
-	return code
+	return cmd.ExitCode(finish(cmd, res, events))
 }
 
 // checkRunFiles refuses, before any work, a journal that is not a regular
@@ -204,7 +211,7 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 		defer close(printed)
 		follow(sctx, sess, op.Saver, o.Log, o.JSONL, o.Progress)
 	}()
-	res, runErr := campaignrun.Run(ctx, cfg, &phases.Emitter{Out: sess.Sink()})
+	res, runErr := campaignrun.Run(stopOnJournalError(ctx, sess), cfg, &phases.Emitter{Out: sess.Sink()})
 	sess.Sync()
 	op.Saver.Close()
 	stop()
@@ -213,7 +220,34 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 	if res == nil {
 		return nil, nil, runErr // refused before its first step
 	}
+	if jerr := sess.JournalErr(); jerr != nil {
+		res.Interrupted = false // stopped for the journal, not by the operator
+		return res, sess.Events(), &JournalError{Err: jerr}
+	}
 	return res, sess.Events(), nil
+}
+
+// JournalError is a journal write or sync that failed during a run (a full
+// disk, a quota, an I/O error): the run stopped there, exit 3.
+type JournalError struct{ Err error }
+
+func (e *JournalError) Error() string {
+	return fmt.Sprintf("%v: the run was stopped, as what it does next could not be recorded; free space and run it again to resume", e.Err)
+}
+func (e *JournalError) Unwrap() error { return e.Err }
+
+// stopOnJournalError is ctx, also cancelled when the session's journal
+// fails: a run does not go on when nothing it does is recorded.
+func stopOnJournalError(ctx context.Context, sess *report.Session) context.Context {
+	rctx, cancel := context.WithCancel(ctx)
+	go func() {
+		defer cancel()
+		select {
+		case <-sess.Failed():
+		case <-rctx.Done():
+		}
+	}()
+	return rctx
 }
 
 // runReport is what --json writes.
@@ -245,7 +279,7 @@ func finish(cmd *Command, res *campaignrun.Result, events []phases.Event) int {
 		Interrupted: res.Interrupted, Budget: report.Budget(events)}
 	if err := cmd.WriteJSON(rep); err != nil {
 		fmt.Fprintf(stderr, "profdeck run: %v\n", err)
-		return ExitCannotRun
+		return ExitStepFailed // the document is written aside, or lost: said above
 	}
 	if res.Interrupted {
 		fmt.Fprintln(stderr, "profdeck run: interrupted; run it again to resume at the step it was in")

@@ -190,6 +190,9 @@ func (f *sweepFlags) plan(c *Command) (macro.Config, *campaign.Campaign, error) 
 		cfg.Model = f.model
 	}
 	cfg.Timeout, cfg.Seed = f.timeout, f.seed
+	if err := cfg.CheckLevelTime(); err != nil {
+		return macro.Config{}, nil, BadInput("--rate %v", err)
+	}
 	if cfg.Percentiles, err = macro.ParsePercentiles(f.pctMetrics, f.pcts); err != nil {
 		return macro.Config{}, nil, BadInput("%v", err)
 	}
@@ -240,7 +243,11 @@ func sweep(ctx context.Context, c *Command, sw macro.Engine, h remote.Host) erro
 		return err
 	}
 	if runErr != nil {
-		return fmt.Errorf("interrupted after %d level(s); what was measured is written: %w", len(res.Levels), runErr)
+		err := fmt.Errorf("interrupted after %d level(s); what was measured is written: %w", len(res.Levels), runErr)
+		if len(res.Levels) > 0 && ctx.Err() == nil {
+			return &StepFailedError{Err: err} // partial results kept: exit 3
+		}
+		return err
 	}
 	if completed(res) == 0 && len(res.Levels) > 0 {
 		return errors.New("no request completed (the server's errors are above)")

@@ -1,6 +1,8 @@
 package smi
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -40,6 +42,45 @@ type DmonRow struct {
 type Dmon struct {
 	cols  []string
 	units []string // the units line under the names, when it came
+	// warned holds the columns an impossible value was dropped from (said
+	// once each); news the warnings not yet taken.
+	warned map[string]int
+	news   []string
+}
+
+// dmonMax bounds each column: a reading above it (a power of 1e308 W, an
+// SM busy 250% of the time) is no GPU's, and is dropped.
+var dmonMax = map[string]float64{
+	"pwr": 10_000, "sm": 100, "mem": 100, "pclk": 20_000, "mclk": 50_000,
+	"pviol": 100, "tviol": 100, "fb": 1 << 24, "gtemp": 250,
+	"rxpci": 1e7, "txpci": 1e7, "nvlrx": 1e7, "nvltx": 1e7,
+}
+
+// Warnings returns the warnings since the last call: a column whose value
+// was not a possible reading (dropped: the figure reads unknown), said once
+// per column.
+func (d *Dmon) Warnings() []string {
+	w := d.news
+	d.news = nil
+	return w
+}
+
+// Dropped is how many values were dropped as impossible, by column.
+func (d *Dmon) Dropped() map[string]int { return d.warned }
+
+// drop says, once per column, that an impossible value was dropped.
+func (d *Dmon) drop(col, text string, gpu int) {
+	if d.warned == nil {
+		d.warned = map[string]int{}
+	}
+	d.warned[col]++
+	if d.warned[col] == 1 && len(d.warned) <= len(dmonMax) {
+		if len(text) > 32 {
+			text = text[:32] + "…"
+		}
+		d.news = append(d.news, fmt.Sprintf("nvidia-smi dmon: GPU %d %s %q is not a possible reading (0 to %g): dropped, read as unknown (later ones of that column too)",
+			gpu, col, strings.ToValidUTF8(text, "?"), dmonMax[col]))
+	}
 }
 
 // Columns is the latest header's column names (nil before any header).
@@ -80,6 +121,10 @@ func (d *Dmon) Line(line string) (DmonRow, bool) {
 			*p = dmonNumber(f[i])
 			if i < len(d.units) && d.units[i] == "bool" {
 				*p *= 100 // a flag (tviol on some drivers): held down or not
+			}
+			if *p > dmonMax[c] || (math.IsNaN(*p) && numeric(f[i])) {
+				*p = math.NaN()
+				d.drop(c, f[i], idx)
 			}
 		}
 	}
@@ -125,6 +170,13 @@ func dmonNumber(s string) float64 {
 		return math.NaN()
 	}
 	return v
+}
+
+// numeric is whether s reads as a number (a "-" or "N/A" does not: those
+// are unknown, not wrong).
+func numeric(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil || errors.Is(err, strconv.ErrRange)
 }
 
 func indexOf(list []string, s string) int {

@@ -66,11 +66,20 @@ func FuzzDmon(f *testing.F) {
 	f.Add(string(b))
 	f.Add("# gpu pwr\n# Idx W\n0 12\n1 -\n")
 	f.Add("# Time gpu pviol tviol\n# HH:MM:SS Idx % bool\n12:00:00 0 3 1\n")
+	f.Add("# gpu pwr sm\n# Idx W %\n0 1e308 250\n1 inf nan\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		var d Dmon
 		for _, l := range strings.Split(s, "\n") {
-			if r, ok := d.Line(l); ok && (r.Index < 0 || r.PowerW < 0 || r.NVLinkTxMBs < 0) {
+			r, ok := d.Line(l)
+			if ok && (r.Index < 0 || r.PowerW < 0 || r.NVLinkTxMBs < 0) {
 				t.Fatalf("row %+v from %q", r, l)
+			}
+			// Every value kept is a possible reading: finite, 0 to its bound.
+			for _, v := range []float64{r.PowerW, r.SMPct, r.MemPct, r.SMClockMHz, r.MemClockMHz, r.PowerViolPct, r.ThermalViolPct,
+				r.FBMiB, r.TempC, r.PCIeRxMBs, r.PCIeTxMBs, r.NVLinkRxMBs, r.NVLinkTxMBs} {
+				if ok && !math.IsNaN(v) && (math.IsInf(v, 0) || v < 0 || v > 50_000_000) {
+					t.Fatalf("value %g kept from %q", v, l)
+				}
 			}
 		}
 		for gpu, links := range NVLinkStatus(s) {
@@ -120,4 +129,32 @@ func dmonFile(t *testing.T, path string) []DmonRow {
 		t.Fatal(err)
 	}
 	return dmonRows(string(b))
+}
+
+// A value that is no GPU's reading (1e308 W, an SM 250% busy, inf, a
+// negative power) is dropped with a warning, once per column: it reads
+// unknown, never an infinite mean.
+func TestDmonDropsImpossibleValuesWithAWarning(t *testing.T) {
+	var d Dmon
+	d.Line("# gpu pwr sm pclk")
+	d.Line("# Idx W % MHz")
+	r, ok := d.Line("0 1e308 250 1980")
+	if !ok || !math.IsNaN(r.PowerW) || !math.IsNaN(r.SMPct) || r.SMClockMHz != 1980 {
+		t.Fatalf("row %+v", r)
+	}
+	w := d.Warnings()
+	if len(w) != 2 || !strings.Contains(w[0], `pwr "1e308" is not a possible reading`) {
+		t.Fatalf("warnings %q", w)
+	}
+	for _, l := range []string{"1 inf 50 1980", "2 -7 50 1980", "3 1e400 50 1980"} {
+		if r, _ := d.Line(l); !math.IsNaN(r.PowerW) {
+			t.Fatalf("%q: power %g", l, r.PowerW)
+		}
+	}
+	if w := d.Warnings(); len(w) != 0 || d.Dropped()["pwr"] != 4 {
+		t.Fatalf("warnings again %q, dropped %v", w, d.Dropped())
+	}
+	if r, _ := d.Line("0 - 50 1980"); !math.IsNaN(r.PowerW) || d.Dropped()["pwr"] != 4 {
+		t.Fatalf("a \"-\" counted as dropped: %v", d.Dropped())
+	}
 }

@@ -139,7 +139,9 @@ func splitCSV(line string) []string {
 
 var numRe = regexp.MustCompile(`^(-?[\d.]+)\s*(MiB|MB|GiB|%|W)?$`)
 
-// number parses "78942", "78942 MiB", "100 %"; unknown markers give nil.
+// number parses "78942", "78942 MiB", "100 %"; unknown markers give nil,
+// and so does a negative value (no memory, power or utilisation is below
+// 0: such a reading is unknown, not carried on).
 func number(s string) *float64 {
 	s = strings.TrimSpace(s)
 	m := numRe.FindStringSubmatch(s)
@@ -147,7 +149,7 @@ func number(s string) *float64 {
 		return nil
 	}
 	v, err := strconv.ParseFloat(m[1], 64)
-	if err != nil {
+	if err != nil || v < 0 {
 		return nil
 	}
 	if m[2] == "GiB" {

@@ -112,13 +112,22 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Add("0, NVIDIA H200, [N/A], 143771, 0\n")
+	f.Add("0, NVIDIA H200, -7, 143771, -3\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, g := range append(Parse(s, nil), ParseQuery(s)...) {
 			for _, v := range []*float64{g.MemoryUsedMiB, g.MemoryTotalMiB, g.UtilizationPct} {
-				if v != nil && (*v != *v) {
-					t.Fatalf("NaN in %+v", g)
+				if v != nil && (*v != *v || *v < 0) {
+					t.Fatalf("NaN or negative in %+v", g)
 				}
 			}
 		}
 	})
+}
+
+// A negative reading (memory used -7 MiB) is unknown, not carried on.
+func TestParseQueryNegativeIsUnknown(t *testing.T) {
+	g := ParseQuery("0, NVIDIA H200, -7, 143771, -3\n")
+	if len(g) != 1 || g[0].MemoryUsedMiB != nil || g[0].UtilizationPct != nil || *g[0].MemoryTotalMiB != 143771 {
+		t.Fatalf("%+v", g)
+	}
 }

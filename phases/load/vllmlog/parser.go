@@ -142,7 +142,7 @@ func (p *Parser) segment(raw string) (Record, bool) {
 	switch r.Kind {
 	case KindRankInfo:
 		rank := int(r.Value)
-		if r.PID != 0 && len(p.ranks) < maxNamedRanks {
+		if _, ok := p.ranks[r.PID]; r.PID != 0 && (ok || len(p.ranks) < maxNamedRanks) {
 			p.ranks[r.PID] = rank
 		}
 		r.Rank = rank
@@ -182,7 +182,7 @@ func (p *Parser) readPrefix(r *Record, text string) (string, bool) {
 		if rk, ok := p.ranks[pr.pid]; ok {
 			r.Rank = rk
 		}
-	} else if len(p.ranks) < maxNamedRanks {
+	} else if _, ok := p.ranks[pr.pid]; ok || len(p.ranks) < maxNamedRanks {
 		p.ranks[pr.pid] = r.Rank
 	}
 	return rest, true

@@ -1,6 +1,7 @@
 package vllmlog
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -85,9 +86,13 @@ func (s *Summary) proc(r Record) *procInfo {
 	p := s.procs[k]
 	if p == nil {
 		p = &procInfo{host: k.host, pid: k.pid, name: k.name, rank: r.Rank}
-		if len(s.procs) < maxNamedRanks {
-			s.procs[k] = p // past the bound, a process is noted nowhere
+		if len(s.procs) >= maxNamedRanks {
+			// Past the bound a process is read but not kept.
+			s.DroppedRanks++
+			s.drop(fmt.Sprintf("processes and ranks past the first %d are not kept (no deployment has that many: a garbled log?)", maxNamedRanks))
+			return p
 		}
+		s.procs[k] = p
 	}
 	return p
 }

@@ -1,7 +1,9 @@
 package vllmlog
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -94,6 +96,11 @@ type Summary struct {
 	// Hosts are the Ray actors' addresses of a multi-node log.
 	Hosts  []string `json:"hosts,omitempty"`
 	Stalls []Stall  `json:"stalls,omitempty"`
+	// Dropped says what the log gave that was not kept: a value no
+	// deployment has (a negative size), ranks past maxNamedRanks; each
+	// said once. DroppedRanks counts the processes and ranks not kept.
+	Dropped      []string `json:"dropped,omitempty"`
+	DroppedRanks int      `json:"dropped_ranks,omitempty"`
 	Deployment
 
 	setup       Setup  // what the lines said, merged (Deployment is read from it)
@@ -231,6 +238,10 @@ func (s *Summary) addKind(r Record) {
 func (s *Summary) addModelLoaded(r Record) {
 	s.loaded, s.modelLoaded = true, true
 	g := r.GiB
+	if g < 0 {
+		s.drop(fmt.Sprintf("a weights size of %g GiB (%s): not a size, not kept", g, strings.TrimSpace(clip(r.Text))))
+		return
+	}
 	s.proc(r).weights = &g
 	if s.WeightsGiB == nil || g > *s.WeightsGiB {
 		s.WeightsGiB = &g
@@ -418,4 +429,22 @@ func (s *Summary) blockSize() int {
 		return best
 	}
 	return 16
+}
+
+// maxDropped bounds the things Dropped says.
+const maxDropped = 16
+
+// drop says once that something the log gave was not kept.
+func (s *Summary) drop(msg string) {
+	if len(s.Dropped) < maxDropped && !slices.Contains(s.Dropped, msg) {
+		s.Dropped = append(s.Dropped, msg)
+	}
+}
+
+// clip is a log line cut to a length a message can quote.
+func clip(line string) string {
+	if len(line) > 120 {
+		return strings.ToValidUTF8(line[:120], "") + "…"
+	}
+	return line
 }

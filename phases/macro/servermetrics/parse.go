@@ -108,6 +108,10 @@ type Snapshot struct {
 	// Skipped counts lines that were not valid exposition text and were
 	// left out (a clean /metrics has none).
 	Skipped int `json:"skipped_lines,omitempty"`
+	// Dropped says the samples no server sends that were left out: a
+	// negative counter or gauge, a sum over engines past any count (the
+	// figure is then missing, not 0).
+	Dropped []string `json:"dropped,omitempty"`
 }
 
 // Available reports whether any vLLM or SGLang serving figure was found.
@@ -205,13 +209,22 @@ func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 	case !math.IsNaN(a.kvOld):
 		s.KVCacheUsage, s.KVCacheMetric = a.kvOld, nameKVCacheOld
 	}
-	// Sums of absurd values can overflow; a figure that is not finite is
-	// not shown at all.
+	// Sums of absurd values can overflow (or pass any count a float
+	// holds exactly); such a figure is missing, said, never 0.
 	a.sig.fill(&s, a.found)
-	for _, f := range []*float64{&s.Running, &s.Waiting, &s.Preemptions, &s.GenerationTokens, &s.SpecAccepted, &s.SpecDraft,
-		&s.PromptTokens, &s.Steps, &s.StepTokens, &s.Requests, &s.PrefixQueries, &s.PrefixHits, &s.SpecDrafts} {
-		if math.IsInf(*f, 0) {
-			*f = 0
+	for _, f := range []struct {
+		v   *float64
+		key string
+	}{{&s.Running, nameRunning}, {&s.Waiting, nameWaiting}, {&s.Preemptions, namePreemptions}, {&s.GenerationTokens, nameGenTokens},
+		{&s.SpecAccepted, nameSpecAccept}, {&s.SpecDraft, nameSpecDraft}, {&s.PromptTokens, namePromptTok}, {&s.Steps, nameIterTokens},
+		{&s.StepTokens, nameIterTokens}, {&s.Requests, nameRequests}, {&s.PrefixQueries, namePrefixQueries},
+		{&s.PrefixHits, namePrefixHits}, {&s.SpecDrafts, nameSpecDrafts}} {
+		if math.IsInf(*f.v, 0) || *f.v > maxCount {
+			*f.v = 0
+			if a.found[f.key] {
+				delete(a.found, f.key)
+				a.drops.say(fmt.Sprintf("%s: the sum over engines is past any count (%g): missing", f.key, float64(maxCount)))
+			}
 		}
 	}
 	s.HasSpec = a.found[nameSpecDraft]
@@ -228,6 +241,7 @@ func reduce(chunks []map[string]*dto.MetricFamily) Snapshot {
 		sg.fill(&s)
 		sort.Strings(s.Found)
 	}
+	s.Dropped = append(a.drops.list(), sg.drops.list()...)
 	return s
 }
 
@@ -239,6 +253,7 @@ type vllmSums struct {
 	engines, found           map[string]bool
 	kvNew, kvOld, promptHist float64
 	sig                      signals
+	drops                    drops
 }
 
 // add folds one sample of the family key in.
@@ -263,6 +278,9 @@ func (a *vllmSums) add(key string, m *dto.Metric) {
 	}
 	v, ok := value(m)
 	if !ok {
+		if servingName(key) {
+			a.drops.sample(key, m)
+		}
 		return
 	}
 	switch key {
@@ -270,10 +288,16 @@ func (a *vllmSums) add(key string, m *dto.Metric) {
 		s.Running += v
 	case nameWaiting:
 		s.Waiting += v
-	case nameKVCache:
-		a.kvNew = nanMax(a.kvNew, v)
-	case nameKVCacheOld:
-		a.kvOld = nanMax(a.kvOld, v)
+	case nameKVCache, nameKVCacheOld:
+		if v > 1 {
+			a.drops.say(fmt.Sprintf("%s: %g is no share of the KV cache (0 to 1): left out", key, v))
+			return
+		}
+		if key == nameKVCache {
+			a.kvNew = nanMax(a.kvNew, v)
+		} else {
+			a.kvOld = nanMax(a.kvOld, v)
+		}
 	case namePreemptions:
 		s.Preemptions += v
 	case nameGenTokens:
@@ -328,8 +352,8 @@ func value(m *dto.Metric) (float64, bool) {
 	default:
 		return 0, false
 	}
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, false
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return 0, false // no counter or gauge read here is below 0
 	}
 	return v, true
 }

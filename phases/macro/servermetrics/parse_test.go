@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -161,12 +162,48 @@ func FuzzParse(f *testing.F) {
 				figures = append(figures, *p)
 			}
 		}
-		for _, v := range figures {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				t.Fatalf("non-finite figure in %+v", s)
+		counts := []float64{s.Running, s.Waiting, s.Preemptions, s.GenerationTokens, s.SpecAccepted, s.SpecDraft, s.PromptTokens, s.Steps,
+			s.StepTokens, s.Requests, s.PrefixQueries, s.PrefixHits, s.SpecDrafts}
+		for _, v := range append(figures, counts...) {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				t.Fatalf("figure %g in %+v", v, s)
 			}
 		}
+		for _, v := range counts {
+			if v > maxCount {
+				t.Fatalf("count %g in %+v", v, s)
+			}
+		}
+		if s.KVCacheUsage > 1 {
+			t.Fatalf("KV cache usage %g", s.KVCacheUsage)
+		}
+		if len(s.Dropped) > 2*maxDrops {
+			t.Fatalf("%d dropped", len(s.Dropped))
+		}
 	})
+}
+
+// A negative counter or gauge is left out, said; a sum over engines that
+// overflows is missing, said, never "running: 0".
+func TestParseDropsImpossibleSamples(t *testing.T) {
+	s, err := Parse(strings.NewReader("vllm:num_requests_running{engine=\"0\"} 1e308\nvllm:num_requests_running{engine=\"1\"} 1e308\n" +
+		"vllm:num_requests_waiting 3\nvllm:num_preemptions_total -5\nvllm:generation_tokens_total 100\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := FiguresOf("m.txt", s)
+	if !slices.Contains(f.Missing, "running") || !slices.Contains(f.Missing, "preemptions_total") || s.Waiting != 3 || s.GenerationTokens != 100 {
+		t.Fatalf("missing %v, snapshot %+v", f.Missing, s)
+	}
+	all := strings.Join(s.Dropped, "\n")
+	if !strings.Contains(all, "vllm:num_requests_running: the sum over engines is past any count") ||
+		!strings.Contains(all, "vllm:num_preemptions_total: a sample of -5") {
+		t.Fatalf("dropped %q", s.Dropped)
+	}
+	b, err := f.MarshalJSON()
+	if err != nil || !strings.Contains(string(b), `"running":null`) {
+		t.Fatalf("%s %v", b, err)
+	}
 }
 
 // BenchmarkParse is one scrape's parse of a two-engine 0.11-style text.

@@ -1,6 +1,7 @@
 package servermetrics
 
 import (
+	"fmt"
 	"math"
 	"strings"
 
@@ -56,6 +57,7 @@ func sglangName(name string, mf *dto.MetricFamily) (string, bool) {
 type sglangFigures struct {
 	perRank map[string]map[string]float64 // name → dp rank → value
 	ranks   map[string]bool               // the dp ranks any sglang series named
+	drops   drops
 }
 
 func (g *sglangFigures) add(name string, m *dto.Metric) bool {
@@ -74,6 +76,11 @@ func (g *sglangFigures) add(name string, m *dto.Metric) bool {
 	}
 	v, ok := value(m)
 	if !ok {
+		g.drops.sample(name, m)
+		return false
+	}
+	if name == SGLangTokenUsage && v > 1 {
+		g.drops.say(fmt.Sprintf("%s: %g is no share of the KV cache (0 to 1): left out", name, v))
 		return false
 	}
 	if g.perRank == nil {
@@ -85,11 +92,18 @@ func (g *sglangFigures) add(name string, m *dto.Metric) bool {
 		g.perRank[name] = ranks
 	}
 	dp := label(m, "dp_rank")
+	if _, ok := ranks[dp]; !ok && len(ranks) >= maxRanks {
+		g.drops.say(fmt.Sprintf("data-parallel ranks past the first %d are left out", maxRanks))
+		return true
+	}
 	if old, ok := ranks[dp]; !ok || v > old {
 		ranks[dp] = v
 	}
 	return true
 }
+
+// maxRanks bounds the data-parallel ranks kept per figure.
+const maxRanks = 4096
 
 // sum is a figure summed over ranks; ok is false when no series had it.
 func (g *sglangFigures) sum(names ...string) (float64, bool) {
@@ -99,8 +113,11 @@ func (g *sglangFigures) sum(names ...string) (float64, bool) {
 			for _, v := range ranks {
 				t += v
 			}
-			if math.IsInf(t, 0) {
-				return 0, false // absurd values overflowed: not shown
+			if math.IsInf(t, 0) || t > maxCount {
+				// Absurd values overflowed: missing, said.
+				g.drops.say(fmt.Sprintf("%s: the sum over ranks is past any count (%g): missing", n, float64(maxCount)))
+				delete(g.perRank, n)
+				return 0, false
 			}
 			return t, true
 		}

@@ -171,7 +171,7 @@ func serverCols(sl *phases.ServerLevel, noPreempt bool) string {
 const gpuFmt = " %6s %6s"
 
 func gpuCells(g *phases.GPULevel) string {
-	if g == nil || g.Samples == 0 {
+	if g == nil || g.Samples == 0 || g.NoReadings {
 		return fmt.Sprintf(gpuFmt, "—", "—")
 	}
 	j := "—"
