@@ -49,7 +49,7 @@ func startTmux(t *testing.T, w, h int, command string) *tmuxSession {
 	t.Helper()
 	s := &tmuxSession{t: t, name: fmt.Sprintf("pd%d", time.Now().UnixNano()%1e9), sock: filepath.Join(t.TempDir(), "tmux.sock")}
 	// The shell prints a marker when the program ends, then keeps the pane.
-	full := fmt.Sprintf("%s; echo; echo \"[exited $?]\"; sleep 60", command)
+	full := fmt.Sprintf("%s; rc=$?; echo; echo \"[exited $rc]\"; sleep 60", command)
 	s.tmux("new-session", "-d", "-s", s.name, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h),
 		"env", "TERM=xterm-256color", "sh", "-c", full)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", s.sock, "kill-server").Run() })
