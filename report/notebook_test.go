@@ -99,7 +99,7 @@ func TestNotebookContents(t *testing.T) {
 	for _, want := range []string{
 		"# k25b6000bench1",
 		"| GPUs | 8 × NVIDIA RTX PRO 6000 Blackwell Server Edition (97887 MiB each) |",
-		"| all-reduce | 6.39 | 51.5% |",
+		"| decode step · communication (estimate) | 6.39 | 51.0% |",
 		"**Plateau:** 1536 tok/s from C=128",
 		"| 128 | 512 | 0 | 1536.2 |",
 		"**Cliff:** at 16 tokens per GPU latency grows 2.7×",
