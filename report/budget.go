@@ -148,6 +148,10 @@ type budgetInputs struct {
 	// kept, by step and C (or M).
 	runs  map[string]int
 	runOf map[string]map[int]int
+	// work is the latest sweep's workload; workOf the workload of the
+	// sweep that was latest when each input kept was measured.
+	work   workload
+	workOf map[string]map[int]workload
 }
 
 // keep records that the input of step at c came from the step's current run.
@@ -156,6 +160,10 @@ func (in *budgetInputs) keep(step string, c int) {
 		in.runOf[step] = map[int]int{}
 	}
 	in.runOf[step][c] = in.runs[step]
+	if in.workOf[step] == nil {
+		in.workOf[step] = map[int]workload{}
+	}
+	in.workOf[step][c] = in.work
 }
 
 // sayOfBurst keeps the NCCL run's words on the burst at M (0: every M).
@@ -178,11 +186,15 @@ func collectBudgetInputs(events []phases.Event) budgetInputs {
 		burstWarn: map[int][]string{},
 		runs:      map[string]int{},
 		runOf:     map[string]map[int]int{},
+		workOf:    map[string]map[int]workload{},
 	}
 	for _, ev := range events {
 		switch d := ev.Data.(type) {
 		case phases.PhaseStarted:
 			in.runs[d.Name]++
+			if d.Name == phases.Macro {
+				in.work = workloadOf(d.Params)
+			}
 			if d.Name == phases.NCCL {
 				in.ncclWarn = nil
 			}
@@ -395,6 +407,7 @@ func (in budgetInputs) split(name string, c int) BudgetSplit {
 		b.Warnings = append(b.Warnings, fmt.Sprintf("measured parts exceed TPOT by %.2f ms: the isolated benchmarks overlap or over-state the step", -rest))
 	}
 	b.Whole = in.wholeSplit(c, b)
+	in.markStale(&b)
 	b.headline()
 	return b
 }

@@ -20,6 +20,7 @@ type BudgetPart struct {
 	Run      int    `json:"run,omitempty"`
 	Level    int    `json:"level,omitempty"`
 	Estimate bool   `json:"estimate,omitempty"`
+	Stale    string `json:"stale,omitempty"` // measured under another workload than the sweep's
 	// Rune draws the part in text bars.
 	Rune rune `json:"-"`
 }
@@ -99,13 +100,23 @@ func (b BudgetSplit) Summary() string {
 // wholeSummary is the whole split in one line, its parts largest first,
 // e.g. "TPOT 49.94 ms mean (median 52.06) = GEMM 20.91 ms (41.9%) + … +
 // not accounted for -0.22 ms (-0.4%)".
-func (b BudgetSplit) wholeSummary() string {
+func (b BudgetSplit) wholeSummary() (line string) {
 	var s []string
+	stale := ""
 	for _, p := range b.Largest(len(b.Split)) {
 		if math.Abs(p.Ms) >= 0.005 { // a part of 0 ms (no communication on one GPU) stays in the table
-			s = append(s, fmt.Sprintf("%s %.2f ms (%.1f%%)", p.Name, p.Ms, p.Pct))
+			name := p.Name
+			if p.Stale != "" {
+				name, stale = name+"*", p.Stale
+			}
+			s = append(s, fmt.Sprintf("%s %.2f ms (%.1f%%)", name, p.Ms, p.Pct))
 		}
 	}
+	defer func() {
+		if stale != "" {
+			line += " (* " + stale + ")"
+		}
+	}()
 	for _, p := range b.Split {
 		if p.Name == PartNotAcc {
 			s = append(s, fmt.Sprintf("%s %.2f ms (%.1f%%)", p.Name, p.Ms, p.Pct))
@@ -144,7 +155,7 @@ func (b *BudgetSplit) headline() {
 		pct := func(ms float64) float64 { return 100 * ms / w.TPOTms }
 		for _, p := range w.Parts {
 			b.Split = append(b.Split, BudgetPart{Group: p.Group, Name: p.Name, Ms: p.Ms, Pct: pct(p.Ms), Source: p.Source,
-				Step: p.Step, Run: p.Run, Level: p.Level, Estimate: p.Estimate, Rune: partRunes[p.Name]})
+				Step: p.Step, Run: p.Run, Level: p.Level, Estimate: p.Estimate, Stale: p.Stale, Rune: partRunes[p.Name]})
 		}
 		b.Split = append(b.Split, BudgetPart{Name: PartNotAcc, Ms: w.NotAccountedMs, Pct: pct(w.NotAccountedMs),
 			Source: "the mean TPOT less the measured parts", Rune: partRunes[PartNotAcc]})

@@ -32,6 +32,10 @@ type TPOTPart struct {
 	Step  string `json:"step,omitempty"`
 	Run   int    `json:"run,omitempty"`
 	Level int    `json:"level,omitempty"`
+	// Stale says the part was measured under another workload than the
+	// sweep's level it splits ("measured at input 256; the sweep at input
+	// 1024"); "" when measured together.
+	Stale string `json:"stale,omitempty"`
 }
 
 // The names of the budget's parts.

@@ -28,6 +28,9 @@ func (n *nb) budgetLevel(b BudgetSplit) {
 		if p.Estimate {
 			name += " (estimate)"
 		}
+		if p.Stale != "" {
+			name += " (**" + p.Stale + "**)"
+		}
 		n.p("| %s | %.2f | %.1f%% | %s |\n", name, p.Ms, 100*p.Ms/w.TPOTms, mdCell(sourceTag(p.Step, p.Run, p.Level)+p.Source))
 	}
 	n.p("| **measured parts** | **%.2f** | %.1f%% | |\n", w.SumMs, 100*w.SumMs/w.TPOTms)

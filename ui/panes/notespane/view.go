@@ -144,7 +144,11 @@ func (m *Model) legend(b report.BudgetSplit, w int) []string {
 	var out []string
 	line, n := "", 0
 	for _, p := range b.Parts() {
-		t := fmt.Sprintf(" %s %.2f %.0f%%", shortName(p.Name), p.Ms, p.Pct)
+		name := shortName(p.Name)
+		if p.Stale != "" {
+			name += "*" // measured under another workload: the warning below says which
+		}
+		t := fmt.Sprintf(" %s %.2f %.0f%%", name, p.Ms, p.Pct)
 		if n > 0 && n+2+1+len([]rune(t)) > w {
 			out = append(out, line)
 			line, n = "", 0
