@@ -96,6 +96,8 @@ type BudgetResult struct {
 	ProfileShare  float64 `json:"profile_communication_share,omitempty"` // communication share of device time, 0..1
 	ProfileCommMs float64 `json:"profile_communication_ms,omitempty"`    // communication per decode step (0 when unknown)
 	ProfileStepMs float64 `json:"profile_step_ms,omitempty"`             // device time per decode step (0 when unknown)
+
+	promptLen map[int]float64 // each level's mean prompt tokens per request
 }
 
 // Complete reports whether TPOT and both parts are known.
@@ -297,6 +299,12 @@ func Budget(events []phases.Event) BudgetResult {
 		res.Plateau = &p
 	}
 	res.Levels = in.profiledLevels(res)
+	res.promptLen = map[int]float64{}
+	for c, lv := range in.levels {
+		if lv.Completed > 0 {
+			res.promptLen[c] = float64(lv.TotalInputTokens) / float64(lv.Completed)
+		}
+	}
 	return res
 }
 

@@ -54,6 +54,19 @@ func (w workload) differs(sweep workload) string {
 	return "measured at " + strings.Join(a, ", ") + "; the sweep at " + strings.Join(b, ", ")
 }
 
+// number is a decoded parameter as a float64 (0 when it is none).
+func number(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int64:
+		return float64(x)
+	case int:
+		return float64(x)
+	}
+	return 0
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "(none)"
