@@ -1,0 +1,12 @@
+package phases
+
+import "testing"
+
+// A level whose p90 came out above its p99 is written p50 ≤ p90 ≤ p99.
+func TestMonotonePercentiles(t *testing.T) {
+	l := LevelResult{MedianTTFTms: 75.8, P90TTFTms: 78.8, P99TTFTms: 77.0, MedianTPOTms: 12, P90TPOTms: 11, P99TPOTms: 13, MedianITLms: 5}
+	l.MonotonePercentiles()
+	if l.P99TTFTms != 78.8 || l.P90TTFTms != 78.8 || l.P90TPOTms != 12 || l.P99TPOTms != 13 || l.P90ITLms != 0 {
+		t.Errorf("%+v", l)
+	}
+}
