@@ -191,72 +191,77 @@ func collectBudgetInputs(events []phases.Event) budgetInputs {
 		workOf:    map[string]map[int]workload{},
 	}
 	for _, ev := range events {
-		switch d := ev.Data.(type) {
-		case phases.PhaseStarted:
-			in.runs[d.Name]++
-			if d.Name == phases.Macro {
-				in.work = workloadOf(d.Params)
-			}
-			if d.Name == phases.NCCL {
-				in.ncclWarn = nil
-			}
-		case phases.NCCLWarning:
-			if d.Tokens == 0 {
-				in.sayOfBurst(d.M, d.Text)
-			}
-		case phases.ScriptError:
-			// A capture that failed at its M: the burst of that M has no
-			// figure between GEMMs for this reason (the later M's warn).
-			if ev.Kind == phases.KindNCCLError && d.Step > 0 {
-				in.sayOfBurst(d.Step, "error: "+d.What+": "+d.Err)
-			}
-		case phases.LevelResult:
-			// Closed-loop levels only: C is the batch. A level steered by
-			// hand never replaces one that ran as planned.
-			if prev, ok := in.levels[d.Concurrency]; d.Rate == 0 && (len(d.Steered) == 0 || !ok || len(prev.Steered) > 0) {
-				in.levels[d.Concurrency] = d
-				in.keep(phases.Macro, d.Concurrency)
-			}
-		case phases.Plateau:
-			// Nor does a plateau found among steered levels.
-			if p := d; len(p.Steered) == 0 || in.plateau == nil || len(in.plateau.Steered) > 0 {
-				in.plateau = &p
-			}
-		case phases.NCCLBurst:
-			in.bursts[d.M] = d
-			in.keep(phases.NCCL, d.M)
-			in.burstWarn[d.M] = append(slices.Clone(in.ncclWarn[d.M]), in.ncclWarn[0]...)
-		case phases.GEMMStep:
-			in.steps[d.M] = d
-			in.keep(phases.Micro, d.M)
-		case phases.GEMMResult:
-			m := d.Step // the decode batch; d.M may be a per-expert M
-			if m <= 0 {
-				m = d.M
-			}
-			if in.gemms[m] == nil {
-				in.gemms[m] = map[string]phases.GEMMResult{}
-			}
-			in.gemms[m][d.Name] = d
-		case phases.NCCLNone:
-			n := d
-			in.noComm = &n
-		case phases.ProfileSummary:
-			if d.Window == phases.WindowSteady {
-				if d.Level > 0 {
-					in.steady[d.Level] = d
-				}
-				continue
-			}
-			p := d
-			in.profile = &p
-			if d.Level > 0 && d.DecodeSteps > 0 && len(d.PerStepUs) > 0 {
-				in.engine[d.Level] = d
-				in.keep(phases.Profile, d.Level)
-			}
-		}
+		in.add(ev)
 	}
 	return in
+}
+
+// add takes one event: the latest of each kind of measurement is kept.
+func (in *budgetInputs) add(ev phases.Event) {
+	switch d := ev.Data.(type) {
+	case phases.PhaseStarted:
+		in.runs[d.Name]++
+		if d.Name == phases.Macro {
+			in.work = workloadOf(d.Params)
+		}
+		if d.Name == phases.NCCL {
+			in.ncclWarn = nil
+		}
+	case phases.NCCLWarning:
+		if d.Tokens == 0 {
+			in.sayOfBurst(d.M, d.Text)
+		}
+	case phases.ScriptError:
+		// A capture that failed at its M: the burst of that M has no
+		// figure between GEMMs for this reason (the later M's warn).
+		if ev.Kind == phases.KindNCCLError && d.Step > 0 {
+			in.sayOfBurst(d.Step, "error: "+d.What+": "+d.Err)
+		}
+	case phases.LevelResult:
+		// Closed-loop levels only: C is the batch. A level steered by
+		// hand never replaces one that ran as planned.
+		if prev, ok := in.levels[d.Concurrency]; d.Rate == 0 && (len(d.Steered) == 0 || !ok || len(prev.Steered) > 0) {
+			in.levels[d.Concurrency] = d
+			in.keep(phases.Macro, d.Concurrency)
+		}
+	case phases.Plateau:
+		// Nor does a plateau found among steered levels.
+		if p := d; len(p.Steered) == 0 || in.plateau == nil || len(in.plateau.Steered) > 0 {
+			in.plateau = &p
+		}
+	case phases.NCCLBurst:
+		in.bursts[d.M] = d
+		in.keep(phases.NCCL, d.M)
+		in.burstWarn[d.M] = append(slices.Clone(in.ncclWarn[d.M]), in.ncclWarn[0]...)
+	case phases.GEMMStep:
+		in.steps[d.M] = d
+		in.keep(phases.Micro, d.M)
+	case phases.GEMMResult:
+		m := d.Step // the decode batch; d.M may be a per-expert M
+		if m <= 0 {
+			m = d.M
+		}
+		if in.gemms[m] == nil {
+			in.gemms[m] = map[string]phases.GEMMResult{}
+		}
+		in.gemms[m][d.Name] = d
+	case phases.NCCLNone:
+		n := d
+		in.noComm = &n
+	case phases.ProfileSummary:
+		if d.Window == phases.WindowSteady {
+			if d.Level > 0 {
+				in.steady[d.Level] = d
+			}
+			return
+		}
+		p := d
+		in.profile = &p
+		if d.Level > 0 && d.DecodeSteps > 0 && len(d.PerStepUs) > 0 {
+			in.engine[d.Level] = d
+			in.keep(phases.Profile, d.Level)
+		}
+	}
 }
 
 // arSource keeps the all-reduce's source for the whole split and, when
