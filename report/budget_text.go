@@ -175,6 +175,11 @@ func (w *TPOTSplit) closing() string {
 			return "measure " + u
 		}
 	}
+	if w.MedianTPOTms > 0 && w.TPOTms > 1.25*w.MedianTPOTms {
+		return fmt.Sprintf("the mean TPOT %.2f ms stands %.0f%% above its median %.2f ms: a few long token gaps carry it (the host stalled, a preemption, a prefill); "+
+			"run the sweep's level C=%d again, with more requests (its ITL p99 shows the long gaps): the parts split a typical step",
+			w.TPOTms, 100*(w.TPOTms/w.MedianTPOTms-1), w.MedianTPOTms, w.Concurrency)
+	}
 	for _, p := range w.Parts {
 		if p.Name == PartHost && strings.Contains(p.Source, "profiler on") {
 			return fmt.Sprintf("time the decode step at C=%d with the profiler off (the sweep's own token gaps, or the load just before the window): "+

@@ -42,3 +42,16 @@ func TestBudgetMarksPartsOfAnotherWorkload(t *testing.T) {
 		t.Errorf("the notebook does not mark the part:\n%s", md)
 	}
 }
+
+// Above 10% of TPOT not accounted for, the budget names what would close
+// it: a mean TPOT carried by a few long gaps asks for the level again.
+func TestBudgetClosesWhatIsNotAccounted(t *testing.T) {
+	w := &TPOTSplit{Concurrency: 1, TPOTms: 28.11, MedianTPOTms: 12.99}
+	if c := w.closing(); !strings.Contains(c, "the mean TPOT 28.11 ms stands 116% above its median 12.99 ms") || !strings.Contains(c, "level C=1 again") {
+		t.Errorf("close %q", c)
+	}
+	w = &TPOTSplit{Concurrency: 8, TPOTms: 20, MedianTPOTms: 19, Unmeasured: []string{"prefill (no steady profile window at C=8)"}}
+	if c := w.closing(); c != "measure prefill (no steady profile window at C=8)" {
+		t.Errorf("close %q", c)
+	}
+}
