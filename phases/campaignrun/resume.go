@@ -37,6 +37,9 @@ func ChangedSteps(done map[string]Span, now map[string]map[string]string) map[st
 			if _, had := sp.Params[k]; !had && strings.HasPrefix(k, "sweep.") {
 				continue // the sweep's workload was not recorded with the step then
 			}
+			if _, has := cur[k]; !has && k == SweepPlateauKey {
+				continue // no plateau known now (a view without the journal's sweep): nothing to compare with
+			}
 			if o, n := sp.Params[k], cur[k]; o != n {
 				ch = append(ch, fmt.Sprintf("%s: %s → %s", k, orNone(o), orNone(n)))
 			}

@@ -276,6 +276,11 @@ func TestChangedStepsAcrossTheSweep(t *testing.T) {
 	if got := strings.Join(ch[Micro], "; "); got != "sweep.plateau: 128 → 64" {
 		t.Errorf("micro after a new plateau: %q", got)
 	}
+	// A view that knows no plateau (the checklist's campaign parameters)
+	// compares the rest.
+	if ch = ChangedSteps(done, now); len(ch[Micro]) != 0 {
+		t.Errorf("micro, no plateau known now: %v", ch[Micro])
+	}
 	if withPlateau(now, 0)[Micro][SweepPlateauKey] != "" || withPlateau(now, 8)[Macro] != nil {
 		t.Error("withPlateau adds a plateau where none is known, or to the sweep")
 	}
