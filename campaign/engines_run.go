@@ -93,6 +93,11 @@ func (c *Campaign) StepParams() map[string]map[string]string {
 			out[s]["sweep."+k] = macro["macro."+k]
 		}
 	}
+	// Expert parallelism is the deployment's too (the model, TP and launch
+	// are the run's identity): every step measured under it.
+	for _, p := range out {
+		p["model.ep"] = valueText(c.Model.EP)
+	}
 	return out
 }
 
