@@ -76,12 +76,34 @@ func (c *Campaign) SimOptions() sim.Options {
 // phase's section of the campaign, key by key ("macro.concurrency":
 // "1,2,4"). A step done with others is done again (run.ChangedSteps);
 // the model, TP and launch are the run's identity.
+//
+// The steps measured at the sweep's levels (micro at its batches, NCCL at
+// its sizes, the profile at its levels) also carry the sweep's workload
+// ("sweep.input_len"): when it changes they are out of date too, and the
+// run says so and does them again (the plateau they targeted is added by
+// the run, campaignrun.SweepPlateauKey).
 func (c *Campaign) StepParams() map[string]map[string]string {
-	return map[string]map[string]string{
-		campaignrun.Macro: flatten("macro", c.Macro), campaignrun.Micro: flatten("micro", c.Micro),
+	macro := flatten("macro", c.Macro)
+	out := map[string]map[string]string{
+		campaignrun.Macro: macro, campaignrun.Micro: flatten("micro", c.Micro),
 		campaignrun.NCCL: flatten("nccl", c.NCCL), campaignrun.Profile: flatten("profile", c.Profile),
 	}
+	for _, s := range []string{campaignrun.Micro, campaignrun.NCCL, campaignrun.Profile} {
+		for _, k := range sweepWorkload {
+			out[s]["sweep."+k] = macro["macro."+k]
+		}
+	}
+	// Expert parallelism is the deployment's too (the model, TP and launch
+	// are the run's identity): every step measured under it.
+	for _, p := range out {
+		p["model.ep"] = valueText(c.Model.EP)
+	}
+	return out
 }
+
+// sweepWorkload are the sweep's keys that set what the engine serves at its
+// levels: a step measured at those levels depends on them.
+var sweepWorkload = []string{"input_len", "output_len", "dataset", "dataset_file", "range_ratio", "prefix_len"}
 
 // flatten writes a section's keys as text by their dotted key.
 func flatten(section string, v any) map[string]string {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/profdeck/profdeck/phases/campaignrun"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/local"
 )
@@ -142,5 +143,22 @@ func TestSimFollowsTP(t *testing.T) {
 		if o.GPUs != c.gpus || o.TP != c.tp || o.Preset != c.preset {
 			t.Errorf("%q: GPUs %d TP %d preset %q, want %d %d %q", c.yaml, o.GPUs, o.TP, o.Preset, c.gpus, c.tp, c.preset)
 		}
+	}
+}
+
+// The steps measured at the sweep's levels carry its workload, and every
+// step the deployment's expert parallelism: a change of either makes them
+// out of date.
+func TestStepParamsCarryTheSweepsWorkload(t *testing.T) {
+	c := Defaults()
+	c.Macro.InputLen, c.Model.EP = 1024, true
+	p := c.StepParams()
+	for _, s := range []string{campaignrun.Micro, campaignrun.NCCL, campaignrun.Profile} {
+		if p[s]["sweep.input_len"] != "1024" || p[s]["model.ep"] != "true" {
+			t.Errorf("%s: %v", s, p[s])
+		}
+	}
+	if _, ok := p[campaignrun.Macro]["sweep.input_len"]; ok || p[campaignrun.Macro]["macro.input_len"] != "1024" {
+		t.Errorf("macro: %v", p[campaignrun.Macro])
 	}
 }

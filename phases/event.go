@@ -5,6 +5,7 @@
 package phases
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -146,11 +147,40 @@ func Decode(line []byte) (Event, error) {
 		return ev, nil
 	}
 	p := reflect.New(info.typ)
-	if err := json.Unmarshal(r.Data, p.Interface()); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(r.Data))
+	dec.UseNumber() // numbers in untyped fields (a phase's parameters) stay exact
+	if err := dec.Decode(p.Interface()); err != nil {
 		return Event{}, fmt.Errorf("event %q: %w", r.Kind, err)
 	}
 	ev.Data = p.Elem().Interface()
+	if ps, ok := ev.Data.(PhaseStarted); ok {
+		ps.Params = ExactNumbers(ps.Params)
+		ev.Data = ps
+	}
 	return ev, nil
+}
+
+// ExactNumbers turns the numbers of a value decoded with UseNumber into
+// int64 where they are integers that fit (a seed of 19 digits stays
+// exact: no round trip through float64), float64 otherwise.
+func ExactNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = ExactNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = ExactNumbers(e)
+		}
+	}
+	return v
 }
 
 // Emitter sends events from an engine. It never blocks past ctx: when the

@@ -101,6 +101,23 @@ func init() {
 	Register(KindMacroGPUSource, Macro, GPUTelSource{}, false)
 }
 
+// PowerText is the level's power, written one way wherever it shows (the
+// run's stderr, the notebook, the Macro pane): the mean of all GPUs
+// together and per GPU, then the peak, e.g. "3848 W mean total, 481 W per
+// GPU (peak 3886 W total)".
+func (g *GPULevel) PowerText() string {
+	return fmt.Sprintf("%s (peak %.0f W total)", PowerMean(g.MeanPowerW, g.GPUs), g.PeakPowerW)
+}
+
+// PowerMean is a mean power of gpus GPUs together and per GPU: "3848 W
+// mean total, 481 W per GPU" (the total alone when the count is unknown).
+func PowerMean(totalW float64, gpus int) string {
+	if gpus <= 0 {
+		return fmt.Sprintf("%.0f W mean total", totalW)
+	}
+	return fmt.Sprintf("%.0f W mean total, %.0f W per GPU", totalW, totalW/float64(gpus))
+}
+
 // Line is the level's GPUs in one line: power, utilisation, clocks,
 // throttling, energy per output token and link traffic.
 func (g *GPULevel) Line() string {
@@ -110,8 +127,8 @@ func (g *GPULevel) Line() string {
 	if g.Samples == 0 || g.NoReadings {
 		return "GPU: " + g.Note
 	}
-	s := fmt.Sprintf("GPU: %d× %.0f W mean (peak %.0f), SM %.0f%% (peak %.0f%%), clock %.0f MHz (min %.0f)",
-		g.GPUs, g.MeanPowerW, g.PeakPowerW, g.MeanUtilPct, g.PeakUtilPct, g.MeanSMClockMHz, g.MinSMClockMHz)
+	s := fmt.Sprintf("GPU: power %s, SM %.0f%% (peak %.0f%%), clock %.0f MHz (min %.0f)",
+		g.PowerText(), g.MeanUtilPct, g.PeakUtilPct, g.MeanSMClockMHz, g.MinSMClockMHz)
 	if g.Throttle != "" {
 		s += fmt.Sprintf(", %s-throttled (power %.0f%%, thermal %.0f%% of the time)", g.Throttle, g.PowerThrottlePct, g.ThermalThrottlePct)
 	}

@@ -6,6 +6,7 @@ package phases
 const (
 	KindRunStarted  = "run.started"
 	KindRunStep     = "run.step"
+	KindRunChanged  = "run.changed"
 	KindRunFinished = "run.finished"
 )
 
@@ -44,6 +45,14 @@ type RunStarted struct {
 	Kept    bool                `json:"kept,omitempty"`
 }
 
+// RunChanged names the steps done earlier that the sweep this run did made
+// out of date (measured at another workload or plateau than it found),
+// each with what changed: done again, or kept when Kept (--keep).
+type RunChanged struct {
+	Changed map[string][]string `json:"changed"`
+	Kept    bool                `json:"kept,omitempty"`
+}
+
 // RunStep is one step's start or end.
 type RunStep struct {
 	Name   string `json:"name"`
@@ -62,6 +71,7 @@ type RunFinished struct {
 
 func init() {
 	Register(KindRunStarted, Session, RunStarted{}, false)
+	Register(KindRunChanged, Session, RunChanged{}, false)
 	Register(KindRunStep, Session, RunStep{}, false)
 	Register(KindRunFinished, Session, RunFinished{}, false)
 }

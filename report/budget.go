@@ -17,11 +17,27 @@ import (
 // phase's per-step sum at the same M. A missing input is named in Missing and
 // the figures that depend on it are left out (Has* false).
 type BudgetSplit struct {
-	Label       string  `json:"label"` // "single stream (C=1)" or "plateau (C=128)"
-	Concurrency int     `json:"concurrency"`
-	TPOTms      float64 `json:"tpot_ms"`
-	AllReduceMs float64 `json:"allreduce_ms"`
-	GEMMms      float64 `json:"gemm_ms"`
+	Label       string `json:"label"` // "single stream (C=1)" or "plateau (C=128)"
+	Concurrency int    `json:"concurrency"`
+	// Headline is the budget in one line, as every view quotes it
+	// (Summary); Split its parts: the whole split of the level's mean
+	// TPOT (the decode step's parts, prefill, not accounted for), each
+	// naming its source, or without a whole split the isolated
+	// benchmarks' three parts.
+	Headline string       `json:"headline"`
+	Split    []BudgetPart `json:"split,omitempty"`
+	// Close names the measurement that would close what is not accounted
+	// for, when it is above 10% of TPOT.
+	Close string `json:"close,omitempty"`
+	// MeanTPOTms is the level's mean TPOT, the one the split splits;
+	// TPOTms its median.
+	MeanTPOTms float64 `json:"mean_tpot_ms,omitempty"`
+	TPOTms     float64 `json:"median_tpot_ms"`
+	// AllReduceMs and GEMMms are the isolated benchmarks (NCCL, micro) at
+	// M = C: cross-checks beside the engine's parts, never added on top
+	// of them.
+	AllReduceMs float64 `json:"isolated_allreduce_ms"`
+	GEMMms      float64 `json:"isolated_gemm_ms"`
 	HasTPOT     bool    `json:"has_tpot"`
 	HasAR       bool    `json:"has_allreduce"`
 	HasGEMM     bool    `json:"has_gemm"`
@@ -44,6 +60,8 @@ type BudgetSplit struct {
 	UpperBoundMs float64  `json:"upper_bound_ms,omitempty"`
 
 	arSrc string // the all-reduce's source, for the whole split
+	// The journal's run (1 the first of its step) of each input.
+	levelRun, arRun, gemmRun, engineRun int
 }
 
 // EngineSplit is a decode step as the torch profile saw it in the running
@@ -78,6 +96,8 @@ type BudgetResult struct {
 	ProfileShare  float64 `json:"profile_communication_share,omitempty"` // communication share of device time, 0..1
 	ProfileCommMs float64 `json:"profile_communication_ms,omitempty"`    // communication per decode step (0 when unknown)
 	ProfileStepMs float64 `json:"profile_step_ms,omitempty"`             // device time per decode step (0 when unknown)
+
+	promptLen map[int]float64 // each level's mean prompt tokens per request
 }
 
 // Complete reports whether TPOT and both parts are known.
@@ -126,6 +146,26 @@ type budgetInputs struct {
 	// before the burst's line).
 	ncclWarn  map[int][]string
 	burstWarn map[int][]string
+	// runs counts each step's runs so far; runOf is the run of each input
+	// kept, by step and C (or M).
+	runs  map[string]int
+	runOf map[string]map[int]int
+	// work is the latest sweep's workload; workOf the workload of the
+	// sweep that was latest when each input kept was measured.
+	work   workload
+	workOf map[string]map[int]workload
+}
+
+// keep records that the input of step at c came from the step's current run.
+func (in *budgetInputs) keep(step string, c int) {
+	if in.runOf[step] == nil {
+		in.runOf[step] = map[int]int{}
+	}
+	in.runOf[step][c] = in.runs[step]
+	if in.workOf[step] == nil {
+		in.workOf[step] = map[int]workload{}
+	}
+	in.workOf[step][c] = in.work
 }
 
 // sayOfBurst keeps the NCCL run's words on the burst at M (0: every M).
@@ -146,66 +186,82 @@ func collectBudgetInputs(events []phases.Event) budgetInputs {
 		steady: map[int]phases.ProfileSummary{},
 
 		burstWarn: map[int][]string{},
+		runs:      map[string]int{},
+		runOf:     map[string]map[int]int{},
+		workOf:    map[string]map[int]workload{},
 	}
 	for _, ev := range events {
-		switch d := ev.Data.(type) {
-		case phases.PhaseStarted:
-			if d.Name == phases.NCCL {
-				in.ncclWarn = nil
-			}
-		case phases.NCCLWarning:
-			if d.Tokens == 0 {
-				in.sayOfBurst(d.M, d.Text)
-			}
-		case phases.ScriptError:
-			// A capture that failed at its M: the burst of that M has no
-			// figure between GEMMs for this reason (the later M's warn).
-			if ev.Kind == phases.KindNCCLError && d.Step > 0 {
-				in.sayOfBurst(d.Step, "error: "+d.What+": "+d.Err)
-			}
-		case phases.LevelResult:
-			// Closed-loop levels only: C is the batch. A level steered by
-			// hand never replaces one that ran as planned.
-			if prev, ok := in.levels[d.Concurrency]; d.Rate == 0 && (len(d.Steered) == 0 || !ok || len(prev.Steered) > 0) {
-				in.levels[d.Concurrency] = d
-			}
-		case phases.Plateau:
-			// Nor does a plateau found among steered levels.
-			if p := d; len(p.Steered) == 0 || in.plateau == nil || len(in.plateau.Steered) > 0 {
-				in.plateau = &p
-			}
-		case phases.NCCLBurst:
-			in.bursts[d.M] = d
-			in.burstWarn[d.M] = append(slices.Clone(in.ncclWarn[d.M]), in.ncclWarn[0]...)
-		case phases.GEMMStep:
-			in.steps[d.M] = d
-		case phases.GEMMResult:
-			m := d.Step // the decode batch; d.M may be a per-expert M
-			if m <= 0 {
-				m = d.M
-			}
-			if in.gemms[m] == nil {
-				in.gemms[m] = map[string]phases.GEMMResult{}
-			}
-			in.gemms[m][d.Name] = d
-		case phases.NCCLNone:
-			n := d
-			in.noComm = &n
-		case phases.ProfileSummary:
-			if d.Window == phases.WindowSteady {
-				if d.Level > 0 {
-					in.steady[d.Level] = d
-				}
-				continue
-			}
-			p := d
-			in.profile = &p
-			if d.Level > 0 && d.DecodeSteps > 0 && len(d.PerStepUs) > 0 {
-				in.engine[d.Level] = d
-			}
-		}
+		in.add(ev)
 	}
 	return in
+}
+
+// add takes one event: the latest of each kind of measurement is kept.
+func (in *budgetInputs) add(ev phases.Event) {
+	switch d := ev.Data.(type) {
+	case phases.PhaseStarted:
+		in.runs[d.Name]++
+		if d.Name == phases.Macro {
+			in.work = workloadOf(d.Params)
+		}
+		if d.Name == phases.NCCL {
+			in.ncclWarn = nil
+		}
+	case phases.NCCLWarning:
+		if d.Tokens == 0 {
+			in.sayOfBurst(d.M, d.Text)
+		}
+	case phases.ScriptError:
+		// A capture that failed at its M: the burst of that M has no
+		// figure between GEMMs for this reason (the later M's warn).
+		if ev.Kind == phases.KindNCCLError && d.Step > 0 {
+			in.sayOfBurst(d.Step, "error: "+d.What+": "+d.Err)
+		}
+	case phases.LevelResult:
+		// Closed-loop levels only: C is the batch. A level steered by
+		// hand never replaces one that ran as planned.
+		if prev, ok := in.levels[d.Concurrency]; d.Rate == 0 && (len(d.Steered) == 0 || !ok || len(prev.Steered) > 0) {
+			in.levels[d.Concurrency] = d
+			in.keep(phases.Macro, d.Concurrency)
+		}
+	case phases.Plateau:
+		// Nor does a plateau found among steered levels.
+		if p := d; len(p.Steered) == 0 || in.plateau == nil || len(in.plateau.Steered) > 0 {
+			in.plateau = &p
+		}
+	case phases.NCCLBurst:
+		in.bursts[d.M] = d
+		in.keep(phases.NCCL, d.M)
+		in.burstWarn[d.M] = append(slices.Clone(in.ncclWarn[d.M]), in.ncclWarn[0]...)
+	case phases.GEMMStep:
+		in.steps[d.M] = d
+		in.keep(phases.Micro, d.M)
+	case phases.GEMMResult:
+		m := d.Step // the decode batch; d.M may be a per-expert M
+		if m <= 0 {
+			m = d.M
+		}
+		if in.gemms[m] == nil {
+			in.gemms[m] = map[string]phases.GEMMResult{}
+		}
+		in.gemms[m][d.Name] = d
+	case phases.NCCLNone:
+		n := d
+		in.noComm = &n
+	case phases.ProfileSummary:
+		if d.Window == phases.WindowSteady {
+			if d.Level > 0 {
+				in.steady[d.Level] = d
+			}
+			return
+		}
+		p := d
+		in.profile = &p
+		if d.Level > 0 && d.DecodeSteps > 0 && len(d.PerStepUs) > 0 {
+			in.engine[d.Level] = d
+			in.keep(phases.Profile, d.Level)
+		}
+	}
 }
 
 // arSource keeps the all-reduce's source for the whole split and, when
@@ -248,6 +304,12 @@ func Budget(events []phases.Event) BudgetResult {
 		res.Plateau = &p
 	}
 	res.Levels = in.profiledLevels(res)
+	res.promptLen = map[int]float64{}
+	for c, lv := range in.levels {
+		if lv.Completed > 0 {
+			res.promptLen[c] = float64(lv.TotalInputTokens) / float64(lv.Completed)
+		}
+	}
 	return res
 }
 
@@ -286,7 +348,8 @@ func (in budgetInputs) profiledLevels(res BudgetResult) []BudgetSplit {
 }
 
 func (in budgetInputs) split(name string, c int) BudgetSplit {
-	b := BudgetSplit{Label: fmt.Sprintf("%s (C=%d)", name, c), Concurrency: c}
+	b := BudgetSplit{Label: fmt.Sprintf("%s (C=%d)", name, c), Concurrency: c,
+		levelRun: in.runOf[phases.Macro][c], arRun: in.runOf[phases.NCCL][c], gemmRun: in.runOf[phases.Micro][c], engineRun: in.runOf[phases.Profile][c]}
 	lv, ok := in.levels[c]
 	switch {
 	case ok && lv.MedianTPOTms > 0 && lv.Few():
@@ -357,6 +420,8 @@ func (in budgetInputs) split(name string, c int) BudgetSplit {
 		b.Warnings = append(b.Warnings, fmt.Sprintf("measured parts exceed TPOT by %.2f ms: the isolated benchmarks overlap or over-state the step", -rest))
 	}
 	b.Whole = in.wholeSplit(c, b)
+	in.markStale(&b)
+	b.headline()
 	return b
 }
 

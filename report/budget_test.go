@@ -32,14 +32,28 @@ func TestBudgetSeedCampaign(t *testing.T) {
 	if !near(s.TPOTms, 12.40) || !near(s.AllReduceMs, 6.386) || !near(s.GEMMms, 3.5) || !near(rest, 12.40-6.386-3.5) {
 		t.Fatalf("split %+v rest %v", s, rest)
 	}
-	if got := s.Summary(); got != "TPOT 12.40 ms = all-reduce 6.39 ms (51.5%) + GEMM 3.50 ms (28.2%) + rest 2.51 ms (20.3%)" {
-		t.Fatalf("summary %q", got)
+	// The budget is the whole split of the mean TPOT: without a profile
+	// window the isolated figures stand in for communication and GEMM.
+	if got := s.Summary(); got != "TPOT 12.52 ms mean (median 12.40) = communication 6.39 ms (51.0%) + GEMM 3.50 ms (27.9%) + not accounted for 2.64 ms (21.1%)" || s.Headline != got {
+		t.Fatalf("summary %q, headline %q", got, s.Headline)
+	}
+	if s.Split[0].Step != phases.NCCL || !s.Split[0].Estimate || s.Split[1].Step != phases.Micro || s.Split[1].Level != 1 {
+		t.Errorf("parts' sources: %+v", s.Split)
+	}
+	iso := s
+	iso.Split = nil
+	if got := iso.Summary(); got != "TPOT 12.40 ms (median) = all-reduce 6.39 ms (51.5%) + GEMM 3.50 ms (28.2%) + rest 2.51 ms (20.3%)" {
+		t.Fatalf("isolated summary %q", got)
 	}
 	if b.Plateau == nil || b.Plateau.Concurrency != 128 || !b.Plateau.Complete() {
 		t.Fatalf("plateau %+v", b.Plateau)
 	}
-	if got := b.Plateau.Summary(); got != "TPOT 80.90 ms = all-reduce 15.99 ms (19.8%) + GEMM 41.20 ms (50.9%) + rest 23.71 ms (29.3%)" {
+	if got := b.Plateau.Summary(); got != "TPOT 81.71 ms mean (median 80.90) = GEMM 41.20 ms (50.4%) + communication 15.99 ms (19.6%) + not accounted for 24.52 ms (30.0%)" {
 		t.Fatalf("plateau summary %q", got)
+	}
+	// 30% not accounted for: the budget names what would close it.
+	if !strings.Contains(b.Plateau.Close, "the engine's step mix") || s.Close != "" && !strings.Contains(s.Close, "step mix") {
+		t.Errorf("close: plateau %q, single %q", b.Plateau.Close, s.Close)
 	}
 }
 

@@ -26,7 +26,28 @@ type TPOTPart struct {
 	// Estimate marks a figure that is not a measurement of the part
 	// itself (said in Source).
 	Estimate bool `json:"estimate,omitempty"`
+	// Step, Run and Level name the measurement the figure comes from: the
+	// campaign step (macro, micro, nccl, profile), its run in the journal
+	// (1 the first) and the level (or M) it measured.
+	Step  string `json:"step,omitempty"`
+	Run   int    `json:"run,omitempty"`
+	Level int    `json:"level,omitempty"`
+	// Stale says the part was measured under another workload than the
+	// sweep's level it splits ("measured at input 256; the sweep at input
+	// 1024"); "" when measured together.
+	Stale string `json:"stale,omitempty"`
 }
+
+// The names of the budget's parts.
+const (
+	PartComm      = "communication"
+	PartGEMM      = "GEMM"
+	PartAttention = "attention"
+	PartOther     = "other kernels"
+	PartHost      = "host gaps"
+	PartPrefill   = "prefill"
+	PartNotAcc    = "not accounted for"
+)
 
 // StepMixView is the engine's step mix at a level and what the split takes
 // from it.
@@ -216,41 +237,42 @@ func (in budgetInputs) gemmAt(tokens float64) (float64, string, bool) {
 	return 0, "", false
 }
 
-// decodeParts are the decode step's parts: all-reduce from the NCCL
-// phase; GEMM, MoE, attention and the other kernels from the decode-only
-// profile window at C (the engine's own kernels: its shapes, routing and
-// weight format), or GEMM from the isolated benchmarks at M = C where the
-// window timed none; and the host's gaps: the decode step's wall less
-// those. The wall is the sweep's own clean gap (its requests' token gaps
-// with no other request's first token inside: the same requests, contexts
-// and routing as the TPOT it splits, no profiler), else the decode-only
-// window's step period. It reports whether GEMM came from micro.
+// decodeParts are the decode step's parts, the engine's own first: from
+// the decode-only profile window at C (its kernels, shapes, routing and
+// weight format) communication, GEMM (dense, and the routed and shared
+// experts as served: the MoE kernels), attention and the other kernels;
+// where the window timed none, communication from the NCCL burst and GEMM
+// from micro at M = C, each marked an estimate. The isolated figures stand
+// beside the engine's in the source, never added on top. Then the host's
+// gaps: the decode step's wall less those. The wall is the sweep's own
+// clean gap (its requests' token gaps with no other request's first token
+// inside: the same requests, contexts and routing as the TPOT it splits,
+// no profiler), else the decode-only window's step period. It reports
+// whether GEMM came from micro.
 func (s *TPOTSplit) decodeParts(b BudgetSplit, dw decodeWindow, hasDW bool, c int, pw *phases.PrefillWait) (fromMicro bool) {
-	add := func(name string, ms float64, src string) {
-		s.Parts = append(s.Parts, TPOTPart{Group: GroupDecode, Name: name, Ms: ms, Source: src})
-	}
 	known := 0.0
-	if b.HasAR {
-		add("all-reduce", b.AllReduceMs, b.arSrc)
-		known += b.AllReduceMs
-	} else {
-		s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("all-reduce at M=%d (run the NCCL phase)", c))
+	add := func(p TPOTPart) {
+		p.Group = GroupDecode
+		s.Parts = append(s.Parts, p)
+		known += p.Ms
 	}
 	src := fmt.Sprintf("decode-only profile window at C=%d", c)
-	engineGEMM := hasDW && dw.cat["gemm"] > 0
+	prof := func(name string, ms float64, text string) TPOTPart {
+		return TPOTPart{Name: name, Ms: ms, Source: src + ": " + text, Step: phases.Profile, Run: b.engineRun, Level: c}
+	}
+	s.commPart(b, dw, hasDW, c, add, prof)
+	engineGEMM := hasDW && dw.cat["gemm"]+dw.cat["moe"] > 0
 	switch {
 	case engineGEMM:
-		gemmSrc := src + ": GEMM kernels per step, as the engine ran them (its shapes, routing and weight format)"
+		text := fmt.Sprintf("GEMM kernels %.2f ms + MoE kernels (routed and shared experts as served, routing) %.2f ms per step, as the engine ran them", dw.cat["gemm"], dw.cat["moe"])
 		if b.HasGEMM {
-			gemmSrc += fmt.Sprintf("; the isolated benchmarks at M=%d beside: %.2f ms", c, b.GEMMms)
+			text += fmt.Sprintf("; micro's isolated GEMMs at M=%d beside, a cross-check: %.2f ms", c, b.GEMMms)
 		}
-		add("GEMM", dw.cat["gemm"], gemmSrc)
-		add("MoE kernels", dw.cat["moe"], src+": fused-expert and routing kernels per step")
-		known += dw.cat["gemm"] + dw.cat["moe"]
+		add(prof(PartGEMM, dw.cat["gemm"]+dw.cat["moe"], text))
 	case b.HasGEMM:
 		fromMicro = true
-		add("GEMM", b.GEMMms, fmt.Sprintf("micro per-step sum at M=%d", c))
-		known += b.GEMMms
+		add(TPOTPart{Name: PartGEMM, Ms: b.GEMMms, Estimate: true, Step: phases.Micro, Run: b.gemmRun, Level: c,
+			Source: fmt.Sprintf("micro's isolated per-step sum at M=%d (no decode-only profile window at C=%d)", c, c)})
 		if b.UpperBoundMs > 0 {
 			s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("the GEMMs of quantized weights (%s): timed in BF16 they take %.2f ms, an upper bound kept out of the sum; "+
 				"timing them as served needs the engine's kernels on the host (vLLM importable, a format micro writes: micro's env says why not in engine_moe and engine_linear) "+
@@ -264,31 +286,48 @@ func (s *TPOTSplit) decodeParts(b BudgetSplit, dw decodeWindow, hasDW bool, c in
 		return fromMicro
 	}
 	attn, other := dw.cat["attention"], dw.cat["other"]
-	if !engineGEMM {
-		other += dw.cat["moe"]
-	}
-	add("attention", attn, src+": attention kernels per step")
-	add("other kernels", other, src+": kernels per step that are neither GEMM, MoE, attention nor communication (norms, sampling, copies)")
-	known += attn + other
-	s.hostGaps(dw, src, pw, known)
+	add(prof(PartAttention, attn, "attention kernels per step"))
+	add(prof(PartOther, other, "kernels per step that are neither GEMM, MoE, attention nor communication (norms, sampling, copies)"))
+	s.hostGaps(dw, src, pw, known, b, c)
 	return fromMicro
 }
 
+// commPart is the decode step's communication: the engine's own from the
+// decode-only window, the isolated NCCL burst beside; without a window,
+// the burst, marked an estimate.
+func (s *TPOTSplit) commPart(b BudgetSplit, dw decodeWindow, hasDW bool, c int, add func(TPOTPart), prof func(string, float64, string) TPOTPart) {
+	switch {
+	case hasDW:
+		text := "communication kernels per step (all-reduce, all-to-all), as the engine ran them"
+		if b.HasAR {
+			text += fmt.Sprintf("; the isolated NCCL burst at M=%d beside, a cross-check: %.2f ms", c, b.AllReduceMs)
+		}
+		add(prof(PartComm, dw.cat["communication"], text))
+	case b.HasAR:
+		add(TPOTPart{Name: PartComm, Ms: b.AllReduceMs, Estimate: b.AllReduceMs > 0, Step: phases.NCCL, Run: b.arRun, Level: c,
+			Source: b.arSrc + fmt.Sprintf(" (the isolated burst: no decode-only profile window at C=%d)", c)})
+	default:
+		s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("communication at M=%d (run the NCCL phase, or profile a decode-only window at C=%d)", c, c))
+	}
+}
+
 // hostGaps is the decode step's wall less its device parts (known).
-func (s *TPOTSplit) hostGaps(dw decodeWindow, src string, pw *phases.PrefillWait, known float64) {
+func (s *TPOTSplit) hostGaps(dw decodeWindow, src string, pw *phases.PrefillWait, known float64, b BudgetSplit, c int) {
+	part := TPOTPart{Group: GroupDecode, Name: PartHost, Step: phases.Profile, Run: b.engineRun, Level: c}
 	wallMs, wall := dw.wallMs, src+": wall time per step (profiler on: it adds host time to each step)"
 	if dw.unprofiled {
 		wall = src + ": wall time per step of the same load just before the window, profiler off,"
 	}
 	if pw != nil && pw.Measured > 0 && pw.CleanGapMs > 0 && (pw.CleanShare == 0 || pw.CleanShare >= minCleanShare) {
 		wallMs = pw.CleanGapMs
+		part.Step, part.Run = phases.Macro, b.levelRun
 		wall = fmt.Sprintf("the sweep's own decode step: %.2f ms, the mean over its %d requests of each one's median token gap that held no other request's first token "+
 			"(the decode-only window's step period beside: %.2f ms),", pw.CleanGapMs, pw.Measured, dw.wallMs)
 	} else if pw != nil && pw.CleanShare > 0 {
 		wall += fmt.Sprintf(" (the sweep's clean gaps are too few to stand in: %.0f%% of its gaps)", 100*pw.CleanShare)
 	}
-	s.Parts = append(s.Parts, TPOTPart{Group: GroupDecode, Name: "host gaps", Ms: wallMs - known,
-		Source: wall + " less the parts above (launches, the host's work between steps)"})
+	part.Ms, part.Source = wallMs-known, wall+" less the parts above (launches, the host's work between steps)"
+	s.Parts = append(s.Parts, part)
 }
 
 // minCleanShare is the share of a level's token gaps that must have held
@@ -328,11 +367,11 @@ func (s *TPOTSplit) prefillPart(in budgetInputs, c int, dw decodeWindow, hasDW b
 			src += fmt.Sprintf("; device time alone %.2f ms (%.4f ms per prompt token, steady window at C=%d against the decode-only one, × %.1f prompt tokens waited for per output token)",
 				tok*pw.PromptTokensPerToken, tok, c, pw.PromptTokensPerToken)
 		}
-		s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: "prefill", Ms: pw.StallMsPerToken, Source: src})
+		s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: PartPrefill, Ms: pw.StallMsPerToken, Source: src, Step: phases.Macro, Run: b.levelRun, Level: c})
 		return
 	}
 	if hasTok && pw != nil { // the sweep's own wait: no step mix needed
-		s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: "prefill", Ms: tok * pw.PromptTokensPerToken,
+		s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: PartPrefill, Ms: tok * pw.PromptTokensPerToken, Step: phases.Profile, Run: b.engineRun, Level: c,
 			Source: fmt.Sprintf("%.4f ms of device time per prompt token (steady window at C=%d against the decode-only one) × %.1f prompt tokens a running request waited for per output token "+
 				"(the sweep's %d requests: each prompt's tokens once for each request decoding when it was prefilled, %.1f of C=%d on average)",
 				tok, c, pw.PromptTokensPerToken, pw.Requests, pw.DecodeBatch, c)})
@@ -343,13 +382,13 @@ func (s *TPOTSplit) prefillPart(in budgetInputs, c int, dw decodeWindow, hasDW b
 		return
 	}
 	if hasTok {
-		s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: "prefill", Ms: f * tok * m.PromptPerDecodeStep,
+		s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: PartPrefill, Ms: f * tok * m.PromptPerDecodeStep, Step: phases.Profile, Run: b.engineRun, Level: c,
 			Source: fmt.Sprintf("%.4f ms of device time per prompt token (steady window at C=%d against the decode-only one) × %.1f prompt tokens per decode step (the level's step mix) × (C−1)/C = %.2f",
 				tok, c, m.PromptPerDecodeStep, f)})
 		return
 	}
 	if g, from, ok := gemmPrefill(in, m, b); ok && m.PromptPerDecodeStep > 0 {
-		s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: "prefill GEMMs", Ms: f * g, Estimate: true,
+		s.Parts = append(s.Parts, TPOTPart{Group: GroupPrefill, Name: PartPrefill, Ms: f * g, Estimate: true, Step: phases.Micro, Run: b.gemmRun, Level: c,
 			Source: fmt.Sprintf("estimate from the step mix: %.1f prompt tokens per decode step, their GEMMs (%s) × %s", m.PromptPerDecodeStep, from, fSrc)})
 		s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("the prefills' attention and other kernels (no steady profile window at C=%d)", c))
 		return

@@ -47,7 +47,7 @@ func TestFieldrigJournalBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"### Single stream (C=1)", "### Plateau (C=128)", "| **TPOT** / device time per step | 3.10 |", "NCCL burst at M=128", "each after a GEMM that evicts L2"} {
+	for _, want := range []string{"### Single stream (C=1)", "### Plateau (C=128)", "| **TPOT** (mean; median 3.10) |", "NCCL burst at M=128", "each after a GEMM that evicts L2"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("notebook lacks %q", want)
 		}

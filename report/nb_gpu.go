@@ -205,7 +205,7 @@ func (n *nb) ncclRun(r *phaseRun) {
 		n.bursts(bursts)
 	}
 	if len(a2a) > 0 && noEP(r.params) {
-		n.p("All-to-All: timed at %d sizes, not shown: this deployment runs without expert parallelism (model.ep: false), so its decode step sends no All-to-All.\n\n", len(a2a))
+		n.ln(nccl.NoEPText(len(a2a)) + "\n")
 		a2a = nil
 	}
 	if len(a2a) > 0 {

@@ -37,7 +37,7 @@ func (n *nb) gpuLevels(levels []phases.LevelResult, srcs []phases.GPUTelSource, 
 	if len(with) == 0 {
 		return
 	}
-	n.ln("| C | power W mean | power W peak | SM util | SM clock MHz (min) | throttled | J / output token | NVLink GB/s | PCIe GB/s |")
+	n.ln("| C | power (mean) | power W peak, total | SM util | SM clock MHz (min) | throttled | J / output token | NVLink GB/s | PCIe GB/s |")
 	n.ln("|---:|---:|---:|---:|---:|---|---:|---:|---:|")
 	for _, l := range with {
 		g := l.GPU
@@ -45,11 +45,11 @@ func (n *nb) gpuLevels(levels []phases.LevelResult, srcs []phases.GPUTelSource, 
 		if g.Throttle != "" {
 			thr = fmt.Sprintf("%s (%.0f%% / %.0f%%)", g.Throttle, g.PowerThrottlePct, g.ThermalThrottlePct)
 		}
-		n.p("| %d | %.0f | %.0f | %.0f%% (peak %.0f%%) | %.0f (%.0f) | %s | %s | %s | %s |\n", l.Concurrency, g.MeanPowerW, g.PeakPowerW,
+		n.p("| %d | %s | %.0f | %.0f%% (peak %.0f%%) | %.0f (%.0f) | %s | %s | %s | %s |\n", l.Concurrency, phases.PowerMean(g.MeanPowerW, g.GPUs), g.PeakPowerW,
 			g.MeanUtilPct, g.PeakUtilPct, g.MeanSMClockMHz, g.MinSMClockMHz, thr, jpt(g.JPerOutputToken), gbs(g.NVLinkGBs), gbs(g.PCIeGBs))
 	}
 	n.ln("")
-	n.ln("Power is all GPUs together, over each level's throughput window; energy per output token is that window's energy over the output tokens received in it (J = mean power × window / tokens). Throttled: the share of time the clocks were held down by power / by temperature.\n")
+	n.ln("Power is the mean of all GPUs together (and per GPU), over each level's throughput window; energy per output token is that window's energy over the output tokens received in it (J = mean power × window / tokens). Throttled: the share of time the clocks were held down by power / by temperature.\n")
 	if cl := chartLevels(with); len(cl) > 1 {
 		if link := n.addChart(tag+"-gpu."+n.chartExt(), "GPU power and energy per output token vs concurrency", func() ([]byte, error) { return gpuChart(cl, n.chartExt()) }); link != "" {
 			n.ln(link + "\n")

@@ -32,7 +32,7 @@ func TestNotebookGPULevels(t *testing.T) {
 	}
 	md := string(mustRead(t, p))
 	for _, want := range []string{"GPU telemetry: `nvidia-smi dmon -s pucvmet -d 1 --gpm-metrics 60,61` on gpu1, 8 GPUs",
-		"once a second. Energy is mean sampled power", "| 2 | 4400 | 4600 | 88% (peak 99%) | 1980 (1755) | power (37% / 0%) | 1.42 | 310 | 2.25 |", "J / output token"} {
+		"once a second. Energy is mean sampled power", "| 2 | 4400 W mean total, 550 W per GPU | 4600 | 88% (peak 99%) | 1980 (1755) | power (37% / 0%) | 1.42 | 310 | 2.25 |", "J / output token"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("notebook lacks %q:\n%s", want, md)
 		}

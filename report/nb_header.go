@@ -24,7 +24,9 @@ func fence(s string) string {
 	return f
 }
 
-func (n *nb) header(c *classified, events []phases.Event) {
+// title is the notebook's title and, for a simulated deployment, its
+// banner; it returns the campaign's name.
+func (n *nb) title(c *classified) string {
 	name := n.opts.Campaign
 	if name == "" {
 		for _, s := range c.sessions {
@@ -44,6 +46,11 @@ func (n *nb) header(c *classified, events []phases.Event) {
 	if sim {
 		n.ln("> **SIMULATED** — these figures come from profdeck's built-in simulated deployment, not a real server.\n")
 	}
+	return name
+}
+
+// headerTable is the campaign's metadata, after the Summary.
+func (n *nb) headerTable(c *classified, events []phases.Event, name string) {
 	n.ln("| | |")
 	n.ln("|---|---|")
 	n.p("| Campaign | %s |\n", mdCell(name))
@@ -145,19 +152,30 @@ func orUnknown(s string) string {
 
 func (n *nb) budget(b BudgetResult) {
 	n.ln("## Decode-time budget\n")
-	n.ln("How one decode step (TPOT) splits between the all-reduces, the GEMMs and the rest " +
-		"(attention kernels, norms, routing, sampling, launch gaps), from the isolated measurements. " +
-		"At concurrency C the decode batch is taken as M = C (every running request adds one token per step).\n")
-	n.budgetSplit(b.Single)
-	if b.Plateau != nil {
-		n.budgetSplit(*b.Plateau)
-	} else {
+	n.ln("The budget: each profiled level's mean TPOT split whole — the decode step as the engine ran it (communication; GEMM, " +
+		"the routed and shared experts as served included; attention; the other kernels; the host's gaps), the prefills a running " +
+		"request waits for, and what is not accounted for. Each part names its source [step #run, level]. Micro's and NCCL's isolated " +
+		"figures at M = C are cross-checks beside the engine's, never added on top; without a profile window at a level they stand in, marked estimates.\n")
+	levels := b.Levels
+	if len(levels) == 0 {
+		levels = []BudgetSplit{b.Single}
+		if b.Plateau != nil {
+			levels = append(levels, *b.Plateau)
+		}
+	}
+	for _, l := range levels {
+		if l.Whole != nil && len(l.Split) > 0 {
+			n.budgetLevel(l)
+		} else {
+			n.budgetSplit(l)
+		}
+	}
+	if b.Plateau == nil {
 		n.ln("_At the plateau: no plateau named by a sweep yet._\n")
 	}
 	if b.ProfileCheck != "" {
 		n.ln(strings.ToUpper(b.ProfileCheck[:1]) + b.ProfileCheck[1:] + ".\n")
 	}
-	n.wholeSplits(b.Levels)
 }
 
 func (n *nb) budgetSplit(b BudgetSplit) {

@@ -177,7 +177,10 @@ func (n *nb) steadySplit(s phases.ProfileSummary, decode map[int]phases.ProfileS
 	}
 	promptLen := 0.0
 	if p, ok := params.(map[string]any); ok {
-		promptLen, _ = p["input_len"].(float64)
+		promptLen = number(p["input_len"])
+	}
+	if promptLen <= 0 {
+		promptLen = n.bud.promptLen[s.Level] // the sweep's own prompts at the level, as the budget reads them
 	}
 	nd, mixed := decodeSteps(*m, s.Level, promptLen)
 	nDev := nd * float64(s.DecodeSteps) / m.Steps

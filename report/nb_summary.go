@@ -9,8 +9,9 @@ import (
 )
 
 // summary is the notebook's first section: the answers, each in a line
-// (the plateau and why, the SLO's capacity, the budget's headline, the
-// load's time and any stall, what to do next), before the evidence.
+// (the plateau and why, the SLO's capacity, TPOT at C=1 and at the plateau
+// with the budget's largest parts, the load's time and any stall, what to
+// try next), before the header and the evidence.
 func (n *nb) summary(c *classified) {
 	var lines []string
 	p, slo := lastPlateau(c.runs[phases.Macro])
@@ -29,17 +30,44 @@ func (n *nb) summary(c *classified) {
 	if slo != "" {
 		lines = append(lines, "- **SLO capacity:** "+slo)
 	}
+	if t := tpotLine(n.bud); t != "" {
+		lines = append(lines, "- **TPOT:** "+t)
+	}
 	if b := n.bud.Plateau; b != nil && b.HasTPOT {
-		lines = append(lines, "- **Budget at the plateau:** "+b.Summary())
+		lines = append(lines, "- **Budget at the plateau:** "+b.Headline)
 	} else if n.bud.Single.HasTPOT || n.bud.Single.HasAR || n.bud.Single.HasGEMM {
-		lines = append(lines, "- **Budget, single stream:** "+n.bud.Single.Summary())
+		lines = append(lines, "- **Budget, single stream:** "+n.bud.Single.Headline)
 	}
 	if l := loadSummary(c.runs[phases.Load]); l != "" {
 		lines = append(lines, "- **Load:** "+l)
 	}
-	lines = append(lines, "- **Next:** "+nextStep(c, p))
+	lines = append(lines, "- **Next:** "+nextStep(c, p, n.bud))
 	n.ln("## Summary\n")
 	n.ln(strings.Join(lines, "\n") + "\n")
+}
+
+// tpotLine is TPOT at C=1 and at the plateau, each with the budget's
+// three largest parts in percent.
+func tpotLine(bud BudgetResult) string {
+	var out []string
+	for _, b := range []*BudgetSplit{&bud.Single, bud.Plateau} {
+		if b == nil || !b.HasTPOT {
+			continue
+		}
+		s := fmt.Sprintf("C=%d %s", b.Concurrency, strings.TrimPrefix(b.TPOTLabel(), "TPOT "))
+		if b != &bud.Single {
+			s = "at the plateau " + s
+		}
+		var ps []string
+		for _, p := range b.Largest(3) {
+			ps = append(ps, fmt.Sprintf("%s %.0f%%", p.Name, p.Pct))
+		}
+		if len(ps) > 0 {
+			s += ": " + strings.Join(ps, ", ")
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, "; ")
 }
 
 // lastPlateau is the plateau and SLO line of the latest sweep that has one.
@@ -90,8 +118,10 @@ func loadSummary(runs []*phaseRun) string {
 	return ""
 }
 
-// nextStep is what the campaign lacks first, else the plateau's fix.
-func nextStep(c *classified, p *phases.Plateau) string {
+// nextStep is what the campaign lacks first; else what the budget at the
+// plateau points to (its largest part, and what is not accounted for),
+// beside the plateau's own fix, never a repeat of it.
+func nextStep(c *classified, p *phases.Plateau, bud BudgetResult) string {
 	switch {
 	case len(c.runs[phases.Macro]) == 0:
 		return "run the concurrency sweep (`profdeck sweep`, or pane 2 `s`)"
@@ -102,8 +132,43 @@ func nextStep(c *classified, p *phases.Plateau) string {
 	case len(c.runs[phases.Profile]) == 0:
 		return "capture a torch profile (`profdeck profile`) to check the split against the kernels"
 	}
-	if i := strings.LastIndex(p.Evidence, " — "); i > 0 {
-		return p.Evidence[i+len(" — "):]
+	b := bud.Plateau
+	if b == nil || len(b.Split) == 0 {
+		return "beyond the plateau's fix, split the decode step at the plateau (`profdeck profile` at its C) to see where its time goes"
 	}
-	return "see the verdict under Macro"
+	var out []string
+	if b.Close != "" {
+		out = append(out, "close the budget first: "+b.Close)
+	}
+	for _, q := range b.Largest(2) {
+		if t := tryFor(q, b); t != "" {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return "beyond the plateau's fix, no part of the budget stands out (each under 20% of TPOT)"
+	}
+	return "beyond the plateau's fix, from the budget at C=" + fmt.Sprint(b.Concurrency) + ": " + strings.Join(out, "; ")
+}
+
+// tryFor is what to try for one large part of the budget, with the TPOT
+// halving the part would give; "" for a part under 20% of TPOT.
+func tryFor(q BudgetPart, b *BudgetSplit) string {
+	if q.Pct < 20 {
+		return ""
+	}
+	tpot := b.MeanTPOTms
+	gain := fmt.Sprintf("halving it brings the mean TPOT from %.2f to %.2f ms (−%.0f%%)", tpot, tpot-q.Ms/2, q.Pct/2)
+	what := map[string]string{
+		PartComm:      "expert parallelism (--enable-expert-parallel), speculative decoding (fewer steps per token) or a faster all-reduce (custom all-reduce, NVLS)",
+		PartGEMM:      "a smaller weight format (FP8 or int4 for the dense layers), expert parallelism to spread the experts, or speculative decoding (more tokens per weight read)",
+		PartAttention: "a smaller KV format (FP8 KV cache), or shorter contexts per step",
+		PartOther:     "fusions (norms, activations, sampling) or CUDA graphs for the whole step",
+		PartHost:      "CUDA graphs for the step or async scheduling (the host's launches between steps)",
+		PartPrefill:   "a smaller prefill chunk (--max-num-batched-tokens) or prefill on other GPUs (disaggregated prefill)",
+	}[q.Name]
+	if what == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s is %.0f%% of TPOT (%.2f ms): try %s; %s", q.Name, q.Pct, q.Ms, what, gain)
 }

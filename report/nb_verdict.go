@@ -25,22 +25,23 @@ func Verdict(p phases.Plateau, slo string, bud BudgetResult) string {
 	return line
 }
 
-// budgetQuote is the budget at the plateau's concurrency in words, e.g.
-// "(all-reduce 20%, GEMM 51%, rest 29% of the step)".
+// budgetQuote is the budget at the plateau's concurrency in words, its
+// three largest parts, e.g. "(GEMM 42%, communication 27%, prefill 15% of
+// the mean TPOT)".
 func budgetQuote(bud BudgetResult) string {
 	b := bud.Plateau
-	if b == nil || !b.HasTPOT || (!b.HasAR && !b.HasGEMM) {
-		return "(the decode-time budget needs the Micro and NCCL phases: run them to split the step)"
+	if b == nil || !b.HasTPOT || (len(b.Split) == 0 && !b.HasAR && !b.HasGEMM) {
+		return "(the decode-time budget needs the Micro and NCCL phases or a profile: run them to split the step)"
 	}
 	var parts []string
-	for _, p := range b.Parts() {
-		name := p.Name
-		if i := strings.Index(name, " ("); i > 0 {
-			name = name[:i]
-		}
-		parts = append(parts, fmt.Sprintf("%s %.0f%%", name, p.Pct))
+	for _, p := range b.Largest(3) {
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", p.Name, p.Pct))
 	}
-	return "(" + strings.Join(parts, ", ") + " of the step)"
+	of := "of the mean TPOT"
+	if len(b.Split) == 0 {
+		of = "of the median TPOT"
+	}
+	return "(" + strings.Join(parts, ", ") + " " + of + ")"
 }
 
 // goodputLines lists each level's goodput under the sweep's SLO.

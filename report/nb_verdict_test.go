@@ -30,7 +30,7 @@ func TestVerdictQuotesBudget(t *testing.T) {
 	}
 	s := string(md)
 	want := "**Why:** `engine_step` — plateau at C=128: all 256 requests running"
-	if !strings.Contains(s, want) || !strings.Contains(s, "(all-reduce 20%, GEMM 51%, rest 29% of the step)") ||
+	if !strings.Contains(s, want) || !strings.Contains(s, "(GEMM 50%, communication 20% of the mean TPOT)") ||
 		!strings.Contains(s, "largest C meeting the SLO (tpot=50ms for 90% of requests): 32") {
 		t.Fatalf("notebook lacks the verdict with its budget:\n%s", s)
 	}

@@ -204,9 +204,10 @@ func buildNotebook(events []phases.Event, opts NotebookOptions) ([]byte, []chart
 	sort.SliceStable(events, func(i, j int) bool { return events[i].Time.Before(events[j].Time) })
 	n := &nb{opts: opts}
 	c := classify(events)
-	n.header(c, events)
+	name := n.title(c)
 	n.bud = Budget(events)
 	n.summary(c)
+	n.headerTable(c, events, name)
 	n.budget(n.bud)
 	n.capacity(c)
 	n.campaignStepsTable(events)

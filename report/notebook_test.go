@@ -99,7 +99,7 @@ func TestNotebookContents(t *testing.T) {
 	for _, want := range []string{
 		"# k25b6000bench1",
 		"| GPUs | 8 × NVIDIA RTX PRO 6000 Blackwell Server Edition (97887 MiB each) |",
-		"| all-reduce | 6.39 | 51.5% |",
+		"| decode step · communication (estimate) | 6.39 | 51.0% |",
 		"**Plateau:** 1536 tok/s from C=128",
 		"| 128 | 512 | 0 | 1536.2 |",
 		"**Cliff:** at 16 tokens per GPU latency grows 2.7×",
@@ -212,8 +212,9 @@ func TestNotebookLevelWarningsAndErrors(t *testing.T) {
 	}
 }
 
-// The notebook answers first: a summary (plateau and why, budget, load,
-// what next) comes before the budget and every phase's section.
+// The notebook answers first: a summary (plateau and why, TPOT at C=1 and
+// at the plateau with the budget's largest parts, budget, load, what next)
+// comes before the header, the budget and every phase's section.
 func TestNotebookSummaryComesFirst(t *testing.T) {
 	b, _ := RenderNotebook(seedEvents(), goldenOpts())
 	md := string(b)
@@ -227,10 +228,16 @@ func TestNotebookSummaryComesFirst(t *testing.T) {
 		}
 	}
 	sum := md[s:strings.Index(md, "## Decode-time budget")]
-	for _, want := range []string{"**Plateau:** C=128", "**Budget at the plateau:** TPOT", "**Load:** ready in", "stall", "**Next:**"} {
+	for _, want := range []string{"**Plateau:** C=128", "**TPOT:** C=1 12.52 ms mean (median 12.40): communication 51%, GEMM 28%; at the plateau C=128",
+		"**Budget at the plateau:** TPOT", "**Load:** ready in", "stall", "**Next:** beyond the plateau's fix, from the budget at C=128"} {
 		if !strings.Contains(sum, want) {
 			t.Errorf("summary lacks %q:\n%s", want, sum)
 		}
+	}
+	// The answers fill the first screen: the header's metadata follows them.
+	first := strings.Join(strings.SplitN(md, "\n", 25)[:24], "\n")
+	if !strings.Contains(first, "**Next:**") || strings.Index(md, "| Campaign |") < strings.Index(md, "**Next:**") {
+		t.Errorf("the answers are not in the first 24 lines, before the header:\n%s", first)
 	}
 }
 

@@ -32,7 +32,7 @@ func Check(ctx context.Context, cfg Config) error {
 	r := &runner{cfg: cfg}
 	done, redo := DoneSteps(cfg.Prior, cfg.Identity), expandRedo(cfg.Redo)
 	if !cfg.Keep {
-		for s := range ChangedSteps(done, cfg.Params) {
+		for s := range ChangedSteps(done, withPlateau(cfg.Params, JournalPlateau(cfg.Prior, cfg.Identity))) {
 			redo[s] = true
 		}
 	}

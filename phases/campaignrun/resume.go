@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
@@ -32,6 +34,12 @@ func ChangedSteps(done map[string]Span, now map[string]map[string]string) map[st
 		}
 		var ch []string
 		for _, k := range slices.Sorted(maps.Keys(union(sp.Params, cur))) {
+			if _, had := sp.Params[k]; !had && strings.HasPrefix(k, "sweep.") {
+				continue // the sweep's workload was not recorded with the step then
+			}
+			if _, has := cur[k]; !has && k == SweepPlateauKey {
+				continue // no plateau known now (a view without the journal's sweep): nothing to compare with
+			}
 			if o, n := sp.Params[k], cur[k]; o != n {
 				ch = append(ch, fmt.Sprintf("%s: %s → %s", k, orNone(o), orNone(n)))
 			}
@@ -39,6 +47,32 @@ func ChangedSteps(done map[string]Span, now map[string]map[string]string) map[st
 		if len(ch) > 0 {
 			out[s] = ch
 		}
+	}
+	return out
+}
+
+// SweepPlateauKey is the parameter of the steps measured at the sweep's
+// plateau (micro at its batch, NCCL at its sizes, the profile there): the
+// plateau they targeted. A sweep that finds another makes them out of date.
+const SweepPlateauKey = "sweep.plateau"
+
+// sweepSteps are the steps measured at the sweep's levels and plateau.
+var sweepSteps = []string{Micro, NCCL, Profile}
+
+// withPlateau is params with the plateau the sweep steps target (0: none
+// known, nothing added).
+func withPlateau(params map[string]map[string]string, plateau int) map[string]map[string]string {
+	if plateau <= 0 {
+		return params
+	}
+	out := maps.Clone(params)
+	for _, s := range sweepSteps {
+		if params[s] == nil {
+			continue
+		}
+		p := maps.Clone(params[s])
+		p[SweepPlateauKey] = strconv.Itoa(plateau)
+		out[s] = p
 	}
 	return out
 }
@@ -225,4 +259,39 @@ func JournalPlateau(events []phases.Event, id phases.RunIdentity) int {
 		p.See(ev)
 	}
 	return p.Plateau()
+}
+
+// plateau is the plateau of the latest sweep the run knows of (0: none).
+func (r *runner) plateau() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sweep.plateau
+}
+
+// afterSweep takes the sweep this run just did: the steps done earlier at
+// another workload or plateau than it found are out of date. It says so
+// (RunChanged) and, unless --keep, does them again; it returns the steps
+// to do.
+func (r *runner) afterSweep(plan []string, done map[string]Span, redo map[string]bool, changed map[string][]string, todo map[string]bool) map[string]bool {
+	r.settle() // the plateau's event is seen
+	now := ChangedSteps(done, withPlateau(r.cfg.Params, r.plateau()))
+	fresh := map[string][]string{}
+	for _, s := range sweepSteps {
+		if ch := now[s]; len(ch) > 0 && !todo[s] && changed[s] == nil {
+			fresh[s], changed[s] = ch, ch
+		}
+	}
+	if len(fresh) == 0 {
+		return todo
+	}
+	r.emit(phases.KindRunChanged, phases.RunChanged{Changed: fresh, Kept: r.cfg.Keep})
+	if r.cfg.Keep {
+		return todo
+	}
+	for s := range fresh {
+		redo[s] = true
+	}
+	t := r.todo(plan, done, redo)
+	r.need = needOf(t)
+	return t
 }

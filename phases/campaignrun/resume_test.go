@@ -253,3 +253,35 @@ func TestChangedStepsSaysWhat(t *testing.T) {
 		t.Error("no parameters now: nothing can be said to have changed")
 	}
 }
+
+// The steps measured at the sweep's levels carry its workload and plateau:
+// a change of either makes them out of date; a step recorded before they
+// were kept is taken as unchanged.
+func TestChangedStepsAcrossTheSweep(t *testing.T) {
+	then := map[string]string{"micro.batch": "", "sweep.input_len": "256", SweepPlateauKey: "128"}
+	done := map[string]Span{Micro: {Params: then}, NCCL: {Params: map[string]string{"nccl.sizes": ""}}}
+	now := map[string]map[string]string{
+		Micro: {"micro.batch": "", "sweep.input_len": "1024"},
+		NCCL:  {"nccl.sizes": "", "sweep.input_len": "1024"},
+	}
+	ch := ChangedSteps(done, withPlateau(now, 128))
+	if got := strings.Join(ch[Micro], "; "); got != "sweep.input_len: 256 → 1024" {
+		t.Errorf("micro: %q", got)
+	}
+	if len(ch[NCCL]) != 0 {
+		t.Errorf("nccl recorded without the sweep's workload: %v", ch[NCCL])
+	}
+	now[Micro]["sweep.input_len"] = "256"
+	ch = ChangedSteps(done, withPlateau(now, 64))
+	if got := strings.Join(ch[Micro], "; "); got != "sweep.plateau: 128 → 64" {
+		t.Errorf("micro after a new plateau: %q", got)
+	}
+	// A view that knows no plateau (the checklist's campaign parameters)
+	// compares the rest.
+	if ch = ChangedSteps(done, now); len(ch[Micro]) != 0 {
+		t.Errorf("micro, no plateau known now: %v", ch[Micro])
+	}
+	if withPlateau(now, 0)[Micro][SweepPlateauKey] != "" || withPlateau(now, 8)[Macro] != nil {
+		t.Error("withPlateau adds a plateau where none is known, or to the sweep")
+	}
+}

@@ -114,7 +114,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	plan := r.plan()
 	done := DoneSteps(r.cfg.Prior, r.cfg.Identity)
 	redo := expandRedo(r.cfg.Redo)
-	changed := ChangedSteps(done, r.cfg.Params)
+	changed := ChangedSteps(done, withPlateau(r.cfg.Params, r.plateau()))
 	if !r.cfg.Keep {
 		for s := range changed {
 			redo[s] = true
@@ -151,6 +151,9 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			res.Steps = append(res.Steps, r.skip(s, r.skipNext[s]))
 		default:
 			res.Steps = append(res.Steps, r.step(ctx, s, fns[s]))
+			if s == Macro && res.Steps[len(res.Steps)-1].State == phases.StepDone {
+				todo = r.afterSweep(plan, done, redo, changed, todo)
+			}
 		}
 	}
 	r.settle()
@@ -224,7 +227,7 @@ func (r *runner) step(ctx context.Context, name string, fn stepFunc) StepResult 
 	res.State, res.Reason, res.Finished = state, reason, r.cfg.Now()
 	ev := phases.RunStep{Name: name, State: state, Reason: reason}
 	if state == phases.StepDone {
-		ev.Params = r.cfg.Params[name]
+		ev.Params = withPlateau(r.cfg.Params, r.plateau())[name]
 	}
 	r.emit(phases.KindRunStep, ev)
 	return res

@@ -379,6 +379,7 @@ func (r *runner) runLevels(ctx context.Context, res *Result) (*Result, error) {
 
 // levelDone records a finished level and announces it.
 func (r *runner) levelDone(ctx context.Context, res *Result, lr *phases.LevelResult) {
+	lr.MonotonePercentiles()
 	res.Levels = append(res.Levels, *lr)
 	r.em.Emit(ctx, phases.KindMacroLevel, lr)
 	if lr.ClientBound {

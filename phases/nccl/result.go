@@ -184,3 +184,10 @@ func OffNodeText(rows []phases.NCCLAllToAll) string {
 	return fmt.Sprintf("traffic leaves the node: %d ranks on each of %d nodes, so %s of each rank's %s (%.0f%%) goes to the other nodes over the network at every step",
 		a.NProc/a.Nodes, a.Nodes, units.Bytes(a.OffNodeBytes), units.Bytes(a.Bytes), 100*float64(a.OffNodeBytes)/float64(a.Bytes))
 }
+
+// NoEPText is why the All-to-All timed at n sizes is not shown for a
+// deployment without expert parallelism, in the words the NCCL pane and the
+// notebook both use.
+func NoEPText(n int) string {
+	return fmt.Sprintf("All-to-All: timed at %d sizes, not shown: this deployment runs without expert parallelism (model.ep: false), so its decode step sends no All-to-All.", n)
+}

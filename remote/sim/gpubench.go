@@ -165,7 +165,8 @@ func runMicroScript(ctx context.Context, d *Deployment, c call) error {
 	d.mu.Unlock()
 	w.emit("start", map[string]any{"pid": 4242, "ppid": 4241})
 	w.emit("env", map[string]any{"gpu": gpu, "torch": simTorch, "cuda": simTorchCUDA, "sms": 132, "mem_gib": 139.8,
-		"peak_gbs": 4800.0, "peak_tflops": 989.0, "copy_gbs": 4210.0})
+		"peak_gbs": 4800.0, "peak_tflops": 989.0, "copy_gbs": 4210.0,
+		"engine_moe": simEngineKernel, "engine_linear": simEngineKernel})
 	batches := plan.Ms()
 	total := len(plan.GEMMs) + len(batches)
 	calib := !a.has("--no-calib")
@@ -193,11 +194,12 @@ func runMicroScript(ctx context.Context, d *Deployment, c call) error {
 			if err := w.pause(); err != nil {
 				return err
 			}
-			us := gemmMicros(g) * rng.jitter(0.02)
+			us, asServed := simGEMMMicros(g)
+			us *= rng.jitter(0.02)
 			fl, by := g.FLOPs(), g.Bytes()
 			gbs := by / us / 1e3
 			w.emit("gemm", map[string]any{"name": g.Name, "step_m": m, "m": g.M, "n": g.N, "k": g.K, "batch": g.Count(),
-				"dtype": g.Dtype, "served": g.Served, "per_step": g.PerStep, "us": us, "p20_us": us * 0.985, "p80_us": us * 1.02,
+				"dtype": g.Dtype, "served": g.Served, "as_served": asServed, "per_step": g.PerStep, "us": us, "p20_us": us * 0.985, "p80_us": us * 1.02,
 				"tflops": fl / us / 1e6, "gbs": gbs, "bw_pct": 100 * gbs / 4800, "step_us": us * float64(g.PerStep), "reps": 200})
 			sum += us * float64(g.PerStep)
 			saved += launchGapUs * float64(g.PerStep)
@@ -212,6 +214,22 @@ func runMicroScript(ctx context.Context, d *Deployment, c call) error {
 	}
 	w.emit("done", map[string]any{"done": done, "total": total})
 	return nil
+}
+
+// simEngineKernel is how the simulated micro script times the GEMMs of
+// weights served quantized: with the simulated engine's own kernel, as
+// served, the way the step model runs them.
+const simEngineKernel = "the simulated engine's kernel, in the served format (the step model's servedMicros)"
+
+// simGEMMMicros is one call of g as the simulated engine runs it: a GEMM
+// of quantized weights in its served format (as served), any other in
+// BF16. It is the step model's own figure, so micro's per-step sum and the
+// profile's GEMM and MoE kernels time one step.
+func simGEMMMicros(g model.GEMM) (us float64, asServed bool) {
+	if g.Served != "" {
+		return servedMicros(g), true
+	}
+	return gemmMicros(g), false
 }
 
 // workerNodeWait is a worker node's torchrun: it lasts a moment per step, then

@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/report"
 )
 
 const explainUsage = `profdeck explain FILE [--level C] [--max-num-seqs N] [--json FILE|-]
@@ -13,7 +17,9 @@ const explainUsage = `profdeck explain FILE [--level C] [--max-num-seqs N] [--js
 Says what limited throughput at one level of a sweep: client_bound, kv_cache,
 max_num_seqs, engine_step, power_throttled, clock_throttled (the GPUs held at
 their power cap or their clocks down) or unknown, with the numbers that show it and what to
-do. FILE is a campaign journal (JOURNAL#N picks its Nth sweep) or a
+do; at the sweep's plateau, the verdict the sweep stored (it knew the
+server's limits); from a journal, the level's decode-time budget as the
+notebook quotes it. FILE is a campaign journal (JOURNAL#N picks its Nth sweep) or a
 ` + "`profdeck sweep --json`" + ` file; --level picks the level (default: the plateau's, else
 the last). --max-num-seqs gives the server's limit when the launch command set
 it. It reads the file it names only: no -c or --host, and no --jsonl. Exit 0,
@@ -25,6 +31,9 @@ type explanation struct {
 	Concurrency int    `json:"concurrency"`
 	Reason      string `json:"reason"`
 	Evidence    string `json:"evidence"`
+	// Budget is the level's decode-time budget, from a journal that has
+	// one for the same sweep.
+	Budget *report.BudgetSplit `json:"budget,omitempty"`
 }
 
 // ExplainMain is "profdeck explain": the verdict for any level of a sweep.
@@ -68,6 +77,38 @@ func ExplainMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		lim = macro.Limits{MaxNumSeqs: *seqs, Source: "--max-num-seqs"}
 	}
 	reason, evidence := macro.Explain(sw.Levels, idx, lim)
+	if p := sw.Plateau; p != nil && p.Reason != "" && *seqs == 0 && sw.Levels[idx].Concurrency == p.Concurrency {
+		// The sweep's own verdict at its plateau, as it stored it: the
+		// sweep knew the server's limits (its launch command) when it
+		// judged.
+		reason, evidence = p.Reason, p.Evidence
+	}
 	fmt.Fprintf(c.Human(), "%s: %s\n", reason, evidence)
-	return c.Exit(ctx, c.WriteJSON(explanation{File: pos[0], Concurrency: sw.Levels[idx].Concurrency, Reason: reason, Evidence: evidence}))
+	doc := explanation{File: pos[0], Concurrency: sw.Levels[idx].Concurrency, Reason: reason, Evidence: evidence}
+	if b := journalBudget(pos[0], sw.Levels[idx]); b != nil {
+		doc.Budget = b
+		fmt.Fprintf(c.Human(), "budget at C=%d: %s\n", b.Concurrency, b.Headline)
+	}
+	return c.Exit(ctx, c.WriteJSON(doc))
+}
+
+// journalBudget is the budget at the level lv of a journal's sweep, as the
+// notebook and run --json quote it (nil for a sweep document, or when the
+// journal's budget at that C splits another sweep's level).
+func journalBudget(path string, lv phases.LevelResult) *report.BudgetSplit {
+	file, _, _ := strings.Cut(path, "#")
+	if _, err := os.Stat(path); err == nil {
+		file = path
+	}
+	rr, err := report.ReadJournalFile(file)
+	if err != nil || len(rr.Events) == 0 {
+		return nil
+	}
+	bud := report.Budget(rr.Events)
+	for _, b := range append([]report.BudgetSplit{bud.Single}, bud.Levels...) {
+		if b.Concurrency == lv.Concurrency && b.HasTPOT && b.TPOTms == lv.MedianTPOTms {
+			return &b
+		}
+	}
+	return nil
 }

@@ -147,6 +147,7 @@ type printer struct {
 	hosts     []string                     // in the order first seen
 	lastLine  map[string]time.Time         // the last status line printed, per node
 	lastState time.Time                    // the last state written to --jsonl
+	stalls    map[string]*phases.Stall     // each node's stall, by host ("" for one node)
 }
 
 func (p *printer) event(ev phases.Event) {
@@ -164,6 +165,10 @@ func (p *printer) event(ev phases.Event) {
 	case phases.LoadFailure:
 		fmt.Fprintf(p.out, "%s %sFAILED: %s%s\n", stamp, p.nodePrefix(d.Node), load.FailureText(&d), tailText(d.Tail, "         | "))
 	case phases.Stall:
+		if p.stalls == nil {
+			p.stalls = map[string]*phases.Stall{}
+		}
+		p.stalls[d.Node] = &d
 		fmt.Fprintf(p.out, "%s %s\n", stamp, load.StallText(&d))
 	case phases.Diagnosis:
 		for _, l := range diagnose.Lines(d) {
@@ -232,6 +237,9 @@ type loadEnding struct {
 }
 
 func (p *printer) finish(end load.Ending, err error) error {
+	if end.Kind == load.EndStalled {
+		p.stalled()
+	}
 	doc := loadEnding{Ending: end.Kind, Reason: end.Reason, State: p.state, Diagnosis: end.Diagnosis, GPUs: []phases.GPULoad{}}
 	for _, h := range p.hosts {
 		st := p.states[h]
@@ -259,4 +267,33 @@ func (p *printer) finish(end load.Ending, err error) error {
 		return nil
 	}
 	return &StepFailedError{Err: fmt.Errorf("%s: %s", end.Kind, end.Reason)}
+}
+
+// stalled makes the states the ending reports say the stall it ends on:
+// the last poll came before the stall was declared, so it still had its
+// rates and ETAs. A stalled load has none (the README: no ETA while
+// stalled), its stall is in its state, and nothing moved for the stall's
+// time.
+func (p *printer) stalled() {
+	for h, st := range p.states {
+		sd := p.stalls[h]
+		if sd == nil && len(p.states) == 1 {
+			for _, x := range p.stalls {
+				sd = x
+			}
+		}
+		if sd == nil {
+			continue
+		}
+		c := *st
+		c.Stall, c.ShardETA, c.IdleS = sd, 0, max(c.IdleS, sd.ForS)
+		c.GPUs = slices.Clone(st.GPUs)
+		for i := range c.GPUs {
+			c.GPUs[i].ETASeconds, c.GPUs[i].RateGiBMin = 0, 0
+		}
+		p.states[h] = &c
+		if st == p.state {
+			p.state = &c
+		}
+	}
 }

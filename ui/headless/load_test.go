@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/ui/headless"
 )
 
@@ -46,10 +47,16 @@ func TestLoadCommandStalledAndFailed(t *testing.T) {
 			Verdict string `json:"verdict"`
 			Procs   []any  `json:"procs"`
 		} `json:"diagnosis"`
+		State phases.LoadState `json:"state"`
 	}
 	if err := json.Unmarshal([]byte(last[len(last)-1]), &stalled); err != nil || code != 3 || stalled.Ending != "stalled" ||
 		!strings.HasPrefix(stalled.Diagnosis.Verdict, "weights I/O stopped") || len(stalled.Diagnosis.Procs) != 8 {
 		t.Errorf("--jsonl stall: exit %d, last line %q: %v", code, last[len(last)-1], err)
+	}
+	// The ending's state is the stall's: its stall, nothing moved for at
+	// least the stall's time, and no ETA or rate while stalled.
+	if st := stalled.State; st.Stall == nil || st.IdleS < st.Stall.ForS || st.ShardETA != 0 || len(st.GPUs) == 0 || st.GPUs[0].ETASeconds != 0 || st.GPUs[0].RateGiBMin != 0 {
+		t.Errorf("the stalled ending's state: %+v", st)
 	}
 	code, out, errs = runCLI(t, loadMain, "--host", "sim", "--sim-load-time", "2s", "--sim-fail", "nccl", "--poll", "200ms", "--jsonl", "-")
 	if code != 3 || !strings.Contains(errs, "failed: nccl: ") {

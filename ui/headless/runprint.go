@@ -67,6 +67,18 @@ func progressLine(ev phases.Event, seen map[string]bool) string {
 			s += fmt.Sprintf("\nrun: %s changed since it was done (%s): %s", step, strings.Join(d.Changed[step], "; "), what)
 		}
 		return s
+	case phases.RunChanged:
+		var s []string
+		for _, step := range slices.Sorted(maps.Keys(d.Changed)) {
+			what := "doing it again (--keep keeps the earlier one)"
+			if d.Kept {
+				what = "kept as done (--keep): the notebook marks its parts"
+			}
+			s = append(s, fmt.Sprintf("run: %s is out of date after the sweep (%s): %s", step, strings.Join(d.Changed[step], "; "), what))
+		}
+		return strings.Join(s, "\n")
+	case phases.ProfileSummary:
+		return profileLine(d)
 	case phases.RunStep:
 		if d.Reason == "" {
 			return fmt.Sprintf("step %s: %s", d.Name, d.State)
@@ -103,8 +115,6 @@ func progressLine(ev phases.Event, seen map[string]bool) string {
 		return s
 	case phases.SLOMet:
 		return "  slo: " + d.Text
-	case phases.ProfileSummary:
-		return fmt.Sprintf("  profile: communication %.1f%% of device time", 100*d.CommunicationShare)
 	case phases.ScriptError:
 		return "  error: " + d.Err
 	case phases.DoctorCheck:
@@ -156,4 +166,16 @@ func tailText(tail []string, prefix string) string {
 		b.WriteString("\n" + prefix + l)
 	}
 	return b.String()
+}
+
+// profileLine is a profile window in one line, with its level and kind.
+func profileLine(d phases.ProfileSummary) string {
+	where := "a window"
+	if d.Level > 0 {
+		where = fmt.Sprintf("C=%d", d.Level)
+		if d.Window != "" {
+			where += " " + d.Window
+		}
+	}
+	return fmt.Sprintf("  profile (%s): communication %.1f%% of device time", where, 100*d.CommunicationShare)
 }

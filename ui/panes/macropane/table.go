@@ -34,7 +34,7 @@ func (m *Model) tableHead() (string, tableCols) {
 		head += fmt.Sprintf(" %7s %6s %6s %7s %9s", "srv run", wait, "KV max", "preempt", "srv tok/s")
 	}
 	if c.gpu {
-		head += fmt.Sprintf(gpuFmt, "GPU W", "J/tok")
+		head += fmt.Sprintf(gpuFmt, "W total", "J/tok")
 	}
 	if c.sig {
 		head += fmt.Sprintf(sigFmt, "pfx hit", "spec acc")
@@ -166,9 +166,10 @@ func serverCols(sl *phases.ServerLevel, noPreempt bool) string {
 		preempt, units.Thousands(sl.GenerationTokS))
 }
 
-// gpuFmt lays out a level's GPU cells: mean power of all GPUs, and energy
+// gpuFmt lays out a level's GPU cells: mean power of all GPUs together (the
+// words of phases.PowerMean), and energy
 // per output token.
-const gpuFmt = " %6s %6s"
+const gpuFmt = " %7s %6s"
 
 func gpuCells(g *phases.GPULevel) string {
 	if g == nil || g.Samples == 0 || g.NoReadings {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/sim"
 	"github.com/profdeck/profdeck/report"
@@ -19,8 +20,16 @@ import (
 
 func newPane(t *testing.T, opt sim.Options) (*Model, *sim.Deployment) {
 	t.Helper()
+	return newPaneEP(t, opt, true)
+}
+
+// newPaneEP is the pane on a deployment with expert parallelism or
+// without (its All-to-All then not shown).
+func newPaneEP(t *testing.T, opt sim.Options, ep bool) (*Model, *sim.Deployment) {
+	t.Helper()
 	deps, d := panetest.Deps(t, opt, func(c *campaign.Campaign) {
 		c.NCCL.Batch = []int{1, 8, 64, 128}
+		c.Model.EP = ep
 	})
 	m := New(deps)
 	m.SetSize(78, 19)
@@ -56,6 +65,19 @@ func TestRunFillsTheTables(t *testing.T) {
 		t.Errorf("tall view shows both tables:\n%s", v)
 	}
 	panetest.Fits(t, m.View(), 100, 40)
+}
+
+// Without expert parallelism the pane says, as the notebook does, that the
+// All-to-All it timed is not shown (the decode step sends none): no cliff.
+func TestNoEPShowsNoAllToAll(t *testing.T) {
+	m, _ := newPaneEP(t, sim.Options{}, false)
+	bench(m).Press("s")
+	m.SetSize(100, 40)
+	v := ansi.Strip(m.View())
+	if !strings.Contains(v, "All-reduce burst") || strings.Contains(v, "cliff") ||
+		!strings.Contains(strings.Join(strings.Fields(v), " "), nccl.NoEPText(len(m.res.AllToAll))) {
+		t.Errorf("view without EP:\n%s", v)
+	}
 }
 
 func TestBusyGPUsOfferToStopTheServer(t *testing.T) {
@@ -97,7 +119,7 @@ func TestRunSpansEveryNode(t *testing.T) {
 	defer ds[0].Close()
 	defer ds[1].Close()
 	c := campaign.Defaults()
-	c.Host, c.Model.Name, c.Model.TP, c.Sim.Nodes = "sim", "moonshotai/Kimi-K2.5", 16, 2
+	c.Host, c.Model.Name, c.Model.TP, c.Sim.Nodes, c.Model.EP = "sim", "moonshotai/Kimi-K2.5", 16, 2, true
 	c.NCCL.Batch = []int{1, 8}
 	m := New(&common.Deps{Ctx: ctx, Host: ds[0], Nodes: []remote.Host{ds[0], ds[1]}, Campaign: c,
 		Session: report.NewSession(ctx, nil), Styles: common.NewStyles(common.DefaultTheme()),

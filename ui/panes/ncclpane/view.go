@@ -108,7 +108,13 @@ func (m *Model) bodyLines(w int) []string {
 			lines = append(lines, st.Subtle.Render(components.Truncate("one rank: NCCL moves no data; these are launch costs", w)))
 		}
 	}
-	if len(r.AllToAll) > 0 {
+	if len(r.AllToAll) > 0 && m.d.Campaign != nil && !m.d.Campaign.Model.EP {
+		// As the notebook says it: no cliff for a step that sends none.
+		lines = append(lines, "")
+		for _, l := range wrapText(nccl.NoEPText(len(r.AllToAll)), w) {
+			lines = append(lines, st.Subtle.Render(l))
+		}
+	} else if len(r.AllToAll) > 0 {
 		a0 := r.AllToAll[0]
 		per := int64(0)
 		if a0.Tokens > 0 {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/profdeck/profdeck/report"
@@ -39,51 +40,42 @@ func (m *Model) budgetLines(w, checkRows int) []string {
 	} else {
 		out = append(out, m.st.subtle.Render("plateau: none named yet (the macro sweep names it)"))
 	}
-	if b := m.budget; b.ProfileCheck != "" {
-		c := fmt.Sprintf("profile: communication %.1f%% of device time", 100*b.ProfileShare)
-		if b.ProfileCommMs > 0 {
-			c += fmt.Sprintf(", %.2f ms", b.ProfileCommMs)
-			if b.ProfileStepMs > 0 {
-				c += fmt.Sprintf(" of %.2f ms", b.ProfileStepMs)
-			}
-			c += " per step"
-		}
-		out = append(out, m.st.subtle.Render(components.Truncate(c, w)))
-	}
 	return out
 }
 
-// splitLines draws one split: title, bar, legend and what is missing; or a
-// single line when full is false.
+// splitLines draws one split: title, bar, legend, the isolated benchmarks
+// beside as a cross-check and what is missing; or a single line when full
+// is false.
 func (m *Model) splitLines(b report.BudgetSplit, w int, full bool) []string {
 	title := m.st.title.Render("Decode-time budget · " + b.Label)
 	if !full {
-		title = m.st.bold.Render(b.Label + ": ")
+		title = m.st.bold.Render(shortLabel(b.Label) + " ")
 	}
 	var out []string
 	switch {
 	case !b.HasTPOT && full:
-		out = append(out, title, m.st.subtle.Render(components.Truncate(b.Summary(), w)))
+		out = append(out, title, m.st.subtle.Render(components.Truncate(b.Headline, w)))
 	case !b.HasTPOT:
-		out = append(out, components.Truncate(title+m.st.subtle.Render(b.Summary()), w))
+		out = append(out, components.Truncate(title+m.st.subtle.Render(b.Headline), w))
 	case full:
-		tp := fmt.Sprintf("TPOT %.2f ms", b.TPOTms)
-		out = append(out, components.Truncate(title+"  "+m.st.bold.Render(tp), w), m.bar(b, w), components.Truncate(m.legend(b), w))
+		out = append(out, components.Truncate(title+"  "+m.st.bold.Render(b.TPOTLabel()), w), m.bar(b, w))
+		out = append(out, m.legend(b, w)...)
 	default:
 		var ps []string
-		for _, p := range b.Parts() {
-			ps = append(ps, fmt.Sprintf("%s %.1f%%", shortName(p.Name), p.Pct))
+		top := b.Largest(3)
+		if len(top) == 0 {
+			top = b.Parts() // nothing split yet: the unsplit TPOT
 		}
-		line := title + m.bar(b, 12) + " " + fmt.Sprintf("%s of %.2f ms", strings.Join(ps, " · "), b.TPOTms)
+		for _, p := range top {
+			ps = append(ps, fmt.Sprintf("%s %.0f%%", shortName(p.Name), p.Pct))
+		}
+		tp := strings.TrimPrefix(b.TPOTLabel(), "TPOT ")
+		tp = tp[:strings.Index(tp, " ms")+3]
+		line := title + m.bar(b, 8) + " " + fmt.Sprintf("%s of %s %s", strings.Join(ps, " · "), tp, tpotKind(b))
 		out = append(out, components.Truncate(line, w))
 	}
-	if e := b.Engine; e != nil && full {
-		line := fmt.Sprintf("in the engine (profile, %d steps): comm %.2f · GEMM %.2f · attn %.2f · MoE %.2f · other %.2f = %.2f ms GPU/step",
-			e.Steps, e.CommMs, e.GEMMms, e.AttentionMs, e.MoEms, e.OtherMs, e.StepMs)
-		out = append(out, components.Truncate(m.st.subtle.Render(line), w))
-	}
-	if wh := b.Whole; wh != nil && full && len(wh.Parts) > 0 {
-		out = append(out, components.Truncate(m.st.subtle.Render("whole: "+wh.Line()), w))
+	if x := crossLine(b); x != "" && full {
+		out = append(out, components.Truncate(m.st.subtle.Render(x), w))
 	}
 	if miss := missingShort(b); miss != "" {
 		out = append(out, components.Truncate(m.st.warn.Render("missing: ")+m.st.subtle.Render(miss), w))
@@ -94,6 +86,35 @@ func (m *Model) splitLines(b report.BudgetSplit, w int, full bool) []string {
 	return out
 }
 
+// shortLabel is "plateau C=128" for "plateau (C=128)".
+func shortLabel(l string) string {
+	return strings.NewReplacer("(", "", ")", "", "single stream", "C=1:").Replace(l) + ":"
+}
+
+// tpotKind says which TPOT the split splits.
+func tpotKind(b report.BudgetSplit) string {
+	if len(b.Split) > 0 {
+		return "mean"
+	}
+	return "median"
+}
+
+// crossLine puts the isolated benchmarks beside the engine's parts.
+func crossLine(b report.BudgetSplit) string {
+	e := b.Engine
+	if e == nil || (!b.HasAR && !b.HasGEMM) {
+		return ""
+	}
+	var ps []string
+	if b.HasAR {
+		ps = append(ps, fmt.Sprintf("NCCL %.2f vs comm %.2f", b.AllReduceMs, e.CommMs))
+	}
+	if b.HasGEMM {
+		ps = append(ps, fmt.Sprintf("micro %.2f vs GEMM+MoE %.2f", b.GEMMms, e.GEMMms+e.MoEms))
+	}
+	return "cross-check, isolated: " + strings.Join(ps, " · ") + " ms"
+}
+
 func (m *Model) bar(b report.BudgetSplit, w int) string {
 	parts := b.Parts()
 	var sb strings.Builder
@@ -101,54 +122,66 @@ func (m *Model) bar(b report.BudgetSplit, w int) string {
 		if n == 0 {
 			continue
 		}
-		seg := strings.Repeat(string(parts[i].Rune), n)
-		switch i {
-		case 0:
-			if b.HasAR {
-				seg = m.st.ar.Render(seg)
-			} else if b.HasGEMM {
-				seg = m.st.gemm.Render(seg)
-			} else {
-				seg = m.st.rest.Render(seg)
-			}
-		case 1:
-			if b.HasAR && b.HasGEMM {
-				seg = m.st.gemm.Render(seg)
-			} else {
-				seg = m.st.rest.Render(seg)
-			}
-		default:
-			seg = m.st.rest.Render(seg)
-		}
-		sb.WriteString(seg)
+		sb.WriteString(m.runeStyle(parts[i].Rune).Render(strings.Repeat(string(parts[i].Rune), n)))
 	}
 	return sb.String()
 }
 
-func (m *Model) legend(b report.BudgetSplit) string {
-	var ps []string
-	for _, p := range b.Parts() {
-		st := m.st.rest
-		switch p.Rune {
-		case '█':
-			st = m.st.ar
-		case '▓':
-			st = m.st.gemm
-		}
-		ps = append(ps, st.Render(string(p.Rune))+fmt.Sprintf(" %s %.2f ms %.1f%%", shortName(p.Name), p.Ms, p.Pct))
+// runeStyle colours a part of the bar by its rune.
+func (m *Model) runeStyle(r rune) lipgloss.Style {
+	switch r {
+	case '█':
+		return m.st.ar
+	case '▓':
+		return m.st.gemm
 	}
-	return strings.Join(ps, "  ")
+	return m.st.rest
 }
 
-// shortName trims the rest's explanation for narrow lines.
+// legend names each part of the bar with its time (ms per token) and share, in as many
+// lines of width w as it takes.
+func (m *Model) legend(b report.BudgetSplit, w int) []string {
+	var out []string
+	line, n := "", 0
+	for _, p := range b.Parts() {
+		name := shortName(p.Name)
+		if p.Stale != "" {
+			name += "*" // measured under another workload: the warning below says which
+		}
+		t := fmt.Sprintf(" %s %.2f %.0f%%", name, p.Ms, p.Pct)
+		if n > 0 && n+2+1+len([]rune(t)) > w {
+			out = append(out, line)
+			line, n = "", 0
+		}
+		if n > 0 {
+			line, n = line+"  ", n+2
+		}
+		line += m.runeStyle(p.Rune).Render(string(p.Rune)) + t
+		n += 1 + len([]rune(t))
+	}
+	return append(out, components.Truncate(line, w))
+}
+
+// shortName trims a part's name for narrow lines.
 func shortName(n string) string {
 	if i := strings.Index(n, " ("); i > 0 {
-		return n[:i]
+		n = n[:i]
+	}
+	switch n {
+	case report.PartComm:
+		return "comm"
+	case report.PartAttention:
+		return "attn"
+	case report.PartOther:
+		return "other"
+	case report.PartHost:
+		return "host"
+	case report.PartNotAcc:
+		return "unacc."
 	}
 	return n
 }
 
-// missingShort names the missing inputs in a few words each.
 func missingShort(b report.BudgetSplit) string {
 	var s []string
 	if !b.HasTPOT {

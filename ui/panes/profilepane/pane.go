@@ -25,7 +25,7 @@ type Model struct {
 
 	r common.RunControl // the capture
 	// What the other phases said that a capture needs: the sweep's plateau
-	// and median TPOT per concurrency, and the last load's time to ready.
+	// and mean TPOT per concurrency, and the last load's time to ready.
 	sweep struct {
 		plateau *campaignrun.PlateauTracker // the latest sweep's for the campaign's model, TP and launch
 		tpot    map[int]float64
@@ -38,7 +38,7 @@ type Model struct {
 	msg     string          // a line for the operator (why nothing started, what to do)
 	frame   int             // spinner frame, advanced by the root's clock
 	kernels components.List // the kernel table
-	tpot    float64         // the sweep's median TPOT at the shown level's C (ms)
+	tpot    float64         // the sweep's mean TPOT at the shown level's C (ms), the one the budget splits
 
 	// The view is drawn once per change (a batch of events, a key that
 	// moves something, a message of the capture, a resize, and each tick
@@ -182,8 +182,8 @@ func (m *Model) apply(e phases.Event) {
 		f := v
 		m.failed = &f
 	case phases.LevelResult:
-		if v.Rate == 0 && v.MedianTPOTms > 0 {
-			m.sweep.tpot[v.Concurrency] = v.MedianTPOTms
+		if v.Rate == 0 && v.MeanTPOTms > 0 {
+			m.sweep.tpot[v.Concurrency] = v.MeanTPOTms
 		}
 	case phases.Milestone:
 		if v.Stage == phases.StageReady && v.AtS > 0 {

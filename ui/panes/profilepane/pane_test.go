@@ -105,8 +105,8 @@ func TestPaneCapture(t *testing.T) {
 	// its TPOT per level the cross-check. The root hands the pane the
 	// sweep's events too.
 	m.Update(common.EventsMsg{At: time.Now(), Events: []phases.Event{
-		phases.New(time.Now(), phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 12.5}),
-		phases.New(time.Now(), phases.KindMacroLevel, phases.LevelResult{Concurrency: 8, MedianTPOTms: 15.9}),
+		phases.New(time.Now(), phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MeanTPOTms: 12.5}),
+		phases.New(time.Now(), phases.KindMacroLevel, phases.LevelResult{Concurrency: 8, MeanTPOTms: 15.9}),
 		phases.New(time.Now(), phases.KindMacroPlateau, phases.Plateau{Concurrency: 8, OutputThroughput: 600}),
 	}})
 	if v := m.View(); !strings.Contains(v, "s captures") || !strings.Contains(v, "C=1,8") {
@@ -123,7 +123,7 @@ func TestPaneCapture(t *testing.T) {
 	}
 	v := ansi.Strip(m.View())
 	for _, want := range []string{"communication", "gemm", "attention", "moe", "other", "ncclDevKernel_AllReduce", "per decode step", "% of GPU time",
-		"% of TPOT 15.9ms at C=8", "C=1 ", "▶C=8 "} {
+		"% of mean TPOT 15.90ms at C=8", "C=1 ", "▶C=8 "} {
 		if !strings.Contains(v, want) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
@@ -134,7 +134,7 @@ func TestPaneCapture(t *testing.T) {
 		t.Errorf("view does not say where the step count came from:\n%s", v)
 	}
 	press(t, m, "l")
-	if v := ansi.Strip(m.View()); m.sum.Level != 1 || !strings.Contains(v, "% of TPOT 12.5ms at C=1") || !strings.Contains(v, "▶C=1 ") {
+	if v := ansi.Strip(m.View()); m.sum.Level != 1 || !strings.Contains(v, "% of mean TPOT 12.50ms at C=1") || !strings.Contains(v, "▶C=1 ") {
 		t.Errorf("l did not show C=1:\n%s", v)
 	}
 	first := m.kernels.Offset

@@ -72,9 +72,9 @@ func (m *Model) plateau() int {
 	return p
 }
 
-// tpotAt is the median TPOT (ms) the macro sweep last measured at
-// concurrency c (0 when none): a window is compared with the TPOT of its
-// own level.
+// tpotAt is the mean TPOT (ms) the macro sweep last measured at
+// concurrency c (0 when none), the TPOT the budget splits: a window is
+// compared with the TPOT of its own level.
 func (m *Model) tpotAt(c int) float64 { return m.sweep.tpot[c] }
 
 // start launches a capture in a goroutine emitting into the session.

@@ -234,7 +234,7 @@ func (m *Model) perStepLines(w int) []string {
 	}
 	line := "per decode step: comm " + units.Us(sum.CommPerStepUs)
 	if tpot := m.tpot; tpot > 0 {
-		line += fmt.Sprintf(" (%.0f%% of TPOT %.1fms at C=%d)", 100*sum.CommPerStepUs/(tpot*1000), tpot, max(sum.Level, 1))
+		line += fmt.Sprintf(" (%.0f%% of mean TPOT %.2fms at C=%d)", 100*sum.CommPerStepUs/(tpot*1000), tpot, max(sum.Level, 1))
 	}
 	line += " of " + units.Us(sum.GPUPerStepUs) + " GPU"
 	steps := fmt.Sprintf("%d steps %s", sum.DecodeSteps, src)
