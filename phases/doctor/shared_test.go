@@ -47,4 +47,10 @@ func TestProfilerFolderOnSharedHost(t *testing.T) {
 	if ents, _ := os.ReadDir(theirs); len(ents) != 0 {
 		t.Fatalf("written into the other user's folder: %v", ents)
 	}
+	// A server in a container writes inside it: the folder on the host is
+	// only written, whoever made it.
+	cfg.Container = true
+	if c = checkProfiler(context.Background(), cfg, nil); c.Status != phases.CheckOK {
+		t.Fatalf("in a container: %s %q, want the folder only written", c.Status, c.Found)
+	}
 }
