@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/localfs"
 )
 
@@ -187,8 +188,10 @@ func (d Duration) MarshalYAML() (any, error) { return d.Duration.String(), nil }
 
 // DefaultProfilerDir is the server's torch profiler directory when the
 // campaign names none: the restart with the profiler writes there and the
-// capture reads there.
-const DefaultProfilerDir = "/tmp/vllm_profile"
+// capture reads there. It is the user's own ({uid} is the host user's
+// uid): on a host shared with others, one /tmp/vllm_profile would be the
+// first user's, and another's traces could be read as this server's.
+const DefaultProfilerDir = "/tmp/vllm_profile-" + remote.UID
 
 // Defaults returns a campaign with every default filled in.
 func Defaults() *Campaign {

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/profdeck/profdeck/phases/doctor"
 	"github.com/profdeck/profdeck/remote"
@@ -20,5 +21,6 @@ func (c *Campaign) DoctorConfig(host remote.Host, apiKey string) doctor.Config {
 	return doctor.Config{Host: host, Campaign: from, GPUs: max(c.TP()/c.NodeCount(), 1),
 		Python: c.Micro.Python, Torchrun: c.NCCL.Torchrun, Launch: c.Server.Launch,
 		Sweep: sweep, MetricsURL: c.MetricsURL(), Loadgen: c.Macro.Loadgen,
-		ProfilerDir: c.Server.ProfilerDir, Need: doctor.All, TraceGiB: DefaultTraceGiB, Timeout: DefaultDoctorTimeout}
+		ProfilerDir: c.Server.ProfilerDir, Container: c.Server.Container != "" || strings.HasPrefix(strings.TrimSpace(c.Server.Launch), "docker "),
+		Need: doctor.All, TraceGiB: DefaultTraceGiB, Timeout: DefaultDoctorTimeout}
 }

@@ -82,13 +82,45 @@ set -- $(stat -c '%u %a' "$pd_d" 2>/dev/null || stat -f '%u %Lp' "$pd_d")
 printf '%s\n' "$pd_d"`
 }
 
+// SimUID is the uid {uid} stands for on a simulated host (its user is
+// root).
+const SimUID = "0"
+
+// ResolveUID is p with {uid} replaced by the uid of h's user (asked of the
+// host with id -u once; SimUID on a simulated host); p without {uid} is
+// returned as is.
+func ResolveUID(ctx context.Context, h Host, p string) (string, error) {
+	if !strings.Contains(p, UID) {
+		return p, nil
+	}
+	uid := SimUID
+	if !IsSimulated(h) {
+		out, err := Output(ctx, h, "id -u")
+		uid = strings.TrimSpace(out)
+		if err != nil || uid == "" || strings.Trim(uid, "0123456789") != "" {
+			return "", fmt.Errorf("resolving %s on %s: id -u answered %q: %v", UID, h.Name(), oneLineOf(uid), err)
+		}
+	}
+	return strings.ReplaceAll(p, UID, uid), nil
+}
+
+func oneLineOf(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 40 {
+		s = s[:40]
+	}
+	return s
+}
+
 // PrivateDir makes dir on h a private folder of the user's and returns its
 // path ({uid} resolved): created 0700 when missing; one that is not the
 // user's, is a link, or is writable by group or others is a *PathError
 // naming it and the fix (flag names the setting that gives another).
 func PrivateDir(ctx context.Context, h Host, dir, flag string) (string, error) {
 	if IsSimulated(h) { // no other users; its user is root
-		dir = strings.ReplaceAll(dir, UID, "0")
+		dir = strings.ReplaceAll(dir, UID, SimUID)
 		_, err := Output(ctx, h, "mkdir -p "+QuotePath(dir))
 		return dir, err
 	}

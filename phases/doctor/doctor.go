@@ -52,6 +52,9 @@ type Config struct {
 	MetricsURL  string
 	Loadgen     string // "here" or "host"
 	ProfilerDir string
+	// Container: the server runs in a container (its profiler writes
+	// inside it), so the profiler's folder on the host is not made.
+	Container bool
 	// TraceGiB is the free space the profiler's traces want.
 	TraceGiB float64
 	Need     Need

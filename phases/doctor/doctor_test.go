@@ -117,7 +117,7 @@ func TestFailsSayTheFix(t *testing.T) {
 		"python":   {"has no torch", "micro.python"},
 		"torchrun": {"no-such-torchrun-x is not found", "nccl.torchrun"},
 		"launch":   {"no-such-vllm-x not found", "full path"},
-		"profiler": {"cannot be written", "server.profiler_dir"},
+		"profiler": {"cannot be made", "server.profiler_dir"},
 	} {
 		c := got[name]
 		if c.Status != phases.CheckFail || !strings.Contains(c.Found, want[0]) || !strings.Contains(c.Fix, want[1]) {

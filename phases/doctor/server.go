@@ -225,12 +225,16 @@ func checkLaunch(ctx context.Context, cfg *Config, s *shared) phases.DoctorCheck
 	return ok("%s", strings.Join(found, ", "))
 }
 
-// checkProfiler: the profiler's directory can be written, with room for
-// the traces.
+// checkProfiler: the profiler's directory ({uid} resolved) is a private
+// folder of the user's that can be written, with room for the traces.
 func checkProfiler(ctx context.Context, cfg *Config, _ *shared) phases.DoctorCheck {
 	dir := strings.TrimRight(cfg.ProfilerDir, "/")
 	if dir == "" {
 		return fail("no profiler directory", "set server.profiler_dir")
+	}
+	dir, bad := profilerFolder(ctx, cfg, dir)
+	if bad != nil {
+		return *bad
 	}
 	probe := dir + "/.profdeck-doctor"
 	if err := cfg.Host.WriteFile(ctx, probe, []byte("profdeck doctor\n"), 0o644); err != nil {
@@ -254,6 +258,29 @@ func checkProfiler(ctx context.Context, cfg *Config, _ *shared) phases.DoctorChe
 		return warn(found+fmt.Sprintf(" (traces of a few steps on every GPU can take %.0f GiB)", want), "free space, or point server.profiler_dir at a larger disk")
 	}
 	return ok("%s", found)
+}
+
+// profilerFolder is dir with {uid} resolved, made a private folder of the
+// user's (see remote.PrivateDir) unless the server runs in a container
+// (which writes inside it); a folder that fails is a failed check in one
+// line naming it, with the fix.
+func profilerFolder(ctx context.Context, cfg *Config, dir string) (string, *phases.DoctorCheck) {
+	got, err := remote.ResolveUID(ctx, cfg.Host, dir)
+	if err == nil && !cfg.Container {
+		got, err = remote.PrivateDir(ctx, cfg.Host, dir, "server.profiler_dir")
+	}
+	var pe *remote.PathError
+	switch {
+	case errors.As(err, &pe):
+		line := strings.TrimPrefix(pe.Line, remote.RefusedPrefix)
+		i := strings.LastIndex(line, ": ")
+		c := fail(line[:max(i, 0)], line[i+2:])
+		return "", &c
+	case err != nil:
+		c := fail(dir+" cannot be made a folder of yours: "+oneLine(err.Error(), 120), "set server.profiler_dir to a directory the SSH account can write")
+		return "", &c
+	}
+	return got, nil
 }
 
 // parseDF reads the available space off `df -Pk`'s last line, in GiB.

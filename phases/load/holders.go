@@ -12,6 +12,7 @@ import (
 // Holder is a process that holds GPU memory on the host.
 type Holder struct {
 	PID     int
+	PGID    int // its process group (a launch of profdeck's leads its own)
 	User    string
 	Command string
 }
@@ -40,20 +41,40 @@ func (s *Server) Holders(ctx context.Context) ([]Holder, error) {
 	if len(pids) == 0 {
 		return nil, nil
 	}
-	out, _ = remote.Output(ctx, s.Host, "ps -o pid=,user=,args= -p "+strings.Join(pids, ","))
+	out, _ = remote.Output(ctx, s.Host, "ps -o pid=,pgid=,user=,args= -p "+strings.Join(pids, ","))
 	var hs []Holder
 	for _, l := range strings.Split(out, "\n") {
 		f := strings.Fields(l)
-		if len(f) < 2 {
+		if len(f) < 3 {
 			continue
 		}
 		pid, err := strconv.Atoi(f[0])
-		if err != nil || !seen[f[0]] {
+		pgid, gerr := strconv.Atoi(f[1])
+		if err != nil || gerr != nil || !seen[f[0]] {
 			continue
 		}
-		hs = append(hs, Holder{PID: pid, User: f[1], Command: strings.Join(f[2:], " ")})
+		hs = append(hs, Holder{PID: pid, PGID: pgid, User: f[2], Command: strings.Join(f[3:], " ")})
 	}
 	return hs, nil
+}
+
+// OthersHolding lists the processes holding the GPUs outside the process
+// group pgid (the launch of profdeck's that a stop would signal), for a
+// question before that stop: a stop leaves them. None when a launch in a
+// container holds the GPUs (its processes are not in the group) or when
+// what holds them is unknown.
+func (s *Server) OthersHolding(ctx context.Context, pgid int) []Holder {
+	if s.Settings.Container != "" || strings.HasPrefix(strings.TrimSpace(s.Settings.Launch), "docker ") {
+		return nil
+	}
+	hs, _ := s.Holders(ctx)
+	var out []Holder
+	for _, h := range hs {
+		if h.PGID != pgid {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // GPUHolders says what holds the GPUs, for a stop that found no server of

@@ -142,32 +142,42 @@ func validEnvName(k string) bool {
 	return true
 }
 
-// checkProfilerDir makes the profiler's directory a private folder of the
-// user's (see remote.PrivateDir) when the launch writes traces there, so
-// that no other user's traces are read as this server's: one that is
-// another user's, a link or writable by others is bad input naming it. A
-// launch in a container writes inside the container; it is left as is.
-func (s *Server) checkProfilerDir(ctx context.Context, extraFlags []string, extraEnv map[string]string) error {
+// profilerDir resolves the profiler's directory ({uid} as the host's uid)
+// in the flags and environment that enable the profiler, and makes it a
+// private folder of the user's (see remote.PrivateDir) when the launch
+// writes traces there, so that no other user's traces are read as this
+// server's: one that is another user's, a link or writable by others is
+// bad input naming it. A launch in a container writes inside the
+// container; its folder is left as is.
+func (s *Server) profilerDir(ctx context.Context, flags []string, env map[string]string) ([]string, map[string]string, error) {
 	dir := s.Settings.ProfilerDir
-	if dir == "" || s.Settings.Container != "" || strings.HasPrefix(strings.TrimSpace(s.Settings.Launch), "docker ") {
-		return nil
-	}
 	uses := false
-	for _, v := range extraEnv {
-		uses = uses || v == dir
+	for _, v := range env {
+		uses = uses || dir != "" && strings.Contains(v, dir)
 	}
-	for _, f := range extraFlags {
-		uses = uses || strings.Contains(f, dir)
+	for _, f := range flags {
+		uses = uses || dir != "" && strings.Contains(f, dir)
 	}
 	if !uses {
-		return nil
+		return flags, env, nil
 	}
-	if _, err := remote.PrivateDir(ctx, s.Host, dir, "server.profiler_dir"); err != nil {
-		var pe *remote.PathError
-		if errors.As(err, &pe) {
-			return &phases.InputError{Err: err}
-		}
-		return err
+	got, err := remote.ResolveUID(ctx, s.Host, dir)
+	if err == nil && s.Settings.Container == "" && !strings.HasPrefix(strings.TrimSpace(s.Settings.Launch), "docker ") {
+		got, err = remote.PrivateDir(ctx, s.Host, dir, "server.profiler_dir")
 	}
-	return nil
+	var pe *remote.PathError
+	if errors.As(err, &pe) {
+		return nil, nil, &phases.InputError{Err: err}
+	} else if err != nil {
+		return nil, nil, err
+	}
+	flags = slices.Clone(flags)
+	for i, f := range flags {
+		flags[i] = strings.ReplaceAll(f, dir, got)
+	}
+	env = maps.Clone(env)
+	for k, v := range env {
+		env[k] = strings.ReplaceAll(v, dir, got)
+	}
+	return flags, env, nil
 }

@@ -179,15 +179,16 @@ func (s *Server) startOne(ctx context.Context, extraFlags []string, extraEnv map
 	if pid, alive := s.Running(ctx); alive {
 		return pid, fmt.Errorf("a server is already running (pid %d): stop it first", pid)
 	}
+	extraFlags, extraEnv, err := s.profilerDir(ctx, extraFlags, extraEnv)
+	if err != nil {
+		return 0, err
+	}
 	cmd, err := s.LaunchCommand(extraFlags, extraEnv)
 	if err != nil {
 		return 0, err
 	}
 	env, err := s.launchEnv(extraEnv)
 	if err != nil {
-		return 0, err
-	}
-	if err := s.checkProfilerDir(ctx, extraFlags, extraEnv); err != nil {
 		return 0, err
 	}
 	log := s.LogPath()

@@ -273,3 +273,37 @@ func TestProfilerDirOfOtherUserRefused(t *testing.T) {
 		t.Fatal("the server was launched")
 	}
 }
+
+// The profiler's per-user folder (through a real sshd, another user's
+// folder of the old shared name beside it): the launch's --profiler-config
+// names the folder with {uid} as the host's uid, made 0700, never the
+// other user's.
+func TestProfilerDirPerUser(t *testing.T) {
+	other := sshtest.OtherUser(t)
+	dir := t.TempDir()
+	os.Chmod(dir, os.ModeSticky|0o777)
+	theirs := filepath.Join(dir, "vllm_profile")
+	os.Mkdir(theirs, 0o777)
+	other.Chown(t, theirs)
+	_, h := sshhost.Dial(context.Background(), t, sshtest.Options{})
+	out := filepath.Join(dir, "args")
+	prof := filepath.Join(dir, "vllm_profile-"+remote.UID)
+	s, _ := stopper(h, filepath.Join(dir, "server.log.pid"))
+	s.Settings = load.Settings{Launch: "printf '%s\\n' > " + out, Log: filepath.Join(dir, "server.log"), ProfilerDir: prof}
+	flags, env := load.ProfilerArgs("0.13.0", prof)
+	if _, err := s.Start(context.Background(), flags, env); err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(dir, "vllm_profile-"+strconv.Itoa(os.Getuid()))
+	want := fmt.Sprintf(`{"profiler":"torch","torch_profiler_dir":%q}`, mine)
+	var got []byte
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end) && !strings.Contains(string(got), "\n{"); time.Sleep(50 * time.Millisecond) {
+		got, _ = os.ReadFile(out)
+	}
+	if !strings.Contains(string(got), want+"\n") {
+		t.Fatalf("the launch's arguments: %q, want %s", got, want)
+	}
+	if st, err := os.Stat(mine); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("%s: %v, want a folder of mode 0700", mine, err)
+	}
+}

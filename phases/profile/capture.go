@@ -232,6 +232,11 @@ func (r *run) emitStep(ctx context.Context, detail string, elapsed float64, done
 }
 
 func (r *run) capture(ctx context.Context) ([]phases.ProfileSummary, error) {
+	dir, err := remote.ResolveUID(ctx, r.cfg.Host, r.cfg.ProfilerDir) // the launch's folder, {uid} as there
+	if err != nil {
+		return nil, err
+	}
+	r.cfg.ProfilerDir = dir
 	cfg := r.cfg
 	r.begin(ctx, "check", "profiler endpoints at "+cfg.URL)
 	// A GET on a POST-only route answers 405 when it exists and 404 when

@@ -11,6 +11,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/profile"
+	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/sim"
 )
 
@@ -284,3 +285,26 @@ func TestCaptureSteadyWindows(t *testing.T) {
 
 // profDir is the simulated server's torch profiler directory in these tests.
 const profDir = "/tmp/vllm_profile"
+
+// The per-user profiler folder ({uid}): the simulated server is started
+// with it resolved as the host's uid, and the capture reads the traces
+// from the same folder.
+func TestCapturePerUserDir(t *testing.T) {
+	d, ctx := startSim(t)
+	dir := "/tmp/vllm_profile-" + remote.UID
+	if err := profile.PrepareSim(ctx, d, dir); err != nil {
+		t.Fatal(err)
+	}
+	want := "/tmp/vllm_profile-" + remote.SimUID
+	if got := d.ProfilerDir(); got != want {
+		t.Fatalf("the simulated server writes traces to %q, want %q", got, want)
+	}
+	s, err := profile.Capture(ctx, profile.Complete(profile.Config{Host: d, URL: "http://" + d.Options().ServerAddr,
+		Steps: 20, InputLen: 16, OutputLen: 24, ProfilerDir: dir}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ProfilerDir != want || !strings.HasPrefix(s.Source, want+"/") {
+		t.Fatalf("capture: dir %q source %q, want traces read from %s", s.ProfilerDir, s.Source, want)
+	}
+}

@@ -20,6 +20,10 @@ func PrepareSim(ctx context.Context, d *sim.Deployment, dir string) error {
 	if dir == "" {
 		return errors.New("no profiler directory to start the simulated server with")
 	}
+	dir, err := remote.ResolveUID(ctx, d, dir)
+	if err != nil {
+		return err
+	}
 	o := d.Options()
 	cmd := "VLLM_TORCH_PROFILER_DIR=" + remote.Quote(dir) + " vllm serve " + remote.Quote(o.Model) +
 		" --tensor-parallel-size " + fmt.Sprint(o.GPUs) + " > " + remote.Quote(o.LogPath) + " 2>&1 &"

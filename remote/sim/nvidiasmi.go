@@ -275,21 +275,23 @@ var appFields = map[string]field[computeApp]{
 	"gpu_bus_id":   {"", func(_ *Deployment, p computeApp) string { return p.gpu.BusID }},
 }
 
-// computeApps lists the server's worker processes on the given GPUs.
+// computeApps lists the server's worker processes on the given GPUs, and
+// the other users' processes (Options.Others) on them.
 func (d *Deployment) computeApps(gpus []GPU) []computeApp {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s := d.server
-	if s == nil || !s.running {
-		return nil
-	}
 	var out []computeApp
 	for _, g := range gpus {
-		if g.MemUsedMiB == 0 || g.Index >= len(s.workerPIDs) {
-			continue
+		if s != nil && s.running && g.MemUsedMiB > 0 && g.Index < len(s.workerPIDs) {
+			out = append(out, computeApp{gpu: g, pid: s.workerPIDs[g.Index],
+				name: fmt.Sprintf("VLLM::Worker_TP%d", g.Index), usedMiB: max(0, g.MemUsedMiB-8)})
 		}
-		out = append(out, computeApp{gpu: g, pid: s.workerPIDs[g.Index],
-			name: fmt.Sprintf("VLLM::Worker_TP%d", g.Index), usedMiB: max(0, g.MemUsedMiB-8)})
+		for _, o := range d.opt.Others {
+			if o.GPU == g.Index {
+				out = append(out, computeApp{gpu: g, pid: o.PID, name: strings.Fields(o.Command + " ?")[0], usedMiB: o.MiB})
+			}
+		}
 	}
 	return out
 }

@@ -217,10 +217,13 @@ func (d *Deployment) ps(args []string, out func(remote.Line)) error {
 		}
 	}
 	type row struct {
-		pid, pgid  int
-		stat, comm string
+		pid, pgid        int
+		stat, comm, user string
 	}
-	rows := []row{{1, 1, "Ss", "systemd"}, {812, 812, "Ss", "sshd"}}
+	rows := []row{{1, 1, "Ss", "systemd", "root"}, {812, 812, "Ss", "sshd", "root"}}
+	for _, o := range d.opt.Others {
+		rows = append(rows, row{o.PID, o.PID, "Sl", o.Command, o.User})
+	}
 	d.mu.Lock()
 	if s := d.server; s != nil && s.running {
 		for _, pid := range serverPIDs(s) {
@@ -230,7 +233,7 @@ func (d *Deployment) ps(args []string, out func(remote.Line)) error {
 			if role == "worker" {
 				comm = fmt.Sprintf("VLLM::Worker_TP%d", rank)
 			}
-			rows = append(rows, row{pid, s.pid, state + "l", comm})
+			rows = append(rows, row{pid, s.pid, state + "l", comm, "root"})
 		}
 	}
 	d.mu.Unlock()
@@ -245,6 +248,8 @@ func (d *Deployment) ps(args []string, out func(remote.Line)) error {
 				cols = append(cols, strconv.Itoa(r.pgid))
 			case "stat", "state":
 				cols = append(cols, r.stat)
+			case "user":
+				cols = append(cols, r.user)
 			default:
 				cols = append(cols, r.comm)
 			}

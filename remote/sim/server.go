@@ -327,7 +327,7 @@ func (d *Deployment) launchCmd(logPath string, profiler bool, cmd string) int {
 		s.profDir = m[1] + m[2]
 	}
 	if profiler && s.profDir == "" {
-		s.profDir = "/tmp/vllm_profile"
+		s.profDir = "/tmp/vllm_profile-" + remote.SimUID
 	}
 	s.enginePID = d.allocPIDLocked(130 + d.rng.Intn(40))
 	for i := 0; i < d.opt.GPUs; i++ {

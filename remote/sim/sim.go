@@ -88,6 +88,16 @@ type Options struct {
 	// ProfilerFlush is how long stop_profile takes to "flush traces": nil
 	// is the default 3s, a pointer to 0 no delay at all.
 	ProfilerFlush *time.Duration
+	// Others are processes of other users holding GPU memory beside the
+	// server (a job of a colleague's): nvidia-smi lists them, ps shows
+	// their owner and command line; profdeck never launched them.
+	Others []OtherProc
+}
+
+// OtherProc is a process of another user that holds MiB of memory on GPU.
+type OtherProc struct {
+	PID, GPU, MiB int
+	User, Command string
 }
 
 // The defaults of Options.

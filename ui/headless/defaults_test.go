@@ -42,7 +42,7 @@ func TestNoFlagsGiveTheSameDefaults(t *testing.T) {
 		t.Fatalf("profile with no flags: %v", err)
 	}
 	got = []any{p.API, p.Concurrency, p.Steps, p.InputLen, p.OutputLen, p.StopTimeout, p.RemoteOver, p.Python, p.Top, p.ProfilerDir}
-	want = []any{"completions", []int{1}, 50, 256, 256, 30 * time.Minute, int64(32 << 20), "python3", 15, "/tmp/vllm_profile"}
+	want = []any{"completions", []int{1}, 50, 256, 256, 30 * time.Minute, int64(32 << 20), "python3", 15, "/tmp/vllm_profile-{uid}"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("profile with no flags:\n got %v\nwant %v", got, want)
 	}

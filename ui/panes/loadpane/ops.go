@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -109,12 +110,27 @@ func (m *Model) stop() tea.Cmd {
 		s, ctx := m.server, m.opCtx()
 		return func() tea.Msg {
 			if pid, ours := s.Running(ctx); ours {
-				return stopCheckMsg{ours: true, text: fmt.Sprintf("Stop the server profdeck launched (process group %d) and free the GPUs?", pid), run: run}
+				return stopCheckMsg{ours: true, text: stopQuestion(pid, s.OthersHolding(ctx, pid)), run: run}
 			}
 			return stopCheckMsg{text: "the server serving was not launched by profdeck (its pid file names no live launch): it is not stopped; " + s.GPUHolders(ctx)}
 		}
 	}
 	return run()
+}
+
+// stopQuestion asks before stopping the launch of profdeck's (process
+// group pid), naming what else holds the GPUs (pid, user, command): the
+// stop leaves those, so the GPUs are not all freed.
+func stopQuestion(pid int, others []load.Holder) string {
+	if len(others) == 0 {
+		return fmt.Sprintf("Stop the server profdeck launched (process group %d) and free the GPUs?", pid)
+	}
+	names := make([]string, len(others))
+	for i, h := range others {
+		names[i] = h.String()
+	}
+	return fmt.Sprintf("Stop the server profdeck launched (process group %d)? Not stopped, also holding the GPUs: %s",
+		pid, strings.Join(names, "; "))
 }
 
 // stopCheckMsg is what a stop of a serving server found: a launch of

@@ -232,3 +232,40 @@ func TestPaneStopAsksWhenServing(t *testing.T) {
 		t.Errorf("view after stop:\n%s", v)
 	}
 }
+
+// Another user's job holds one of the GPUs beside the server profdeck
+// launched: x asks about the launch alone and names the other holder (pid,
+// user, command), said to stay; y stops the launch and leaves the job.
+func TestPaneStopNamesOtherHolders(t *testing.T) {
+	job := sim.OtherProc{PID: 31337, GPU: 3, MiB: 20480, User: "pdother", Command: "python train.py --steps 9000"}
+	m, pump := setup(t, sim.Options{LoadTime: 1 * time.Second, Others: []sim.OtherProc{job}}, 0)
+	pid, err := m.server.Start(m.opCtx(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pump(3 * time.Second)
+	if !m.serving() {
+		t.Fatalf("not serving after the load:\n%s", m.View())
+	}
+	runCmd(t, m, press(m, "x"))
+	if m.confirm == nil {
+		t.Fatal("x on a serving server did not ask")
+	}
+	q := m.confirm.prompt
+	if !strings.Contains(q, fmt.Sprintf("(process group %d)", pid)) || !strings.Contains(q, "Not stopped") ||
+		!strings.Contains(q, "pid 31337 (pdother) python train.py --steps 9000") || strings.Contains(q, "free the GPUs") {
+		t.Errorf("question %q: want the launch asked about and the other user's job named as staying", q)
+	}
+	if v := m.View(); !strings.Contains(v, "pid 31337 (pdother)") || !strings.Contains(v, "(y/n)") {
+		t.Errorf("the other holder is not on the screen:\n%s", v)
+	}
+	panetest.Fits(t, m.View(), 78, 19)
+	cmd := press(m, "y")
+	if msg := cmd(); msg.(opDoneMsg).err != nil {
+		t.Fatalf("stop: %+v", msg)
+	}
+	hs, _ := m.server.Holders(m.opCtx())
+	if len(hs) != 1 || hs[0].PID != job.PID {
+		t.Errorf("after the stop the GPUs are held by %+v, want the other user's job alone", hs)
+	}
+}
