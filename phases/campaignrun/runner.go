@@ -41,6 +41,9 @@ type runner struct {
 	endReason string // set when a step ends the run (the first load failed)
 	skipNext  map[string]string
 	need      doctor.Need // what the steps to do need, for the doctor
+	// profileToDo is true when the run profiles: the one-load order's
+	// serve step then launches with the profiler configured.
+	profileToDo bool
 }
 
 func newRunner(cfg Config, out *phases.Emitter) *runner {
@@ -104,8 +107,12 @@ func (r *runner) emit(kind string, data any) {
 type stepFunc func(ctx context.Context) (state, reason string)
 
 func (r *runner) funcs() map[string]stepFunc {
+	serve := r.serve
+	if r.cfg.Order == OrderOneLoad {
+		serve = r.serveProfiled
+	}
 	return map[string]stepFunc{
-		Doctor: r.doctor, Serve: r.serve, Macro: r.macro, FreeGPUs: r.freeGPUs, Micro: r.micro, NCCL: r.nccl,
+		Doctor: r.doctor, Serve: serve, Macro: r.macro, FreeGPUs: r.freeGPUs, Micro: r.micro, NCCL: r.nccl,
 		Restart: r.restart, Profile: r.profile, LeaveServer: r.leave,
 	}
 }
@@ -121,7 +128,8 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		}
 	}
 	todo := r.todo(plan, done, redo)
-	r.need = needOf(todo)
+	r.need = needOf(todo, r.cfg.Order)
+	r.profileToDo = todo[Profile]
 	res := &Result{}
 	var resumed []string
 	for _, s := range plan {
@@ -180,6 +188,9 @@ func (r *runner) todo(plan []string, done map[string]Span, redo map[string]bool)
 		t[s] = !d || redo[s]
 	}
 	needs := map[string][]string{Serve: {Macro}, FreeGPUs: {Micro, NCCL}, Restart: {Profile}}
+	if r.cfg.Order == OrderOneLoad {
+		needs[Serve] = []string{Macro, Profile} // the load the profile shares
+	}
 	for step, deps := range needs {
 		for _, d := range deps {
 			if in[step] && t[d] {

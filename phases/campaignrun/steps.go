@@ -207,7 +207,7 @@ func (r *runner) micro(ctx context.Context) (string, string) {
 	cfg := r.cfg.Micro
 	cfg.Host = r.cfg.Host
 	opts := r.cfg.MicroPlan
-	opts.Batch = withStepTokens(opts.Batch, r.stepMs())
+	opts.Batch = withStepTokens(opts.Batch, append(r.stepMs(), r.reachable()...))
 	return r.gpuPhase(ctx, opts, func(ctx context.Context, p model.Plan) error {
 		cfg.Plan = p
 		return micro.Run(ctx, cfg, r.em)
@@ -320,6 +320,9 @@ func (r *runner) leave(ctx context.Context) (string, string) {
 	if r.mode == modeServing {
 		return phases.StepDone, "left serving"
 	}
+	if r.mode == modeProfiler && r.cfg.Order == OrderOneLoad {
+		return phases.StepDone, "left serving, the profiler configured and idle (no load to take it off)"
+	}
 	return r.restartAndFollow(ctx, nil, nil, modeServing, "restarted without the profiler")
 }
 
@@ -390,6 +393,22 @@ func (r *runner) stepMs() []int {
 	for _, c := range ProfileLevels(swept, plateau) {
 		if t, ok := r.sweep.stepTokens[c]; ok && t > float64(c)+0.5 && t <= gpubench.MaxBatch {
 			out = append(out, int(math.Ceil(t)))
+		}
+	}
+	return out
+}
+
+// reachable are, in the one-load order (micro before the sweep), the
+// batches the sweep can reach: each of its levels, a decode step's tokens
+// there, so the plateau's batch is among the GEMMs timed.
+func (r *runner) reachable() []int {
+	if r.cfg.Order != OrderOneLoad {
+		return nil
+	}
+	var out []int
+	for _, c := range r.cfg.Sweep.Concurrency {
+		if c > 0 && c <= gpubench.MaxBatch {
+			out = append(out, c)
 		}
 	}
 	return out
