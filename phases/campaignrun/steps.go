@@ -399,19 +399,25 @@ func (r *runner) stepMs() []int {
 }
 
 // reachable are, in the one-load order (micro before the sweep), the
-// batches the sweep can reach: each of its levels, a decode step's tokens
-// there, so the plateau's batch is among the GEMMs timed.
+// batches the sweep can reach: at each of its levels C, a decode step's C
+// tokens and a mixed step's C×(input+output)/output (each request's prompt
+// spread over its decode steps), so the plateau's step is between two
+// timed batches (the budget interpolates between them).
 func (r *runner) reachable() []int {
 	if r.cfg.Order != OrderOneLoad {
 		return nil
 	}
-	var out []int
+	in, out := r.cfg.Sweep.InputLen, max(r.cfg.Sweep.OutputLen, 1)
+	var ms []int
 	for _, c := range r.cfg.Sweep.Concurrency {
-		if c > 0 && c <= gpubench.MaxBatch {
-			out = append(out, c)
+		mixed := int(math.Ceil(float64(c) * float64(in+out) / float64(out)))
+		for _, m := range []int{c, mixed} {
+			if m > 0 && m <= gpubench.MaxBatch {
+				ms = append(ms, m)
+			}
 		}
 	}
-	return out
+	return ms
 }
 
 // withStepTokens adds the step sizes to the planned batch sizes, sorted,

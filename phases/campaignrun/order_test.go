@@ -1,0 +1,54 @@
+package campaignrun
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro"
+)
+
+func TestOrdersAndTheirLoads(t *testing.T) {
+	if got := Loads(StepsFor(OrderClassic), LeaveServing); got != 3 {
+		t.Errorf("classic: %d loads, want 3", got)
+	}
+	if got := Loads(StepsFor(OrderOneLoad), LeaveServing); got != 1 {
+		t.Errorf("one-load: %d loads, want 1", got)
+	}
+	if o, _ := OrderFor("", "vllm serve m"); o != OrderOneLoad {
+		t.Errorf("with a launch command: %s", o)
+	}
+	if o, why := OrderFor("", " "); o != OrderClassic || why == "" {
+		t.Errorf("without a launch command: %s (%s)", o, why)
+	}
+	if o, _ := OrderFor(OrderClassic, "vllm serve m"); o != OrderClassic {
+		t.Errorf("asked classic: %s", o)
+	}
+	// --phases profile in the one-load order loads for it.
+	if got := StepsOf(OrderOneLoad, []string{phases.Profile}); !slices.Contains(got, Serve) || slices.Contains(got, Restart) {
+		t.Errorf("one-load, profile only: %v", got)
+	}
+}
+
+// Before the sweep, micro times the GEMMs at every level and at a mixed
+// step's tokens there, so the plateau's step (C=128 with 128-token
+// prompts and 32 output tokens held about 611 tokens) is bracketed.
+func TestReachableBracketsThePlateauStep(t *testing.T) {
+	r := &runner{cfg: Config{Order: OrderOneLoad, Sweep: macro.Config{Concurrency: []int{1, 8, 64, 128, 256}, InputLen: 128, OutputLen: 32}}}
+	ms := withStepTokens(nil, r.reachable())
+	lo, hi := 0, 0
+	for _, m := range ms {
+		if m <= 611 {
+			lo = m
+		} else if hi == 0 {
+			hi = m
+		}
+	}
+	if lo == 0 || hi == 0 || hi > 2*lo {
+		t.Errorf("batches %v: 611 tokens not bracketed closely (%d, %d)", ms, lo, hi)
+	}
+	r.cfg.Order = OrderClassic
+	if got := r.reachable(); got != nil {
+		t.Errorf("classic: %v, want none (micro follows the sweep and its step sizes)", got)
+	}
+}
