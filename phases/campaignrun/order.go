@@ -226,3 +226,16 @@ func LastTook(events []phases.Event) map[string]time.Duration {
 	}
 	return out
 }
+
+// DoctorVersion is the vLLM version the doctor's engine check found
+// ("vLLM 0.12.0 (installed for python3)"), or "".
+func DoctorVersion(c phases.DoctorCheck) string {
+	if c.Name != "engine" || c.Status != phases.CheckOK || !strings.HasPrefix(c.Found, "vLLM ") {
+		return ""
+	}
+	v, _, _ := strings.Cut(strings.TrimPrefix(c.Found, "vLLM "), " ")
+	if v == "" || v[0] < '0' || v[0] > '9' {
+		return ""
+	}
+	return v
+}

@@ -52,3 +52,20 @@ func TestReachableBracketsThePlateauStep(t *testing.T) {
 		t.Errorf("classic: %v, want none (micro follows the sweep and its step sizes)", got)
 	}
 }
+
+func TestDoctorVersionPicksTheProfilerFlags(t *testing.T) {
+	for found, want := range map[string]string{
+		"vLLM 0.12.0 (installed for python3)": "0.12.0", "vLLM 0.15.1 (the server's /version)": "0.15.1",
+		"SGLang 0.5.2": "", "vLLM (no version)": "",
+	} {
+		if got := DoctorVersion(phases.DoctorCheck{Name: "engine", Status: phases.CheckOK, Found: found}); got != want {
+			t.Errorf("%q: %q, want %q", found, got, want)
+		}
+	}
+	r := newRunner(Config{Order: OrderOneLoad, ProfilerDir: "/p"}, nil)
+	defer r.close()
+	r.emit(phases.KindDoctorCheck, phases.DoctorCheck{Name: "engine", Status: phases.CheckOK, Found: "vLLM 0.12.0 (installed for python3)"})
+	if flags, env, v := r.profilerArgs(); len(flags) != 0 || env["VLLM_TORCH_PROFILER_DIR"] != "/p" || v != "0.12.0" {
+		t.Errorf("after the doctor found vLLM 0.12.0: flags %v env %v (%s), want VLLM_TORCH_PROFILER_DIR", flags, env, v)
+	}
+}

@@ -83,6 +83,9 @@ func (r *runner) see(ev phases.Event) {
 	if d, ok := ev.Data.(phases.Milestone); ok && d.Stage == "vllm_version" && r.cfg.Version == "" && d.Value != "" && r.sweep.mine {
 		r.version = d.Value
 	}
+	if d, ok := ev.Data.(phases.DoctorCheck); ok && r.version == "" {
+		r.version = DoctorVersion(d) // the installed vLLM picks the profiler's flags of the one load
+	}
 	if d, ok := ev.Data.(phases.LoadState); ok && d.Engine != "" && r.sweep.mine {
 		r.engine = d.Engine // the engine the server's log shows
 	}

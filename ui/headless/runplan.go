@@ -9,6 +9,7 @@ import (
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/campaignrun"
+	"github.com/profdeck/profdeck/phases/load"
 )
 
 // loadSteps are the steps that load the model when they run.
@@ -116,15 +117,31 @@ func runTook(w io.Writer, res *campaignrun.Result) {
 }
 
 // orderCheck is the doctor's line on the order `profdeck run` takes on
-// this host and why; with the one-load order and no vLLM version in the
-// campaign, which profiler setting the launch gets.
-func orderCheck(c *campaign.Campaign) phases.DoctorCheck {
+// this host and why; with the one-load order, the profiler setting the
+// launch gets for the vLLM version (the campaign's, else the one the
+// engine check found).
+func orderCheck(c *campaign.Campaign, checks []phases.DoctorCheck) phases.DoctorCheck {
 	order, why := campaignrun.OrderFor(c.Run.Order, c.Server.Launch)
-	found := "run takes the " + order + " order: " + why
-	ch := phases.DoctorCheck{Name: "order", Status: phases.CheckOK, Found: found}
-	if order == campaignrun.OrderOneLoad && c.Server.Version == "" && c.Server.Engine != campaign.EngineSGLang {
-		ch.Found += "; no server.version: the launch gets --profiler-config (vLLM 0.13 and later) unless the journal has the version"
-		ch.Fix = "an older vLLM refuses that flag: set server.version, or run.order: classic"
+	ch := phases.DoctorCheck{Name: "order", Status: phases.CheckOK, Found: "run takes the " + order + " order: " + why}
+	if order != campaignrun.OrderOneLoad || c.ServerEngine() == campaign.EngineSGLang {
+		return ch
 	}
+	v := c.Server.Version
+	for _, k := range checks {
+		if v == "" {
+			v = campaignrun.DoctorVersion(k)
+		}
+	}
+	if v == "" {
+		ch.Found += "; the vLLM version is not known: the launch gets --profiler-config (vLLM 0.13 and later)"
+		ch.Fix = "an older vLLM refuses that flag: set server.version, or run.order: classic"
+		return ch
+	}
+	flags, _ := load.ProfilerArgsFor("vllm", v, c.Server.ProfilerDir)
+	how := "VLLM_TORCH_PROFILER_DIR"
+	if len(flags) > 0 {
+		how = "--profiler-config"
+	}
+	ch.Found += "; vLLM " + v + ": the launch gets " + how
 	return ch
 }
