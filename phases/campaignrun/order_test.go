@@ -2,6 +2,7 @@ package campaignrun
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/profdeck/profdeck/phases"
@@ -67,5 +68,31 @@ func TestDoctorVersionPicksTheProfilerFlags(t *testing.T) {
 	r.emit(phases.KindDoctorCheck, phases.DoctorCheck{Name: "engine", Status: phases.CheckOK, Found: "vLLM 0.12.0 (installed for python3)"})
 	if flags, env, v := r.profilerArgs(); len(flags) != 0 || env["VLLM_TORCH_PROFILER_DIR"] != "/p" || v != "0.12.0" {
 		t.Errorf("after the doctor found vLLM 0.12.0: flags %v env %v (%s), want VLLM_TORCH_PROFILER_DIR", flags, env, v)
+	}
+}
+
+// In the one-load order the serve step is done again for a profile still
+// to do (the load it shares with the sweep), and micro and NCCL to do
+// free the GPUs first.
+func TestTodoOneLoad(t *testing.T) {
+	r := &runner{cfg: Config{Order: OrderOneLoad}}
+	done := map[string]Span{}
+	for _, s := range []string{FreeGPUs, Micro, NCCL, Serve, Macro, LeaveServer, Notebook} {
+		done[s] = Span{}
+	}
+	got := r.todo(StepsOneLoad, done, nil)
+	var do []string
+	for _, s := range StepsOneLoad {
+		if got[s] {
+			do = append(do, s)
+		}
+	}
+	if strings.Join(do, ",") != "doctor,serve,profile,leave_server,notebook" {
+		t.Errorf("profile to do: %v", do)
+	}
+	done[Profile] = Span{}
+	got = r.todo(StepsOneLoad, done, expandRedo([]string{phases.Micro}))
+	if !got[FreeGPUs] || !got[Micro] || got[Serve] || !got[LeaveServer] {
+		t.Errorf("--redo micro: %v", got)
 	}
 }
