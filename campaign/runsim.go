@@ -3,7 +3,9 @@ package campaign
 // RunSettings is the run section: the campaign run's settings (`profdeck run`).
 type RunSettings struct {
 	// LeaveServer is how the run leaves the server at the end: serving
-	// (restarted without the profiler; the default), profiler, or stopped.
+	// (the default: restarted without the profiler in the classic order,
+	// left as it is, profiler idle, in the one-load order), profiler, or
+	// stopped.
 	LeaveServer string `yaml:"leave_server"`
 	// Order is the steps' order: one-load (micro and NCCL first, one load
 	// with the profiler configured) or classic (serve, sweep, free the
