@@ -50,14 +50,18 @@ func TestIdleProfilerCostsTheSweepUnderOnePercent(t *testing.T) {
 		}
 		levels = append(levels, controlLevel(t, filepath.Join(filepath.Dir(path), "nb.journal.jsonl"), 8))
 	}
+	// The engine's step time is what a profiler would slow down; the
+	// throughput over a 3 s level also moves with the client's CPU on a
+	// shared machine, so it is logged, not held to 1%.
 	off, on := levels[0], levels[1]
 	for _, f := range []struct {
 		name    string
 		off, on float64
-	}{{"median TPOT", off.MedianTPOTms, on.MedianTPOTms}, {"output throughput", off.OutputThroughput, on.OutputThroughput}} {
+	}{{"median TPOT", off.MedianTPOTms, on.MedianTPOTms}, {"mean TPOT", off.MeanTPOTms, on.MeanTPOTms}} {
 		if f.off <= 0 || math.Abs(f.on-f.off)/f.off > 0.01 {
-			t.Errorf("%s at C=8: %.2f without the profiler, %.2f with it configured: more than 1%% apart", f.name, f.off, f.on)
+			t.Errorf("%s at C=8: %.2f ms without the profiler, %.2f ms with it configured: more than 1%% apart", f.name, f.off, f.on)
 		}
-		t.Logf("%s at C=8: %.2f without the profiler, %.2f with it configured (%+.2f%%)", f.name, f.off, f.on, 100*(f.on-f.off)/f.off)
+		t.Logf("%s at C=8: %.2f ms without the profiler, %.2f ms with it configured (%+.2f%%)", f.name, f.off, f.on, 100*(f.on-f.off)/f.off)
 	}
+	t.Logf("output throughput at C=8: %.2f tok/s without the profiler, %.2f with it configured", off.OutputThroughput, on.OutputThroughput)
 }
