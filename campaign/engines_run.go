@@ -38,6 +38,7 @@ func (c *Campaign) CampaignRunConfig(apiKey string) (campaignrun.Config, error) 
 		NCCL:        c.NCCLConfig(),
 		Profile:     c.ProfileConfig(apiKey),
 		Leave:       c.Run.LeaveServer,
+		Order:       c.RunOrder(),
 		Params:      c.StepParams(),
 	}, nil
 }
@@ -149,4 +150,11 @@ func valueText(v any) string {
 		}
 	}
 	return fmt.Sprint(v)
+}
+
+// RunOrder is the order the campaign run takes its steps in: run.order,
+// else the one campaignrun.OrderFor picks for the launch command.
+func (c *Campaign) RunOrder() string {
+	o, _ := campaignrun.OrderFor(c.Run.Order, c.Server.Launch)
+	return o
 }

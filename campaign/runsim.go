@@ -3,8 +3,15 @@ package campaign
 // RunSettings is the run section: the campaign run's settings (`profdeck run`).
 type RunSettings struct {
 	// LeaveServer is how the run leaves the server at the end: serving
-	// (restarted without the profiler; the default), profiler, or stopped.
+	// (the default: restarted without the profiler in the classic order,
+	// left as it is, profiler idle, in the one-load order), profiler, or
+	// stopped.
 	LeaveServer string `yaml:"leave_server"`
+	// Order is the steps' order: one-load (micro and NCCL first, one load
+	// with the profiler configured) or classic (serve, sweep, free the
+	// GPUs, restart with the profiler); left out, one-load wherever the
+	// run launches the server (campaignrun.OrderFor).
+	Order string `yaml:"order,omitempty"`
 }
 
 // Sim is the simulated deployment's behaviour (host: sim), so that runs on
@@ -34,6 +41,11 @@ type Sim struct {
 
 // Validate checks the run section.
 func (r RunSettings) Validate() []error {
+	switch r.Order {
+	case "", "one-load", "classic":
+	default:
+		return []error{bad("run.order", "must be one-load or classic, got %q", r.Order)}
+	}
 	switch r.LeaveServer {
 	case "serving", "profiler", "stopped":
 		return nil

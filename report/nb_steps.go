@@ -68,4 +68,5 @@ func (n *nb) campaignStepsTable(events []phases.Event) {
 		n.p("| %d | %s | %s | %s | %s | %s |\n", r.run, r.name, state, n.clock(r.start), dur, mdCell(r.reason))
 	}
 	n.ln("")
+	n.ln(loadsLine(rows) + "\n")
 }

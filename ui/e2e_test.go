@@ -179,9 +179,9 @@ func TestEndToEndDemoRunsItself(t *testing.T) {
 	dir := t.TempDir()
 	s := startTmux(t, 80, 24, fmt.Sprintf("cd %s && %s demo --dir %s --load-time 4s", dir, bin, dir))
 	s.keys("6")
-	s.waitFor(regexp.MustCompile(`Campaign steps · \d+/10 done · running`), 20*time.Second)
-	screen := s.waitFor(regexp.MustCompile(`Campaign steps · 10/10 done`), 150*time.Second)
-	for _, want := range []string{"✓ serve", "✓ sweep", "✓ profiler restart", "✓ notebook", "all-reduce"} {
+	s.waitFor(regexp.MustCompile(`Campaign steps · \d+/9 done · 1 load\(s\) · running`), 20*time.Second)
+	screen := s.waitFor(regexp.MustCompile(`Campaign steps · 9/9 done · 1 load\(s\)`), 150*time.Second)
+	for _, want := range []string{"✓ serve [load]", "✓ sweep", "✓ GEMMs", "✓ profile", "✓ notebook", "all-reduce"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the finished checklist lacks %q:\n%s", want, screen)
 		}

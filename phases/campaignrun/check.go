@@ -36,7 +36,7 @@ func Check(ctx context.Context, cfg Config) error {
 			redo[s] = true
 		}
 	}
-	todo := r.todo(Plan(cfg.Phases), done, redo)
+	todo := r.todo(StepsOf(cfg.Order, cfg.Phases), done, redo)
 	if !todo[Serve] && !todo[Restart] {
 		return nil
 	}

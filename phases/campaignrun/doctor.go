@@ -12,7 +12,7 @@ import (
 // plan is the run's steps: Plan's, less the doctor step when there is
 // nothing to check.
 func (r *runner) plan() []string {
-	p := Plan(r.cfg.Phases)
+	p := StepsOf(r.cfg.Order, r.cfg.Phases)
 	if r.cfg.Doctor == nil {
 		p = slices.DeleteFunc(p, func(s string) bool { return s == Doctor })
 	}
@@ -20,8 +20,9 @@ func (r *runner) plan() []string {
 }
 
 // needOf is what the steps to do need from the host.
-func needOf(todo map[string]bool) doctor.Need {
-	return doctor.Need{Serve: todo[Serve] || todo[Restart], Restart: todo[Restart], Sweep: todo[Macro], Micro: todo[Micro],
+func needOf(todo map[string]bool, order string) doctor.Need {
+	profiled := todo[Restart] || order == OrderOneLoad && todo[Serve] && todo[Profile]
+	return doctor.Need{Serve: todo[Serve] || todo[Restart], Restart: profiled, Sweep: todo[Macro], Micro: todo[Micro],
 		NCCL: todo[NCCL], Profile: todo[Restart] || todo[Profile]}
 }
 

@@ -105,6 +105,8 @@ type Config struct {
 	Profile profile.Config // its Concurrency is set here: 1 and the plateau
 
 	Leave string // LeaveServing, LeaveProfiler or LeaveStopped
+	// Order is the steps' order: OrderOneLoad, or OrderClassic ("" too).
+	Order string
 
 	// Phases, when not empty, limits the run to the steps of these phases
 	// (load, macro, micro, nccl, profile); the notebook is always written.
@@ -155,29 +157,10 @@ func (r *Result) Complete() bool {
 	return !r.Interrupted
 }
 
-// Plan is the run's steps: those of the selected phases, in order.
+// Plan is the run's steps in the classic order: those of the selected
+// phases (StepsOf gives them in either order).
 func Plan(sel []string) []string {
-	if len(sel) == 0 {
-		return append([]string(nil), Steps...)
-	}
-	want := map[string]bool{}
-	for _, p := range sel {
-		want[p] = true
-	}
-	var out []string
-	for _, s := range Steps {
-		if s == Doctor || s == LeaveServer || s == Notebook {
-			out = append(out, s)
-			continue
-		}
-		for _, p := range stepPhase[s] {
-			if want[p] {
-				out = append(out, s)
-				break
-			}
-		}
-	}
-	return out
+	return StepsOf(OrderClassic, sel)
 }
 
 // PhaseNames are the names --phases takes.

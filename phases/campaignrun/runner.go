@@ -41,6 +41,9 @@ type runner struct {
 	endReason string // set when a step ends the run (the first load failed)
 	skipNext  map[string]string
 	need      doctor.Need // what the steps to do need, for the doctor
+	// profileToDo is true when the run profiles: the one-load order's
+	// serve step then launches with the profiler configured.
+	profileToDo bool
 }
 
 func newRunner(cfg Config, out *phases.Emitter) *runner {
@@ -80,6 +83,9 @@ func (r *runner) see(ev phases.Event) {
 	if d, ok := ev.Data.(phases.Milestone); ok && d.Stage == "vllm_version" && r.cfg.Version == "" && d.Value != "" && r.sweep.mine {
 		r.version = d.Value
 	}
+	if d, ok := ev.Data.(phases.DoctorCheck); ok && r.version == "" {
+		r.version = DoctorVersion(d) // the installed vLLM picks the profiler's flags of the one load
+	}
 	if d, ok := ev.Data.(phases.LoadState); ok && d.Engine != "" && r.sweep.mine {
 		r.engine = d.Engine // the engine the server's log shows
 	}
@@ -104,8 +110,12 @@ func (r *runner) emit(kind string, data any) {
 type stepFunc func(ctx context.Context) (state, reason string)
 
 func (r *runner) funcs() map[string]stepFunc {
+	serve := r.serve
+	if r.cfg.Order == OrderOneLoad {
+		serve = r.serveProfiled
+	}
 	return map[string]stepFunc{
-		Doctor: r.doctor, Serve: r.serve, Macro: r.macro, FreeGPUs: r.freeGPUs, Micro: r.micro, NCCL: r.nccl,
+		Doctor: r.doctor, Serve: serve, Macro: r.macro, FreeGPUs: r.freeGPUs, Micro: r.micro, NCCL: r.nccl,
 		Restart: r.restart, Profile: r.profile, LeaveServer: r.leave,
 	}
 }
@@ -121,7 +131,8 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		}
 	}
 	todo := r.todo(plan, done, redo)
-	r.need = needOf(todo)
+	r.need = needOf(todo, r.cfg.Order)
+	r.profileToDo = todo[Profile]
 	res := &Result{}
 	var resumed []string
 	for _, s := range plan {
@@ -183,6 +194,9 @@ func (r *runner) todo(plan []string, done map[string]Span, redo map[string]bool)
 		t[s] = !d || redo[s]
 	}
 	needs := map[string][]string{Serve: {Macro}, FreeGPUs: {Micro, NCCL}, Restart: {Profile}}
+	if r.cfg.Order == OrderOneLoad {
+		needs[Serve] = []string{Macro, Profile} // the load the profile shares
+	}
 	for step, deps := range needs {
 		for _, d := range deps {
 			if in[step] && t[d] {

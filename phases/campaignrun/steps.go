@@ -207,7 +207,7 @@ func (r *runner) micro(ctx context.Context) (string, string) {
 	cfg := r.cfg.Micro
 	cfg.Host = r.cfg.Host
 	opts := r.cfg.MicroPlan
-	opts.Batch = withStepTokens(opts.Batch, r.stepMs())
+	opts.Batch = withStepTokens(opts.Batch, append(r.stepMs(), r.reachable()...))
 	return r.gpuPhase(ctx, opts, func(ctx context.Context, p model.Plan) error {
 		cfg.Plan = p
 		return micro.Run(ctx, cfg, r.em)
@@ -320,6 +320,9 @@ func (r *runner) leave(ctx context.Context) (string, string) {
 	if r.mode == modeServing {
 		return phases.StepDone, "left serving"
 	}
+	if r.mode == modeProfiler && r.cfg.Order == OrderOneLoad {
+		return phases.StepDone, "left serving, the profiler configured and idle (no load to take it off)"
+	}
 	return r.restartAndFollow(ctx, nil, nil, modeServing, "restarted without the profiler")
 }
 
@@ -393,6 +396,28 @@ func (r *runner) stepMs() []int {
 		}
 	}
 	return out
+}
+
+// reachable are, in the one-load order (micro before the sweep), the
+// batches the sweep can reach: at each of its levels C, a decode step's C
+// tokens and a mixed step's C×(input+output)/output (each request's prompt
+// spread over its decode steps), so the plateau's step is between two
+// timed batches (the budget interpolates between them).
+func (r *runner) reachable() []int {
+	if r.cfg.Order != OrderOneLoad {
+		return nil
+	}
+	in, out := r.cfg.Sweep.InputLen, max(r.cfg.Sweep.OutputLen, 1)
+	var ms []int
+	for _, c := range r.cfg.Sweep.Concurrency {
+		mixed := int(math.Ceil(float64(c) * float64(in+out) / float64(out)))
+		for _, m := range []int{c, mixed} {
+			if m > 0 && m <= gpubench.MaxBatch {
+				ms = append(ms, m)
+			}
+		}
+	}
+	return ms
 }
 
 // withStepTokens adds the step sizes to the planned batch sizes, sorted,

@@ -90,6 +90,7 @@ func DoctorMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err != nil && ctx.Err() != nil {
 		return cmd.Exit(ctx, err)
 	}
+	res.Checks = append(res.Checks, orderCheck(camp, res.Checks))
 	code := ExitOK
 	if res.Fails > 0 {
 		code = ExitStepFailed

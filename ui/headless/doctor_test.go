@@ -48,11 +48,15 @@ func doctorCLI(t *testing.T, args ...string) doctorOut {
 
 func TestDoctorOnSim(t *testing.T) {
 	d := doctorCLI(t, "--host", "sim")
-	if d.code != ExitOK || len(d.doc.Checks) != len(doctor.Names()) || d.doc.Host != "sim" {
+	// The doctor's checks, then the order the run takes here.
+	if d.code != ExitOK || len(d.doc.Checks) != len(doctor.Names())+1 || d.doc.Host != "sim" {
 		t.Fatalf("exit %d, %d checks\n%s\n%s", d.code, len(d.doc.Checks), d.stdout, d.stderr)
 	}
 	// One line each, in order, with the fix on the warnings.
 	lines := strings.Split(strings.TrimSpace(d.stdout), "\n")
+	if o := d.checks["order"]; !strings.Contains(o.Found, "classic order: server.launch is empty") {
+		t.Errorf("order: %+v, want the classic order and why (no launch command)", o)
+	}
 	for i, name := range doctor.Names() {
 		if f := strings.Fields(lines[i]); len(f) < 3 || f[1] != name {
 			t.Errorf("line %d: %q, want the %s check", i, lines[i], name)

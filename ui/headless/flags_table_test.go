@@ -253,6 +253,8 @@ func flagRows(dir string) []flagRow {
 		{cmds: "sweep", args: []string{"--metrics-url", ""}, get: func(r resolved) any { return r.camp.MetricsURL() }, want: "http://127.0.0.1:8011/metrics"},
 		{cmds: "sweep profile run", args: []string{"--loadgen", "host"}, get: func(r resolved) any { return r.camp.Macro.Loadgen }, want: "host"},
 		{cmds: "sweep profile run", args: []string{"--loadgen", ""}, get: func(r resolved) any { return r.camp.Macro.Loadgen }, want: ""},
+		{cmds: "run", args: []string{"--order", "classic"}, get: func(r resolved) any { return r.camp.RunOrder() }, want: "classic"},
+		{cmds: "run", args: []string{"--order", "sideways"}, wantErr: "--order: must be one-load or classic"},
 		{cmds: "sweep", args: []string{"--api-key", ""}, get: func(r resolved) any { return r.sweep.APIKey }, want: ""},
 		{cmds: "sweep", args: []string{"--search", ""}, get: func(r resolved) any { return r.sweep.Search }, want: ""},
 		{cmds: "sweep", args: []string{"--search", "concurrency"}, get: func(r resolved) any { return r.sweep.Search }, want: "concurrency"},

@@ -20,11 +20,14 @@ import (
 
 const runUsage = `profdeck run [-c FILE] [--host HOST] [--phases load,macro,micro,nccl,profile]
                    [--redo STEP|PHASE,...] [--keep] [--loadgen here|host] [--skip-doctor] [--stop-pid PID]
-                   [--json FILE|-] [--jsonl FILE]
+                   [--order one-load|classic] [--json FILE|-] [--jsonl FILE]
 
-Runs the campaign in order: serve, macro, free the GPUs, micro, nccl,
-restart with the profiler, profile (C=1 and the plateau's C), leave the
-server as run.leave_server says, notebook. Steps the journal has done for the
+Runs the campaign in one load: free the GPUs, micro, nccl, serve with the
+torch profiler configured, macro, profile (C=1 and the plateau's C), leave
+the server as run.leave_server says, notebook. --order classic (run.order)
+serves, sweeps, frees the GPUs for micro and nccl, restarts with the
+profiler and profiles. It prints its plan (loads counted, expected time)
+first and the time each step took at the end. Steps the journal has done for the
 same model, TP and launch command and the same parameters are not done
 again unless --redo names them; a step done with other parameters (its
 campaign section) is done again, saying what changed, unless --keep. Exit 0 when every step is done, 3 when one failed, stalled or was
@@ -101,12 +104,13 @@ func newRun(stdout, stderr io.Writer) (*Command, *runFlags) {
 	cmd.Flags.IntVar(&f.stopPID, "stop-pid", 0, "a process profdeck did not launch that the run may stop to free the GPUs (yours, by its pid); by default only profdeck's own launch is stopped")
 	cmd.Flags.BoolVar(&f.skipDoctor, "skip-doctor", false, "do not run the doctor's checks first (a failing check stops the run before the load)")
 	cmd.Flags.String("loadgen", "", "where the sweep's load generator runs: here, or host (the GPU host; default: the campaign's macro.loadgen)")
+	cmd.Flags.String("order", "", "the steps' order: one-load (micro and NCCL first, one load with the profiler set) or classic (default: the campaign's run.order, else one-load with a launch command)")
 	cmd.flagProgress()
 	return cmd, f
 }
 
 // runBinds are the run command's flags that set campaign keys.
-var runBinds = []campaign.Flag{{Name: "loadgen", Key: "macro.loadgen"}}
+var runBinds = []campaign.Flag{{Name: "loadgen", Key: "macro.loadgen"}, {Name: "order", Key: "run.order"}}
 
 // plan is the campaign file with the flags over it and the run's options,
 // checked before anything starts.
@@ -194,6 +198,7 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 	if err := campaignrun.Check(ctx, cfg); err != nil {
 		return nil, nil, err // nothing started: not even the session
 	}
+	runPlan(o.Log, c, cfg)
 	// The session outlives an interrupt, so the step it cut short and the
 	// notebook are still journalled.
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -264,6 +269,7 @@ type runReport struct {
 func finish(cmd *Command, res *campaignrun.Result, events []phases.Event) int {
 	stderr := cmd.Stderr
 	fmt.Fprint(cmd.Human(), StepsTable(res))
+	runTook(cmd.Human(), res)
 	code := ExitOK
 	for _, s := range res.Steps {
 		switch s.State {

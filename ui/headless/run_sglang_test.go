@@ -12,7 +12,7 @@ import (
 )
 
 // The whole campaign on the simulated deployment playing SGLang: every step
-// is done, and the restart with the profiler sets SGLang's own variable.
+// is done, and the one load with the profiler sets SGLang's own variable.
 func TestRunWholeCampaignOnSimSGLang(t *testing.T) {
 	text := strings.Replace(simCampaign, "launch: vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8 --port 8000",
 		"launch: python3 -m sglang.launch_server --model-path moonshotai/Kimi-K2.5 --tp 8 --enable-metrics --port 8000\n  engine: sglang", 1)
@@ -22,7 +22,7 @@ func TestRunWholeCampaignOnSimSGLang(t *testing.T) {
 	if o.code != 0 {
 		t.Fatalf("exit %d, want 0\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
-	for _, name := range campaignrun.Steps {
+	for _, name := range campaignrun.StepsOneLoad {
 		if s := stepState(o.rep, name); s.State != phases.StepDone {
 			t.Errorf("step %s: %s (%s)", name, s.State, s.Reason)
 		}
@@ -32,6 +32,6 @@ func TestRunWholeCampaignOnSimSGLang(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(j), "SGLANG_TORCH_PROFILER_DIR") || strings.Contains(string(j), "--profiler-config") {
-		t.Errorf("the journal does not show the restart with SGLANG_TORCH_PROFILER_DIR (nor without --profiler-config)")
+		t.Errorf("the journal does not show the load with SGLANG_TORCH_PROFILER_DIR (nor without --profiler-config)")
 	}
 }

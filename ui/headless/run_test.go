@@ -144,8 +144,15 @@ func TestRunWholeCampaignOnSim(t *testing.T) {
 	if o.code != 0 {
 		t.Fatalf("exit %d, want 0\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
-	if len(o.rep.Steps) != len(campaignrun.Steps) {
-		t.Fatalf("%d steps in --json, want %d", len(o.rep.Steps), len(campaignrun.Steps))
+	if len(o.rep.Steps) != len(campaignrun.StepsOneLoad) {
+		t.Fatalf("%d steps in --json, want %d", len(o.rep.Steps), len(campaignrun.StepsOneLoad))
+	}
+	// One load, said before the start and at the end.
+	if !strings.Contains(o.stderr, "one-load order") || !strings.Contains(o.stderr, "1 load(s); expected") {
+		t.Errorf("no plan with its loads before the start:\n%s", o.stderr)
+	}
+	if !strings.Contains(o.stdout, ", 1 load(s)\n") {
+		t.Errorf("no wall time with 1 load at the end:\n%s", o.stdout)
 	}
 	for _, s := range o.rep.Steps {
 		if s.State != phases.StepDone || s.Started.IsZero() || s.Finished.Before(s.Started) {
@@ -186,7 +193,7 @@ func TestRunProfilerStallThenRerun(t *testing.T) {
 		t.Skip("a whole campaign on the simulated host")
 	}
 	dir := t.TempDir()
-	path := writeCampaign(t, dir, "  stall_with_profiler_at_gib: 75.8\n")
+	path := writeCampaign(t, dir, "  stall_with_profiler_at_gib: 75.8\nrun:\n  order: classic\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	o := runCmd(t, ctx, path)
@@ -215,7 +222,7 @@ func TestRunProfilerStallThenRerun(t *testing.T) {
 	}
 	// Without the stall, the rerun does the restart and the profile only
 	// (then leaves the server serving and writes the notebook).
-	writeCampaign(t, dir, "")
+	writeCampaign(t, dir, "run:\n  order: classic\n")
 	o = runCmd(t, ctx, path)
 	if o.code != 0 {
 		t.Fatalf("rerun: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
@@ -258,8 +265,12 @@ func TestRunInterruptedMidSweepThenResumes(t *testing.T) {
 	if s := stepState(o.rep, campaignrun.Macro); s.State != phases.StepStopped {
 		t.Errorf("macro: %+v, want stopped", s)
 	}
-	if s := stepState(o.rep, campaignrun.Micro); s.State != phases.StepPending {
-		t.Errorf("micro: %+v, want pending", s)
+	// The one-load order timed the GEMMs and the collectives first.
+	if s := stepState(o.rep, campaignrun.Micro); s.State != phases.StepDone {
+		t.Errorf("micro: %+v, want done before the sweep", s)
+	}
+	if s := stepState(o.rep, campaignrun.Profile); s.State != phases.StepPending {
+		t.Errorf("profile: %+v, want pending", s)
 	}
 	if s := stepState(o.rep, campaignrun.Notebook); s.State != phases.StepDone {
 		t.Errorf("notebook after the interrupt: %+v, want done", s)
@@ -273,8 +284,16 @@ func TestRunInterruptedMidSweepThenResumes(t *testing.T) {
 		t.Fatalf("rerun: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
 	got := startedSteps(t, journal)
-	if len(got) < 3 || got[0] != campaignrun.Doctor || got[1] != campaignrun.Serve || got[2] != campaignrun.Macro {
-		t.Errorf("rerun started %v, want it to resume at the sweep (after the doctor and making sure the server serves)", got)
+	if want := "doctor,serve,macro,profile,leave_server,notebook"; strings.Join(got, ",") != want {
+		t.Errorf("rerun started %v, want %s: it resumes at the sweep (after the doctor and making sure the server serves)", got, want)
+	}
+	// Each run on host sim has a simulated deployment of its own, so the
+	// rerun loads once, with the profiler configured for the profile.
+	if s := stepState(o.rep, campaignrun.Serve); !strings.Contains(s.Reason, "with the profiler configured") {
+		t.Errorf("rerun serve: %+v, want a load with the profiler configured", s)
+	}
+	if !strings.Contains(o.stdout, ", 1 load(s)\n") {
+		t.Errorf("rerun: want 1 load:\n%s", o.stdout)
 	}
 }
 
@@ -286,7 +305,7 @@ func TestRunFirstLoadFails(t *testing.T) {
 		t.Skip("a campaign on the simulated host")
 	}
 	dir := t.TempDir()
-	path := writeCampaign(t, dir, "  fail: oom\n")
+	path := writeCampaign(t, dir, "  fail: oom\nrun:\n  order: classic\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	o := runCmd(t, ctx, path)

@@ -162,13 +162,14 @@ func (m *Model) checklistLines(w int) []string {
 		params = m.d.Campaign.StepParams()
 	}
 	states := checklist(m.runEvents, m.d.RunIdentity, params, m.running)
+	steps, loads := m.checkSteps()
 	done := 0
-	for _, s := range campaignrun.Steps {
+	for _, s := range steps {
 		if states[s].state == phases.StepDone {
 			done++
 		}
 	}
-	head := fmt.Sprintf("Campaign steps · %d/%d done", done, len(campaignrun.Steps))
+	head := fmt.Sprintf("Campaign steps · %d/%d done · %d load(s)", done, len(steps), loads)
 	hint := " · r runs the remaining steps"
 	if m.running {
 		hint = " · running"
@@ -176,7 +177,7 @@ func (m *Model) checklistLines(w int) []string {
 	out := []string{components.Truncate(m.st.title.Render(head)+m.st.subtle.Render(hint), w)}
 	colW := max(w/3, 10)
 	var word string
-	for _, name := range campaignrun.Steps {
+	for _, name := range steps {
 		if v := states[name]; word == "" && v.reason != "" && v.state != phases.StepDone {
 			word = checkTitles[name] + " " + v.state + ": " + v.reason
 		}
@@ -187,11 +188,11 @@ func (m *Model) checklistLines(w int) []string {
 	if word == "" {
 		word = doctorWord(m.runEvents)
 	}
-	rows := (len(campaignrun.Steps) + 2) / 3
+	rows := (len(steps) + 2) / 3
 	for row := range rows {
 		var line strings.Builder
-		for col := 0; col < 3 && row+rows*col < len(campaignrun.Steps); col++ {
-			name := campaignrun.Steps[row+rows*col]
+		for col := 0; col < 3 && row+rows*col < len(steps); col++ {
+			name := steps[row+rows*col]
 			line.WriteString(m.checkCell(name, states[name], colW))
 		}
 		out = append(out, components.Truncate(line.String(), w))
@@ -202,6 +203,17 @@ func (m *Model) checklistLines(w int) []string {
 	return out
 }
 
+// checkSteps are the steps of the order the campaign's run takes, and
+// the loads they make when every step is done.
+func (m *Model) checkSteps() ([]string, int) {
+	order, leave := campaignrun.OrderClassic, campaignrun.LeaveServing
+	if c := m.d.Campaign; c != nil {
+		order, leave = c.RunOrder(), c.Run.LeaveServer
+	}
+	steps := campaignrun.StepsFor(order)
+	return steps, campaignrun.Loads(steps, leave)
+}
+
 // checkCell is one step: its mark and title, padded to the column.
 func (m *Model) checkCell(name string, v stepView, w int) string {
 	state := v.state
@@ -209,6 +221,9 @@ func (m *Model) checkCell(name string, v stepView, w int) string {
 		state = phases.StepPending
 	}
 	text := checkMarks[state] + " " + checkTitles[name]
+	if name == campaignrun.Serve || name == campaignrun.Restart {
+		text += " [load]"
+	}
 	if v.manual {
 		text += " (by hand)"
 	}

@@ -28,7 +28,7 @@ func TestChecklistStatesAndFit(t *testing.T) {
 	m := New(d)
 	m.SetSize(80, 20) // 80×24 less the cockpit's four rows
 	v := ansi.Strip(m.View())
-	if !strings.Contains(v, "Campaign steps · 0/10 done · r runs the remaining steps") || !strings.Contains(v, "· serve") {
+	if !strings.Contains(v, "Campaign steps · 0/10 done · 3 load(s) · r runs the remaining steps") || !strings.Contains(v, "· serve [load]") {
 		t.Fatalf("empty checklist:\n%s", v)
 	}
 	panetest.Fits(t, m.View(), 80, 20)
@@ -59,7 +59,7 @@ func TestChecklistStatesAndFit(t *testing.T) {
 		ev(9, phases.KindRunStep, phases.RunStep{Name: campaignrun.LeaveServer, State: phases.StepStarted}),
 	}})
 	v = ansi.Strip(m.View())
-	for _, want := range []string{"2/10 done · running", "✓ serve", "✓ sweep (by hand)", "! profiler restart", "– profile", "▶ leave server",
+	for _, want := range []string{"2/10 done · 3 load(s) · running", "✓ serve", "✓ sweep (by hand)", "! profiler restart", "– profile", "▶ leave server",
 		"profiler restart stalled: STALLED: no progress for 10 s at 75.8 GiB"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("lacks %q:\n%s", want, v)

@@ -1,0 +1,147 @@
+package headless
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/profdeck/profdeck/campaign"
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/campaignrun"
+	"github.com/profdeck/profdeck/phases/load"
+)
+
+// loadSteps are the steps that load the model when they run.
+var loadSteps = map[string]bool{campaignrun.Serve: true, campaignrun.Restart: true}
+
+// runPlan says, before the run starts, its order and why, the steps it
+// will do (the loads marked), and the time expected: each step's time
+// when the journal has it, a load's the simulated host's load time, the
+// sweep its levels times their duration.
+func runPlan(w io.Writer, c *campaign.Campaign, cfg campaignrun.Config) {
+	if w == nil {
+		return
+	}
+	order, why := campaignrun.OrderFor(c.Run.Order, c.Server.Launch)
+	steps := campaignrun.Remaining(cfg)
+	took := campaignrun.LastTook(cfg.Prior)
+	loads := plannedLoads(steps, cfg.Leave, order)
+	var total time.Duration
+	var parts, unknown []string
+	for _, s := range steps {
+		d, ok := expectedStep(s, c, took)
+		label := s
+		if loadSteps[s] {
+			label += " [load]"
+		}
+		switch {
+		case ok:
+			total += d
+			label += " ~" + shortDur(d)
+		case s != campaignrun.Doctor && s != campaignrun.Notebook && s != campaignrun.LeaveServer:
+			unknown = append(unknown, s)
+		}
+		parts = append(parts, label)
+	}
+	fmt.Fprintf(w, "profdeck run: plan, %s order (%s): %s\n", order, why, strings.Join(parts, " → "))
+	line := fmt.Sprintf("profdeck run: %d load(s); expected %s", loads, shortDur(total))
+	if len(unknown) > 0 {
+		line += " and the time of " + strings.Join(unknown, ", ") + " (not in the journal yet)"
+	}
+	fmt.Fprintln(w, line)
+}
+
+// plannedLoads counts the loads of the steps to do; the classic order's
+// restart without the profiler at the end is one more.
+func plannedLoads(steps []string, leave, order string) int {
+	n := campaignrun.Loads(steps, leave)
+	if order == campaignrun.OrderClassic && !contains(steps, campaignrun.Restart) && contains(steps, campaignrun.FreeGPUs) && leave != campaignrun.LeaveStopped {
+		n++ // the GPUs freed, the server put back as asked
+	}
+	return n
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// expectedStep is a step's expected time, when something says it.
+func expectedStep(s string, c *campaign.Campaign, took map[string]time.Duration) (time.Duration, bool) {
+	if loadSteps[s] && c.Host == "sim" && c.Sim.LoadTime.Duration > 0 {
+		return c.Sim.LoadTime.Duration, true
+	}
+	if d, ok := took[s]; ok {
+		return d, true
+	}
+	if s == campaignrun.Macro && c.Macro.Duration.Duration > 0 {
+		return time.Duration(len(c.Macro.Concurrency)) * c.Macro.Duration.Duration, true
+	}
+	return 0, false
+}
+
+// shortDur is a duration rounded to the second ("1m27s").
+func shortDur(d time.Duration) string {
+	return d.Round(time.Second).String()
+}
+
+// runTook is the line after the steps table: the run's wall time (its
+// steps' first start to last end) and the loads it did.
+func runTook(w io.Writer, res *campaignrun.Result) {
+	var first, last time.Time
+	loads := 0
+	for _, s := range res.Steps {
+		if s.Earlier || s.Started.IsZero() {
+			continue
+		}
+		if first.IsZero() || s.Started.Before(first) {
+			first = s.Started
+		}
+		if s.Finished.After(last) {
+			last = s.Finished
+		}
+		if s.State != "skipped" && (loadSteps[s.Name] && !strings.HasPrefix(s.Reason, "already serving") ||
+			s.Name == campaignrun.LeaveServer && strings.HasPrefix(s.Reason, "restarted")) {
+			loads++
+		}
+	}
+	if first.IsZero() {
+		return
+	}
+	fmt.Fprintf(w, "wall time %s, %d load(s)\n", shortDur(last.Sub(first)), loads)
+}
+
+// orderCheck is the doctor's line on the order `profdeck run` takes on
+// this host and why; with the one-load order, the profiler setting the
+// launch gets for the vLLM version (the campaign's, else the one the
+// engine check found).
+func orderCheck(c *campaign.Campaign, checks []phases.DoctorCheck) phases.DoctorCheck {
+	order, why := campaignrun.OrderFor(c.Run.Order, c.Server.Launch)
+	ch := phases.DoctorCheck{Name: "order", Status: phases.CheckOK, Found: "run takes the " + order + " order: " + why}
+	if order != campaignrun.OrderOneLoad || c.ServerEngine() == campaign.EngineSGLang {
+		return ch
+	}
+	v := c.Server.Version
+	for _, k := range checks {
+		if v == "" {
+			v = campaignrun.DoctorVersion(k)
+		}
+	}
+	if v == "" {
+		ch.Found += "; the vLLM version is not known: the launch gets --profiler-config (vLLM 0.13 and later)"
+		ch.Fix = "an older vLLM refuses that flag: set server.version, or run.order: classic"
+		return ch
+	}
+	flags, _ := load.ProfilerArgsFor("vllm", v, c.Server.ProfilerDir)
+	how := "VLLM_TORCH_PROFILER_DIR"
+	if len(flags) > 0 {
+		how = "--profiler-config"
+	}
+	ch.Found += "; vLLM " + v + ": the launch gets " + how
+	return ch
+}
