@@ -268,6 +268,27 @@ func (r *runner) plateau() int {
 	return r.sweep.plateau
 }
 
+// stepsAfter is those of steps that come after step in plan: the ones a
+// run can still do once step is done (in the one-load order micro and NCCL
+// come before the sweep, timed at every batch it can reach).
+func stepsAfter(plan []string, step string, steps []string) []string {
+	at := -1
+	for i, s := range plan {
+		if s == step {
+			at = i
+		}
+	}
+	var out []string
+	for _, s := range steps {
+		for i, p := range plan {
+			if p == s && at >= 0 && i > at {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
 // afterSweep takes the sweep this run just did: the steps done earlier at
 // another workload or plateau than it found are out of date. It says so
 // (RunChanged) and, unless --keep, does them again; it returns the steps
@@ -276,7 +297,7 @@ func (r *runner) afterSweep(plan []string, done map[string]Span, redo map[string
 	r.settle() // the plateau's event is seen
 	now := ChangedSteps(done, withPlateau(r.cfg.Params, r.plateau()))
 	fresh := map[string][]string{}
-	for _, s := range sweepSteps {
+	for _, s := range stepsAfter(plan, Macro, sweepSteps) {
 		if ch := now[s]; len(ch) > 0 && !todo[s] && changed[s] == nil {
 			fresh[s], changed[s] = ch, ch
 		}
@@ -292,6 +313,6 @@ func (r *runner) afterSweep(plan []string, done map[string]Span, redo map[string
 		redo[s] = true
 	}
 	t := r.todo(plan, done, redo)
-	r.need = needOf(t)
+	r.need = needOf(t, r.cfg.Order)
 	return t
 }
