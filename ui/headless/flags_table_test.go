@@ -280,7 +280,6 @@ func flagRows(dir string) []flagRow {
 		{cmds: "sweep", args: []string{"--percentile-metrics", "ttft", "--metric-percentiles", "95"}, get: func(r resolved) any { return r.sweep.Percentiles }, want: macro.Percentiles{Metrics: []string{"ttft"}, Of: []float64{95}}},
 		{cmds: "sweep", args: []string{"--metric-percentiles", ""}, get: func(r resolved) any { return r.sweep.Percentiles.Of }, want: []float64(nil)},
 		{cmds: "sweep", args: []string{"--result-filename", filepath.Join(dir, "r.json")}, get: func(r resolved) any { return r.cmd.JSONPath }, want: filepath.Join(dir, "r.json")},
-		{cmds: "sweep", args: []string{"--save-result"}, get: func(r resolved) any { return strings.HasPrefix(r.cmd.JSONPath, "sweep-") }, want: true},
 		// load
 		{cmds: "load", args: []string{"--log", "/l/x.log"}, get: func(r resolved) any { return [2]string{r.load.LogPath, r.load.PIDFile} }, want: [2]string{"/l/x.log", "/l/x.log.pid"}},
 		{cmds: "load", args: []string{"--log", ""}, get: func(r resolved) any { return r.load.LogPath }, want: campaign.DefaultLogPath},
