@@ -49,9 +49,13 @@ func WriteCompareMarkdown(path string, sweeps []Sweep, p Pareto) error {
 		}
 		w("![Tokens/s per GPU against tokens/s per user](%s/pareto.svg)\n\n(also as PNG: `%s/pareto.png`)\n\n", filepath.ToSlash(dir), filepath.ToSlash(dir))
 	}
+	for _, d := range Differences(sweeps) {
+		w("- %s\n", d)
+	}
+	w("\n")
 	for i := 1; i < len(sweeps); i++ {
 		w("## %s against A\n\n```text\n", SweepLabel(i))
-		WriteComparison(&b, sweeps[0], sweeps[i])
+		writeComparisonBody(&b, sweeps[0], sweeps[i], SweepLabel(i))
 		w("```\n\n")
 	}
 	if len(charts) > 0 {

@@ -33,7 +33,10 @@ type Result struct {
 	MaxConcurrency int `json:"max_concurrency,omitempty"`
 	// Metadata is what the operator attached to the run (vLLM bench
 	// serve's --metadata KEY=VALUE).
-	Metadata   map[string]string    `json:"metadata,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// Profdeck is the version of profdeck that ran the sweep (set by the
+	// front-end).
+	Profdeck   string               `json:"profdeck_version,omitempty"`
 	Levels     []phases.LevelResult `json:"levels"`
 	Plateau    *phases.Plateau      `json:"plateau"`
 	Stopped    string               `json:"stopped,omitempty"` // why the sweep ended early

@@ -154,7 +154,9 @@ const compareUsage = `profdeck compare A B [C …] [-o FILE.md] [--json FILE|-]
 
 A, B, … are campaign journals or ` + "`profdeck sweep --json`" + ` files (any mix);
 JOURNAL#N picks a journal's Nth sweep (#-1 the last), e.g. compare k25.jsonl#1 k25.jsonl#2.
-Prints each level's metrics in A and B and B's change relative to A (then C's, …), and
+Labels the sweeps A, B, C…, says what differs between them (workload, launch, model, TP,
+host, profdeck version), prints each level's metrics in A and B and B's change relative
+to A (then C's, …), and
 the Pareto front of tokens/s per user against tokens/s per GPU over every sweep's levels.
 -o writes the same as markdown, with the Pareto chart as SVG and PNG in FILE.charts/ beside
 it. --json writes the comparison as a document (- for stdout, the table then goes to
@@ -168,8 +170,11 @@ const maxCompared = 26
 // later sweeps against A, and the Pareto front.
 type comparisonDoc struct {
 	report.Comparison
-	More   []report.Comparison `json:"more,omitempty"`
-	Pareto report.Pareto       `json:"pareto"`
+	More []report.Comparison `json:"more,omitempty"`
+	// Differs says what differs between the sweeps (workload, launch,
+	// model, TP, host, profdeck version), one line each.
+	Differs []string      `json:"differs"`
+	Pareto  report.Pareto `json:"pareto"`
 }
 
 // CompareMain is "profdeck compare": each later sweep's per-level change
@@ -196,12 +201,11 @@ func CompareMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	doc := comparisonDoc{Comparison: report.Compare(sw[0], sw[1]), Pareto: report.ParetoOf(sw)}
 	h := c.Human()
-	report.WriteComparison(h, sw[0], sw[1])
+	report.WriteComparisons(h, sw)
 	for _, x := range sw[2:] {
-		fmt.Fprintln(h)
-		report.WriteComparison(h, sw[0], x)
 		doc.More = append(doc.More, report.Compare(sw[0], x))
 	}
+	doc.Differs = report.Differences(sw)
 	fmt.Fprintln(h)
 	report.WritePareto(h, doc.Pareto)
 	if *md != "" {

@@ -250,7 +250,7 @@ func sweep(ctx context.Context, c *Command, sw macro.Engine, h remote.Host, meta
 			fmt.Fprintln(c.Stderr, "  warning:", w)
 		}
 	}
-	res.Metadata = meta
+	res.Metadata, res.Profdeck = meta, Version
 	if err := c.WriteJSON(res); err != nil {
 		return err
 	}
