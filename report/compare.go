@@ -93,12 +93,9 @@ func sweepRef(path string) (string, int, error) {
 		return path, 0, nil
 	}
 	i := strings.LastIndexByte(path, '#')
-	if i <= 0 {
-		return "", 0, err
-	}
 	n, perr := strconv.Atoi(path[i+1:])
-	if perr != nil {
-		return "", 0, err
+	if i <= 0 || perr != nil {
+		return "", 0, fmt.Errorf("%s: %w", path, localfs.UnwrapPath(err))
 	}
 	file := path[:i]
 	if _, serr := os.Stat(file); serr != nil {

@@ -275,6 +275,7 @@ func flagRows(dir string) []flagRow {
 		{cmds: "sweep", args: []string{"--random-input-len", "64"}, get: func(r resolved) any { return r.sweep.InputLen }, want: 64},
 		{cmds: "sweep", args: []string{"--random-output-len", "0"}, wantErr: "--random-output-len: want 2"},
 		{cmds: "sweep", args: []string{"--random-range-ratio", "0"}, get: func(r resolved) any { return r.sweep.RangeRatio }, want: 0.0},
+		{cmds: "sweep", args: []string{"--random-prefix-len", "0"}, get: func(r resolved) any { return r.sweep.PrefixLen }, want: 0},
 		{cmds: "sweep", args: []string{"--dataset-name", ""}, get: func(r resolved) any { return r.sweep.Dataset }, want: ""},
 		{cmds: "sweep", args: []string{"--dataset-path", jsonl, "--dataset", "jsonl"}, get: func(r resolved) any { return r.sweep.DatasetFile }, want: jsonl},
 		{cmds: "sweep", args: []string{"--percentile-metrics", "ttft", "--metric-percentiles", "95"}, get: func(r resolved) any { return r.sweep.Percentiles }, want: macro.Percentiles{Metrics: []string{"ttft"}, Of: []float64{95}}},

@@ -1,7 +1,9 @@
 package headless
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -105,11 +107,11 @@ func writeReport(c *Command, journal, path string, opts report.NotebookOptions) 
 	if err != nil {
 		return &BadInputError{Err: err} // not a file, or unreadable
 	}
+	if len(rr.Events) == 0 {
+		return notAJournal(journal, rr)
+	}
 	if note := report.SkippedNote(journal, rr.Skipped, rr.SkippedCount); note != "" {
 		fmt.Fprintf(c.Stderr, "profdeck %s: %s\n", c.Name, note)
-	}
-	if len(rr.Events) == 0 {
-		return BadInput("%s: no events could be read; not a profdeck journal?", journal)
 	}
 	opts.Skipped, opts.SkippedCount = rr.Skipped, rr.SkippedCount
 	if path == "-" {
@@ -262,4 +264,20 @@ func notAnInput(c *Command, inputs []string) error {
 		}
 	}
 	return c.CheckOverlap(named...)
+}
+
+// notAJournal is the one line for a file report cannot read one event of:
+// a result document (one JSON object) is named as such; else the first
+// line that could not be read.
+func notAJournal(path string, rr report.ReadResult) error {
+	if st, err := os.Stat(path); err == nil && st.Size() <= report.MaxSweepJSON {
+		if b, err := os.ReadFile(path); err == nil && json.Valid(b) && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
+			return BadInput("%s: a result document, not a journal: report reads a campaign's journal (compare and capacity read sweep documents)", path)
+		}
+	}
+	first := ""
+	if len(rr.Skipped) > 0 {
+		first = fmt.Sprintf(" (%d line(s) skipped, the first: %s)", rr.SkippedCount, rr.Skipped[0])
+	}
+	return BadInput("%s: no events could be read%s; not a profdeck journal?", path, first)
 }

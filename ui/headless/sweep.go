@@ -301,7 +301,8 @@ func perLevel(c macro.Config) string {
 // and client-bound warnings, as they come.
 func printProgress(w io.Writer, events <-chan phases.Event, observe func(phases.Event)) {
 	seen := map[string]bool{}
-	gpuSaid := 0 // the GPU sampler's notes printed so far
+	gpuSaid := 0      // the GPU sampler's notes printed so far
+	searched := false // a search said its answer: the SLO's is the same
 	for ev := range events {
 		observe(ev)
 		switch d := ev.Data.(type) {
@@ -333,8 +334,11 @@ func printProgress(w io.Writer, events <-chan phases.Event, observe func(phases.
 				fmt.Fprintf(w, "verdict (%s): %s\n", d.Reason, line)
 			}
 		case phases.SLOMet:
-			fmt.Fprintln(w, "slo:", d.Text)
+			if !searched {
+				fmt.Fprintln(w, "slo:", d.Text)
+			}
 		case phases.Search:
+			searched = true
 			fmt.Fprintln(w, SearchLine(d))
 		case phases.ClientBound:
 			name := fmt.Sprintf("C=%d", d.Concurrency)

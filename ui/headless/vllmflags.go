@@ -153,8 +153,12 @@ func vllmLine(fs *flag.FlagSet, args []string) ([]string, *vllmArgs, error) {
 			continue
 		}
 		f, ok := vllmFlags[name]
-		if !ok || fs.Lookup(name) != nil {
+		if own := fs.Lookup(name); !ok || own != nil {
 			rest = append(rest, vllmSpelled(name, val, hasVal))
+			if own != nil && !hasVal && !isBoolFlag(own) && i+1 < len(args) {
+				i++
+				rest = append(rest, args[i]) // its value, as given (-5 is a value, not a flag)
+			}
 			continue
 		}
 		vals, next := vllmValues(args, i, f.n, val, hasVal)
@@ -320,4 +324,10 @@ func vllmMetadata(v *vllmArgs, s []string) error {
 		v.meta(strings.TrimSpace(k), strings.TrimSpace(val))
 	}
 	return nil
+}
+
+// isBoolFlag reports whether f is a switch (it takes no value after it).
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
