@@ -22,7 +22,7 @@ func TestCompareThreeLabelsAndDifferences(t *testing.T) {
 		p := filepath.Join(dir, string(rune('a'+i))+".json")
 		doc := map[string]any{"url": "http://gpu1:8000", "model": "m", "input_len": in, "output_len": 128,
 			"profdeck_version": []string{"1.0", "1.0", "1.1"}[i],
-			"levels": []phases.LevelResult{{Concurrency: 1, Completed: 20, OutputThroughput: float64(100 + i)}}}
+			"levels":           []phases.LevelResult{{Concurrency: 1, Completed: 20, OutputThroughput: float64(100 + i)}}}
 		b, _ := json.Marshal(doc)
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
