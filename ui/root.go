@@ -52,7 +52,7 @@ type Model struct {
 	hasConn bool
 	// server is the server's state as its lifecycle events say: loading,
 	// ready, stopped, failed ("" before any).
-	server string
+	server  string
 	running phases.Brackets // the phases running
 
 	campaignStep string // the campaign run's step under way ("" when none)
