@@ -106,3 +106,12 @@ func TestStopServerStopsTheSharedServer(t *testing.T) {
 		t.Error("the Load pane's watcher was not told of the stop")
 	}
 }
+
+// At 80×24 (the pane's 78×19) the idle hint is whole, wrapped, not cut.
+func TestIdleHintWholeAt80(t *testing.T) {
+	m, _ := newPane(t, sim.Options{})
+	v := strings.Join(strings.Fields(ansi.Strip(m.View())), " ")
+	if !strings.Contains(v, "(the model, TP and batch sizes come from the campaign)") || strings.Contains(v, "…") {
+		t.Fatalf("idle hint cut:\n%s", ansi.Strip(m.View()))
+	}
+}
