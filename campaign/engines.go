@@ -75,7 +75,21 @@ func (c *Campaign) SweepConfig(apiKey string) macro.Config {
 		Rate: m.Rate, StopAtPlateau: m.StopAtPlateau, NoPreflight: m.NoPreflight, APIKey: apiKey,
 		SLO: m.SLO, Repeat: m.Repeat, Limits: c.ServerLimits(), ServerLog: c.LoadConfig().LogPath, Dataset: m.Dataset, DatasetFile: m.DatasetFile,
 		DatasetMax: m.DatasetMax, RangeRatio: m.RangeRatio, PrefixLen: m.PrefixLen, Deployment: new(c.Deployment()),
-		Search: m.Search, SearchTolerance: m.SearchTolerance, Arrivals: m.Arrivals, Burstiness: m.Burstiness, LatencyFrom: m.LatencyFrom}
+		Search: m.Search, SearchTolerance: m.SearchTolerance, Arrivals: m.Arrivals, Burstiness: m.Burstiness, LatencyFrom: m.LatencyFrom,
+		MaxInFlight: c.openLoopCap()}
+}
+
+// openLoopCap is the open loop's cap on requests in flight: with a rate
+// (or a rate search), a concurrency given (the file's macro.concurrency,
+// or --concurrency / --max-concurrency) of one value caps the requests in
+// flight, as vLLM bench serve's --max-concurrency with --request-rate; 0
+// without a rate or without a concurrency given.
+func (c *Campaign) openLoopCap() int {
+	m := c.Macro
+	if (m.Rate <= 0 && m.Search != phases.SearchRate) || c.Source("macro.concurrency") == "" || len(m.Concurrency) != 1 {
+		return 0
+	}
+	return m.Concurrency[0]
 }
 
 // ServerLimits are the limits the launch command sets, for the plateau's

@@ -205,6 +205,7 @@ var BenchAliases = map[string][]string{
 	"range-ratio":  {"random-range-ratio"},
 	"dataset":      {"dataset-name"},
 	"dataset-file": {"dataset-path"},
+	"prefix-len":   {"random-prefix-len"},
 }
 
 // DefineAliases adds each bound flag's aliases to fs, sharing the flag's

@@ -37,6 +37,8 @@ type Sweep struct {
 	// SkippedCount counts them all.
 	Skipped      []string
 	SkippedCount int
+	// Facts are what it ran against, as far as recorded.
+	Facts SweepFacts
 }
 
 // sweepJSON is the part of the `sweep --json` document compare reads.
@@ -91,12 +93,9 @@ func sweepRef(path string) (string, int, error) {
 		return path, 0, nil
 	}
 	i := strings.LastIndexByte(path, '#')
-	if i <= 0 {
-		return "", 0, err
-	}
 	n, perr := strconv.Atoi(path[i+1:])
-	if perr != nil {
-		return "", 0, err
+	if i <= 0 || perr != nil {
+		return "", 0, fmt.Errorf("%s: %w", path, localfs.UnwrapPath(err))
 	}
 	file := path[:i]
 	if _, serr := os.Stat(file); serr != nil {
@@ -175,6 +174,8 @@ func readSweepDoc(path string, r io.Reader, which int) (sw Sweep, isDoc bool, er
 		return Sweep{}, false, nil
 	}
 	var doc sweepJSON
+	var facts SweepFacts
+	shape := map[string]json.RawMessage{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -206,6 +207,13 @@ func readSweepDoc(path string, r io.Reader, which int) (sw Sweep, isDoc bool, er
 			err = dec.Decode(&doc.GPU)
 		case "search":
 			err = dec.Decode(&doc.Search)
+		case "input_len", "output_len", "request_rate", "workload":
+			var raw json.RawMessage
+			if err = dec.Decode(&raw); err == nil {
+				shape[key] = raw
+			}
+		case "profdeck_version":
+			err = dec.Decode(&facts.Profdeck)
 		default:
 			var skip json.RawMessage
 			err = dec.Decode(&skip)
@@ -225,7 +233,11 @@ func readSweepDoc(path string, r io.Reader, which int) (sw Sweep, isDoc bool, er
 		src += ", started " + doc.Started
 	}
 	sw = Sweep{Path: path, Source: src, Model: doc.Model, Levels: doc.Levels, Plateau: doc.Plateau, Deployment: doc.Deployment,
-		Search: doc.Search}
+		Search: doc.Search, Facts: facts}
+	if b, err := json.Marshal(shape); err == nil {
+		sw.Facts.Workload = shapeOf(b)
+	}
+	sw.Facts.Host = urlHost(doc.URL)
 	if doc.SLO != nil {
 		sw.SLO, sw.SLOShare = doc.SLO.Spec, doc.SLO.Share
 	}
@@ -317,6 +329,7 @@ func journalSweep(path string, c *classified, i int) Sweep {
 		sw.HostGPUs = m.gpuSrc[k-1].GPUs
 	}
 	sw.Source = fmt.Sprintf("journal, sweep %d of %d (started %s)", i+1, len(runs), runs[i].start.UTC().Format("2006-01-02 15:04:05 UTC"))
+	sw.journalFacts(c)
 	if c.system != nil {
 		sw.Model = c.system.Model
 		if sw.HostGPUs == 0 {
@@ -344,6 +357,7 @@ func (sw *Sweep) setParams(params any) {
 	if json.Unmarshal(b, &p) == nil {
 		sw.Deployment, sw.SLO, sw.SLOShare = p.Deployment, p.SLO, p.Share
 	}
+	sw.Facts.Workload = shapeOf(b)
 }
 
 // metric is one compared figure of a level.
@@ -541,25 +555,31 @@ func fmtPtr(v *float64, prec int) string {
 
 // WriteComparison prints B's per-level, per-metric change relative to A.
 func WriteComparison(w io.Writer, a, b Sweep) {
-	c := Compare(a, b)
 	fmt.Fprintf(w, "A: %s (%s, %d levels)\n", a.Path, a.Source, len(a.Levels))
 	fmt.Fprintf(w, "B: %s (%s, %d levels)\n", b.Path, b.Source, len(b.Levels))
-	if a.Model != "" && b.Model != "" && a.Model != b.Model {
-		fmt.Fprintf(w, "note: different models: %s vs %s\n", a.Model, b.Model)
+	for _, d := range Differences([]Sweep{a, b}) {
+		fmt.Fprintln(w, d)
 	}
 	fmt.Fprintln(w)
+	writeComparisonBody(w, a, b, "B")
+}
+
+// writeComparisonBody is the per-level table of b (labelled label)
+// against a, and the plateaus.
+func writeComparisonBody(w io.Writer, a, b Sweep, label string) {
+	c := Compare(a, b)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "level\tmetric\tA\t\tB\tunit\tchange\t")
+	fmt.Fprintf(tw, "level\tmetric\tA\t\t%s\tunit\tchange\t\n", label)
 	steered := 0
 	for _, ld := range c.Levels {
 		k := levelKey{c: ld.Concurrency, rate: ld.Rate, run: max(ld.Run-1, 0)}
 		name := k.String()
 		if ld.Steered != "" {
-			name += " (steered in " + ld.Steered + ")"
+			name += " (steered in " + strings.Replace(ld.Steered, "B", label, 1) + ")"
 			steered++
 		}
 		if ld.OnlyIn != "" {
-			fmt.Fprintf(tw, "%s\t(only in %s)\t\t\t\t\t\t\n", name, ld.OnlyIn)
+			fmt.Fprintf(tw, "%s\t(only in %s)\t\t\t\t\t\t\n", name, strings.Replace(ld.OnlyIn, "B", label, 1))
 			continue
 		}
 		for i, d := range ld.Metrics {
@@ -583,7 +603,7 @@ func WriteComparison(w io.Writer, a, b Sweep) {
 	if c.PlateauChangePct != nil {
 		fmt.Fprintf(w, "plateau throughput change: %+.1f%%\n", *c.PlateauChangePct)
 	}
-	fmt.Fprintln(w, "change = (B − A) / A; for times lower is better, for tok/s, req/s and spec accept higher is better.")
+	fmt.Fprintf(w, "change = (%s − A) / A; for times lower is better, for tok/s, req/s and spec accept higher is better.\n", label)
 	if steered > 0 {
 		fmt.Fprintf(w, "steered: %d level(s) had their concurrency changed or were paused by hand while they ran; their change is not the change of the level as planned.\n", steered)
 	}

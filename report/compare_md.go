@@ -78,9 +78,13 @@ func compareMarkdown(sweeps []Sweep, p Pareto, dir string, withCharts bool) ([]b
 		}
 		w("![Tokens/s per GPU against tokens/s per user](%s/pareto.svg)\n\n(also as PNG: `%s/pareto.png`)\n\n", filepath.ToSlash(dir), filepath.ToSlash(dir))
 	}
+	for _, d := range Differences(sweeps) {
+		w("- %s\n", d)
+	}
+	w("\n")
 	for i := 1; i < len(sweeps); i++ {
 		w("## %s against A\n\n```text\n", SweepLabel(i))
-		WriteComparison(&b, sweeps[0], sweeps[i])
+		writeComparisonBody(&b, sweeps[0], sweeps[i], SweepLabel(i))
 		w("```\n\n")
 	}
 	return []byte(remote.MaskURL(b.String())), charts

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/units"
 	"github.com/profdeck/profdeck/ui/common"
 	"github.com/profdeck/profdeck/ui/components"
@@ -53,7 +54,7 @@ func (m *Model) render() string {
 	case m.showHelp:
 		body = s.Title.Render("Help — "+m.table[m.active].Title) + "\n\n" +
 			m.help.FullHelpView(keyMap{pane: m.focused()}.FullHelp()) + "\n\n" +
-			s.Title.Render("Everywhere") + "\n" + m.help.FullHelpView(m.globalColumns()) + "\n\n" +
+			s.Title.Render("Everywhere") + s.Subtle.Render("   (a tab's * : its phase is running)") + "\n" + m.help.FullHelpView(m.globalColumns()) + "\n\n" +
 			s.Subtle.Render("? or esc closes the help. In tmux, `set -sg escape-time 10` makes esc quick.")
 	default:
 		body = m.focused().View()
@@ -105,7 +106,7 @@ func (m *Model) header() string {
 		host += " " + s.HeaderSim.Render("SIMULATED")
 	}
 	// The campaign name gives way first, so host, link and clock stay visible.
-	tail := " │ host " + host + " │ " + m.connText() + " │ " + units.Clock(m.now.Sub(m.start))
+	tail := " │ host " + host + " " + m.connText() + m.serverText() + " │ " + units.Clock(m.now.Sub(m.start))
 	head := s.Header.Render("profdeck") + " │ "
 	room := m.w - lipgloss.Width(head) - lipgloss.Width(tail)
 	if room < 8 {
@@ -151,6 +152,47 @@ func (m *Model) connText() string {
 		return s.Bad.Render("✗ failed")
 	}
 	return s.Subtle.Render("○ " + c.State)
+}
+
+// serverText is the server's state after the host's link, e.g.
+// " │ server loading" ("" before the server's first event): the link being
+// up says nothing of the server.
+func (m *Model) serverText() string {
+	s := m.d.Styles
+	switch m.server {
+	case "":
+		return ""
+	case "ready":
+		return " │ server " + s.Good.Render("ready")
+	case "loading":
+		return " │ server " + s.Warn.Render("loading")
+	case "failed":
+		return " │ server " + s.Bad.Render("failed")
+	}
+	return " │ server " + s.Subtle.Render(m.server)
+}
+
+// serverState is the server's state after the event d (a ServerEvent, a
+// Milestone or a LoadFailure), from was.
+func serverState(was string, d any) string {
+	switch d := d.(type) {
+	case phases.ServerEvent:
+		switch d.Action {
+		case "start", "restart":
+			return "loading"
+		case "ready":
+			return "ready"
+		case "stop", "stopped", "exited":
+			return "stopped"
+		}
+	case phases.Milestone:
+		if d.Stage == "ready" {
+			return "ready"
+		}
+	case phases.LoadFailure:
+		return "failed"
+	}
+	return was
 }
 
 func (m *Model) tabs() string {

@@ -50,6 +50,9 @@ type Model struct {
 	now     time.Time
 	conn    phases.ConnState
 	hasConn bool
+	// server is the server's state as its lifecycle events say: loading,
+	// ready, stopped, failed ("" before any).
+	server  string
 	running phases.Brackets // the phases running
 
 	campaignStep string // the campaign run's step under way ("" when none)
@@ -235,6 +238,8 @@ func (m *Model) observe(ev phases.Event) {
 	switch d := ev.Data.(type) {
 	case phases.ConnState:
 		m.conn, m.hasConn = d, true
+	case phases.ServerEvent, phases.Milestone, phases.LoadFailure:
+		m.server = serverState(m.server, d)
 	case phases.RunStep:
 		m.campaignStep = ""
 		if d.State == phases.StepStarted {

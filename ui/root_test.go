@@ -405,3 +405,24 @@ func TestQuickNoticeOfOneSetting(t *testing.T) {
 		t.Error("a notice with no setting")
 	}
 }
+
+// The header says the server's state apart from the host's link: loading
+// after the server starts, ready once it is; and the help explains a
+// tab's *.
+func TestHeaderSaysServerLoadingAndHelpExplainsStar(t *testing.T) {
+	m, _, _ := newTestRoot(t)
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	now := time.Date(2026, 11, 29, 12, 0, 1, 0, time.UTC)
+	m.Update(batchMsg{at: now, events: []phases.Event{phases.New(now, phases.KindLoadServer, phases.ServerEvent{Action: "start"})}})
+	if h := ansi.Strip(m.header()); !strings.Contains(h, "server loading") || components.Width(h) > 80 {
+		t.Fatalf("header while the server loads: %q", h)
+	}
+	m.Update(batchMsg{at: now, events: []phases.Event{phases.New(now, phases.KindLoadMilestone, phases.Milestone{Stage: "ready"})}})
+	if h := ansi.Strip(m.header()); !strings.Contains(h, "server ready") {
+		t.Fatalf("header once ready: %q", h)
+	}
+	press(m, "?")
+	if got := ansi.Strip(m.render()); !strings.Contains(got, "a tab's * : its phase is running") {
+		t.Fatalf("the help does not explain the tab's *:\n%s", got)
+	}
+}

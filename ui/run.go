@@ -106,6 +106,9 @@ func demoCampaign(fs *flag.FlagSet, manual bool) (*campaign.Campaign, error) {
 	if err := c.ApplyFlags(fs, demoBinds...); err != nil {
 		return nil, err
 	}
+	if e := c.Server.Engine; e != "" && e != campaign.EngineVLLM && e != campaign.EngineSGLang {
+		return nil, fmt.Errorf("--engine: must be vllm or sglang, got %q", e) // the simulated server is one of the two
+	}
 	if c.Server.Engine == campaign.EngineSGLang {
 		c.Server.Launch = campaign.DemoSGLangLaunch
 	}

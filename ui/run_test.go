@@ -64,6 +64,7 @@ func TestDemoFlagsWin(t *testing.T) {
 		fs.Float64("stall-with-profiler-at", 0, "")
 		fs.Duration("stall-after", 0, "")
 		fs.String("fail", "", "")
+		fs.String("engine", "", "")
 		if err := fs.Parse(args); err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +78,8 @@ func TestDemoFlagsWin(t *testing.T) {
 		t.Errorf("defaults: %v %+v", err, c)
 	}
 	for flag, want := range map[string]string{"--stall-after=0s": "--stall-after: must be more than 0", "--fail=gpu": "--fail: must be oom or nccl",
-		"--stall-at=-1": "--stall-at: must be 0 or more", "--load-time=0s": "--load-time: must be more than 0"} {
+		"--stall-at=-1": "--stall-at: must be 0 or more", "--load-time=0s": "--load-time: must be more than 0",
+		"--engine=foo": "--engine: must be vllm or sglang, got \"foo\"", "--engine=auto": "--engine: must be vllm or sglang"} {
 		if _, err := parse(flag); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", flag, err, want)
 		}

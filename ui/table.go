@@ -37,7 +37,8 @@ type PaneEntry struct {
 var Panes = []PaneEntry{
 	{Phase: phases.Load, Key: "1", Title: "Server/Load", New: pane(loadpane.New)},
 	// Macro, Micro and NCCL reopen with the journal's last results.
-	{Phase: phases.Macro, Key: "2", Title: "Macro", New: pane(macropane.New), Replay: true},
+	{Phase: phases.Macro, Key: "2", Title: "Macro", New: pane(macropane.New), Replay: true,
+		Also: []string{phases.Session}}, // the campaign's run, which starts the sweep
 	{Phase: phases.Micro, Key: "3", Title: "Micro", New: pane(micropane.New), Replay: true},
 	{Phase: phases.NCCL, Key: "4", Title: "NCCL", New: pane(ncclpane.New), Replay: true},
 	// The Profile pane levels its windows at the sweep's plateau (of the

@@ -35,6 +35,11 @@ type Config struct {
 	InputLen    int           // prompt tokens
 	OutputLen   int           // output tokens, fixed with ignore_eos and min_tokens (at least 2)
 	Rate        float64       // >0: one open-loop level at Rate req/s (arrivals as Arrivals says)
+	// MaxInFlight caps an open loop's requests in flight, as vLLM bench
+	// serve's --max-concurrency with --request-rate: an arrival past the
+	// cap waits for a request to end (its wait is send lag). 0: no cap
+	// but MaxOpenInFlight.
+	MaxInFlight int
 	// Arrivals is how an open loop spaces its requests: ArrivalsPoisson
 	// (gaps drawn from a gamma distribution of shape Burstiness, as vLLM
 	// bench serve's --burstiness, 1 being Poisson) or ArrivalsConstant

@@ -300,12 +300,7 @@ func (l *level) dispatch(ctx context.Context) {
 		}
 		var arrivals <-chan time.Time
 		if l.rate > 0 && !l.sendingOver && !paused {
-			if l.inFlight < maxOpenInFlight {
-				arrivals = l.arrivalTimer.C
-			} else if !l.capped {
-				l.capped = true
-				l.notes = append(l.notes, fmt.Sprintf("open loop held at %d requests in flight: later arrivals waited for a free slot (their wait is send lag)", maxOpenInFlight))
-			}
+			arrivals = l.openArrivals()
 		}
 		select {
 		case rec := <-l.done:
@@ -334,6 +329,24 @@ func (l *level) dispatch(ctx context.Context) {
 	}
 }
 
+// openArrivals is the open loop's arrival timer while a request may be
+// sent, nil while the requests in flight are at the cap (the campaign's,
+// else MaxOpenInFlight): the level notes the first time it held.
+func (l *level) openArrivals() <-chan time.Time {
+	limit, why := maxOpenInFlight, ""
+	if c := l.cfg.MaxInFlight; c > 0 && c < limit {
+		limit, why = c, " (the concurrency cap, as vLLM's --max-concurrency)"
+	}
+	if l.inFlight < limit {
+		return l.arrivalTimer.C
+	}
+	if !l.capped {
+		l.capped = true
+		l.notes = append(l.notes, fmt.Sprintf("open loop held at %d requests in flight%s: later arrivals waited for a free slot (their wait is send lag)", limit, why))
+	}
+	return nil
+}
+
 // result sums the level up once its last request ended.
 func (l *level) result(ctx context.Context) *phases.LevelResult {
 	l.accountInFlight(time.Now())
@@ -342,6 +355,9 @@ func (l *level) result(ctx context.Context) *phases.LevelResult {
 		l.pausedTotal += time.Since(l.pausedSince)
 	}
 	lr := l.agg.result(l.lastTarget, l.rate)
+	if l.rate > 0 {
+		lr.MaxConcurrency = l.cfg.MaxInFlight // vLLM's max_concurrency: the open loop's cap
+	}
 	if l.rate > 0 {
 		lr.Concurrency = 0
 	}

@@ -191,7 +191,7 @@ func (r *runner) audit(lr *phases.LevelResult, rate float64, wall time.Duration,
 	cores := float64(runtime.GOMAXPROCS(0))
 	var why []string
 	switch {
-	case rate > 0 && lag > r.cfg.ClientBoundLag:
+	case rate > 0 && lag > r.cfg.ClientBoundLag && r.cfg.MaxInFlight == 0: // under a cap, a late send waited for it
 		why = append(why, fmt.Sprintf("p99 send lag %.1f ms is over %.0f ms: requests left later than scheduled",
 			lr.P99SendLagms, ms(r.cfg.ClientBoundLag)))
 	case rate == 0 && lag > r.cfg.ClientBoundLag && lr.P99SendLagms > 0.05*lr.MedianE2ELms:

@@ -18,16 +18,25 @@ import (
 
 // Result is the whole sweep; it is the document `sweep --json` writes.
 type Result struct {
-	URL        string               `json:"url"`
-	Model      string               `json:"model"`
-	API        string               `json:"api"`
-	Started    string               `json:"started"` // RFC3339
-	InputLen   int                  `json:"input_len"`
-	OutputLen  int                  `json:"output_len"`
-	Requests   int                  `json:"requests,omitempty"`
-	DurationS  float64              `json:"duration_s,omitempty"`
-	Warmup     int                  `json:"warmup"`
-	Rate       float64              `json:"request_rate,omitempty"`
+	URL       string  `json:"url"`
+	Model     string  `json:"model"`
+	API       string  `json:"api"`
+	Started   string  `json:"started"` // RFC3339
+	InputLen  int     `json:"input_len"`
+	OutputLen int     `json:"output_len"`
+	Requests  int     `json:"requests,omitempty"`
+	DurationS float64 `json:"duration_s,omitempty"`
+	Warmup    int     `json:"warmup"`
+	Rate      float64 `json:"request_rate,omitempty"`
+	// MaxConcurrency is an open loop's cap on requests in flight, as vLLM's
+	// max_concurrency (0: none).
+	MaxConcurrency int `json:"max_concurrency,omitempty"`
+	// Metadata is what the operator attached to the run (vLLM bench
+	// serve's --metadata KEY=VALUE).
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// Profdeck is the version of profdeck that ran the sweep (set by the
+	// front-end).
+	Profdeck   string               `json:"profdeck_version,omitempty"`
 	Levels     []phases.LevelResult `json:"levels"`
 	Plateau    *phases.Plateau      `json:"plateau"`
 	Stopped    string               `json:"stopped,omitempty"` // why the sweep ended early
@@ -263,7 +272,8 @@ func (s *Sweep) newResult() *Result {
 	res := &Result{URL: shownURL(cfg.URL), API: cfg.API, Started: time.Now().UTC().Format(time.RFC3339),
 		InputLen: cfg.InputLen, OutputLen: cfg.OutputLen, Requests: cfg.Requests,
 		DurationS: cfg.Duration.Seconds(), Warmup: cfg.Warmup, Rate: cfg.Rate, Levels: []phases.LevelResult{},
-		Deployment: cfg.Deployment, LatencyFrom: cfg.LatencyFrom}
+		MaxConcurrency: cfg.MaxInFlight,
+		Deployment:     cfg.Deployment, LatencyFrom: cfg.LatencyFrom}
 	if cfg.Rate > 0 || cfg.Search == phases.SearchRate {
 		res.Arrivals, res.Burstiness = cfg.Arrivals, cfg.shownBurstiness()
 	}

@@ -277,12 +277,12 @@ func flagRows(dir string) []flagRow {
 		{cmds: "sweep", args: []string{"--random-input-len", "64"}, get: func(r resolved) any { return r.sweep.InputLen }, want: 64},
 		{cmds: "sweep", args: []string{"--random-output-len", "0"}, wantErr: "--random-output-len: want 2"},
 		{cmds: "sweep", args: []string{"--random-range-ratio", "0"}, get: func(r resolved) any { return r.sweep.RangeRatio }, want: 0.0},
+		{cmds: "sweep", args: []string{"--random-prefix-len", "0"}, get: func(r resolved) any { return r.sweep.PrefixLen }, want: 0},
 		{cmds: "sweep", args: []string{"--dataset-name", ""}, get: func(r resolved) any { return r.sweep.Dataset }, want: ""},
 		{cmds: "sweep", args: []string{"--dataset-path", jsonl, "--dataset", "jsonl"}, get: func(r resolved) any { return r.sweep.DatasetFile }, want: jsonl},
 		{cmds: "sweep", args: []string{"--percentile-metrics", "ttft", "--metric-percentiles", "95"}, get: func(r resolved) any { return r.sweep.Percentiles }, want: macro.Percentiles{Metrics: []string{"ttft"}, Of: []float64{95}}},
 		{cmds: "sweep", args: []string{"--metric-percentiles", ""}, get: func(r resolved) any { return r.sweep.Percentiles.Of }, want: []float64(nil)},
 		{cmds: "sweep", args: []string{"--result-filename", filepath.Join(dir, "r.json")}, get: func(r resolved) any { return r.cmd.JSONPath }, want: filepath.Join(dir, "r.json")},
-		{cmds: "sweep", args: []string{"--save-result"}, get: func(r resolved) any { return strings.HasPrefix(r.cmd.JSONPath, "sweep-") }, want: true},
 		// load
 		{cmds: "load", args: []string{"--log", "/l/x.log"}, get: func(r resolved) any { return [2]string{r.load.LogPath, r.load.PIDFile} }, want: [2]string{"/l/x.log", "/l/x.log.pid"}},
 		{cmds: "load", args: []string{"--log", ""}, get: func(r resolved) any { return r.load.LogPath }, want: campaign.DefaultLogPath},

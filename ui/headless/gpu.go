@@ -94,6 +94,9 @@ func (g *gpuFlags) run(ctx context.Context, c *Command, camp *campaign.Campaign,
 	}
 	defer h.Close()
 	defer hosts.CloseAll(g.others)
+	if err := c.keepResult(camp, "", c.Name); err != nil {
+		return err
+	}
 	return runGPU(ctx, c, phase(h, plan))
 }
 
@@ -214,5 +217,6 @@ func runGPU(ctx context.Context, c *Command, p gpuPhase) error {
 		}
 		return err
 	}
+	c.sayKept()
 	return runErr
 }

@@ -98,6 +98,9 @@ type Command struct {
 	// written at the end (the journal's folder, when there is one); the
 	// temporary folder otherwise.
 	AsideDir string
+	// kept: the result document's path is the command's choice
+	// (keepResult), said once it is written.
+	kept bool
 
 	// Inputs names the files the command reads besides the campaign file
 	// (a dataset, a journal), once the flags are parsed: no output may be

@@ -45,7 +45,7 @@ func readInput(name string, read func(io.Reader) error) error {
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return &BadInputError{Err: err}
+			return BadInput("%s: %v", name, localfs.UnwrapPath(err))
 		}
 		r = f
 	}

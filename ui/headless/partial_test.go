@@ -28,7 +28,7 @@ func (lostEngine) Run(context.Context, *phases.Emitter) (*macro.Result, error) {
 func TestSweepLostConnectionWithLevelsExits3(t *testing.T) {
 	var so, se bytes.Buffer
 	c := New("sweep", "", &so, &se)
-	err := sweep(context.Background(), c, lostEngine{}, local.New())
+	err := sweep(context.Background(), c, lostEngine{}, local.New(), nil)
 	if code := c.Exit(context.Background(), err); code != ExitStepFailed || !strings.Contains(se.String(), "interrupted after 1 level(s)") {
 		t.Fatalf("exit %d, stderr %q: want 3", code, se.String())
 	}

@@ -1,7 +1,9 @@
 package headless
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -108,11 +110,11 @@ func writeReport(c *Command, journal, path string, opts report.NotebookOptions) 
 	if err != nil {
 		return &BadInputError{Err: err} // not a file, or unreadable
 	}
+	if len(rr.Events) == 0 {
+		return notAJournal(journal, rr)
+	}
 	if note := report.SkippedNote(journal, rr.Skipped, rr.SkippedCount); note != "" {
 		fmt.Fprintf(c.Stderr, "profdeck %s: %s\n", c.Name, note)
-	}
-	if len(rr.Events) == 0 {
-		return BadInput("%s: no events could be read; not a profdeck journal?", journal)
 	}
 	opts.Skipped, opts.SkippedCount = rr.Skipped, rr.SkippedCount
 	if path == "-" {
@@ -160,7 +162,9 @@ const compareUsage = `profdeck compare A B [C …] [-o FILE.md] [--json FILE|-]
 
 A, B, … are campaign journals or ` + "`profdeck sweep --json`" + ` files (any mix);
 JOURNAL#N picks a journal's Nth sweep (#-1 the last), e.g. compare k25.jsonl#1 k25.jsonl#2.
-Prints each level's metrics in A and B and B's change relative to A (then C's, …), and
+Labels the sweeps A, B, C…, says what differs between them (workload, launch, model, TP,
+host, profdeck version), prints each level's metrics in A and B and B's change relative
+to A (then C's, …), and
 the Pareto front of tokens/s per user against tokens/s per GPU over every sweep's levels.
 -o writes the same as markdown, with the Pareto chart as SVG and PNG in FILE.charts/ beside
 it. --json writes the comparison as a document (- for stdout, the table then goes to
@@ -174,8 +178,11 @@ const maxCompared = 26
 // later sweeps against A, and the Pareto front.
 type comparisonDoc struct {
 	report.Comparison
-	More   []report.Comparison `json:"more,omitempty"`
-	Pareto report.Pareto       `json:"pareto"`
+	More []report.Comparison `json:"more,omitempty"`
+	// Differs says what differs between the sweeps (workload, launch,
+	// model, TP, host, profdeck version), one line each.
+	Differs []string      `json:"differs"`
+	Pareto  report.Pareto `json:"pareto"`
 }
 
 // CompareMain is "profdeck compare": each later sweep's per-level change
@@ -205,12 +212,11 @@ func CompareMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if *md == "-" {
 		h = c.Stderr // the markdown goes to stdout
 	}
-	report.WriteComparison(h, sw[0], sw[1])
+	report.WriteComparisons(h, sw)
 	for _, x := range sw[2:] {
-		fmt.Fprintln(h)
-		report.WriteComparison(h, sw[0], x)
 		doc.More = append(doc.More, report.Compare(sw[0], x))
 	}
+	doc.Differs = report.Differences(sw)
 	fmt.Fprintln(h)
 	report.WritePareto(h, doc.Pareto)
 	if err := writeCompareMD(c, h, *md, sw, doc.Pareto); err != nil {
@@ -295,4 +301,20 @@ func notAnInput(c *Command, inputs []string) error {
 		}
 	}
 	return c.CheckOverlap(named...)
+}
+
+// notAJournal is the one line for a file report cannot read one event of:
+// a result document (one JSON object) is named as such; else the first
+// line that could not be read.
+func notAJournal(path string, rr report.ReadResult) error {
+	if st, err := os.Stat(path); err == nil && st.Size() <= report.MaxSweepJSON {
+		if b, err := os.ReadFile(path); err == nil && json.Valid(b) && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
+			return BadInput("%s: a result document, not a journal: report reads a campaign's journal (compare and capacity read sweep documents)", path)
+		}
+	}
+	first := ""
+	if len(rr.Skipped) > 0 {
+		first = fmt.Sprintf(" (%d line(s) skipped, the first: %s)", rr.SkippedCount, rr.Skipped[0])
+	}
+	return BadInput("%s: no events could be read%s; not a profdeck journal?", path, first)
 }

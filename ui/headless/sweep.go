@@ -33,6 +33,7 @@ type sweepFlags struct {
 	timeout                time.Duration
 	seed                   int64
 	emu                    vllmemu.Config // the simulated server, as --sim-mode asks
+	vllm                   *vllmArgs      // what a vllm bench serve line asked besides the sweep's flags
 }
 
 // SweepMain is `profdeck sweep`: a headless concurrency sweep through the
@@ -42,7 +43,15 @@ type sweepFlags struct {
 // interrupt), --jsonl appends one line per finished request as it goes.
 func SweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c, f := newSweep(stdout, stderr)
-	if err := c.Parse(datasetArgs(args)); err != nil {
+	args, v, err := vllmLine(c.Flags, datasetArgs(args))
+	if err != nil {
+		return c.Exit(ctx, err)
+	}
+	f.vllm = v
+	for _, line := range v.ignored {
+		fmt.Fprintln(stderr, line)
+	}
+	if err := c.Parse(args); err != nil {
 		return c.Exit(ctx, err)
 	}
 	return c.Exit(ctx, runSweep(ctx, c, f))
@@ -59,9 +68,13 @@ func newSweep(stdout, stderr io.Writer) (*Command, *sweepFlags) {
 		"       [--slo ttft=2s,tpot=50ms,e2el=30s [--search concurrency|rate [--search-tolerance 0.05]]]\n"+
 		"       [--repeat N] [--stop-at-plateau] [--no-preflight] [--loadgen here|host]\n"+
 		"       [--json FILE|-] [--jsonl FILE] [--metrics-url URL|off] [--percentile-metrics ttft,tpot,itl,e2el] [--metric-percentiles 50,95]\n"+
-		"       vllm bench serve's names work too: --max-concurrency, --num-prompts, --request-rate, --random-input-len,\n"+
-		"       --random-output-len, --random-range-ratio, --dataset-name, --dataset-path, --save-result, --result-filename", stdout, stderr)
-	f := &sweepFlags{}
+		"       A vllm bench serve line works too: --max-concurrency (with --request-rate, the cap on requests in flight),\n"+
+		"       --num-prompts, --request-rate, --random-input-len, --random-output-len, --random-range-ratio, --random-prefix-len,\n"+
+		"       --dataset-name, --dataset-path, --num-warmups, --backend, --endpoint, --base-url, --port, --served-model-name,\n"+
+		"       --goodput KEY:MS…, --metadata KEY=VALUE…, --result-dir, --result-filename, --save-detailed; --ignore-eos,\n"+
+		"       --tokenizer and --save-result are what happens anyway; any other of its flags is said ignored, in one line\n"+
+		"       The result document is kept: beside the journal, else in ./profdeck-results, unless --json names it", stdout, stderr)
+	f := &sweepFlags{vllm: &vllmArgs{}}
 	fs := c.Flags
 	fs.String("url", "", "server base URL as seen from the host (default: the campaign's server.url)")
 	fs.StringVar(&f.model, "model", "", "model name (default: the first id from /v1/models)")
@@ -96,12 +109,6 @@ func newSweep(stdout, stderr io.Writer) (*Command, *sweepFlags) {
 	fs.StringVar(&f.pctMetrics, "percentile-metrics", "ttft,tpot,itl,e2el", "metrics whose --metric-percentiles each level reports, as vllm bench serve")
 	fs.StringVar(&f.pcts, "metric-percentiles", "", "extra percentiles per level, e.g. 50,95,99.9, as keys p95_ttft_ms … in the JSON (p50, p90, p99 are always there)")
 	fs.Func("result-filename", "vllm bench serve's name for --json FILE", func(s string) error { c.JSONPath = s; return nil })
-	fs.BoolFunc("save-result", "write the result document as --json does, to sweep-DATE-TIME.json unless --json or --result-filename names it", func(string) error {
-		if c.JSONPath == "" {
-			c.JSONPath = time.Now().Format("sweep-20060102-150405.json")
-		}
-		return nil
-	})
 	campaign.DefineAliases(fs, sweepBinds...)
 	c.flagProgress()
 	return c, f
@@ -156,7 +163,7 @@ func runSweep(ctx context.Context, c *Command, f *sweepFlags) error {
 	if err != nil {
 		return &BadInputError{Err: err}
 	}
-	return sweep(ctx, c, sw, h)
+	return sweep(ctx, c, sw, h, f.vllm.metadata)
 }
 
 // plan is the sweep's configuration: the campaign with the flags given
@@ -173,6 +180,9 @@ func (f *sweepFlags) plan(c *Command) (macro.Config, *campaign.Campaign, error) 
 		}
 	}
 	f.emu = vllmemu.Config{ServeBeforeReady: true}
+	if c.Set("model") {
+		f.emu.Model = f.model // the simulated server serves the model named
+	}
 	if f.simMode != "" {
 		if f.emu, err = vllmemu.Mode(f.simMode, f.emu); err != nil {
 			return macro.Config{}, nil, BadInput("--sim-mode: %v", err)
@@ -197,6 +207,9 @@ func (f *sweepFlags) plan(c *Command) (macro.Config, *campaign.Campaign, error) 
 		return macro.Config{}, nil, BadInput("%v", err)
 	}
 	cfg.Log = func(msg string) { fmt.Fprintln(c.Stderr, "sweep:", msg) }
+	if err := f.keep(c, camp); err != nil {
+		return macro.Config{}, nil, err
+	}
 	cfg.JSONL = c.JSONL()
 	if err := c.CheckOverlap(localfs.Named{Name: "the dataset", Path: cfg.DatasetFile}); err != nil {
 		return macro.Config{}, nil, err
@@ -207,8 +220,9 @@ func (f *sweepFlags) plan(c *Command) (macro.Config, *campaign.Campaign, error) 
 	return cfg, camp, nil
 }
 
-// sweep runs sw, printing progress, and writes the result document.
-func sweep(ctx context.Context, c *Command, sw macro.Engine, h remote.Host) error {
+// sweep runs sw, printing progress, and writes the result document, with
+// meta (--metadata) in it.
+func sweep(ctx context.Context, c *Command, sw macro.Engine, h remote.Host, meta map[string]string) error {
 	events := make(chan phases.Event, 64)
 	observe, stopProgress := c.startProgress(ctx)
 	defer stopProgress()
@@ -239,9 +253,11 @@ func sweep(ctx context.Context, c *Command, sw macro.Engine, h remote.Host) erro
 			fmt.Fprintln(c.Stderr, "  warning:", w)
 		}
 	}
+	res.Metadata, res.Profdeck = meta, Version
 	if err := c.WriteJSON(res); err != nil {
 		return err
 	}
+	c.sayKept()
 	if runErr != nil {
 		err := fmt.Errorf("interrupted after %d level(s); what was measured is written: %w", len(res.Levels), runErr)
 		if len(res.Levels) > 0 && ctx.Err() == nil {
@@ -265,6 +281,9 @@ func completed(res *macro.Result) int {
 
 func levelList(c macro.Config) string {
 	if c.Rate > 0 {
+		if c.MaxInFlight > 0 {
+			return fmt.Sprintf("open loop at %g req/s, at most %d in flight", c.Rate, c.MaxInFlight)
+		}
 		return fmt.Sprintf("open loop at %g req/s", c.Rate)
 	}
 	parts := make([]string, len(c.Concurrency))
@@ -289,7 +308,8 @@ func perLevel(c macro.Config) string {
 // and client-bound warnings, as they come.
 func printProgress(w io.Writer, events <-chan phases.Event, observe func(phases.Event)) {
 	seen := map[string]bool{}
-	gpuSaid := 0 // the GPU sampler's notes printed so far
+	gpuSaid := 0      // the GPU sampler's notes printed so far
+	searched := false // a search said its answer: the SLO's is the same
 	for ev := range events {
 		observe(ev)
 		switch d := ev.Data.(type) {
@@ -321,8 +341,11 @@ func printProgress(w io.Writer, events <-chan phases.Event, observe func(phases.
 				fmt.Fprintf(w, "verdict (%s): %s\n", d.Reason, line)
 			}
 		case phases.SLOMet:
-			fmt.Fprintln(w, "slo:", d.Text)
+			if !searched {
+				fmt.Fprintln(w, "slo:", d.Text)
+			}
 		case phases.Search:
+			searched = true
 			fmt.Fprintln(w, SearchLine(d))
 		case phases.ClientBound:
 			name := fmt.Sprintf("C=%d", d.Concurrency)

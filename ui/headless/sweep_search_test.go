@@ -46,6 +46,9 @@ func TestSweepSearchOnSim(t *testing.T) {
 		if !strings.Contains(errs, "search (ladder): ") || !strings.Contains(errs, "\nsearch: ") {
 			t.Errorf("%s: the search is not printed as it goes:\n%s", c.unit, errs)
 		}
+		if strings.Count(errs, "\nsearch: ") != 1 || strings.Contains(errs, "\nslo: ") {
+			t.Errorf("%s: the answer is not said once:\n%s", c.unit, errs)
+		}
 		if c.unit == "req/s" && !strings.Contains(errs, "schedule: constant arrivals, ") {
 			t.Errorf("no schedule line:\n%s", errs)
 		}

@@ -64,7 +64,13 @@ func TestSweepVLLMNamesBad(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--max-concurrenc", "8"}, "flag provided but not defined: --max-concurrenc (see profdeck sweep -h)"},
+		{[]string{"--max-concurency", "8"}, "flag provided but not defined: --max-concurency (see profdeck sweep -h)"},
+		{[]string{"--ma", "8"}, "flag provided but not defined: --ma (see profdeck sweep -h)"},
+		{[]string{"--backend", "tgi"}, "--backend tgi: want openai or vllm"},
+		{[]string{"--endpoint", "/v1/embeddings"}, "--endpoint /v1/embeddings: want /v1/completions"},
+		{[]string{"--goodput", "ttft=300"}, `--goodput ttft=300: want KEY:VALUE pairs`},
+		{[]string{"--metadata", "novalue"}, `--metadata novalue: want KEY=VALUE pairs`},
+		{[]string{"--port", "http"}, "--port http: want a port number"},
 		{[]string{"--concurrency", "1", "--max-concurrency", "8"}, "--concurrency and --max-concurrency are the same flag (macro.concurrency): give one"},
 		{[]string{"--metric-percentiles", "99,101"}, `--metric-percentiles: "101" is not a percentile`},
 		{[]string{"--percentile-metrics", "ttft,goodput"}, `--percentile-metrics: "goodput" is not ttft`},

@@ -67,7 +67,11 @@ func (r *Runner) StatusLines(s Status, w int) []string {
 	case r.State == common.RunFinished:
 		return line(st.Good, s.Done)
 	case s.Empty:
-		return line(st.Subtle, s.Hint)
+		var out []string // the whole hint: the pane has the room while idle
+		for _, l := range components.Wrap(s.Hint, w) {
+			out = append(out, st.Subtle.Render(l))
+		}
+		return out
 	}
 	return nil
 }

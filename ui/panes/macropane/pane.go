@@ -24,9 +24,12 @@ import (
 
 // Model is the Macro pane.
 type Model struct {
-	d    *common.Deps
-	keys keyMap
-	w, h int
+	// inRun: the campaign's run is under way in this session (it starts
+	// the sweep at its step; the idle pane says so, not "press s").
+	inRun bool
+	d     *common.Deps
+	keys  keyMap
+	w, h  int
 
 	// The sweep this pane runs: the run's state, and the engine to steer.
 	r        common.RunControl
@@ -150,6 +153,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			if !msg.Replayed && m.r.Event(ev) {
 				cmd = m.ended()
 			}
+			if !msg.Replayed {
+				m.followRun(ev)
+			}
 		}
 		m.noteJournal(msg)
 		if len(msg.Events) > 0 {
@@ -259,4 +265,14 @@ func (m *Model) markerSaved(msg markerMsg) tea.Cmd {
 		return common.Error(fmt.Errorf("marker %q not saved: %w", msg.label, msg.err))
 	}
 	return common.Status("marker saved: " + msg.label)
+}
+
+// followRun notes the campaign's run starting and ending.
+func (m *Model) followRun(ev phases.Event) {
+	switch ev.Data.(type) {
+	case phases.RunStarted:
+		m.inRun = true
+	case phases.RunFinished:
+		m.inRun = false
+	}
 }

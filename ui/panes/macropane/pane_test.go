@@ -494,3 +494,18 @@ func TestReplayedUnfinishedSweepIsNotRunning(t *testing.T) {
 		t.Fatal("a replayed start counts as a sweep under way")
 	}
 }
+
+// While the campaign's run is under way the idle pane says the run starts
+// the sweep, not "press s"; once it ends, s again.
+func TestIdlePaneSaysTheRunStartsTheSweep(t *testing.T) {
+	m := newPane(t, 80, 20, true)
+	at := time.Now()
+	m.Update(common.EventsMsg{At: at, Events: []phases.Event{phases.New(at, phases.KindRunStarted, phases.RunStarted{})}})
+	if v := ansi.Strip(m.View()); strings.Contains(v, "press s") || !strings.Contains(v, "the campaign's run starts it") {
+		t.Fatalf("during the run:\n%s", v)
+	}
+	m.Update(common.EventsMsg{At: at, Events: []phases.Event{phases.New(at, phases.KindRunFinished, phases.RunFinished{})}})
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "press s to start") {
+		t.Fatalf("after the run:\n%s", v)
+	}
+}

@@ -297,7 +297,7 @@ func (m *Model) summary() string {
 	}
 	text := fmt.Sprintf("%s · %s · in %d / out %d tok → %s", span, per, mc.InputLen, mc.OutputLen, remote.MaskURL(c.Server.URL))
 	if m.r.State == common.RunIdle && len(m.levels) == 0 {
-		text = "no sweep yet — press s to start · " + text
+		text = m.idleWords() + " · " + text
 	}
 	return text
 }
@@ -375,7 +375,7 @@ func (m *Model) progressLine() string {
 	if m.cur == nil {
 		switch {
 		case m.r.State == common.RunIdle && len(m.levels) == 0:
-			return s.Subtle.Render(components.Fit("no sweep yet — press s to start", m.w))
+			return s.Subtle.Render(components.Fit(m.idleWords(), m.w))
 		case m.r.Active():
 			return s.Subtle.Render(components.Fit("preparing: finding the model, calibrating the prompt, one pre-flight request…", m.w))
 		}
@@ -407,4 +407,13 @@ func (m *Model) progressLine() string {
 		return components.Fit(head+tail, m.w)
 	}
 	return s.Bold.Render(head) + m.bar.View(t.LevelProgress, barW) + components.Fit(tail, m.w-len([]rune(head))-barW)
+}
+
+// idleWords say what starts the first sweep: the campaign's run when one
+// is under way, else s.
+func (m *Model) idleWords() string {
+	if m.inRun {
+		return "no sweep yet — the campaign's run starts it at its step"
+	}
+	return "no sweep yet — press s to start"
 }

@@ -41,6 +41,9 @@ func TestRunFillsTheTable(t *testing.T) {
 	if !strings.Contains(v, "GEMM 1–") || !strings.Contains(v, "served int4") {
 		t.Errorf("view does not say which rows show, or what * means:\n%s", v)
 	}
+	if flat := strings.Join(strings.Fields(v), " "); !strings.Contains(flat, "* timed BF16, served "+m.served) {
+		t.Errorf("the legend of * is cut (want %q):\n%s", "* timed BF16, served "+m.served, v)
+	}
 	// Largest contributor first: the routed experts at M=1.
 	lines := strings.Split(v, "\n")
 	for i, l := range lines {
@@ -105,4 +108,31 @@ func TestStopServerStopsTheSharedServer(t *testing.T) {
 	if w.stopped.Load() == 0 {
 		t.Error("the Load pane's watcher was not told of the stop")
 	}
+}
+
+// At 80×24 (the pane's 78×19) the idle hint is whole, wrapped, not cut.
+func TestIdleHintWholeAt80(t *testing.T) {
+	m, _ := newPane(t, sim.Options{})
+	v := strings.Join(strings.Fields(ansi.Strip(m.View())), " ")
+	if !strings.Contains(v, "(the model, TP and batch sizes come from the campaign)") || strings.Contains(v, "…") {
+		t.Fatalf("idle hint cut:\n%s", ansi.Strip(m.View()))
+	}
+}
+
+// With the demo's five batch sizes at 80×24 (the pane's 78×19) the legend
+// of * takes a line of its own rather than being cut.
+func TestLegendWholeWithManyBatches(t *testing.T) {
+	deps, _ := panetest.Deps(t, sim.Options{}, func(c *campaign.Campaign) { c.Micro.Batch = []int{1, 8, 64, 128, 256} })
+	m := New(deps)
+	m.SetSize(78, 19)
+	bench(m).Press("s")
+	panetest.Shows(t, m.View(), "done:")
+	v := ansi.Strip(m.View())
+	if m.served == "" {
+		t.Fatal("no served dtype: the legend of * is not drawn")
+	}
+	if flat := strings.Join(strings.Fields(v), " "); !strings.Contains(flat, "* timed BF16, served "+m.served) {
+		t.Errorf("the legend of * is cut:\n%s", v)
+	}
+	panetest.Fits(t, m.View(), 78, 19)
 }

@@ -73,17 +73,30 @@ func (m *Model) topLines(w int) []string {
 			}
 		}
 		note := " sorted by " + micro.OrderNames[m.order] + " (o)"
+		legend := ""
 		if m.served != "" {
-			note += " · * timed BF16, served " + m.served
+			legend = "* timed BF16, served " + m.served
 		}
-		// The key hint gives way first: what * means is not in the help.
-		if hint := "  h/l M ·"; ansi.StringWidth(b.String())+len(hint)+ansi.StringWidth(note) <= w {
+		// The key hint gives way first, then the legend takes a line of its
+		// own: what * means is not in the help, so it is never cut.
+		fits := func(extra string) bool { return ansi.StringWidth(b.String())+ansi.StringWidth(extra) <= w }
+		if legend != "" && fits("  h/l M ·"+note+" · "+legend) {
+			note, legend = note+" · "+legend, ""
+		} else if legend != "" && fits(" "+note+" · "+legend) {
+			note, legend = note+" · "+legend, ""
+		}
+		if hint := "  h/l M ·"; fits(hint + note) {
 			note = hint + note
 		} else {
 			note = " " + note
 		}
 		b.WriteString(st.Subtle.Render(note))
 		lines = append(lines, components.Truncate(b.String(), w))
+		if legend != "" {
+			for _, l := range components.Wrap(legend, w) {
+				lines = append(lines, st.Subtle.Render(l))
+			}
+		}
 	}
 	return lines
 }

@@ -195,3 +195,13 @@ func TestErrorShownWhole(t *testing.T) {
 	}
 	panetest.Fits(t, m.View(), 80, 24)
 }
+
+// At 80×24 (the pane's 78×19) the idle hint is whole, wrapped, not cut.
+func TestIdleHintWholeAt80(t *testing.T) {
+	m, _ := newPane(t, sim.Options{})
+	m.SetSize(78, 19)
+	v := strings.Join(strings.Fields(ansi.Strip(m.View())), " ")
+	if !strings.Contains(v, "(ranks, batch sizes and launcher from the campaign)") {
+		t.Fatalf("idle hint cut:\n%s", ansi.Strip(m.View()))
+	}
+}

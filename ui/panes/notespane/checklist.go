@@ -171,6 +171,9 @@ func (m *Model) checklistLines(w int) []string {
 	}
 	head := fmt.Sprintf("Campaign steps · %d/%d done · %d load(s)", done, len(steps), loads)
 	hint := " · r runs the remaining steps"
+	if done == len(campaignrun.Steps) {
+		hint = " · every step done" // r has nothing left to run
+	}
 	if m.running {
 		hint = " · running"
 	}

@@ -141,3 +141,21 @@ func TestChecklistShowsChangedSteps(t *testing.T) {
 	}
 	panetest.Fits(t, m.View(), 80, 20)
 }
+
+// With every step done the heading says so, not that r runs the
+// remaining steps (there are none).
+func TestChecklistAllDoneHasNothingRemaining(t *testing.T) {
+	d, _ := deps(t)
+	d.RunCampaign = func(context.Context) (*campaignrun.Result, error) { return &campaignrun.Result{}, nil }
+	m := New(d)
+	m.SetSize(80, 20)
+	var evs []phases.Event
+	for i, s := range campaignrun.Steps {
+		evs = append(evs, ev(i+1, phases.KindRunStep, phases.RunStep{Name: s, State: phases.StepDone}))
+	}
+	m.Update(common.EventsMsg{At: evs[0].Time, Events: evs, Replayed: true})
+	v := ansi.Strip(m.View())
+	if !strings.Contains(v, "10/10 done · every step done") || strings.Contains(v, "remaining steps") {
+		t.Fatalf("all done:\n%s", v)
+	}
+}

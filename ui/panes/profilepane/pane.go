@@ -33,6 +33,7 @@ type Model struct {
 	readyS  float64
 	steps   []stepView              // the capture's steps, in order
 	sum     *phases.ProfileSummary  // the level shown
+	liveSum bool                    // the latest summary came from a capture of this session's
 	levels  []phases.ProfileSummary // one per capture window, in order
 	failed  *phases.ProfileFailed
 	msg     string          // a line for the operator (why nothing started, what to do)
@@ -98,6 +99,9 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		}
 		for _, e := range msg.Events {
 			m.apply(e)
+			if _, ok := e.Data.(phases.ProfileSummary); ok {
+				m.liveSum = !msg.Replayed // a capture of this session's, or one read from the journal
+			}
 			if !msg.Replayed && m.r.Event(e) {
 				cmd = m.ended()
 			}

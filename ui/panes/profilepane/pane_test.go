@@ -275,3 +275,19 @@ func TestPanePlateauFromTheCampaignsRuns(t *testing.T) {
 		}
 	}
 }
+
+// A summary read from the journal at start is titled so; one a capture
+// of this session sent (the campaign's run) is titled captured.
+func TestPaneTitleSaysWhereTheSummaryCameFrom(t *testing.T) {
+	m, _, _ := newPane(t)
+	at := time.Now()
+	sum := phases.New(at, phases.KindProfileSummary, phases.ProfileSummary{Level: 1})
+	m.Update(common.EventsMsg{At: at, Events: []phases.Event{sum}, Replayed: true})
+	if v := ansi.Strip(m.titleLine(80)); !strings.Contains(v, "from the journal") {
+		t.Errorf("a journal's summary: %q", v)
+	}
+	m.Update(common.EventsMsg{At: at, Events: []phases.Event{sum}})
+	if v := ansi.Strip(m.titleLine(80)); strings.Contains(v, "from the journal") || !strings.Contains(v, "captured") {
+		t.Errorf("a live capture's summary: %q", v)
+	}
+}

@@ -64,6 +64,9 @@ func (m *Model) titleLine(w int) string {
 	state := stateNames[m.r.State]
 	if m.r.State == common.RunIdle && m.sum != nil {
 		state = "from the journal"
+		if m.liveSum {
+			state = "captured" // by the campaign's run, not this pane's key
+		}
 	}
 	left := s.Title.Render("Profile") + " " + s.Subtle.Render(state)
 	right := ""
