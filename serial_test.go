@@ -15,10 +15,11 @@ import (
 )
 
 // serialMarkers are the test helpers that time the client against the
-// emulator's schedule or drive a real terminal: a test that reaches one runs
+// emulator's schedule (or the budget's parts against the measured TPOT) or
+// drive a real terminal: a test that reaches one runs
 // in scripts/test's serial pass.
 var serialMarkers = map[string]bool{"timed": true, "timedSweep": true, "pathLevel": true,
-	"startTmux": true, "needTmux": true}
+	"startTmux": true, "needTmux": true, "checkBudgetAgrees": true}
 
 // serialPatterns reads scripts/serial-tests, one pattern a line.
 func serialPatterns(t *testing.T) []string {
