@@ -47,7 +47,8 @@ nccl:
 profile:
   requests: 2
 sim:
-  load_time: 3s
+  load_time: 1s
+  profiler_flush: 200ms
 `
 
 func writeCampaign(t *testing.T, dir, extra string) string {
@@ -380,7 +381,7 @@ func TestRunTwoSimNodes(t *testing.T) {
 	}
 	dir := t.TempDir()
 	camp := strings.Replace(simCampaign, "  tp: 8\n", "  tp: 16\n", 1)
-	camp = strings.Replace(camp, "  load_time: 3s\n", "  load_time: 3s\n  nodes: 2\n", 1)
+	camp = strings.Replace(camp, "  load_time: 1s\n", "  load_time: 1s\n  nodes: 2\n", 1)
 	camp = strings.Replace(camp, "  launch: vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8 --port 8000\n",
 		"  launch: vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 16 --nnodes 2 --node-rank 0 --port 8000\n"+
 			"  worker_launch: vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 16 --nnodes 2 --node-rank $PROFDECK_NODE_RANK --master-addr $PROFDECK_HEAD --headless\n", 1)
