@@ -145,7 +145,7 @@ func (m *Model) clamp() {
 	}
 	m.served = ""
 	for _, g := range m.res.GEMMs {
-		if g.Served != "" {
+		if g.Served != "" && !g.AsServed { // timed in BF16, served in another format
 			m.served = g.Served
 			break
 		}

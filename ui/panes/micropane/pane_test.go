@@ -33,23 +33,35 @@ func TestRunFillsTheTable(t *testing.T) {
 	m, _ := newPane(t, sim.Options{})
 	panetest.Shows(t, m.View(), "s: time every GEMM")
 	bench(m).Press("s")
-	panetest.Shows(t, m.View(), "SIMULATED", "kimi-k2.5 TP8", "experts.w13*", "M=1", "M=128", "graph", "do_bench", "done:")
+	panetest.Shows(t, m.View(), "SIMULATED", "kimi-k2.5 TP8", "experts.w13", "M=1", "M=128", "graph", "do_bench", "done:")
 	v := ansi.Strip(m.View())
 	panetest.Fits(t, m.View(), 78, 19)
-	// At 78×19 not every GEMM fits: the header says which rows show, and
-	// what * means stays on screen.
-	if !strings.Contains(v, "GEMM 1–") || !strings.Contains(v, "served int4") {
-		t.Errorf("view does not say which rows show, or what * means:\n%s", v)
+	// At 78×19 not every GEMM fits: the header says which rows show. The
+	// simulated script times every GEMM in its served format: no row is
+	// marked, and no legend of * is drawn.
+	if !strings.Contains(v, "GEMM 1–") {
+		t.Errorf("view does not say which rows show:\n%s", v)
 	}
-	if flat := strings.Join(strings.Fields(v), " "); !strings.Contains(flat, "* timed BF16, served "+m.served) {
-		t.Errorf("the legend of * is cut (want %q):\n%s", "* timed BF16, served "+m.served, v)
+	if strings.Contains(v, "*") || strings.Contains(v, "timed BF16") {
+		t.Errorf("a GEMM timed as served is marked as timed in BF16:\n%s", v)
 	}
+	// A result whose experts were timed in BF16 marks them and says what *
+	// means, whole, on screen.
+	markBF16(m, "experts.")
+	v = ansi.Strip(m.View())
+	if !strings.Contains(v, "experts.w13*") {
+		t.Errorf("a GEMM timed in BF16 is not marked:\n%s", v)
+	}
+	if flat := strings.Join(strings.Fields(v), " "); !strings.Contains(flat, "* timed BF16, served "+m.served) || m.served == "" {
+		t.Errorf("the legend of * is cut or missing (served %q):\n%s", m.served, v)
+	}
+	panetest.Fits(t, m.View(), 78, 19)
 	// Largest contributor first: the routed experts at M=1.
 	lines := strings.Split(v, "\n")
 	for i, l := range lines {
 		if strings.HasPrefix(l, "GEMM") {
-			if !strings.HasPrefix(lines[i+1], "experts.w13") {
-				t.Errorf("first row %q", lines[i+1])
+			if f := strings.Fields(lines[i+1]); len(f) == 0 || f[0] != m.shown[0].Name {
+				t.Errorf("first row %q, want the largest, %s", lines[i+1], m.shown[0].Name)
 			}
 			break
 		}
@@ -80,7 +92,7 @@ func TestRunFillsTheTable(t *testing.T) {
 }
 
 func TestBusyGPUsOfferToStopTheServer(t *testing.T) {
-	m, d := newPane(t, sim.Options{AutoStart: true, LoadTime: 500 * time.Millisecond})
+	m, d := newPane(t, sim.Options{LoadTime: 500 * time.Millisecond})
 	bench(m).BusyThenStopServer(t, d)
 }
 
@@ -100,7 +112,7 @@ func (s *stopRecorder) MarkStopped() { s.stopped.Add(1) }
 // it as a load that died (a new load, a stall, a "server process gone"
 // diagnosis, as a server of its own made it do).
 func TestStopServerStopsTheSharedServer(t *testing.T) {
-	m, d := newPane(t, sim.Options{AutoStart: true, LoadTime: 500 * time.Millisecond})
+	m, d := newPane(t, sim.Options{LoadTime: 500 * time.Millisecond})
 	m.d.Server = m.d.Campaign.NewServer(d)
 	var w stopRecorder
 	m.d.Server.Follow(&w)
@@ -127,6 +139,7 @@ func TestLegendWholeWithManyBatches(t *testing.T) {
 	m.SetSize(78, 19)
 	bench(m).Press("s")
 	panetest.Shows(t, m.View(), "done:")
+	markBF16(m, "experts.")
 	v := ansi.Strip(m.View())
 	if m.served == "" {
 		t.Fatal("no served dtype: the legend of * is not drawn")
@@ -135,4 +148,17 @@ func TestLegendWholeWithManyBatches(t *testing.T) {
 		t.Errorf("the legend of * is cut:\n%s", v)
 	}
 	panetest.Fits(t, m.View(), 78, 19)
+}
+
+// markBF16 makes the pane's GEMMs whose names start with prefix timed in
+// BF16 while served in their format (as micro.py does where no kernel of
+// the served format is at hand), and has the pane draw them again.
+func markBF16(m *Model, prefix string) {
+	for i, g := range m.res.GEMMs {
+		if strings.HasPrefix(g.Name, prefix) && g.Served != "" {
+			m.res.GEMMs[i].AsServed = false
+		}
+	}
+	m.clamp()
+	m.dirty = true
 }

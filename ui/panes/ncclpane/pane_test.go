@@ -81,7 +81,7 @@ func TestNoEPShowsNoAllToAll(t *testing.T) {
 }
 
 func TestBusyGPUsOfferToStopTheServer(t *testing.T) {
-	m, d := newPane(t, sim.Options{AutoStart: true, LoadTime: 500 * time.Millisecond})
+	m, d := newPane(t, sim.Options{LoadTime: 500 * time.Millisecond})
 	bench(m).BusyThenStopServer(t, d)
 }
 

@@ -144,6 +144,17 @@ func (p Pane) CancelKeepsResults(t *testing.T) {
 // 78×19), and x stops the server the way the Load phase does, then runs.
 func (p Pane) BusyThenStopServer(t *testing.T, d *sim.Deployment) {
 	t.Helper()
+	// The server is profdeck's own launch: x stops nothing else.
+	srv := p.D.Server
+	if srv == nil {
+		srv = p.D.Campaign.NewServer(d)
+	}
+	if srv.Settings.Launch == "" {
+		srv.Settings.Launch = campaign.DemoLaunch
+	}
+	if _, err := srv.Start(context.Background(), nil, nil); err != nil {
+		t.Fatalf("launch: %v", err)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for !d.Ready() && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
