@@ -155,7 +155,7 @@ func TestChecklistAllDoneHasNothingRemaining(t *testing.T) {
 	}
 	m.Update(common.EventsMsg{At: evs[0].Time, Events: evs, Replayed: true})
 	v := ansi.Strip(m.View())
-	if !strings.Contains(v, "10/10 done · every step done") || strings.Contains(v, "remaining steps") {
+	if !strings.Contains(v, "10/10 done · ") || !strings.Contains(v, " · every step done") || strings.Contains(v, "remaining steps") {
 		t.Fatalf("all done:\n%s", v)
 	}
 }
