@@ -58,19 +58,22 @@ func (p *tracePrompts) appendWords(rng *rand.Rand, n int) {
 
 // ImpliedReuse is the share of the requests' input tokens that a prefix
 // cache without bound would hold when each arrives: the leading blocks
-// whose hash ids came before (0 for a trace without hash ids).
+// whose hash ids came before, each up to the length it was sent with (a
+// block first sent short, as a prompt's last, is reused only that far).
+// It is 0 for a trace without hash ids.
 func ImpliedReuse(reqs []TraceRequest, block int) float64 {
-	seen := map[int64]bool{}
+	seen := map[int64]int{} // tokens of the block sent so far
 	var hit, all int
 	for _, r := range reqs {
 		all += r.InputLen
 		left, prefix := r.InputLen, true
 		for _, id := range r.HashIDs {
 			n := min(block, left)
-			if prefix = prefix && seen[id]; prefix {
-				hit += n
+			if prefix {
+				hit += min(n, seen[id])
+				prefix = seen[id] >= n
 			}
-			seen[id] = true
+			seen[id] = max(seen[id], n)
 			if left -= n; left <= 0 {
 				break
 			}

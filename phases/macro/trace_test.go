@@ -95,13 +95,15 @@ func TestTracePromptsShareEqualBlocks(t *testing.T) {
 func TestImpliedReuseHandWorked(t *testing.T) {
 	// Blocks of 10: request 1 is all new (25 tokens); request 2 [1 2 4]
 	// reuses 1, 2 (20 of 30); request 3 [5 2] reuses nothing (2 follows
-	// a new block). 20 of 25+30+20.
+	// a new block); request 4 [1 2 3] reuses 1, 2 and the 5 tokens of 3
+	// that request 1 sent (25 of 30). 45 of 25+30+20+30.
 	reqs := []TraceRequest{
 		{InputLen: 25, HashIDs: []int64{1, 2, 3}},
 		{InputLen: 30, HashIDs: []int64{1, 2, 4}},
 		{InputLen: 20, HashIDs: []int64{5, 2}},
+		{InputLen: 30, HashIDs: []int64{1, 2, 3}},
 	}
-	if got, want := ImpliedReuse(reqs, 10), 20.0/75; got != want {
+	if got, want := ImpliedReuse(reqs, 10), 45.0/105; got != want {
 		t.Errorf("reuse %g, want %g", got, want)
 	}
 }
