@@ -110,3 +110,46 @@ func (w TraceWindow) Cut(reqs []TraceRequest) []TraceRequest {
 	}
 	return out
 }
+
+// TraceSummary is what a replayed window holds, for a sweep's JSON: its
+// requests, span and mean rate, and the reuse its hash ids imply.
+type TraceSummary struct {
+	Format        string  `json:"format"`
+	File          string  `json:"file,omitempty"`
+	Speed         float64 `json:"speed"`
+	Requests      int     `json:"requests"`
+	SpanSeconds   float64 `json:"span_seconds"`
+	MeanRate      float64 `json:"mean_rate"`               // requests per second over the span
+	ImpliedReuse  float64 `json:"implied_reuse,omitempty"` // share of input tokens a prefix cache can hold
+	InputTokens   int64   `json:"input_tokens"`
+	OutputTokens  int64   `json:"output_tokens"`
+	BlockTokens   int     `json:"block_tokens,omitempty"`
+	DistinctBlock int     `json:"distinct_blocks,omitempty"`
+}
+
+// Summarize sums a window of the trace up (reqs as Cut returns them).
+func (t *Trace) Summarize(w TraceWindow, reqs []TraceRequest) TraceSummary {
+	s := TraceSummary{Format: t.Format, File: t.File, Speed: max(w.Speed, 0), Requests: len(reqs), BlockTokens: t.BlockSize}
+	if s.Speed == 0 {
+		s.Speed = 1
+	}
+	ids := map[int64]struct{}{}
+	for _, r := range reqs {
+		s.InputTokens += int64(r.InputLen)
+		s.OutputTokens += int64(r.OutputLen)
+		for _, id := range r.HashIDs {
+			ids[id] = struct{}{}
+		}
+	}
+	s.DistinctBlock = len(ids)
+	if len(reqs) > 1 {
+		s.SpanSeconds = reqs[len(reqs)-1].At.Seconds()
+		if s.SpanSeconds > 0 {
+			s.MeanRate = float64(len(reqs)-1) / s.SpanSeconds
+		}
+	}
+	if t.BlockSize > 0 {
+		s.ImpliedReuse = ImpliedReuse(reqs, t.BlockSize)
+	}
+	return s
+}

@@ -149,3 +149,16 @@ func TestReplayKeepsTheTraceTimes(t *testing.T) {
 		t.Errorf("scheduled rate %g, want %g", st.ScheduledRate, want)
 	}
 }
+
+func TestTraceSummaryOfAWindow(t *testing.T) {
+	tr := &Trace{Format: TraceMooncake, BlockSize: 10, Requests: []TraceRequest{
+		{At: 0, InputLen: 20, OutputLen: 3, HashIDs: []int64{1, 2}},
+		{At: 2 * time.Second, InputLen: 20, OutputLen: 5, HashIDs: []int64{1, 2}},
+		{At: 4 * time.Second, InputLen: 10, OutputLen: 1, HashIDs: []int64{3}},
+	}}
+	w := TraceWindow{Speed: 2}
+	s := tr.Summarize(w, w.Cut(tr.Requests))
+	if s.Requests != 3 || s.SpanSeconds != 2 || s.MeanRate != 1 || s.InputTokens != 50 || s.OutputTokens != 9 || s.DistinctBlock != 3 || s.ImpliedReuse != 20.0/50 {
+		t.Errorf("summary %+v", s)
+	}
+}
