@@ -93,6 +93,7 @@ type arrivals struct {
 	kind  string
 	rng   *rand.Rand
 	gamma *distuv.Gamma // burstiness other than 1
+	trace *traceFeed    // a trace's own gaps, when replaying one
 }
 
 func newArrivals(cfg Config, rate float64, src rand.Source) *arrivals {
@@ -106,6 +107,9 @@ func newArrivals(cfg Config, rate float64, src rand.Source) *arrivals {
 
 // next is the gap to the next intended send.
 func (a *arrivals) next() time.Duration {
+	if a.trace != nil {
+		return a.trace.gap()
+	}
 	var s float64
 	switch {
 	case a.kind == ArrivalsConstant:
