@@ -285,6 +285,9 @@ func spread(rng *rand.Rand, n int, r float64, lo int) int {
 // now, so that a front-end can refuse bad input before it opens a host; the
 // sweep then uses what was read.
 func LoadWorkload(cfg *Config) error {
+	if err := cfg.traceLevel(); err != nil {
+		return err
+	}
 	if err := cfg.checkRequired(); err != nil {
 		return err
 	}
@@ -316,7 +319,7 @@ func (cfg *Config) workload() error {
 // fixedOutputLen is the output length every request asks for, or 0 when
 // they differ (a dataset, a range ratio).
 func (cfg Config) fixedOutputLen() int {
-	if cfg.ds != nil && (len(cfg.ds.items) > 0 || cfg.RangeRatio > 0) {
+	if cfg.trace != nil || cfg.ds != nil && (len(cfg.ds.items) > 0 || cfg.RangeRatio > 0) {
 		return 0
 	}
 	return cfg.OutputLen
@@ -341,7 +344,7 @@ func (cfg Config) workloadRecord() Workload {
 func (r *runner) nextPrompt() (prompt string, in, out int) {
 	cfg := r.cfg
 	if cfg.trace != nil {
-		return cfg.trace.next()
+		return cfg.trace.next(r.pg.tokensPerWrd)
 	}
 	w := cfg.ds
 	if w == nil {

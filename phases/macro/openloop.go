@@ -159,7 +159,7 @@ func (s *schedule) rates() (scheduled, achieved float64) {
 // and the warning when the client fell behind it.
 func (l *level) openLoopResult(lr *phases.LevelResult) *warning {
 	cfg := l.cfg
-	sc := &phases.Schedule{Arrivals: cfg.Arrivals, Burstiness: cfg.shownBurstiness(), RequestedRate: l.rate,
+	sc := &phases.Schedule{Arrivals: cfg.arrivalsName(), Burstiness: cfg.shownBurstiness(), RequestedRate: l.rate,
 		Requests: l.sched.n, LatencyFrom: cfg.LatencyFrom}
 	sc.ScheduledRate, sc.AchievedRate = l.sched.rates()
 	if l.agg.lag.TotalCount() > 0 {

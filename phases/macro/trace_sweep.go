@@ -3,6 +3,7 @@ package macro
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -50,7 +51,8 @@ func (cfg *Config) traceLevel() error {
 	}
 	block := max(tr.BlockSize, 1)
 	cfg.trace = &traceFeed{trace: tr, window: w, reqs: reqs, prompts: newTracePrompts(block, uint64(cfg.Seed))}
-	cfg.Rate, cfg.Concurrency, cfg.Search = sum.MeanRate, nil, ""
+	rate, _ := strconv.ParseFloat(strconv.FormatFloat(sum.MeanRate, 'g', 4, 64), 64) // the gaps are the trace's; the rate names the level
+	cfg.Rate, cfg.Concurrency, cfg.Search = rate, nil, ""
 	cfg.Requests, cfg.Warmup, cfg.Duration = len(reqs), 0, 0
 	return nil
 }
@@ -66,10 +68,14 @@ func (f *traceFeed) restart() *traceFeed {
 	return f
 }
 
-// next is the next request's prompt, input and output lengths.
-func (f *traceFeed) next() (string, int, int) {
+// next is the next request's prompt, input and output lengths, with
+// tokensPerWord as /tokenize measured it.
+func (f *traceFeed) next(tokensPerWord float64) (string, int, int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if tokensPerWord > 0 {
+		f.prompts.tokensPerWrd = tokensPerWord
+	}
 	i := f.sent % len(f.reqs)
 	f.sent++
 	r := f.reqs[i]
@@ -95,4 +101,13 @@ func (cfg Config) TraceSummary() *TraceSummary {
 	}
 	s := cfg.trace.trace.Summarize(cfg.trace.window, cfg.trace.reqs)
 	return &s
+}
+
+// arrivalsName is the arrival process a level's schedule names: the
+// trace's format when replaying one.
+func (cfg Config) arrivalsName() string {
+	if cfg.trace != nil {
+		return cfg.Dataset + " trace"
+	}
+	return cfg.Arrivals
 }
