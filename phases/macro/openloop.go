@@ -79,9 +79,9 @@ func (cfg Config) checkOpenLoop() error {
 }
 
 // shownBurstiness is the burstiness a result records: 0 for constant
-// arrivals, which have none.
+// arrivals and a trace's, which have none.
 func (cfg Config) shownBurstiness() float64 {
-	if cfg.Arrivals == ArrivalsConstant {
+	if cfg.Arrivals == ArrivalsConstant || cfg.trace != nil {
 		return 0
 	}
 	return cfg.Burstiness

@@ -134,10 +134,10 @@ func (t *Trace) readJSONL(r io.Reader, unit time.Duration) error {
 		}
 		req, err := parseTraceLine(line, unit, t.BlockSize)
 		if err != nil {
-			return fmt.Errorf("%s line %d: %v", t.File, n, err)
+			return fmt.Errorf("%s:%d: %v", t.File, n, err)
 		}
 		if ids += len(req.HashIDs); ids > maxTraceIDsTotal || len(t.Requests) >= maxTraceRequests {
-			return fmt.Errorf("%s line %d: the trace is past %d requests or %d hash ids; cut it", t.File, n, maxTraceRequests, maxTraceIDsTotal)
+			return fmt.Errorf("%s:%d: the trace is past %d requests or %d hash ids; cut it", t.File, n, maxTraceRequests, maxTraceIDsTotal)
 		}
 		t.Requests = append(t.Requests, req)
 	}
@@ -209,7 +209,7 @@ func (t *Trace) readBurstGPT(r io.Reader) error {
 	cr.ReuseRecord = true
 	head, err := cr.Read()
 	if err != nil {
-		return fmt.Errorf("%s line 1: no CSV header: %v", t.File, err)
+		return fmt.Errorf("%s:1: no CSV header: %v", t.File, err)
 	}
 	col := map[string]int{}
 	for i, h := range head {
@@ -217,7 +217,7 @@ func (t *Trace) readBurstGPT(r io.Reader) error {
 	}
 	for _, c := range []string{burstTimestamp, burstRequest, burstResponse} {
 		if _, ok := col[c]; !ok {
-			return fmt.Errorf("%s line 1: no %q column (want Timestamp, Request tokens, Response tokens)", t.File, c)
+			return fmt.Errorf("%s:1: no %q column (want Timestamp, Request tokens, Response tokens)", t.File, c)
 		}
 	}
 	for {
@@ -228,20 +228,20 @@ func (t *Trace) readBurstGPT(r io.Reader) error {
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				return fmt.Errorf("%s line %d: %v", t.File, pe.Line, pe.Err)
+				return fmt.Errorf("%s:%d: %v", t.File, pe.Line, pe.Err)
 			}
 			return fmt.Errorf("%s: %v", t.File, err)
 		}
 		line, _ := cr.FieldPos(0)
 		req, err := burstRow(rec, col)
 		if err != nil {
-			return fmt.Errorf("%s line %d: %v", t.File, line, err)
+			return fmt.Errorf("%s:%d: %v", t.File, line, err)
 		}
 		if req.InputLen == 0 { // failed requests carry no tokens
 			continue
 		}
 		if len(t.Requests) >= maxTraceRequests {
-			return fmt.Errorf("%s line %d: the trace is past %d requests; cut it", t.File, line, maxTraceRequests)
+			return fmt.Errorf("%s:%d: the trace is past %d requests; cut it", t.File, line, maxTraceRequests)
 		}
 		t.Requests = append(t.Requests, req)
 	}

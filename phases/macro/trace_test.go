@@ -53,13 +53,13 @@ func TestTraceTimesAndUnits(t *testing.T) {
 
 func TestTraceBadInputNamesFileAndLine(t *testing.T) {
 	for _, c := range []struct{ format, text, want string }{
-		{TraceMooncake, "{\"timestamp\":0,\"input_length\":5}\n{\"timestamp\":-3,\"input_length\":5}\n", "f line 2: timestamp -3"},
-		{TraceMooncake, "{\"timestamp\":0,\"input_length\":5}\n\nnot json\n", "f line 3: not a JSON object"},
-		{TraceMooncake, "{\"timestamp\":0,\"input_length\":100,\"hash_ids\":[1,2]}\n", "f line 1: 2 hash_ids for an input of 100 tokens"},
-		{TraceMooncake, "{\"input_length\":5}\n", "f line 1: timestamp and input_length are required"},
-		{TraceBailian, "{\"timestamp\":0,\"input_length\":1.5}\n", "f line 1: input_length 1.5"},
-		{TraceBurstGPT, "Timestamp,Model,Request tokens\n", "f line 1: no \"Response tokens\" column"},
-		{TraceBurstGPT, "Timestamp,Request tokens,Response tokens\n1,2,3\nx,2,3\n", "f line 3: Timestamp \"x\": not a number"},
+		{TraceMooncake, "{\"timestamp\":0,\"input_length\":5}\n{\"timestamp\":-3,\"input_length\":5}\n", "f:2: timestamp -3"},
+		{TraceMooncake, "{\"timestamp\":0,\"input_length\":5}\n\nnot json\n", "f:3: not a JSON object"},
+		{TraceMooncake, "{\"timestamp\":0,\"input_length\":100,\"hash_ids\":[1,2]}\n", "f:1: 2 hash_ids for an input of 100 tokens"},
+		{TraceMooncake, "{\"input_length\":5}\n", "f:1: timestamp and input_length are required"},
+		{TraceBailian, "{\"timestamp\":0,\"input_length\":1.5}\n", "f:1: input_length 1.5"},
+		{TraceBurstGPT, "Timestamp,Model,Request tokens\n", "f:1: no \"Response tokens\" column"},
+		{TraceBurstGPT, "Timestamp,Request tokens,Response tokens\n1,2,3\nx,2,3\n", "f:3: Timestamp \"x\": not a number"},
 		{TraceBurstGPT, "Timestamp,Request tokens,Response tokens\n", "f: no requests in the trace"},
 	} {
 		_, err := ParseTrace(c.format, "f", strings.NewReader(c.text))
