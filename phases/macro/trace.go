@@ -72,7 +72,7 @@ func ReadTrace(format, path string) (*Trace, error) {
 	}
 	f, err := localfs.OpenInput(path)
 	if err != nil {
-		return nil, fmt.Errorf("--dataset %s %s: %v", format, path, err)
+		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	defer f.Close()
 	return ParseTrace(format, path, f)

@@ -162,3 +162,27 @@ func TestTraceSummaryOfAWindow(t *testing.T) {
 		t.Errorf("summary %+v", s)
 	}
 }
+
+// Within a minute the peak is the mean: 3 gaps over 2 s. Over a longer
+// trace it is the busiest minute: 90 requests in the first minute (then
+// one a minute) is 1.5 req/s.
+func TestPeakRateHandWorked(t *testing.T) {
+	short := []TraceRequest{{At: 0}, {At: time.Second}, {At: 1500 * time.Millisecond}, {At: 2 * time.Second}}
+	if got := PeakRate(short); got != 1.5 {
+		t.Errorf("short trace: %g req/s, want 1.5", got)
+	}
+	var long []TraceRequest
+	for i := range 90 {
+		long = append(long, TraceRequest{At: time.Duration(i) * 600 * time.Millisecond})
+	}
+	for i := 1; i <= 5; i++ {
+		long = append(long, TraceRequest{At: time.Duration(i) * 2 * time.Minute})
+	}
+	if got := PeakRate(long); got != 1.5 {
+		t.Errorf("long trace: %g req/s, want 1.5", got)
+	}
+	if DetectTraceFormat("testdata/trace_bailian.jsonl") != TraceBailian || DetectTraceFormat("testdata/trace_mooncake.jsonl") != TraceMooncake ||
+		DetectTraceFormat("testdata/trace_burstgpt.csv") != TraceBurstGPT {
+		t.Error("formats not told apart")
+	}
+}
