@@ -162,6 +162,9 @@ func (l *level) openLoopResult(lr *phases.LevelResult) *warning {
 	sc := &phases.Schedule{Arrivals: cfg.arrivalsName(), Burstiness: cfg.shownBurstiness(), RequestedRate: l.rate,
 		Requests: l.sched.n, LatencyFrom: cfg.LatencyFrom}
 	sc.ScheduledRate, sc.AchievedRate = l.sched.rates()
+	if tr := cfg.TraceSummary(); tr != nil && tr.BlockTokens > 0 {
+		sc.TraceReuse = &tr.ImpliedReuse
+	}
 	if l.agg.lag.TotalCount() > 0 {
 		sc.P50DelayMs = float64(l.agg.lag.ValueAtQuantile(50)) / 1e3
 		sc.P99DelayMs = float64(l.agg.lag.ValueAtQuantile(99)) / 1e3

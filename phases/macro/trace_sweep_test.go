@@ -26,6 +26,9 @@ func TestSweepReplaysTrace(t *testing.T) {
 	if l.Schedule == nil || l.Schedule.Requests != 24 || math.Abs(l.Schedule.ScheduledRate-tr.MeanRate) > 0.01*tr.MeanRate {
 		t.Fatalf("schedule %+v, trace's mean rate %g", l.Schedule, tr.MeanRate)
 	}
+	if l.Schedule.TraceReuse == nil || *l.Schedule.TraceReuse != tr.ImpliedReuse {
+		t.Fatalf("level's implied reuse %v, want %g", l.Schedule.TraceReuse, tr.ImpliedReuse)
+	}
 	if l.Server == nil || l.Server.PrefixCacheHitRate == nil {
 		t.Fatalf("no server hit rate: %+v", l.Server)
 	}
