@@ -83,12 +83,12 @@ func (m Macro) validateWorkload() []error {
 	var errs []error
 	switch m.Dataset {
 	case "", macro.DatasetRandom:
-	case macro.DatasetShareGPT, macro.DatasetJSONL:
+	case macro.DatasetShareGPT, macro.DatasetJSONL, macro.TraceMooncake, macro.TraceBailian, macro.TraceBurstGPT:
 		if m.DatasetFile == "" {
 			errs = append(errs, bad("macro.dataset_file", "dataset %s needs a file", m.Dataset))
 		}
 	default:
-		errs = append(errs, bad("macro.dataset", "must be random, sharegpt or jsonl, got %q", m.Dataset))
+		errs = append(errs, bad("macro.dataset", "must be random, sharegpt, jsonl, mooncake, bailian or burstgpt, got %q", m.Dataset))
 	}
 	if err := macro.CheckRangeRatio(m.RangeRatio); err != nil {
 		errs = append(errs, bad("macro.range_ratio", "%v", err))

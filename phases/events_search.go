@@ -120,4 +120,8 @@ type Schedule struct {
 	// LatencyFrom is where the level's TTFT and E2EL start: "sent" or
 	// "intended" (the coordinated-omission correction).
 	LatencyFrom string `json:"latency_from"`
+	// TraceReuse is, when a trace is replayed, the share of its input
+	// tokens a prefix cache could hold given its hash ids: what the
+	// server's prefix-cache hit rate is set beside.
+	TraceReuse *float64 `json:"trace_implied_reuse,omitempty"`
 }

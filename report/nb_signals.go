@@ -63,7 +63,7 @@ func (n *nb) serverLevels(levels []phases.LevelResult) {
 			row += fmt.Sprintf(" %.0f |", s.Preemptions)
 		}
 		if prefix {
-			row += " " + pctOrDash(s.PrefixCacheHitRate, 100, "%.1f%%") + " |"
+			row += " " + pctOrDash(s.PrefixCacheHitRate, 100, "%.1f%%") + traceReuse(l.Schedule) + " |"
 		}
 		if spec {
 			row += " " + pctOrDash(s.SpecAcceptRate, 100, "%.1f%%") + " | " + pctOrDash(s.SpecAcceptLength, 1, "%.2f") + " |"
@@ -83,4 +83,13 @@ func pctOrDash(v *float64, scale float64, format string) string {
 		return "—"
 	}
 	return fmt.Sprintf(format, *v*scale)
+}
+
+// traceReuse is, for a replayed trace's level, the reuse its hash ids
+// imply, set beside the server's hit rate.
+func traceReuse(sc *phases.Schedule) string {
+	if sc == nil || sc.TraceReuse == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (the trace implies %.1f%%)", 100**sc.TraceReuse)
 }

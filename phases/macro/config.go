@@ -102,10 +102,17 @@ type Config struct {
 	SLO string
 	slo *slo // SLO parsed
 	// Dataset is random ("" too), sharegpt or jsonl, read from
-	// DatasetFile (at most DatasetMax prompts, a seeded sample).
-	Dataset     string
-	DatasetFile string
-	DatasetMax  int
+	// DatasetFile (at most DatasetMax prompts, a seeded sample), or a trace
+	// (mooncake, bailian, burstgpt) replayed on its own schedule: its
+	// window from TraceStart for TraceDuration (0: to its end), TraceSpeed
+	// times as fast (0: 1).
+	Dataset       string
+	DatasetFile   string
+	DatasetMax    int
+	TraceSpeed    float64
+	TraceStart    time.Duration
+	TraceDuration time.Duration
+	trace         *traceFeed
 	// RangeRatio spreads random prompt and output lengths uniformly over
 	// ±RangeRatio of InputLen and OutputLen, as vLLM's --random-range-ratio.
 	RangeRatio float64
@@ -222,6 +229,9 @@ func (cfg Config) checkRequired() error {
 // its levels in order, its SLO parsed, its seed drawn when none was given
 // and its workload made.
 func (cfg Config) prepared() (Config, error) {
+	if err := cfg.traceLevel(); err != nil {
+		return cfg, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, err
 	}

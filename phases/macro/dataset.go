@@ -42,6 +42,9 @@ type Workload struct {
 	RangeRatio float64 `json:"range_ratio,omitempty"`
 	PrefixLen  int     `json:"prefix_len,omitempty"`
 	Note       string  `json:"note,omitempty"`
+	// Trace is the replayed trace window: its requests, rate and the
+	// prefix reuse its hash ids imply (beside the levels' server hit rate).
+	Trace *TraceSummary `json:"trace,omitempty"`
 }
 
 // item is one prompt and the output length asked for it.
@@ -64,8 +67,8 @@ type dataset struct {
 // Errors name the file and the line.
 func loadDataset(cfg Config) (*dataset, error) {
 	switch cfg.Dataset {
-	case "", DatasetRandom:
-		return nil, nil
+	case "", DatasetRandom, TraceMooncake, TraceBailian, TraceBurstGPT:
+		return nil, nil // a trace is read by traceLevel
 	case DatasetShareGPT, DatasetJSONL:
 	default:
 		return nil, fmt.Errorf("--dataset %q: want random, sharegpt FILE or jsonl FILE", cfg.Dataset)
@@ -282,6 +285,9 @@ func spread(rng *rand.Rand, n int, r float64, lo int) int {
 // now, so that a front-end can refuse bad input before it opens a host; the
 // sweep then uses what was read.
 func LoadWorkload(cfg *Config) error {
+	if err := cfg.traceLevel(); err != nil {
+		return err
+	}
 	if err := cfg.checkRequired(); err != nil {
 		return err
 	}
@@ -313,7 +319,7 @@ func (cfg *Config) workload() error {
 // fixedOutputLen is the output length every request asks for, or 0 when
 // they differ (a dataset, a range ratio).
 func (cfg Config) fixedOutputLen() int {
-	if cfg.ds != nil && (len(cfg.ds.items) > 0 || cfg.RangeRatio > 0) {
+	if cfg.trace != nil || cfg.ds != nil && (len(cfg.ds.items) > 0 || cfg.RangeRatio > 0) {
 		return 0
 	}
 	return cfg.OutputLen
@@ -322,6 +328,10 @@ func (cfg Config) fixedOutputLen() int {
 // workloadRecord is the result's record of the workload.
 func (cfg Config) workloadRecord() Workload {
 	w := Workload{Dataset: DatasetRandom, Seed: cfg.Seed, RangeRatio: cfg.RangeRatio, PrefixLen: cfg.PrefixLen}
+	if cfg.trace != nil {
+		w.Dataset, w.File, w.Items, w.Trace = cfg.Dataset, cfg.DatasetFile, len(cfg.trace.reqs), cfg.TraceSummary()
+		w.Note = "prompts made from the trace's hash ids (equal ids, equal blocks of words) and sent on its schedule"
+	}
 	if cfg.ds != nil && len(cfg.ds.items) > 0 {
 		w.Dataset, w.File, w.Items = cfg.Dataset, cfg.DatasetFile, len(cfg.ds.items)
 		w.Note = "prompt and output lengths of the file's entries counted in words (an estimate of tokens; vLLM uses the model's tokenizer); the server's usage gives the counts measured"
@@ -333,6 +343,9 @@ func (cfg Config) workloadRecord() Workload {
 // known before the server counts them) and the output length to ask.
 func (r *runner) nextPrompt() (prompt string, in, out int) {
 	cfg := r.cfg
+	if cfg.trace != nil {
+		return cfg.trace.next(r.pg.tokensPerWrd)
+	}
 	w := cfg.ds
 	if w == nil {
 		return r.pg.make(cfg.InputLen), cfg.InputLen, cfg.OutputLen

@@ -121,6 +121,7 @@ func (r *runner) startLevel(ctx context.Context, conc int, rate float64) *level 
 	l.lastTarget = conc
 	if rate > 0 {
 		l.arr = newArrivals(cfg, rate, rand.NewPCG(uint64(cfg.Seed), uint64(conc)+uint64(rate*1000)))
+		l.arr.trace = cfg.trace.restart()
 	}
 	l.steady = true
 	l.maxSends = -1

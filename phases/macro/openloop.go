@@ -79,9 +79,9 @@ func (cfg Config) checkOpenLoop() error {
 }
 
 // shownBurstiness is the burstiness a result records: 0 for constant
-// arrivals, which have none.
+// arrivals and a trace's, which have none.
 func (cfg Config) shownBurstiness() float64 {
-	if cfg.Arrivals == ArrivalsConstant {
+	if cfg.Arrivals == ArrivalsConstant || cfg.trace != nil {
 		return 0
 	}
 	return cfg.Burstiness
@@ -93,6 +93,7 @@ type arrivals struct {
 	kind  string
 	rng   *rand.Rand
 	gamma *distuv.Gamma // burstiness other than 1
+	trace *traceFeed    // a trace's own gaps, when replaying one
 }
 
 func newArrivals(cfg Config, rate float64, src rand.Source) *arrivals {
@@ -106,6 +107,9 @@ func newArrivals(cfg Config, rate float64, src rand.Source) *arrivals {
 
 // next is the gap to the next intended send.
 func (a *arrivals) next() time.Duration {
+	if a.trace != nil {
+		return a.trace.gap()
+	}
 	var s float64
 	switch {
 	case a.kind == ArrivalsConstant:
@@ -155,9 +159,12 @@ func (s *schedule) rates() (scheduled, achieved float64) {
 // and the warning when the client fell behind it.
 func (l *level) openLoopResult(lr *phases.LevelResult) *warning {
 	cfg := l.cfg
-	sc := &phases.Schedule{Arrivals: cfg.Arrivals, Burstiness: cfg.shownBurstiness(), RequestedRate: l.rate,
+	sc := &phases.Schedule{Arrivals: cfg.arrivalsName(), Burstiness: cfg.shownBurstiness(), RequestedRate: l.rate,
 		Requests: l.sched.n, LatencyFrom: cfg.LatencyFrom}
 	sc.ScheduledRate, sc.AchievedRate = l.sched.rates()
+	if tr := cfg.TraceSummary(); tr != nil && tr.BlockTokens > 0 {
+		sc.TraceReuse = &tr.ImpliedReuse
+	}
 	if l.agg.lag.TotalCount() > 0 {
 		sc.P50DelayMs = float64(l.agg.lag.ValueAtQuantile(50)) / 1e3
 		sc.P99DelayMs = float64(l.agg.lag.ValueAtQuantile(99)) / 1e3

@@ -13,14 +13,15 @@ import (
 	"github.com/profdeck/profdeck/report"
 )
 
-const capacityUsage = `profdeck capacity [FILE] (--rate R | --users N --think-time D) [--slo SPEC] [--headroom 0.2]
+const capacityUsage = `profdeck capacity [FILE] (--rate R | --users N --think-time D | --trace TRACE) [--slo SPEC] [--headroom 0.2]
                   [--tp N] [--pp N] [--nodes N] [-c FILE] [--json FILE|-]
 
 How many replicas and GPUs serve this traffic within the SLO, planned from a
 measured sweep. FILE is a ` + "`profdeck sweep --json`" + ` document or a campaign journal
 (JOURNAL#N picks its Nth sweep); without it, the campaign's journal. The traffic
 is a request rate, or users who each wait --think-time between an answer and
-their next request (Little's law turns them into requests in flight). The SLO
+their next request (Little's law turns them into requests in flight), or a
+trace's (Mooncake or Bailian JSONL, BurstGPT CSV) busiest minute. The SLO
 is --slo, else the sweep's own; --headroom keeps that share of each replica's
 SLO capacity free. One replica's GPUs are TP × PP × DP as the sweep recorded its
 deployment (--tp, --pp, --nodes say otherwise). Every estimate (interpolation
@@ -53,6 +54,7 @@ func newCapacity(stdout, stderr io.Writer) (*Command, func(args []string) (repor
 	tp := fs.Int("tp", 0, "one replica's tensor-parallel size (default: as the sweep recorded)")
 	pp := fs.Int("pp", 0, "one replica's pipeline-parallel size (default: as the sweep recorded)")
 	nodes := fs.Int("nodes", 0, "nodes one replica spans (default: as the sweep recorded)")
+	trace := fs.String("trace", "", "the traffic as a trace's busiest minute: a Mooncake or Bailian JSONL, or a BurstGPT CSV")
 	return c, func(args []string) (report.CapacityAsk, string, error) {
 		pos, err := c.parseFiles(args, 0, 1)
 		if err == nil {
@@ -80,6 +82,15 @@ func newCapacity(stdout, stderr io.Writer) (*Command, func(args []string) (repor
 		ask := report.CapacityAsk{Rate: camp.Capacity.Rate, Users: camp.Capacity.Users, Think: camp.Capacity.ThinkTime.Duration,
 			SLO: camp.Capacity.SLO, Headroom: camp.Capacity.Headroom}
 		ask.TP, ask.PP, ask.Nodes = *tp, *pp, *nodes
+		if *trace != "" {
+			if c.Set("rate") || c.Set("users") {
+				return report.CapacityAsk{}, "", BadInput("--trace: give a trace or --rate/--users, not both")
+			}
+			if ask.Rate, err = traceTraffic(c, *trace); err != nil {
+				return report.CapacityAsk{}, "", err
+			}
+			ask.Users = 0
+		}
 		if err := ask.Check(); err != nil {
 			return report.CapacityAsk{}, "", BadInput("%v", flagNamed(err))
 		}

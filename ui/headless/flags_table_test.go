@@ -249,6 +249,10 @@ func flagRows(dir string) []flagRow {
 		{cmds: "sweep", args: []string{"--repeat", "0"}, wantErr: "--repeat: want 1 to 100"},
 		{cmds: "sweep", args: []string{"--repeat", "1"}, get: func(r resolved) any { return r.sweep.Repeat }, want: 1},
 		{cmds: "sweep", args: []string{"--seed", "7"}, get: func(r resolved) any { return r.sweep.Seed }, want: int64(7)},
+		{cmds: "sweep", args: []string{"--trace-speed", "2.5"}, get: func(r resolved) any { return r.sweep.TraceSpeed }, want: 2.5},
+		{cmds: "sweep", args: []string{"--trace-speed", "0"}, wantErr: "--trace-speed: must be more than 0"},
+		{cmds: "sweep", args: []string{"--trace-start", "90s"}, get: func(r resolved) any { return r.sweep.TraceStart }, want: 90 * time.Second},
+		{cmds: "sweep", args: []string{"--trace-duration", "1m"}, get: func(r resolved) any { return r.sweep.TraceDuration }, want: time.Minute},
 		{cmds: "sweep", args: []string{"--metrics-url", "off"}, get: func(r resolved) any { return r.camp.MetricsURL() }, want: ""},
 		{cmds: "sweep", args: []string{"--metrics-url", ""}, get: func(r resolved) any { return r.camp.MetricsURL() }, want: "http://127.0.0.1:8011/metrics"},
 		{cmds: "sweep profile run", args: []string{"--loadgen", "host"}, get: func(r resolved) any { return r.camp.Macro.Loadgen }, want: "host"},
@@ -375,6 +379,9 @@ func flagRows(dir string) []flagRow {
 		{cmds: "capacity", args: []string{"--tp", "2", "--rate", "1"}, get: func(r resolved) any { return r.capacity.TP }, want: 2},
 		{cmds: "capacity", args: []string{"--pp", "0", "--rate", "1"}, get: func(r resolved) any { return r.capacity.PP }, want: 0},
 		{cmds: "capacity", args: []string{"--nodes", "-1", "--rate", "1"}, wantErr: "--tp, --pp and --nodes must not be negative"},
+		{cmds: "capacity", args: []string{"--trace", "trace.jsonl"}, get: func(r resolved) any { return r.capacity.Rate }, want: 1.5},
+		{cmds: "capacity", args: []string{"--trace", "trace.jsonl", "--rate", "2"}, wantErr: "--trace: give a trace or --rate/--users, not both"},
+		{cmds: "capacity", args: []string{"--trace", "prompts.jsonl"}, wantErr: "--trace prompts.jsonl:1: timestamp and input_length are required"},
 		// the long commands
 		{cmds: "sweep run micro nccl profile", args: []string{"--progress-every", "2s"}, get: func(r resolved) any { return r.cmd.progressEvery }, want: 2 * time.Second},
 		{cmds: "sweep run micro nccl profile", args: []string{"--progress-every", "0s"}, wantErr: "--progress-every: must be more than 0"},
@@ -390,6 +397,11 @@ func TestEveryFlagWins(t *testing.T) {
 	t.Chdir(dir)
 	t.Setenv("OPENAI_API_KEY", "sk-from-the-environment")
 	if err := os.WriteFile(filepath.Join(dir, "prompts.jsonl"), []byte(`{"prompt": "a b c", "output_len": 4}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// 3 requests over 2 s: 1.5 req/s
+	trace := "{\"timestamp\": 0, \"input_length\": 9}\n{\"timestamp\": 1500, \"input_length\": 9}\n{\"timestamp\": 1000, \"input_length\": 9}\n{\"timestamp\": 2000, \"input_length\": 9}\n"
+	if err := os.WriteFile(filepath.Join(dir, "trace.jsonl"), []byte(trace), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	plain, withSim := filepath.Join(dir, "c.yaml"), filepath.Join(dir, "sim.yaml")

@@ -32,6 +32,8 @@ type sweepFlags struct {
 	pctMetrics, pcts       string // vLLM's --percentile-metrics, --metric-percentiles
 	timeout                time.Duration
 	seed                   int64
+	traceSpeed             float64
+	traceStart, traceDur   time.Duration
 	emu                    vllmemu.Config // the simulated server, as --sim-mode asks
 	vllm                   *vllmArgs      // what a vllm bench serve line asked besides the sweep's flags
 }
@@ -64,6 +66,7 @@ func newSweep(stdout, stderr io.Writer) (*Command, *sweepFlags) {
 	c := New("sweep", "profdeck sweep [-c FILE] [--host HOST] [--url URL] [--model NAME] [--api completions|chat]\n"+
 		"       [--concurrency 1,2,4] [--requests N] [--duration D] [--warmup N] [--input-len N] [--output-len N]\n"+
 		"       [--dataset sharegpt|jsonl FILE [--dataset-max N] | --range-ratio R] [--prefix-len N]\n"+
+		"       [--dataset mooncake|bailian|burstgpt FILE [--trace-speed X] [--trace-start D] [--trace-duration D]]\n"+
 		"       [--rate R [--arrivals poisson|constant] [--burstiness G]] [--latency-from sent|intended]\n"+
 		"       [--slo ttft=2s,tpot=50ms,e2el=30s [--search concurrency|rate [--search-tolerance 0.05]]]\n"+
 		"       [--repeat N] [--stop-at-plateau] [--no-preflight] [--loadgen here|host]\n"+
@@ -97,6 +100,9 @@ func newSweep(stdout, stderr io.Writer) (*Command, *sweepFlags) {
 	fs.String("slo", "", "SLO for goodput, e.g. ttft=2s,tpot=50ms,e2el=30s; empty: none (default: the campaign's macro.slo)")
 	fs.String("dataset", "", "prompts: random, sharegpt FILE or jsonl FILE ({\"prompt\": …, \"output_len\": N} per line) (default: the campaign's macro.dataset, else random)")
 	fs.String("dataset-file", "", "the dataset's file, also given after --dataset's kind (default: the campaign's macro.dataset_file)")
+	fs.Float64Var(&f.traceSpeed, "trace-speed", 1, "with a trace dataset: replay it X times as fast (0.5: half as fast)")
+	fs.DurationVar(&f.traceStart, "trace-start", 0, "with a trace dataset: replay from this time into the trace")
+	fs.DurationVar(&f.traceDur, "trace-duration", 0, "with a trace dataset: replay this much of the trace (0: to its end)")
 	fs.Int("dataset-max", 0, "use at most N prompts of the dataset, a seeded sample; 0: all (default: the campaign's macro.dataset_max)")
 	fs.Float64("range-ratio", 0, "random lengths spread over ±R of --input-len and --output-len, as vLLM's --random-range-ratio, 0 to <1 (default: the campaign's macro.range_ratio)")
 	fs.Int("prefix-len", 0, "every prompt starts with the same N tokens, for prefix caching (default: the campaign's macro.prefix_len)")
@@ -200,6 +206,10 @@ func (f *sweepFlags) plan(c *Command) (macro.Config, *campaign.Campaign, error) 
 		cfg.Model = f.model
 	}
 	cfg.Timeout, cfg.Seed = f.timeout, f.seed
+	if f.traceSpeed <= 0 {
+		return macro.Config{}, nil, BadInput("--trace-speed: must be more than 0, got %g", f.traceSpeed)
+	}
+	cfg.TraceSpeed, cfg.TraceStart, cfg.TraceDuration = f.traceSpeed, f.traceStart, f.traceDur
 	if err := cfg.CheckLevelTime(); err != nil {
 		return macro.Config{}, nil, BadInput("--rate %v", err)
 	}
@@ -394,7 +404,7 @@ func datasetArgs(args []string) []string {
 	for i := 0; i < len(args); i++ {
 		out = append(out, args[i])
 		if a := args[i]; (a == "--dataset" || a == "-dataset") && i+2 < len(args) &&
-			(args[i+1] == macro.DatasetShareGPT || args[i+1] == macro.DatasetJSONL) && !strings.HasPrefix(args[i+2], "-") {
+			(args[i+1] == macro.DatasetShareGPT || args[i+1] == macro.DatasetJSONL || macro.IsTraceFormat(args[i+1])) && !strings.HasPrefix(args[i+2], "-") {
 			out = append(out, args[i+1], "--dataset-file", args[i+2])
 			i += 2
 		}
@@ -412,6 +422,11 @@ func workloadText(sc macro.Config) string {
 	switch {
 	case sc.Dataset == macro.DatasetShareGPT || sc.Dataset == macro.DatasetJSONL:
 		s = fmt.Sprintf("prompts and output lengths from %s %s", sc.Dataset, sc.DatasetFile)
+	case macro.IsTraceFormat(sc.Dataset):
+		s = fmt.Sprintf("the %s trace %s replayed at %g× its speed", sc.Dataset, sc.DatasetFile, sc.TraceSpeed)
+		if tr := sc.TraceSummary(); tr != nil {
+			s += fmt.Sprintf(" (%d requests over %.1fs, %.3g req/s; its hash ids imply %.1f%% prefix reuse)", tr.Requests, tr.SpanSeconds, tr.MeanRate, 100*tr.ImpliedReuse)
+		}
 	case sc.RangeRatio > 0:
 		s = fmt.Sprintf("input %d, output %d tokens ±%g%%", sc.InputLen, sc.OutputLen, 100*sc.RangeRatio)
 	}

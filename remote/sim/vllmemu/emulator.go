@@ -161,7 +161,7 @@ type Emulator struct {
 	// hit is SGLang's cache_hit_rate gauge, from prefix's totals.
 	hit hitRate
 
-	prefix prefixCache // the prompts' blocks seen, and the tokens hit
+	prefix *prefixCache // the prompts' blocks seen, and the tokens hit
 
 	// The scheduler's per-step scratch, used by its goroutine only.
 	stepITL  []float64
@@ -191,7 +191,7 @@ type State struct {
 func New(cfg Config) *Emulator {
 	cfg = cfg.withDefaults()
 	e := &Emulator{cfg: cfg, arrive: make(chan *emuReq, 1024), quit: make(chan struct{}), done: make(chan struct{}),
-		rng: rand.New(rand.NewSource(cfg.Seed))}
+		rng: rand.New(rand.NewSource(cfg.Seed)), prefix: newPrefixCache(cfg.KVCacheTokens)}
 	e.st.init()
 	e.ready.Store(!cfg.NotReady)
 	go e.schedule()

@@ -1,6 +1,7 @@
 package vllmemu
 
 import (
+	"container/list"
 	"encoding/json"
 	"hash/fnv"
 	"strings"
@@ -11,18 +12,26 @@ import (
 // default block size): the prefix cache hits whole blocks only.
 const prefixBlock = 16
 
-// maxPrefixBlocks bounds the cache; past it, it starts empty again (as a
-// full cache evicts).
-const maxPrefixBlocks = 1 << 16
+// maxPrefixBlocks bounds the cache's blocks whatever the KV cache's size.
+const maxPrefixBlocks = 1 << 18
 
 // prefixCache is the emulator's automatic prefix cache: a block is cached
-// once a prompt holding it (and everything before it) was seen. It counts
-// the tokens queried and hit, as vLLM's prefix_cache_queries and
-// prefix_cache_hits counters do.
+// once a prompt holding it (and everything before it) was seen, and the
+// least recently used blocks are evicted past its capacity (the KV
+// cache's blocks). It counts the tokens queried and hit, as vLLM's
+// prefix_cache_queries and prefix_cache_hits counters do, and the blocks
+// evicted.
 type prefixCache struct {
-	mu            sync.Mutex
-	blocks        map[uint64]bool
-	queries, hits int64
+	mu                       sync.Mutex
+	capacity                 int // blocks; 0: maxPrefixBlocks
+	blocks                   map[uint64]*list.Element
+	lru                      list.List // of uint64 hashes, the most recent in front
+	queries, hits, evictions int64
+}
+
+// newPrefixCache is a cache of the blocks that kvTokens hold.
+func newPrefixCache(kvTokens int) *prefixCache {
+	return &prefixCache{capacity: min(max(kvTokens/prefixBlock, 1), maxPrefixBlocks)}
 }
 
 // lookup counts one prompt: its tokens are queried, the tokens of its
@@ -46,20 +55,40 @@ func (c *prefixCache) lookup(words []string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.blocks == nil || len(c.blocks)+len(hashes) > maxPrefixBlocks {
-		c.blocks = map[uint64]bool{}
-	}
 	c.queries += int64(tokens)
 	hit := 0
 	for i, k := range hashes {
-		if !c.blocks[k] {
+		if c.blocks[k] == nil {
 			break
 		}
 		hit = ends[i]
 	}
 	c.hits += int64(hit)
 	for _, k := range hashes {
-		c.blocks[k] = true
+		c.keep(k)
+	}
+}
+
+// keep caches a block, or marks it used, evicting the least recently used
+// past the capacity.
+func (c *prefixCache) keep(k uint64) {
+	if c.blocks == nil {
+		c.blocks = map[uint64]*list.Element{}
+	}
+	if el := c.blocks[k]; el != nil {
+		c.lru.MoveToFront(el)
+		return
+	}
+	c.blocks[k] = c.lru.PushFront(k)
+	capacity := c.capacity
+	if capacity <= 0 {
+		capacity = maxPrefixBlocks
+	}
+	for c.lru.Len() > capacity {
+		old := c.lru.Back()
+		delete(c.blocks, old.Value.(uint64))
+		c.lru.Remove(old)
+		c.evictions++
 	}
 }
 
@@ -67,6 +96,13 @@ func (c *prefixCache) totals() (queries, hits int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.queries, c.hits
+}
+
+// evicted is the number of blocks evicted.
+func (c *prefixCache) evicted() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.evictions
 }
 
 // promptWords are a request's prompt words: a completions prompt (a

@@ -1,0 +1,76 @@
+package macro
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu/emutest"
+)
+
+// emuCounter reads one counter from an emulator's /metrics.
+func emuCounter(t *testing.T, url, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, name+"{") || strings.HasPrefix(l, name+" ") {
+			v, err := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64)
+			if err == nil {
+				return v
+			}
+		}
+	}
+	t.Fatalf("no %s on /metrics", name)
+	return 0
+}
+
+// TestReplayHitRateMatchesImpliedReuse replays the sample Mooncake trace
+// at 20× on the simulated deployment: the hit rate its /metrics report is
+// within 3 points of the reuse the trace's hash ids imply.
+func TestReplayHitRateMatchesImpliedReuse(t *testing.T) {
+	_, url := emutest.Start(t, vllmemu.Config{StepTime: time.Millisecond, CoarseTiming: true})
+	tr, err := ReadTrace(TraceMooncake, "testdata/trace_mooncake.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := TraceWindow{Speed: 20}.Cut(tr.Requests)
+	prompts := make([]string, len(reqs))
+	gen := newTracePrompts(tr.BlockSize, 1)
+	for i, r := range reqs {
+		prompts[i] = gen.prompt(i, r)
+	}
+	errs := make(chan error, len(reqs))
+	replayTrace(context.Background(), reqs, func(i int, _ time.Time) {
+		body, _ := json.Marshal(map[string]any{"model": "test/model", "prompt": prompts[i], "max_tokens": reqs[i].OutputLen})
+		resp, err := http.Post(url+"/v1/completions", "application/json", bytes.NewReader(body))
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		errs <- err
+	})
+	for range reqs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	hit := emuCounter(t, url, "vllm:prefix_cache_hits_total") / emuCounter(t, url, "vllm:prefix_cache_queries_total")
+	implied := ImpliedReuse(reqs, tr.BlockSize)
+	if implied < 0.3 || math.Abs(hit-implied) > 0.03 {
+		t.Fatalf("server hit rate %.3f, trace implies %.3f", hit, implied)
+	}
+	t.Logf("server hit rate %.3f, trace implies %.3f", hit, implied)
+}

@@ -1,0 +1,40 @@
+package macro_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/servermetrics"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
+)
+
+// A sweep with the sample Mooncake trace at 2× is one open-loop level
+// sending the trace's 24 requests at its mean rate; the result records the
+// reuse the trace implies beside the server's hit rate, within 3 points.
+func TestSweepReplaysTrace(t *testing.T) {
+	_, url := startEmu(t, vllmemu.Config{StepTime: time.Millisecond, CoarseTiming: true})
+	res := runSweep(t, macro.Config{URL: url, Model: "test/model", Dataset: macro.TraceMooncake,
+		DatasetFile: "testdata/trace_mooncake.jsonl", TraceSpeed: 2, NoPreflight: true, Seed: 1,
+		Scraper: servermetrics.NewScraper(url+"/metrics", nil)})
+	tr := res.Workload.Trace
+	if tr == nil || tr.Requests != 24 || len(res.Levels) != 1 {
+		t.Fatalf("trace %+v, %d levels", tr, len(res.Levels))
+	}
+	l := res.Levels[0]
+	if l.Schedule == nil || l.Schedule.Requests != 24 || math.Abs(l.Schedule.ScheduledRate-tr.MeanRate) > 0.01*tr.MeanRate {
+		t.Fatalf("schedule %+v, trace's mean rate %g", l.Schedule, tr.MeanRate)
+	}
+	if l.Schedule.TraceReuse == nil || *l.Schedule.TraceReuse != tr.ImpliedReuse {
+		t.Fatalf("level's implied reuse %v, want %g", l.Schedule.TraceReuse, tr.ImpliedReuse)
+	}
+	if l.Server == nil || l.Server.PrefixCacheHitRate == nil {
+		t.Fatalf("no server hit rate: %+v", l.Server)
+	}
+	if hit := *l.Server.PrefixCacheHitRate; math.Abs(hit-tr.ImpliedReuse) > 0.03 {
+		t.Fatalf("server hit rate %.3f, trace implies %.3f", hit, tr.ImpliedReuse)
+	}
+	t.Logf("server hit rate %.3f, trace implies %.3f; scheduled %.3f req/s, achieved %.3f, p99 delay %.2f ms",
+		*l.Server.PrefixCacheHitRate, tr.ImpliedReuse, l.Schedule.ScheduledRate, l.Schedule.AchievedRate, l.Schedule.P99DelayMs)
+}
