@@ -60,6 +60,12 @@ type Spec struct {
 	Search          string  `json:"search,omitempty"`
 	SearchTolerance float64 `json:"search_tolerance,omitempty"`
 	SearchFrom      float64 `json:"search_from,omitempty"`
+	// MaxInFlight caps the open loop's requests in flight (0: no cap).
+	MaxInFlight int `json:"max_in_flight,omitempty"`
+	// A trace's replay: its speed, and the window cut from it.
+	TraceSpeed    float64       `json:"trace_speed,omitempty"`
+	TraceStart    time.Duration `json:"trace_start,omitempty"`
+	TraceDuration time.Duration `json:"trace_duration,omitempty"`
 	// Deployment is what the sweep measured (TP, PP, DP, nodes).
 	Deployment *phases.Deployment `json:"deployment,omitempty"`
 	// MetricsURL is the server's /metrics as the host sees it; empty: none.
@@ -82,6 +88,7 @@ func specOf(cfg macro.Config, metricsURL string) Spec {
 		Dataset: cfg.Dataset, DatasetFile: cfg.DatasetFile, DatasetMax: cfg.DatasetMax, RangeRatio: cfg.RangeRatio,
 		PrefixLen: cfg.PrefixLen, Repeat: cfg.Repeat, Percentiles: cfg.Percentiles, MetricsURL: metricsURL, JSONL: cfg.JSONL != nil, GPU: cfg.GPU != nil,
 		Arrivals: cfg.Arrivals, Burstiness: cfg.Burstiness, LatencyFrom: cfg.LatencyFrom, Search: cfg.Search, SearchTolerance: cfg.SearchTolerance, SearchFrom: cfg.SearchFrom,
+		MaxInFlight: cfg.MaxInFlight, TraceSpeed: cfg.TraceSpeed, TraceStart: cfg.TraceStart, TraceDuration: cfg.TraceDuration,
 		Deployment: cfg.Deployment}
 }
 
@@ -95,5 +102,6 @@ func (s Spec) config() macro.Config {
 		Dataset: s.Dataset, DatasetFile: s.DatasetFile, DatasetMax: s.DatasetMax, RangeRatio: s.RangeRatio,
 		PrefixLen: s.PrefixLen, Repeat: s.Repeat, Percentiles: s.Percentiles,
 		Arrivals: s.Arrivals, Burstiness: s.Burstiness, LatencyFrom: s.LatencyFrom, Search: s.Search, SearchTolerance: s.SearchTolerance, SearchFrom: s.SearchFrom,
+		MaxInFlight: s.MaxInFlight, TraceSpeed: s.TraceSpeed, TraceStart: s.TraceStart, TraceDuration: s.TraceDuration,
 		Deployment: s.Deployment}
 }
