@@ -312,6 +312,13 @@ type Plateau struct {
 	// shows it and what to do.
 	Reason   string `json:"reason,omitempty"`
 	Evidence string `json:"evidence,omitempty"`
+	// The server's limits the verdict was judged with: its --max-num-seqs
+	// (0: not known), where that was read, and whether the launch command
+	// or the server's log was read at all. explain judges every level of
+	// the sweep with them.
+	MaxNumSeqs       int    `json:"max_num_seqs,omitempty"`
+	MaxNumSeqsSource string `json:"max_num_seqs_source,omitempty"`
+	LimitsLooked     bool   `json:"limits_looked,omitempty"`
 	// Noise is set when the plateau's levels differ by less than their
 	// repeats' 95% confidence intervals.
 	Noise string `json:"noise,omitempty"`

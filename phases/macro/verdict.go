@@ -52,6 +52,15 @@ func MaxNumSeqsFromLaunch(cmd string) int {
 	return n
 }
 
+// PlateauLimits are the limits the sweep judged its plateau with (none
+// for a sweep without a plateau).
+func PlateauLimits(p *phases.Plateau) Limits {
+	if p == nil {
+		return Limits{}
+	}
+	return Limits{MaxNumSeqs: p.MaxNumSeqs, Source: p.MaxNumSeqsSource, Looked: p.LimitsLooked}
+}
+
 // Explain classifies what limits throughput at level index i of levels,
 // looking at the level above it (the one that did not add throughput) as
 // well, and returns the class and one line a person can act on.
@@ -154,8 +163,10 @@ func tpotGrowth(levels []phases.LevelResult, see *phases.LevelResult) (grew, ok 
 	return see.MedianTPOTms > 1.33*first.MedianTPOTms, true
 }
 
-// explainPlateau fills the plateau's reason and evidence.
+// explainPlateau fills the plateau's reason and evidence, and the limits
+// it judged with.
 func explainPlateau(p *phases.Plateau, levels []phases.LevelResult, lim Limits) {
+	p.MaxNumSeqs, p.MaxNumSeqsSource, p.LimitsLooked = lim.MaxNumSeqs, lim.Source, lim.Looked
 	for i, l := range levels {
 		if l.Concurrency == p.Concurrency && l.Rate == 0 {
 			p.Reason, p.Evidence = Explain(levels, i, lim)

@@ -72,7 +72,7 @@ func ExplainMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			return c.Exit(ctx, BadInput("--level %d: %s has no level at that concurrency", want, pos[0]))
 		}
 	}
-	lim := macro.Limits{}
+	lim := macro.PlateauLimits(sw.Plateau) // what the sweep knew of the server when it judged
 	if *seqs > 0 {
 		lim = macro.Limits{MaxNumSeqs: *seqs, Source: "--max-num-seqs"}
 	}

@@ -39,6 +39,15 @@ func TestExplain(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &e) != nil || e.Concurrency != 32 || e.Reason != "engine_step" || !strings.HasPrefix(e.Evidence, "C=32: at C=64 all its 64 requests running") {
 		t.Errorf("--level 32: exit %d, %q", code, out)
 	}
+	// Every level is judged with the limits the sweep judged its plateau
+	// with (its launch command's --max-num-seqs), as stored.
+	doc["plateau"] = phases.Plateau{Concurrency: 64, OutputThroughput: 1240, MaxNumSeqs: 64, MaxNumSeqsSource: "the launch command", LimitsLooked: true}
+	b, _ = json.Marshal(doc)
+	os.WriteFile(p, b, 0o644)
+	code, out, errs = runCLI(t, headless.ExplainMain, p, "--level", "128")
+	if code != 0 || !strings.HasPrefix(out, "max_num_seqs: C=128:") || !strings.Contains(out, "of 64 sequences running") {
+		t.Errorf("--level 128 with the sweep's stored limits: exit %d, %q, %q", code, out, errs)
+	}
 	for _, args := range [][]string{{p, "--level", "7"}, {filepath.Join(t.TempDir(), "absent.json")}, {}} {
 		if code, _, errs := runCLI(t, headless.ExplainMain, args...); code != headless.ExitBadInput {
 			t.Errorf("%q: exit %d, %q", args, code, errs)
