@@ -171,7 +171,7 @@ func (m *Model) checklistLines(w int) []string {
 	}
 	head := fmt.Sprintf("Campaign steps · %d/%d done · %d load(s)", done, len(steps), loads)
 	hint := " · r runs the remaining steps"
-	if done == len(campaignrun.Steps) {
+	if done == len(steps) {
 		hint = " · every step done" // r has nothing left to run
 	}
 	if m.running {

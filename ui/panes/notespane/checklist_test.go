@@ -2,6 +2,7 @@ package notespane
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -157,5 +158,14 @@ func TestChecklistAllDoneHasNothingRemaining(t *testing.T) {
 	v := ansi.Strip(m.View())
 	if !strings.Contains(v, "10/10 done · ") || !strings.Contains(v, " · every step done") || strings.Contains(v, "remaining steps") {
 		t.Fatalf("all done:\n%s", v)
+	}
+}
+
+// A part that rounds to zero reads 0, never -0.
+func TestNoNegativeZero(t *testing.T) {
+	for _, c := range []struct{ x, half, want float64 }{{-0.001, 0.005, 0}, {-0.3, 0.5, 0}, {-0.38, 0.005, -0.38}, {0.004, 0.005, 0}, {-0.8, 0.5, -0.8}} {
+		if got := unsigned0(c.x, c.half); got != c.want || fmt.Sprintf("%.2f", got) == "-0.00" {
+			t.Errorf("unsigned0(%v, %v) = %v, want %v", c.x, c.half, got, c.want)
+		}
 	}
 }

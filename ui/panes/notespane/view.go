@@ -148,7 +148,7 @@ func (m *Model) legend(b report.BudgetSplit, w int) []string {
 		if p.Stale != "" {
 			name += "*" // measured under another workload: the warning below says which
 		}
-		t := fmt.Sprintf(" %s %.2f %.0f%%", name, p.Ms, p.Pct)
+		t := fmt.Sprintf(" %s %.2f %.0f%%", name, unsigned0(p.Ms, 0.005), unsigned0(p.Pct, 0.5))
 		if n > 0 && n+2+1+len([]rune(t)) > w {
 			out = append(out, line)
 			line, n = "", 0
@@ -309,4 +309,14 @@ func (m *Model) status(w int) string {
 		path = ansi.TruncateLeft(path, pw-room+1, "…")
 	}
 	return st.Render(components.Truncate(prefix+path+suffix, w))
+}
+
+// unsigned0 is x, or 0 where x rounds to zero at the printed precision
+// (half is the rounding step's half): a part of -0.001 ms reads "0.00",
+// not "-0.00".
+func unsigned0(x, half float64) float64 {
+	if x > -half && x < half {
+		return 0
+	}
+	return x
 }
