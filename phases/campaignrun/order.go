@@ -3,7 +3,6 @@ package campaignrun
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -114,18 +113,7 @@ func (r *runner) profilerConfigured(ctx context.Context) bool {
 		return false
 	}
 	u := strings.TrimSuffix(r.cfg.Watch.HealthURL, "/health") + "/start_profile"
-	h := r.cfg.Host
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return h.DialContext(ctx, network, addr)
-		},
-		DisableKeepAlives: true,
-	}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return false
-	}
-	resp, err := c.Do(req)
+	resp, err := r.get(ctx, u)
 	if err != nil {
 		return false
 	}

@@ -125,18 +125,7 @@ func (r *runner) healthy(ctx context.Context) bool {
 // getJSON GETs u through the host and reports whether it answered 200; a
 // body of at most 64 KiB is decoded into v when v is not nil.
 func (r *runner) getJSON(ctx context.Context, u string, v any) bool {
-	h := r.cfg.Host
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return h.DialContext(ctx, network, addr)
-		},
-		DisableKeepAlives: true,
-	}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return false
-	}
-	resp, err := c.Do(req)
+	resp, err := r.get(ctx, u)
 	if err != nil {
 		return false
 	}
@@ -148,6 +137,22 @@ func (r *runner) getJSON(ctx context.Context, u string, v any) bool {
 		return json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(v) == nil
 	}
 	return true
+}
+
+// get GETs u through the host, within 5 s, on a connection of its own.
+func (r *runner) get(ctx context.Context, u string) (*http.Response, error) {
+	h := r.cfg.Host
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return h.DialContext(ctx, network, addr)
+		},
+		DisableKeepAlives: true,
+	}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	return c.Do(req)
 }
 
 // macro runs the campaign's sweep.
