@@ -20,12 +20,9 @@ import (
 // line naming it, with the fix.
 func TestProfilerFolderOnSharedHost(t *testing.T) {
 	other := sshtest.OtherUser(t)
-	shared := t.TempDir()
-	os.Chmod(shared, os.ModeSticky|0o777)
+	shared := sshtest.SharedDir(t)
 	theirs := filepath.Join(shared, "vllm_profile")
-	os.Mkdir(theirs, 0o777)
-	os.Chmod(theirs, 0o777)
-	other.Chown(t, theirs)
+	other.Mkdir(t, theirs)
 	_, h := sshhost.Dial(context.Background(), t, sshtest.Options{})
 	cfg := &Config{Host: h, ProfilerDir: filepath.Join(shared, "vllm_profile-"+remote.UID), TraceGiB: 0.001}
 	c := checkProfiler(context.Background(), cfg, nil)

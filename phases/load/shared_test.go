@@ -206,8 +206,7 @@ func pidOneHelper(t *testing.T) {
 // launch's output goes to a new file, the link's target is untouched; the
 // environment file (its secrets) goes to the private work dir, made 0700.
 func TestLaunchNotThroughPlantedLog(t *testing.T) {
-	dir := t.TempDir()
-	os.Chmod(dir, os.ModeSticky|0o777) // a shared folder, as /tmp
+	dir := sshtest.SharedDir(t)
 	victim := filepath.Join(dir, "victim")
 	os.WriteFile(victim, []byte("keep\n"), 0o644)
 	logPath := filepath.Join(dir, "server.log")
@@ -257,11 +256,9 @@ func TestStopGivenPID(t *testing.T) {
 // input naming it, and nothing is launched.
 func TestProfilerDirOfOtherUserRefused(t *testing.T) {
 	other := sshtest.OtherUser(t)
-	dir := t.TempDir()
-	os.Chmod(dir, os.ModeSticky|0o777)
+	dir := sshtest.SharedDir(t)
 	prof := filepath.Join(dir, "vllm_profile")
-	os.Mkdir(prof, 0o777)
-	other.Chown(t, prof)
+	other.Mkdir(t, prof)
 	s, _ := stopper(local.New(), filepath.Join(dir, "server.log.pid"))
 	s.Settings = load.Settings{Launch: "sleep 60", Log: filepath.Join(dir, "server.log"), ProfilerDir: prof}
 	_, err := s.Start(context.Background(), nil, map[string]string{"VLLM_TORCH_PROFILER_DIR": prof})
@@ -280,11 +277,9 @@ func TestProfilerDirOfOtherUserRefused(t *testing.T) {
 // other user's.
 func TestProfilerDirPerUser(t *testing.T) {
 	other := sshtest.OtherUser(t)
-	dir := t.TempDir()
-	os.Chmod(dir, os.ModeSticky|0o777)
+	dir := sshtest.SharedDir(t)
 	theirs := filepath.Join(dir, "vllm_profile")
-	os.Mkdir(theirs, 0o777)
-	other.Chown(t, theirs)
+	other.Mkdir(t, theirs)
 	_, h := sshhost.Dial(context.Background(), t, sshtest.Options{})
 	out := filepath.Join(dir, "args")
 	prof := filepath.Join(dir, "vllm_profile-"+remote.UID)

@@ -21,8 +21,7 @@ import (
 // link the other user put where a script goes is never written through.
 func TestUploadPrivateOnSharedHost(t *testing.T) {
 	other := sshtest.OtherUser(t)
-	shared := t.TempDir()
-	os.Chmod(shared, os.ModeSticky|0o777)
+	shared := sshtest.SharedDir(t)
 	_, h := sshhost.Dial(context.Background(), t, sshtest.Options{})
 	ctx := context.Background()
 	p, err := pyrun.Upload(ctx, h, filepath.Join(shared, "profdeck-{uid}"), "micro", []byte("print(1)\n"), ".py")

@@ -113,8 +113,7 @@ func TestPlantedProgramNeverRuns(t *testing.T) {
 // refused with the fix; the script never runs.
 func TestOtherUsersCacheRefused(t *testing.T) {
 	other := sshtest.OtherUser(t)
-	dir, shared := t.TempDir(), t.TempDir()
-	os.Chmod(shared, os.ModeSticky|0o777) // as /tmp
+	dir, shared := t.TempDir(), sshtest.SharedDir(t)
 	got, stolen := filepath.Join(dir, "got"), filepath.Join(dir, "stolen")
 	exe := program(t, dir, got)
 	h := cacheHost(t, shared)

@@ -64,3 +64,26 @@ func (o Other) Chown(t testing.TB, path string) {
 		t.Fatal(err)
 	}
 }
+
+// SharedDir is a new folder every user may write to, sticky, as /tmp is.
+func SharedDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, os.ModeSticky|0o777); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Mkdir makes path a folder of the other user's, open to all (0777): one
+// they made first where profdeck would make its own.
+func (o Other) Mkdir(t testing.TB, path string) {
+	t.Helper()
+	if err := os.Mkdir(path, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o777); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	o.Chown(t, path)
+}
