@@ -32,7 +32,9 @@ type layout struct {
 
 func (m *Model) layout(extra int) layout {
 	lw := 22
-	if m.w < 70 {
+	if m.w >= 100 {
+		lw = 26 // the GPU strip's power line whole, with its span
+	} else if m.w < 70 {
 		lw = 16
 	}
 	l := layout{labelW: lw, chartW: max(1, m.w-lw-1)}
