@@ -32,7 +32,9 @@ type layout struct {
 
 func (m *Model) layout(extra int) layout {
 	lw := 22
-	if m.w < 70 {
+	if m.w >= 100 {
+		lw = 26 // the GPU strip's power line whole, with its span
+	} else if m.w < 70 {
 		lw = 16
 	}
 	l := layout{labelW: lw, chartW: max(1, m.w-lw-1)}
@@ -91,6 +93,10 @@ func (m *Model) refresh() {
 	banners := m.banners()
 	l := m.layout(len(banners))
 	if m.chartsDirty {
+		cols := m.colsPerSecond(l.chartW)
+		for _, c := range append([]*chart{m.tpotChart, m.ttftChart, m.tokChart, m.srvChart}, m.gpu.charts[:]...) {
+			c.cols = cols
+		}
 		m.tpotChart.draw(l.chartW, l.chartH)
 		m.ttftChart.draw(l.chartW, l.chartH)
 		m.tokChart.draw(l.chartW, l.chartH)
@@ -416,4 +422,17 @@ func (m *Model) idleWords() string {
 		return "no sweep yet — the campaign's run starts it at its step"
 	}
 	return "no sweep yet — press s to start"
+}
+
+// maxColsPerSecond bounds how wide a second is drawn.
+const maxColsPerSecond = 4
+
+// colsPerSecond is how many columns a second takes in charts w wide: a
+// sweep that fills less than half of them is drawn wider (at most
+// maxColsPerSecond), so its seconds fill the charts.
+func (m *Model) colsPerSecond(w int) int {
+	if m.samples <= 0 {
+		return 1
+	}
+	return max(1, min(maxColsPerSecond, w/m.samples))
 }
