@@ -18,13 +18,13 @@ type RunSettings struct {
 	// run launches the server (campaignrun.OrderFor).
 	Order string `yaml:"order,omitempty"`
 	// VariantSteps are the steps each variant runs after its load: macro
-	// (the sweep, and the search when macro.search is set), micro, nccl,
-	// profile. Left out, macro alone; the baseline runs every step.
+	// (the sweep, and the search when macro.search is set), the default;
+	// the baseline runs every step.
 	VariantSteps []string `yaml:"variant_steps,omitempty"`
 }
 
 // variantSteps are the steps a variant may run.
-var variantSteps = []string{"macro", "micro", "nccl", "profile"}
+var variantSteps = []string{"macro"}
 
 // StepsOfVariants are the steps each variant runs (run.variant_steps, or
 // macro alone).

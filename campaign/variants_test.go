@@ -16,7 +16,7 @@ variants:
     launch: vllm serve m --tensor-parallel-size 2
     env: {VLLM_X: "1"}
 run:
-  variant_steps: [macro, nccl]
+  variant_steps: [macro]
 `
 
 func TestVariantsExpandTheMatrixAndKeepTheirOrder(t *testing.T) {
@@ -34,7 +34,7 @@ func TestVariantsExpandTheMatrixAndKeepTheirOrder(t *testing.T) {
 	if a := c.VariantSpecs()[2].Args; len(a) != 1 || a[0] != "--max-num-seqs 256" {
 		t.Errorf("matrix args %q", a)
 	}
-	if s := c.Run.StepsOfVariants(); strings.Join(s, ",") != "macro,nccl" {
+	if s := c.Run.StepsOfVariants(); strings.Join(s, ",") != "macro" {
 		t.Errorf("steps %v", s)
 	}
 	if s := Defaults().Run.StepsOfVariants(); strings.Join(s, ",") != "macro" {

@@ -20,7 +20,20 @@ type VariantMeasured struct {
 // before the first variant.started and outside any variant, each variant's
 // name for those between its started/finished.
 func VariantEvents(events []phases.Event) map[string][]phases.Event {
-	return map[string][]phases.Event{phases.Baseline: events}
+	out := map[string][]phases.Event{}
+	name := phases.Baseline
+	for _, ev := range events {
+		switch d := ev.Data.(type) {
+		case phases.VariantStarted:
+			name = d.Spec.Name
+			continue
+		case phases.VariantFinished:
+			name = phases.Baseline
+			continue
+		}
+		out[name] = append(out[name], ev)
+	}
+	return out
 }
 
 // BaselineOf reads the figures a prediction needs from the baseline's events.

@@ -1,0 +1,125 @@
+package headless
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/report"
+)
+
+// variantsCampaign is the short sim campaign with two variants that load
+// and one whose launch is no server.
+const variantsCampaign = `variants:
+  - matrix: {--max-num-seqs: [64, 256]}
+  - name: broken
+    launch: frobnicate --port 8000
+`
+
+// A three-variant campaign serves the baseline, then each variant in turn;
+// the one whose launch fails is recorded with its evidence and the run
+// goes on (exit 3); the journal holds each launch exactly; run --json
+// lists every variant; the baseline's budget reads the baseline alone.
+func TestRunVariantsOnSim(t *testing.T) {
+	ctx, path := simRunSetup(t, "three variants on the simulated host", simCampaign+variantsCampaign, 3*time.Minute)
+	o := runCmd(t, ctx, path, "--phases", "load,macro")
+	if o.code != ExitStepFailed {
+		t.Fatalf("exit %d, want %d (a variant failed)\n%s", o.code, ExitStepFailed, o.stderr)
+	}
+	vs := o.rep.Variants
+	if len(vs) != 3 {
+		t.Fatalf("%d variants in --json, want 3: %+v", len(vs), vs)
+	}
+	base := "vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8 --port 8000"
+	want := map[string]string{"max-num-seqs-64": base + " --max-num-seqs 64", "max-num-seqs-256": base + " --max-num-seqs 256", "broken": "frobnicate --port 8000"}
+	for _, v := range vs {
+		if v.Launch != want[v.Name] {
+			t.Errorf("%s: launch %q, want %q", v.Name, v.Launch, want[v.Name])
+		}
+		if v.Prediction == nil {
+			t.Errorf("%s: no prediction journalled", v.Name)
+		}
+	}
+	if vs[0].State != phases.StepDone || vs[1].State != phases.StepDone {
+		t.Errorf("states %s, %s; want done", vs[0].State, vs[1].State)
+	}
+	if vs[2].State != phases.StepFailed || vs[2].Evidence == "" {
+		t.Errorf("broken: %s (%q), want failed with evidence", vs[2].State, vs[2].Evidence)
+	}
+	if !strings.Contains(o.stderr, "variant broken failed") {
+		t.Errorf("stderr does not name the failed variant:\n%s", o.stderr)
+	}
+	checkVariantJournal(t, filepath.Join(filepath.Dir(path), "nb.journal.jsonl"), want)
+	// Run again: every variant had its turn, none is served again.
+	o = runCmd(t, ctx, path, "--phases", "load,macro")
+	for _, v := range o.rep.Variants {
+		if v.State != want2(v.Name) {
+			t.Errorf("second run: %s %s", v.Name, v.State)
+		}
+	}
+	if n := countKind(t, filepath.Join(filepath.Dir(path), "nb.journal.jsonl"), phases.KindVariantStarted); n != 3 {
+		t.Errorf("%d variant launches after the second run, want 3 (none again)", n)
+	}
+}
+
+func want2(name string) string {
+	if name == "broken" {
+		return phases.StepFailed
+	}
+	return phases.StepDone
+}
+
+// checkVariantJournal wants the journal's variant.started launches exactly,
+// each variant's sweep within its part, and the baseline's events without
+// any variant's.
+func checkVariantJournal(t *testing.T, journal string, want map[string]string) {
+	t.Helper()
+	rr, err := report.ReadJournalFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range rr.Events {
+		if d, ok := ev.Data.(phases.VariantStarted); ok && d.Launch != want[d.Spec.Name] {
+			t.Errorf("journalled launch of %s: %q", d.Spec.Name, d.Launch)
+		}
+	}
+	by := report.VariantEvents(rr.Events)
+	for _, name := range []string{phases.Baseline, "max-num-seqs-64", "max-num-seqs-256"} {
+		if countLevels(by[name]) == 0 {
+			t.Errorf("%s: no sweep level among its events", name)
+		}
+	}
+	if countLevels(by[phases.Baseline]) != countLevels(by["max-num-seqs-64"]) {
+		t.Errorf("the baseline's events hold %d levels, a variant's %d: the baseline mixes in a variant's", countLevels(by[phases.Baseline]), countLevels(by["max-num-seqs-64"]))
+	}
+}
+
+func countLevels(evs []phases.Event) int {
+	n := 0
+	for _, ev := range evs {
+		if ev.Kind == phases.KindMacroLevel {
+			n++
+		}
+	}
+	return n
+}
+
+func countKind(t *testing.T, journal, kind string) int {
+	t.Helper()
+	b, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		var ev struct{ Kind string }
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
