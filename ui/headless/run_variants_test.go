@@ -1,7 +1,9 @@
 package headless
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,6 +56,7 @@ func TestRunVariantsOnSim(t *testing.T) {
 		t.Errorf("stderr does not name the failed variant:\n%s", o.stderr)
 	}
 	checkVariantJournal(t, filepath.Join(filepath.Dir(path), "nb.journal.jsonl"), want)
+	checkTableAgrees(t, o.rep)
 	// Run again: every variant had its turn, none is served again.
 	o = runCmd(t, ctx, path, "--phases", "load,macro")
 	for _, v := range o.rep.Variants {
@@ -122,4 +125,76 @@ func countKind(t *testing.T, journal, kind string) int {
 		}
 	}
 	return n
+}
+
+// A run interrupted in its second variant resumes there: the first
+// variant is not served again, the one cut short is.
+func TestRunVariantsResumeAfterInterrupt(t *testing.T) {
+	ctx, path := simRunSetup(t, "variants on the simulated host, interrupted", simCampaign+"variants:\n  - matrix: {--max-num-seqs: [64, 256]}\n", 3*time.Minute)
+	journal := filepath.Join(filepath.Dir(path), "nb.journal.jsonl")
+	cut, cancel := context.WithCancel(ctx)
+	go func() {
+		defer cancel()
+		for cut.Err() == nil && startsOf(journal, "max-num-seqs-256") == 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	o := runCmd(t, cut, path, "--phases", "load,macro")
+	if o.code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d (interrupted)\n%s", o.code, ExitInterrupted, o.stderr)
+	}
+	o = runCmd(t, ctx, path, "--phases", "load,macro")
+	if o.code != ExitOK {
+		t.Fatalf("resumed: exit %d\n%s", o.code, o.stderr)
+	}
+	if a, b := startsOf(journal, "max-num-seqs-64"), startsOf(journal, "max-num-seqs-256"); a != 1 || b != 2 {
+		t.Errorf("launches: max-num-seqs-64 %d (want 1, done), max-num-seqs-256 %d (want 2, cut short then redone)", a, b)
+	}
+	for _, v := range o.rep.Variants {
+		if v.State != phases.StepDone {
+			t.Errorf("%s: %s", v.Name, v.State)
+		}
+	}
+}
+
+// startsOf counts the journal's variant.started of one variant.
+func startsOf(journal, name string) int {
+	b, _ := os.ReadFile(journal)
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		var ev struct {
+			Kind string
+			Data struct{ Spec struct{ Name string } }
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Kind == phases.KindVariantStarted && ev.Data.Spec.Name == name {
+			n++
+		}
+	}
+	return n
+}
+
+// checkTableAgrees wants the notebook's variants table to give each
+// variant of run --json with the same state and measured plateau.
+func checkTableAgrees(t *testing.T, rep runReport) {
+	t.Helper()
+	nb, err := os.ReadFile(rep.Notebook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range rep.Variants {
+		plateau := "—"
+		if v.Measured.Has["plateau_tok_s"] {
+			plateau = fmt.Sprintf("%.0f", v.Measured.PlateauTokS)
+		}
+		row := ""
+		for _, line := range strings.Split(string(nb), "\n") {
+			if strings.HasPrefix(line, "| "+v.Name+" |") {
+				row = line
+			}
+		}
+		cells := strings.Split(row, " | ")
+		if len(cells) < 5 || !strings.HasPrefix(cells[2], v.State) || !strings.HasPrefix(cells[3], plateau) {
+			t.Errorf("%s: --json %s, plateau %s; the notebook's row %q", v.Name, v.State, plateau, row)
+		}
+	}
 }
