@@ -90,6 +90,14 @@ func checkVariantJournal(t *testing.T, journal string, want map[string]string) {
 			t.Errorf("journalled launch of %s: %q", d.Spec.Name, d.Launch)
 		}
 	}
+	for _, name := range []string{phases.Baseline, "max-num-seqs-256"} {
+		if sw, err := report.LoadSweep(journal + "#" + name); err != nil || len(sw.Levels) == 0 || !strings.Contains(sw.Source, "variant "+name) {
+			t.Errorf("compare's sweep of %s: %v, %d levels, source %q", name, err, len(sw.Levels), sw.Source)
+		}
+	}
+	if _, err := report.LoadSweep(journal + "#nope"); err == nil || !strings.Contains(err.Error(), `no variant "nope" (it has: baseline, broken, max-num-seqs-256, max-num-seqs-64)`) {
+		t.Errorf("an unknown variant: %v", err)
+	}
 	by := report.VariantEvents(rr.Events)
 	for _, name := range []string{phases.Baseline, "max-num-seqs-64", "max-num-seqs-256"} {
 		if countLevels(by[name]) == 0 {
