@@ -12,7 +12,9 @@ import (
 // decoding (k drafts: k+1 tokens a step at most, each step 1 + the
 // method's draft cost as long).
 func TestLaunchConfig(t *testing.T) {
-	step := func(batch, prefill int) time.Duration { return 10*time.Millisecond + time.Duration(batch)*time.Millisecond }
+	step := func(batch, prefill int) time.Duration {
+		return 10*time.Millisecond + time.Duration(batch)*time.Millisecond
+	}
 	base := vllmemu.Config{StepFunc: step, MaxBatchedTokens: DefaultMaxBatchedTokens}
 	c := LaunchConfig(`vllm serve m --max-num-seqs 3 --max-num-batched-tokens=512 --speculative-config '{"method":"ngram","num_speculative_tokens":3}'`, base)
 	if c.MaxNumSeqs != 3 || c.MaxBatchedTokens != 512 || c.TokensPerStep != 4 || c.SpecAcceptRate != DefaultSpecAcceptRate {
