@@ -1,0 +1,48 @@
+package variantspane
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/profdeck/profdeck/phases"
+)
+
+// The board follows the run from its events alone: the plan lists the
+// variants to come, a start names the one serving, a prediction fills its
+// row, a finish records its state and the next ones stay to come.
+func TestBoardFromEvents(t *testing.T) {
+	var b Board
+	ev := func(kind string, d any) { b.Add(phases.Event{Kind: kind, Data: d}) }
+	ev(phases.KindVariantPlanned, phases.VariantPlanned{Variants: []phases.VariantSpec{{Name: "cap64"}, {Name: "chunked"}, {Name: "spec"}}})
+	if h := b.Header(); h != "serving — · to come: cap64, chunked, spec" {
+		t.Errorf("planned: %q", h)
+	}
+	ev(phases.KindVariantPredicted, &phases.VariantPrediction{Variant: "cap64",
+		PlateauTokS: phases.Predicted{Value: 1879, OK: true}, PlateauC: phases.Predicted{Value: 64, OK: true},
+		TPOTC1Ms: phases.Predicted{Value: 12.5, OK: true}})
+	ev(phases.KindVariantStarted, phases.VariantStarted{Spec: phases.VariantSpec{Name: "cap64"}})
+	if h := b.Header(); h != "serving cap64 · to come: chunked, spec" {
+		t.Errorf("started: %q", h)
+	}
+	ev(phases.KindVariantFinished, phases.VariantFinished{Name: "cap64", State: phases.StepDone})
+	v := b.View(80)
+	var row string
+	for _, l := range strings.Split(v, "\n") {
+		if strings.HasPrefix(l, "cap64") {
+			row = l
+		}
+	}
+	for _, want := range []string{phases.StepDone, "1879 tok/s C=64", "12.5 ms", "?"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("row %q lacks %q\n%s", row, want, v)
+		}
+	}
+	if !strings.HasPrefix(v, "serving — · to come: chunked, spec") {
+		t.Errorf("finished:\n%s", v)
+	}
+	for _, l := range strings.Split(b.View(30), "\n") {
+		if len([]rune(l)) > 30 {
+			t.Errorf("line wider than 30: %q", l)
+		}
+	}
+}
