@@ -1,4 +1,4 @@
-package variantspane
+package macropane
 
 import (
 	"strings"

@@ -1,8 +1,9 @@
-// Package variantspane holds the cockpit's view of a campaign's server
-// variants: which one is serving, those to come, and each one's predicted
-// figures as the run journals them. Board folds the variant events and
-// renders them; it reads nothing but events.
-package variantspane
+package macropane
+
+// Board is the Macro pane's view of a campaign's server variants: which
+// one is serving, those to come, and each one's predicted figures as the
+// run journals them. It folds the variant events and renders them; it
+// reads nothing but events.
 
 import (
 	"fmt"
@@ -101,7 +102,7 @@ func (b Board) Header() string {
 			next = append(next, r.Name)
 		}
 	}
-	s := "serving " + or(b.Serving, "—")
+	s := "serving " + orDash(b.Serving, "—")
 	if len(next) > 0 {
 		s += " · to come: " + strings.Join(next, ", ")
 	}
@@ -140,7 +141,7 @@ func fig(p phases.Predicted, format string) string {
 	return fmt.Sprintf(format, p.Value)
 }
 
-func or(s, def string) string {
+func orDash(s, def string) string {
 	if s != "" {
 		return s
 	}
