@@ -113,7 +113,7 @@ func (b Board) Header() string {
 // estimate: plateau tok/s and C, TPOT ms at C=1 and at the plateau), cut
 // to width.
 func (b Board) View(width int) string {
-	lines := []string{b.Header(), fmt.Sprintf("%-14s %-8s %12s %10s %10s", "variant", "state", "plateau≈", "TPOT C=1≈", "TPOT plat≈")}
+	lines := []string{b.Header(), fmt.Sprintf("%-14s %-8s %17s %10s %10s", "variant", "state", "plateau≈", "TPOT C=1≈", "TPOT plat≈")}
 	for _, r := range b.Rows {
 		plat, c1, cp := "—", "—", "—"
 		if r.HasPred {
@@ -123,7 +123,7 @@ func (b Board) View(width int) string {
 			}
 			c1, cp = fig(r.Pred.TPOTC1Ms, "%.1f ms"), fig(r.Pred.TPOTPlateauMs, "%.1f ms")
 		}
-		lines = append(lines, fmt.Sprintf("%-14s %-8s %12s %10s %10s", r.Name, r.State, plat, c1, cp))
+		lines = append(lines, fmt.Sprintf("%-14s %-8s %17s %10s %10s", r.Name, r.State, plat, c1, cp))
 	}
 	for i, l := range lines {
 		if rs := []rune(l); width > 0 && len(rs) > width {

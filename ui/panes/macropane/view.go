@@ -258,7 +258,7 @@ func (m *Model) variantLines() []string {
 	if len(m.variants.Rows) == 0 {
 		return nil
 	}
-	if m.h < 40 {
+	if m.h < 32 {
 		return []string{m.d.Styles.Subtle.Render(components.Fit("variants: "+m.variants.Header(), m.w))}
 	}
 	lines := strings.Split(m.variants.View(m.w), "\n")
