@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/ui/common"
 )
 
 // The board follows the run from its events alone: the plan lists the
@@ -43,6 +46,34 @@ func TestBoardFromEvents(t *testing.T) {
 	for _, l := range strings.Split(b.View(30), "\n") {
 		if len([]rune(l)) > 30 {
 			t.Errorf("line wider than 30: %q", l)
+		}
+	}
+}
+
+// The Macro pane shows the variant serving and those to come from a
+// journal's variant events; a pane 32 rows high or more shows the table
+// under it, a shorter one the line alone.
+func TestMacroPaneVariants(t *testing.T) {
+	evs := []phases.Event{
+		{Time: clock0, Phase: phases.Session, Kind: phases.KindVariantPlanned, Data: phases.VariantPlanned{
+			Variants: []phases.VariantSpec{{Name: "cap64"}, {Name: "spec"}}}},
+		{Time: clock0, Phase: phases.Session, Kind: phases.KindVariantPredicted, Data: phases.VariantPrediction{
+			Variant: "cap64", PlateauTokS: phases.Predicted{Value: 1350, OK: true}}},
+		{Time: clock0, Phase: phases.Session, Kind: phases.KindVariantStarted, Data: phases.VariantStarted{
+			Spec: phases.VariantSpec{Name: "cap64"}}},
+	}
+	for _, tc := range []struct {
+		w, h  int
+		table bool
+	}{{80, 20, false}, {120, 36, true}} {
+		m := newPane(t, tc.w, tc.h, true)
+		m.Update(common.EventsMsg{At: clock0, Events: evs, Replayed: true})
+		v := ansi.Strip(m.View())
+		if !strings.Contains(v, "variants: serving cap64 · to come: spec") {
+			t.Errorf("%dx%d: no variants line\n%s", tc.w, tc.h, v)
+		}
+		if got := strings.Contains(v, "1350 tok/s"); got != tc.table {
+			t.Errorf("%dx%d: table shown %v, want %v\n%s", tc.w, tc.h, got, tc.table, v)
 		}
 	}
 }
