@@ -7,6 +7,7 @@ package macropane
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
@@ -19,6 +20,10 @@ type Row struct {
 	Pred     phases.VariantPrediction
 	HasPred  bool
 	Evidence string
+	// Measured while it served: its plateau, and the median TPOT of its
+	// sweep's levels by concurrency.
+	Plateau *phases.Plateau
+	TPOT    map[int]float64
 }
 
 // Board is the run's variants as their events say.
@@ -46,7 +51,23 @@ func (b *Board) Add(ev phases.Event) {
 		b.finish(d)
 	case *phases.VariantFinished:
 		b.finish(*d)
+	case phases.Plateau:
+		b.measured(func(r *Row) { r.Plateau = &d })
+	case phases.LevelResult:
+		b.measured(func(r *Row) { r.TPOT[d.Concurrency] = d.MedianTPOTms })
 	}
+}
+
+// measured records a figure of the variant serving now.
+func (b *Board) measured(set func(*Row)) {
+	if b.Serving == "" {
+		return
+	}
+	r := b.row(b.Serving)
+	if r.TPOT == nil {
+		r.TPOT = map[int]float64{}
+	}
+	set(r)
 }
 
 func (b *Board) plan(p phases.VariantPlanned) {
@@ -109,21 +130,21 @@ func (b Board) Header() string {
 	return s
 }
 
-// View is the header and the variants table (predicted figures, each an
-// estimate: plateau tok/s and C, TPOT ms at C=1 and at the plateau), cut
-// to width.
+// View is the header and the variants table, cut to width: per variant
+// its state and its plateau (tok/s), TPOT at C=1 and at the plateau (ms),
+// each measured beside its prediction (an estimate, ≈) and the error.
 func (b Board) View(width int) string {
-	lines := []string{b.Header(), fmt.Sprintf("%-14s %-8s %17s %10s %10s", "variant", "state", "plateau≈", "TPOT C=1≈", "TPOT plat≈")}
+	const row = "%-12s %-8s %-22s %-20s %-20s"
+	lines := []string{b.Header(), fmt.Sprintf(row, "variant", "state", "plateau tok/s", "TPOT C=1 ms", "TPOT plateau ms")}
 	for _, r := range b.Rows {
-		plat, c1, cp := "—", "—", "—"
-		if r.HasPred {
-			plat = fig(r.Pred.PlateauTokS, "%.0f tok/s")
-			if r.Pred.PlateauC.OK {
-				plat += fmt.Sprintf(" C=%.0f", r.Pred.PlateauC.Value)
-			}
-			c1, cp = fig(r.Pred.TPOTC1Ms, "%.1f ms"), fig(r.Pred.TPOTPlateauMs, "%.1f ms")
+		var plat, c1, cp cell
+		plat.pred, c1.pred, cp.pred = r.Pred.PlateauTokS, r.Pred.TPOTC1Ms, r.Pred.TPOTPlateauMs
+		c1.meas, c1.ok = r.TPOT[1]
+		if p := r.Plateau; p != nil {
+			plat.meas, plat.ok = p.OutputThroughput, true
+			cp.meas, cp.ok = r.TPOT[p.Concurrency]
 		}
-		lines = append(lines, fmt.Sprintf("%-14s %-8s %17s %10s %10s", r.Name, r.State, plat, c1, cp))
+		lines = append(lines, fmt.Sprintf(row, r.Name, r.State, plat.text(r.HasPred), c1.text(r.HasPred), cp.text(r.HasPred)))
 	}
 	for i, l := range lines {
 		if rs := []rune(l); width > 0 && len(rs) > width {
@@ -133,12 +154,43 @@ func (b Board) View(width int) string {
 	return strings.Join(lines, "\n")
 }
 
+// cell is one figure of a variant: measured (ok) and predicted.
+type cell struct {
+	meas float64
+	ok   bool
+	pred phases.Predicted
+}
+
+// text is "measured (predicted≈ ±error%)", or what of it is known.
+func (c cell) text(hasPred bool) string {
+	p := "—"
+	if hasPred {
+		p = fig(c.pred)
+	}
+	if !c.ok {
+		return p
+	}
+	m := strconv.FormatFloat(c.meas, 'f', decimals(c.meas), 64)
+	if !c.pred.OK || c.pred.Value == 0 {
+		return m + " (" + p + ")"
+	}
+	return fmt.Sprintf("%s (%s %+.0f%%)", m, p, (c.meas-c.pred.Value)/c.pred.Value*100)
+}
+
+// decimals is one decimal under 100, none above.
+func decimals(v float64) int {
+	if v < 100 {
+		return 1
+	}
+	return 0
+}
+
 // fig formats a predicted figure, "?" when it cannot be predicted.
-func fig(p phases.Predicted, format string) string {
+func fig(p phases.Predicted) string {
 	if !p.OK {
 		return "?"
 	}
-	return fmt.Sprintf(format, p.Value)
+	return strconv.FormatFloat(p.Value, 'f', decimals(p.Value), 64) + "≈"
 }
 
 func orDash(s, def string) string {

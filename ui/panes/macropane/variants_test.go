@@ -27,7 +27,11 @@ func TestBoardFromEvents(t *testing.T) {
 	if h := b.Header(); h != "serving cap64 · to come: chunked, spec" {
 		t.Errorf("started: %q", h)
 	}
+	ev("level.result", phases.LevelResult{Concurrency: 1, MedianTPOTms: 13})
+	ev("level.result", phases.LevelResult{Concurrency: 64, MedianTPOTms: 36})
+	ev("plateau", phases.Plateau{Concurrency: 64, OutputThroughput: 1785})
 	ev(phases.KindVariantFinished, phases.VariantFinished{Name: "cap64", State: phases.StepDone})
+	ev("plateau", phases.Plateau{Concurrency: 8, OutputThroughput: 1}) // between variants: no one's
 	v := b.View(80)
 	var row string
 	for _, l := range strings.Split(v, "\n") {
@@ -35,7 +39,8 @@ func TestBoardFromEvents(t *testing.T) {
 			row = l
 		}
 	}
-	for _, want := range []string{phases.StepDone, "1879 tok/s C=64", "12.5 ms", "?"} {
+	// (1785 − 1879) / 1879 = −5%; (13 − 12.5) / 12.5 = +4%.
+	for _, want := range []string{phases.StepDone, "1785 (1879≈ -5%)", "13.0 (12.5≈ +4%)", "36.0 (?)"} {
 		if !strings.Contains(row, want) {
 			t.Errorf("row %q lacks %q\n%s", row, want, v)
 		}
@@ -72,7 +77,7 @@ func TestMacroPaneVariants(t *testing.T) {
 		if !strings.Contains(v, "variants: serving cap64 · to come: spec") {
 			t.Errorf("%dx%d: no variants line\n%s", tc.w, tc.h, v)
 		}
-		if got := strings.Contains(v, "1350 tok/s"); got != tc.table {
+		if got := strings.Contains(v, "1350≈"); got != tc.table {
 			t.Errorf("%dx%d: table shown %v, want %v\n%s", tc.w, tc.h, got, tc.table, v)
 		}
 	}
