@@ -27,11 +27,11 @@ func TestBoardFromEvents(t *testing.T) {
 	if h := b.Header(); h != "serving cap64 · to come: chunked, spec" {
 		t.Errorf("started: %q", h)
 	}
-	ev("level.result", phases.LevelResult{Concurrency: 1, MedianTPOTms: 13})
-	ev("level.result", phases.LevelResult{Concurrency: 64, MedianTPOTms: 36})
-	ev("plateau", phases.Plateau{Concurrency: 64, OutputThroughput: 1785})
+	ev(phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 13})
+	ev(phases.KindMacroLevel, phases.LevelResult{Concurrency: 64, MedianTPOTms: 36})
+	ev(phases.KindMacroPlateau, phases.Plateau{Concurrency: 64, OutputThroughput: 1785})
 	ev(phases.KindVariantFinished, phases.VariantFinished{Name: "cap64", State: phases.StepDone})
-	ev("plateau", phases.Plateau{Concurrency: 8, OutputThroughput: 1}) // between variants: no one's
+	ev(phases.KindMacroPlateau, phases.Plateau{Concurrency: 8, OutputThroughput: 1}) // between variants: no one's
 	v := b.View(80)
 	var row string
 	for _, l := range strings.Split(v, "\n") {
