@@ -215,6 +215,7 @@ func (m *Model) banners() []string {
 	if m.typing {
 		out = append(out, m.input.View())
 	}
+	out = append(out, m.variantLines()...)
 	if cb := m.clientBound(); cb != nil {
 		text := fmt.Sprintf("CLIENT-BOUND at C=%d: %s. This level measured the client, not the server.", cb.Concurrency, cb.Reason)
 		out = append(out, s.BannerWarn.Render(components.Fit(text, m.w-2)))
@@ -255,6 +256,23 @@ func (m *Model) banners() []string {
 		out = append(out, s.Subtle.Render(components.Fit(m.summary(), m.w)))
 	}
 	return out
+}
+
+// variantLines are the variant serving and those to come, and on a tall
+// screen the variants table, when the run serves variants.
+func (m *Model) variantLines() []string {
+	if len(m.variants.Rows) == 0 {
+		return nil
+	}
+	if m.h < 32 {
+		return []string{m.d.Styles.Subtle.Render(components.Fit("variants: "+m.variants.Header(), m.w))}
+	}
+	lines := strings.Split(m.variants.View(m.w), "\n")
+	lines[0] = "variants: " + lines[0]
+	for i, l := range lines {
+		lines[i] = m.d.Styles.Subtle.Render(components.Fit(l, m.w))
+	}
+	return lines
 }
 
 // failedText is the failed sweep's line; when no server answered it says
