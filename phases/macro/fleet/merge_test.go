@@ -9,11 +9,12 @@ import (
 	"testing"
 )
 
-// exact is the q-quantile of xs by the nearest-rank rule.
+// exact is the q-quantile of xs in ms: the value of rank round(q·n), the
+// rank rule HDR histograms use.
 func exact(xs []int64, q float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	i := int(math.Ceil(q*float64(len(s)))) - 1
+	i := int(q*float64(len(s))+0.5) - 1
 	return float64(s[max(i, 0)]) / 1e3
 }
 

@@ -1,0 +1,128 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/onhost"
+)
+
+// Member is one agent: its name and where its on-host agent runs.
+type Member struct {
+	Name string
+	Opt  onhost.Options
+}
+
+// RunClosed runs one closed-loop level of concurrency c over the members:
+// each runs its share (SplitClosed) of c and of cfg.Requests, all started
+// together; every finished request's record is kept, with the records of
+// an agent lost mid-level, and the level is merged from them.
+func RunClosed(ctx context.Context, cfg macro.Config, c int, members []Member) (Level, []macro.Record, error) {
+	n := len(members)
+	conc, reqs := SplitClosed(c, n), SplitClosed(cfg.Requests, n)
+	agents := make([]AgentLevel, n)
+	sinks := make([]*sink, n)
+	var wg sync.WaitGroup
+	for i, m := range members {
+		sinks[i] = &sink{rec: NewRecorder()}
+		mc := cfg
+		mc.Concurrency, mc.Requests, mc.JSONL = []int{conc[i]}, reqs[i], sinks[i]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			agents[i] = runOne(ctx, mc, m, sinks[i])
+		}()
+	}
+	wg.Wait()
+	var all []macro.Record
+	for _, s := range sinks {
+		all = append(all, s.kept...)
+	}
+	lv, err := Merge(agents)
+	return lv, all, err
+}
+
+// runOne runs one member's share and says what it sent.
+func runOne(ctx context.Context, cfg macro.Config, m Member, s *sink) AgentLevel {
+	a := AgentLevel{Host: m.Name}
+	if m.Opt.Host != nil {
+		a.Offset, _ = Measure(HostProbe(ctx, m.Opt.Host), 5)
+	}
+	sw, err := onhost.New(cfg, m.Opt)
+	var res *macro.Result
+	if err == nil {
+		res, err = sw.Run(ctx, nil)
+	}
+	if err != nil {
+		a.Lost = firstN(strings.SplitN(err.Error(), "\n", 2)[0], 200)
+	}
+	if res != nil && len(res.Levels) > 0 {
+		a.Audit = auditOf(res.Levels[len(res.Levels)-1])
+	}
+	a.Seconds, _ = s.rec.Seconds()
+	a.OK, a.Failed, a.Tokens = s.ok, s.failed, s.tokens
+	return a
+}
+
+func auditOf(l phases.LevelResult) Audit {
+	a := Audit{P99SendLagms: l.P99SendLagms, EventsPerRead: l.EventsPerRead, ClientBound: l.ClientBound, Reason: l.ClientBoundReason}
+	if l.DurationS > 0 {
+		a.CPUFraction = l.ClientCPUs / l.DurationS
+	}
+	return a
+}
+
+// sink takes an agent's records as they stream back and keeps each
+// finished request in its per-second histograms.
+type sink struct {
+	mu                 sync.Mutex
+	buf                []byte
+	rec                *Recorder
+	kept               []macro.Record
+	ok, failed, tokens int64
+}
+
+func (s *sink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf = append(s.buf, p...)
+	for {
+		i := bytes.IndexByte(s.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		s.take(s.buf[:i])
+		s.buf = s.buf[i+1:]
+	}
+}
+
+func (s *sink) take(line []byte) {
+	var r macro.Record
+	if json.Unmarshal(line, &r) != nil || r.Warmup {
+		return
+	}
+	if r.Failure != "" {
+		if r.Failure != macro.FailCancelled {
+			s.failed++
+		}
+		return
+	}
+	s.ok++
+	s.tokens += int64(r.OutputTokens)
+	s.kept = append(s.kept, r)
+	sec := int64(r.SentS)
+	for _, m := range []struct {
+		name string
+		ms   float64
+	}{{"ttft", r.TTFTms}, {"tpot", r.TPOTms}, {"e2el", r.E2ELms}} {
+		if m.ms > 0 {
+			s.rec.Record(m.name, sec, int64(m.ms*1e3+0.5))
+		}
+	}
+}
+
