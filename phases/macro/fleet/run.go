@@ -125,4 +125,3 @@ func (s *sink) take(line []byte) {
 		}
 	}
 }
-
