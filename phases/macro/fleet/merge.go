@@ -42,6 +42,7 @@ type Level struct {
 	OK, Failed int64
 	Tokens     int64
 	Partial    bool
+	Stopped    bool     // Ctrl-C stopped every agent mid-level
 	Lost       []string // "host: why" of each agent lost mid-level
 	Bottleneck []string // "host: why" of each agent that was client-bound
 	Audits     map[string]Audit
@@ -89,7 +90,10 @@ func Merge(agents []AgentLevel) (Level, error) {
 // the bottleneck ("" when all agents finished and none was bound).
 func (lv Level) Note() string {
 	var parts []string
-	if lv.Partial {
+	if lv.Stopped {
+		parts = append(parts, "partial: stopped mid-level")
+	}
+	if len(lv.Lost) > 0 {
 		parts = append(parts, "partial: lost "+strings.Join(lv.Lost, "; "))
 	}
 	if len(lv.Bottleneck) > 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -44,7 +45,23 @@ func RunClosed(ctx context.Context, cfg macro.Config, c int, members []Member) (
 		all = append(all, s.kept...)
 	}
 	lv, err := Merge(agents)
+	if ctx.Err() != nil {
+		lv.Partial, lv.Stopped = true, true
+	}
 	return lv, all, err
+}
+
+// exitStatus ends the part of an agent's error worth saying: what follows
+// it is the command line the agent was started with.
+var exitStatus = regexp.MustCompile(`exited with status \d+`)
+
+// lostWhy is the one line said of a lost agent.
+func lostWhy(err error) string {
+	s := strings.SplitN(err.Error(), "\n", 2)[0]
+	if loc := exitStatus.FindStringIndex(s); loc != nil {
+		s = s[:loc[1]]
+	}
+	return firstN(s, 200)
 }
 
 // runOne runs one member's share and says what it sent.
@@ -58,8 +75,8 @@ func runOne(ctx context.Context, cfg macro.Config, m Member, s *sink) AgentLevel
 	if err == nil {
 		res, err = sw.Run(ctx, nil)
 	}
-	if err != nil {
-		a.Lost = firstN(strings.SplitN(err.Error(), "\n", 2)[0], 200)
+	if err != nil && ctx.Err() == nil {
+		a.Lost = lostWhy(err)
 	}
 	if res != nil && len(res.Levels) > 0 {
 		a.Audit = auditOf(res.Levels[len(res.Levels)-1])
