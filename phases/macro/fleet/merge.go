@@ -42,10 +42,13 @@ type Level struct {
 	OK, Failed int64
 	Tokens     int64
 	Partial    bool
-	Stopped    bool     // Ctrl-C stopped every agent mid-level
-	Lost       []string // "host: why" of each agent lost mid-level
-	Bottleneck []string // "host: why" of each agent that was client-bound
-	Audits     map[string]Audit
+	Stopped    bool // Ctrl-C stopped every agent mid-level
+	// DeliveredRate is the requests sent within the level's duration per
+	// second, all agents together (0 for a level of a number of requests).
+	DeliveredRate float64
+	Lost          []string // "host: why" of each agent lost mid-level
+	Bottleneck    []string // "host: why" of each agent that was client-bound
+	Audits        map[string]Audit
 }
 
 // Merge merges the agents' histograms metric by metric: the percentiles

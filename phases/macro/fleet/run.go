@@ -24,15 +24,30 @@ type Member struct {
 // together; every finished request's record is kept, with the records of
 // an agent lost mid-level, and the level is merged from them.
 func RunClosed(ctx context.Context, cfg macro.Config, c int, members []Member) (Level, []macro.Record, error) {
+	conc := SplitClosed(c, len(members))
+	return runLevel(ctx, cfg, members, func(i int, mc *macro.Config) { mc.Concurrency = []int{conc[i]} })
+}
+
+// RunOpen runs one open-loop level at rate req/s over the members, each
+// at rate/N with its own seed: N independent Poisson processes of rate
+// λ/N are one of rate λ.
+func RunOpen(ctx context.Context, cfg macro.Config, rate float64, members []Member) (Level, []macro.Record, error) {
+	rates := SplitRate(rate, len(members))
+	return runLevel(ctx, cfg, members, func(i int, mc *macro.Config) { mc.Concurrency, mc.Rate = nil, rates[i] })
+}
+
+// runLevel starts every member's share at once and merges what came back.
+func runLevel(ctx context.Context, cfg macro.Config, members []Member, share func(int, *macro.Config)) (Level, []macro.Record, error) {
 	n := len(members)
-	conc, reqs := SplitClosed(c, n), SplitClosed(cfg.Requests, n)
+	reqs := SplitClosed(cfg.Requests, n)
 	agents := make([]AgentLevel, n)
 	sinks := make([]*sink, n)
 	var wg sync.WaitGroup
 	for i, m := range members {
-		sinks[i] = &sink{rec: NewRecorder()}
+		sinks[i] = &sink{rec: NewRecorder(), window: cfg.Duration.Seconds()}
 		mc := cfg
-		mc.Concurrency, mc.Requests, mc.JSONL = []int{conc[i]}, reqs[i], sinks[i]
+		mc.Requests, mc.JSONL, mc.Seed = reqs[i], sinks[i], cfg.Seed+int64(i)
+		share(i, &mc)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -41,12 +56,17 @@ func RunClosed(ctx context.Context, cfg macro.Config, c int, members []Member) (
 	}
 	wg.Wait()
 	var all []macro.Record
+	sent := 0
 	for _, s := range sinks {
 		all = append(all, s.kept...)
+		sent += s.inWindow
 	}
 	lv, err := Merge(agents)
 	if ctx.Err() != nil {
 		lv.Partial, lv.Stopped = true, true
+	}
+	if cfg.Duration > 0 {
+		lv.DeliveredRate = float64(sent) / cfg.Duration.Seconds()
 	}
 	return lv, all, err
 }
@@ -102,6 +122,8 @@ type sink struct {
 	rec                *Recorder
 	kept               []macro.Record
 	ok, failed, tokens int64
+	window             float64 // the level's duration in seconds (0: none)
+	inWindow           int     // requests sent within it
 }
 
 func (s *sink) Write(p []byte) (int, error) {
@@ -122,6 +144,9 @@ func (s *sink) take(line []byte) {
 	var r macro.Record
 	if json.Unmarshal(line, &r) != nil || r.Warmup {
 		return
+	}
+	if s.window > 0 && r.SentS < s.window {
+		s.inWindow++
 	}
 	if r.Failure != "" {
 		if r.Failure != macro.FailCancelled {
