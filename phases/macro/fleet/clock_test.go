@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/profdeck/profdeck/remote/ssh/sshtest"
-	"github.com/profdeck/profdeck/remote/ssh/sshtest/sshhost"
 )
 
 // A probe whose agent clock runs 3 s ahead, reading it at a random point of
@@ -51,7 +50,7 @@ func TestClockOffsetOverSSH(t *testing.T) {
 	sshtest.Require(t)
 	for _, n := range []int{2, 4} {
 		for i := range n {
-			_, h := sshhost.Dial(context.Background(), t, sshtest.Options{})
+			h := dial(t, sshtest.Options{})
 			o, err := Measure(HostProbe(context.Background(), h), 5)
 			if err != nil {
 				t.Fatal(err)

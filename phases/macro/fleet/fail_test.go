@@ -19,7 +19,7 @@ import (
 func TestAgentKilledMidLevelGivesPartial(t *testing.T) {
 	sshtest.Require(t)
 	_, url := emutest.Start(t, vllmemu.Config{StepTime: 3 * time.Millisecond, StepPerSeq: 1})
-	ms, caches := members(t, 2, url)
+	ms, caches := members(t, 2)
 	cfg := levelConfig(url, 0)
 	cfg.Duration = 4 * time.Second
 	go func() {
@@ -51,7 +51,7 @@ func TestAgentKilledMidLevelGivesPartial(t *testing.T) {
 func TestCancelStopsEveryAgent(t *testing.T) {
 	sshtest.Require(t)
 	_, url := emutest.Start(t, vllmemu.Config{StepTime: 3 * time.Millisecond, StepPerSeq: 1})
-	ms, caches := members(t, 2, url)
+	ms, caches := members(t, 2)
 	cfg := levelConfig(url, 0)
 	cfg.Duration = 30 * time.Second
 	ctx, cancel := context.WithCancel(context.Background())

@@ -19,15 +19,15 @@ type Audit struct {
 // AgentLevel is what one agent sent for one level. Lost is set when the
 // agent went away before it finished: what it sent until then is kept.
 type AgentLevel struct {
-	Host     string   `json:"host"`
-	Seconds  []Second `json:"seconds"`
-	OK       int64    `json:"ok"`
-	Failed   int64    `json:"failed"`
-	Tokens   int64    `json:"tokens"`
-	Audit    Audit    `json:"audit"`
-	Lost     string   `json:"lost,omitempty"`
-	Offset   Offset   `json:"-"`
-	Duration time.Duration
+	Host     string        `json:"host"`
+	Seconds  []Second      `json:"seconds"`
+	OK       int64         `json:"ok"`
+	Failed   int64         `json:"failed"`
+	Tokens   int64         `json:"tokens"`
+	Audit    Audit         `json:"audit"`
+	Lost     string        `json:"lost,omitempty"`
+	Offset   Offset        `json:"-"`
+	Duration time.Duration `json:"-"` // first request sent to last one ended
 }
 
 // Quantiles are a metric's merged percentiles in milliseconds.
@@ -46,9 +46,11 @@ type Level struct {
 	// DeliveredRate is the requests sent within the level's duration per
 	// second, all agents together (0 for a level of a number of requests).
 	DeliveredRate float64
-	Lost          []string // "host: why" of each agent lost mid-level
-	Bottleneck    []string // "host: why" of each agent that was client-bound
-	Audits        map[string]Audit
+	// Span is the longest agent's time from its first send to its last end.
+	Span       time.Duration
+	Lost       []string // "host: why" of each agent lost mid-level
+	Bottleneck []string // "host: why" of each agent that was client-bound
+	Audits     map[string]Audit
 }
 
 // Merge merges the agents' histograms metric by metric: the percentiles
@@ -71,6 +73,7 @@ func Merge(agents []AgentLevel) (Level, error) {
 		lv.OK += a.OK
 		lv.Failed += a.Failed
 		lv.Tokens += a.Tokens
+		lv.Span = max(lv.Span, a.Duration)
 		lv.Audits[name] = a.Audit
 		if a.Lost != "" {
 			lv.Partial = true

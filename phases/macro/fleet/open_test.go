@@ -20,7 +20,7 @@ func TestOpenLoopDeliversTheRate(t *testing.T) {
 	_, url := emutest.Start(t, vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1})
 	const rate = 160.0
 	for _, n := range []int{2, 4} {
-		ms, caches := members(t, n, url)
+		ms, caches := members(t, n)
 		cfg := levelConfig(url, 0)
 		cfg.Duration, cfg.Arrivals, cfg.Burstiness, cfg.Warmup = 2*time.Second, macro.ArrivalsConstant, 1, 0
 		lv, _, err := RunOpen(context.Background(), cfg, rate, ms)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
@@ -103,6 +104,7 @@ func runOne(ctx context.Context, cfg macro.Config, m Member, s *sink) AgentLevel
 	}
 	a.Seconds, _ = s.rec.Seconds()
 	a.OK, a.Failed, a.Tokens = s.ok, s.failed, s.tokens
+	a.Duration = time.Duration((s.last - s.first) * float64(time.Second))
 	return a
 }
 
@@ -124,6 +126,7 @@ type sink struct {
 	ok, failed, tokens int64
 	window             float64 // the level's duration in seconds (0: none)
 	inWindow           int     // requests sent within it
+	first, last        float64 // first send and last end, s since the agent's start
 }
 
 func (s *sink) Write(p []byte) (int, error) {
@@ -154,6 +157,10 @@ func (s *sink) take(line []byte) {
 		}
 		return
 	}
+	if s.ok == 0 || r.SentS < s.first {
+		s.first = r.SentS
+	}
+	s.last = max(s.last, r.SentS+r.E2ELms/1e3)
 	s.ok++
 	s.tokens += int64(r.OutputTokens)
 	s.kept = append(s.kept, r)

@@ -16,8 +16,8 @@ import (
 	"github.com/profdeck/profdeck/phases/macro/onhost"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu/emutest"
+	"github.com/profdeck/profdeck/remote/ssh"
 	"github.com/profdeck/profdeck/remote/ssh/sshtest"
-	"github.com/profdeck/profdeck/remote/ssh/sshtest/sshhost"
 )
 
 var (
@@ -27,7 +27,7 @@ var (
 )
 
 // profdeckBinary builds the agent copied to the hosts, once per test run.
-func profdeckBinary(t *testing.T) string {
+func profdeckBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "profdeck-fleet-")
@@ -47,17 +47,33 @@ func profdeckBinary(t *testing.T) string {
 }
 
 // members dials n sshds, one per agent, each its own port and host alias.
-func members(t *testing.T, n int, url string) ([]Member, []string) {
+func members(t testing.TB, n int) ([]Member, []string) {
 	exe := profdeckBinary(t)
 	var ms []Member
 	var caches []string
 	for i := range n {
 		cache := t.TempDir()
-		_, h := sshhost.Dial(context.Background(), t, sshtest.Options{Env: []string{"XDG_CACHE_HOME=" + cache}})
+		h := dial(t, sshtest.Options{Env: []string{"XDG_CACHE_HOME=" + cache}})
 		ms = append(ms, Member{Name: "gen" + string(rune('1'+i)), Opt: onhost.Options{Host: h, Exe: exe}})
 		caches = append(caches, cache)
 	}
 	return ms, caches
+}
+
+// dial starts an sshd of its own and dials it with its keys only.
+func dial(t testing.TB, opt sshtest.Options) *ssh.Host {
+	srv := sshtest.Start(t, opt)
+	cfg := filepath.Join(t.TempDir(), "ssh_config")
+	if err := os.WriteFile(cfg, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, err := ssh.Dial(context.Background(), srv.Target(), ssh.Options{Identity: srv.ClientKey, KnownHosts: srv.KnownHosts, SSHConfig: cfg,
+		ConnectTimeout: 3 * time.Second, HandshakeTimeout: 5 * time.Second, KillGrace: time.Second})
+	if err != nil {
+		t.Fatalf("dial: %v\nsshd log:\n%s", err, srv.Log())
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
 }
 
 func levelConfig(url string, requests int) macro.Config {
@@ -82,7 +98,7 @@ func TestAgentsOverSSHMergeExactly(t *testing.T) {
 	sshtest.Require(t)
 	_, url := emutest.Start(t, vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1})
 	for _, n := range []int{2, 4} {
-		ms, caches := members(t, n, url)
+		ms, caches := members(t, n)
 		lv, recs, err := RunClosed(context.Background(), levelConfig(url, 60), 8, ms)
 		if err != nil {
 			t.Fatal(err)
