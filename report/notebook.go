@@ -208,7 +208,7 @@ func buildNotebook(events []phases.Event, opts NotebookOptions) ([]byte, []chart
 	c := classify(events)
 	name := n.title(c)
 	n.bud = Budget(events)
-	n.summary(c)
+	n.summary(c, all)
 	n.headerTable(c, events, name)
 	n.budget(n.bud)
 	n.capacity(c)
