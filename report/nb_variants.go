@@ -73,6 +73,47 @@ func (n *nb) variants(all []phases.Event) {
 	}
 	n.ln("")
 	n.variantModels(rows)
+	n.variantsPareto(by, rows)
+}
+
+// variantsPareto draws every variant's levels (the baseline's first) on the
+// plane of tokens/s per user against tokens/s per GPU, and names the front.
+func (n *nb) variantsPareto(by map[string][]phases.Event, rows []*variantRow) {
+	names := []string{phases.Baseline}
+	for _, r := range rows {
+		names = append(names, r.spec.Name)
+	}
+	var sweeps []Sweep
+	baseGPUs := 0
+	for _, name := range names {
+		c := classify(by[name])
+		runs := c.runs[phases.Macro]
+		if len(runs) == 0 {
+			continue
+		}
+		sw := journalSweep(name, c, len(runs)-1)
+		if name == phases.Baseline {
+			baseGPUs = sw.HostGPUs
+		} else if sw.HostGPUs == 0 && sw.Deployment == nil {
+			sw.HostGPUs = baseGPUs // the same host's GPUs, counted once
+		}
+		sweeps = append(sweeps, sw)
+	}
+	if len(sweeps) < 2 {
+		return
+	}
+	p := ParetoOf(sweeps)
+	ext := n.chartExt()
+	if link := n.addChart("variants-pareto."+ext, "Tokens/s per GPU against tokens/s per user, every variant", func() ([]byte, error) { return ParetoChart(p, ext) }); link != "" {
+		n.ln(link + "\n")
+	}
+	var front []string
+	for _, f := range p.Front {
+		front = append(front, f.Path+" "+f.level())
+	}
+	if len(front) > 0 {
+		n.p("On the front (tokens/s per user against tokens/s per GPU, median TPOT): %s\n\n", strings.Join(front, ", "))
+	}
 }
 
 // variantModels says each prediction's model lines, as an estimate.

@@ -124,6 +124,10 @@ func PredictVariant(b BaselineFigures, baselineLaunch string, spec phases.Varian
 			}
 		case "--data-parallel-size":
 			applyDP(&e, flagInt(bf, f, 1), flagInt(vf, f, 1))
+		case "--speculative-config":
+			unknown = append(unknown, f+" (decode step × (1 + draft cost) / mean accepted length needs an acceptance rate; the baseline measured none)")
+		case "--tensor-parallel-size", "--enable-expert-parallel":
+			unknown = append(unknown, f+" (the communication part at the new layout needs NCCL figures measured at that size)")
 		default:
 			unknown = append(unknown, f)
 		}

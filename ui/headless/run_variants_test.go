@@ -57,6 +57,15 @@ func TestRunVariantsOnSim(t *testing.T) {
 	}
 	checkVariantJournal(t, filepath.Join(filepath.Dir(path), "nb.journal.jsonl"), want)
 	checkTableAgrees(t, o.rep)
+	nb, err := os.ReadFile(filepath.Join(filepath.Dir(path), "nb.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"- **Best variant:** ", "variants-pareto.", "On the front (tokens/s per user"} {
+		if !strings.Contains(string(nb), w) {
+			t.Errorf("the notebook has no %q", w)
+		}
+	}
 	// Run again: every variant had its turn, none is served again.
 	o = runCmd(t, ctx, path, "--phases", "load,macro")
 	for _, v := range o.rep.Variants {
