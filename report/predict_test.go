@@ -87,6 +87,10 @@ func TestPredictTheH200Variants(t *testing.T) {
 	}{{"cap64", "--max-num-seqs 64", 10}, {"chunked", "--enable-chunked-prefill", 25}} {
 		p := PredictVariant(base, launch, phases.VariantSpec{Name: c.name, Args: []string{c.arg}})
 		m := MeasureVariant(mustJournal(t, filepath.Join(dir, c.name, "fieldrig.journal.jsonl")))
+		if !m.Has["j_per_token"] {
+			t.Errorf("%s: no J/token at the plateau", c.name)
+		}
+		t.Logf("%s: %.3f J/token at the plateau", c.name, m.JPerToken)
 		for _, f := range []struct {
 			key  string
 			pred phases.Predicted

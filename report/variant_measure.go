@@ -76,6 +76,9 @@ func MeasureVariant(events []phases.Event) VariantMeasured {
 		set("plateau_concurrency", &m.PlateauC, float64(s.plateau.Concurrency))
 		if l, ok := s.levels[s.plateau.Concurrency]; ok {
 			set("tpot_plateau_ms", &m.TPOTPlateauMs, l.MeanTPOTms)
+			if l.GPU != nil {
+				set("j_per_token", &m.JPerToken, l.GPU.JPerOutputToken) // at the plateau's level
+			}
 		}
 	}
 	if l, ok := s.levels[1]; ok {
