@@ -9,8 +9,9 @@ import (
 
 // BestVariant names the variant (the baseline among them) that measured the
 // largest SLO capacity, or, without an SLO search in every one, the largest
-// plateau throughput, and by how much it beats the baseline; "" when no
-// variant was measured.
+// highest throughput, and by how much it beats the baseline; "" when no
+// variant was measured. The highest throughput is that of the sweep's best
+// level (the plateau's, when the sweep found one).
 func BestVariant(all []phases.Event) string {
 	by := VariantEvents(all)
 	rows := variantRows(all)
@@ -30,8 +31,8 @@ func BestVariant(all []phases.Event) string {
 		figs[r.spec.Name] = m
 		slo = slo && m.Has["slo_capacity"]
 	}
-	key, what, unit := "plateau_tok_s", "plateau throughput", "tok/s"
-	val := func(m VariantMeasured) float64 { return m.PlateauTokS }
+	key, what, unit := "peak_tok_s", "highest throughput", "tok/s"
+	val := func(m VariantMeasured) float64 { return m.PeakTokS }
 	if slo {
 		key, what, unit = "slo_capacity", "SLO capacity", ""
 		val = func(m VariantMeasured) float64 { return m.SLOCapacity }

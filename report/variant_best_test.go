@@ -8,10 +8,10 @@ import (
 )
 
 func plateauEv(c int, tokS float64) phases.Event {
-	return phases.Event{Kind: phases.KindMacroPlateau, Data: phases.Plateau{Concurrency: c, OutputThroughput: tokS}}
+	return phases.Event{Kind: phases.KindMacroLevel, Data: phases.LevelResult{Concurrency: c, Completed: 10, OutputThroughput: tokS}}
 }
 
-// TestBestVariant: the baseline's plateau 1000 tok/s, variant a 1500 and a
+// TestBestVariant: the baseline's best level 1000 tok/s, variant a 1500 and a
 // failed variant b; a is best by +50%. With the SLO searched in every one,
 // the SLO capacity decides instead.
 func TestBestVariant(t *testing.T) {
@@ -26,7 +26,7 @@ func TestBestVariant(t *testing.T) {
 		plateauEv(128, 9000),
 		{Kind: phases.KindVariantFinished, Data: phases.VariantFinished{Name: "b", State: phases.StepFailed}},
 	}
-	if got := BestVariant(evs); got != "a, by its plateau throughput: 1500 tok/s against the baseline's 1000 tok/s (+50%)" {
+	if got := BestVariant(evs); got != "a, by its highest throughput: 1500 tok/s against the baseline's 1000 tok/s (+50%)" {
 		t.Fatalf("got %q", got)
 	}
 	search := func(v float64) phases.Event {

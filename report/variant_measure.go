@@ -10,7 +10,9 @@ import (
 // measured (the keys of run --json's errors).
 type VariantMeasured struct {
 	PlateauTokS, PlateauC, TPOTC1Ms, TPOTPlateauMs, SLOCapacity, JPerToken float64
-	Has                                                                    map[string]bool
+	// PeakTokS is the sweep's highest output throughput over its levels.
+	PeakTokS float64
+	Has      map[string]bool
 }
 
 // VariantEvents splits a journal's events by variant: "baseline" for those
@@ -79,6 +81,11 @@ func MeasureVariant(events []phases.Event) VariantMeasured {
 			if l.GPU != nil {
 				set("j_per_token", &m.JPerToken, l.GPU.JPerOutputToken) // at the plateau's level
 			}
+		}
+	}
+	for _, l := range s.levels {
+		if l.OutputThroughput > m.PeakTokS {
+			set("peak_tok_s", &m.PeakTokS, l.OutputThroughput)
 		}
 	}
 	if l, ok := s.levels[1]; ok {
