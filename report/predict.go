@@ -103,9 +103,15 @@ func nofig(why string) phases.Predicted { return phases.Predicted{Why: why} }
 // CannotPredict and leaves the figures unpredicted.
 func PredictVariant(b BaselineFigures, baselineLaunch string, spec phases.VariantSpec) phases.VariantPrediction {
 	p := phases.VariantPrediction{Variant: spec.Name}
-	if b.Plateau == nil || len(b.Levels) == 0 {
+	if len(b.Levels) == 0 {
 		p.CannotPredict = "the baseline has no sweep to predict from"
 		return p
+	}
+	var noPlateau string
+	if b.Plateau == nil {
+		top := b.Levels[len(b.Levels)-1]
+		b.Plateau = &phases.Plateau{Concurrency: top.C, OutputThroughput: top.TokS}
+		noPlateau = fmt.Sprintf("the baseline's sweep found no plateau: its top level, C=%d, stands for it", top.C)
 	}
 	bf, vf := launchFlags(baselineLaunch), launchFlags(phases.VariantLaunch(baselineLaunch, spec))
 	e := b.unchanged()
@@ -144,6 +150,10 @@ func PredictVariant(b BaselineFigures, baselineLaunch string, spec phases.Varian
 		return p
 	}
 	p.Warnings = []string{"predicted from the baseline's sweep and budget alone: an estimate, checked against the variant's own measurements"}
+	if noPlateau != "" {
+		p.Warnings = append(p.Warnings, noPlateau)
+		p.Model = append([]string{noPlateau}, p.Model...)
+	}
 	return p
 }
 
@@ -199,7 +209,11 @@ func (b BaselineFigures) applyCap(e *estimate, oldCap, newCap int) {
 	e.tpotP = fig(tpot, how)
 	e.tokS = fig(tokS, fmt.Sprintf("%.0f tok/s: at most %d requests run; %s", tokS, newCap, how))
 	e.c = fig(float64(b.levelAtLeast(served)), fmt.Sprintf("the sweep's first level at or above %g", served))
-	e.model = append(e.model, fmt.Sprintf("--max-num-seqs %d → %d: plateau %.0f tok/s, TPOT %.2f ms at the plateau — %s", oldCap, newCap, tokS, tpot, how))
+	from := fmt.Sprint(oldCap)
+	if oldCap <= 0 {
+		from = "the server's default"
+	}
+	e.model = append(e.model, fmt.Sprintf("--max-num-seqs %s → %d: plateau %.0f tok/s, TPOT %.2f ms at the plateau — %s", from, newCap, tokS, tpot, how))
 	if b.Search != nil && b.Search.Unit == "concurrency" && b.Search.Answer > float64(newCap) {
 		e.slo = fig(float64(newCap), fmt.Sprintf("the baseline's SLO answer %g is above the new cap %d", b.Search.Answer, newCap))
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"time"
 
 	"github.com/profdeck/profdeck/phases"
 )
@@ -104,4 +105,23 @@ func PredictionError(p phases.Predicted, measured float64, measuredOK bool) (pct
 		return 0, false
 	}
 	return (measured - p.Value) / p.Value * 100, true
+}
+
+// SettledBaseline is the baseline's events once the session holds the end
+// of its sweep step (events reach the session through a channel: the
+// prediction must not read a sweep still in flight), waiting 5 s at most.
+func SettledBaseline(sess *Session) []phases.Event {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		base := VariantEvents(sess.Events())[phases.Baseline]
+		for i := len(base) - 1; i >= 0; i-- {
+			if st, ok := base[i].Data.(phases.RunStep); ok && st.Name == "macro" && st.State != phases.StepStarted {
+				return base
+			}
+		}
+		if time.Now().After(deadline) {
+			return base
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -281,8 +281,7 @@ func campaignRunner(c *campaign.Campaign, nodes []remote.Host, op *campaign.Open
 		cfg.Server, cfg.QuietFollow, cfg.Prior = srv, true, op.Session.Events()
 		cfg.WriteNotebook = op.WriteNotebook
 		cfg.Predict = func(spec phases.VariantSpec) phases.VariantPrediction {
-			base := report.VariantEvents(op.Session.Events())[phases.Baseline]
-			return report.PredictVariant(report.BaselineOf(base), c.Server.Launch, spec)
+			return report.PredictVariant(report.BaselineOf(report.SettledBaseline(op.Session)), c.Server.Launch, spec)
 		}
 		return campaignrun.Run(ctx, cfg, &phases.Emitter{Out: op.Session.Sink()})
 	}

@@ -91,7 +91,7 @@ func predictionErrors(p *phases.VariantPrediction, m report.VariantMeasured) map
 // the baseline's events journalled so far.
 func predictFrom(sess *report.Session, baselineLaunch string) func(phases.VariantSpec) phases.VariantPrediction {
 	return func(spec phases.VariantSpec) phases.VariantPrediction {
-		base := report.VariantEvents(sess.Events())[phases.Baseline]
+		base := report.SettledBaseline(sess)
 		return report.PredictVariant(report.BaselineOf(base), baselineLaunch, spec)
 	}
 }
