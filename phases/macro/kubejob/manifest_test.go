@@ -165,7 +165,8 @@ func TestEveryPodTakesItsShardFromItsIndex(t *testing.T) {
 	o := testOptions()
 	d := write(t, o)
 	c := d.job.Spec.Template.Spec.Containers[0]
-	seen := map[string]bool{}
+	seen, seeds := map[string]bool{}, map[int64]bool{}
+	levels, requests := make([]int, len(o.Spec.Concurrency)), 0
 	for i := range o.Agents {
 		env := podEnv(t, c, i)
 		var args []string
@@ -178,12 +179,21 @@ func TestEveryPodTakesItsShardFromItsIndex(t *testing.T) {
 			t.Errorf("pod %d runs %q, want %q", i, got, want)
 		}
 		seen[got] = true
+		share := podShare(t, d.cm.Data[SpecFile], args)
+		for l, c := range share.Concurrency {
+			levels[l] += c
+		}
+		requests += share.Requests
+		seeds[share.Seed] = true
 		if env["OPENAI_API_KEY"] != "secret:vllm-api/key" {
 			t.Errorf("pod %d: API key from %q, want the Secret vllm-api's key", i, env["OPENAI_API_KEY"])
 		}
 	}
-	if len(seen) != o.Agents {
-		t.Errorf("%d distinct pods for %d agents", len(seen), o.Agents)
+	if len(seen) != o.Agents || len(seeds) != o.Agents {
+		t.Errorf("%d distinct pods and %d seeds for %d agents", len(seen), len(seeds), o.Agents)
+	}
+	if fmt.Sprint(levels) != fmt.Sprint(o.Spec.Concurrency) || requests != o.Spec.Requests {
+		t.Errorf("the pods' shares add up to levels %v and %d requests, want %v and %d", levels, requests, o.Spec.Concurrency, o.Spec.Requests)
 	}
 	mounted := false
 	for _, m := range c.VolumeMounts {
@@ -193,6 +203,61 @@ func TestEveryPodTakesItsShardFromItsIndex(t *testing.T) {
 	}
 	if !mounted {
 		t.Errorf("the ConfigMap %s is not mounted at %s", d.cm.Name, SpecDir)
+	}
+}
+
+// podShare is the share a pod run with args takes of the spec it mounts.
+func podShare(t *testing.T, spec string, args []string) onhost.Spec {
+	t.Helper()
+	flags := map[string]int{}
+	for _, a := range args {
+		name, v, _ := strings.Cut(a, "=")
+		if n, err := strconv.Atoi(v); err == nil {
+			flags[name] = n
+		}
+	}
+	var s onhost.Spec
+	if err := json.Unmarshal([]byte(spec), &s); err != nil {
+		t.Fatal(err)
+	}
+	share, err := Share(s, flags[FlagShard], flags[FlagShards])
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return share
+}
+
+func TestShare(t *testing.T) {
+	spec := onhost.Spec{Concurrency: []int{1, 10}, Requests: 30, Warmup: 2, Seed: 7}
+	var got []string
+	for i := range 4 {
+		s, err := Share(spec, i, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprint(s.Concurrency, s.Requests, s.Warmup, s.Seed))
+	}
+	// C=10 over 4: 3, 3, 2, 2; C=1: the first pod, the others sit it out.
+	if want := "[1 3] 8 1 7|[0 3] 8 1 8|[0 2] 7 0 9|[0 2] 7 0 10"; strings.Join(got, "|") != want {
+		t.Errorf("shares %s, want %s", strings.Join(got, "|"), want)
+	}
+	open := onhost.Spec{Rate: 30, MaxInFlight: 8, Requests: 90}
+	if s, _ := Share(open, 2, 3); s.Rate != 10 || s.MaxInFlight != 2 || s.Requests != 30 {
+		t.Errorf("rate 30 over 3: %g req/s, cap %d, %d requests", s.Rate, s.MaxInFlight, s.Requests)
+	}
+	for _, bad := range []struct {
+		spec      onhost.Spec
+		shard, of int
+		want      string
+	}{
+		{spec, 4, 4, "shard 4 of 4"},
+		{spec, -1, 4, "shard -1 of 4"},
+		{onhost.Spec{Search: "rate"}, 0, 2, "search"},
+		{onhost.Spec{Rate: 5, Burstiness: 0.5}, 0, 2, "gamma"},
+	} {
+		if _, err := Share(bad.spec, bad.shard, bad.of); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%+v %d/%d: err %v, want %q", bad.spec, bad.shard, bad.of, err, bad.want)
+		}
 	}
 }
 
