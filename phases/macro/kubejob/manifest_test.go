@@ -24,7 +24,8 @@ import (
 // testOptions are four agents against a server with an API key in a Secret.
 func testOptions() Options {
 	cfg := macro.Config{URL: "http://vllm.serving.svc:8000", Model: "m", Concurrency: []int{8, 32}, Requests: 64,
-		InputLen: 512, OutputLen: 128, Warmup: 4, Timeout: 5 * time.Minute, APIKey: "sk-never-in-the-manifest"}
+		InputLen: 512, OutputLen: 128, Warmup: 4, Timeout: 5 * time.Minute, APIKey: "sk-never-in-the-manifest",
+		ServerLog: "/var/log/vllm/server.log"}
 	return Options{Name: "sweep-a", Namespace: "bench", Image: "registry.example/profdeck:0.1", Agents: 4,
 		Coordinator: "10.0.0.5:7070", CPU: "2", Memory: "2Gi", Deadline: 90 * time.Minute,
 		APIKeyEnv: "OPENAI_API_KEY", APIKeySecret: "vllm-api", APIKeySecretKey: "key",
@@ -228,14 +229,20 @@ func podShare(t *testing.T, spec string, args []string) onhost.Spec {
 }
 
 func TestShare(t *testing.T) {
-	spec := onhost.Spec{Concurrency: []int{1, 10}, Requests: 30, Warmup: 2, Seed: 7}
-	var got []string
+	spec := onhost.Spec{Concurrency: []int{1, 10}, Requests: 30, Warmup: 2, Seed: 7, MetricsURL: "http://s/metrics"}
+	var got, scrapes []string
 	for i := range 4 {
 		s, err := Share(spec, i, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, fmt.Sprint(s.Concurrency, s.Requests, s.Warmup, s.Seed))
+		if s.MetricsURL != "" {
+			scrapes = append(scrapes, strconv.Itoa(i))
+		}
+	}
+	if fmt.Sprint(scrapes) != "[0]" {
+		t.Errorf("pods %v read /metrics, want pod 0 alone", scrapes)
 	}
 	// C=10 over 4: 3, 3, 2, 2; C=1: the first pod, the others sit it out.
 	if want := "[1 3] 8 1 7|[0 3] 8 1 8|[0 2] 7 0 9|[0 2] 7 0 10"; strings.Join(got, "|") != want {
@@ -288,8 +295,8 @@ func TestManifestSpecIsTheSweep(t *testing.T) {
 	if got.URL != o.Spec.URL || fmt.Sprint(got.Concurrency) != "[8 32]" || got.Requests != 64 || got.InputLen != 512 || got.Timeout != 5*time.Minute {
 		t.Errorf("spec %+v", got)
 	}
-	if got.APIKey != "" {
-		t.Error("the spec holds an API key")
+	if got.APIKey != "" || got.ServerLog != "" {
+		t.Errorf("the spec holds an API key (%t) or the server's log %q", got.APIKey != "", got.ServerLog)
 	}
 }
 

@@ -38,5 +38,8 @@ func Share(spec onhost.Spec, shard, shards int) (onhost.Spec, error) {
 		out.Rate = fleet.SplitRate(spec.Rate, shards)[shard]
 	}
 	out.Seed = spec.Seed + int64(shard)
+	if shard != 0 {
+		out.MetricsURL = ""
+	}
 	return out, nil
 }
