@@ -77,10 +77,11 @@ func (o Options) meta(name string) objectMeta {
 
 // job is the Indexed Job: every agent at once, none retried (a pod lost
 // is a partial level, said by the coordinator), none running past the
-// deadline.
+// deadline. The limit on failures is per index: a Job-wide backoffLimit
+// reached would make Kubernetes stop every other pod when one is lost.
 func (o Options) job() job {
 	return job{APIVersion: "batch/v1", Kind: "Job", Metadata: o.meta(o.Name), Spec: jobSpec{
-		CompletionMode: "Indexed", Completions: o.Agents, Parallelism: o.Agents, BackoffLimit: 0,
+		CompletionMode: "Indexed", Completions: o.Agents, Parallelism: o.Agents, BackoffLimitPerIndex: 0,
 		ActiveDeadlineSeconds:   int64(o.Deadline.Seconds()),
 		TTLSecondsAfterFinished: TTLAfterFinished,
 		Template: podTemplate{Metadata: objectMeta{Labels: o.labels()}, Spec: podSpec{

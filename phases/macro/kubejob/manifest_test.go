@@ -90,8 +90,11 @@ func TestManifestIsAnIndexedJob(t *testing.T) {
 	if s.Completions == nil || *s.Completions != 4 || s.Parallelism == nil || *s.Parallelism != 4 {
 		t.Errorf("completions %v, parallelism %v: want 4 each (every agent at once)", s.Completions, s.Parallelism)
 	}
-	if s.BackoffLimit == nil || *s.BackoffLimit != 0 {
-		t.Errorf("backoffLimit %v, want 0: a lost pod is a partial level, not a retry", s.BackoffLimit)
+	// A lost pod is not retried (a partial level), and the others go on:
+	// a Job-wide backoffLimit reached would stop them all.
+	if s.BackoffLimitPerIndex == nil || *s.BackoffLimitPerIndex != 0 || s.BackoffLimit != nil || s.MaxFailedIndexes != nil {
+		t.Errorf("backoffLimitPerIndex %v, backoffLimit %v, maxFailedIndexes %v: want 0 per index, no other limit",
+			s.BackoffLimitPerIndex, s.BackoffLimit, s.MaxFailedIndexes)
 	}
 	if s.ActiveDeadlineSeconds == nil || *s.ActiveDeadlineSeconds != 5400 {
 		t.Errorf("activeDeadlineSeconds %v, want 5400", s.ActiveDeadlineSeconds)

@@ -29,7 +29,7 @@ type jobSpec struct {
 	CompletionMode          string      `yaml:"completionMode"`
 	Completions             int         `yaml:"completions"`
 	Parallelism             int         `yaml:"parallelism"`
-	BackoffLimit            int         `yaml:"backoffLimit"`
+	BackoffLimitPerIndex    int         `yaml:"backoffLimitPerIndex"`
 	ActiveDeadlineSeconds   int64       `yaml:"activeDeadlineSeconds"`
 	TTLSecondsAfterFinished int         `yaml:"ttlSecondsAfterFinished"`
 	Template                podTemplate `yaml:"template"`
