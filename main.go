@@ -45,6 +45,7 @@ var commands = map[string]command{
 	"report":   {headless.ReportMain, "render the notebook from a journal: report [JOURNAL | -c FILE] [-o FILE|-]"},
 	"explain":  {headless.ExplainMain, "what limited throughput at a sweep's level: explain FILE [--level C]"},
 	"capacity": {headless.CapacityMain, "replicas and GPUs for a traffic within the SLO, from a sweep: capacity FILE --rate R | --users N --think-time D"},
+	"loadgen":  {headless.LoadgenMain, "the load generator as N agents: loadgen manifest -c FILE --agents N --image IMAGE --coordinator HOST:PORT (a Kubernetes Indexed Job)"},
 	"compare":  {headless.CompareMain, "compare two journals or sweep JSON files: compare A B [--json FILE|-]"},
 	"parse":    {parseMain, "parse a file: parse " + parserNames("|") + " FILE"},
 	"version":  {versionMain, "print the version"},

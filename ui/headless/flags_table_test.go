@@ -15,6 +15,7 @@ import (
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/kubejob"
 	"github.com/profdeck/profdeck/phases/micro"
 	"github.com/profdeck/profdeck/phases/nccl"
 	"github.com/profdeck/profdeck/phases/profile"
@@ -99,6 +100,7 @@ type resolved struct {
 	run       Options
 	fromStart bool
 	capacity  report.CapacityAsk
+	manifest  kubejob.Options
 }
 
 // flagCommands are the headless commands whose flags the table covers:
@@ -175,6 +177,14 @@ var flagCommands = map[string]struct {
 			c, resolve := newCapacity(io.Discard, io.Discard)
 			ask, _, err := resolve(args)
 			return resolved{cmd: c, capacity: ask}, err
+		}},
+	"loadgen-manifest": {func() *flag.FlagSet { c, _ := newManifest(io.Discard, io.Discard); return c.Flags },
+		func(args []string) (resolved, error) {
+			c, resolve := newManifest(io.Discard, io.Discard)
+			// What the command needs, given first: the row's flags win.
+			need := []string{"--url", "http://vllm.bench.svc:8000", "--agents", "3", "--image", "reg/pd:1", "--coordinator", "10.0.0.5:7070"}
+			o, err := resolve(append(need, args...))
+			return resolved{cmd: c, manifest: o}, err
 		}},
 	"run": {func() *flag.FlagSet { c, _ := newRun(io.Discard, io.Discard); return c.Flags },
 		func(args []string) (resolved, error) {
@@ -382,6 +392,31 @@ func flagRows(dir string) []flagRow {
 		{cmds: "capacity", args: []string{"--trace", "trace.jsonl"}, get: func(r resolved) any { return r.capacity.Rate }, want: 1.5},
 		{cmds: "capacity", args: []string{"--trace", "trace.jsonl", "--rate", "2"}, wantErr: "--trace: give a trace or --rate/--users, not both"},
 		{cmds: "capacity", args: []string{"--trace", "prompts.jsonl"}, wantErr: "--trace prompts.jsonl:1: timestamp and input_length are required"},
+		// loadgen manifest (its resolve gives --url, --agents 3, --image and --coordinator first)
+		{cmds: "loadgen-manifest", args: []string{"--url", "http://10.1.2.3:9000/v1"}, get: func(r resolved) any { return r.manifest.Spec.URL }, want: "http://10.1.2.3:9000/v1"},
+		{cmds: "loadgen-manifest", args: []string{"--url", ""}, wantErr: "--url: must be set"},
+		{cmds: "loadgen-manifest", args: []string{"--url", "http://localhost:8000"}, wantErr: "--url http://localhost:8000: a loopback address"},
+		{cmds: "loadgen-manifest", args: []string{"--agents", "8"}, get: func(r resolved) any { return r.manifest.Agents }, want: 8},
+		{cmds: "loadgen-manifest", args: []string{"--agents", "0"}, wantErr: "--agents: want 1 to 1000, got 0"},
+		{cmds: "loadgen-manifest", args: []string{"--image", "ghcr.io/o/profdeck@sha256:ab"}, get: func(r resolved) any { return r.manifest.Image }, want: "ghcr.io/o/profdeck@sha256:ab"},
+		{cmds: "loadgen-manifest", args: []string{"--image", ""}, wantErr: "--image: want the image"},
+		{cmds: "loadgen-manifest", args: []string{"--coordinator", "coord.bench.svc:7070"}, get: func(r resolved) any { return r.manifest.Coordinator }, want: "coord.bench.svc:7070"},
+		{cmds: "loadgen-manifest", args: []string{"--coordinator", ""}, wantErr: "--coordinator: want HOST:PORT"},
+		{cmds: "loadgen-manifest", args: []string{"--name", "s2"}, get: func(r resolved) any { return r.manifest.Name }, want: "s2"},
+		{cmds: "loadgen-manifest", args: []string{"--name", ""}, wantErr: "--name: want lower-case"},
+		{cmds: "loadgen-manifest", args: []string{"--namespace", ""}, get: func(r resolved) any { return r.manifest.Namespace }, want: ""},
+		{cmds: "loadgen-manifest", args: []string{"--namespace", "Bench"}, wantErr: "--namespace: want lower-case"},
+		{cmds: "loadgen-manifest", args: []string{"--cpu", "500m"}, get: func(r resolved) any { return r.manifest.CPU }, want: "500m"},
+		{cmds: "loadgen-manifest", args: []string{"--cpu", "0"}, wantErr: "--cpu: want more than 0"},
+		{cmds: "loadgen-manifest", args: []string{"--memory", "1G"}, get: func(r resolved) any { return r.manifest.Memory }, want: "1G"},
+		{cmds: "loadgen-manifest", args: []string{"--memory", ""}, wantErr: "--memory: want a Kubernetes quantity"},
+		{cmds: "loadgen-manifest", args: []string{"--api-key-secret", "vllm/key"}, get: func(r resolved) any {
+			return [3]string{r.manifest.APIKeySecret, r.manifest.APIKeySecretKey, r.manifest.APIKeyEnv}
+		}, want: [3]string{"vllm", "key", "OPENAI_API_KEY"}},
+		{cmds: "loadgen-manifest", args: []string{"--api-key-secret", ""}, wantErr: "--api-key-secret: want NAME/KEY"},
+		{cmds: "loadgen-manifest", args: []string{"--api-key-secret", "vllm"}, wantErr: "--api-key-secret: want NAME/KEY, KEY"},
+		{cmds: "loadgen-manifest", args: []string{"--deadline", "30m"}, get: func(r resolved) any { return r.manifest.Deadline }, want: 30 * time.Minute},
+		{cmds: "loadgen-manifest", args: []string{"--deadline", "0s"}, wantErr: "--deadline: want 1s to 168h0m0s, got 0s"},
 		// the long commands
 		{cmds: "sweep run micro nccl profile", args: []string{"--progress-every", "2s"}, get: func(r resolved) any { return r.cmd.progressEvery }, want: 2 * time.Second},
 		{cmds: "sweep run micro nccl profile", args: []string{"--progress-every", "0s"}, wantErr: "--progress-every: must be more than 0"},

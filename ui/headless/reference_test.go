@@ -31,8 +31,12 @@ var referenceCommands = []struct {
 }{
 	{"run", runBinds}, {"doctor", nil}, {"sweep", sweepBinds}, {"load", loadBinds},
 	{"micro", microBinds}, {"nccl", ncclBinds}, {"profile", profileBinds},
-	{"capacity", capacityBinds}, {"tail", tailBinds},
+	{"capacity", capacityBinds}, {"tail", tailBinds}, {"loadgen manifest", manifestBinds},
 }
+
+// dashed is a command's words joined by dashes: its key in flagCommands
+// and its anchor on the page.
+func dashed(name string) string { return strings.ReplaceAll(name, " ", "-") }
 
 func TestReferencePageIsCurrent(t *testing.T) {
 	want, err := referencePage()
@@ -114,7 +118,7 @@ func referencePage() (string, error) {
 	flagDoc := map[string]string{} // a key's first flag's help, for a key with no comment
 	var flags strings.Builder
 	for _, rc := range referenceCommands {
-		fs := flagCommands[rc.name].flags()
+		fs := flagCommands[dashed(rc.name)].flags()
 		keys := boundKeys(fs, rc.binds)
 		names := make([]string, 0, len(keys))
 		for name := range keys {
@@ -139,7 +143,7 @@ func referencePage() (string, error) {
 	b.WriteString("`explain`, `parse`) are in [commands](commands.md).\n\n")
 	b.WriteString("- [Campaign keys](#campaign-keys)\n")
 	for _, rc := range referenceCommands {
-		fmt.Fprintf(&b, "- [`profdeck %s`](#profdeck-%s)\n", rc.name, rc.name)
+		fmt.Fprintf(&b, "- [`profdeck %s`](#profdeck-%s)\n", rc.name, dashed(rc.name))
 	}
 	b.WriteString("\n## Campaign keys\n\n| key | type | default | flags | what it is |\n|---|---|---|---|---|\n")
 	for _, k := range campaignKeys(reflect.ValueOf(campaign.Defaults()).Elem(), "", docs) {
