@@ -119,7 +119,6 @@ func (cs *convSet) readTurnsJSONL(r io.Reader, name string) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxDatasetLine)
 	at := map[string]int{} // session id → index in cs.convs (-1: past keep)
-	skipped := 0
 	for n := 1; sc.Scan(); n++ {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
@@ -127,7 +126,7 @@ func (cs *convSet) readTurnsJSONL(r io.Reader, name string) error {
 		}
 		id, t, system, err := parseTurnLine(line)
 		if err == nil {
-			err = cs.addTurn(at, id, t, system, &skipped)
+			err = cs.addTurn(at, id, t, system)
 		}
 		if err != nil {
 			return fmt.Errorf("%s:%d: %v", name, n, err)
@@ -142,9 +141,9 @@ func (cs *convSet) readTurnsJSONL(r io.Reader, name string) error {
 	return nil
 }
 
-// addTurn files a turn under its session; sessions past keep are skipped
-// (counted in skipped, bounded like the kept ones).
-func (cs *convSet) addTurn(at map[string]int, id string, t convTurn, system string, skipped *int) error {
+// addTurn files a turn under its session; the turns of sessions past keep
+// are skipped.
+func (cs *convSet) addTurn(at map[string]int, id string, t convTurn, system string) error {
 	i, ok := at[id]
 	if !ok {
 		if len(at) >= 4*maxDatasetItems {
@@ -157,8 +156,6 @@ func (cs *convSet) addTurn(at map[string]int, id string, t convTurn, system stri
 			if err := cs.grow(len(system)); err != nil {
 				return err
 			}
-		} else {
-			*skipped++
 		}
 		at[id] = i
 	}
