@@ -38,3 +38,27 @@ func TestSweepReplaysTrace(t *testing.T) {
 	t.Logf("server hit rate %.3f, trace implies %.3f; scheduled %.3f req/s, achieved %.3f, p99 delay %.2f ms",
 		*l.Server.PrefixCacheHitRate, tr.ImpliedReuse, l.Schedule.ScheduledRate, l.Schedule.AchievedRate, l.Schedule.P99DelayMs)
 }
+
+// A speed search replays the sample trace at speeds doubling from 2×
+// against an emulator that runs two requests at a time (it serves about
+// 25 req/s, the trace at about 7×): it brackets the largest speed meeting
+// ttft=300ms, each level replayed at the speed it names (its schedule's
+// rate that many times the trace's own).
+func TestSpeedSearchBracketsTrace(t *testing.T) {
+	_, url := startEmu(t, vllmemu.Config{StepTime: 2 * time.Millisecond, CoarseTiming: true, MaxNumSeqs: 2})
+	res := runSweep(t, macro.Config{URL: url, Model: "test/model", Dataset: macro.TraceMooncake,
+		DatasetFile: "testdata/trace_mooncake.jsonl", TraceSpeed: 2, NoPreflight: true, Seed: 1,
+		Search: "speed", SearchTolerance: 0.25, SLO: "ttft=300ms"})
+	s := res.Search
+	if s == nil || s.Unit != "speed" || s.Lower < 2 || s.Upper == nil || *s.Upper > 32 || *s.Upper-s.Lower > 0.25*s.Lower {
+		t.Fatalf("search %+v", s)
+	}
+	base := res.Workload.Trace.MeanRate / res.Workload.Trace.Speed
+	for _, l := range res.Levels {
+		sc := l.Schedule
+		if sc == nil || sc.TraceSpeed <= 0 || math.Abs(sc.ScheduledRate-base*sc.TraceSpeed) > 0.02*base*sc.TraceSpeed {
+			t.Fatalf("level %+v: want the trace's %.3g req/s × its speed", sc, base)
+		}
+	}
+	t.Logf("%s", s.Text)
+}
