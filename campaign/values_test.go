@@ -40,7 +40,7 @@ func TestOutsideValuesRefusedAtParse(t *testing.T) {
 		{"macro.output_len", "100000000", "line 3: macro.output_len"},
 		{"micro.batch", "[8, 8]", "line 3: micro.batch: batch sizes: 8 is given twice"},
 		{"macro.search", "rate", "line 3: macro.search: a search needs an SLO to meet"},
-		{"macro.search", "latency", `line 3: macro.search: "latency": want concurrency or rate`},
+		{"macro.search", "latency", `line 3: macro.search: "latency": want concurrency, rate or speed (a trace's replay)`},
 		{"macro.search_tolerance", ".nan", "line 3: macro.search_tolerance: NaN: want more than 0 and under 1"},
 		{"macro.search_tolerance", "0", "line 3: macro.search_tolerance: 0: want more than 0"},
 		{"macro.arrivals", "bursty", `line 3: macro.arrivals: "bursty": want poisson or constant`},
