@@ -94,11 +94,20 @@ func (f *traceFeed) rateAt(speed float64) float64 {
 	return r
 }
 
+// minReplaySpan is the shortest replay a speed search's ladder climbs to:
+// faster, the window is one burst (a longer window says more).
+const minReplaySpan = time.Second
+
 // speedLadder is a speed search's climb: the window's speed, doubling,
-// up to rungs levels while the rate stays within MaxRate.
+// up to rungs levels while the rate stays within MaxRate and the window
+// replays in minReplaySpan or more (the first rung whatever its span).
 func (f *traceFeed) speedLadder(rungs int) []float64 {
+	at1 := float64(f.reqs[len(f.reqs)-1].At) * f.windowSpeed() // the window's span as recorded
 	var out []float64
 	for s := f.windowSpeed(); len(out) < rungs && f.rate1*s <= MaxRate; s *= 2 {
+		if len(out) > 0 && at1/s < float64(minReplaySpan) {
+			break
+		}
 		out = append(out, s)
 	}
 	return out

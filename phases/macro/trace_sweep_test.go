@@ -40,15 +40,15 @@ func TestSweepReplaysTrace(t *testing.T) {
 }
 
 // A speed search replays the sample trace at speeds doubling from 2×
-// against an emulator that runs two requests at a time (it serves about
-// 25 req/s, the trace at about 7×): it brackets the largest speed meeting
-// ttft=300ms, each level replayed at the speed it names (its schedule's
+// against an emulator that runs one request at a time, 3 ms a step (about
+// 9 req/s: at 4× its queue grows): it brackets the largest speed meeting
+// ttft=500ms, each level replayed at the speed it names (its schedule's
 // rate that many times the trace's own).
 func TestSpeedSearchBracketsTrace(t *testing.T) {
-	_, url := startEmu(t, vllmemu.Config{StepTime: 2 * time.Millisecond, CoarseTiming: true, MaxNumSeqs: 2})
+	_, url := startEmu(t, vllmemu.Config{StepTime: 3 * time.Millisecond, CoarseTiming: true, MaxNumSeqs: 1})
 	res := runSweep(t, macro.Config{URL: url, Model: "test/model", Dataset: macro.TraceMooncake,
 		DatasetFile: "testdata/trace_mooncake.jsonl", TraceSpeed: 2, NoPreflight: true, Seed: 1,
-		Search: "speed", SearchTolerance: 0.25, SLO: "ttft=300ms"})
+		Search: "speed", SearchTolerance: 0.25, SLO: "ttft=500ms"})
 	s := res.Search
 	if s == nil || s.Unit != "speed" || s.Lower < 2 || s.Upper == nil || *s.Upper > 32 || *s.Upper-s.Lower > 0.25*s.Lower {
 		t.Fatalf("search %+v", s)
