@@ -1,6 +1,7 @@
 package macro
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -167,4 +168,45 @@ func (cfg Config) arrivalsName() string {
 		return cfg.Dataset + " trace"
 	}
 	return cfg.Arrivals
+}
+
+// tokenCheckShare is how far the server's count of the trace's prompts may
+// be from the trace's lengths before the sweep warns.
+const tokenCheckShare = 0.05
+
+// checkTokens counts a few of the window's prompts (its first, last and
+// two between) with the server's /tokenize when it has one: the prompts
+// are sized by the calibration's tokens per word, and a tokenizer that
+// counts them otherwise than the trace's lengths (past tokenCheckShare)
+// is said, as a warning (the replay's lengths, and where its blocks meet,
+// are off by as much). Nil-safe; "" when the counts agree or cannot be
+// had.
+func (f *traceFeed) checkTokens(ctx context.Context, c *client, tokensPerWord float64) string {
+	if f == nil || !c.canTokenize.Load() {
+		return ""
+	}
+	gen := newTracePrompts(f.prompts.block, f.prompts.seed)
+	gen.tokensPerWrd = tokensPerWord
+	n := len(f.reqs)
+	var want, got int
+	picked := map[int]bool{}
+	for _, i := range []int{0, n / 3, 2 * n / 3, n - 1} {
+		if picked[i] {
+			continue
+		}
+		picked[i] = true
+		count, ok := c.tokenCount(ctx, gen.prompt(i, f.reqs[i]), true)
+		if !ok {
+			return ""
+		}
+		want, got = want+f.reqs[i].InputLen, got+count
+	}
+	off := float64(got)/float64(want) - 1
+	c.logf("the trace's prompts checked with /tokenize: %d of them, %d tokens counted for the trace's %d (%+.1f%%)", len(picked), got, want, 100*off)
+	if math.Abs(off) <= tokenCheckShare {
+		return ""
+	}
+	return fmt.Sprintf("the server's /tokenize counts %d of the trace's prompts at %d tokens where the trace says %d (%+.0f%%): "+
+		"the replayed prompts' lengths, and where their shared blocks end, are off by as much (the prompts are sized by the calibration's %.3f tokens per word)",
+		len(picked), got, want, 100*off, tokensPerWord)
 }

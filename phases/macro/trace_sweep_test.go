@@ -1,7 +1,12 @@
 package macro_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,4 +66,37 @@ func TestSpeedSearchBracketsTrace(t *testing.T) {
 		}
 	}
 	t.Logf("%s", s.Text)
+}
+
+// A server whose tokenizer counts the trace's long prompts at 30% more
+// than the calibration's short prompt foretold gets a warning naming the
+// counts; the emulator's own tokenizer, which counts them as the trace
+// says, gets none.
+func TestTraceTokensChecked(t *testing.T) {
+	emu, plain := startEmu(t, vllmemu.Config{StepTime: time.Millisecond, CoarseTiming: true})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/tokenize" {
+			emu.ServeHTTP(w, r)
+			return
+		}
+		var q struct{ Prompt string }
+		_ = json.NewDecoder(r.Body).Decode(&q)
+		n := len(strings.Fields(q.Prompt))
+		if n > 512 {
+			n = n * 13 / 10
+		}
+		fmt.Fprintf(w, `{"count":%d}`, n)
+	}))
+	t.Cleanup(srv.Close)
+	for _, c := range []struct {
+		url  string
+		warn bool
+	}{{srv.URL, true}, {plain, false}} {
+		res := runSweep(t, macro.Config{URL: c.url, Model: "test/model", Dataset: macro.TraceMooncake,
+			DatasetFile: "testdata/trace_mooncake.jsonl", TraceSpeed: 50, NoPreflight: true, Seed: 1})
+		warned := strings.Contains(strings.Join(res.Warnings, "\n"), "the server's /tokenize counts 4 of the trace's prompts at")
+		if warned != c.warn {
+			t.Errorf("%s: warned %v, want %v: %q", c.url, warned, c.warn, res.Warnings)
+		}
+	}
 }
