@@ -118,8 +118,9 @@ type Macro struct {
 	SLO string `yaml:"slo"`
 	// Repeat runs each level this many times (means and 95% CIs).
 	Repeat int `yaml:"repeat"`
-	// Search, concurrency or rate, finds the largest concurrency or request
-	// rate meeting SLO; SearchTolerance is how close its bounds come.
+	// Search, concurrency, rate or speed, finds the largest concurrency,
+	// request rate or trace replay speed meeting SLO; SearchTolerance is
+	// how close its bounds come.
 	Search          string  `yaml:"search"`
 	SearchTolerance float64 `yaml:"search_tolerance"`
 	// Arrivals (poisson or constant) and Burstiness space an open loop's

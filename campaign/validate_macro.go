@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/macro/onhost"
 )
@@ -144,6 +145,10 @@ func (m Macro) validateSearch() []error {
 		add("macro.search", err)
 	} else if m.Search != "" && m.SLO == "" {
 		add("macro.search", macro.ErrSearchNeedsSLO)
+	} else if m.Search == phases.SearchSpeed && !macro.IsTraceFormat(m.Dataset) {
+		add("macro.search", fmt.Errorf("speed steps a trace's replay: set macro.dataset to mooncake, bailian or burstgpt"))
+	} else if m.Search != "" && m.Search != phases.SearchSpeed && macro.IsTraceFormat(m.Dataset) {
+		add("macro.search", fmt.Errorf("%s: a trace replays on its own schedule; speed finds the fastest replay meeting the SLO", m.Search))
 	}
 	if err := macro.CheckSearchTolerance(m.SearchTolerance); err != nil || m.SearchTolerance == 0 {
 		add("macro.search_tolerance", fmt.Errorf("%g: want more than 0 and under 1 (e.g. 0.05)", m.SearchTolerance))

@@ -90,3 +90,20 @@ func FuzzValueKeys(f *testing.F) {
 		}
 	})
 }
+
+// A speed search needs a trace, and a trace takes no other search: each
+// refused naming macro.search.
+func TestSpeedSearchNeedsTrace(t *testing.T) {
+	for body, want := range map[string]string{
+		"macro:\n  slo: ttft=1s\n  search: speed\n": "macro.search: speed steps a trace's replay",
+		"macro:\n  slo: ttft=1s\n  search: rate\n  dataset: mooncake\n  dataset_file: t.jsonl\n": "macro.search: rate: a trace replays on its own schedule",
+	} {
+		_, err := Parse([]byte(body))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", body, err, want)
+		}
+	}
+	if _, err := Parse([]byte("macro:\n  slo: ttft=1s\n  search: speed\n  dataset: mooncake\n  dataset_file: t.jsonl\n")); err != nil {
+		t.Errorf("a speed search over a trace: %v", err)
+	}
+}
