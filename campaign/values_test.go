@@ -95,7 +95,7 @@ func FuzzValueKeys(f *testing.F) {
 // refused naming macro.search.
 func TestSpeedSearchNeedsTrace(t *testing.T) {
 	for body, want := range map[string]string{
-		"macro:\n  slo: ttft=1s\n  search: speed\n": "macro.search: speed steps a trace's replay",
+		"macro:\n  slo: ttft=1s\n  search: speed\n":                                              "macro.search: speed steps a trace's replay",
 		"macro:\n  slo: ttft=1s\n  search: rate\n  dataset: mooncake\n  dataset_file: t.jsonl\n": "macro.search: rate: a trace replays on its own schedule",
 	} {
 		_, err := Parse([]byte(body))
