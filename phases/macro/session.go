@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/profdeck/profdeck/phases"
 )
 
 // This file runs multi-turn sessions: a level's users each take a
@@ -46,6 +48,7 @@ type convUser struct {
 	history []chatMsg
 	bytes   int
 	words   int
+	tokens  int       // the history's tokens as the server counted the last turn (0: not known)
 	started time.Time // the session's first send
 	due     time.Time
 	busy    bool // a turn in flight
@@ -67,7 +70,7 @@ func (f *convFeed) begin(u *convUser, now time.Time, first bool) {
 	u.conv = &f.set.convs[f.order[f.next]]
 	f.next = (f.next + 1) % len(f.order)
 	f.seq++
-	u.turn, u.session, u.bytes, u.words = 0, fmt.Sprintf("%s-%d", f.prefix, f.seq), 0, 0
+	u.turn, u.session, u.bytes, u.words, u.tokens = 0, fmt.Sprintf("%s-%d", f.prefix, f.seq), 0, 0, 0
 	u.history = u.history[:0]
 	if u.conv.system != "" {
 		u.history = append(u.history, chatMsg{Role: "system", Content: u.conv.system})
@@ -97,8 +100,7 @@ func (f *convFeed) request(u *convUser, tokensPerWord float64, outputLen int) (t
 	if out == 0 {
 		out = outputLen
 	}
-	words := u.words + len(strings.Fields(t.prompt))
-	in := max(int(float64(words)*tokensPerWord+0.5), 1)
+	in := u.promptTokens(t.prompt, tokensPerWord)
 	if u.bytes+len(t.prompt) > maxHistoryBytes || (f.maxLen > 0 && in+out > f.maxLen) {
 		return turnReq{}, false
 	}
@@ -131,6 +133,47 @@ func (f *convFeed) answered(u *convUser, rec *Record) (over bool) {
 	u.history = append(u.history, chatMsg{Role: "user", Content: t.prompt}, chatMsg{Role: "assistant", Content: rec.answer})
 	u.bytes += len(t.prompt) + len(rec.answer)
 	u.words += len(strings.Fields(t.prompt)) + len(strings.Fields(rec.answer))
+	u.tokens = 0
+	if rec.promptUsage && rec.TokenSource != SourceChunks {
+		u.tokens = rec.InputTokens + rec.OutputTokens + msgTokens
+	}
 	u.turn++
 	return u.turn >= len(u.conv.turns)
+}
+
+// checkFits refuses a multi-turn dataset none of whose conversations has
+// a first turn that fits the model's context of maxLen tokens (0: not
+// known): its users could send nothing (nil-safe).
+func (f *convFeed) checkFits(cfg Config, maxLen int, tokensPerWord float64) error {
+	if f == nil || maxLen <= 0 {
+		return nil
+	}
+	probe := &convFeed{set: f.set, chat: f.chat, maxLen: maxLen}
+	for i := range f.set.convs {
+		u := &convUser{conv: &f.set.convs[i]}
+		u.bytes, u.words = len(u.conv.system), len(strings.Fields(u.conv.system))
+		if _, ok := probe.request(u, tokensPerWord, cfg.OutputLen); ok {
+			return nil
+		}
+	}
+	return &phases.InputError{Err: fmt.Errorf("--dataset %s %s: no conversation's first turn fits the model's context of %d tokens (max_model_len)",
+		cfg.Dataset, cfg.DatasetFile, maxLen)}
+}
+
+// msgTokens are the tokens a chat template may add around one message:
+// the history's estimate counts them, so that a turn that would pass the
+// model's context is not sent.
+const msgTokens = 8
+
+// promptTokens estimates u's next prompt with the user's message: the
+// history as the server counted it at the last turn (its prompt and
+// answer) when known, else its words, and the message's words, by the
+// calibration's tokens per word, each message with msgTokens.
+func (u *convUser) promptTokens(prompt string, tokensPerWord float64) int {
+	words := len(strings.Fields(prompt))
+	if u.tokens > 0 {
+		return u.tokens + int(float64(words)*tokensPerWord+0.5) + msgTokens
+	}
+	msgs := len(u.history) + 1
+	return max(int(float64(u.words+words)*tokensPerWord+0.5)+msgs*msgTokens, 1)
 }

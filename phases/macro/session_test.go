@@ -167,3 +167,42 @@ func TestSessionLevelPerTurn(t *testing.T) {
 		t.Fatalf("completed %d, workload %+v", lr.Completed, res.Workload)
 	}
 }
+
+// A server whose context holds none of the conversations' first turns is
+// refused before any level, naming the dataset; one that holds them runs
+// its sessions, ending those whose history outgrows the context.
+func TestSessionsAgainstTheContext(t *testing.T) {
+	for _, c := range []struct {
+		maxLen int
+		fail   bool
+	}{{30, true}, {200, false}} {
+		_, url := startSessionEmu(t, vllmemu.Config{Model: "test/model", StepTime: time.Millisecond, CoarseTiming: true, MaxModelLen: c.maxLen})
+		cfg := Complete(Config{URL: url, API: APIChat, Concurrency: []int{2}, Requests: 10, Warmup: 0, OutputLen: 16, Seed: 3,
+			Dataset: DatasetSessions, DatasetFile: "testdata/sessions.jsonl", NoPreflight: true})
+		sw, err := NewSweep(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sw.Run(context.Background(), nil)
+		if c.fail {
+			if err == nil || !strings.Contains(err.Error(), "no conversation's first turn fits the model's context of 30 tokens") {
+				t.Fatalf("max_model_len %d: %v", c.maxLen, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ss := res.Levels[0].Sessions; ss == nil || ss.ContextEnded == 0 || res.Levels[0].Failed > 0 {
+			t.Fatalf("max_model_len %d: sessions %+v, %d failed", c.maxLen, ss, res.Levels[0].Failed)
+		}
+	}
+}
+
+func startSessionEmu(t *testing.T, cfg vllmemu.Config) (*vllmemu.Emulator, string) {
+	t.Helper()
+	emu := vllmemu.New(cfg)
+	srv := httptest.NewServer(emu)
+	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close(); emu.Close() })
+	return emu, srv.URL
+}

@@ -311,6 +311,9 @@ func (s *Sweep) prepare(ctx context.Context, c *client, cfg *Config, res *Result
 	if w := cfg.trace.checkTokens(ctx, c, pg.tokensPerWrd); w != "" {
 		warn(w)
 	}
+	if err := cfg.conv.checkFits(*cfg, c.maxLen[cfg.Model], pg.tokensPerWrd); err != nil {
+		return nil, err
+	}
 	res.Preflight = "skipped"
 	if !cfg.NoPreflight {
 		if res.Preflight, err = preflight(ctx, c, pg, ids, warn); err != nil {
