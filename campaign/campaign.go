@@ -45,7 +45,14 @@ type Campaign struct {
 	// Capacity is the traffic to plan replicas and GPUs for.
 	Capacity Capacity    `yaml:"capacity"`
 	Run      RunSettings `yaml:"run"`
-	Sim      Sim         `yaml:"sim"`
+	// Variants are server configurations compared against the baseline
+	// (server.launch), each served in turn and predicted before it runs:
+	// each entry has a name and any of args (flags added to the baseline's
+	// launch, each replacing the same flag there), launch (a whole launch
+	// line) and env; or a matrix ({--max-num-seqs: [64, 256]}: one variant
+	// per value, named max-num-seqs-64 …).
+	Variants []Variant `yaml:"variants"`
+	Sim      Sim       `yaml:"sim"`
 
 	// Path is the file this campaign was read from (empty for defaults).
 	Path string `yaml:"-"`

@@ -57,3 +57,12 @@ func Demo(dir string) *Campaign {
 	c.Capacity = Capacity{Users: 2000, ThinkTime: Duration{30 * time.Second}, Headroom: DefaultHeadroom}
 	return c
 }
+
+// DemoVariants are the variants of `profdeck demo --variants`: the batch
+// cap at 64 and 256, and chunked prefill, each added to the demo's launch.
+func DemoVariants() []Variant {
+	return []Variant{
+		{Matrix: map[string][]string{"--max-num-seqs": {"64", "256"}}},
+		{Name: "chunked", Args: []string{"--enable-chunked-prefill"}},
+	}
+}

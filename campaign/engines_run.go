@@ -40,6 +40,9 @@ func (c *Campaign) CampaignRunConfig(apiKey string) (campaignrun.Config, error) 
 		Leave:       c.Run.LeaveServer,
 		Order:       c.RunOrder(),
 		Params:      c.StepParams(),
+
+		Variants:     c.VariantSpecs(),
+		VariantSteps: c.Run.StepsOfVariants(),
 	}, nil
 }
 

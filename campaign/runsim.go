@@ -1,5 +1,10 @@
 package campaign
 
+import (
+	"slices"
+	"strings"
+)
+
 // RunSettings is the run section: the campaign run's settings (`profdeck run`).
 type RunSettings struct {
 	// LeaveServer is how the run leaves the server at the end: serving
@@ -12,6 +17,32 @@ type RunSettings struct {
 	// GPUs, restart with the profiler); left out, one-load wherever the
 	// run launches the server (campaignrun.OrderFor).
 	Order string `yaml:"order,omitempty"`
+	// VariantSteps are the steps each variant runs after its load: macro
+	// (the sweep, and the search when macro.search is set), the default;
+	// the baseline runs every step.
+	VariantSteps []string `yaml:"variant_steps,omitempty"`
+}
+
+// variantSteps are the steps a variant may run.
+var variantSteps = []string{"macro"}
+
+// StepsOfVariants are the steps each variant runs (run.variant_steps, or
+// macro alone).
+func (r RunSettings) StepsOfVariants() []string {
+	if len(r.VariantSteps) == 0 {
+		return []string{"macro"}
+	}
+	return r.VariantSteps
+}
+
+// validateVariantSteps names a step a variant cannot run.
+func (r RunSettings) validateVariantSteps() []error {
+	for _, s := range r.VariantSteps {
+		if !slices.Contains(variantSteps, s) {
+			return []error{bad("run.variant_steps", "%q: each is one of %s", s, strings.Join(variantSteps, ", "))}
+		}
+	}
+	return nil
 }
 
 // Sim is the simulated deployment's behaviour (host: sim), so that runs on
@@ -41,6 +72,9 @@ type Sim struct {
 
 // Validate checks the run section.
 func (r RunSettings) Validate() []error {
+	if errs := r.validateVariantSteps(); errs != nil {
+		return errs
+	}
 	switch r.Order {
 	case "", "one-load", "classic":
 	default:

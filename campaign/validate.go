@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/profdeck/profdeck/phases/gpubench"
@@ -27,6 +28,7 @@ func lineOf(root *yaml.Node, key string) int {
 	}
 	line := 0
 	for _, part := range strings.Split(key, ".") {
+		part, idx := splitIndex(part)
 		if n == nil || n.Kind != yaml.MappingNode {
 			return line
 		}
@@ -42,8 +44,28 @@ func lineOf(root *yaml.Node, key string) int {
 			return 0
 		}
 		n = next
+		if idx >= 0 {
+			if n.Kind != yaml.SequenceNode || idx >= len(n.Content) {
+				return line
+			}
+			n = n.Content[idx]
+			line = n.Line
+		}
 	}
 	return line
+}
+
+// splitIndex reads "variants[2]" as variants and 2 (-1 without an index).
+func splitIndex(part string) (string, int) {
+	name, rest, ok := strings.Cut(part, "[")
+	if !ok {
+		return part, -1
+	}
+	i, err := strconv.Atoi(strings.TrimSuffix(rest, "]"))
+	if err != nil {
+		return part, -1
+	}
+	return name, i
 }
 
 // KeyError is a problem with one campaign setting, named by its dotted
@@ -92,6 +114,7 @@ func (c *Campaign) problems() []error {
 	errs = append(errs, c.Profile.Validate()...)
 	errs = append(errs, c.Capacity.Validate()...)
 	errs = append(errs, c.Run.Validate()...)
+	errs = append(errs, c.validateVariants()...)
 	errs = append(errs, c.Sim.Validate()...)
 	errs = append(errs, c.validateGivenZeros()...)
 	return append(errs, c.validateSimHost()...)

@@ -41,6 +41,9 @@ type BudgetSplit struct {
 	HasTPOT     bool    `json:"has_tpot"`
 	HasAR       bool    `json:"has_allreduce"`
 	HasGEMM     bool    `json:"has_gemm"`
+	// GEMMPartial: GEMMms sums the GEMMs timed so far, the micro run having
+	// written no per-step total (yet): not a final figure.
+	GEMMPartial bool `json:"gemm_partial,omitempty"`
 	// Sources says where each figure came from, in words.
 	Sources []string `json:"sources,omitempty"`
 	// Missing names each input that was not measured, in words.
@@ -398,7 +401,7 @@ func (in budgetInputs) split(name string, c int) BudgetSplit {
 				sum += r.Us * float64(max(r.PerStep, 1))
 			}
 		}
-		b.GEMMms, b.HasGEMM = sum/1000, true
+		b.GEMMms, b.HasGEMM, b.GEMMPartial = sum/1000, true, true
 		b.Sources = append(b.Sources, fmt.Sprintf("GEMM: sum of %d timed GEMMs at M=%d (no per-step total recorded)", len(g), c))
 	} else {
 		b.Missing = append(b.Missing, fmt.Sprintf("GEMM step sum at M=%d (run the micro phase with M=%d)", c, c))

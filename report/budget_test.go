@@ -269,3 +269,14 @@ func TestBudgetWarnsFromTheBurstsRun(t *testing.T) {
 		t.Fatalf("%v ms, sources:\n%s", s.AllReduceMs, src)
 	}
 }
+
+// TestNotAccountedUnderAHundredthIsZero: a remainder of -0.001 ms is 0 in
+// the split (and so in every view), not -0.00.
+func TestNotAccountedUnderAHundredthIsZero(t *testing.T) {
+	b := BudgetSplit{Whole: &TPOTSplit{TPOTms: 10, NotAccountedMs: -0.001, Parts: []TPOTPart{{Name: PartGEMM, Ms: 10.001}}}}
+	b.headline()
+	last := b.Split[len(b.Split)-1]
+	if last.Name != PartNotAcc || last.Ms != 0 || last.Pct != 0 || strings.Contains(b.Headline, "-0.00") {
+		t.Fatalf("%+v\n%s", last, b.Headline)
+	}
+}

@@ -157,7 +157,11 @@ func (b *BudgetSplit) headline() {
 			b.Split = append(b.Split, BudgetPart{Group: p.Group, Name: p.Name, Ms: p.Ms, Pct: pct(p.Ms), Source: p.Source,
 				Step: p.Step, Run: p.Run, Level: p.Level, Estimate: p.Estimate, Stale: p.Stale, Rune: partRunes[p.Name]})
 		}
-		b.Split = append(b.Split, BudgetPart{Name: PartNotAcc, Ms: w.NotAccountedMs, Pct: pct(w.NotAccountedMs),
+		na := w.NotAccountedMs
+		if math.Abs(na) < 0.005 {
+			na = 0 // under the printed hundredth: 0 in every view, never -0.00
+		}
+		b.Split = append(b.Split, BudgetPart{Name: PartNotAcc, Ms: na, Pct: pct(na),
 			Source: "the mean TPOT less the measured parts", Rune: partRunes[PartNotAcc]})
 		if math.Abs(pct(w.NotAccountedMs)) > 10 {
 			b.Close = w.closing()

@@ -76,7 +76,13 @@ const MaxSweepLevels = 10_000
 // journal (its last sweep that finished at least one level). "PATH#N"
 // picks the journal's Nth sweep (1 is the first, -1 the last), e.g. to
 // compare the sweeps before and after a server restart in one campaign.
+//
+// "JOURNAL#NAME" picks the last sweep of the campaign's variant NAME
+// (baseline: the campaign's own launch).
 func LoadSweep(path string) (Sweep, error) {
+	if file, name, ok := variantRef(path); ok {
+		return loadVariantSweep(path, file, name)
+	}
 	file, which, err := sweepRef(path)
 	if err != nil {
 		return Sweep{}, err

@@ -201,16 +201,27 @@ type sameRow struct {
 func tp1SameRequests(t *testing.T, suffix string) []sameRow {
 	t.Helper()
 	fr := filepath.Join("..", "scripts", "fieldrig", "testdata")
+	return tp1SameRequestsIn(t, []string{"separate", "chunked"},
+		func(mode string) string { return filepath.Join("testdata", "fieldrig-h200-tp1-"+mode+suffix+".jsonl") },
+		func(mode, what string, c int) string {
+			return filepath.Join(fr, fmt.Sprintf("h200-tp1-%s%s-%s-c%d.json", mode, suffix, what, c))
+		})
+}
+
+// tp1SameRequestsIn reads each mode's journal and, per level, its sweep
+// again and /truth from the paths given.
+func tp1SameRequestsIn(t *testing.T, modes []string, journal func(mode string) string, level func(mode, what string, c int) string) []sameRow {
+	t.Helper()
 	var rows []sameRow
-	for _, mode := range []string{"separate", "chunked"} {
-		rr, err := ReadJournalFile(filepath.Join("testdata", "fieldrig-h200-tp1-"+mode+suffix+".jsonl"))
+	for _, mode := range modes {
+		rr, err := ReadJournalFile(journal(mode))
 		if err != nil {
 			t.Fatal(err)
 		}
 		evs := rr.Events
 		for _, c := range []int{1, 8, 128} {
 			var doc struct{ Levels []phases.LevelResult }
-			readJSON(t, filepath.Join(fr, fmt.Sprintf("h200-tp1-%s%s-sweep-c%d.json", mode, suffix, c)), &doc)
+			readJSON(t, level(mode, "sweep", c), &doc)
 			if len(doc.Levels) != 1 || doc.Levels[0].Concurrency != c {
 				t.Fatalf("%s C=%d: sweep levels %+v", mode, c, doc.Levels)
 			}
@@ -220,7 +231,7 @@ func tp1SameRequests(t *testing.T, suffix string) []sameRow {
 		for _, c := range []int{1, 8, 128} {
 			w := wholeAt(t, b, mode, c)
 			var tr truthWait
-			readJSON(t, filepath.Join(fr, fmt.Sprintf("h200-tp1-%s%s-truth-c%d.json", mode, suffix, c)), &tr)
+			readJSON(t, level(mode, "truth", c), &tr)
 			r := sameRow{key: fmt.Sprintf("%s/%d", mode, c), decode: w.GroupMs(GroupDecode), prefill: w.GroupMs(GroupPrefill), sum: w.SumMs, tpot: w.TPOTms}
 			for _, p := range w.Parts {
 				switch p.Name {

@@ -12,7 +12,7 @@ import (
 // (the plateau and why, the SLO's capacity, TPOT at C=1 and at the plateau
 // with the budget's largest parts, the load's time and any stall, what to
 // try next), before the header and the evidence.
-func (n *nb) summary(c *classified) {
+func (n *nb) summary(c *classified, all []phases.Event) {
 	var lines []string
 	p, slo := lastPlateau(c.runs[phases.Macro])
 	switch {
@@ -40,6 +40,9 @@ func (n *nb) summary(c *classified) {
 	}
 	if l := loadSummary(c.runs[phases.Load]); l != "" {
 		lines = append(lines, "- **Load:** "+l)
+	}
+	if b := BestVariant(all); b != "" {
+		lines = append(lines, "- **Best variant:** "+b)
 	}
 	lines = append(lines, "- **Next:** "+nextStep(c, p, n.bud))
 	n.ln("## Summary\n")

@@ -203,13 +203,16 @@ func buildNotebook(events []phases.Event, opts NotebookOptions) ([]byte, []chart
 	events = append([]phases.Event(nil), events...)
 	sort.SliceStable(events, func(i, j int) bool { return events[i].Time.Before(events[j].Time) })
 	n := &nb{opts: opts}
+	all := events
+	events = VariantEvents(all)[phases.Baseline] // the baseline's answer reads its own events
 	c := classify(events)
 	name := n.title(c)
 	n.bud = Budget(events)
-	n.summary(c)
+	n.summary(c, all)
 	n.headerTable(c, events, name)
 	n.budget(n.bud)
 	n.capacity(c)
+	n.variants(all)
 	n.campaignStepsTable(events)
 	for _, ph := range phaseOrder {
 		runs := c.runs[ph]

@@ -46,6 +46,7 @@ func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Duration("stall-after", 0, "call the load stalled after this long without progress (default: the demo's 10s)")
 	fs.String("fail", "", "simulate a load that fails: oom or nccl")
 	fs.String("engine", "", "the simulated server's engine: vllm (default) or sglang (SGLang's log and /metrics)")
+	fs.Bool("variants", false, "compare three server variants after the baseline (--max-num-seqs 64 and 256, chunked prefill)")
 	if code, ok := parseFlags(fs, args, "profdeck demo [--dir DIR] [--manual] [--trace] [--engine vllm|sglang] [--load-time D] [--fail oom|nccl] [--stall-at GIB] ...", stderr); !ok {
 		return code
 	}
@@ -132,6 +133,9 @@ func demoCampaign(fs *flag.FlagSet, manual bool) (*campaign.Campaign, error) {
 	}
 	if c.Server.Engine == campaign.EngineSGLang {
 		c.Server.Launch = campaign.DemoSGLangLaunch
+	}
+	if f := fs.Lookup("variants"); f != nil && f.Value.String() == "true" {
+		c.Variants = campaign.DemoVariants()
 	}
 	return c, c.Check()
 }
@@ -297,6 +301,9 @@ func campaignRunner(c *campaign.Campaign, nodes []remote.Host, op *campaign.Open
 		}
 		cfg.Server, cfg.QuietFollow, cfg.Prior = srv, true, op.Session.Events()
 		cfg.WriteNotebook = op.WriteNotebook
+		cfg.Predict = func(spec phases.VariantSpec) phases.VariantPrediction {
+			return report.PredictVariant(report.BaselineOf(report.SettledBaseline(op.Session)), c.Server.Launch, spec)
+		}
 		return campaignrun.Run(ctx, cfg, &phases.Emitter{Out: op.Session.Sink()})
 	}
 }

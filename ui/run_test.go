@@ -67,10 +67,14 @@ func TestDemoFlagsWin(t *testing.T) {
 		fs.Duration("stall-after", 0, "")
 		fs.String("fail", "", "")
 		fs.String("engine", "", "")
+		fs.Bool("variants", false, "")
 		if err := fs.Parse(args); err != nil {
 			t.Fatal(err)
 		}
 		return demoCampaign(fs, false)
+	}
+	if c, err := parse("--variants"); err != nil || len(c.VariantSpecs()) != 3 || c.VariantSpecs()[2].Name != "chunked" {
+		t.Errorf("--variants: %v %+v", err, c)
 	}
 	c, err := parse("--load-time", "5s", "--stall-at", "0", "--fail", "", "--stall-after", "3s")
 	if err != nil || c.Sim.LoadTime.Duration != 5*time.Second || c.Sim.StallAtGiB != 0 || c.Sim.Fail != "" || c.Load.StallAfter.Duration != 3*time.Second {

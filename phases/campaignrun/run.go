@@ -122,6 +122,13 @@ type Config struct {
 	// not done again.
 	Prior []phases.Event
 
+	// Variants are served in turn after the baseline's steps, each after
+	// its prediction (Predict, when set, from the journal so far), running
+	// VariantSteps (default the sweep).
+	Variants     []phases.VariantSpec
+	VariantSteps []string
+	Predict      func(spec phases.VariantSpec) phases.VariantPrediction
+
 	// WriteNotebook writes the notebook and returns its path.
 	WriteNotebook func(ctx context.Context) (string, error)
 
@@ -145,12 +152,19 @@ type Result struct {
 	Notebook    string       `json:"notebook,omitempty"`
 	Plateau     int          `json:"plateau,omitempty"`
 	Interrupted bool         `json:"interrupted,omitempty"`
+	// Variants are how this run's variants ended.
+	Variants []phases.VariantFinished `json:"variants,omitempty"`
 }
 
 // Complete reports whether every step of the run is done.
 func (r *Result) Complete() bool {
 	for _, s := range r.Steps {
 		if s.State != phases.StepDone {
+			return false
+		}
+	}
+	for _, v := range r.Variants {
+		if v.State != phases.StepDone {
 			return false
 		}
 	}

@@ -54,7 +54,7 @@ func newRunner(cfg Config, out *phases.Emitter) *runner {
 	r.em = &phases.Emitter{Out: r.ch, Now: cfg.Now}
 	r.version = cfg.Version
 	r.sweep = newSweepFold(cfg.Identity)
-	for _, ev := range cfg.Prior {
+	for _, ev := range BaselineEvents(cfg.Prior) {
 		r.see(ev)
 	}
 	r.wg.Add(1)
@@ -66,12 +66,21 @@ func newRunner(cfg Config, out *phases.Emitter) *runner {
 // Nothing is dropped: the receiver of out is expected to keep reading.
 func (r *runner) tee() {
 	defer r.wg.Done()
+	inVariant := false // a variant's sweep is not the baseline's
 	for ev := range r.ch {
 		if b, ok := ev.Data.(phases.Barrier); ok {
 			b.Release()
 			continue
 		}
-		r.see(ev)
+		switch ev.Kind {
+		case phases.KindVariantStarted:
+			inVariant = true
+		case phases.KindVariantFinished:
+			inVariant = false
+		}
+		if !inVariant {
+			r.see(ev)
+		}
 		r.out.Emit(context.Background(), ev.Kind, ev.Data)
 	}
 }
@@ -122,7 +131,7 @@ func (r *runner) funcs() map[string]stepFunc {
 
 func (r *runner) run(ctx context.Context) (*Result, error) {
 	plan := r.plan()
-	done := DoneSteps(r.cfg.Prior, r.cfg.Identity)
+	done := DoneSteps(BaselineEvents(r.cfg.Prior), r.cfg.Identity)
 	redo := expandRedo(r.cfg.Redo)
 	changed := ChangedSteps(done, withPlateau(r.cfg.Params, r.plateau()))
 	if !r.cfg.Keep {
@@ -146,6 +155,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	for _, s := range plan {
 		switch {
 		case s == Notebook:
+			r.variants(ctx, res)
 			res.Steps = append(res.Steps, r.notebook(ctx, res))
 		case !todo[s]:
 			reason := "done earlier (journal)"

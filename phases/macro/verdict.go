@@ -119,7 +119,12 @@ func serverVerdict(levels []phases.LevelResult, see *phases.LevelResult, lim Lim
 	}
 	atLimit := sl.AtMaxRunningShare >= mostOfTheLevel && sl.MaxRunning > 0
 	if lim.MaxNumSeqs > 0 {
-		atLimit = atLimit && sl.MaxRunning >= float64(lim.MaxNumSeqs)
+		// A cap known from the launch, reached, with more requests than seats
+		// queued most of the level: the seats bind even when whole prefills
+		// between steps keep the running count under the cap half the time.
+		capped := sl.MaxRunning >= float64(lim.MaxNumSeqs)
+		queued := see.Concurrency > lim.MaxNumSeqs && sl.WaitingShare >= mostOfTheLevel
+		atLimit = capped && (atLimit || queued)
 	}
 	if atLimit && waiting && sl.MaxKVCacheUsage < kvFull && sl.MaxRunning < float64(see.Concurrency) {
 		return LimitMaxSeqs, fmt.Sprintf("%s, KV %s, %s waiting%s — raise --max-num-seqs", seatsText(sl.MaxRunning, lim), kv, waitingN, where)

@@ -242,6 +242,9 @@ func typeName(t reflect.Type) string {
 	case reflect.String:
 		return "text"
 	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Struct {
+			return "list of entries" // each with the keys its row names
+		}
 		return "list of " + typeName(t.Elem()) + "s"
 	case reflect.Map:
 		return "map of text"

@@ -211,6 +211,7 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 	sess := op.Session
 	cfg.Prior = sess.Events()
 	cfg.WriteNotebook = op.WriteNotebook
+	cfg.Predict = predictFrom(sess, c.Server.Launch)
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
@@ -262,6 +263,9 @@ type runReport struct {
 	Plateau     int                      `json:"plateau,omitempty"`
 	Interrupted bool                     `json:"interrupted,omitempty"`
 	Budget      report.BudgetResult      `json:"budget"`
+	// Variants are the campaign's variants: spec, prediction, measured
+	// figures, the prediction's errors (%) and how each ended.
+	Variants []runVariant `json:"variants,omitempty"`
 }
 
 // finish prints the steps, one stderr line per step not done, writes --json
@@ -282,7 +286,14 @@ func finish(cmd *Command, res *campaignrun.Result, events []phases.Event) int {
 		}
 	}
 	rep := runReport{Steps: res.Steps, Notebook: res.Notebook, Plateau: res.Plateau,
-		Interrupted: res.Interrupted, Budget: report.Budget(events)}
+		Interrupted: res.Interrupted, Budget: report.Budget(report.VariantEvents(events)[phases.Baseline]),
+		Variants: runVariants(events)}
+	for _, v := range rep.Variants {
+		if v.State == phases.StepFailed || v.State == phases.StepStalled {
+			fmt.Fprintf(stderr, "profdeck run: variant %s %s: %s\n", v.Name, v.State, v.Evidence)
+			code = ExitStepFailed
+		}
+	}
 	if err := cmd.WriteJSON(rep); err != nil {
 		fmt.Fprintf(stderr, "profdeck run: %v\n", err)
 		return ExitStepFailed // the document is written aside, or lost: said above

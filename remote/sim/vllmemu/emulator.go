@@ -143,7 +143,10 @@ func (c Config) withDefaults() Config {
 // requests run, at most MaxNumSeqs run and the rest wait. Its /metrics
 // moves with its load, under vLLM's metric names.
 type Emulator struct {
-	cfg    Config
+	cfg Config
+	// live is the configuration the scheduler steps with: cfg, or the one a
+	// relaunch set (Relaunch).
+	live   atomic.Pointer[Config]
 	ready  atomic.Bool
 	arrive chan *emuReq
 	quit   chan struct{}
@@ -193,11 +196,31 @@ func New(cfg Config) *Emulator {
 	cfg = cfg.withDefaults()
 	e := &Emulator{cfg: cfg, arrive: make(chan *emuReq, 1024), quit: make(chan struct{}), done: make(chan struct{}),
 		rng: rand.New(rand.NewSource(cfg.Seed)), prefix: newPrefixCache(cfg.KVCacheTokens)}
+	e.live.Store(&cfg)
 	e.st.init()
 	e.ready.Store(!cfg.NotReady)
 	go e.schedule()
 	return e
 }
+
+// Relaunch sets the scheduling settings a server's new launch gives
+// (MaxNumSeqs, MaxBatchedTokens, TokensPerStep, SpecAcceptRate and the
+// step times); the steps after it use them. Its other fields are ignored.
+func (e *Emulator) Relaunch(cfg Config) {
+	c := e.cfg
+	c.MaxNumSeqs, c.MaxBatchedTokens = cfg.MaxNumSeqs, cfg.MaxBatchedTokens
+	c.TokensPerStep, c.SpecAcceptRate = cfg.TokensPerStep, cfg.SpecAcceptRate
+	c.StepFunc, c.StepTime, c.StepPerSeq, c.PrefillPerToken = cfg.StepFunc, cfg.StepTime, cfg.StepPerSeq, cfg.PrefillPerToken
+	c = c.withDefaults()
+	e.live.Store(&c)
+}
+
+// sched is the configuration the scheduler steps with now.
+func (e *Emulator) sched() *Config { return e.live.Load() }
+
+// Live returns the configuration the scheduler steps with now (Config
+// with the last Relaunch's settings).
+func (e *Emulator) Live() Config { return *e.sched() }
 
 // Config returns the configuration in effect (defaults filled in).
 func (e *Emulator) Config() Config { return e.cfg }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -331,4 +332,66 @@ func TestEmulatorPreemption(t *testing.T) {
 			t.Errorf("request %d: %d tokens, want 40", i, n)
 		}
 	}
+}
+
+// After a relaunch with a cap of 2 and two draft tokens always accepted,
+// five requests run two at a time (three wait) and every draft token is
+// accepted: 5 × 30 tokens generated.
+func TestEmulatorRelaunch(t *testing.T) {
+	e, url := startTestEmu(t, Config{StepTime: 40 * time.Millisecond, MaxNumSeqs: 8})
+	e.Relaunch(Config{StepTime: 40 * time.Millisecond, MaxNumSeqs: 2, TokensPerStep: 3})
+	var wg sync.WaitGroup
+	for i := 0; i < 5; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := post(t, url+"/v1/completions", `{"model":"m","prompt":"a b","max_tokens":30,"stream":true}`)
+			_, _ = io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+		}()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	st := e.State()
+	for ; st.Running+st.Waiting < 5 && time.Now().Before(deadline); st = e.State() {
+		time.Sleep(2 * time.Millisecond)
+	}
+	if st.Running != 2 || st.Waiting != 3 {
+		t.Errorf("running %d waiting %d, want 2 and 3", st.Running, st.Waiting)
+	}
+	wg.Wait()
+	r, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	gen, _ := metric(string(b), "vllm:generation_tokens_total")
+	acc, okA := metric(string(b), "vllm:spec_decode_num_accepted_tokens_total")
+	draft, _ := metric(string(b), "vllm:spec_decode_num_draft_tokens_total")
+	if gen != 150 || !okA || acc <= 0 || acc != draft {
+		t.Errorf("generated %v, accepted %v of %v drafts", gen, acc, draft)
+	}
+}
+
+// With three drafts each accepted in turn at 0.7, a decode step accepts
+// 0.7 + 0.7² + 0.7³ = 1.533 drafts on average: the mean over one long
+// answer's steps is within 0.15 of it.
+func TestEmulatorSpecAcceptedLength(t *testing.T) {
+	_, url := startTestEmu(t, Config{StepTime: time.Millisecond, StepPerSeq: time.Microsecond, TokensPerStep: 4, SpecAcceptRate: 0.7})
+	r := post(t, url+"/v1/completions", `{"model":"m","prompt":"a","max_tokens":1200,"stream":true}`)
+	_, _ = io.Copy(io.Discard, r.Body)
+	r.Body.Close()
+	m, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(m.Body)
+	m.Body.Close()
+	acc, _ := metric(string(b), "vllm:spec_decode_num_accepted_tokens_total")
+	drafts, _ := metric(string(b), "vllm:spec_decode_num_drafts_total")
+	want := 0.7 + 0.7*0.7 + 0.7*0.7*0.7
+	if drafts < 100 || math.Abs(acc/drafts-want) > 0.15 {
+		t.Errorf("accepted %v over %v steps: %.3f a step, want %.3f", acc, drafts, acc/drafts, want)
+	}
+	t.Logf("accepted %.3f drafts a step over %v steps (%.3f tokens a step)", acc/drafts, drafts, 1+acc/drafts)
 }

@@ -90,7 +90,7 @@ func (e *Emulator) serveMetrics(w http.ResponseWriter) {
 	counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.", float64(hits), "")
 	counter("vllmemu:prefix_cache_evicted_blocks", "Prefix cache blocks evicted, least recently used first (the emulator's own counter).", float64(e.prefix.evicted()), "")
 	counter("vllm:request_success", "Count of successfully processed requests.", float64(st.Succeeded), `finished_reason="length"`)
-	if e.cfg.TokensPerStep > 1 {
+	if e.sched().TokensPerStep > 1 {
 		counter("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.", float64(s.specDrafts), "")
 		counter("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.", float64(s.specDraftTokens), "")
 		counter("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.", float64(s.specAccepted), "")

@@ -198,7 +198,7 @@ func (s *scheduler) drain() {
 // cache last. It returns the KV cache in use, the prompt tokens the step
 // computes and those of requests admitted for the first time.
 func (s *scheduler) admit() (kv, prefill int, newPrompt int64) {
-	cfg := s.e.cfg
+	cfg := s.e.sched()
 	for _, r := range s.running {
 		kv += r.prompt + r.generated
 	}
@@ -214,12 +214,10 @@ func (s *scheduler) admit() (kv, prefill int, newPrompt int64) {
 		s.waiting = s.waiting[1:]
 		s.running = append(s.running, r)
 		kv += need
-		if !r.admitted {
-			prefill += need - min(r.cached, need-1) // at least one token is computed, as vLLM does on a full hit
-		} else {
+		if r.admitted {
 			prefill += need
-		}
-		if !r.admitted {
+		} else {
+			prefill += need - min(r.cached, need-1) // at least one token is computed, as vLLM does on a full hit
 			r.admitted = true
 			newPrompt += int64(r.prompt)
 			r.post(emuEvent{admitted: true})
@@ -231,7 +229,7 @@ func (s *scheduler) admit() (kv, prefill int, newPrompt int64) {
 // stepTime is how long the next step takes with the running batch and
 // prefill prompt tokens.
 func (s *scheduler) stepTime(prefill int) time.Duration {
-	cfg := s.e.cfg
+	cfg := s.e.sched()
 	n := len(s.running)
 	dur := cfg.StepTime + time.Duration(n-1)*cfg.StepPerSeq + time.Duration(prefill)*cfg.PrefillPerToken
 	if cfg.StepFunc != nil {
@@ -301,7 +299,7 @@ func dropGone(rs []*emuReq) []*emuReq {
 // ends, with its iteration tokens, as vLLM records both from the step's
 // outputs). It returns the requests still running and their KV use.
 func (e *Emulator) step(running []*emuReq, now time.Time, kv, prefill int, newPrompt int64) ([]*emuReq, int) {
-	cfg := e.cfg
+	cfg := e.sched()
 	var gen, decode, drafts, draftTok, accepted int64
 	finished, itl := e.stepDone[:0], e.stepITL[:0]
 	out := running[:0]

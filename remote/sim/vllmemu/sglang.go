@@ -66,7 +66,7 @@ func (e *Emulator) serveSGLangMetrics(w http.ResponseWriter) {
 	metric("gauge", "sglang:num_queue_reqs", "The number of requests in the waiting queue.", float64(st.Waiting))
 	metric("gauge", "sglang:cache_hit_rate", "The prefix cache hit rate.", hitRate)
 	metric("gauge", "sglang:max_total_num_tokens", "Maximum total number of tokens in the KV cache pool.", float64(e.cfg.KVCacheTokens))
-	if e.cfg.TokensPerStep > 1 && drafts > 0 {
+	if e.sched().TokensPerStep > 1 && drafts > 0 {
 		metric("gauge", "sglang:spec_accept_length", "The average acceptance length of speculative decoding.", 1+float64(accepted)/float64(drafts))
 	}
 	metric("counter", "sglang:prompt_tokens_total", "Number of prefill tokens processed.", float64(st.PromptTokens))

@@ -70,11 +70,14 @@ type chart struct {
 	// sample above zero and its top (a one-row strip then shows change,
 	// not only magnitude); zero stays blank.
 	relative bool
-	w, h     int
-	cells    []rune // h rows of w cells
-	kinds    []byte // cellBlank, cellColumn or cellTick
-	view     string
-	buf      strings.Builder
+	// cols is how many columns a second takes (1 when unset): a sweep
+	// shorter than the chart is drawn wider, filling it.
+	cols  int
+	w, h  int
+	cells []rune // h rows of w cells
+	kinds []byte // cellBlank, cellColumn or cellTick
+	view  string
+	buf   strings.Builder
 }
 
 // Cell kinds.
@@ -118,12 +121,14 @@ func (c *chart) draw(w, h int) {
 	for i := range c.cells {
 		c.cells[i], c.kinds[i] = ' ', cellBlank
 	}
-	c.top = c.main.rollingMax(w, c.floor)
+	cols := max(1, c.cols)
+	n := w / cols // seconds on screen
+	c.top = c.main.rollingMax(n, c.floor)
 	if c.upper != nil {
-		c.top = max(c.top, c.upper.rollingMax(w, c.floor))
+		c.top = max(c.top, c.upper.rollingMax(n, c.floor))
 	}
-	vals := c.main.last(w)
-	x0 := w - len(vals)
+	vals := c.main.last(n)
+	x0 := w - len(vals)*cols
 	lo := 0.0
 	if c.relative {
 		lo = minAbove0(vals)
@@ -141,29 +146,34 @@ func (c *chart) draw(w, h int) {
 			if r == runes.Null {
 				break
 			}
-			k := (h-1-j)*w + x0 + i
-			c.cells[k], c.kinds[k] = r, cellColumn
+			for q := range cols {
+				k := (h-1-j)*w + x0 + i*cols + q
+				c.cells[k], c.kinds[k] = r, cellColumn
+			}
 		}
 	}
 	if c.upper != nil {
-		c.drawUpper(w, h, vals)
+		c.drawUpper(w, h, n, vals)
 	}
 	c.view = c.serialize()
 }
 
 // drawUpper marks each column's upper value (p99) with a tick in the cell
 // at its height, when that cell is above the column.
-func (c *chart) drawUpper(w, h int, main []float64) {
-	up := c.upper.last(w)
-	x0 := w - len(up)
+func (c *chart) drawUpper(w, h, n int, main []float64) {
+	cols := max(1, c.cols)
+	up := c.upper.last(n)
+	x0 := w - len(up)*cols
 	for i, v := range up {
 		// Only an upper value above the column says something.
 		if v <= 0 || (i < len(main) && v <= main[i]) {
 			continue
 		}
 		row := max(0, h-int(math.Ceil(v/c.top*float64(h))))
-		if k := row*w + x0 + i; c.kinds[k] == cellBlank {
-			c.cells[k], c.kinds[k] = '╌', cellTick
+		for q := range cols {
+			if k := row*w + x0 + i*cols + q; c.kinds[k] == cellBlank {
+				c.cells[k], c.kinds[k] = '╌', cellTick
+			}
 		}
 	}
 }

@@ -70,7 +70,11 @@ func (m *Model) writeCharts(b *strings.Builder, l layout) {
 	}
 	m.writeGPUStrip(b, l)
 	b.WriteByte('\n')
-	b.WriteString(s.Subtle.Render(components.Fit(fmt.Sprintf("◂ %d s, 1 col = 1 s", l.chartW), l.labelW)))
+	axis := fmt.Sprintf("◂ %d s, 1 col = 1 s", l.chartW)
+	if cols := m.colsPerSecond(l.chartW); cols > 1 {
+		axis = fmt.Sprintf("◂ %d s, %d cols = 1 s", l.chartW/cols, cols)
+	}
+	b.WriteString(s.Subtle.Render(components.Fit(axis, l.labelW)))
 	b.WriteByte(' ')
 	b.WriteString(m.axisLine(l.chartW))
 }
@@ -94,7 +98,7 @@ func (m *Model) axisLine(w int) string {
 	}
 	var items []item
 	for _, k := range m.marks {
-		x := w - (m.samples - k.At)
+		x := w - (m.samples-k.At)*m.colsPerSecond(w)
 		if x < 0 {
 			continue
 		}

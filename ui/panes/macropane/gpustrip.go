@@ -98,8 +98,14 @@ func (m *Model) writeGPUStrip(b *strings.Builder, l layout) {
 	span := func(c *chart, f func(float64) string) string {
 		return "▼" + f(minAbove0(c.main.last(c.w))) + " ▲" + f(c.top)
 	}
+	// The power line is the current second's, all GPUs together; its span
+	// only where the label column holds it whole.
+	power := fmt.Sprintf("GPUs now %sW", watts(p))
+	if full := power + " " + span(g.charts[0], watts); len([]rune(full)) <= l.labelW {
+		power = full
+	}
 	labels := [3]string{
-		fmt.Sprintf("GPU %sW %s", watts(p), span(g.charts[0], watts)),
+		power,
 		fmt.Sprintf("SM %s%% %s", units.Rate(u), span(g.charts[1], topLabel)),
 		fmt.Sprintf("%s %s GB/s", linkName, units.Rate(k)),
 	}

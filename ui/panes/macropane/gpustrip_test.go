@@ -40,7 +40,8 @@ func TestGPUStrip(t *testing.T) {
 	m := newPane(t, 120, 40, false)
 	replay(m, evs, -1)
 	v := plain(m)
-	for _, want := range []string{"GPU ", "W ▼", " ▲", "SM ", "NVLink "} {
+	// The power is the current second's, all GPUs together, said so.
+	for _, want := range []string{"GPUs now ", "W ▼", " ▲", "SM ", "NVLink "} {
 		if !strings.Contains(v, want) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
@@ -51,7 +52,7 @@ func TestGPUStrip(t *testing.T) {
 	// A strip line is the label column and a sparkline the charts' width:
 	// the pane's full width, like the chart rows above it.
 	for _, l := range strings.Split(v, "\n") {
-		if strings.HasPrefix(l, "GPU ") || strings.HasPrefix(l, "SM ") || strings.HasPrefix(l, "NVLink ") {
+		if strings.HasPrefix(l, "GPUs now ") || strings.HasPrefix(l, "SM ") || strings.HasPrefix(l, "NVLink ") {
 			if n := len([]rune(l)); n != 120 {
 				t.Errorf("strip line %q is %d wide, want 120", l, n)
 			}

@@ -30,6 +30,8 @@ type Model struct {
 	d     *common.Deps
 	keys  keyMap
 	w, h  int
+	// variants: the campaign's server variants, from their events.
+	variants Board
 
 	// The sweep this pane runs: the run's state, and the engine to steer.
 	r        common.RunControl

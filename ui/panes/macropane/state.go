@@ -127,6 +127,7 @@ func (m *Model) tick(d phases.MacroTick, at time.Time) {
 // applyOther folds the events that add no sample: the server's and the
 // GPUs' figures, warnings, results, markers.
 func (m *Model) applyOther(ev phases.Event) {
+	m.variants.Add(ev)
 	switch d := ev.Data.(type) {
 	case phases.ServerStats:
 		m.server, m.haveServer = d, true

@@ -32,7 +32,9 @@ type layout struct {
 
 func (m *Model) layout(extra int) layout {
 	lw := 22
-	if m.w < 70 {
+	if m.w >= 100 {
+		lw = 26 // the GPU strip's power line whole, with its span
+	} else if m.w < 70 {
 		lw = 16
 	}
 	l := layout{labelW: lw, chartW: max(1, m.w-lw-1)}
@@ -91,6 +93,10 @@ func (m *Model) refresh() {
 	banners := m.banners()
 	l := m.layout(len(banners))
 	if m.chartsDirty {
+		cols := m.colsPerSecond(l.chartW)
+		for _, c := range append([]*chart{m.tpotChart, m.ttftChart, m.tokChart, m.srvChart}, m.gpu.charts[:]...) {
+			c.cols = cols
+		}
 		m.tpotChart.draw(l.chartW, l.chartH)
 		m.ttftChart.draw(l.chartW, l.chartH)
 		m.tokChart.draw(l.chartW, l.chartH)
@@ -209,6 +215,7 @@ func (m *Model) banners() []string {
 	if m.typing {
 		out = append(out, m.input.View())
 	}
+	out = append(out, m.variantLines()...)
 	if cb := m.clientBound(); cb != nil {
 		text := fmt.Sprintf("CLIENT-BOUND at C=%d: %s. This level measured the client, not the server.", cb.Concurrency, cb.Reason)
 		out = append(out, s.BannerWarn.Render(components.Fit(text, m.w-2)))
@@ -249,6 +256,23 @@ func (m *Model) banners() []string {
 		out = append(out, s.Subtle.Render(components.Fit(m.summary(), m.w)))
 	}
 	return out
+}
+
+// variantLines are the variant serving and those to come, and on a tall
+// screen the variants table, when the run serves variants.
+func (m *Model) variantLines() []string {
+	if len(m.variants.Rows) == 0 {
+		return nil
+	}
+	if m.h < 32 {
+		return []string{m.d.Styles.Subtle.Render(components.Fit("variants: "+m.variants.Header(), m.w))}
+	}
+	lines := strings.Split(m.variants.View(m.w), "\n")
+	lines[0] = "variants: " + lines[0]
+	for i, l := range lines {
+		lines[i] = m.d.Styles.Subtle.Render(components.Fit(l, m.w))
+	}
+	return lines
 }
 
 // failedText is the failed sweep's line; when no server answered it says
@@ -416,4 +440,17 @@ func (m *Model) idleWords() string {
 		return "no sweep yet — the campaign's run starts it at its step"
 	}
 	return "no sweep yet — press s to start"
+}
+
+// maxColsPerSecond bounds how wide a second is drawn.
+const maxColsPerSecond = 4
+
+// colsPerSecond is how many columns a second takes in charts w wide: a
+// sweep that fills less than half of them is drawn wider (at most
+// maxColsPerSecond), so its seconds fill the charts.
+func (m *Model) colsPerSecond(w int) int {
+	if m.samples <= 0 {
+		return 1
+	}
+	return max(1, min(maxColsPerSecond, w/m.samples))
 }

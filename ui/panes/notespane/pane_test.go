@@ -244,3 +244,23 @@ func TestBudgetWholeLine(t *testing.T) {
 		}
 	}
 }
+
+// A GEMM figure summed from the GEMMs a running micro timed so far (no
+// per-step total yet) is marked as such; the step total, once written,
+// shows plain.
+func TestBudgetPartialGEMMSaysSoFar(t *testing.T) {
+	d, _ := deps(t)
+	m := New(d)
+	m.SetSize(78, 19)
+	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{
+		ev(1, phases.KindMacroLevel, phases.LevelResult{Concurrency: 1, MedianTPOTms: 10, Completed: 12}),
+		ev(2, phases.KindMicroGEMM, phases.GEMMResult{Name: "qkv", Step: 1, M: 1, N: 4096, K: 4096, Dtype: "bf16", PerStep: 2, Us: 500}),
+	}})
+	if s := ansi.Strip(m.View()); !strings.Contains(s, "GEMM so far 1.00 10%") {
+		t.Fatalf("partial GEMM not said:\n%s", s)
+	}
+	m.Update(common.EventsMsg{At: t0, Events: []phases.Event{ev(3, phases.KindMicroStep, phases.GEMMStep{M: 1, SumUs: 3000})}})
+	if s := ansi.Strip(m.View()); strings.Contains(s, "so far") || !strings.Contains(s, "GEMM 3.00 30%") {
+		t.Fatalf("final GEMM:\n%s", s)
+	}
+}

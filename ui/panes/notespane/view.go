@@ -9,6 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/ui/components"
 )
@@ -67,7 +68,11 @@ func (m *Model) splitLines(b report.BudgetSplit, w int, full bool) []string {
 			top = b.Parts() // nothing split yet: the unsplit TPOT
 		}
 		for _, p := range top {
-			ps = append(ps, fmt.Sprintf("%s %.0f%%", shortName(p.Name), p.Pct))
+			name := shortName(p.Name)
+			if partialGEMM(b, p) {
+				name += " so far"
+			}
+			ps = append(ps, fmt.Sprintf("%s %.0f%%", name, p.Pct))
 		}
 		tp := strings.TrimPrefix(b.TPOTLabel(), "TPOT ")
 		tp = tp[:strings.Index(tp, " ms")+3]
@@ -110,7 +115,11 @@ func crossLine(b report.BudgetSplit) string {
 		ps = append(ps, fmt.Sprintf("NCCL %.2f vs comm %.2f", b.AllReduceMs, e.CommMs))
 	}
 	if b.HasGEMM {
-		ps = append(ps, fmt.Sprintf("micro %.2f vs GEMM+MoE %.2f", b.GEMMms, e.GEMMms+e.MoEms))
+		micro := "micro"
+		if b.GEMMPartial {
+			micro = "micro so far"
+		}
+		ps = append(ps, fmt.Sprintf("%s %.2f vs GEMM+MoE %.2f", micro, b.GEMMms, e.GEMMms+e.MoEms))
 	}
 	return "cross-check, isolated: " + strings.Join(ps, " · ") + " ms"
 }
@@ -145,6 +154,9 @@ func (m *Model) legend(b report.BudgetSplit, w int) []string {
 	line, n := "", 0
 	for _, p := range b.Parts() {
 		name := shortName(p.Name)
+		if partialGEMM(b, p) {
+			name += " so far" // the micro run's GEMMs timed so far, no step total yet
+		}
 		if p.Stale != "" {
 			name += "*" // measured under another workload: the warning below says which
 		}
@@ -319,4 +331,10 @@ func unsigned0(x, half float64) float64 {
 		return 0
 	}
 	return x
+}
+
+// partialGEMM says p is micro's GEMM figure while it sums only the GEMMs
+// timed so far (the run has written no per-step total).
+func partialGEMM(b report.BudgetSplit, p report.BudgetPart) bool {
+	return b.GEMMPartial && p.Name == report.PartGEMM && p.Step != phases.Profile
 }

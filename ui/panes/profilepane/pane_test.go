@@ -291,3 +291,14 @@ func TestPaneTitleSaysWhereTheSummaryCameFrom(t *testing.T) {
 		t.Errorf("a live capture's summary: %q", v)
 	}
 }
+
+// The idle text names the profiler's folder with {uid} explained: the
+// campaign's folder is the host user's own (/tmp/vllm_profile-{uid}).
+func TestIdleSaysWhatUIDIs(t *testing.T) {
+	m, _, _ := newPane(t)
+	m.SetSize(230, 19)
+	v := ansi.Strip(m.View())
+	if !strings.Contains(v, "reads /tmp/vllm_profile-{uid} ({uid}: the host user's id) on") {
+		t.Errorf("idle view:\n%s", v)
+	}
+}

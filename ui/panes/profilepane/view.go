@@ -100,6 +100,9 @@ func (m *Model) messageLines(w int) []string {
 	if m.r.State == common.RunIdle && m.sum == nil && m.d.Campaign != nil {
 		cfg := m.config()
 		dir := cfg.ProfilerDir
+		if strings.Contains(dir, "{uid}") {
+			dir += " ({uid}: the host user's id)"
+		}
 		text := fmt.Sprintf("s captures one window per level (C=%s): a steady load, start_profile, %d engine steps, stop_profile, "+
 			"then reads %s on %s. The server must run with the torch profiler.", joinInts(cfg.Concurrency), cfg.Steps, dir, hostName(m))
 		var out []string

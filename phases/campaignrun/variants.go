@@ -1,0 +1,138 @@
+package campaignrun
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote"
+)
+
+// BaselineEvents are the events outside every variant's part of a journal
+// (between its variant.started and variant.finished): the baseline's, which
+// the baseline's steps, their resumption and its sweep read.
+func BaselineEvents(events []phases.Event) []phases.Event {
+	var out []phases.Event
+	in := false
+	for _, ev := range events {
+		switch ev.Kind {
+		case phases.KindVariantStarted:
+			in = true
+			continue
+		case phases.KindVariantFinished:
+			in = false
+			continue
+		}
+		if !in {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// VariantsDone are the variants a journal has finished (done, failed or
+// stalled: each had its turn); one cut short (stopped, or without its
+// variant.finished) is not among them.
+func VariantsDone(events []phases.Event) map[string]bool {
+	done := map[string]bool{}
+	for _, ev := range events {
+		if f, ok := ev.Data.(phases.VariantFinished); ok && f.State != phases.StepStopped {
+			done[f.Name] = true
+		}
+	}
+	return done
+}
+
+// variants serves each variant not done earlier in turn: its prediction,
+// its launch (the baseline's with its args, or its own), its load, its
+// steps. A variant whose load fails or stalls is finished with the load's
+// reason as evidence and the run goes on with the next.
+func (r *runner) variants(ctx context.Context, res *Result) {
+	if len(r.cfg.Variants) == 0 || r.endReason != "" {
+		return
+	}
+	done := VariantsDone(r.cfg.Prior)
+	planned := phases.VariantPlanned{Variants: r.cfg.Variants}
+	for _, v := range r.cfg.Variants {
+		if done[v.Name] {
+			planned.Done = append(planned.Done, v.Name)
+		}
+	}
+	r.emit(phases.KindVariantPlanned, planned)
+	baseline := r.cfg.Server.Settings
+	defer func() { r.cfg.Server.Settings = baseline }()
+	for _, v := range r.cfg.Variants {
+		if done[v.Name] || ctx.Err() != nil {
+			continue
+		}
+		res.Variants = append(res.Variants, r.variant(ctx, baseline.Launch, v))
+	}
+}
+
+// variant serves one variant and runs its steps.
+func (r *runner) variant(ctx context.Context, baselineLaunch string, v phases.VariantSpec) phases.VariantFinished {
+	if r.cfg.Predict != nil {
+		p := r.cfg.Predict(v)
+		p.Variant = v.Name
+		r.emit(phases.KindVariantPredicted, p)
+	}
+	launch := phases.VariantLaunch(baselineLaunch, v)
+	r.cfg.Server.Settings.Launch = launch
+	env := maps.Clone(r.cfg.Server.Settings.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	maps.Copy(env, v.Env)
+	r.cfg.Server.Settings.Env = env
+	r.emit(phases.KindVariantStarted, phases.VariantStarted{Spec: redactSpec(v), Launch: remote.ScrubSecrets(launch), Env: envLines(v.Env)})
+	fin := phases.VariantFinished{Name: v.Name, State: phases.StepDone}
+	r.touched = true
+	if state, reason := r.restartAndFollow(ctx, nil, nil, modeServing, "serving "+v.Name); state != phases.StepDone {
+		fin.State, fin.Evidence = state, remote.ScrubSecrets(reason)
+	}
+	for _, s := range r.variantSteps() {
+		if fin.State != phases.StepDone || ctx.Err() != nil {
+			break
+		}
+		if st := r.step(ctx, s, r.funcs()[s]); st.State != phases.StepDone {
+			fin.State, fin.Evidence = st.State, st.Reason
+		}
+	}
+	if ctx.Err() != nil {
+		fin.State, fin.Evidence = phases.StepStopped, "interrupted: the variant is served again on the next run"
+	}
+	r.emit(phases.KindVariantFinished, fin)
+	return fin
+}
+
+// variantSteps are the steps each variant runs (Config.VariantSteps, else
+// the sweep).
+func (r *runner) variantSteps() []string {
+	if len(r.cfg.VariantSteps) == 0 {
+		return []string{Macro}
+	}
+	return r.cfg.VariantSteps
+}
+
+func redactSpec(v phases.VariantSpec) phases.VariantSpec {
+	v.Launch = remote.ScrubSecrets(v.Launch)
+	if v.Env != nil {
+		v.Env = maps.Clone(v.Env)
+		for k, val := range v.Env {
+			v.Env[k] = strings.TrimPrefix(remote.ScrubSecrets(k+"="+val), k+"=")
+		}
+	}
+	return v
+}
+
+// envLines are the variant's environment as sorted NAME=value lines,
+// redacted.
+func envLines(env map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, remote.ScrubSecrets(k+"="+env[k]))
+	}
+	return out
+}

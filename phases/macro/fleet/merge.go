@@ -1,0 +1,113 @@
+package fleet
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Audit is one agent's self-audit of a level, as its client measured it.
+type Audit struct {
+	P99SendLagms  float64 `json:"p99_send_lag_ms"`
+	CPUFraction   float64 `json:"cpu_fraction"` // CPU seconds per wall second per core
+	EventsPerRead float64 `json:"events_per_read"`
+	ClientBound   bool    `json:"client_bound"`
+	Reason        string  `json:"reason,omitempty"`
+}
+
+// AgentLevel is what one agent sent for one level. Lost is set when the
+// agent went away before it finished: what it sent until then is kept.
+type AgentLevel struct {
+	Host     string        `json:"host"`
+	Seconds  []Second      `json:"seconds"`
+	OK       int64         `json:"ok"`
+	Failed   int64         `json:"failed"`
+	Tokens   int64         `json:"tokens"`
+	Audit    Audit         `json:"audit"`
+	Lost     string        `json:"lost,omitempty"`
+	Offset   Offset        `json:"-"`
+	Duration time.Duration `json:"-"` // first request sent to last one ended
+}
+
+// Quantiles are a metric's merged percentiles in milliseconds.
+type Quantiles struct {
+	Count         int64
+	P50, P90, P99 float64
+}
+
+// Level is the merge of every agent's measurements of one level.
+type Level struct {
+	Metrics    map[string]Quantiles
+	OK, Failed int64
+	Tokens     int64
+	Partial    bool
+	Stopped    bool // Ctrl-C stopped every agent mid-level
+	// DeliveredRate is the requests sent within the level's duration per
+	// second, all agents together (0 for a level of a number of requests).
+	DeliveredRate float64
+	// Span is the longest agent's time from its first send to its last end.
+	Span       time.Duration
+	Lost       []string // "host: why" of each agent lost mid-level
+	Bottleneck []string // "host: why" of each agent that was client-bound
+	Audits     map[string]Audit
+}
+
+// Merge merges the agents' histograms metric by metric: the percentiles
+// are those of all the requests (within Precision), never averages.
+func Merge(agents []AgentLevel) (Level, error) {
+	lv := Level{Metrics: map[string]Quantiles{}, Audits: map[string]Audit{}}
+	merged := map[string]*Merged{}
+	for i, a := range agents {
+		name := agentName(a.Host, i)
+		for _, s := range a.Seconds {
+			m := merged[s.Metric]
+			if m == nil {
+				m = NewMerged()
+				merged[s.Metric] = m
+			}
+			if err := m.Add(s); err != nil {
+				return lv, fmt.Errorf("agent %s: %w", name, err)
+			}
+		}
+		lv.OK += a.OK
+		lv.Failed += a.Failed
+		lv.Tokens += a.Tokens
+		lv.Span = max(lv.Span, a.Duration)
+		lv.Audits[name] = a.Audit
+		if a.Lost != "" {
+			lv.Partial = true
+			lv.Lost = append(lv.Lost, name+": "+a.Lost)
+		}
+		if a.Audit.ClientBound {
+			lv.Bottleneck = append(lv.Bottleneck, name+": "+a.Audit.Reason)
+		}
+	}
+	for k, m := range merged {
+		lv.Metrics[k] = Quantiles{Count: m.Count(),
+			P50: ms(m.Quantile(0.50)), P90: ms(m.Quantile(0.90)), P99: ms(m.Quantile(0.99))}
+	}
+	sort.Strings(lv.Lost)
+	sort.Strings(lv.Bottleneck)
+	return lv, nil
+}
+
+// Note is the level's one line about its agents: partial, and who was
+// the bottleneck ("" when all agents finished and none was bound).
+func (lv Level) Note() string {
+	var parts []string
+	if lv.Stopped {
+		parts = append(parts, "partial: stopped mid-level")
+	}
+	if len(lv.Lost) > 0 {
+		parts = append(parts, "partial: lost "+strings.Join(lv.Lost, "; "))
+	}
+	if len(lv.Bottleneck) > 0 {
+		parts = append(parts, "load agent was the bottleneck: "+strings.Join(lv.Bottleneck, "; "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func agentName(host string, i int) string { return fmt.Sprintf("%s#%d", host, i) }
+
+func ms(us int64) float64 { return float64(us) / 1e3 }

@@ -1,0 +1,145 @@
+package fleet
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// exact is the q-quantile of xs in ms: the value of rank round(q·n), the
+// rank rule HDR histograms use.
+func exact(xs []int64, q float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(q*float64(len(s))+0.5) - 1
+	return float64(s[max(i, 0)]) / 1e3
+}
+
+// agentsOf deals samples (µs, long-tailed) to n agents as the wire carries them.
+func agentsOf(t *testing.T, xs []int64, n int) []AgentLevel {
+	t.Helper()
+	recs := make([]*Recorder, n)
+	for i := range recs {
+		recs[i] = NewRecorder()
+	}
+	for i, x := range xs {
+		recs[i%n].Record("ttft", int64(1000+i/500), x) // seconds 1000..
+	}
+	out := make([]AgentLevel, n)
+	for i, r := range recs {
+		secs, err := r.Seconds()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(secs) // through JSON, as the agent's lines go
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back []Second
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		out[i] = AgentLevel{Host: "gen" + string(rune('a'+i)), Seconds: back, OK: int64(len(xs) / n)}
+	}
+	return out
+}
+
+func samples(n int, seed uint64) []int64 {
+	r := rand.New(rand.NewPCG(seed, 1))
+	xs := make([]int64, n)
+	for i := range xs {
+		xs[i] = int64(math.Exp(r.NormFloat64()*0.8+math.Log(40_000))) + 1 // ~40 ms median, long tail
+	}
+	return xs
+}
+
+func TestMergedPercentilesAreThoseOfAllRequests(t *testing.T) {
+	xs := samples(20_000, 7)
+	for _, n := range []int{1, 2, 4} {
+		lv, err := Merge(agentsOf(t, xs, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := lv.Metrics["ttft"]
+		if q.Count != int64(len(xs)) {
+			t.Fatalf("%d agents: merged %d values, want %d", n, q.Count, len(xs))
+		}
+		for _, c := range []struct {
+			q   float64
+			got float64
+		}{{0.5, q.P50}, {0.9, q.P90}, {0.99, q.P99}} {
+			want := exact(xs, c.q)
+			if rel := math.Abs(c.got-want) / want; rel > 0.01 {
+				t.Errorf("%d agents: p%.0f = %.3f ms, exact %.3f ms (%.2f%% off)", n, 100*c.q, c.got, want, 100*rel)
+			}
+		}
+	}
+}
+
+// Averaging the agents' own p99s is what the merge must not do: with one
+// slow agent the average is far from the p99 of all requests.
+func TestMergeIsNotAnAverageOfPercentiles(t *testing.T) {
+	fast, slow := samples(10_000, 1), samples(10_000, 2)
+	for i := range slow {
+		slow[i] *= 5
+	}
+	a, b := NewRecorder(), NewRecorder()
+	for i := range fast {
+		a.Record("e2el", 1, fast[i])
+		b.Record("e2el", 1, slow[i])
+	}
+	sa, _ := a.Seconds()
+	sb, _ := b.Seconds()
+	lv, err := Merge([]AgentLevel{{Host: "a", Seconds: sa}, {Host: "b", Seconds: sb}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(slices.Clone(fast), slow...)
+	want := exact(all, 0.99)
+	avg := (exact(fast, 0.99) + exact(slow, 0.99)) / 2
+	got := lv.Metrics["e2el"].P99
+	if math.Abs(got-want)/want > 0.01 || math.Abs(avg-want)/want < 0.05 {
+		t.Fatalf("p99 merged %.2f, all %.2f, average of agents' %.2f", got, want, avg)
+	}
+}
+
+func TestLostAgentKeepsItsRequestsAndMarksPartial(t *testing.T) {
+	xs := samples(4_000, 3)
+	agents := agentsOf(t, xs, 2)
+	agents[1].Seconds = agents[1].Seconds[:len(agents[1].Seconds)/2] // it sent half, then its connection closed
+	agents[1].Lost = "connection closed"
+	agents[0].Audit = Audit{ClientBound: true, Reason: "client used 97% of 2 cores"}
+	lv, err := Merge(agents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := int64(0)
+	for _, s := range agents[1].Seconds {
+		kept += s.Count
+	}
+	if got := lv.Metrics["ttft"].Count; got != int64(len(xs)/2)+kept || kept == 0 {
+		t.Fatalf("merged %d values, want agent a's %d and lost agent's %d", got, len(xs)/2, kept)
+	}
+	note := lv.Note()
+	if !lv.Partial || !strings.Contains(note, "partial: lost genb#1: connection closed") ||
+		!strings.Contains(note, "load agent was the bottleneck: gena#0: client used 97%") {
+		t.Fatalf("note %q", note)
+	}
+}
+
+func TestMergeRefusesACountThatDisagrees(t *testing.T) {
+	r := NewRecorder()
+	r.Record("ttft", 1, 500)
+	s, _ := r.Seconds()
+	s[0].Count = 2
+	if _, err := Merge([]AgentLevel{{Host: "x", Seconds: s}}); err == nil || !strings.Contains(err.Error(), "1 values, said 2") {
+		t.Fatalf("err %v", err)
+	}
+	s[0].HDR = []byte("not a histogram")
+	if _, err := Merge([]AgentLevel{{Host: "x", Seconds: s}}); err == nil {
+		t.Fatal("a broken histogram merged")
+	}
+}

@@ -1,0 +1,176 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/onhost"
+)
+
+// Member is one agent: its name and where its on-host agent runs.
+type Member struct {
+	Name string
+	Opt  onhost.Options
+}
+
+// RunClosed runs one closed-loop level of concurrency c over the members:
+// each runs its share (SplitClosed) of c and of cfg.Requests, all started
+// together; every finished request's record is kept, with the records of
+// an agent lost mid-level, and the level is merged from them.
+func RunClosed(ctx context.Context, cfg macro.Config, c int, members []Member) (Level, []macro.Record, error) {
+	conc := SplitClosed(c, len(members))
+	return runLevel(ctx, cfg, members, func(i int, mc *macro.Config) { mc.Concurrency = []int{conc[i]} })
+}
+
+// RunOpen runs one open-loop level at rate req/s over the members, each
+// at rate/N with its own seed: N independent Poisson processes of rate
+// λ/N are one of rate λ.
+func RunOpen(ctx context.Context, cfg macro.Config, rate float64, members []Member) (Level, []macro.Record, error) {
+	rates := SplitRate(rate, len(members))
+	return runLevel(ctx, cfg, members, func(i int, mc *macro.Config) { mc.Concurrency, mc.Rate = nil, rates[i] })
+}
+
+// runLevel starts every member's share at once and merges what came back.
+func runLevel(ctx context.Context, cfg macro.Config, members []Member, share func(int, *macro.Config)) (Level, []macro.Record, error) {
+	n := len(members)
+	reqs := SplitClosed(cfg.Requests, n)
+	agents := make([]AgentLevel, n)
+	sinks := make([]*sink, n)
+	var wg sync.WaitGroup
+	for i, m := range members {
+		sinks[i] = &sink{rec: NewRecorder(), window: cfg.Duration.Seconds()}
+		mc := cfg
+		mc.Requests, mc.JSONL, mc.Seed = reqs[i], sinks[i], cfg.Seed+int64(i)
+		share(i, &mc)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			agents[i] = runOne(ctx, mc, m, sinks[i])
+		}()
+	}
+	wg.Wait()
+	var all []macro.Record
+	sent := 0
+	for _, s := range sinks {
+		all = append(all, s.kept...)
+		sent += s.inWindow
+	}
+	lv, err := Merge(agents)
+	if ctx.Err() != nil {
+		lv.Partial, lv.Stopped = true, true
+	}
+	if cfg.Duration > 0 {
+		lv.DeliveredRate = float64(sent) / cfg.Duration.Seconds()
+	}
+	return lv, all, err
+}
+
+// exitStatus ends the part of an agent's error worth saying: what follows
+// it is the command line the agent was started with.
+var exitStatus = regexp.MustCompile(`exited with status \d+`)
+
+// lostWhy is the one line said of a lost agent.
+func lostWhy(err error) string {
+	s := strings.SplitN(err.Error(), "\n", 2)[0]
+	if loc := exitStatus.FindStringIndex(s); loc != nil {
+		s = s[:loc[1]]
+	}
+	return firstN(s, 200)
+}
+
+// runOne runs one member's share and says what it sent.
+func runOne(ctx context.Context, cfg macro.Config, m Member, s *sink) AgentLevel {
+	a := AgentLevel{Host: m.Name}
+	if m.Opt.Host != nil {
+		a.Offset, _ = Measure(HostProbe(ctx, m.Opt.Host), 5)
+	}
+	sw, err := onhost.New(cfg, m.Opt)
+	var res *macro.Result
+	if err == nil {
+		res, err = sw.Run(ctx, nil)
+	}
+	if err != nil && ctx.Err() == nil {
+		a.Lost = lostWhy(err)
+	}
+	if res != nil && len(res.Levels) > 0 {
+		a.Audit = auditOf(res.Levels[len(res.Levels)-1])
+	}
+	a.Seconds, _ = s.rec.Seconds()
+	a.OK, a.Failed, a.Tokens = s.ok, s.failed, s.tokens
+	a.Duration = time.Duration((s.last - s.first) * float64(time.Second))
+	return a
+}
+
+func auditOf(l phases.LevelResult) Audit {
+	a := Audit{P99SendLagms: l.P99SendLagms, EventsPerRead: l.EventsPerRead, ClientBound: l.ClientBound, Reason: l.ClientBoundReason}
+	if l.DurationS > 0 {
+		a.CPUFraction = l.ClientCPUs / l.DurationS
+	}
+	return a
+}
+
+// sink takes an agent's records as they stream back and keeps each
+// finished request in its per-second histograms.
+type sink struct {
+	mu                 sync.Mutex
+	buf                []byte
+	rec                *Recorder
+	kept               []macro.Record
+	ok, failed, tokens int64
+	window             float64 // the level's duration in seconds (0: none)
+	inWindow           int     // requests sent within it
+	first, last        float64 // first send and last end, s since the agent's start
+}
+
+func (s *sink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf = append(s.buf, p...)
+	for {
+		i := bytes.IndexByte(s.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		s.take(s.buf[:i])
+		s.buf = s.buf[i+1:]
+	}
+}
+
+func (s *sink) take(line []byte) {
+	var r macro.Record
+	if json.Unmarshal(line, &r) != nil || r.Warmup {
+		return
+	}
+	if s.window > 0 && r.SentS < s.window {
+		s.inWindow++
+	}
+	if r.Failure != "" {
+		if r.Failure != macro.FailCancelled {
+			s.failed++
+		}
+		return
+	}
+	if s.ok == 0 || r.SentS < s.first {
+		s.first = r.SentS
+	}
+	s.last = max(s.last, r.SentS+r.E2ELms/1e3)
+	s.ok++
+	s.tokens += int64(r.OutputTokens)
+	s.kept = append(s.kept, r)
+	sec := int64(r.SentS)
+	for _, m := range []struct {
+		name string
+		ms   float64
+	}{{"ttft", r.TTFTms}, {"tpot", r.TPOTms}, {"e2el", r.E2ELms}} {
+		if m.ms > 0 {
+			s.rec.Record(m.name, sec, int64(m.ms*1e3+0.5))
+		}
+	}
+}

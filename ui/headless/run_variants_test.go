@@ -1,0 +1,217 @@
+package headless
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/report"
+)
+
+// variantsCampaign is the short sim campaign with two variants that load
+// and one whose launch is no server.
+const variantsCampaign = `variants:
+  - matrix: {--max-num-seqs: [64, 256]}
+  - name: broken
+    launch: frobnicate --port 8000
+`
+
+// A three-variant campaign serves the baseline, then each variant in turn;
+// the one whose launch fails is recorded with its evidence and the run
+// goes on (exit 3); the journal holds each launch exactly; run --json
+// lists every variant; the baseline's budget reads the baseline alone.
+func TestRunVariantsOnSim(t *testing.T) {
+	ctx, path := simRunSetup(t, "three variants on the simulated host", simCampaign+variantsCampaign, 3*time.Minute)
+	o := runCmd(t, ctx, path, "--phases", "load,macro")
+	if o.code != ExitStepFailed {
+		t.Fatalf("exit %d, want %d (a variant failed)\n%s", o.code, ExitStepFailed, o.stderr)
+	}
+	vs := o.rep.Variants
+	if len(vs) != 3 {
+		t.Fatalf("%d variants in --json, want 3: %+v", len(vs), vs)
+	}
+	base := "vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 8 --port 8000"
+	want := map[string]string{"max-num-seqs-64": base + " --max-num-seqs 64", "max-num-seqs-256": base + " --max-num-seqs 256", "broken": "frobnicate --port 8000"}
+	for _, v := range vs {
+		if v.Launch != want[v.Name] {
+			t.Errorf("%s: launch %q, want %q", v.Name, v.Launch, want[v.Name])
+		}
+		if v.Prediction == nil {
+			t.Errorf("%s: no prediction journalled", v.Name)
+		}
+	}
+	if vs[0].State != phases.StepDone || vs[1].State != phases.StepDone {
+		t.Errorf("states %s, %s; want done", vs[0].State, vs[1].State)
+	}
+	if vs[2].State != phases.StepFailed || vs[2].Evidence == "" {
+		t.Errorf("broken: %s (%q), want failed with evidence", vs[2].State, vs[2].Evidence)
+	}
+	if !strings.Contains(o.stderr, "variant broken failed") {
+		t.Errorf("stderr does not name the failed variant:\n%s", o.stderr)
+	}
+	checkVariantJournal(t, filepath.Join(filepath.Dir(path), "nb.journal.jsonl"), want)
+	checkTableAgrees(t, o.rep)
+	nb, err := os.ReadFile(filepath.Join(filepath.Dir(path), "nb.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"- **Best variant:** ", "variants-pareto.", "On the front (tokens/s per user"} {
+		if !strings.Contains(string(nb), w) {
+			t.Errorf("the notebook has no %q", w)
+		}
+	}
+	// Run again: every variant had its turn, none is served again.
+	o = runCmd(t, ctx, path, "--phases", "load,macro")
+	for _, v := range o.rep.Variants {
+		if v.State != want2(v.Name) {
+			t.Errorf("second run: %s %s", v.Name, v.State)
+		}
+	}
+	if n := countKind(t, filepath.Join(filepath.Dir(path), "nb.journal.jsonl"), phases.KindVariantStarted); n != 3 {
+		t.Errorf("%d variant launches after the second run, want 3 (none again)", n)
+	}
+}
+
+func want2(name string) string {
+	if name == "broken" {
+		return phases.StepFailed
+	}
+	return phases.StepDone
+}
+
+// checkVariantJournal wants the journal's variant.started launches exactly,
+// each variant's sweep within its part, and the baseline's events without
+// any variant's.
+func checkVariantJournal(t *testing.T, journal string, want map[string]string) {
+	t.Helper()
+	rr, err := report.ReadJournalFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range rr.Events {
+		if d, ok := ev.Data.(phases.VariantStarted); ok && d.Launch != want[d.Spec.Name] {
+			t.Errorf("journalled launch of %s: %q", d.Spec.Name, d.Launch)
+		}
+	}
+	for _, name := range []string{phases.Baseline, "max-num-seqs-256"} {
+		if sw, err := report.LoadSweep(journal + "#" + name); err != nil || len(sw.Levels) == 0 || !strings.Contains(sw.Source, "variant "+name) {
+			t.Errorf("compare's sweep of %s: %v, %d levels, source %q", name, err, len(sw.Levels), sw.Source)
+		}
+	}
+	if _, err := report.LoadSweep(journal + "#nope"); err == nil || !strings.Contains(err.Error(), `no variant "nope" (it has: baseline, broken, max-num-seqs-256, max-num-seqs-64)`) {
+		t.Errorf("an unknown variant: %v", err)
+	}
+	by := report.VariantEvents(rr.Events)
+	for _, name := range []string{phases.Baseline, "max-num-seqs-64", "max-num-seqs-256"} {
+		if countLevels(by[name]) == 0 {
+			t.Errorf("%s: no sweep level among its events", name)
+		}
+	}
+	if countLevels(by[phases.Baseline]) != countLevels(by["max-num-seqs-64"]) {
+		t.Errorf("the baseline's events hold %d levels, a variant's %d: the baseline mixes in a variant's", countLevels(by[phases.Baseline]), countLevels(by["max-num-seqs-64"]))
+	}
+}
+
+func countLevels(evs []phases.Event) int {
+	n := 0
+	for _, ev := range evs {
+		if ev.Kind == phases.KindMacroLevel {
+			n++
+		}
+	}
+	return n
+}
+
+func countKind(t *testing.T, journal, kind string) int {
+	t.Helper()
+	b, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		var ev struct{ Kind string }
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// A run interrupted in its second variant resumes there: the first
+// variant is not served again, the one cut short is.
+func TestRunVariantsResumeAfterInterrupt(t *testing.T) {
+	ctx, path := simRunSetup(t, "variants on the simulated host, interrupted", simCampaign+"variants:\n  - matrix: {--max-num-seqs: [64, 256]}\n", 3*time.Minute)
+	journal := filepath.Join(filepath.Dir(path), "nb.journal.jsonl")
+	cut, cancel := context.WithCancel(ctx)
+	go func() {
+		defer cancel()
+		for cut.Err() == nil && startsOf(journal, "max-num-seqs-256") == 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	o := runCmd(t, cut, path, "--phases", "load,macro")
+	if o.code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d (interrupted)\n%s", o.code, ExitInterrupted, o.stderr)
+	}
+	o = runCmd(t, ctx, path, "--phases", "load,macro")
+	if o.code != ExitOK {
+		t.Fatalf("resumed: exit %d\n%s", o.code, o.stderr)
+	}
+	if a, b := startsOf(journal, "max-num-seqs-64"), startsOf(journal, "max-num-seqs-256"); a != 1 || b != 2 {
+		t.Errorf("launches: max-num-seqs-64 %d (want 1, done), max-num-seqs-256 %d (want 2, cut short then redone)", a, b)
+	}
+	for _, v := range o.rep.Variants {
+		if v.State != phases.StepDone {
+			t.Errorf("%s: %s", v.Name, v.State)
+		}
+	}
+}
+
+// startsOf counts the journal's variant.started of one variant.
+func startsOf(journal, name string) int {
+	b, _ := os.ReadFile(journal)
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		var ev struct {
+			Kind string
+			Data struct{ Spec struct{ Name string } }
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Kind == phases.KindVariantStarted && ev.Data.Spec.Name == name {
+			n++
+		}
+	}
+	return n
+}
+
+// checkTableAgrees wants the notebook's variants table to give each
+// variant of run --json with the same state and measured plateau.
+func checkTableAgrees(t *testing.T, rep runReport) {
+	t.Helper()
+	nb, err := os.ReadFile(rep.Notebook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range rep.Variants {
+		plateau := "—"
+		if v.Measured.Has["plateau_tok_s"] {
+			plateau = fmt.Sprintf("%.0f", v.Measured.PlateauTokS)
+		}
+		row := ""
+		for _, line := range strings.Split(string(nb), "\n") {
+			if strings.HasPrefix(line, "| "+v.Name+" |") {
+				row = line
+			}
+		}
+		cells := strings.Split(row, " | ")
+		if len(cells) < 5 || !strings.HasPrefix(cells[2], v.State) || !strings.HasPrefix(cells[3], plateau) {
+			t.Errorf("%s: --json %s, plateau %s; the notebook's row %q", v.Name, v.State, plateau, row)
+		}
+	}
+}
