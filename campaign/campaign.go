@@ -125,8 +125,9 @@ type Macro struct {
 	SLO string `yaml:"slo"`
 	// Repeat runs each level this many times (means and 95% CIs).
 	Repeat int `yaml:"repeat"`
-	// Search, concurrency or rate, finds the largest concurrency or request
-	// rate meeting SLO; SearchTolerance is how close its bounds come.
+	// Search, concurrency, rate or speed, finds the largest concurrency,
+	// request rate or trace replay speed meeting SLO; SearchTolerance is
+	// how close its bounds come.
 	Search          string  `yaml:"search"`
 	SearchTolerance float64 `yaml:"search_tolerance"`
 	// Arrivals (poisson or constant) and Burstiness space an open loop's
@@ -142,6 +143,18 @@ type Macro struct {
 	DatasetMax  int     `yaml:"dataset_max"`
 	RangeRatio  float64 `yaml:"range_ratio"`
 	PrefixLen   int     `yaml:"prefix_len"`
+	// TraceSpeed replays a trace dataset (mooncake, bailian, burstgpt)
+	// that many times as fast; TraceStart and TraceDuration cut the window
+	// replayed (0: from its start, to its end).
+	TraceSpeed    float64  `yaml:"trace_speed"`
+	TraceStart    Duration `yaml:"trace_start"`
+	TraceDuration Duration `yaml:"trace_duration"`
+	// ThinkTime is a multi-turn dataset's (conversations, sessions) wait
+	// of each user between an answer and the next turn; SessionHeader the
+	// HTTP header that carries the session's id, for routers with session
+	// affinity ("": none).
+	ThinkTime     Duration `yaml:"think_time"`
+	SessionHeader string   `yaml:"session_header"`
 	// Loadgen is where the load generator runs: here (default; the load
 	// goes through the host connection) or host (the GPU host itself).
 	Loadgen string `yaml:"loadgen"`
@@ -212,7 +225,7 @@ func Defaults() *Campaign {
 		Macro: Macro{API: macro.APICompletions, Concurrency: slices.Clone(DefaultConcurrency),
 			Requests: DefaultRequests, Warmup: DefaultWarmup, InputLen: DefaultInputLen, OutputLen: DefaultOutputLen,
 			Repeat: 1, Loadgen: "here", SearchTolerance: DefaultSearchTolerance, Arrivals: macro.ArrivalsPoisson,
-			Burstiness: DefaultBurstiness, LatencyFrom: macro.LatencySent},
+			Burstiness: DefaultBurstiness, LatencyFrom: macro.LatencySent, TraceSpeed: 1},
 		Micro:    Micro{Batch: slices.Clone(DefaultBatch), Python: DefaultPython},
 		NCCL:     NCCL{Torchrun: DefaultTorchrun, Batch: slices.Clone(DefaultBatch)}, // nproc 0: the TP size per node
 		Profile:  Profile{Steps: DefaultProfileSteps},

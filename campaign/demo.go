@@ -50,6 +50,7 @@ func Demo(dir string) *Campaign {
 		Arrivals:        c.Macro.Arrivals,
 		Burstiness:      c.Macro.Burstiness,
 		LatencyFrom:     c.Macro.LatencyFrom,
+		TraceSpeed:      c.Macro.TraceSpeed,
 	}
 	c.NCCL.NProc = 8
 	// The notebook answers how many GPUs 2,000 users need within the SLO.

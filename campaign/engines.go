@@ -76,7 +76,8 @@ func (c *Campaign) SweepConfig(apiKey string) macro.Config {
 		SLO: m.SLO, Repeat: m.Repeat, Limits: c.ServerLimits(), ServerLog: c.LoadConfig().LogPath, Dataset: m.Dataset, DatasetFile: m.DatasetFile,
 		DatasetMax: m.DatasetMax, RangeRatio: m.RangeRatio, PrefixLen: m.PrefixLen, Deployment: new(c.Deployment()),
 		Search: m.Search, SearchTolerance: m.SearchTolerance, Arrivals: m.Arrivals, Burstiness: m.Burstiness, LatencyFrom: m.LatencyFrom,
-		MaxInFlight: c.openLoopCap()}
+		MaxInFlight: c.openLoopCap(), TraceSpeed: m.TraceSpeed, TraceStart: m.TraceStart.Duration, TraceDuration: m.TraceDuration.Duration,
+		ThinkTime: m.ThinkTime.Duration, SessionHeader: m.SessionHeader}
 }
 
 // openLoopCap is the open loop's cap on requests in flight: with a rate

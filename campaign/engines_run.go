@@ -107,7 +107,8 @@ func (c *Campaign) StepParams() map[string]map[string]string {
 
 // sweepWorkload are the sweep's keys that set what the engine serves at its
 // levels: a step measured at those levels depends on them.
-var sweepWorkload = []string{"input_len", "output_len", "dataset", "dataset_file", "range_ratio", "prefix_len"}
+var sweepWorkload = []string{"input_len", "output_len", "dataset", "dataset_file", "range_ratio", "prefix_len",
+	"trace_speed", "trace_start", "trace_duration", "think_time", "session_header"}
 
 // flatten writes a section's keys as text by their dotted key.
 func flatten(section string, v any) map[string]string {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/macro/onhost"
 )
@@ -83,13 +84,15 @@ func (m Macro) validateWorkload() []error {
 	var errs []error
 	switch m.Dataset {
 	case "", macro.DatasetRandom:
-	case macro.DatasetShareGPT, macro.DatasetJSONL, macro.TraceMooncake, macro.TraceBailian, macro.TraceBurstGPT:
+	case macro.DatasetShareGPT, macro.DatasetJSONL, macro.TraceMooncake, macro.TraceBailian, macro.TraceBurstGPT,
+		macro.DatasetConversations, macro.DatasetSessions:
 		if m.DatasetFile == "" {
 			errs = append(errs, bad("macro.dataset_file", "dataset %s needs a file", m.Dataset))
 		}
 	default:
-		errs = append(errs, bad("macro.dataset", "must be random, sharegpt, jsonl, mooncake, bailian or burstgpt, got %q", m.Dataset))
+		errs = append(errs, bad("macro.dataset", "must be random, sharegpt, jsonl, conversations, sessions, mooncake, bailian or burstgpt, got %q", m.Dataset))
 	}
+	errs = append(errs, m.validateReplay()...)
 	if err := macro.CheckRangeRatio(m.RangeRatio); err != nil {
 		errs = append(errs, bad("macro.range_ratio", "%v", err))
 	}
@@ -98,6 +101,26 @@ func (m Macro) validateWorkload() []error {
 	}
 	if m.PrefixLen < 0 || m.PrefixLen > macro.MaxInputLen {
 		errs = append(errs, bad("macro.prefix_len", "want 0 to %d tokens, got %d", macro.MaxInputLen, m.PrefixLen))
+	}
+	return errs
+}
+
+// validateReplay checks a trace's speed and window and the multi-turn
+// settings.
+func (m Macro) validateReplay() []error {
+	var errs []error
+	if !finite(m.TraceSpeed) || m.TraceSpeed <= 0 || m.TraceSpeed > 1e4 {
+		errs = append(errs, bad("macro.trace_speed", "want more than 0 and at most 10000 (1: as recorded), got %g", m.TraceSpeed))
+	}
+	if m.ThinkTime.Duration > macro.MaxThinkTime {
+		errs = append(errs, bad("macro.think_time", "want 0 to %s, got %s", macro.MaxThinkTime, m.ThinkTime.Duration))
+	}
+	if err := macro.CheckHeaderName(m.SessionHeader); err != nil {
+		errs = append(errs, bad("macro.session_header", "%v", err))
+	}
+	if macro.IsSessionDataset(m.Dataset) && m.Rate > 0 {
+		errs = append(errs, &KeyError{Key: "macro.dataset", Also: "macro.rate",
+			Msg: fmt.Sprintf("dataset %s runs users (macro.concurrency), not a rate", m.Dataset)})
 	}
 	return errs
 }
@@ -122,6 +145,10 @@ func (m Macro) validateSearch() []error {
 		add("macro.search", err)
 	} else if m.Search != "" && m.SLO == "" {
 		add("macro.search", macro.ErrSearchNeedsSLO)
+	} else if m.Search == phases.SearchSpeed && !macro.IsTraceFormat(m.Dataset) {
+		add("macro.search", fmt.Errorf("speed steps a trace's replay: set macro.dataset to mooncake, bailian or burstgpt"))
+	} else if m.Search != "" && m.Search != phases.SearchSpeed && macro.IsTraceFormat(m.Dataset) {
+		add("macro.search", fmt.Errorf("%s: a trace replays on its own schedule; speed finds the fastest replay meeting the SLO", m.Search))
 	}
 	if err := macro.CheckSearchTolerance(m.SearchTolerance); err != nil || m.SearchTolerance == 0 {
 		add("macro.search_tolerance", fmt.Errorf("%g: want more than 0 and under 1 (e.g. 0.05)", m.SearchTolerance))

@@ -40,7 +40,7 @@ func TestOutsideValuesRefusedAtParse(t *testing.T) {
 		{"macro.output_len", "100000000", "line 3: macro.output_len"},
 		{"micro.batch", "[8, 8]", "line 3: micro.batch: batch sizes: 8 is given twice"},
 		{"macro.search", "rate", "line 3: macro.search: a search needs an SLO to meet"},
-		{"macro.search", "latency", `line 3: macro.search: "latency": want concurrency or rate`},
+		{"macro.search", "latency", `line 3: macro.search: "latency": want concurrency, rate or speed (a trace's replay)`},
 		{"macro.search_tolerance", ".nan", "line 3: macro.search_tolerance: NaN: want more than 0 and under 1"},
 		{"macro.search_tolerance", "0", "line 3: macro.search_tolerance: 0: want more than 0"},
 		{"macro.arrivals", "bursty", `line 3: macro.arrivals: "bursty": want poisson or constant`},
@@ -89,4 +89,21 @@ func FuzzValueKeys(f *testing.F) {
 			check("flag", c)
 		}
 	})
+}
+
+// A speed search needs a trace, and a trace takes no other search: each
+// refused naming macro.search.
+func TestSpeedSearchNeedsTrace(t *testing.T) {
+	for body, want := range map[string]string{
+		"macro:\n  slo: ttft=1s\n  search: speed\n":                                              "macro.search: speed steps a trace's replay",
+		"macro:\n  slo: ttft=1s\n  search: rate\n  dataset: mooncake\n  dataset_file: t.jsonl\n": "macro.search: rate: a trace replays on its own schedule",
+	} {
+		_, err := Parse([]byte(body))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", body, err, want)
+		}
+	}
+	if _, err := Parse([]byte("macro:\n  slo: ttft=1s\n  search: speed\n  dataset: mooncake\n  dataset_file: t.jsonl\n")); err != nil {
+		t.Errorf("a speed search over a trace: %v", err)
+	}
 }

@@ -181,6 +181,9 @@ type LevelResult struct {
 	// Schedule is an open-loop level's intended sends against its actual
 	// ones (nil in a closed loop).
 	Schedule *Schedule `json:"schedule,omitempty"`
+	// Sessions is a multi-turn level's users and their sessions: per turn
+	// index and per session (nil for single requests).
+	Sessions *SessionLevel `json:"sessions,omitempty"`
 	// OverSaturated: TTFT and the requests in flight grew with time inside
 	// the level (Saturation says by how much): the server did not keep up,
 	// and the level's figures depend on how long it ran.

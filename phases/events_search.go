@@ -11,6 +11,7 @@ const KindMacroSearch = "macro.search"
 const (
 	SearchConcurrency = "concurrency"
 	SearchRate        = "rate"
+	SearchSpeed       = "speed" // a trace's replay speed factor
 
 	StopSLO        = "slo"             // a level missed the SLO
 	StopFailures   = "failures"        // a level's failed requests alone kept it from the SLO
@@ -26,8 +27,8 @@ const (
 // missed. The true limit lies in [Lower, Upper): Lower met the SLO, Upper
 // did not.
 type Search struct {
-	Mode string `json:"mode"` // SearchConcurrency or SearchRate
-	Unit string `json:"unit"` // "concurrency" or "req/s"
+	Mode string `json:"mode"` // SearchConcurrency, SearchRate or SearchSpeed
+	Unit string `json:"unit"` // "concurrency", "req/s" or "speed"
 	SLO  string `json:"slo"`
 	// RequiredShare is the share of a level's requests that must meet the SLO.
 	RequiredShare float64 `json:"required_share"`
@@ -73,8 +74,11 @@ type SearchStep struct {
 
 // ValueText is a value of the search in its unit, e.g. "C=24" or "3.5 req/s".
 func (s *Search) ValueText(v float64) string {
-	if s.Mode == SearchRate {
+	switch s.Mode {
+	case SearchRate:
 		return fmt.Sprintf("%.3g req/s", v)
+	case SearchSpeed:
+		return fmt.Sprintf("%.3g×", v)
 	}
 	return fmt.Sprintf("C=%.0f", v)
 }
@@ -82,7 +86,7 @@ func (s *Search) ValueText(v float64) string {
 // Interval is the search's interval in words, e.g. "[16, 18)" or "[256, above the ladder)".
 func (s *Search) Interval() string {
 	f := func(v float64) string {
-		if s.Mode == SearchRate {
+		if s.Mode == SearchRate || s.Mode == SearchSpeed {
 			return fmt.Sprintf("%.3g", v)
 		}
 		return fmt.Sprintf("%.0f", v)
@@ -124,4 +128,7 @@ type Schedule struct {
 	// tokens a prefix cache could hold given its hash ids: what the
 	// server's prefix-cache hit rate is set beside.
 	TraceReuse *float64 `json:"trace_implied_reuse,omitempty"`
+	// TraceSpeed is the speed factor the trace was replayed at (0: no
+	// trace): the load a speed search (--search speed) steps.
+	TraceSpeed float64 `json:"trace_speed,omitempty"`
 }

@@ -30,6 +30,10 @@ type CapacityAsk struct {
 	Headroom float64
 	// TP, PP and Nodes, when set, replace the sweep's recorded deployment.
 	TP, PP, Nodes int
+	// Trace, when set, is the trace file the traffic is (Rate its busiest
+	// minute): a sweep that replayed it at several speeds is planned on
+	// the fastest speed meeting the SLO, the trace as recorded being 1×.
+	Trace string
 }
 
 // Check refuses an ask no plan can answer; the errors name the input.
@@ -100,6 +104,8 @@ type CapacityTraffic struct {
 	RequestRate float64 `json:"total_request_rate"`
 	Concurrency float64 `json:"concurrency"`
 	Little      string  `json:"littles_law"`
+	// Trace is the trace the traffic is, when it is one.
+	Trace string `json:"trace,omitempty"`
 }
 
 // CapacitySLO is the SLO planned within and how levels were judged.
@@ -115,7 +121,7 @@ type CapacitySLO struct {
 
 // CapacityCurve is the measured curve: one point per level, by load.
 type CapacityCurve struct {
-	Unit   string       `json:"unit"` // "concurrency" or "request_rate"
+	Unit   string       `json:"unit"` // "concurrency", "request_rate" or "trace_speed"
 	Points []CurvePoint `json:"points"`
 	// Met is the highest load that met the SLO before the first that did
 	// not (Missed); nil when there is none.
@@ -154,7 +160,8 @@ type CurvePoint struct {
 
 // CapacityReplica is one replica at its SLO point, and as planned.
 type CapacityReplica struct {
-	// Load is the SLO point: a concurrency or a request rate.
+	// Load is the SLO point: a concurrency, a request rate or a trace's
+	// replay speed.
 	Load        float64 `json:"load"`
 	RequestRate float64 `json:"request_rate"`
 	OutputTokS  float64 `json:"output_tok_s"`
@@ -193,6 +200,14 @@ func PlanCapacity(sw Sweep, ask CapacityAsk) (*CapacityPlan, error) {
 	}
 	p.replica(warn)
 	p.searchNote(sw.Search, warn)
+	if ask.Trace != "" && unit == unitSpeed {
+		p.answerSpeed(sw, ask, warn)
+		return p, nil
+	}
+	if ask.Trace != "" {
+		warn("the sweep's levels are not replays of a trace: the plan sets the trace's busiest minute against them as a rate "+
+			"(profdeck sweep --dataset FORMAT %s --search speed --slo SPEC replays the trace itself at several speeds)", ask.Trace)
+	}
 	p.answer(ask, warn)
 	return p, nil
 }
@@ -248,10 +263,14 @@ func hasGoodput(levels []phases.LevelResult) bool {
 // its worse run.
 func curveLevels(all []phases.LevelResult, warn func(string, ...any)) ([]phases.LevelResult, string) {
 	var closed, open []phases.LevelResult
+	speeds := 0
 	for _, l := range all {
 		switch {
 		case l.Rate > 0:
 			open = append(open, l)
+			if l.Schedule != nil && l.Schedule.TraceSpeed > 0 {
+				speeds++
+			}
 		case l.Concurrency > 0:
 			closed = append(closed, l)
 		}
@@ -259,6 +278,9 @@ func curveLevels(all []phases.LevelResult, warn func(string, ...any)) ([]phases.
 	levels, unit := closed, "concurrency"
 	if len(closed) == 0 {
 		levels, unit = open, "request_rate"
+		if speeds > 0 && speeds == len(open) {
+			unit = unitSpeed
+		}
 	} else if len(open) > 0 {
 		warn("the sweep has closed-loop and open-loop levels: the plan reads the %d closed-loop ones", len(closed))
 	}
@@ -266,17 +288,27 @@ func curveLevels(all []phases.LevelResult, warn func(string, ...any)) ([]phases.
 	return levels, unit
 }
 
+// unitSpeed is a curve of a trace's replays, by speed factor.
+const unitSpeed = "trace_speed"
+
 func loadOf(l phases.LevelResult, unit string) float64 {
-	if unit == "request_rate" {
+	switch unit {
+	case "request_rate":
 		return l.Rate
+	case unitSpeed:
+		return l.Schedule.TraceSpeed
 	}
 	return float64(l.Concurrency)
 }
 
-// loadName is a load as the text says it: C=16, or 3.2 req/s.
+// loadName is a load as the text says it: C=16, 3.2 req/s, or 4× (a
+// trace's replay speed).
 func loadName(x float64, unit string) string {
-	if unit == "request_rate" {
+	switch unit {
+	case "request_rate":
 		return fmt.Sprintf("%.3g req/s", x)
+	case unitSpeed:
+		return fmt.Sprintf("%.3g×", x)
 	}
 	if x == math.Trunc(x) {
 		return fmt.Sprintf("C=%.0f", x)

@@ -167,24 +167,32 @@ func (p *CapacityPlan) answer(ask CapacityAsk, warn func(string, ...any)) {
 			trafficText(ask), r.PlannedRequestRate, loadName(r.Load, p.Curve.Unit))
 		return
 	}
-	n := max(1, int(math.Ceil(need-1e-9)))
-	p.Replicas = &n
-	if need < 1 {
-		warn("the traffic is %.0f%% of one replica's planned load: one replica, mostly idle", 100*need)
-	}
-	p.Text = fmt.Sprintf("%s within %s (%.0f%% of requests) with %.0f%% headroom: %d replica(s)",
-		trafficText(ask), p.SLO.Spec, 100*p.SLO.Share, 100*p.Headroom, n)
-	if d := p.Deployment; d != nil {
-		g, nodes := n*d.GPUs, n*max(d.Nodes, 1)
-		p.GPUs, p.Nodes = &g, &nodes
-		p.Text += fmt.Sprintf(" × %d GPUs (%s) = %d GPUs on %d node(s)", d.GPUs, parallelText(*d), g, nodes)
-	}
+	p.replicas(trafficText(ask), need, warn)
 	p.Text += fmt.Sprintf(". One replica serves %.3g req/s (%.0f output tok/s) within the SLO at %s, planned at %.3g req/s",
 		r.RequestRate, r.OutputTokS, loadName(r.Load, p.Curve.Unit), r.PlannedRequestRate)
 	if closed {
 		p.Text += fmt.Sprintf(" (C≈%.1f)", r.PlannedLoad)
 	}
 	p.Text += "."
+}
+
+// replicas sets the answer's replicas for need replicas' worth of load
+// (rounded up, at least one) and their GPUs and nodes, and starts the
+// answer's text with the traffic in words.
+func (p *CapacityPlan) replicas(traffic string, need float64, warn func(string, ...any)) int {
+	n := max(1, int(math.Ceil(need-1e-9)))
+	p.Replicas = &n
+	if need < 1 {
+		warn("the traffic is %.0f%% of one replica's planned load: one replica, mostly idle", 100*need)
+	}
+	p.Text = fmt.Sprintf("%s within %s (%.0f%% of requests) with %.0f%% headroom: %d replica(s)",
+		traffic, p.SLO.Spec, 100*p.SLO.Share, 100*p.Headroom, n)
+	if d := p.Deployment; d != nil {
+		g, nodes := n*d.GPUs, n*max(d.Nodes, 1)
+		p.GPUs, p.Nodes = &g, &nodes
+		p.Text += fmt.Sprintf(" × %d GPUs (%s) = %d GPUs on %d node(s)", d.GPUs, parallelText(*d), g, nodes)
+	}
+	return n
 }
 
 func trafficText(ask CapacityAsk) string {

@@ -38,8 +38,11 @@ func WriteCapacity(w io.Writer, p *CapacityPlan) {
 		}
 		fmt.Fprintf(w, "SLO point: %s, %.3g req/s, %.0f output tok/s, E2E mean %.0f ms (%s); planned with %.0f%% headroom: %.3g req/s",
 			loadName(r.Load, p.Curve.Unit), r.RequestRate, r.OutputTokS, r.MeanE2ELms, how, 100*p.Headroom, r.PlannedRequestRate)
-		if p.Curve.Unit == "concurrency" {
+		switch p.Curve.Unit {
+		case "concurrency":
 			fmt.Fprintf(w, ", C≈%.1f", r.PlannedLoad)
+		case unitSpeed:
+			fmt.Fprintf(w, ", %.3g×", r.PlannedLoad)
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "traffic:", p.Traffic.Little)

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/remote/localfs"
 )
 
@@ -39,6 +40,8 @@ type Sweep struct {
 	SkippedCount int
 	// Facts are what it ran against, as far as recorded.
 	Facts SweepFacts
+	// Trace is the trace window the sweep replayed (nil: none).
+	Trace *macro.TraceSummary
 }
 
 // sweepJSON is the part of the `sweep --json` document compare reads.
@@ -242,6 +245,7 @@ func readSweepDoc(path string, r io.Reader, which int) (sw Sweep, isDoc bool, er
 		Search: doc.Search, Facts: facts}
 	if b, err := json.Marshal(shape); err == nil {
 		sw.Facts.Workload = shapeOf(b)
+		sw.Trace = replayed(b)
 	}
 	sw.Facts.Host = urlHost(doc.URL)
 	if doc.SLO != nil {
@@ -364,6 +368,21 @@ func (sw *Sweep) setParams(params any) {
 		sw.Deployment, sw.SLO, sw.SLOShare = p.Deployment, p.SLO, p.Share
 	}
 	sw.Facts.Workload = shapeOf(b)
+	sw.Trace = replayed(b)
+}
+
+// replayed is the trace window a sweep's workload record (in its
+// document, or its start's parameters) says it replayed (nil: none).
+func replayed(b []byte) *macro.TraceSummary {
+	var w struct {
+		Workload struct {
+			Trace *macro.TraceSummary `json:"trace"`
+		} `json:"workload"`
+	}
+	if json.Unmarshal(b, &w) != nil {
+		return nil
+	}
+	return w.Workload.Trace
 }
 
 // metric is one compared figure of a level.

@@ -83,6 +83,7 @@ func (n *nb) macroRun(r *phaseRun, tag string) {
 	n.searchLines(m.search)
 	n.scheduleLines(levels)
 	n.goodputLines(levels)
+	n.sessionLevels(levels)
 	n.serverLevels(levels)
 	n.gpuLevels(levels, m.gpuSrc, tag)
 	n.levelTrends(levels, r.params, tag)
@@ -113,10 +114,7 @@ func (n *nb) levelTable(m macroEvents) {
 		if l.Server != nil && l.Server.Available {
 			kv = fmt.Sprintf("%.0f%%", 100*l.Server.MaxKVCacheUsage)
 		}
-		c := fmt.Sprint(l.Concurrency)
-		if l.Rate > 0 {
-			c += fmt.Sprintf(" @%.3g/s", l.Rate)
-		}
+		c := levelLabel(l)
 		n.p("| %s | %d | %d | %.1f | %.2f | %.1f | %.1f | %.2f | %.2f | %.2f | %.0f | %s | %s |\n",
 			c, l.Completed, l.Failed, l.OutputThroughput, l.RequestThroughput, l.MedianTTFTms, l.P99TTFTms,
 			l.MedianTPOTms, l.P99TPOTms, l.MedianITLms, l.MedianE2ELms, kv, mark)

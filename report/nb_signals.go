@@ -52,10 +52,7 @@ func (n *nb) serverLevels(levels []phases.LevelResult) {
 	n.ln(rule)
 	for _, l := range with {
 		s := l.Server
-		c := fmt.Sprint(l.Concurrency)
-		if l.Rate > 0 {
-			c += fmt.Sprintf(" @%.3g/s", l.Rate)
-		}
+		c := levelLabel(l)
 		row := fmt.Sprintf("| %s | %.0f%% | %.1f | %.1f (%.0f) |", c, 100*s.MaxKVCacheUsage, s.MeanRunning, s.MeanWaiting, s.MaxWaiting)
 		if retract {
 			row += " " + pctOrDash(s.MaxRetracted, 1, "%.0f") + " |"

@@ -22,3 +22,32 @@ func TestServerLevelsShowTraceReuse(t *testing.T) {
 		t.Fatalf("notebook:\n%s", out)
 	}
 }
+
+// A speed search's levels are named by their speed in the server table,
+// each with the reuse the trace implies beside the hit rate.
+func TestServerLevelsNameTheSpeed(t *testing.T) {
+	hit, implied := 0.81, 0.836
+	n := &nb{}
+	n.serverLevels([]phases.LevelResult{{Rate: 28.2, Server: &phases.ServerLevel{Available: true, PrefixCacheHitRate: &hit},
+		Schedule: &phases.Schedule{TraceReuse: &implied, TraceSpeed: 8}}})
+	if out := n.b.String(); !strings.Contains(out, "| 0 @28.2/s (the trace at 8×) |") || !strings.Contains(out, "81.0% (the trace implies 83.6%)") {
+		t.Fatalf("notebook:\n%s", out)
+	}
+}
+
+// A multi-turn level's sessions and its turns by index reach the notebook.
+func TestSessionLevelsInNotebook(t *testing.T) {
+	hit := 0.62
+	n := &nb{}
+	n.sessionLevels([]phases.LevelResult{{Concurrency: 4, Sessions: &phases.SessionLevel{Users: 4, ThinkTimeS: 2, Started: 9, Completed: 6,
+		MeanTurns: 3, P50DurationS: 7.5, P90DurationS: 9, MaxDurationS: 9.5, Turns: []phases.TurnLevel{
+			{Turn: 1, Completed: 9, MeanInputTokens: 40, MedianTTFTms: 20, P90TTFTms: 30, MedianTPOTms: 13, P90TPOTms: 14},
+			{Turn: 2, Completed: 7, MeanInputTokens: 100, MedianTTFTms: 15, P90TTFTms: 22, MedianTPOTms: 13.4, P90TPOTms: 14, PrefixHitRate: &hit}}}}})
+	out := n.b.String()
+	for _, want := range []string{"Sessions at 4 users (thinking 2s between turns): 9 begun, 6 completed, 0 failed; 3.0 turns each, duration p50 7.50 s",
+		"| 1 | 9 | 0 | 40 | 20.0 | 30.0 | 13.00 | 14.00 | — |", "| 2 | 7 | 0 | 100 | 15.0 | 22.0 | 13.40 | 14.00 | 62.0% |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("notebook lacks %q:\n%s", want, out)
+		}
+	}
+}

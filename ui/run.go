@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -17,6 +18,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/campaignrun"
 	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/hosts"
 	"github.com/profdeck/profdeck/remote/sim"
@@ -36,6 +38,7 @@ func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := cliflags.New("demo")
 	dir := fs.String("dir", "", "folder for the demo's notebook and journal (default: a new temporary folder)")
 	manual := fs.Bool("manual", false, "drive the panes by hand instead of running the campaign (the sweep starts at once)")
+	trace := fs.Bool("trace", false, "the sweep replays a small Mooncake trace (written to --dir) at 2× on its own schedule, instead of the concurrency levels")
 	// The flags below set the demo campaign's keys (demoBinds), over it.
 	fs.Duration("load-time", 0, "how long the simulated 30-minute load takes (default 30s, 60s with --manual; more than 0)")
 	fs.Float64("stall-at", 0, "simulate a load that stalls at this many GiB per GPU (e.g. 75.8)")
@@ -44,7 +47,7 @@ func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.String("fail", "", "simulate a load that fails: oom or nccl")
 	fs.String("engine", "", "the simulated server's engine: vllm (default) or sglang (SGLang's log and /metrics)")
 	fs.Bool("variants", false, "compare three server variants after the baseline (--max-num-seqs 64 and 256, chunked prefill)")
-	if code, ok := parseFlags(fs, args, "profdeck demo [--dir DIR] [--manual] [--engine vllm|sglang] [--load-time D] [--fail oom|nccl] [--stall-at GIB] ...", stderr); !ok {
+	if code, ok := parseFlags(fs, args, "profdeck demo [--dir DIR] [--manual] [--trace] [--engine vllm|sglang] [--load-time D] [--fail oom|nccl] [--stall-at GIB] ...", stderr); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
@@ -69,6 +72,12 @@ func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stderr, "profdeck demo: the notebook and journal go to %s\n", *dir)
 	c.Notebook = campaign.Demo(*dir).Notebook
+	if *trace {
+		if err := demoTrace(c, *dir, stderr); err != nil {
+			fmt.Fprintf(stderr, "profdeck demo: %v\n", err)
+			return 1
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	opts := c.SimOptions()
@@ -86,6 +95,18 @@ func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// The full screen hid the line above; say it again where it stays.
 	fmt.Fprintf(stderr, "profdeck demo: notebook %s (journal and files in %s)\n", c.Notebook, *dir)
 	return code
+}
+
+// demoTrace makes the demo's sweep a replay of the sample Mooncake trace,
+// written to dir, at 2× its speed.
+func demoTrace(c *campaign.Campaign, dir string, stderr io.Writer) error {
+	p := filepath.Join(dir, "trace_mooncake.jsonl")
+	if err := os.WriteFile(p, macro.SampleTrace, 0o644); err != nil {
+		return fmt.Errorf("the sample trace: %v", err)
+	}
+	c.Macro.Dataset, c.Macro.DatasetFile, c.Macro.TraceSpeed = macro.TraceMooncake, p, 2
+	fmt.Fprintf(stderr, "profdeck demo: the sweep replays the sample Mooncake trace %s at 2× on its own schedule\n", p)
+	return c.Check()
 }
 
 // demoBinds are the demo's flags that set keys of its campaign.

@@ -2,12 +2,14 @@ package ui
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/report"
 	"github.com/profdeck/profdeck/ui/cliflags"
 )
@@ -87,5 +89,24 @@ func TestDemoFlagsWin(t *testing.T) {
 		if _, err := parse(flag); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", flag, err, want)
 		}
+	}
+}
+
+// demo --trace writes the sample trace beside the notebook and makes the
+// campaign's sweep its replay at 2×: one open-loop level on the trace's
+// schedule, whose 24 requests it reads.
+func TestDemoTraceReplays(t *testing.T) {
+	dir := t.TempDir()
+	c := campaign.Demo(dir)
+	if err := demoTrace(c, dir, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	cfg := c.SweepConfig("")
+	if err := macro.LoadWorkload(&cfg); err != nil {
+		t.Fatal(err)
+	}
+	tr := cfg.TraceSummary()
+	if c.Macro.Dataset != macro.TraceMooncake || tr == nil || tr.Requests != 24 || tr.Speed != 2 || cfg.Rate <= 0 {
+		t.Fatalf("dataset %q, trace %+v, rate %g", c.Macro.Dataset, tr, cfg.Rate)
 	}
 }

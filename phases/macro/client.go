@@ -132,6 +132,30 @@ func (c *client) writeBody(buf *bytes.Buffer, prompt string, continuous bool, ou
 	buf.WriteString(`}}`)
 }
 
+// chatMsg is one message of a chat request: a session's turn sends its
+// history, the server's real answers as the assistant's messages.
+type chatMsg struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// writeMessages renders a chat request of msgs into buf, as writeBody
+// does a one-message one.
+func (c *client) writeMessages(buf *bytes.Buffer, msgs []chatMsg, continuous bool, outLen int) {
+	buf.Reset()
+	q, _ := json.Marshal(c.cfg.Model)
+	m, _ := json.Marshal(msgs)
+	buf.WriteString(`{"model":`)
+	buf.Write(q)
+	buf.WriteString(`,"messages":`)
+	buf.Write(m)
+	fmt.Fprintf(buf, `,"max_completion_tokens":%d,"min_tokens":%d,"ignore_eos":true,"temperature":0,"stream":true,"stream_options":{"include_usage":true`, outLen, outLen)
+	if continuous {
+		buf.WriteString(`,"continuous_usage_stats":true`)
+	}
+	buf.WriteString(`}}`)
+}
+
 // live receives what a request sees as it happens, for the per-second tick.
 type live interface {
 	tokens(n int)
@@ -149,7 +173,11 @@ func (c *client) send(ctx context.Context, rec *Record, prompt string, lv live) 
 	if out == 0 {
 		out = c.cfg.OutputLen
 	}
-	c.writeBody(&st.body, prompt, cont, out)
+	if rec.msgs != nil && c.cfg.API == APIChat {
+		c.writeMessages(&st.body, rec.msgs, cont, out)
+	} else {
+		c.writeBody(&st.body, prompt, cont, out)
+	}
 	c.once(ctx, rec, st, lv)
 }
 
@@ -174,6 +202,9 @@ func (c *client) once(ctx context.Context, rec *Record, st *reqState, lv live) {
 		return
 	}
 	c.header(req)
+	if rec.Session != "" && c.cfg.SessionHeader != "" {
+		req.Header.Set(c.cfg.SessionHeader, rec.Session)
+	}
 	sent := time.Now()
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -203,6 +234,7 @@ func (c *client) stream(ctx, rctx context.Context, rec *Record, st *reqState, bo
 	tl := &st.tl
 	tl.reset()
 	tl.keep = c.canTokenize.Load()
+	tl.keepAll = rec.wantText
 	st.cr = countReader{r: body}
 	sr := &st.sr
 	sr.reset(&st.cr)
@@ -278,6 +310,9 @@ func (c *client) endStream(ctx context.Context, rec *Record, tl *timeline, passe
 		}
 	}
 	tl.finish(rec)
+	if rec.wantText {
+		rec.answer = strings.TrimSpace(tl.textString())
+	}
 	if d := rec.OutputTokens - passed; rec.Failure == "" && d > 0 && lv != nil {
 		// Without usage on every chunk a chunk counted as one token; the
 		// final usage gives the ones that went uncounted (chunks of several

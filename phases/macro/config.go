@@ -113,6 +113,16 @@ type Config struct {
 	TraceStart    time.Duration
 	TraceDuration time.Duration
 	trace         *traceFeed
+	// A multi-turn dataset (conversations: a ShareGPT list sent turn by
+	// turn; sessions: a JSONL of turns) makes each concurrency level that
+	// many users, each running sessions whose turns send the history with
+	// the server's real answers; ThinkTime is a user's wait between an
+	// answer and the next turn (a turn's own think_time_ms replaces it);
+	// SessionHeader, when set, names the header that carries the session's
+	// id (for routers with session affinity).
+	ThinkTime     time.Duration
+	SessionHeader string
+	conv          *convFeed
 	// RangeRatio spreads random prompt and output lengths uniformly over
 	// ±RangeRatio of InputLen and OutputLen, as vLLM's --random-range-ratio.
 	RangeRatio float64
@@ -188,7 +198,9 @@ func (cfg Config) baseURL() (string, error) {
 
 // openLoop reports whether the sweep paces its requests by a schedule
 // (one open-loop level, or a rate search).
-func (cfg Config) openLoop() bool { return cfg.Rate > 0 || cfg.Search == phases.SearchRate }
+func (cfg Config) openLoop() bool {
+	return cfg.Rate > 0 || cfg.Search == phases.SearchRate || cfg.Search == phases.SearchSpeed
+}
 
 // checkRequired refuses a value the sweep needs and was not given (0 or
 // empty); each error names the field.

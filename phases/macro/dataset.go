@@ -45,6 +45,10 @@ type Workload struct {
 	// Trace is the replayed trace window: its requests, rate and the
 	// prefix reuse its hash ids imply (beside the levels' server hit rate).
 	Trace *TraceSummary `json:"trace,omitempty"`
+	// ThinkTimeS and SessionHeader are a multi-turn dataset's think time
+	// between turns and the header naming the session.
+	ThinkTimeS    float64 `json:"think_time_s,omitempty"`
+	SessionHeader string  `json:"session_header,omitempty"`
 }
 
 // item is one prompt and the output length asked for it.
@@ -67,11 +71,11 @@ type dataset struct {
 // Errors name the file and the line.
 func loadDataset(cfg Config) (*dataset, error) {
 	switch cfg.Dataset {
-	case "", DatasetRandom, TraceMooncake, TraceBailian, TraceBurstGPT:
-		return nil, nil // a trace is read by traceLevel
+	case "", DatasetRandom, TraceMooncake, TraceBailian, TraceBurstGPT, DatasetConversations, DatasetSessions:
+		return nil, nil // a trace is read by traceLevel, sessions by workload
 	case DatasetShareGPT, DatasetJSONL:
 	default:
-		return nil, fmt.Errorf("--dataset %q: want random, sharegpt FILE or jsonl FILE", cfg.Dataset)
+		return nil, fmt.Errorf("--dataset %q: want random, sharegpt FILE, jsonl FILE, conversations FILE, sessions FILE or a trace", cfg.Dataset)
 	}
 	if cfg.DatasetFile == "" {
 		return nil, fmt.Errorf("--dataset %s: a FILE is required", cfg.Dataset)
@@ -302,7 +306,18 @@ func LoadWorkload(cfg *Config) error {
 
 // workload reads the dataset (once); its settings are checked already.
 func (cfg *Config) workload() error {
-	if cfg.ds != nil {
+	if cfg.ds != nil || cfg.conv != nil {
+		return nil
+	}
+	if IsSessionDataset(cfg.Dataset) {
+		if cfg.DatasetFile == "" {
+			return fmt.Errorf("--dataset %s: a FILE is required", cfg.Dataset)
+		}
+		set, err := readConvSet(cfg.Dataset, cfg.DatasetFile, cfg.DatasetMax)
+		if err != nil {
+			return err
+		}
+		cfg.conv = newConvFeed(*cfg, set)
 		return nil
 	}
 	ds, err := loadDataset(*cfg)
@@ -319,7 +334,7 @@ func (cfg *Config) workload() error {
 // fixedOutputLen is the output length every request asks for, or 0 when
 // they differ (a dataset, a range ratio).
 func (cfg Config) fixedOutputLen() int {
-	if cfg.trace != nil || cfg.ds != nil && (len(cfg.ds.items) > 0 || cfg.RangeRatio > 0) {
+	if cfg.trace != nil || cfg.conv != nil || cfg.ds != nil && (len(cfg.ds.items) > 0 || cfg.RangeRatio > 0) {
 		return 0
 	}
 	return cfg.OutputLen
@@ -331,6 +346,11 @@ func (cfg Config) workloadRecord() Workload {
 	if cfg.trace != nil {
 		w.Dataset, w.File, w.Items, w.Trace = cfg.Dataset, cfg.DatasetFile, len(cfg.trace.reqs), cfg.TraceSummary()
 		w.Note = "prompts made from the trace's hash ids (equal ids, equal blocks of words) and sent on its schedule"
+	}
+	if cfg.conv != nil {
+		w.Dataset, w.File, w.Items = cfg.Dataset, cfg.DatasetFile, len(cfg.conv.set.convs)
+		w.Note = "each level's concurrency is its users, each running sessions: every turn sends the history with the server's real answers"
+		w.ThinkTimeS, w.SessionHeader = cfg.ThinkTime.Seconds(), cfg.SessionHeader
 	}
 	if cfg.ds != nil && len(cfg.ds.items) > 0 {
 		w.Dataset, w.File, w.Items = cfg.Dataset, cfg.DatasetFile, len(cfg.ds.items)

@@ -37,11 +37,13 @@ type level struct {
 	// to 2×C (0: not raised).
 	raisedFrom   int
 	arr          *arrivals // an open loop's gaps
+	speed        float64   // a trace's replay speed factor (0: no trace)
 	arrivalTimer *time.Timer
-	sched        schedule   // an open loop's intended sends against its actual ones
-	sat          saturation // TTFT and in flight against time
-	satFrom      time.Time  // the first measured completion: the fits start there
-	satWhy       string     // why sending stopped early: over-saturated
+	users        *levelUsers // a multi-turn level's users (nil: single requests)
+	sched        schedule    // an open loop's intended sends against its actual ones
+	sat          saturation  // TTFT and in flight against time
+	satFrom      time.Time   // the first measured completion: the fits start there
+	satWhy       string      // why sending stopped early: over-saturated
 
 	sent, inFlight, measuredDone int
 	measuredStart                time.Time
@@ -121,9 +123,13 @@ func (r *runner) startLevel(ctx context.Context, conc int, rate float64) *level 
 	l.lastTarget = conc
 	if rate > 0 {
 		l.arr = newArrivals(cfg, rate, rand.NewPCG(uint64(cfg.Seed), uint64(conc)+uint64(rate*1000)))
-		l.arr.trace = cfg.trace.restart()
+		l.speed = r.levelSpeed()
+		l.arr.trace = cfg.trace.restart(l.speed)
 	}
 	l.steady = true
+	if cfg.conv != nil && rate == 0 {
+		l.users = newLevelUsers(cfg.conv, r.c.maxLen[cfg.Model])
+	}
 	l.maxSends = -1
 	if cfg.Requests > 0 {
 		l.maxSends = cfg.Warmup + cfg.Requests
@@ -169,7 +175,11 @@ func (l *level) accountInFlight(now time.Time) {
 var dispatchDelay time.Duration
 
 // launch sends the next request; scheduled is when it was due.
-func (l *level) launch(scheduled time.Time) {
+func (l *level) launch(scheduled time.Time) { l.launchReq(scheduled, nil) }
+
+// launchReq sends a session's turn t, or the next request when t is nil;
+// scheduled is when it was due.
+func (l *level) launchReq(scheduled time.Time, t *turnReq) {
 	r, cfg := l.r, l.cfg
 	if dispatchDelay > 0 {
 		time.Sleep(dispatchDelay)
@@ -177,7 +187,13 @@ func (l *level) launch(scheduled time.Time) {
 	idx := l.sent
 	l.sent++
 	warm := idx < cfg.Warmup
-	prompt, inTok, outTok := r.nextPrompt()
+	var prompt string
+	var inTok, outTok int
+	if t == nil {
+		prompt, inTok, outTok = r.nextPrompt()
+	} else {
+		prompt, inTok, outTok = t.prompt, t.in, t.out
+	}
 	now := time.Now()
 	l.accountInFlight(now)
 	l.inFlight++
@@ -197,6 +213,9 @@ func (l *level) launch(scheduled time.Time) {
 	conc, rate, lctx, ts, done := l.conc, l.rate, l.lctx, l.ts, l.done
 	go func() {
 		rec := &Record{Concurrency: conc, Rate: rate, Index: idx, Warmup: warm, InputTokens: inTok, maxTokens: outTok}
+		if t != nil {
+			rec.Session, rec.Turn, rec.user, rec.msgs, rec.wantText = t.session, t.turn, t.user, t.msgs, true
+		}
 		at := time.Now()
 		rec.sendLag = max(at.Sub(scheduled), 0)
 		rec.ScheduledS = r.since(scheduled).Seconds()
@@ -240,8 +259,13 @@ func (l *level) followControls(now time.Time, paused bool, target int) {
 	}
 }
 
-// refill tops a closed-loop level up to target requests in flight.
+// refill tops a closed-loop level up to target requests in flight (a
+// multi-turn level: sends the turns of its target users that are due).
 func (l *level) refill(now time.Time, target int) {
+	if l.users != nil {
+		l.refillUsers(now, target)
+		return
+	}
 	for l.inFlight < target && !l.enough() {
 		// A refill is due when its slot freed (the request's end), so
 		// time the dispatcher took counts as send lag.
@@ -266,6 +290,9 @@ func (l *level) onDone(rec *Record) {
 		l.win.closed(l.r, l.ts.total.Load)
 	}
 	l.r.finish(rec, l.agg, l.ttfb, l.ttfat, l.ts)
+	if l.users != nil && rec.Turn > 0 {
+		l.userDone(rec, now)
+	}
 	if !rec.Warmup {
 		l.measuredDone++
 		l.observe(rec, now)
@@ -299,9 +326,12 @@ func (l *level) dispatch(ctx context.Context) {
 		if l.sendingOver && l.inFlight == 0 {
 			return
 		}
-		var arrivals <-chan time.Time
+		var arrivals, due <-chan time.Time
 		if l.rate > 0 && !l.sendingOver && !paused {
 			arrivals = l.openArrivals()
+		}
+		if l.users != nil && !l.sendingOver && !paused {
+			due = l.usersWake(now)
 		}
 		select {
 		case rec := <-l.done:
@@ -310,6 +340,7 @@ func (l *level) dispatch(ctx context.Context) {
 			l.launch(l.nextArrival)
 			l.nextArrival = l.nextArrival.Add(l.arr.next())
 			l.arrivalTimer.Reset(time.Until(l.nextArrival))
+		case <-due: // a user's think time ended: refilled above
 		case <-l.deadline:
 			l.timeLeft = false
 			l.deadline = nil
@@ -407,11 +438,14 @@ func (l *level) result(ctx context.Context) *phases.LevelResult {
 	if lr.Completed > 0 {
 		// A level with nothing completed has no figure to judge the
 		// client by (every request failing fast is not a client limit).
-		r.audit(&lr, l.rate, time.Since(l.start), l.steady)
+		r.audit(&lr, l.rate, time.Since(l.start), l.steady && l.users == nil) // thinking users hold no request
 	}
 	l.win.closed(r, l.ts.total.Load) // open loop, or a level cut short
 	lr.Server = r.serverLevel(ctx, &l.win)
 	lr.PrefillWait = l.agg.prefillWait()
+	if l.users != nil {
+		lr.Sessions = l.users.result(l.lastTarget, l.cfg)
+	}
 	if w := l.win.compare(ctx, lr.Server, lr.TokenSource); w != nil {
 		r.warns.addLevel(&lr, []warning{*w})
 	}

@@ -52,7 +52,7 @@ func fdFit() int {
 // (0: the server did not say). It is found once the server answers, so it
 // names both ways of setting the lengths: the flags and the campaign keys.
 func checkModelLen(cfg Config, model string, maxLen int) error {
-	if maxLen <= 0 || cfg.InputLen+cfg.OutputLen <= maxLen {
+	if maxLen <= 0 || cfg.InputLen+cfg.OutputLen <= maxLen || cfg.conv != nil { // sessions: their turns' lengths (checkFits)
 		return nil
 	}
 	return &phases.InputError{Err: fmt.Errorf("input %d + output %d = %d tokens, more than %s's max_model_len of %d on this server (--input-len and --output-len, or macro.input_len and macro.output_len)",

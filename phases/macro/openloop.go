@@ -1,6 +1,7 @@
 package macro
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -74,6 +75,9 @@ func (cfg Config) checkOpenLoop() error {
 	}
 	if err := CheckLatencyFrom(cfg.LatencyFrom); err != nil {
 		return fmt.Errorf("LatencyFrom %v", err)
+	}
+	if cfg.Search == phases.SearchSpeed && !IsTraceFormat(cfg.Dataset) {
+		return errors.New("Search speed: steps a trace's replay speed; give a trace (--dataset mooncake|bailian|burstgpt FILE)")
 	}
 	return CheckSearch(cfg.Search, cfg.SearchTolerance, cfg.SLO)
 }
@@ -162,8 +166,11 @@ func (l *level) openLoopResult(lr *phases.LevelResult) *warning {
 	sc := &phases.Schedule{Arrivals: cfg.arrivalsName(), Burstiness: cfg.shownBurstiness(), RequestedRate: l.rate,
 		Requests: l.sched.n, LatencyFrom: cfg.LatencyFrom}
 	sc.ScheduledRate, sc.AchievedRate = l.sched.rates()
-	if tr := cfg.TraceSummary(); tr != nil && tr.BlockTokens > 0 {
-		sc.TraceReuse = &tr.ImpliedReuse
+	if tr := cfg.TraceSummary(); tr != nil {
+		sc.TraceSpeed = l.speed
+		if tr.BlockTokens > 0 {
+			sc.TraceReuse = &tr.ImpliedReuse
+		}
 	}
 	if l.agg.lag.TotalCount() > 0 {
 		sc.P50DelayMs = float64(l.agg.lag.ValueAtQuantile(50)) / 1e3

@@ -65,6 +65,13 @@ type Record struct {
 	Error        string  `json:"error,omitempty"`
 	Status       int     `json:"status,omitempty"` // the HTTP status of a failed request
 	Body         string  `json:"body,omitempty"`   // the first 200 bytes of its error body or event
+	// CachedTokens are the prompt tokens the server's prefix cache held, as
+	// its usage said (prompt_tokens_details.cached_tokens; nil: not said).
+	CachedTokens *int `json:"cached_tokens,omitempty"`
+	// Session and Turn name a multi-turn session's request: the session's
+	// id (sent in the session header) and the turn's index from 1.
+	Session string `json:"session,omitempty"`
+	Turn    int    `json:"turn,omitempty"`
 
 	// Kept for aggregation, not written.
 	ttft, tpot, e2el time.Duration
@@ -78,6 +85,12 @@ type Record struct {
 	end              time.Duration   // since sweep start
 	endAt            time.Time
 	maxTokens        int // the output length asked for (0: the sweep's)
+	// A session's turn: its user, the chat messages sent (the history with
+	// the real answers), and the answer's text kept for the next turn.
+	user     int
+	msgs     []chatMsg
+	wantText bool
+	answer   string
 	// tokEvents are the stream's token events, tokReads the body reads
 	// that brought at least one: how bunched the stream arrived.
 	tokEvents, tokReads int
@@ -103,17 +116,19 @@ type timeline struct {
 	text    []byte          // the received text as raw JSON string bodies, when usage is missing
 	textCut bool            // text grew past maxText
 	keep    bool            // keep the text (the server has /tokenize)
+	keepAll bool            // keep the text even when usage comes (a session's answer)
 	counted int             // output tokens counted by /tokenize, -1 none
 	delta   bool            // some chunk had a chat delta
 	cumul   int             // last cumulative completion_tokens seen
 	allCum  bool            // every token chunk carried usage
 	final   int             // completion_tokens of the last usage seen (-1 none)
 	prompt  int
+	cached  int // the usage's cached prompt tokens (-1 none said)
 }
 
 func (t *timeline) reset() {
 	t.at, t.tokens, t.chunkAt, t.text = t.at[:0], t.tokens[:0], t.chunkAt[:0], t.text[:0]
-	t.cumul, t.allCum, t.final, t.prompt = 0, true, -1, -1
+	t.cumul, t.allCum, t.final, t.prompt, t.cached = 0, true, -1, -1, -1
 	t.end, t.textCut, t.counted, t.delta = -1, false, -1, false
 }
 
@@ -143,7 +158,7 @@ func (t *timeline) add(c *chunk, at time.Duration) (int, bool) {
 		t.end = at
 	}
 	t.delta = t.delta || c.Delta
-	if t.keep && len(c.Text) > 0 && !c.HasUsage {
+	if len(c.Text) > 0 && (t.keepAll || t.keep && !c.HasUsage) {
 		if len(t.text)+len(c.Text) > maxText {
 			t.textCut = true
 		} else if !t.textCut {
@@ -155,6 +170,9 @@ func (t *timeline) add(c *chunk, at time.Duration) (int, bool) {
 		t.final = c.Completion
 		if c.Prompt > 0 {
 			t.prompt = c.Prompt
+		}
+		if c.HasCached {
+			t.cached = c.Cached
 		}
 		if c.Choices > 0 {
 			n = c.Completion - t.cumul
@@ -208,6 +226,9 @@ func (t *timeline) finish(r *Record) {
 	if t.prompt >= 0 {
 		r.InputTokens = t.prompt
 		r.promptUsage = true
+	}
+	if t.cached >= 0 {
+		r.CachedTokens = new(t.cached)
 	}
 	r.chatShape = t.delta
 	r.ttft = t.at[0]

@@ -38,6 +38,7 @@ type runner struct {
 	sctx       context.Context      // the scrapes' context (nil without a scraper)
 	edges      sync.WaitGroup       // window-edge scrapes in flight
 	run, runs  int                  // the level's run of its repeats (0: not repeated)
+	speed      float64              // a speed search's level: the trace's speed factor (0: the sweep's)
 	// openSpan is the least time a searched open-loop level sends for:
 	// three times the median E2EL of the last level that met the SLO.
 	openSpan time.Duration

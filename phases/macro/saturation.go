@@ -146,7 +146,7 @@ func (l *level) loadWarnings(lr *phases.LevelResult) []warning {
 // it sends for at least r.openSpan: a queue that grows shows only after
 // the first requests have ended. It returns the level's note, or "".
 func (r *runner) openLoopSpan(cfg *Config, rate float64) string {
-	if rate <= 0 || r.openSpan <= 0 || cfg.Requests <= 0 {
+	if rate <= 0 || r.openSpan <= 0 || cfg.Requests <= 0 || cfg.trace != nil { // a trace's window is what it replays
 		return ""
 	}
 	need := int(math.Ceil(rate * r.openSpan.Seconds()))

@@ -34,10 +34,10 @@ const rateFloor = 16
 // CheckSearchMode checks a search mode: none, concurrency or rate.
 func CheckSearchMode(mode string) error {
 	switch mode {
-	case "", phases.SearchConcurrency, phases.SearchRate:
+	case "", phases.SearchConcurrency, phases.SearchRate, phases.SearchSpeed:
 		return nil
 	}
-	return fmt.Errorf("%q: want concurrency or rate", mode)
+	return fmt.Errorf("%q: want concurrency, rate or speed (a trace's replay)", mode)
 }
 
 // CheckSearchTolerance checks the search's tolerance: 0 (not given: the
@@ -79,8 +79,11 @@ func (r *runner) search(ctx context.Context, res *Result) error {
 	cfg := r.cfg
 	s := &phases.Search{Mode: cfg.Search, Unit: "concurrency", SLO: cfg.slo.String(), RequiredShare: cfg.slo.share,
 		Tolerance: cfg.SearchTolerance, Steps: []phases.SearchStep{}}
-	if cfg.Search == phases.SearchRate {
+	switch cfg.Search {
+	case phases.SearchRate:
 		s.Unit = "req/s"
+	case phases.SearchSpeed:
+		s.Unit = "speed"
 	}
 	res.Search = s
 	se := &searcher{r: r, res: res, s: s}
@@ -177,6 +180,9 @@ func (se *searcher) emit(ctx context.Context) {
 func (se *searcher) ladder() []float64 {
 	cfg := se.r.cfg
 	var out []float64
+	if se.s.Mode == phases.SearchSpeed {
+		return cfg.trace.speedLadder(searchRungs)
+	}
 	if se.s.Mode == phases.SearchRate {
 		r := cfg.SearchFrom
 		for i := 0; i < searchRungs && r <= MaxRate; i++ {
@@ -228,15 +234,18 @@ func round4(x float64) float64 {
 func (se *searcher) probe(ctx context.Context, v float64, phase string) (phases.SearchStep, error) {
 	r := se.r
 	conc, rate := int(v), 0.0
-	if se.s.Mode == phases.SearchRate {
+	switch se.s.Mode {
+	case phases.SearchRate:
 		conc, rate = 0, v
+	case phases.SearchSpeed:
+		conc, rate, r.speed = 0, r.cfg.trace.rateAt(v), v
 	}
 	minRuns := max(r.cfg.Repeat, 1)
 	maxRuns := max(minRuns, searchMaxRuns)
 	var runs []*phases.LevelResult
 	var err error
 	var noisy []string
-	defer func() { r.run, r.runs = 0, 0 }()
+	defer func() { r.run, r.runs, r.speed = 0, 0, 0 }()
 	for k := 0; k < maxRuns; k++ {
 		if k > 0 || minRuns > 1 {
 			r.run, r.runs = k+1, minRuns
@@ -335,8 +344,11 @@ func wilson(good, n int) (lo, hi float64) {
 func searchText(s *phases.Search) string {
 	slo := fmt.Sprintf("%s for %.0f%% of requests", s.SLO, 100*s.RequiredShare)
 	what := "C"
-	if s.Mode == phases.SearchRate {
+	switch s.Mode {
+	case phases.SearchRate:
 		what = "rate"
+	case phases.SearchSpeed:
+		what = "speed"
 	}
 	var head string
 	switch {

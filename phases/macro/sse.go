@@ -118,14 +118,18 @@ func (s *sseReader) Next() ([]byte, error) {
 // chunk is what one streamed JSON event says, reduced to what the metrics
 // need.
 type chunk struct {
-	Done         bool // the [DONE] sentinel
-	Choices      int  // number of choices in the event
-	Role         bool // a role-only delta (no token)
-	Content      bool // non-empty answer text, text completion, or tool call
-	Reasoning    bool // non-empty reasoning text
-	HasUsage     bool
-	Prompt       int
-	Completion   int
+	Done       bool // the [DONE] sentinel
+	Choices    int  // number of choices in the event
+	Role       bool // a role-only delta (no token)
+	Content    bool // non-empty answer text, text completion, or tool call
+	Reasoning  bool // non-empty reasoning text
+	HasUsage   bool
+	Prompt     int
+	Completion int
+	// Cached is the usage's prompt_tokens_details.cached_tokens: prompt
+	// tokens the server's prefix cache held (HasCached: it said).
+	Cached       int
+	HasCached    bool
 	FinishReason string
 	Err          string // an error event after HTTP 200
 	Delta        bool   // a choice had a non-empty chat delta (chat-shaped)
@@ -154,8 +158,11 @@ type wireChunk struct {
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens *int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 	Error json.RawMessage `json:"error"`
 }
@@ -233,6 +240,9 @@ func parseChunkStd(data []byte, w *wireChunk, c *chunk) error {
 		c.HasUsage = true
 		c.Prompt = w.Usage.PromptTokens
 		c.Completion = w.Usage.CompletionTokens
+		if d := w.Usage.PromptTokensDetails; d != nil && d.CachedTokens != nil {
+			c.Cached, c.HasCached = *d.CachedTokens, true
+		}
 	}
 	return nil
 }

@@ -38,11 +38,11 @@ func scanChunk(data []byte, c *chunk) error {
 			return err
 		case keyIs(key, "usage"):
 			if s.null() {
-				c.HasUsage, c.Prompt, c.Completion = false, 0, 0
+				c.HasUsage, c.Prompt, c.Completion, c.Cached, c.HasCached = false, 0, 0, 0, false
 				return nil
 			}
 			if !c.HasUsage {
-				c.Prompt, c.Completion = 0, 0
+				c.Prompt, c.Completion, c.Cached, c.HasCached = 0, 0, 0, false
 			}
 			c.HasUsage = true
 			return s.usage(c)
@@ -356,6 +356,8 @@ func (s *jscan) usage(c *chunk) error {
 			dst = &c.Prompt
 		case keyIs(k, "completion_tokens"):
 			dst = &c.Completion
+		case keyIs(k, "prompt_tokens_details"):
+			return s.promptDetails(c)
 		default:
 			if !s.skip() {
 				return errScan
@@ -465,4 +467,31 @@ func (s *jscan) object(field func(k []byte) error) error {
 			return err
 		}
 	}
+}
+
+// promptDetails reads the usage's prompt_tokens_details: its cached_tokens
+// (null, as encoding/json does, clears what an earlier one set).
+func (s *jscan) promptDetails(c *chunk) error {
+	if s.null() {
+		c.Cached, c.HasCached = 0, false
+		return nil
+	}
+	return s.object(func(k []byte) error {
+		if !keyIs(k, "cached_tokens") {
+			if !s.skip() {
+				return errScan
+			}
+			return nil
+		}
+		if s.null() {
+			c.Cached, c.HasCached = 0, false
+			return nil
+		}
+		v, _, ok := s.integer()
+		if !ok {
+			return errScan
+		}
+		c.Cached, c.HasCached = v, true
+		return nil
+	})
 }

@@ -308,6 +308,12 @@ func (s *Sweep) prepare(ctx context.Context, c *client, cfg *Config, res *Result
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	if w := cfg.trace.checkTokens(ctx, c, pg.tokensPerWrd); w != "" {
+		warn(w)
+	}
+	if err := cfg.conv.checkFits(*cfg, c.maxLen[cfg.Model], pg.tokensPerWrd); err != nil {
+		return nil, err
+	}
 	res.Preflight = "skipped"
 	if !cfg.NoPreflight {
 		if res.Preflight, err = preflight(ctx, c, pg, ids, warn); err != nil {

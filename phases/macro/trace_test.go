@@ -2,6 +2,7 @@ package macro
 
 import (
 	"context"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -184,5 +185,34 @@ func TestPeakRateHandWorked(t *testing.T) {
 	if DetectTraceFormat("testdata/trace_bailian.jsonl") != TraceBailian || DetectTraceFormat("testdata/trace_mooncake.jsonl") != TraceMooncake ||
 		DetectTraceFormat("testdata/trace_burstgpt.csv") != TraceBurstGPT {
 		t.Error("formats not told apart")
+	}
+}
+
+// A trace feed replays its window at another speed by scaling its gaps;
+// its speed ladder doubles from the window's speed while the window lasts
+// a second or more, and the rate a speed
+// names is the window's mean rate at 1× times the speed.
+func TestTraceFeedSpeeds(t *testing.T) {
+	cfg := Complete(Config{URL: "http://127.0.0.1:1", Dataset: TraceMooncake, DatasetFile: "testdata/trace_mooncake.jsonl", TraceSpeed: 2})
+	if err := cfg.traceLevel(); err != nil {
+		t.Fatal(err)
+	}
+	f := cfg.trace
+	// 8× would replay the 6.5 s window in 0.8 s: one burst, past the ladder.
+	if got := f.speedLadder(3); len(got) != 2 || got[0] != 2 || got[1] != 4 {
+		t.Fatalf("ladder %v", got)
+	}
+	gap1 := f.restart(2).gap()
+	gap4 := f.restart(8).gap()
+	if gap1 != (192-69)*time.Millisecond/2 || gap4 != gap1/4 {
+		t.Fatalf("gaps %v at 2×, %v at 8×", gap1, gap4)
+	}
+	span := (6590 - 69) / 1000.0
+	if want := 23 / span * 8; math.Abs(f.rateAt(8)-want) > 0.001*want || cfg.Rate != f.rateAt(2) {
+		t.Fatalf("rate at 8× %g, want %g; level rate %g", f.rateAt(8), want, cfg.Rate)
+	}
+	cfg.trace, cfg.Search = nil, "rate"
+	if err := cfg.traceLevel(); err == nil || !strings.Contains(err.Error(), "--search speed") {
+		t.Fatalf("a rate search over a trace: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/units"
 )
 
@@ -103,6 +104,46 @@ func (cfg Config) checkValues() error {
 	}
 	if cfg.DatasetMax < 0 {
 		return fmt.Errorf("DatasetMax %d: %w", cfg.DatasetMax, errNegative)
+	}
+	return cfg.checkSessions()
+}
+
+// checkSessions checks the multi-turn settings: a think time within
+// bounds, a header name HTTP allows, and a multi-turn dataset run by
+// users (a concurrency), not at a rate, with nothing of the random
+// prompts' shaping.
+func (cfg Config) checkSessions() error {
+	if cfg.ThinkTime < 0 || cfg.ThinkTime > MaxThinkTime {
+		return fmt.Errorf("ThinkTime %s: want 0 to %s", cfg.ThinkTime, MaxThinkTime)
+	}
+	if err := CheckHeaderName(cfg.SessionHeader); err != nil {
+		return fmt.Errorf("SessionHeader %v", err)
+	}
+	if !IsSessionDataset(cfg.Dataset) {
+		return nil
+	}
+	switch {
+	case cfg.Rate > 0 || cfg.Search == phases.SearchRate || cfg.Search == phases.SearchSpeed:
+		return fmt.Errorf("Dataset %s: sessions run as users (a concurrency), not at a rate", cfg.Dataset)
+	case cfg.RangeRatio > 0 || cfg.PrefixLen > 0:
+		return fmt.Errorf("Dataset %s: the range ratio and the prefix length shape random prompts, not a dataset's turns", cfg.Dataset)
+	}
+	return nil
+}
+
+// CheckHeaderName checks an HTTP header name ("" is none): 1 to 128 of
+// the characters a header name may hold.
+func CheckHeaderName(name string) error {
+	if name == "" {
+		return nil
+	}
+	if len(name) > 128 {
+		return fmt.Errorf("%.20q…: want a header name of at most 128 characters", name)
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", c)) {
+			return fmt.Errorf("%q: not a header name (letters, digits and !#$%%&'*+-.^_`|~)", name)
+		}
 	}
 	return nil
 }

@@ -86,6 +86,7 @@ func newCapacity(stdout, stderr io.Writer) (*Command, func(args []string) (repor
 			if c.Set("rate") || c.Set("users") {
 				return report.CapacityAsk{}, "", BadInput("--trace: give a trace or --rate/--users, not both")
 			}
+			ask.Trace = *trace
 			if ask.Rate, err = traceTraffic(c, *trace); err != nil {
 				return report.CapacityAsk{}, "", err
 			}

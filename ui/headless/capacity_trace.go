@@ -19,7 +19,7 @@ func traceTraffic(c *Command, path string) (float64, error) {
 	if rate <= 0 {
 		return 0, BadInput("--trace %s: its %d requests span no time; a rate needs two or more apart", path, len(tr.Requests))
 	}
-	fmt.Fprintf(c.Stderr, "capacity: the %s trace %s: %d requests, %.3g req/s in its busiest minute (the traffic planned for)\n",
+	fmt.Fprintf(c.Stderr, "capacity: the %s trace %s: %d requests, %.3g req/s in its busiest minute (the traffic planned for, unless the sweep replayed the trace at several speeds)\n",
 		format, path, len(tr.Requests), rate)
 	return rate, nil
 }

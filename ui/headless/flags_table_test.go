@@ -260,7 +260,13 @@ func flagRows(dir string) []flagRow {
 		{cmds: "sweep", args: []string{"--repeat", "1"}, get: func(r resolved) any { return r.sweep.Repeat }, want: 1},
 		{cmds: "sweep", args: []string{"--seed", "7"}, get: func(r resolved) any { return r.sweep.Seed }, want: int64(7)},
 		{cmds: "sweep", args: []string{"--trace-speed", "2.5"}, get: func(r resolved) any { return r.sweep.TraceSpeed }, want: 2.5},
-		{cmds: "sweep", args: []string{"--trace-speed", "0"}, wantErr: "--trace-speed: must be more than 0"},
+		{cmds: "sweep", args: []string{"--trace-speed", "0"}, wantErr: "--trace-speed: want more than 0"},
+		{cmds: "sweep", args: []string{"--think-time", "2s"}, get: func(r resolved) any { return r.sweep.ThinkTime }, want: 2 * time.Second},
+		{cmds: "sweep", args: []string{"--think-time", "2h"}, wantErr: "--think-time: want 0 to 1h0m0s"},
+		{cmds: "sweep", args: []string{"--session-header", "X-Session-ID"}, get: func(r resolved) any { return r.sweep.SessionHeader }, want: "X-Session-ID"},
+		{cmds: "sweep", args: []string{"--session-header", "X Session"}, wantErr: "not a header name"},
+		{cmds: "sweep", args: []string{"--users", "3,5", "--dataset", "sessions", "--dataset-file", "sessions.jsonl", "--rate", "0", "--search", "", "--range-ratio", "0", "--prefix-len", "0"}, get: func(r resolved) any { return r.sweep.Concurrency }, want: []int{3, 5}},
+		{cmds: "sweep", args: []string{"--users", "3"}, wantErr: "--users: users run sessions"},
 		{cmds: "sweep", args: []string{"--trace-start", "90s"}, get: func(r resolved) any { return r.sweep.TraceStart }, want: 90 * time.Second},
 		{cmds: "sweep", args: []string{"--trace-duration", "1m"}, get: func(r resolved) any { return r.sweep.TraceDuration }, want: time.Minute},
 		{cmds: "sweep", args: []string{"--metrics-url", "off"}, get: func(r resolved) any { return r.camp.MetricsURL() }, want: ""},
@@ -432,6 +438,9 @@ func TestEveryFlagWins(t *testing.T) {
 	t.Chdir(dir)
 	t.Setenv("OPENAI_API_KEY", "sk-from-the-environment")
 	if err := os.WriteFile(filepath.Join(dir, "prompts.jsonl"), []byte(`{"prompt": "a b c", "output_len": 4}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sessions.jsonl"), []byte(`{"session_id": 1, "prompt": "a b c"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// 3 requests over 2 s: 1.5 req/s

@@ -32,8 +32,6 @@ type sweepFlags struct {
 	pctMetrics, pcts       string // vLLM's --percentile-metrics, --metric-percentiles
 	timeout                time.Duration
 	seed                   int64
-	traceSpeed             float64
-	traceStart, traceDur   time.Duration
 	emu                    vllmemu.Config // the simulated server, as --sim-mode asks
 	vllm                   *vllmArgs      // what a vllm bench serve line asked besides the sweep's flags
 }
@@ -67,8 +65,9 @@ func newSweep(stdout, stderr io.Writer) (*Command, *sweepFlags) {
 		"       [--concurrency 1,2,4] [--requests N] [--duration D] [--warmup N] [--input-len N] [--output-len N]\n"+
 		"       [--dataset sharegpt|jsonl FILE [--dataset-max N] | --range-ratio R] [--prefix-len N]\n"+
 		"       [--dataset mooncake|bailian|burstgpt FILE [--trace-speed X] [--trace-start D] [--trace-duration D]]\n"+
+		"       [--dataset conversations|sessions FILE [--users 4,16] [--think-time D] [--session-header NAME]]\n"+
 		"       [--rate R [--arrivals poisson|constant] [--burstiness G]] [--latency-from sent|intended]\n"+
-		"       [--slo ttft=2s,tpot=50ms,e2el=30s [--search concurrency|rate [--search-tolerance 0.05]]]\n"+
+		"       [--slo ttft=2s,tpot=50ms,e2el=30s [--search concurrency|rate|speed [--search-tolerance 0.05]]]\n"+
 		"       [--repeat N] [--stop-at-plateau] [--no-preflight] [--loadgen here|host]\n"+
 		"       [--json FILE|-] [--jsonl FILE] [--metrics-url URL|off] [--percentile-metrics ttft,tpot,itl,e2el] [--metric-percentiles 50,95]\n"+
 		"       A vllm bench serve line works too: --max-concurrency (with --request-rate, the cap on requests in flight),\n"+
@@ -92,17 +91,20 @@ func newSweep(stdout, stderr io.Writer) (*Command, *sweepFlags) {
 	fs.String("arrivals", "", "open loop: poisson (gaps from a gamma distribution of shape --burstiness; 1 is Poisson) or constant (default: the campaign's macro.arrivals, else poisson)")
 	fs.Float64("burstiness", 0, "open loop: the gamma shape of the gaps, as vllm bench serve's --burstiness: 1 is Poisson, under 1 burstier, over 1 steadier (default: the campaign's macro.burstiness, else 1)")
 	fs.String("latency-from", "", "where TTFT and E2EL start: sent (the actual send) or intended (the intended send: a late client's wait counted, the coordinated-omission correction) (default: the campaign's macro.latency_from, else sent)")
-	fs.String("search", "", "with --slo: find the largest concurrency (closed loop, from the --concurrency ladder) or request rate (open loop, doubling from --rate, else 1 req/s) meeting it; empty: none (default: the campaign's macro.search)")
+	fs.String("search", "", "with --slo: find the largest concurrency (closed loop, from the --concurrency ladder), request rate (open loop, doubling from --rate, else 1 req/s) or a trace's replay speed (speed, doubling from --trace-speed) meeting it; empty: none (default: the campaign's macro.search)")
 	fs.Float64("search-tolerance", 0, "how close the search's bounds come: upper - lower at most this share of lower (default: the campaign's macro.search_tolerance, else 0.05)")
 	fs.Bool("stop-at-plateau", false, "end the sweep at the level where throughput stops growing (default: the campaign's macro.stop_at_plateau)")
 	fs.Bool("no-preflight", false, "skip the request sent with the sweep's settings before the first level (default: the campaign's macro.no_preflight)")
 	fs.DurationVar(&f.timeout, "timeout", campaign.DefaultRequestTimeout, "limit for one request")
 	fs.String("slo", "", "SLO for goodput, e.g. ttft=2s,tpot=50ms,e2el=30s; empty: none (default: the campaign's macro.slo)")
-	fs.String("dataset", "", "prompts: random, sharegpt FILE or jsonl FILE ({\"prompt\": …, \"output_len\": N} per line) (default: the campaign's macro.dataset, else random)")
+	fs.String("dataset", "", "prompts: random, sharegpt FILE or jsonl FILE ({\"prompt\": …, \"output_len\": N} per line); sessions: conversations FILE (ShareGPT, turn by turn) or sessions FILE (JSONL of turns); a trace: mooncake, bailian or burstgpt FILE (default: the campaign's macro.dataset, else random)")
 	fs.String("dataset-file", "", "the dataset's file, also given after --dataset's kind (default: the campaign's macro.dataset_file)")
-	fs.Float64Var(&f.traceSpeed, "trace-speed", 1, "with a trace dataset: replay it X times as fast (0.5: half as fast)")
-	fs.DurationVar(&f.traceStart, "trace-start", 0, "with a trace dataset: replay from this time into the trace")
-	fs.DurationVar(&f.traceDur, "trace-duration", 0, "with a trace dataset: replay this much of the trace (0: to its end)")
+	fs.Float64("trace-speed", 0, "with a trace dataset: replay it X times as fast (0.5: half as fast) (default: the campaign's macro.trace_speed, else 1)")
+	fs.Duration("trace-start", 0, "with a trace dataset: replay from this time into the trace (default: the campaign's macro.trace_start)")
+	fs.Duration("trace-duration", 0, "with a trace dataset: replay this much of the trace; 0: to its end (default: the campaign's macro.trace_duration)")
+	fs.String("users", "", "with a multi-turn dataset: users per level, comma separated, each running sessions turn by turn (the levels' concurrency)")
+	fs.Duration("think-time", 0, "with a multi-turn dataset: each user's wait between an answer and the next turn; a turn's own think_time_ms replaces it (default: the campaign's macro.think_time)")
+	fs.String("session-header", "", "with a multi-turn dataset: the HTTP header carrying the session's id, e.g. X-Session-ID for a router with session affinity; empty: none (default: the campaign's macro.session_header)")
 	fs.Int("dataset-max", 0, "use at most N prompts of the dataset, a seeded sample; 0: all (default: the campaign's macro.dataset_max)")
 	fs.Float64("range-ratio", 0, "random lengths spread over ±R of --input-len and --output-len, as vLLM's --random-range-ratio, 0 to <1 (default: the campaign's macro.range_ratio)")
 	fs.Int("prefix-len", 0, "every prompt starts with the same N tokens, for prefix caching (default: the campaign's macro.prefix_len)")
@@ -135,6 +137,9 @@ var sweepBinds = []campaign.Flag{
 	{Name: "arrivals", Key: "macro.arrivals"}, {Name: "burstiness", Key: "macro.burstiness"},
 	{Name: "latency-from", Key: "macro.latency_from"}, {Name: "search", Key: "macro.search"},
 	{Name: "search-tolerance", Key: "macro.search_tolerance"},
+	{Name: "trace-speed", Key: "macro.trace_speed"}, {Name: "trace-start", Key: "macro.trace_start"},
+	{Name: "trace-duration", Key: "macro.trace_duration"}, {Name: "users", Key: "macro.concurrency"},
+	{Name: "think-time", Key: "macro.think_time"}, {Name: "session-header", Key: "macro.session_header"},
 }
 
 func runSweep(ctx context.Context, c *Command, f *sweepFlags) error {
@@ -206,10 +211,9 @@ func (f *sweepFlags) plan(c *Command) (macro.Config, *campaign.Campaign, error) 
 		cfg.Model = f.model
 	}
 	cfg.Timeout, cfg.Seed = f.timeout, f.seed
-	if f.traceSpeed <= 0 {
-		return macro.Config{}, nil, BadInput("--trace-speed: must be more than 0, got %g", f.traceSpeed)
+	if c.Set("users") && !macro.IsSessionDataset(cfg.Dataset) {
+		return macro.Config{}, nil, BadInput("--users: users run sessions: give a multi-turn dataset (--dataset conversations|sessions FILE)")
 	}
-	cfg.TraceSpeed, cfg.TraceStart, cfg.TraceDuration = f.traceSpeed, f.traceStart, f.traceDur
 	if err := cfg.CheckLevelTime(); err != nil {
 		return macro.Config{}, nil, BadInput("--rate %v", err)
 	}
@@ -339,6 +343,11 @@ func printProgress(w io.Writer, events <-chan phases.Event, observe func(phases.
 			if d.Schedule != nil {
 				fmt.Fprintln(w, "       schedule:", ScheduleLine(*d.Schedule))
 			}
+			if d.Sessions != nil {
+				for _, x := range SessionLines(*d.Sessions) {
+					fmt.Fprintln(w, "      ", x)
+				}
+			}
 			for _, n := range d.Notes {
 				fmt.Fprintln(w, "       note:", n)
 			}
@@ -404,7 +413,8 @@ func datasetArgs(args []string) []string {
 	for i := 0; i < len(args); i++ {
 		out = append(out, args[i])
 		if a := args[i]; (a == "--dataset" || a == "-dataset") && i+2 < len(args) &&
-			(args[i+1] == macro.DatasetShareGPT || args[i+1] == macro.DatasetJSONL || macro.IsTraceFormat(args[i+1])) && !strings.HasPrefix(args[i+2], "-") {
+			(args[i+1] == macro.DatasetShareGPT || args[i+1] == macro.DatasetJSONL || macro.IsTraceFormat(args[i+1]) || macro.IsSessionDataset(args[i+1])) &&
+			!strings.HasPrefix(args[i+2], "-") {
 			out = append(out, args[i+1], "--dataset-file", args[i+2])
 			i += 2
 		}
@@ -426,6 +436,11 @@ func workloadText(sc macro.Config) string {
 		s = fmt.Sprintf("the %s trace %s replayed at %g× its speed", sc.Dataset, sc.DatasetFile, sc.TraceSpeed)
 		if tr := sc.TraceSummary(); tr != nil {
 			s += fmt.Sprintf(" (%d requests over %.1fs, %.3g req/s; its hash ids imply %.1f%% prefix reuse)", tr.Requests, tr.SpanSeconds, tr.MeanRate, 100*tr.ImpliedReuse)
+		}
+	case macro.IsSessionDataset(sc.Dataset):
+		s = fmt.Sprintf("sessions of %s %s, each level's concurrency its users, thinking %s between turns", sc.Dataset, sc.DatasetFile, sc.ThinkTime)
+		if sc.SessionHeader != "" {
+			s += fmt.Sprintf(", the session's id in %s", sc.SessionHeader)
 		}
 	case sc.RangeRatio > 0:
 		s = fmt.Sprintf("input %d, output %d tokens ±%g%%", sc.InputLen, sc.OutputLen, 100*sc.RangeRatio)
@@ -466,6 +481,12 @@ func ScheduleLine(sc phases.Schedule) string {
 	}
 	s := fmt.Sprintf("%s arrivals, %.3g req/s sent of %.3g scheduled (%g requested); scheduling delay p50 %.1f ms, p99 %.1f ms; %s",
 		arr, sc.AchievedRate, sc.ScheduledRate, sc.RequestedRate, sc.P50DelayMs, sc.P99DelayMs, macro.LatencyWords(sc.LatencyFrom))
+	if sc.TraceSpeed > 0 {
+		s += fmt.Sprintf("; the trace at %g×", sc.TraceSpeed)
+		if sc.TraceReuse != nil {
+			s += fmt.Sprintf(", its hash ids imply %.1f%% prefix reuse", 100**sc.TraceReuse)
+		}
+	}
 	if sc.FellBehind {
 		s += "  FELL BEHIND"
 	}

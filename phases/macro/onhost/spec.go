@@ -66,6 +66,9 @@ type Spec struct {
 	TraceSpeed    float64       `json:"trace_speed,omitempty"`
 	TraceStart    time.Duration `json:"trace_start,omitempty"`
 	TraceDuration time.Duration `json:"trace_duration,omitempty"`
+	// A multi-turn dataset's think time and session header.
+	ThinkTime     time.Duration `json:"think_time,omitempty"`
+	SessionHeader string        `json:"session_header,omitempty"`
 	// Deployment is what the sweep measured (TP, PP, DP, nodes).
 	Deployment *phases.Deployment `json:"deployment,omitempty"`
 	// MetricsURL is the server's /metrics as the host sees it; empty: none.
@@ -89,7 +92,7 @@ func specOf(cfg macro.Config, metricsURL string) Spec {
 		PrefixLen: cfg.PrefixLen, Repeat: cfg.Repeat, Percentiles: cfg.Percentiles, MetricsURL: metricsURL, JSONL: cfg.JSONL != nil, GPU: cfg.GPU != nil,
 		Arrivals: cfg.Arrivals, Burstiness: cfg.Burstiness, LatencyFrom: cfg.LatencyFrom, Search: cfg.Search, SearchTolerance: cfg.SearchTolerance, SearchFrom: cfg.SearchFrom,
 		MaxInFlight: cfg.MaxInFlight, TraceSpeed: cfg.TraceSpeed, TraceStart: cfg.TraceStart, TraceDuration: cfg.TraceDuration,
-		Deployment: cfg.Deployment}
+		ThinkTime: cfg.ThinkTime, SessionHeader: cfg.SessionHeader, Deployment: cfg.Deployment}
 }
 
 // config is the sweep's configuration on the host, without the parts made
@@ -103,5 +106,5 @@ func (s Spec) config() macro.Config {
 		PrefixLen: s.PrefixLen, Repeat: s.Repeat, Percentiles: s.Percentiles,
 		Arrivals: s.Arrivals, Burstiness: s.Burstiness, LatencyFrom: s.LatencyFrom, Search: s.Search, SearchTolerance: s.SearchTolerance, SearchFrom: s.SearchFrom,
 		MaxInFlight: s.MaxInFlight, TraceSpeed: s.TraceSpeed, TraceStart: s.TraceStart, TraceDuration: s.TraceDuration,
-		Deployment: s.Deployment}
+		ThinkTime: s.ThinkTime, SessionHeader: s.SessionHeader, Deployment: s.Deployment}
 }

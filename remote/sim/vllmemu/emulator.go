@@ -165,6 +165,7 @@ type Emulator struct {
 	hit hitRate
 
 	prefix *prefixCache // the prompts' blocks seen, and the tokens hit
+	marks  atomic.Int64 // answers marked so far
 
 	// The scheduler's per-step scratch, used by its goroutine only.
 	stepITL  []float64

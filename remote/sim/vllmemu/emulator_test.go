@@ -154,7 +154,7 @@ func TestEmulatorCompletionsWithoutContinuousUsage(t *testing.T) {
 			t.Errorf("token chunk %d: %s", i, e)
 		}
 	}
-	if !strings.Contains(evs[4], `"choices":[],"usage":{"prompt_tokens":2,"total_tokens":6,"completion_tokens":4}`) {
+	if !strings.Contains(evs[4], `"choices":[],"usage":{"prompt_tokens":2,"total_tokens":6,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":0}}`) {
 		t.Errorf("final usage %s", evs[4])
 	}
 }

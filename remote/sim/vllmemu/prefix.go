@@ -35,24 +35,10 @@ func newPrefixCache(kvTokens int) *prefixCache {
 }
 
 // lookup counts one prompt: its tokens are queried, the tokens of its
-// leading blocks already cached are hits, and its blocks are cached.
-func (c *prefixCache) lookup(words []string) {
-	h := fnv.New64a()
-	var hashes []uint64
-	var ends []int // tokens up to each block's end
-	tokens, inBlock := 0, 0
-	for _, w := range words {
-		h.Write([]byte(w))
-		h.Write([]byte{0})
-		n := countTokens(w)
-		tokens += n
-		inBlock += n
-		if inBlock >= prefixBlock {
-			hashes = append(hashes, h.Sum64())
-			ends = append(ends, tokens)
-			inBlock = 0
-		}
-	}
+// leading blocks already cached are hits (returned), and its blocks are
+// cached.
+func (c *prefixCache) lookup(words []string) int {
+	hashes, ends, tokens := blockHashes(words)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.queries += int64(tokens)
@@ -67,6 +53,40 @@ func (c *prefixCache) lookup(words []string) {
 	for _, k := range hashes {
 		c.keep(k)
 	}
+	return hit
+}
+
+// store caches the blocks of a finished request's prompt and answer (a
+// session's KV: its next turn, which sends them again as its history,
+// hits them) without counting a query.
+func (c *prefixCache) store(words []string) {
+	hashes, _, _ := blockHashes(words)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range hashes {
+		c.keep(k)
+	}
+}
+
+// blockHashes are the hashes of words' whole blocks (each hash covers the
+// words from the start), the tokens up to each block's end, and the
+// tokens in all.
+func blockHashes(words []string) (hashes []uint64, ends []int, tokens int) {
+	h := fnv.New64a()
+	inBlock := 0
+	for _, w := range words {
+		h.Write([]byte(w))
+		h.Write([]byte{0})
+		n := countTokens(w)
+		tokens += n
+		inBlock += n
+		if inBlock >= prefixBlock {
+			hashes = append(hashes, h.Sum64())
+			ends = append(ends, tokens)
+			inBlock = 0
+		}
+	}
+	return hashes, ends, tokens
 }
 
 // keep caches a block, or marks it used, evicting the least recently used

@@ -18,6 +18,7 @@ const maxCatchUp = 250 * time.Millisecond
 // emuReq is one completion request inside the scheduler.
 type emuReq struct {
 	prompt    int // prompt tokens
+	cached    int // of them, those the prefix cache held: not computed at the first prefill
 	maxTokens int
 	gone      atomic.Bool // the handler left (client gone, fault injected)
 
@@ -213,8 +214,10 @@ func (s *scheduler) admit() (kv, prefill int, newPrompt int64) {
 		s.waiting = s.waiting[1:]
 		s.running = append(s.running, r)
 		kv += need
-		prefill += need
-		if !r.admitted {
+		if r.admitted {
+			prefill += need
+		} else {
+			prefill += need - min(r.cached, need-1) // at least one token is computed, as vLLM does on a full hit
 			r.admitted = true
 			newPrompt += int64(r.prompt)
 			r.post(emuEvent{admitted: true})

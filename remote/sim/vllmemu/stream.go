@@ -103,10 +103,13 @@ type fault struct {
 type completion struct {
 	body       emuBody
 	chat       bool
-	prompt     int  // prompt tokens
-	maxTok     int  // tokens to generate
-	usage      bool // a final usage chunk was asked for
-	continuous bool // usage on every chunk was asked for
+	prompt     int      // prompt tokens
+	maxTok     int      // tokens to generate
+	usage      bool     // a final usage chunk was asked for
+	continuous bool     // usage on every chunk was asked for
+	words      []string // the prompt's words, as the prefix cache reads them
+	cached     int      // prompt tokens the prefix cache held
+	mark       string   // the answer's first word, unique to the request
 }
 
 func (e *Emulator) serveCompletion(w http.ResponseWriter, r *http.Request, chat bool) {
@@ -120,18 +123,21 @@ func (e *Emulator) serveCompletion(w http.ResponseWriter, r *http.Request, chat 
 		return
 	}
 	if chat {
-		e.prefix.lookup(promptWords(nil, c.body.Messages))
+		c.words = promptWords(nil, c.body.Messages)
 	} else {
-		e.prefix.lookup(promptWords(c.body.Prompt, nil))
+		c.words = promptWords(c.body.Prompt, nil)
 	}
+	c.cached = min(e.prefix.lookup(c.words), c.prompt)
+	c.mark = e.nextMark()
 	req := newEmuReq(c.prompt, c.maxTok, arrived)
+	req.cached = c.cached
 	defer req.gone.Store(true)
 	if !e.submit(req) {
 		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "the server is shutting down")
 		return
 	}
 	if !c.body.Stream {
-		e.serveWhole(w, r, req, chat, f)
+		e.serveWhole(w, r, req, c, f)
 		return
 	}
 	e.serveStream(w, r, req, c, f)
@@ -221,7 +227,8 @@ func (e *Emulator) decideFault(w http.ResponseWriter, maxTok int) (fault, bool) 
 // serveStream streams a request's tokens as server-sent events as the
 // scheduler produces them.
 func (e *Emulator) serveStream(w http.ResponseWriter, r *http.Request, req *emuReq, c completion, f fault) {
-	sw := &sseWriter{w: w, chat: c.chat, prompt: c.prompt, continuous: c.continuous, reasoning: e.cfg.ReasoningTokens}
+	sw := &sseWriter{w: w, chat: c.chat, prompt: c.prompt, continuous: c.continuous, reasoning: e.cfg.ReasoningTokens,
+		cached: c.cached, mark: c.mark}
 	if c.chat {
 		sw.head = fmt.Sprintf(`{"id":"chatcmpl-%x","object":"chat.completion.chunk","created":%d,"model":%q,"choices":`,
 			time.Now().UnixNano(), time.Now().Unix(), e.cfg.Model)
@@ -292,6 +299,7 @@ func (e *Emulator) streamTokens(sw *sseWriter, fl http.Flusher, req *emuReq, c c
 		sw.raw("[DONE]")
 		sw.flush(fl)
 		e.succeeded()
+		e.keepSession(c, sw.sent)
 		return true
 	}
 	return false
@@ -305,7 +313,8 @@ func (e *Emulator) cut(req *emuReq) {
 }
 
 // serveWhole answers a non-streaming request once every token is out.
-func (e *Emulator) serveWhole(w http.ResponseWriter, r *http.Request, req *emuReq, chat bool, f fault) {
+func (e *Emulator) serveWhole(w http.ResponseWriter, r *http.Request, req *emuReq, c completion, f fault) {
+	chat := c.chat
 	n := 0
 	for n < req.maxTokens {
 		select {
@@ -323,8 +332,9 @@ func (e *Emulator) serveWhole(w http.ResponseWriter, r *http.Request, req *emuRe
 			return
 		}
 	}
-	text := tokenText(nil, 0, n)
-	usage := map[string]int{"prompt_tokens": req.prompt, "completion_tokens": n, "total_tokens": req.prompt + n}
+	text := tokenText(nil, 0, n, c.mark)
+	usage := map[string]any{"prompt_tokens": req.prompt, "completion_tokens": n, "total_tokens": req.prompt + n,
+		"prompt_tokens_details": map[string]int{"cached_tokens": c.cached}}
 	choice := map[string]any{"index": 0, "finish_reason": "length", "logprobs": nil}
 	obj := "text_completion"
 	if chat {
@@ -336,6 +346,7 @@ func (e *Emulator) serveWhole(w http.ResponseWriter, r *http.Request, req *emuRe
 	writeJSON(w, http.StatusOK, map[string]any{"id": fmt.Sprintf("cmpl-%x", time.Now().UnixNano()), "object": obj,
 		"created": time.Now().Unix(), "model": e.cfg.Model, "choices": []any{choice}, "usage": usage})
 	e.succeeded()
+	e.keepSession(c, n)
 }
 
 // succeeded counts a request whose whole answer was sent.
@@ -348,13 +359,42 @@ func (e *Emulator) succeeded() {
 // emuWords are the emulator's output tokens.
 var emuWords = strings.Fields("the model keeps writing tokens at a steady pace while the batch grows and the step time stretches")
 
-// tokenText appends n tokens of text, starting at token index from.
-func tokenText(b []byte, from, n int) []byte {
+// tokenText appends n tokens of text, starting at token index from; the
+// answer's first token is its mark.
+func tokenText(b []byte, from, n int, mark string) []byte {
 	for i := from; i < from+n; i++ {
 		b = append(b, ' ')
+		if i == 0 && mark != "" {
+			b = append(b, mark...)
+			continue
+		}
 		b = append(b, emuWords[i%len(emuWords)]...)
 	}
 	return b
+}
+
+// AnswerMark is the pattern of the mark an answer starts with ("r" and six
+// hexadecimal digits, one token), unique to each request the emulator
+// took (up to 16 M): a test finds a turn's real answer in the next turn's
+// prompt by it.
+const AnswerMark = `r[0-9a-f]{6}`
+
+// nextMark is the next answer's mark.
+func (e *Emulator) nextMark() string {
+	return fmt.Sprintf("r%06x", e.marks.Add(1)&0xffffff)
+}
+
+// keepSession caches a finished request's prompt and answer of n tokens
+// as the next turn of its conversation sends them: a chat's history holds
+// the answer as the assistant's message, a completion's prompt the answer
+// after the prompt. The next turn's prompt hits these blocks.
+func (e *Emulator) keepSession(c completion, n int) {
+	words := append([]string(nil), c.words...)
+	if c.chat {
+		words = append(words, "assistant")
+	}
+	words = append(words, strings.Fields(string(tokenText(nil, 0, n, c.mark)))...)
+	e.prefix.store(words)
 }
 
 // sseWriter writes one response's SSE events.
@@ -367,6 +407,8 @@ type sseWriter struct {
 	sent       int
 	continuous bool
 	reasoning  int
+	cached     int    // prompt tokens the prefix cache held
+	mark       string // the answer's first word
 }
 
 func (s *sseWriter) usage(b []byte) []byte {
@@ -376,7 +418,9 @@ func (s *sseWriter) usage(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(s.prompt+s.sent), 10)
 	b = append(b, `,"completion_tokens":`...)
 	b = strconv.AppendInt(b, int64(s.sent), 10)
-	return append(b, '}')
+	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+	b = strconv.AppendInt(b, int64(s.cached), 10)
+	return append(b, "}}"...)
 }
 
 func (s *sseWriter) event(body func(b []byte) []byte) {
@@ -413,7 +457,7 @@ func (s *sseWriter) tokens(k int, last bool) {
 		default:
 			b = append(b, `[{"index":0,"delta":{"content":"`...)
 		}
-		b = tokenText(b, from, k)
+		b = tokenText(b, from, k, s.mark)
 		b = append(b, '"')
 		if s.chat {
 			b = append(b, '}')

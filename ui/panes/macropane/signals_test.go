@@ -115,3 +115,24 @@ func TestVLLMServerLineKeepsPrefixHitAt80(t *testing.T) {
 		}
 	}
 }
+
+// A replayed trace's levels are named by their speed, and on a wide
+// screen the reuse the trace's hash ids imply stands beside the server's
+// prefix-cache hit rate.
+func TestTraceReuseBesideHitRate(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	m := newPane(t, 160, 30, true)
+	lv := func(speed, hit float64) phases.Event {
+		return phases.New(clock0, phases.KindMacroLevel, phases.LevelResult{Rate: 3.5 * speed, Completed: 24, OutputThroughput: 800,
+			Schedule: &phases.Schedule{Arrivals: "mooncake trace", TraceSpeed: speed, TraceReuse: f(0.836)},
+			Server:   &phases.ServerLevel{Available: true, PrefixCacheHitRate: f(hit)}})
+	}
+	replay(m, []phases.Event{lv(2, 0.834), lv(4, 0.81)}, -1)
+	v := plain(m)
+	panetest.Fits(t, m.View(), 160, 30)
+	for _, want := range []string{"implied", "2×", "4×", "83%", "84%", "81%"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+}

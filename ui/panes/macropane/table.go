@@ -19,12 +19,14 @@ type tableCols struct {
 	server bool // the server's columns
 	gpu    bool // the GPUs' power and energy
 	sig    bool // the server's signals (prefix cache, speculative decoding)
+	trace  bool // a replayed trace's implied prefix reuse, beside the hit rate
 	sglang bool // SGLang's queue is "queued", and it counts no preemptions
 }
 
 // tableHead is the levels table's header line and the columns it has.
 func (m *Model) tableHead() (string, tableCols) {
 	c := tableCols{server: m.w >= 112, gpu: m.w >= 120, sig: m.w >= 140, sglang: m.server.Engine == "sglang"}
+	c.trace = c.sig && m.w >= 148 && m.replayed()
 	head := fmt.Sprintf(rowFmt, "C", "req/s", "tok/s", "TTFT p50", "p99", "TPOT p50", "p99", "ITL p99", "fail")
 	if c.server {
 		wait := "wait"
@@ -39,7 +41,41 @@ func (m *Model) tableHead() (string, tableCols) {
 	if c.sig {
 		head += fmt.Sprintf(sigFmt, "pfx hit", "spec acc")
 	}
+	if c.trace {
+		head += fmt.Sprintf(traceFmt, "implied")
+	}
 	return head, c
+}
+
+// traceFmt lays out a replayed trace's implied prefix reuse: the share of
+// its input tokens its hash ids say a prefix cache could hold, read
+// beside the server's hit rate.
+const traceFmt = " %7s"
+
+// replayed reports whether a finished level replayed a trace.
+func (m *Model) replayed() bool {
+	for _, lv := range m.levels {
+		if lv.Schedule != nil && lv.Schedule.TraceSpeed > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func traceCell(sc *phases.Schedule) string {
+	if sc == nil || sc.TraceReuse == nil {
+		return fmt.Sprintf(traceFmt, "—")
+	}
+	return fmt.Sprintf(traceFmt, units.Pct(*sc.TraceReuse))
+}
+
+// levelCell is a level's first cell: its concurrency, or a trace's
+// replay speed.
+func levelCell(lv phases.LevelResult) string {
+	if sc := lv.Schedule; sc != nil && sc.TraceSpeed > 0 {
+		return strconv.FormatFloat(sc.TraceSpeed, 'g', 3, 64) + "×"
+	}
+	return strconv.Itoa(lv.Concurrency)
 }
 
 // table renders the finished levels, at most rows lines including the
@@ -79,7 +115,7 @@ func (m *Model) table(rows int) []string {
 // telling one; bound is true when the client limited the level.
 func (m *Model) levelRow(lv phases.LevelResult, cols tableCols, bound bool) string {
 	s := m.d.Styles
-	line := fmt.Sprintf(rowFmt, strconv.Itoa(lv.Concurrency), units.Rate(lv.RequestThroughput),
+	line := fmt.Sprintf(rowFmt, levelCell(lv), units.Rate(lv.RequestThroughput),
 		units.Thousands(lv.OutputThroughput), units.Ms(lv.MedianTTFTms), units.Ms(lv.P99TTFTms), units.Ms(lv.MedianTPOTms),
 		units.Ms(lv.P99TPOTms), units.Ms(lv.P99ITLms), strconv.Itoa(lv.Failed))
 	if cols.server {
@@ -90,6 +126,9 @@ func (m *Model) levelRow(lv phases.LevelResult, cols tableCols, bound bool) stri
 	}
 	if cols.sig {
 		line += signalCells(lv.Server)
+	}
+	if cols.trace {
+		line += traceCell(lv.Schedule)
 	}
 	var flags []string
 	style := s.Input
