@@ -28,6 +28,10 @@ func (pr *predictor) chunked() {
 		return
 	}
 	p := pr.plat
+	if !on && !p.mixed {
+		pr.line("--max-num-batched-tokens with whole prefills (measured so in the baseline): each prefill its own step as before, the prefill part unchanged to first order")
+		return
+	}
 	before := p.prefill
 	cost, text := pr.promptCost(p, on, chunk)
 	pr.each(func(q *point) { pr.rechunk(q, on, chunk) })
@@ -54,11 +58,9 @@ func (pr *predictor) rechunk(p *point, on bool, chunk float64) {
 		return
 	}
 	old := p.prefill / p.promptPerToken
-	if on == p.mixed && chunk == 0 {
-		return
-	}
 	cost, _ := pr.promptCost(*p, on, chunk)
-	if on && p.mixed {
+	switch {
+	case on && p.mixed && chunk > 0:
 		// The same mode with another token budget: the marginal cost at
 		// the new chunk against the one measured.
 		was, _ := pr.promptCost(*p, true, flagFloat(pr.base, "max-num-batched-tokens"))
@@ -66,6 +68,8 @@ func (pr *predictor) rechunk(p *point, on bool, chunk float64) {
 			return
 		}
 		cost = old * cost / was
+	case on == p.mixed:
+		return // whole prefills stay whole; chunked without a new budget stays
 	}
 	if cost <= 0 {
 		return

@@ -88,6 +88,21 @@ func parseFlags(words []string) launchFlags {
 	return f
 }
 
+// argWords are a variant's args as words: an arg that holds a flag and
+// its value ("--max-num-seqs 64", as a campaign's matrix writes them) is
+// split as a shell would; any other arg is one word (a JSON value).
+func argWords(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "--") && strings.ContainsAny(a, " \t") {
+			out = append(out, splitLaunch(a)...)
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
 // flagChange is one flag the variant sets otherwise than the baseline:
 // Old "" with Had false when the baseline does not set it; Gone when the
 // variant's whole launch line drops it.
@@ -122,7 +137,7 @@ func launchChanges(baseline string, spec phases.VariantSpec) ([]flagChange, laun
 	if strings.TrimSpace(spec.Launch) != "" {
 		next = parseFlags(splitLaunch(spec.Launch))
 	}
-	maps.Copy(next, parseFlags(spec.Args))
+	maps.Copy(next, parseFlags(argWords(spec.Args)))
 	var out []flagChange
 	for name, v := range next {
 		if old, had := base[name]; !had || old != v {

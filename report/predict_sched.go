@@ -105,8 +105,9 @@ func perPrompt(p point) float64 {
 // seat (a queue for the seats or none), the plateau's when none is nearer.
 func (pr *predictor) refLevel() BaselineLevel {
 	plat, _ := pr.b.level(pr.b.PlateauC)
-	if pr.newCap == pr.oldCap || math.IsInf(pr.oldCap, 1) {
-		return plat
+	pc := float64(pr.b.PlateauC)
+	if pr.platC == pc && min(pc, pr.newCap) == min(pc, pr.oldCap) || math.IsInf(pr.oldCap, 1) {
+		return plat // the seats do not bind at the plateau
 	}
 	want := pr.platC / pr.newCap
 	best, bestD := plat, math.Abs(math.Log(float64(plat.C)/pr.oldCap/want))

@@ -103,6 +103,10 @@ func (pr *predictor) speculative() {
 	base, hadBase := parseSpec(pr.base["speculative-config"])
 	k0 := 0
 	if hadBase {
+		if pr.b.SpecAcceptLength <= 0 {
+			pr.cantTPOT("speculative decoding: the baseline speculates but measured no acceptance (its spec-decode metrics) to take its own step apart")
+			return
+		}
 		k0 = base.K
 		f /= (1 + draftCost(base.Method)) / pr.b.SpecAcceptLength // the baseline's step is already speculative
 	}

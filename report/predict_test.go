@@ -250,3 +250,45 @@ func TestPredictSLOCapacity(t *testing.T) {
 		t.Errorf("TTFT SLO: %+v", p.SLOCapacity)
 	}
 }
+
+// TestPredictArgsAsOneString: a flag and its value in one arg (as a
+// campaign's matrix writes them) is the same change as two args:
+// TestPredictMaxNumSeqsLowered's 25.5 ms.
+func TestPredictArgsAsOneString(t *testing.T) {
+	p := predictArgs(t, "--max-num-seqs 32")
+	wantPred(t, "TPOT plateau", p.TPOTPlateauMs, 25.5)
+}
+
+// TestPredictSeatsNotBinding: the plateau at C=64 is the engine step's,
+// with 256 seats; 128 seats still hold its 64 clients: it stays, from
+// the baseline's own plateau (TPOT 20 ms, 3000 tok/s).
+func TestPredictSeatsNotBinding(t *testing.T) {
+	b := synthBaseline()
+	b.Verdict, b.MaxNumSeqs = "engine_step", 256
+	p := PredictVariant(b, "vllm serve m --max-num-seqs 256", phases.VariantSpec{Name: "s", Args: []string{"--max-num-seqs", "128"}})
+	wantPred(t, "plateau C", p.PlateauC, 64)
+	wantPred(t, "TPOT plateau", p.TPOTPlateauMs, 20)
+	wantPred(t, "tok/s", p.PlateauTokS, 3000)
+	if !strings.Contains(strings.Join(p.Model, " "), "still fit the seats") {
+		t.Errorf("model: %q", p.Model)
+	}
+}
+
+// TestPredictTokenBudget: with whole prefills a token budget leaves the
+// prefills alone (TPOT 20 ms). Chunked (the baseline's steps mixed), a
+// budget of 96 tokens leaves 96 − 64 = 32 prompt tokens a step beside the
+// 64 decode tokens: micro 8 → 8.2 ms from M=64 to 96 (timed), 0.2/32 =
+// 0.00625 ms a prompt token, against (10 − 8)/64 = 0.03125 at the 64 a
+// step carried without a budget: the prefills × 0.2, 5 → 1 ms, TPOT 13 +
+// 1 + 2 = 16 ms.
+func TestPredictTokenBudget(t *testing.T) {
+	p := predictArgs(t, "--max-num-batched-tokens", "96")
+	wantPred(t, "whole prefills: TPOT plateau", p.TPOTPlateauMs, 20)
+	b := synthBaseline()
+	for i := range b.Levels {
+		b.Levels[i].Mixed = true
+	}
+	b.MicroGEMMms[96] = 8.2
+	p = PredictVariant(b, synthLaunch, phases.VariantSpec{Name: "t", Args: []string{"--max-num-batched-tokens=96"}})
+	wantPred(t, "chunked: TPOT plateau", p.TPOTPlateauMs, 16)
+}
