@@ -97,8 +97,11 @@ type BudgetFigures struct {
 	OtherMs    float64 `json:"other_ms"`
 	HostMs     float64 `json:"host_ms"`
 	PrefillMs  float64 `json:"prefill_ms"`
-	// Complete: every decode part was measured (the decode step is split).
+	// Complete: every decode part was measured (the decode step is split);
+	// Partial: GEMM (and communication) only, the rest of the step not
+	// split apart from the prefills.
 	Complete bool `json:"complete"`
+	Partial  bool `json:"partial,omitempty"`
 }
 
 // StepMs is the decode step: its parts' sum.
@@ -270,6 +273,7 @@ func (b *BaselineFigures) budgets(res BudgetResult) {
 			}
 		}
 		f.Complete = seen[PartComm] && seen[PartGEMM] && seen[PartAttention] && seen[PartOther] && seen[PartHost]
+		f.Partial = !f.Complete && seen[PartGEMM]
 		b.Budgets = append(b.Budgets, f)
 	}
 }

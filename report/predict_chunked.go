@@ -23,11 +23,11 @@ func (pr *predictor) chunked() {
 		on = pr.plat.mixed // only the token budget changed: the mode measured
 	}
 	chunk := flagFloat(pr.next, "max-num-batched-tokens")
-	if _, _, ok := pr.b.stepAt(1); !ok {
-		pr.cantTPOT("chunked prefill: a prompt token's cost inside a decode step needs the budget's split of the decode step (run the micro and profile steps)")
+	p := pr.plat
+	if len(pr.b.complete()) == 0 || p.promptPerToken <= 0 {
+		pr.cantTPOT("chunked prefill: a prompt token's cost needs the budget's whole split of the decode step and the prompt tokens the sweep's requests waited for (run the micro and profile steps, and a sweep that measures its prefill wait)")
 		return
 	}
-	p := pr.plat
 	if !on && !p.mixed {
 		pr.line("--max-num-batched-tokens with whole prefills (measured so in the baseline): each prefill its own step as before, the prefill part unchanged to first order")
 		return

@@ -28,12 +28,15 @@ func uncertainty(pred, ref float64) float64 {
 }
 
 // estimate is a predicted figure from the measured ref, its formula with
-// its stated uncertainty.
-func estimate(v, ref float64, formula string) phases.Predicted {
+// its stated uncertainty (more by extra percent).
+func estimate(v, ref float64, formula string, extra ...float64) phases.Predicted {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
 		return phases.Predicted{Why: "the model gave no positive figure: " + formula}
 	}
 	u := uncertainty(v, ref)
+	for _, x := range extra {
+		u = math.Min(maxUncertain, u+x)
+	}
 	return phases.Predicted{Value: v, OK: true, Uncertainty: u, Formula: fmt.Sprintf("%s (estimate, ±%.0f%%)", formula, u)}
 }
 
@@ -49,19 +52,23 @@ func (pr *predictor) finish(out phases.VariantPrediction) phases.VariantPredicti
 			f.Why = pr.noTPOT
 		}
 	} else {
-		out.TPOTC1Ms = estimate(pr.c1.tpot(), pr.c1.refTPOT, tpotFormula(pr.c1))
-		out.TPOTPlateauMs = estimate(pr.plat.tpot(), pr.plat.refTPOT, tpotFormula(pr.plat))
+		out.TPOTC1Ms = phases.Predicted{Why: "the baseline's sweep has no level at C=1"}
+		if pr.hasC1 {
+			out.TPOTC1Ms = estimate(pr.c1.tpot(), pr.c1.refTPOT, tpotFormula(pr.c1))
+		}
+		x := pr.unsplit(pr.plat)
+		out.TPOTPlateauMs = estimate(pr.plat.tpot(), pr.plat.refTPOT, tpotFormula(pr.plat), x)
 		// The replicas scale the throughput by themselves: the
 		// uncertainty is of the change within one.
-		out.PlateauTokS = estimate(pr.plat.tokS(), pr.plat.ref.TokS*pr.plat.replicas, tokSFormula(pr.plat))
+		out.PlateauTokS = estimate(pr.plat.tokS(), pr.plat.ref.TokS*pr.plat.replicas, tokSFormula(pr.plat), x)
 		out.SLOCapacity = pr.sloCapacity()
 	}
 	if len(pr.cannot) > 0 {
 		out.CannotPredict = strings.Join(append(pr.cannot, out.CannotPredict), "; ")
 		out.CannotPredict = strings.TrimSuffix(out.CannotPredict, "; ")
 	}
-	head := fmt.Sprintf("from the baseline's measurements: plateau C=%d at %.0f tok/s (verdict %s), mean TPOT %.2f ms at C=1; GPUs %d → %d",
-		b.PlateauC, b.PlateauTokS, orNone(b.Verdict), pr.c1.refTPOT, int(math.Round(pr.gpus0())), out.GPUs)
+	head := fmt.Sprintf("from the baseline's measurements: plateau C=%d at %.0f tok/s (verdict %s); GPUs %d → %d",
+		b.PlateauC, b.PlateauTokS, orNone(b.Verdict), int(math.Round(pr.gpus0())), out.GPUs)
 	out.Model = append([]string{head}, pr.lines...)
 	out.Warnings = append([]string{fmt.Sprintf("every figure is an estimate: ±%.0f%% (the spread of the same launch measured twice) + half the change the model predicts", noiseFloorPct)}, pr.warnings...)
 	return out
@@ -115,4 +122,14 @@ func tidy(x float64) float64 {
 		return 0
 	}
 	return x
+}
+
+// unsplit is the uncertainty a point adds when the budget did not split
+// its step whole and its batch changed: the rest, kept as measured at the
+// reference's batch, may move with it (half of it, as a change).
+func (pr *predictor) unsplit(p point) float64 {
+	if p.batch == p.refBatch || (!pr.b.partial() && len(pr.b.splits()) > 0) || p.tpot() <= 0 {
+		return 0
+	}
+	return 100 * changeShare * math.Abs(p.rest) / p.tpot()
 }

@@ -64,6 +64,7 @@ type predictor struct {
 	newCap     float64
 	platC      float64
 	c1, plat   point
+	hasC1      bool // the baseline's sweep has a level at C=1
 	curve      []point
 	gpus       float64
 	dp         float64 // data-parallel replicas against the baseline's
@@ -83,7 +84,9 @@ func (pr *predictor) warn(format string, a ...any) {
 
 // each applies f to every point: single stream, the plateau, the curve.
 func (pr *predictor) each(f func(p *point)) {
-	f(&pr.c1)
+	if pr.hasC1 {
+		f(&pr.c1)
+	}
 	f(&pr.plat)
 	for i := range pr.curve {
 		f(&pr.curve[i])
@@ -130,9 +133,7 @@ func (pr *predictor) start() string {
 	if b.PlateauC <= 0 || len(b.Levels) == 0 {
 		return "the baseline has no sweep with a plateau to predict from (run the macro step before the variants)"
 	}
-	if _, ok := b.level(1); !ok {
-		return "the baseline's sweep has no level at C=1 to predict single-stream TPOT from"
-	}
+	_, pr.hasC1 = b.level(1)
 	pr.oldCap = float64(b.MaxNumSeqs)
 	if pr.oldCap == 0 {
 		pr.oldCap = flagFloat(pr.base, "max-num-seqs")

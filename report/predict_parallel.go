@@ -30,9 +30,11 @@ func (pr *predictor) tensorParallel() {
 		return
 	}
 	pr.gpus *= t2 / t
-	if _, _, ok := pr.b.stepAt(1); !ok {
-		pr.cantTPOT("tensor parallelism: rescaling the decode step needs the budget's split of it (run the micro, nccl and profile steps)")
+	if !pr.needSplit("tensor parallelism") {
 		return
+	}
+	if pr.b.partial() {
+		pr.warn("tensor parallelism: attention, the other kernels and the host's gaps are not split apart in the baseline: kept as measured")
 	}
 	comm, how, ok := pr.commFactor(t, t2)
 	if !ok {
@@ -123,6 +125,9 @@ func (pr *predictor) expertParallel() {
 	gpus := pr.tpOf(pr.next) * max(flagFloat(pr.next, "data-parallel-size"), 1)
 	if gpus <= 1 {
 		pr.line("--enable-expert-parallel on one GPU: no experts to spread, no change")
+		return
+	}
+	if !pr.needSplit("expert parallelism") {
 		return
 	}
 	count := pr.allReduceCount()

@@ -31,17 +31,17 @@ func (pr *predictor) caps() {
 	}
 	switch {
 	case n > pr.oldCap && b.Verdict != macro.LimitMaxSeqs:
-		pr.line("--max-num-seqs %.0f → %.0f: the baseline's plateau is %s, not max_num_seqs: more seats leave it where it is", pr.oldCap, n, orNone(b.Verdict))
+		pr.line("--max-num-seqs %s → %.0f: the baseline's plateau is %s, not max_num_seqs: more seats leave it where it is", seats(pr.oldCap), n, orNone(b.Verdict))
 		return
 	case n < pr.oldCap && n >= float64(b.PlateauC) && b.Verdict != macro.LimitMaxSeqs:
-		pr.line("--max-num-seqs %.0f → %.0f: the plateau's %d clients still fit the seats: the plateau stays", pr.oldCap, n, b.PlateauC)
+		pr.line("--max-num-seqs %s → %.0f: the plateau's %d clients still fit the seats: the plateau stays", seats(pr.oldCap), n, b.PlateauC)
 		pr.newCap = n
 		return
 	}
 	pr.newCap = n
 	pr.platC = pr.fillLevel(n)
-	pr.line("--max-num-seqs %.0f → %.0f (verdict %s; KV cache for about %.0f requests, %s): the plateau at the first sweep level whose clients fill the %.0f seats, C=%.0f",
-		pr.oldCap, n, orNone(b.Verdict), b.KVSeqs, orNone(b.KVFrom), n, pr.platC)
+	pr.line("--max-num-seqs %s → %.0f (verdict %s; KV cache for about %.0f requests, %s): the plateau at the first sweep level whose clients fill the %.0f seats, C=%.0f",
+		seats(pr.oldCap), n, orNone(b.Verdict), b.KVSeqs, orNone(b.KVFrom), n, pr.platC)
 }
 
 // mostRunning is the most requests the baseline's sweep ran at once.
@@ -72,8 +72,9 @@ func (pr *predictor) fillLevel(n float64) float64 {
 // points makes single stream, the plateau and a point per sweep level
 // from the baseline's levels, with the seats as changed.
 func (pr *predictor) points() {
-	c1, _ := pr.b.level(1)
-	pr.c1 = pr.pointFrom(c1, 1)
+	if c1, ok := pr.b.level(1); ok {
+		pr.c1 = pr.pointFrom(c1, 1)
+	}
 	ref := pr.refLevel()
 	pr.plat = pr.pointFrom(ref, pr.platC)
 	p := pr.plat
@@ -89,6 +90,9 @@ func (pr *predictor) stepText(batch float64) string {
 	_, text, ok := pr.b.stepAt(batch)
 	if !ok {
 		return "the sweep's clean token gaps, linear in the batch: the budget split no decode step"
+	}
+	if pr.b.partial() {
+		text += "; GEMM and communication only: attention, the other kernels and the host's gaps stay in the rest"
 	}
 	return text
 }
@@ -174,4 +178,22 @@ func chunkedMode(f launchFlags) (on, set bool) {
 		return true, true
 	}
 	return false, false
+}
+
+// seats writes a --max-num-seqs, "not known" for none.
+func seats(n float64) string {
+	if math.IsInf(n, 1) || n <= 0 {
+		return "not known"
+	}
+	return fmt.Sprintf("%.0f", n)
+}
+
+// needSplit reports whether the budget split the decode step (its GEMM at
+// least); else it records why what cannot be predicted.
+func (pr *predictor) needSplit(what string) bool {
+	if len(pr.b.splits()) > 0 {
+		return true
+	}
+	pr.cantTPOT(what + ": it rescales parts of the decode step, and the budget split none (run the micro, nccl and profile steps)")
+	return false
 }

@@ -111,7 +111,14 @@ func (pr *predictor) speculative() {
 		f /= (1 + draftCost(base.Method)) / pr.b.SpecAcceptLength // the baseline's step is already speculative
 	}
 	before := pr.plat.parts.GEMM
+	if pr.plat.parts.sum() <= 0 || !pr.plat.ref.HasPrefill {
+		pr.warn("speculative decoding: the baseline did not measure its prefills apart from the decode step: the whole of each TPOT is taken as decode steps")
+	}
 	pr.each(func(p *point) {
+		if p.parts.sum() <= 0 || !p.ref.HasPrefill {
+			p.parts.Other += p.rest + p.prefill // the step not measured apart
+			p.rest, p.prefill = 0, 0
+		}
 		g0, ok0 := pr.b.microAt(p.batch * float64(k0+1))
 		g1, ok1 := pr.b.microAt(p.batch * float64(sc.K+1))
 		if ok0 && ok1 && g0 > 0 {
@@ -154,7 +161,7 @@ var quantBytes = map[string]float64{"": 2, "none": 2, "bf16": 2, "bfloat16": 2, 
 // weight-read-bound regime) and of --kv-cache-dtype fp8 (attention reads
 // half the bytes; the KV cache holds twice the requests).
 func (pr *predictor) quantization() {
-	if pr.changed("quantization") {
+	if pr.changed("quantization") && pr.needSplit("quantization") {
 		q0, q1 := strings.ToLower(pr.base["quantization"]), strings.ToLower(pr.next["quantization"])
 		b0, ok0 := quantBytes[q0]
 		b1, ok1 := quantBytes[q1]

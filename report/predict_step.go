@@ -23,14 +23,30 @@ func partsOf(f BudgetFigures) stepParts {
 
 // complete are the budget's splits whose decode step is whole, by C.
 func (b BaselineFigures) complete() []BudgetFigures {
+	return b.splitsWhere(func(f BudgetFigures) bool { return f.Complete })
+}
+
+// splits are the budget's splits with at least the GEMM part (whole or
+// partial), by C.
+func (b BaselineFigures) splits() []BudgetFigures {
+	return b.splitsWhere(func(f BudgetFigures) bool { return f.Complete || f.Partial })
+}
+
+func (b BaselineFigures) splitsWhere(keep func(BudgetFigures) bool) []BudgetFigures {
 	var out []BudgetFigures
 	for _, f := range b.Budgets {
-		if f.Complete {
+		if keep(f) {
 			out = append(out, f)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].C < out[j].C })
 	return out
+}
+
+// partial reports whether the splits leave the step's rest unsplit.
+func (b BaselineFigures) partial() bool {
+	s := b.splits()
+	return len(s) > 0 && len(b.complete()) < len(s)
 }
 
 // around are the two split levels a batch lies between (or the two
@@ -67,7 +83,7 @@ func lerp(x, x0, y0, x1, y1 float64) float64 {
 // the batch between the split levels. How is said in the text; ok false
 // when the budget split no decode step.
 func (b BaselineFigures) stepAt(batch float64) (stepParts, string, bool) {
-	levels := b.complete()
+	levels := b.splits()
 	if len(levels) == 0 {
 		return stepParts{}, "", false
 	}

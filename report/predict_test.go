@@ -292,3 +292,30 @@ func TestPredictTokenBudget(t *testing.T) {
 	p = PredictVariant(b, synthLaunch, phases.VariantSpec{Name: "t", Args: []string{"--max-num-batched-tokens=96"}})
 	wantPred(t, "chunked: TPOT plateau", p.TPOTPlateauMs, 16)
 }
+
+// TestPredictPartialSplit: the budget timed GEMM and communication only
+// (micro and NCCL, no profile window): C=1 splits 10 ms as communication
+// 1 + GEMM 5 + an unsplit rest 4. TP 2 → 4: 1 × 1.5 + 5 × 2/4 + 4 = 8 ms,
+// said. Without any split or clean gap, speculation takes the whole TPOT
+// as decode steps: C=1, 10 × 1.02/1.875 = 5.44 ms, said.
+func TestPredictPartialSplit(t *testing.T) {
+	b := synthBaseline()
+	for i := range b.Budgets {
+		f := &b.Budgets[i]
+		f.AttnMs, f.OtherMs, f.HostMs, f.Complete, f.Partial = 0, 0, 0, false, true
+	}
+	p := PredictVariant(b, synthLaunch, phases.VariantSpec{Name: "tp4", Args: []string{"--tensor-parallel-size", "4"}})
+	wantPred(t, "TPOT C=1", p.TPOTC1Ms, 8)
+	if w := strings.Join(p.Warnings, " "); !strings.Contains(w, "not split apart in the baseline") {
+		t.Errorf("warnings: %s", w)
+	}
+	b.Budgets = nil
+	for i := range b.Levels {
+		b.Levels[i].HasPrefill = false
+	}
+	p = PredictVariant(b, synthLaunch, phases.VariantSpec{Name: "s", Args: []string{"--speculative-config", `{"method":"ngram","num_speculative_tokens":3,"acceptance_rate":0.5}`}})
+	wantPred(t, "TPOT C=1", p.TPOTC1Ms, 10*0.544)
+	if w := strings.Join(p.Warnings, " "); !strings.Contains(w, "whole of each TPOT is taken as decode steps") {
+		t.Errorf("warnings: %s", w)
+	}
+}
