@@ -40,6 +40,9 @@ type Predicted struct {
 	OK      bool    `json:"ok"`
 	Formula string  `json:"formula,omitempty"`
 	Why     string  `json:"why,omitempty"`
+	// Uncertainty is the prediction's own stated uncertainty, ± percent
+	// of Value (0: not said).
+	Uncertainty float64 `json:"uncertainty_pct,omitempty"`
 }
 
 // VariantPrediction is what a variant is expected to measure, from the
@@ -55,6 +58,9 @@ type VariantPrediction struct {
 	Model         []string  `json:"model,omitempty"`
 	Warnings      []string  `json:"warnings,omitempty"`
 	CannotPredict string    `json:"cannot_predict,omitempty"`
+	// GPUs is the GPUs the variant serves on, as predicted from its
+	// tensor- and data-parallel sizes (0: not known).
+	GPUs int `json:"gpus,omitempty"`
 }
 
 // VariantStarted opens one variant's part of the run: its launch exactly as

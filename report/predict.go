@@ -2,277 +2,289 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"sort"
-	"strings"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro"
 )
 
-// BaselineFigures are the baseline's measured figures a prediction starts
-// from: its sweep (mean TPOT and output throughput per level), plateau and
-// SLO search, and the one budget's decode step, GEMM and prefill parts at
-// the plateau.
+// BaselineFigures are the baseline's measurements a variant's prediction
+// is made from: the sweep's plateau and its verdict, each closed-loop
+// level, the decode-time budget's parts where it was split, micro's GEMM
+// step sums, the KV cache's capacity, the GPUs, the NCCL figures, the
+// speculative acceptance where measured and the SLO search's answer.
 type BaselineFigures struct {
-	Levels  []LevelPoint
-	Plateau *phases.Plateau
-	Search  *phases.Search
-	// At the plateau's level: the budget's prefill part and the GEMM of the
-	// decode step (ms per output token), and the mean output tokens.
-	PrefillMs, GEMMms, OutputLen float64
-	HasBudget                    bool
+	PlateauC    int     `json:"plateau_concurrency,omitempty"`
+	PlateauTokS float64 `json:"plateau_tok_s,omitempty"`
+	// Verdict is what limits the plateau (macro's classes), judged again
+	// over the sweep's levels with the limits the sweep knew; VerdictWhy
+	// its line.
+	Verdict          string `json:"verdict,omitempty"`
+	VerdictWhy       string `json:"verdict_why,omitempty"`
+	MaxNumSeqs       int    `json:"max_num_seqs,omitempty"`
+	MaxNumSeqsSource string `json:"max_num_seqs_source,omitempty"`
+	// Levels are the sweep's closed-loop levels in order of C.
+	Levels []BaselineLevel `json:"levels,omitempty"`
+	// Budgets are the budget's whole splits at C=1, the plateau and the
+	// profiled levels between, in order of C.
+	Budgets []BudgetFigures `json:"budgets,omitempty"`
+	// MicroGEMMms is micro's per-step GEMM sum by M.
+	MicroGEMMms map[int]float64 `json:"micro_gemm_ms,omitempty"`
+	// KVSeqs is how many requests of the sweep's length the KV cache
+	// holds, KVFrom how that was had; KVTokens the load's capacity.
+	KVTokens int64   `json:"kv_cache_tokens,omitempty"`
+	KVSeqs   float64 `json:"kv_sequences,omitempty"`
+	KVFrom   string  `json:"kv_from,omitempty"`
+	TP       int     `json:"tp,omitempty"`
+	GPUs     int     `json:"gpus,omitempty"`
+	// AllReduce and AllToAll are the NCCL phase's figures at the sizes it
+	// measured; NoCollectives why there were none to measure.
+	AllReduce     []AllReduceFigure `json:"all_reduce,omitempty"`
+	AllToAll      []AllToAllFigure  `json:"all_to_all,omitempty"`
+	NoCollectives string            `json:"no_collectives,omitempty"`
+	// SpecAcceptLength is the mean accepted length (bonus token included)
+	// at SpecAt, the highest level that measured one (0: none did).
+	SpecAcceptLength float64 `json:"spec_accept_length,omitempty"`
+	SpecAt           int     `json:"spec_at,omitempty"`
+	// Search is the SLO search's last finished answer (nil: none ran).
+	Search *phases.Search `json:"search,omitempty"`
+	// PromptLen and OutputLen are the tokens per request of the plateau's
+	// level (else the largest level's).
+	PromptLen float64 `json:"prompt_len,omitempty"`
+	OutputLen float64 `json:"output_len,omitempty"`
+	// NoPlateau says the sweep found no plateau and its top level stands
+	// for it ("" when it found one).
+	NoPlateau string `json:"no_plateau,omitempty"`
 }
 
-// LevelPoint is one closed-loop level of the baseline's sweep.
-type LevelPoint struct {
-	C            int
-	TokS, TPOTms float64
+// BaselineLevel is one closed-loop level of the baseline's sweep.
+type BaselineLevel struct {
+	C            int     `json:"concurrency"`
+	TokS         float64 `json:"tok_s"`
+	MeanTPOTms   float64 `json:"mean_tpot_ms"`
+	MedianTPOTms float64 `json:"median_tpot_ms"`
+	P90TPOTms    float64 `json:"p90_tpot_ms"`
+	P99TPOTms    float64 `json:"p99_tpot_ms"`
+	MeanTTFTms   float64 `json:"mean_ttft_ms"`
+	// The scheduler: mean and most running, the share of scrapes at the
+	// most and with a queue, the KV cache's peak use (0..1).
+	MeanRunning  float64 `json:"mean_running,omitempty"`
+	MaxRunning   float64 `json:"max_running,omitempty"`
+	WaitingShare float64 `json:"waiting_share,omitempty"`
+	MaxKV        float64 `json:"max_kv,omitempty"`
+	// The prefills a running request waited for: ms per output token,
+	// prompt tokens per output token, requests decoding per prompt token;
+	// the decode step alone (the clean token gap); prompt tokens per
+	// decode step and whether they ran inside the decode steps.
+	PrefillMs       float64 `json:"prefill_ms,omitempty"`
+	PromptPerToken  float64 `json:"prompt_per_token,omitempty"`
+	DecodeBatch     float64 `json:"decode_batch,omitempty"`
+	CleanGapMs      float64 `json:"clean_gap_ms,omitempty"`
+	PromptPerStep   float64 `json:"prompt_per_step,omitempty"`
+	Mixed           bool    `json:"mixed,omitempty"`
+	HasPrefill      bool    `json:"has_prefill,omitempty"`
+	JPerToken       float64 `json:"j_per_token,omitempty"`
+	SpecAcceptLen   float64 `json:"spec_accept_length,omitempty"`
+	PromptLen       float64 `json:"prompt_len,omitempty"`
+	OutputLen       float64 `json:"output_len,omitempty"`
+	WaitingQueueMax float64 `json:"max_waiting,omitempty"`
+}
+
+// BudgetFigures are one level's TPOT split whole (report.Budget): the
+// decode step's parts and the prefill part, in ms per output token.
+type BudgetFigures struct {
+	C          int     `json:"concurrency"`
+	MeanTPOTms float64 `json:"mean_tpot_ms"`
+	CommMs     float64 `json:"communication_ms"`
+	GEMMms     float64 `json:"gemm_ms"`
+	AttnMs     float64 `json:"attention_ms"`
+	OtherMs    float64 `json:"other_ms"`
+	HostMs     float64 `json:"host_ms"`
+	PrefillMs  float64 `json:"prefill_ms"`
+	// Complete: every decode part was measured (the decode step is split);
+	// Partial: GEMM (and communication) only, the rest of the step not
+	// split apart from the prefills.
+	Complete bool `json:"complete"`
+	Partial  bool `json:"partial,omitempty"`
+}
+
+// StepMs is the decode step: its parts' sum.
+func (f BudgetFigures) StepMs() float64 {
+	return f.CommMs + f.GEMMms + f.AttnMs + f.OtherMs + f.HostMs
+}
+
+// AllReduceFigure is the NCCL burst of one decode step at M tokens.
+type AllReduceFigure struct {
+	M       int     `json:"m"`
+	NProc   int     `json:"nproc"`
+	Count   int     `json:"count"`
+	Bytes   int64   `json:"bytes"`
+	StepMs  float64 `json:"step_ms"`
+	PerOpUs float64 `json:"per_op_us"`
+	// BusBWGBs is the bus bandwidth of one all-reduce: 2(n−1)/n × bytes
+	// over its time.
+	BusBWGBs float64 `json:"busbw_gbs"`
+}
+
+// AllToAllFigure is one All-to-All size the NCCL phase timed.
+type AllToAllFigure struct {
+	Tokens   int     `json:"tokens_per_gpu"`
+	NProc    int     `json:"nproc"`
+	Bytes    int64   `json:"bytes"`
+	Us       float64 `json:"us"`
+	BusBWGBs float64 `json:"busbw_gbs"`
+}
+
+// VariantEvents splits a journal's events by variant: "baseline" for those
+// before the first variant.started and outside any variant, each variant's
+// name for those between its started/finished.
+func VariantEvents(events []phases.Event) map[string][]phases.Event {
+	out := map[string][]phases.Event{}
+	name := phases.Baseline
+	for _, ev := range events {
+		switch d := ev.Data.(type) {
+		case phases.VariantStarted:
+			name = d.Spec.Name
+			continue
+		case phases.VariantFinished:
+			name = phases.Baseline
+			continue
+		}
+		out[name] = append(out[name], ev)
+	}
+	return out
 }
 
 // BaselineOf reads the figures a prediction needs from the baseline's events.
 func BaselineOf(events []phases.Event) BaselineFigures {
-	s := readSweep(events)
-	b := BaselineFigures{Plateau: s.plateau, Search: s.search}
-	for c, l := range s.levels {
-		if l.MeanTPOTms > 0 && l.OutputThroughput > 0 {
-			b.Levels = append(b.Levels, LevelPoint{C: c, TokS: l.OutputThroughput, TPOTms: l.MeanTPOTms})
+	in := collectBudgetInputs(events)
+	var b BaselineFigures
+	b.Levels = baselineLevels(in)
+	b.plateau(in)
+	b.budgets(Budget(events))
+	b.MicroGEMMms = map[int]float64{}
+	for m, st := range in.steps {
+		if st.SumUs > 0 {
+			b.MicroGEMMms[m] = st.SumUs / 1000
 		}
 	}
-	sort.Slice(b.Levels, func(i, j int) bool { return b.Levels[i].C < b.Levels[j].C })
-	if b.Plateau == nil {
-		return b
-	}
-	if l, ok := s.levels[b.Plateau.Concurrency]; ok && l.Completed > 0 {
-		b.OutputLen = float64(l.TotalOutputTokens) / float64(l.Completed)
-	}
-	for _, l := range Budget(events).Levels {
-		if l.Concurrency == b.Plateau.Concurrency && l.Whole != nil {
-			b.PrefillMs = l.Whole.GroupMs(GroupPrefill)
-			for _, p := range l.Whole.Parts {
-				if p.Name == "GEMM" {
-					b.GEMMms, b.HasBudget = p.Ms, true
-				}
-			}
-		}
-	}
+	b.nccl(in, events)
+	b.others(events)
+	b.kvSeqs()
 	return b
 }
 
-// at interpolates the sweep's mean TPOT and throughput at concurrency c,
-// linearly in log C between the levels around it; ok false outside them.
-func (b BaselineFigures) at(c float64) (tpot, tokS float64, ok bool) {
-	for i := 1; i < len(b.Levels); i++ {
-		lo, hi := b.Levels[i-1], b.Levels[i]
-		if c >= float64(lo.C) && c <= float64(hi.C) {
-			f := math.Log(c/float64(lo.C)) / math.Log(float64(hi.C)/float64(lo.C))
-			return lo.TPOTms + f*(hi.TPOTms-lo.TPOTms), lo.TokS + f*(hi.TokS-lo.TokS), true
-		}
-	}
-	if len(b.Levels) > 0 && float64(b.Levels[0].C) == c {
-		return b.Levels[0].TPOTms, b.Levels[0].TokS, true
-	}
-	return 0, 0, false
-}
-
-// levelAtLeast is the smallest level of the sweep at or above c (the level
-// a sweep of the same ladder finds the plateau at), 0 when none.
-func (b BaselineFigures) levelAtLeast(c float64) int {
-	for _, l := range b.Levels {
-		if float64(l.C) >= c {
-			return l.C
-		}
-	}
-	return 0
-}
-
-// estimate is the figures being predicted, each with its formula.
-type estimate struct {
-	tokS, c, tpot1, tpotP, slo phases.Predicted
-	model                      []string
-}
-
-func fig(v float64, formula string) phases.Predicted {
-	return phases.Predicted{Value: v, OK: v > 0, Formula: formula}
-}
-
-func nofig(why string) phases.Predicted { return phases.Predicted{Why: why} }
-
-// PredictVariant predicts one variant from the baseline alone
-// (baselineLaunch: the baseline's launch line). Each figure is an estimate
-// with its formula; a change the model has no rule for is named in
-// CannotPredict and leaves the figures unpredicted.
-func PredictVariant(b BaselineFigures, baselineLaunch string, spec phases.VariantSpec) phases.VariantPrediction {
-	p := phases.VariantPrediction{Variant: spec.Name}
-	if len(b.Levels) == 0 {
-		p.CannotPredict = "the baseline has no sweep to predict from"
-		return p
-	}
-	var noPlateau string
-	if b.Plateau == nil {
+// plateau reads the sweep's plateau and judges its verdict again over the
+// levels, with the limits the sweep knew.
+func (b *BaselineFigures) plateau(in budgetInputs) {
+	p := in.plateau
+	if (p == nil || p.Concurrency <= 0) && len(b.Levels) > 0 {
 		top := b.Levels[len(b.Levels)-1]
-		b.Plateau = &phases.Plateau{Concurrency: top.C, OutputThroughput: top.TokS}
-		noPlateau = fmt.Sprintf("the baseline's sweep found no plateau: its top level, C=%d, stands for it", top.C)
+		b.PlateauC, b.PlateauTokS = top.C, top.TokS
+		b.NoPlateau = fmt.Sprintf("the baseline's sweep found no plateau: its top level, C=%d, stands for it", top.C)
+		b.PromptLen, b.OutputLen = top.PromptLen, top.OutputLen
+		return
 	}
-	bf, vf := launchFlags(baselineLaunch), launchFlags(phases.VariantLaunch(baselineLaunch, spec))
-	e := b.unchanged()
-	var unknown []string
-	chunkDone := false
-	for _, f := range flagChanges(bf, vf) {
-		switch f {
-		case "--max-num-seqs":
-			b.applyCap(&e, flagInt(bf, f, b.Plateau.MaxNumSeqs), flagInt(vf, f, 0))
-		case "--enable-chunked-prefill", "--no-enable-chunked-prefill":
-			if !chunkDone {
-				chunkDone = true
-				if why := b.applyChunked(&e, chunkedOn(bf), chunkedOn(vf)); why != "" {
-					unknown = append(unknown, why)
-				}
-			}
-		case "--data-parallel-size":
-			applyDP(&e, flagInt(bf, f, 1), flagInt(vf, f, 1))
-		case "--speculative-config":
-			unknown = append(unknown, f+" (decode step × (1 + draft cost) / mean accepted length needs an acceptance rate; the baseline measured none)")
-		case "--tensor-parallel-size", "--enable-expert-parallel":
-			unknown = append(unknown, f+" (the communication part at the new layout needs NCCL figures measured at that size)")
-		default:
-			unknown = append(unknown, f)
+	if p == nil || p.Concurrency <= 0 {
+		return
+	}
+	b.PlateauC, b.PlateauTokS = p.Concurrency, p.OutputThroughput
+	b.Verdict, b.VerdictWhy = p.Reason, p.Evidence
+	b.MaxNumSeqs, b.MaxNumSeqsSource = p.MaxNumSeqs, p.MaxNumSeqsSource
+	var levels []phases.LevelResult
+	for _, l := range b.Levels {
+		levels = append(levels, in.levels[l.C])
+	}
+	for i, l := range levels {
+		if l.Concurrency == p.Concurrency {
+			b.Verdict, b.VerdictWhy = macro.Explain(levels, i, macro.PlateauLimits(p))
 		}
 	}
-	for name := range spec.Env {
-		unknown = append(unknown, "environment "+name)
-	}
-	sort.Strings(unknown)
-	p.PlateauTokS, p.PlateauC, p.TPOTC1Ms, p.TPOTPlateauMs, p.SLOCapacity, p.Model = e.tokS, e.c, e.tpot1, e.tpotP, e.slo, e.model
-	if len(unknown) > 0 {
-		p.CannotPredict = "no model for " + strings.Join(unknown, ", ") + ": the variant is measured, not predicted"
-		why := nofig(p.CannotPredict)
-		p.PlateauTokS, p.PlateauC, p.TPOTC1Ms, p.TPOTPlateauMs, p.SLOCapacity = why, why, why, why, why
-		return p
-	}
-	p.Warnings = []string{"predicted from the baseline's sweep and budget alone: an estimate, checked against the variant's own measurements"}
-	if noPlateau != "" {
-		p.Warnings = append(p.Warnings, noPlateau)
-		p.Model = append([]string{noPlateau}, p.Model...)
-	}
-	return p
-}
-
-// unchanged starts every figure at the baseline's own.
-func (b BaselineFigures) unchanged() estimate {
-	e := estimate{
-		tokS: fig(b.Plateau.OutputThroughput, "the baseline's plateau"),
-		c:    fig(float64(b.Plateau.Concurrency), "the baseline's plateau"),
-	}
-	if t, _, ok := b.at(1); ok {
-		e.tpot1 = fig(t, "the baseline's mean TPOT at C=1")
-	} else {
-		e.tpot1 = nofig("the baseline has no level at C=1")
-	}
-	if t, _, ok := b.at(float64(b.Plateau.Concurrency)); ok {
-		e.tpotP = fig(t, "the baseline's mean TPOT at its plateau")
-	}
-	if b.Search != nil && b.Search.Answer > 0 {
-		e.slo = fig(b.Search.Answer, "the baseline's SLO search")
-	} else {
-		e.slo = nofig("the baseline has no SLO search")
-	}
-	return e
-}
-
-// applyCap predicts a new --max-num-seqs: below the sweep's top the server
-// runs at most newCap requests, so its plateau is the baseline's sweep at
-// C=newCap (interpolated); above the old cap it helps only when the
-// verdict was max_num_seqs, and then the TPOT curve is carried on in a
-// straight line from the last two levels.
-func (b BaselineFigures) applyCap(e *estimate, oldCap, newCap int) {
-	if newCap <= 0 {
-		return
-	}
-	top := b.Levels[len(b.Levels)-1]
-	if newCap > oldCap && oldCap > 0 && b.Plateau.Reason != "max_num_seqs" {
-		e.model = append(e.model, fmt.Sprintf("--max-num-seqs %d → %d: the plateau's verdict is %s, not max_num_seqs, so a larger cap changes nothing", oldCap, newCap, verdictName(b.Plateau.Reason)))
-		return
-	}
-	served := math.Min(float64(newCap), float64(top.C))
-	tpot, tokS, ok := b.at(served)
-	how := fmt.Sprintf("the baseline's sweep at C=%g (log-C interpolation)", served)
-	if !ok && len(b.Levels) >= 2 {
-		lo, hi := b.Levels[len(b.Levels)-2], top
-		slope := (hi.TPOTms - lo.TPOTms) / float64(hi.C-lo.C)
-		tpot = hi.TPOTms + slope*(served-float64(hi.C))
-		tokS = served / tpot * 1000 * b.tokensPerRequestStep()
-		how = fmt.Sprintf("TPOT carried on from C=%d and C=%d (%.3f ms per request), throughput C/TPOT", lo.C, hi.C, slope)
-	}
-	if tpot <= 0 {
-		return
-	}
-	e.tpotP = fig(tpot, how)
-	e.tokS = fig(tokS, fmt.Sprintf("%.0f tok/s: at most %d requests run; %s", tokS, newCap, how))
-	e.c = fig(float64(b.levelAtLeast(served)), fmt.Sprintf("the sweep's first level at or above %g", served))
-	from := fmt.Sprint(oldCap)
-	if oldCap <= 0 {
-		from = "the server's default"
-	}
-	e.model = append(e.model, fmt.Sprintf("--max-num-seqs %s → %d: plateau %.0f tok/s, TPOT %.2f ms at the plateau — %s", from, newCap, tokS, tpot, how))
-	if b.Search != nil && b.Search.Unit == "concurrency" && b.Search.Answer > float64(newCap) {
-		e.slo = fig(float64(newCap), fmt.Sprintf("the baseline's SLO answer %g is above the new cap %d", b.Search.Answer, newCap))
+	if l, ok := b.level(p.Concurrency); ok {
+		b.PromptLen, b.OutputLen = l.PromptLen, l.OutputLen
 	}
 }
 
-// tokensPerRequestStep is 1: each running request gains one token a step
-// (no speculation in the baseline).
-func (b BaselineFigures) tokensPerRequestStep() float64 { return 1 }
-
-// applyChunked predicts chunked prefill turned on (or off): a whole
-// prefill pass reads every weight once more (for an MoE model every
-// expert: about the decode step's GEMM at the plateau), and a request's
-// tokens wait for C/output-length passes each; chunks riding in the decode
-// steps share that read, so the prefill part loses GEMM × C / output length.
-func (b BaselineFigures) applyChunked(e *estimate, was, now bool) string {
-	if was == now {
-		return ""
+// level is the baseline's level at C.
+func (b BaselineFigures) level(c int) (BaselineLevel, bool) {
+	for _, l := range b.Levels {
+		if l.C == c {
+			return l, true
+		}
 	}
-	if !b.HasBudget || b.OutputLen <= 0 || !e.tpotP.OK {
-		return "chunked prefill (the baseline's budget at the plateau has no GEMM or prefill part)"
-	}
-	c := float64(b.Plateau.Concurrency)
-	saved := b.GEMMms * c / b.OutputLen
-	if now {
-		saved = math.Min(saved, b.PrefillMs)
-	} else {
-		saved = -saved
-	}
-	tpot := e.tpotP.Value - saved
-	tokS := e.tokS.Value * e.tpotP.Value / tpot
-	formula := fmt.Sprintf("TPOT %.2f − GEMM %.2f × C %.0f / output %.0f = %.2f ms; throughput × %.2f/%.2f", e.tpotP.Value, b.GEMMms, c, b.OutputLen, tpot, e.tpotP.Value, tpot)
-	e.model = append(e.model, fmt.Sprintf("chunked prefill %s: each whole prefill pass re-reads the weights (the decode step's GEMM at the plateau, %.2f ms); %s", onOff(now), b.GEMMms, formula))
-	e.tpotP = fig(tpot, formula)
-	e.tokS = fig(tokS, formula)
-	return ""
+	return BaselineLevel{}, false
 }
 
-// applyDP predicts another data-parallel size: replicas behind one address,
-// each with the baseline's curve.
-func applyDP(e *estimate, old, now int) {
-	r := float64(now) / float64(old)
-	e.tokS = fig(e.tokS.Value*r, fmt.Sprintf("%.0f tok/s × %d/%d replicas", e.tokS.Value, now, old))
-	e.c = fig(e.c.Value*r, fmt.Sprintf("C %.0f × %d/%d replicas", e.c.Value, now, old))
-	if e.slo.OK {
-		e.slo = fig(e.slo.Value*r, fmt.Sprintf("%g × %d/%d replicas", e.slo.Value, now, old))
+// baselineLevels are the sweep's closed-loop levels with a TPOT, in order.
+func baselineLevels(in budgetInputs) []BaselineLevel {
+	var out []BaselineLevel
+	for c, lv := range in.levels {
+		if c <= 0 || lv.Completed == 0 || lv.MeanTPOTms <= 0 || lv.Few() || len(lv.Steered) > 0 {
+			continue
+		}
+		out = append(out, levelFigures(lv))
 	}
-	e.model = append(e.model, fmt.Sprintf("--data-parallel-size %d → %d: each replica as the baseline; TPOT unchanged", old, now))
+	sort.Slice(out, func(i, j int) bool { return out[i].C < out[j].C })
+	return out
 }
 
-func onOff(on bool) string {
-	if on {
-		return "on"
+// levelFigures are one level's figures.
+func levelFigures(lv phases.LevelResult) BaselineLevel {
+	l := BaselineLevel{C: lv.Concurrency, TokS: lv.OutputThroughput, MeanTPOTms: lv.MeanTPOTms, MedianTPOTms: lv.MedianTPOTms, P90TPOTms: lv.P90TPOTms,
+		P99TPOTms: lv.P99TPOTms, MeanTTFTms: lv.MeanTTFTms}
+	l.PromptLen = float64(lv.TotalInputTokens) / float64(lv.Completed)
+	l.OutputLen = float64(lv.TotalOutputTokens) / float64(lv.Completed)
+	if s := lv.Server; s != nil && s.Available {
+		l.MeanRunning, l.MaxRunning, l.WaitingShare, l.MaxKV, l.WaitingQueueMax = s.MeanRunning, s.MaxRunning, s.WaitingShare, s.MaxKVCacheUsage, s.MaxWaiting
+		if s.SpecAcceptLength != nil {
+			l.SpecAcceptLen = *s.SpecAcceptLength
+		}
+		if m := s.StepMix; m != nil {
+			n, mixed := decodeSteps(*m, lv.Concurrency, l.PromptLen)
+			l.Mixed = mixed
+			if n > 0 {
+				l.PromptPerStep = m.PromptTokens / n
+			}
+		}
 	}
-	return "off"
+	if pw := lv.PrefillWait; pw != nil && pw.Measured > 0 {
+		l.PrefillMs, l.PromptPerToken, l.DecodeBatch, l.CleanGapMs = pw.StallMsPerToken, pw.PromptTokensPerToken, pw.DecodeBatch, pw.CleanGapMs
+		l.HasPrefill = true
+	}
+	if lv.GPU != nil {
+		l.JPerToken = lv.GPU.JPerOutputToken
+	}
+	return l
 }
 
-func verdictName(s string) string {
-	if s == "" {
-		return "unknown"
+// budgets keeps the budget's whole splits.
+func (b *BaselineFigures) budgets(res BudgetResult) {
+	for _, s := range res.Levels {
+		w := s.Whole
+		if w == nil {
+			continue
+		}
+		f := BudgetFigures{C: s.Concurrency, MeanTPOTms: w.TPOTms}
+		seen := map[string]bool{}
+		for _, p := range w.Parts {
+			seen[p.Name] = true
+			switch p.Name {
+			case PartComm:
+				f.CommMs += p.Ms
+			case PartGEMM:
+				f.GEMMms += p.Ms
+			case PartAttention:
+				f.AttnMs += p.Ms
+			case PartOther:
+				f.OtherMs += p.Ms
+			case PartHost:
+				f.HostMs += p.Ms
+			case PartPrefill:
+				f.PrefillMs += p.Ms
+			}
+		}
+		f.Complete = seen[PartComm] && seen[PartGEMM] && seen[PartAttention] && seen[PartOther] && seen[PartHost]
+		f.Partial = !f.Complete && seen[PartGEMM]
+		b.Budgets = append(b.Budgets, f)
 	}
-	return s
 }

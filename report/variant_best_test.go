@@ -30,7 +30,7 @@ func TestBestVariant(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 	search := func(v float64) phases.Event {
-		return phases.Event{Kind: phases.KindMacroSearch, Data: phases.Search{Answer: v}}
+		return phases.Event{Kind: phases.KindMacroSearch, Data: phases.Search{Answer: v, Done: true}}
 	}
 	evs = append(evs[:1], append([]phases.Event{search(40)}, evs[1:]...)...)
 	evs = append(evs[:4], append([]phases.Event{search(30)}, evs[4:]...)...)

@@ -7,101 +7,96 @@ import (
 	"github.com/profdeck/profdeck/phases"
 )
 
-// VariantMeasured are a variant's own measured figures; Has names those
-// measured (the keys of run --json's errors).
+// VariantMeasured are a variant's own measured figures, those a
+// prediction names: the plateau's throughput and concurrency, mean TPOT
+// at C=1 and at the plateau (the mean, as the budget splits it), the SLO
+// search's answer and the energy per output token at the plateau. Has
+// names those measured, by the prediction's JSON keys (plateau_tok_s,
+// plateau_concurrency, tpot_c1_ms, tpot_plateau_ms, slo_capacity) and
+// j_per_token.
 type VariantMeasured struct {
-	PlateauTokS, PlateauC, TPOTC1Ms, TPOTPlateauMs, SLOCapacity, JPerToken float64
+	PlateauTokS   float64 `json:"plateau_tok_s"`
+	PlateauC      float64 `json:"plateau_concurrency"`
+	TPOTC1Ms      float64 `json:"tpot_c1_ms"`
+	TPOTPlateauMs float64 `json:"tpot_plateau_ms"`
+	SLOCapacity   float64 `json:"slo_capacity"`
+	JPerToken     float64 `json:"j_per_token"`
 	// PeakTokS is the sweep's highest output throughput over its levels.
-	PeakTokS float64
-	Has      map[string]bool
+	PeakTokS float64         `json:"peak_tok_s"`
+	Has      map[string]bool `json:"has"`
+	// Verdict is what the sweep said limits the plateau.
+	Verdict string `json:"verdict,omitempty"`
 }
 
-// VariantEvents splits a journal's events by variant: "baseline" for those
-// before the first variant.started and outside any variant, each variant's
-// name for those between its started/finished.
-func VariantEvents(events []phases.Event) map[string][]phases.Event {
-	out := map[string][]phases.Event{}
-	name := phases.Baseline
-	for _, ev := range events {
-		switch d := ev.Data.(type) {
-		case phases.VariantStarted:
-			name = d.Spec.Name
-			continue
-		case phases.VariantFinished:
-			name = phases.Baseline
-			continue
-		}
-		out[name] = append(out[name], ev)
-	}
-	return out
-}
+// The keys of VariantMeasured.Has.
+const (
+	KeyPlateauTokS = "plateau_tok_s"
+	KeyPlateauC    = "plateau_concurrency"
+	KeyTPOTC1      = "tpot_c1_ms"
+	KeyTPOTPlateau = "tpot_plateau_ms"
+	KeySLOCapacity = "slo_capacity"
+	KeyJPerToken   = "j_per_token"
+	KeyPeakTokS    = "peak_tok_s"
+)
 
-// sweepFigures are one sweep's levels (the last of each concurrency,
-// closed loop), its plateau and its SLO search's answer.
-type sweepFigures struct {
-	levels  map[int]phases.LevelResult
-	plateau *phases.Plateau
-	search  *phases.Search
-}
-
-func readSweep(events []phases.Event) sweepFigures {
-	s := sweepFigures{levels: map[int]phases.LevelResult{}}
-	for _, ev := range events {
-		switch d := ev.Data.(type) {
-		case phases.LevelResult:
-			if d.Rate == 0 && d.Completed > 0 {
-				s.levels[d.Concurrency] = d
-			}
-		case phases.Plateau:
-			p := d
-			s.plateau = &p
-		case phases.Search:
-			q := d
-			s.search = &q
-		}
-	}
-	return s
-}
-
-// MeasureVariant reads a variant's own measured figures from its events:
-// the sweep's plateau, the mean TPOT at C=1 and at the plateau's level, the
-// SLO search's answer.
+// MeasureVariant reads a variant's own measured figures (plateau tok/s and
+// C, TPOT at C=1 and at the plateau, SLO capacity, J/token) from its
+// events.
 func MeasureVariant(events []phases.Event) VariantMeasured {
 	m := VariantMeasured{Has: map[string]bool{}}
-	s := readSweep(events)
+	in := collectBudgetInputs(events)
 	set := func(key string, dst *float64, v float64) {
 		if v > 0 && !math.IsNaN(v) && !math.IsInf(v, 0) {
 			*dst, m.Has[key] = v, true
 		}
 	}
-	if s.plateau != nil {
-		set("plateau_tok_s", &m.PlateauTokS, s.plateau.OutputThroughput)
-		set("plateau_concurrency", &m.PlateauC, float64(s.plateau.Concurrency))
-		if l, ok := s.levels[s.plateau.Concurrency]; ok {
-			set("tpot_plateau_ms", &m.TPOTPlateauMs, l.MeanTPOTms)
-			if l.GPU != nil {
-				set("j_per_token", &m.JPerToken, l.GPU.JPerOutputToken) // at the plateau's level
+	if p := in.plateau; p != nil && p.Concurrency > 0 {
+		set(KeyPlateauC, &m.PlateauC, float64(p.Concurrency))
+		set(KeyPlateauTokS, &m.PlateauTokS, p.OutputThroughput)
+		m.Verdict = p.Reason
+		if lv, ok := in.levels[p.Concurrency]; ok && !lv.Few() {
+			set(KeyTPOTPlateau, &m.TPOTPlateauMs, lv.MeanTPOTms)
+			if lv.GPU != nil {
+				set(KeyJPerToken, &m.JPerToken, lv.GPU.JPerOutputToken)
 			}
 		}
 	}
-	for _, l := range s.levels {
-		if l.OutputThroughput > m.PeakTokS {
-			set("peak_tok_s", &m.PeakTokS, l.OutputThroughput)
+	if lv, ok := in.levels[1]; ok && !lv.Few() {
+		set(KeyTPOTC1, &m.TPOTC1Ms, lv.MeanTPOTms)
+	}
+	for _, lv := range in.levels {
+		if lv.OutputThroughput > m.PeakTokS {
+			set(KeyPeakTokS, &m.PeakTokS, lv.OutputThroughput)
 		}
 	}
-	if l, ok := s.levels[1]; ok {
-		set("tpot_c1_ms", &m.TPOTC1Ms, l.MeanTPOTms)
-	}
-	if s.search != nil {
-		set("slo_capacity", &m.SLOCapacity, s.search.Answer)
-	}
+	set(KeySLOCapacity, &m.SLOCapacity, sloAnswer(events))
 	return m
+}
+
+// sloAnswer is the last finished SLO search's answer, else the largest
+// concurrency a sweep's SLO met (0: none).
+func sloAnswer(events []phases.Event) float64 {
+	search, met := 0.0, 0.0
+	for _, ev := range events {
+		switch d := ev.Data.(type) {
+		case phases.Search:
+			if d.Done {
+				search = d.Answer
+			}
+		case phases.SLOMet:
+			met = float64(d.MaxConcurrency)
+		}
+	}
+	if search > 0 {
+		return search
+	}
+	return met
 }
 
 // PredictionError is (measured − predicted) / predicted × 100, ok false
 // when either side is missing.
 func PredictionError(p phases.Predicted, measured float64, measuredOK bool) (pct float64, ok bool) {
-	if !p.OK || !measuredOK || p.Value == 0 {
+	if !p.OK || !measuredOK || p.Value == 0 || math.IsNaN(p.Value) || math.IsNaN(measured) {
 		return 0, false
 	}
 	return (measured - p.Value) / p.Value * 100, true

@@ -117,17 +117,8 @@ func serverVerdict(levels []phases.LevelResult, see *phases.LevelResult, lim Lim
 			"raise --gpu-memory-utilization, lower --max-model-len, or --kv-cache-dtype fp8",
 			kv, units.Thousands(sl.Preemptions), waitingN, where)
 	}
-	atLimit := sl.AtMaxRunningShare >= mostOfTheLevel && sl.MaxRunning > 0
-	if lim.MaxNumSeqs > 0 {
-		// A cap known from the launch, reached, with more requests than seats
-		// queued most of the level: the seats bind even when whole prefills
-		// between steps keep the running count under the cap half the time.
-		capped := sl.MaxRunning >= float64(lim.MaxNumSeqs)
-		queued := see.Concurrency > lim.MaxNumSeqs && sl.WaitingShare >= mostOfTheLevel
-		atLimit = capped && (atLimit || queued)
-	}
-	if atLimit && waiting && sl.MaxKVCacheUsage < kvFull && sl.MaxRunning < float64(see.Concurrency) {
-		return LimitMaxSeqs, fmt.Sprintf("%s, KV %s, %s waiting%s — raise --max-num-seqs", seatsText(sl.MaxRunning, lim), kv, waitingN, where)
+	if atSeats(sl, lim, see.Concurrency) && waiting && sl.MaxKVCacheUsage < kvFull && sl.MaxRunning < float64(see.Concurrency) {
+		return LimitMaxSeqs, fmt.Sprintf("%s%s, KV %s, %s waiting%s — raise --max-num-seqs", seatsText(sl.MaxRunning, lim), seatsShare(sl), kv, waitingN, where)
 	}
 	if !waiting && sl.MaxRunning >= 0.9*float64(see.Concurrency) {
 		if grow, ok := tpotGrowth(levels, see); ok && grow {
@@ -141,6 +132,37 @@ func serverVerdict(levels []phases.LevelResult, see *phases.LevelResult, lim Lim
 	}
 	return LimitUnknown, fmt.Sprintf("no known limit shows%s: %s running at most, %s waiting, KV %s, %s preemptions, the client kept up",
 		where, units.Thousands(sl.MaxRunning), waitingN, kv, units.Thousands(sl.Preemptions))
+}
+
+// atSeats says the scheduler's seats were full: the most requests running
+// reached the known --max-num-seqs while a queue waited most of the level,
+// or (the limit not known) the most running held for most of the level.
+// Whole prefills between decode steps pull the scrapes' running count
+// below the cap (a request being prefilled is not yet running), so with
+// the limit known reaching it under a standing queue is enough.
+func atSeats(sl *phases.ServerLevel, lim Limits, concurrency int) bool {
+	if sl.MaxRunning <= 0 {
+		return false
+	}
+	if lim.MaxNumSeqs > 0 {
+		// A cap known from the launch, reached, with more clients than seats
+		// queued most of the level: the seats bind even when whole prefills
+		// between steps keep the running count under the cap half the time.
+		full := sl.MaxRunning >= float64(lim.MaxNumSeqs)
+		queued := concurrency > lim.MaxNumSeqs && sl.WaitingShare >= mostOfTheLevel
+		return full && (sl.AtMaxRunningShare >= mostOfTheLevel || queued)
+	}
+	return sl.AtMaxRunningShare >= mostOfTheLevel
+}
+
+// seatsShare says how often the seats were full when that was under most
+// of the level ("" otherwise): the mean running beside the cap.
+func seatsShare(sl *phases.ServerLevel) string {
+	if sl.AtMaxRunningShare >= mostOfTheLevel {
+		return ""
+	}
+	return fmt.Sprintf(" — at the cap in %s of the scrapes, %.1f running on average (a request in its prefill is not yet running), a queue in %s",
+		units.Pct(sl.AtMaxRunningShare), sl.MeanRunning, units.Pct(sl.WaitingShare))
 }
 
 // seatsText is the running sequences against the max_num_seqs limit, and

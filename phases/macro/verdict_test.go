@@ -153,3 +153,48 @@ func TestMaxNumSeqsFromLog(t *testing.T) {
 		"first run max_num_seqs=128\nrestart: 'max_num_seqs': 32":                                                                     32,
 	})
 }
+
+// h200Level is one level of the rig's sweeps on an H200 (TP 1, whole
+// prefills between decode steps), with the scheduler's figures as the
+// journal has them.
+func h200Level(c int, tokS, tpot, meanRun, maxRun, atMax, waitShare, maxWait, kv float64) phases.LevelResult {
+	return phases.LevelResult{Concurrency: c, Completed: 2 * c, OutputThroughput: tokS, MedianTPOTms: tpot,
+		Server: &phases.ServerLevel{Available: true, MeanRunning: meanRun, MaxRunning: maxRun, AtMaxRunningShare: atMax,
+			WaitingShare: waitShare, MaxWaiting: maxWait, MaxKVCacheUsage: kv, Samples: 20}}
+}
+
+// TestVerdictMaxNumSeqsUnderPrefills: the rig's baseline on an H200
+// (--max-num-seqs 128) ran 128 at most at C=256 with 255 waiting, but at
+// the cap in only 40% of the scrapes (98.7 on average): whole prefills
+// between decode steps keep new requests out of the running count. The
+// cap, known from the launch, was reached under a standing queue: the
+// verdict is max_num_seqs. The same sweep with --max-num-seqs 64 (at the
+// cap in 62% of the scrapes) keeps its verdict; without the cap known, a
+// cap reached in 40% of the scrapes tells nothing.
+func TestVerdictMaxNumSeqsUnderPrefills(t *testing.T) {
+	launch := macro.Limits{Source: "the launch command", Looked: true}
+	base := []phases.LevelResult{
+		h200Level(32, 1874.3, 15.607, 19, 32, 0.6, 0.2, 7, 0.085),
+		h200Level(128, 3757.2, 30.335, 87.9, 128, 0.222, 0.667, 107, 0.341),
+		h200Level(256, 3595.2, 33.503, 98.7, 128, 0.4, 0.933, 255, 0.357),
+	}
+	lim := launch
+	lim.MaxNumSeqs = 128
+	reason, ev := macro.Explain(base, 1, lim)
+	wantVerdict(t, &phases.Plateau{Reason: reason, Evidence: ev}, macro.LimitMaxSeqs, "plateau at C=128", "128 of 128 sequences running",
+		"at the cap in 40% of the scrapes", "98.7 running on average", "255 waiting at C=256", "raise --max-num-seqs")
+	cap64 := []phases.LevelResult{
+		h200Level(32, 1830.8, 15.827, 19.1, 32, 0.6, 0.2, 4, 0.165),
+		h200Level(128, 2838.3, 21.215, 50.7, 64, 0.6, 0.9, 108, 0.363),
+		h200Level(256, 2758.0, 22.239, 53.7, 64, 0.625, 0.9375, 247, 0.342),
+	}
+	lim.MaxNumSeqs = 64
+	reason, ev = macro.Explain(cap64, 1, lim)
+	wantVerdict(t, &phases.Plateau{Reason: reason, Evidence: ev}, macro.LimitMaxSeqs, "64 of 64 sequences running", "247 waiting at C=256")
+	if strings.Contains(ev, "on average") {
+		t.Errorf("a cap held most of the level needs no word on the mean: %s", ev)
+	}
+	if reason, ev := macro.Explain(base, 1, launch); reason != macro.LimitUnknown {
+		t.Errorf("cap not known: %s: %s", reason, ev)
+	}
+}
