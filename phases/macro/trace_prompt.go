@@ -86,8 +86,9 @@ func ImpliedReuse(reqs []TraceRequest, block int) float64 {
 }
 
 // TraceWindow is the part of a trace replayed: its requests from start for
-// dur (0: to the end), with arrival times from the window's start divided
-// by speed (2 replays twice as fast).
+// dur (0: to the end), with arrival times from the window's first request
+// divided by speed (2 replays twice as fast). The replay sends that first
+// request at once, so the quiet before it in the window is not waited.
 type TraceWindow struct {
 	Start, Dur time.Duration
 	Speed      float64
@@ -101,11 +102,15 @@ func (w TraceWindow) Cut(reqs []TraceRequest) []TraceRequest {
 		speed = 1
 	}
 	var out []TraceRequest
+	first := time.Duration(-1)
 	for _, r := range reqs {
 		if r.At < w.Start || (w.Dur > 0 && r.At >= w.Start+w.Dur) {
 			continue
 		}
-		r.At = time.Duration(float64(r.At-w.Start) / speed)
+		if first < 0 {
+			first = r.At
+		}
+		r.At = time.Duration(float64(r.At-first) / speed)
 		out = append(out, r)
 	}
 	return out

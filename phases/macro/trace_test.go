@@ -118,6 +118,12 @@ func TestTraceWindowCutsAndScales(t *testing.T) {
 	if len(got) != 4 || got[0].At != 0 || got[3].At != 1500*time.Millisecond || reqs[2].At != 2*time.Second {
 		t.Errorf("cut: %d requests, %v", len(got), got)
 	}
+	// A window opening 0.6 s before its first request (at 3 s) replays
+	// from that request: 3, 4, 5 s at 1× are 0, 1, 2 s.
+	got = TraceWindow{Start: 2400 * time.Millisecond, Dur: 3 * time.Second}.Cut(reqs)
+	if len(got) != 3 || got[0].At != 0 || got[2].At != 2*time.Second {
+		t.Errorf("cut from 2.4s: %d requests, %v", len(got), got)
+	}
 }
 
 // TestReplayKeepsTheTraceTimes replays the sample trace at 4× and checks
