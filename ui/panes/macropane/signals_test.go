@@ -136,3 +136,30 @@ func TestTraceReuseBesideHitRate(t *testing.T) {
 		}
 	}
 }
+
+// On 80 and 120 columns, too narrow for the implied column, a line under
+// the title sets the last replay's hit rate beside the reuse its trace
+// implies; the SLO's summary names the fastest replay that met it.
+func TestTraceReuseLineOnNarrowScreens(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		m := newPane(t, size[0], size[1], true)
+		replay(m, []phases.Event{
+			phases.New(clock0, phases.KindMacroLevel, phases.LevelResult{Rate: 7.054, Completed: 24, OutputThroughput: 228,
+				Schedule: &phases.Schedule{Arrivals: "mooncake trace", TraceSpeed: 2, TraceReuse: f(0.836)},
+				Server:   &phases.ServerLevel{Available: true, PrefixCacheHitRate: f(0.834)}}),
+			phases.New(clock0, phases.KindMacroSLO, phases.SLOMet{Spec: "ttft=2s", MaxSpeed: 2,
+				Text: "largest replay speed meeting the SLO (ttft=2s for 90% of requests): 2×"}),
+		}, -1)
+		panetest.Fits(t, m.View(), size[0], size[1])
+		v := plain(m)
+		for _, want := range []string{"replay at 2×: prefix cache hit 83%, the trace implies 84%", "largest replay speed meeting the SLO"} {
+			if !strings.Contains(v, want) {
+				t.Errorf("%dx%d: view lacks %q:\n%s", size[0], size[1], want, v)
+			}
+		}
+		if got := m.sloShort(); got != "SLO met up to 2×" {
+			t.Errorf("short SLO %q", got)
+		}
+	}
+}

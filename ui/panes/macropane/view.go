@@ -228,6 +228,9 @@ func (m *Model) banners() []string {
 	} else if m.slo != nil && m.search == nil {
 		out = append(out, s.Subtle.Render(components.Fit(m.slo.Text, m.w)))
 	}
+	if t := m.traceReuseLine(); t != "" {
+		out = append(out, s.Subtle.Render(components.Fit(t, m.w)))
+	}
 	if d := m.disagreement(); d != "" {
 		out = append(out, m.wrapped(s.Warn, d)...)
 	}
