@@ -163,3 +163,21 @@ func TestTraceReuseLineOnNarrowScreens(t *testing.T) {
 		}
 	}
 }
+
+// A client-bound open-loop level is named by its rate, and only that
+// level's row is flagged.
+func TestClientBoundOpenLoopNamedByRate(t *testing.T) {
+	m := newPane(t, 120, 40, true)
+	lv := func(rate float64) phases.Event {
+		return phases.New(clock0, phases.KindMacroLevel, phases.LevelResult{Rate: rate, Completed: 24, OutputThroughput: 228})
+	}
+	replay(m, []phases.Event{lv(3.527), lv(7.054),
+		phases.New(clock0, phases.KindMacroClientBound, phases.ClientBound{Rate: 7.054, Reason: "p99 send lag 67.8 ms is over 10 ms"})}, -1)
+	if v := plain(m); !strings.Contains(v, "CLIENT-BOUND at 7.054 req/s: p99 send lag") || strings.Contains(v, "C=0") {
+		t.Errorf("view:\n%s", v)
+	}
+	m.SetSize(80, 24)
+	if rows := strings.Join(m.table(4), "\n"); strings.Count(rows, "client-bound") != 1 {
+		t.Errorf("rows:\n%s", rows)
+	}
+}

@@ -122,12 +122,16 @@ func (m *Model) table(rows int) []string {
 	}
 	m.levelList.SetSize(len(m.levels), body)
 	first, _ := m.levelList.Visible()
-	bound := map[int]bool{}
+	type levelKey struct {
+		c    int
+		rate float64
+	}
+	bound := map[levelKey]bool{}
 	for _, a := range m.audits {
-		bound[a.Concurrency] = true
+		bound[levelKey{a.Concurrency, a.Rate}] = true
 	}
 	for i := first; i < len(m.levels) && len(out) <= body; i++ {
-		out = append(out, m.levelRow(m.levels[i], cols, bound[m.levels[i].Concurrency]))
+		out = append(out, m.levelRow(m.levels[i], cols, bound[levelKey{m.levels[i].Concurrency, m.levels[i].Rate}]))
 	}
 	if n := len(m.levels) - first - (len(out) - 1); n > 0 || first > 0 {
 		// Say that there is more, on the header line.
