@@ -33,7 +33,7 @@ func (n *nb) capacity(c *classified) {
 	}
 	n.p("**%s**\n\n", mdCell(p.Text))
 	if t := traceSpeedPlan(sw, *ask); t != "" {
-		n.p("- the trace the sweep replayed: %s\n", mdCell(t))
+		n.p("- the sweep's own trace: %s\n", mdCell(t))
 	}
 	if p.Replica != nil {
 		n.p("- %s\n", p.Traffic.Little)
