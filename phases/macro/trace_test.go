@@ -52,6 +52,24 @@ func TestTraceTimesAndUnits(t *testing.T) {
 	}
 }
 
+// BurstGPT's failed requests (no response tokens, the dataset's README
+// says; or no request tokens) are left out, as its "without fails" files
+// leave them; the others keep their lengths.
+func TestBurstGPTSkipsFailedRequests(t *testing.T) {
+	tr, err := ParseTrace(TraceBurstGPT, "b", strings.NewReader(`Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type
+1,ChatGPT,300,20,320,Conversation log
+2,GPT-4,450,0,450,API log
+3,ChatGPT,0,0,0,Conversation log
+4.5,ChatGPT,120,1,121,API log
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Requests) != 2 || tr.Requests[1].At != 3500*time.Millisecond || tr.Requests[0].OutputLen != 20 || tr.Requests[1].OutputLen != 1 {
+		t.Fatalf("requests %+v: want the rows at 1 s and 4.5 s", tr.Requests)
+	}
+}
+
 func TestTraceBadInputNamesFileAndLine(t *testing.T) {
 	for _, c := range []struct{ format, text, want string }{
 		{TraceMooncake, "{\"timestamp\":0,\"input_length\":5}\n{\"timestamp\":-3,\"input_length\":5}\n", "f:2: timestamp -3"},
