@@ -122,8 +122,12 @@ func TestImpliedReuseHandWorked(t *testing.T) {
 		{InputLen: 20, HashIDs: []int64{5, 2}},
 		{InputLen: 30, HashIDs: []int64{1, 2, 3}},
 	}
-	if got, want := ImpliedReuse(reqs, 10), 45.0/105; got != want {
+	if got, want := ImpliedReuse(reqs, 10, 1), 45.0/105; got != want {
 		t.Errorf("reuse %g, want %g", got, want)
+	}
+	// In whole cache blocks of 8 tokens: 20 shared is 16, 25 is 24.
+	if got, want := ImpliedReuse(reqs, 10, 8), 40.0/105; got != want {
+		t.Errorf("reuse in blocks of 8: %g, want %g", got, want)
 	}
 }
 
@@ -175,6 +179,8 @@ func TestReplayKeepsTheTraceTimes(t *testing.T) {
 	}
 }
 
+// The second request shares 20 tokens with the first: 16 of them in
+// whole cache blocks, of the window's 50.
 func TestTraceSummaryOfAWindow(t *testing.T) {
 	tr := &Trace{Format: TraceMooncake, BlockSize: 10, Requests: []TraceRequest{
 		{At: 0, InputLen: 20, OutputLen: 3, HashIDs: []int64{1, 2}},
@@ -183,7 +189,7 @@ func TestTraceSummaryOfAWindow(t *testing.T) {
 	}}
 	w := TraceWindow{Speed: 2}
 	s := tr.Summarize(w, w.Cut(tr.Requests))
-	if s.Requests != 3 || s.SpanSeconds != 2 || s.MeanRate != 1 || s.InputTokens != 50 || s.OutputTokens != 9 || s.DistinctBlock != 3 || s.ImpliedReuse != 20.0/50 {
+	if s.Requests != 3 || s.SpanSeconds != 2 || s.MeanRate != 1 || s.InputTokens != 50 || s.OutputTokens != 9 || s.DistinctBlock != 3 || s.ImpliedReuse != 16.0/50 {
 		t.Errorf("summary %+v", s)
 	}
 }
