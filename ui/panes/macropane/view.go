@@ -230,7 +230,12 @@ func (m *Model) banners() []string {
 	if p := m.plateau; p != nil {
 		out = append(out, m.verdictLines(p)...)
 	} else if m.slo != nil && m.search == nil {
-		out = append(out, s.Subtle.Render(components.Fit(m.slo.Text, m.w)))
+		text := m.slo.Text
+		if components.Width(text) > m.w {
+			// The answer first, so a narrow pane keeps it.
+			text = m.sloShort() + " (" + m.slo.Spec + ")"
+		}
+		out = append(out, s.Subtle.Render(components.Fit(text, m.w)))
 	}
 	if t := m.traceReuseLine(); t != "" {
 		out = append(out, s.Subtle.Render(components.Fit(t, m.w)))
