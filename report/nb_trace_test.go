@@ -3,6 +3,7 @@ package report
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/profdeck/profdeck/phases"
 )
@@ -78,5 +79,25 @@ func TestGoodputLineNamesTheReplay(t *testing.T) {
 		Schedule: &phases.Schedule{TraceSpeed: 2}}})
 	if out := n.b.String(); !strings.Contains(out, "- 7.054 req/s (the trace at 2×): goodput 6.16 req/s") {
 		t.Fatalf("notebook:\n%s", out)
+	}
+}
+
+// A sweep that replayed a trace names no plateau and asks for no higher
+// concurrencies: what comes next is its speed search, then its plan.
+func TestSummaryOfAReplay(t *testing.T) {
+	at := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
+	level := phases.New(at, phases.KindMacroLevel, phases.LevelResult{Rate: 7.054, Completed: 24, Schedule: &phases.Schedule{TraceSpeed: 2}})
+	c := &classified{runs: map[string][]*phaseRun{phases.Macro: {{events: []phases.Event{level}}}}}
+	if got := nextStep(c, nil, BudgetResult{}); !strings.Contains(got, "--search speed") {
+		t.Errorf("next after a replay: %q", got)
+	}
+	n := &nb{}
+	n.summary(c, nil)
+	if out := n.b.String(); !strings.Contains(out, "**Plateau:** none: the sweep replayed a trace") || strings.Contains(out, "higher concurrencies") {
+		t.Errorf("summary:\n%s", out)
+	}
+	c.runs[phases.Macro][0].events = append(c.runs[phases.Macro][0].events, phases.New(at, phases.KindMacroSearch, phases.Search{Mode: phases.SearchSpeed, Done: true}))
+	if got := nextStep(c, nil, BudgetResult{}); !strings.Contains(got, "capacity --trace FILE") {
+		t.Errorf("next after a speed search: %q", got)
 	}
 }
