@@ -422,9 +422,12 @@ func init() {
 }
 
 // SLOMet names the largest concurrency whose level met the sweep's SLO
-// (0: none did).
+// (0: none did), and for open-loop levels the largest rate or trace replay
+// speed.
 type SLOMet struct {
-	Spec           string `json:"spec"`
-	MaxConcurrency int    `json:"max_concurrency"`
-	Text           string `json:"text"`
+	Spec           string  `json:"spec"`
+	MaxConcurrency int     `json:"max_concurrency"`
+	MaxRate        float64 `json:"max_rate,omitempty"`
+	MaxSpeed       float64 `json:"max_speed,omitempty"`
+	Text           string  `json:"text"`
 }

@@ -32,6 +32,9 @@ func (n *nb) capacity(c *classified) {
 		return
 	}
 	n.p("**%s**\n\n", mdCell(p.Text))
+	if t := traceSpeedPlan(sw, *ask); t != "" {
+		n.p("- the sweep's own trace: %s\n", mdCell(t))
+	}
 	if p.Replica != nil {
 		n.p("- %s\n", p.Traffic.Little)
 	}
@@ -62,4 +65,21 @@ func (n *nb) capacity(c *classified) {
 	if len(p.Warnings) > 0 {
 		n.ln("")
 	}
+}
+
+// traceSpeedPlan is, when the sweep replayed a trace and the campaign's
+// traffic is not that trace, the plan for the trace as recorded: the
+// fastest replay within the SLO turned into replicas and GPUs, as
+// capacity --trace gives it ("" otherwise).
+func traceSpeedPlan(sw Sweep, ask CapacityAsk) string {
+	if sw.Trace == nil || sw.Trace.File == "" || ask.Trace != "" {
+		return ""
+	}
+	ask.Trace, ask.Users, ask.Think = sw.Trace.File, 0, 0
+	ask.Rate = max(sw.Trace.MeanRate, 1e-9) // the plan reads the replays' speeds, not this rate
+	p, err := PlanCapacity(sw, ask)
+	if err != nil || p.Curve.Unit != unitSpeed || p.Replicas == nil {
+		return ""
+	}
+	return p.Text
 }

@@ -24,6 +24,8 @@ func (n *nb) summary(c *classified, all []phases.Event) {
 		why = strings.Replace(why, fmt.Sprintf("plateau at C=%d: ", p.Concurrency), "", 1)
 		lines = append(lines, fmt.Sprintf("- **Plateau:** C=%d at %s tok/s — %s", p.Concurrency,
 			units.Thousands(p.OutputThroughput), why))
+	case replayedTrace(c.runs[phases.Macro]) != nil:
+		lines = append(lines, "- **Plateau:** none: the sweep replayed a trace, its levels are speeds, not concurrencies")
 	case len(c.runs[phases.Macro]) > 0:
 		lines = append(lines, "- **Plateau:** none named: throughput still grew at the last level (add higher concurrencies)")
 	}
@@ -83,6 +85,24 @@ func lastPlateau(runs []*phaseRun) (*phases.Plateau, string) {
 	return nil, ""
 }
 
+// replayedTrace is the last sweep with levels when it replayed a trace
+// (a level with a replay speed), else nil.
+func replayedTrace(runs []*phaseRun) *macroEvents {
+	for i := len(runs) - 1; i >= 0; i-- {
+		m := macroOf(runs[i].events)
+		if len(m.levels) == 0 {
+			continue
+		}
+		for _, l := range m.levels {
+			if l.Schedule != nil && l.Schedule.TraceSpeed > 0 {
+				return &m
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
 // loadSummary is the latest load in a line: how long it took to ready,
 // its stalls and its failure.
 func loadSummary(runs []*phaseRun) string {
@@ -128,6 +148,11 @@ func nextStep(c *classified, p *phases.Plateau, bud BudgetResult) string {
 	switch {
 	case len(c.runs[phases.Macro]) == 0:
 		return "run the concurrency sweep (`profdeck sweep`, or pane 2 `s`)"
+	case p == nil && replayedTrace(c.runs[phases.Macro]) != nil:
+		if m := replayedTrace(c.runs[phases.Macro]); m.search == nil {
+			return "replay the trace at speeds up to the SLO's limit (`profdeck sweep --dataset FORMAT FILE --search speed --slo SPEC`), then plan it with `profdeck capacity --trace FILE`"
+		}
+		return "plan the trace's traffic on its replays (`profdeck capacity --trace FILE`), or cut a longer window of it (`--trace-start`, `--trace-duration`)"
 	case p == nil:
 		return "sweep higher concurrencies until throughput stops growing"
 	case len(c.runs[phases.Micro]) == 0 || len(c.runs[phases.NCCL]) == 0:

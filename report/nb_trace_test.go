@@ -3,6 +3,7 @@ package report
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/profdeck/profdeck/phases"
 )
@@ -49,5 +50,54 @@ func TestSessionLevelsInNotebook(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("notebook lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// A campaign whose capacity asks for users, over a sweep that replayed a
+// trace at several speeds, gets the trace's own plan beside it (the hand-
+// worked case of capacity --trace: 0.6× within the SLO, 3 replicas of TP
+// 4); a sweep of other arrivals gets none.
+func TestNotebookPlansTheReplayedTrace(t *testing.T) {
+	ask := CapacityAsk{Users: 2000, Think: 30e9, SLO: "tpot=50ms", Headroom: 0.2}
+	got := traceSpeedPlan(speedCurve(), ask)
+	for _, want := range []string{"the trace traces/day.jsonl as recorded (1×, 3 req/s on average)", "3 replica(s) × 4 GPUs (TP 4) = 12 GPUs",
+		"replays it at up to 0.6× within the SLO"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("plan lacks %q: %q", want, got)
+		}
+	}
+	if got := traceSpeedPlan(knownCurve(), ask); got != "" {
+		t.Errorf("a sweep without a trace: %q", got)
+	}
+}
+
+// An open-loop level's goodput is named by its rate and a replay's speed,
+// not by a concurrency it did not have.
+func TestGoodputLineNamesTheReplay(t *testing.T) {
+	n := &nb{}
+	n.goodputLines([]phases.LevelResult{{Rate: 7.054, Goodput: &phases.Goodput{Share: 1, Met: true, RequestGoodput: 6.16, TokenGoodput: 228.4},
+		Schedule: &phases.Schedule{TraceSpeed: 2}}})
+	if out := n.b.String(); !strings.Contains(out, "- 7.054 req/s (the trace at 2×): goodput 6.16 req/s") {
+		t.Fatalf("notebook:\n%s", out)
+	}
+}
+
+// A sweep that replayed a trace names no plateau and asks for no higher
+// concurrencies: what comes next is its speed search, then its plan.
+func TestSummaryOfAReplay(t *testing.T) {
+	at := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
+	level := phases.New(at, phases.KindMacroLevel, phases.LevelResult{Rate: 7.054, Completed: 24, Schedule: &phases.Schedule{TraceSpeed: 2}})
+	c := &classified{runs: map[string][]*phaseRun{phases.Macro: {{events: []phases.Event{level}}}}}
+	if got := nextStep(c, nil, BudgetResult{}); !strings.Contains(got, "--search speed") {
+		t.Errorf("next after a replay: %q", got)
+	}
+	n := &nb{}
+	n.summary(c, nil)
+	if out := n.b.String(); !strings.Contains(out, "**Plateau:** none: the sweep replayed a trace") || strings.Contains(out, "higher concurrencies") {
+		t.Errorf("summary:\n%s", out)
+	}
+	c.runs[phases.Macro][0].events = append(c.runs[phases.Macro][0].events, phases.New(at, phases.KindMacroSearch, phases.Search{Mode: phases.SearchSpeed, Done: true}))
+	if got := nextStep(c, nil, BudgetResult{}); !strings.Contains(got, "capacity --trace FILE") {
+		t.Errorf("next after a speed search: %q", got)
 	}
 }

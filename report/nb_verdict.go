@@ -44,6 +44,19 @@ func budgetQuote(bud BudgetResult) string {
 	return "(" + strings.Join(parts, ", ") + " " + of + ")"
 }
 
+// levelName is a level in a line of text: C=8, an open loop's rate, and
+// a replayed trace's speed.
+func levelName(l phases.LevelResult) string {
+	if l.Rate <= 0 {
+		return fmt.Sprintf("C=%d", l.Concurrency)
+	}
+	name := fmt.Sprintf("%.4g req/s", l.Rate)
+	if sc := l.Schedule; sc != nil && sc.TraceSpeed > 0 {
+		name += fmt.Sprintf(" (the trace at %.3g×)", sc.TraceSpeed)
+	}
+	return name
+}
+
 // goodputLines lists each level's goodput under the sweep's SLO.
 func (n *nb) goodputLines(levels []phases.LevelResult) {
 	var out []string
@@ -56,8 +69,8 @@ func (n *nb) goodputLines(levels []phases.LevelResult) {
 		if !g.Met {
 			met = "misses"
 		}
-		out = append(out, fmt.Sprintf("- C=%d: goodput %.2f req/s, %.1f tok/s; %.0f%% of requests within the SLO (%s it)",
-			l.Concurrency, g.RequestGoodput, g.TokenGoodput, 100*g.Share, met))
+		out = append(out, fmt.Sprintf("- %s: goodput %.2f req/s, %.1f tok/s; %.0f%% of requests within the SLO (%s it)",
+			levelName(l), g.RequestGoodput, g.TokenGoodput, 100*g.Share, met))
 	}
 	for _, l := range levels {
 		if r := l.Repeats; r != nil {

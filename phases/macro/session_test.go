@@ -136,14 +136,18 @@ func TestSessionTurnsCarryRealAnswers(t *testing.T) {
 func TestSessionLevelPerTurn(t *testing.T) {
 	url, seen := recordingEmu(t, "X-Session-ID")
 	res := runSessions(t, url, APICompletions)
+	earlier := map[string][]string{} // each session's answer marks so far
+	marks := regexp.MustCompile(vllmemu.AnswerMark)
 	for _, s := range seen() {
 		var body struct {
 			Prompt string `json:"prompt"`
 		}
 		_ = json.Unmarshal([]byte(s.body), &body)
-		if strings.Contains(body.Prompt, "Thanks.") && !regexp.MustCompile(vllmemu.AnswerMark).MatchString(body.Prompt) {
-			t.Fatalf("a second turn's prompt holds no answer: %.80q", body.Prompt)
+		// The prompt holds exactly this session's earlier answers, in order.
+		if got, want := marks.FindAllString(body.Prompt, -1), earlier[s.session]; strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Fatalf("session %s turn %d: the prompt holds the answers %q, the server gave %q", s.session, len(want)+1, got, want)
 		}
+		earlier[s.session] = append(earlier[s.session], s.mark)
 	}
 	lr := res.Levels[0]
 	ss := lr.Sessions

@@ -160,28 +160,47 @@ func (s *slo) goodput(lr *phases.LevelResult, c sloCount) {
 	lr.Goodput = g
 }
 
-// SLOResult is the sweep's SLO: its bounds and the largest concurrency
-// whose level met it.
+// SLOResult is the sweep's SLO: its bounds and the largest concurrency,
+// request rate or trace replay speed whose level met it.
 type SLOResult struct {
 	Spec  string  `json:"spec"`
 	Share float64 `json:"required_share"`
 	// MaxConcurrency is the largest C whose level met the SLO (0: none).
-	MaxConcurrency int    `json:"max_concurrency"`
-	Text           string `json:"text"`
+	MaxConcurrency int `json:"max_concurrency"`
+	// MaxRate and MaxSpeed are, for open-loop levels, the largest request
+	// rate and, for a trace's replays, the largest speed that met it.
+	MaxRate  float64 `json:"max_rate,omitempty"`
+	MaxSpeed float64 `json:"max_speed,omitempty"`
+	Text     string  `json:"text"`
 }
 
-// sloSummary finds the largest concurrency meeting the SLO.
+// sloSummary finds the largest concurrency, rate or replay speed meeting
+// the SLO.
 func (s *slo) summary(levels []phases.LevelResult) *SLOResult {
 	out := &SLOResult{Spec: s.String(), Share: s.share}
 	for _, l := range levels {
-		if l.Goodput != nil && l.Goodput.Met && l.Rate == 0 && l.Concurrency > out.MaxConcurrency {
-			out.MaxConcurrency = l.Concurrency
+		if l.Goodput == nil || !l.Goodput.Met {
+			continue
+		}
+		switch {
+		case l.Schedule != nil && l.Schedule.TraceSpeed > 0:
+			out.MaxSpeed = max(out.MaxSpeed, l.Schedule.TraceSpeed)
+		case l.Rate > 0:
+			out.MaxRate = max(out.MaxRate, l.Rate)
+		default:
+			out.MaxConcurrency = max(out.MaxConcurrency, l.Concurrency)
 		}
 	}
-	if out.MaxConcurrency == 0 {
-		out.Text = fmt.Sprintf("no level met the SLO (%s for %.0f%% of requests)", out.Spec, 100*s.share)
-	} else {
-		out.Text = fmt.Sprintf("largest C meeting the SLO (%s for %.0f%% of requests): %d", out.Spec, 100*s.share, out.MaxConcurrency)
+	of := fmt.Sprintf("(%s for %.0f%% of requests)", out.Spec, 100*s.share)
+	switch {
+	case out.MaxSpeed > 0:
+		out.Text = fmt.Sprintf("largest replay speed meeting the SLO %s: %.3g×", of, out.MaxSpeed)
+	case out.MaxRate > 0:
+		out.Text = fmt.Sprintf("largest rate meeting the SLO %s: %.4g req/s", of, out.MaxRate)
+	case out.MaxConcurrency > 0:
+		out.Text = fmt.Sprintf("largest C meeting the SLO %s: %d", of, out.MaxConcurrency)
+	default:
+		out.Text = "no level met the SLO " + of
 	}
 	return out
 }
@@ -198,7 +217,8 @@ func (r *runner) sloEnd(ctx context.Context, res *Result) {
 			res.SLO.MaxConcurrency = int(sr.Answer)
 		}
 	}
-	r.em.Emit(ctx, phases.KindMacroSLO, &phases.SLOMet{Spec: res.SLO.Spec, MaxConcurrency: res.SLO.MaxConcurrency, Text: res.SLO.Text})
+	r.em.Emit(ctx, phases.KindMacroSLO, &phases.SLOMet{Spec: res.SLO.Spec, MaxConcurrency: res.SLO.MaxConcurrency,
+		MaxRate: res.SLO.MaxRate, MaxSpeed: res.SLO.MaxSpeed, Text: res.SLO.Text})
 	if res.Plateau != nil {
 		res.Plateau.SLO = res.SLO.Text
 	}

@@ -81,3 +81,30 @@ func TestNoiseSaid(t *testing.T) {
 		t.Errorf("tight intervals said: %s", n)
 	}
 }
+
+// The SLO's summary names the largest level meeting it in the level's own
+// terms: a closed loop's C, an open loop's rate, a trace's replay speed
+// (an open-loop level, which has no C, is not "no level").
+func TestSLOSummaryOfOpenLoopAndTrace(t *testing.T) {
+	s, err := ParseSLO("ttft=2s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	met := func(ok bool) *phases.Goodput { return &phases.Goodput{Met: ok} }
+	for _, c := range []struct {
+		levels []phases.LevelResult
+		want   string
+	}{
+		{[]phases.LevelResult{{Concurrency: 4, Goodput: met(true)}, {Concurrency: 8, Goodput: met(false)}}, "largest C meeting the SLO (ttft=2s for 90% of requests): 4"},
+		{[]phases.LevelResult{{Rate: 2, Goodput: met(true)}, {Rate: 4.5, Goodput: met(true)}, {Rate: 9, Goodput: met(false)}},
+			"largest rate meeting the SLO (ttft=2s for 90% of requests): 4.5 req/s"},
+		{[]phases.LevelResult{{Rate: 7.054, Goodput: met(true), Schedule: &phases.Schedule{TraceSpeed: 2}},
+			{Rate: 14.11, Goodput: met(false), Schedule: &phases.Schedule{TraceSpeed: 4}}},
+			"largest replay speed meeting the SLO (ttft=2s for 90% of requests): 2×"},
+		{[]phases.LevelResult{{Rate: 9, Goodput: met(false)}}, "no level met the SLO (ttft=2s for 90% of requests)"},
+	} {
+		if got := s.summary(c.levels); got.Text != c.want {
+			t.Errorf("summary %q, want %q", got.Text, c.want)
+		}
+	}
+}

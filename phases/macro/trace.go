@@ -233,11 +233,11 @@ func (t *Trace) readBurstGPT(r io.Reader) error {
 			return fmt.Errorf("%s: %v", t.File, err)
 		}
 		line, _ := cr.FieldPos(0)
-		req, err := burstRow(rec, col)
+		req, failed, err := burstRow(rec, col)
 		if err != nil {
 			return fmt.Errorf("%s:%d: %v", t.File, line, err)
 		}
-		if req.InputLen == 0 { // failed requests carry no tokens
+		if failed {
 			continue
 		}
 		if len(t.Requests) >= maxTraceRequests {
@@ -247,7 +247,11 @@ func (t *Trace) readBurstGPT(r io.Reader) error {
 	}
 }
 
-func burstRow(rec []string, col map[string]int) (TraceRequest, error) {
+// burstRow reads one BurstGPT row; failed is true for a failed request
+// (no response tokens, as the dataset's README says of its failures, or
+// no request tokens), which the replay leaves out as the dataset's
+// "without fails" files do.
+func burstRow(rec []string, col map[string]int) (req TraceRequest, failed bool, err error) {
 	get := func(c string) (float64, error) {
 		i := col[c]
 		if i >= len(rec) {
@@ -259,7 +263,6 @@ func burstRow(rec []string, col map[string]int) (TraceRequest, error) {
 		}
 		return v, nil
 	}
-	var req TraceRequest
 	ts, err := get(burstTimestamp)
 	if err == nil {
 		req.At, err = traceTime(ts, time.Second)
@@ -276,9 +279,8 @@ func burstRow(rec []string, col map[string]int) (TraceRequest, error) {
 	}
 	if err == nil {
 		req.OutputLen, err = traceTokens(burstResponse, out, 0)
-		req.OutputLen = max(req.OutputLen, 1)
 	}
-	return req, err
+	return req, err == nil && (req.InputLen == 0 || req.OutputLen == 0), err
 }
 
 // lineCap fails a read once a line passes maxDatasetLine, so that a CSV

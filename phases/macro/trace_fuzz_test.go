@@ -23,6 +23,6 @@ func FuzzParseTrace(f *testing.F) {
 		if len(tr.Requests) == 0 || tr.Requests[0].At != 0 {
 			t.Fatal("a trace without requests, or not starting at 0")
 		}
-		_ = ImpliedReuse(tr.Requests, max(tr.BlockSize, 1))
+		_ = ImpliedReuse(tr.Requests, max(tr.BlockSize, 1), CacheBlock)
 	})
 }

@@ -56,21 +56,28 @@ func (p *tracePrompts) appendWords(rng *rand.Rand, n int) {
 	}
 }
 
+// CacheBlock is the block, in tokens, a server's prefix cache holds whole
+// (vLLM's default block size, the simulated server's too): the reuse a
+// trace implies counts the prefix a request shares in whole blocks of it.
+const CacheBlock = 16
+
 // ImpliedReuse is the share of the requests' input tokens that a prefix
-// cache without bound would hold when each arrives: the leading blocks
-// whose hash ids came before, each up to the length it was sent with (a
-// block first sent short, as a prompt's last, is reused only that far).
-// It is 0 for a trace without hash ids.
-func ImpliedReuse(reqs []TraceRequest, block int) float64 {
+// cache without bound, holding whole blocks of cacheBlock tokens, would
+// hold when each arrives: the leading blocks whose hash ids came before,
+// each up to the length it was sent with (a block first sent short, as a
+// prompt's last, is reused only that far), that prefix cut to whole cache
+// blocks. It is 0 for a trace without hash ids.
+func ImpliedReuse(reqs []TraceRequest, block, cacheBlock int) float64 {
+	cacheBlock = max(cacheBlock, 1)
 	seen := map[int64]int{} // tokens of the block sent so far
 	var hit, all int
 	for _, r := range reqs {
 		all += r.InputLen
-		left, prefix := r.InputLen, true
+		left, prefix, shared := r.InputLen, true, 0
 		for _, id := range r.HashIDs {
 			n := min(block, left)
 			if prefix {
-				hit += min(n, seen[id])
+				shared += min(n, seen[id])
 				prefix = seen[id] >= n
 			}
 			seen[id] = max(seen[id], n)
@@ -78,6 +85,7 @@ func ImpliedReuse(reqs []TraceRequest, block int) float64 {
 				break
 			}
 		}
+		hit += shared / cacheBlock * cacheBlock
 	}
 	if all == 0 {
 		return 0
@@ -86,8 +94,9 @@ func ImpliedReuse(reqs []TraceRequest, block int) float64 {
 }
 
 // TraceWindow is the part of a trace replayed: its requests from start for
-// dur (0: to the end), with arrival times from the window's start divided
-// by speed (2 replays twice as fast).
+// dur (0: to the end), with arrival times from the window's first request
+// divided by speed (2 replays twice as fast). The replay sends that first
+// request at once, so the quiet before it in the window is not waited.
 type TraceWindow struct {
 	Start, Dur time.Duration
 	Speed      float64
@@ -101,11 +110,15 @@ func (w TraceWindow) Cut(reqs []TraceRequest) []TraceRequest {
 		speed = 1
 	}
 	var out []TraceRequest
+	first := time.Duration(-1)
 	for _, r := range reqs {
 		if r.At < w.Start || (w.Dur > 0 && r.At >= w.Start+w.Dur) {
 			continue
 		}
-		r.At = time.Duration(float64(r.At-w.Start) / speed)
+		if first < 0 {
+			first = r.At
+		}
+		r.At = time.Duration(float64(r.At-first) / speed)
 		out = append(out, r)
 	}
 	return out
@@ -149,7 +162,7 @@ func (t *Trace) Summarize(w TraceWindow, reqs []TraceRequest) TraceSummary {
 		}
 	}
 	if t.BlockSize > 0 {
-		s.ImpliedReuse = ImpliedReuse(reqs, t.BlockSize)
+		s.ImpliedReuse = ImpliedReuse(reqs, t.BlockSize, CacheBlock)
 	}
 	return s
 }

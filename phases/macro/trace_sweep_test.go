@@ -1,11 +1,13 @@
 package macro_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +44,64 @@ func TestSweepReplaysTrace(t *testing.T) {
 	}
 	t.Logf("server hit rate %.3f, trace implies %.3f; scheduled %.3f req/s, achieved %.3f, p99 delay %.2f ms",
 		*l.Server.PrefixCacheHitRate, tr.ImpliedReuse, l.Schedule.ScheduledRate, l.Schedule.AchievedRate, l.Schedule.P99DelayMs)
+}
+
+// A window of the sample trace (1 s to 4 s: its first request at 1.175 s)
+// replayed at 2× by a sweep: each request is scheduled at its time in the
+// trace, from the window's first request, over the speed, and sent within
+// 1% of the replay's span or the scheduling delay the level says; the
+// level's rate is the window's mean rate, and each prompt has the trace's
+// input length.
+func TestSweepReplaysTraceWindowOnItsTimes(t *testing.T) {
+	tr, err := macro.ReadTrace(macro.TraceMooncake, "testdata/trace_mooncake.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []macro.TraceRequest
+	for _, r := range tr.Requests {
+		if r.At >= time.Second && r.At < 4*time.Second {
+			want = append(want, r)
+		}
+	}
+	_, url := startEmu(t, vllmemu.Config{StepTime: time.Millisecond, CoarseTiming: true})
+	var jl bytes.Buffer
+	res := runSweep(t, macro.Config{URL: url, Model: "test/model", Dataset: macro.TraceMooncake,
+		DatasetFile: "testdata/trace_mooncake.jsonl", TraceSpeed: 2, TraceStart: time.Second, TraceDuration: 3 * time.Second,
+		NoPreflight: true, Seed: 1, JSONL: &jl})
+	var recs []macro.Record
+	for _, line := range strings.Split(strings.TrimSpace(jl.String()), "\n") {
+		var r macro.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].ScheduledS < recs[j].ScheduledS })
+	if len(recs) != len(want) || len(want) < 5 {
+		t.Fatalf("%d requests sent, the window holds %d", len(recs), len(want))
+	}
+	sc, sum := res.Levels[0].Schedule, res.Workload.Trace
+	span := (want[len(want)-1].At - want[0].At).Seconds() / 2
+	tol := max(0.01*span, sc.MaxDelayMs/1000+0.001)
+	for i, r := range recs {
+		due := (want[i].At - want[0].At).Seconds() / 2
+		if d := r.ScheduledS - recs[0].ScheduledS - due; math.Abs(d) > 1e-6 {
+			t.Errorf("request %d scheduled at +%.4fs, due +%.4fs", i, r.ScheduledS-recs[0].ScheduledS, due)
+		}
+		if d := r.SentS - recs[0].ScheduledS - due; d < -0.001 || d > tol {
+			t.Errorf("request %d sent at +%.4fs, due +%.4fs (tolerance %.4fs)", i, r.SentS-recs[0].ScheduledS, due, tol)
+		}
+		if r.InputTokens != want[i].InputLen {
+			t.Errorf("request %d: %d input tokens, the trace says %d", i, r.InputTokens, want[i].InputLen)
+		}
+	}
+	if math.Abs(sum.SpanSeconds-span) > 1e-6 || math.Abs(sc.ScheduledRate-sum.MeanRate) > 0.01*sum.MeanRate ||
+		math.Abs(sc.RequestedRate-sum.MeanRate) > 0.001*sum.MeanRate {
+		t.Fatalf("window span %gs (want %gs), mean rate %g; level scheduled %g, requested %g", sum.SpanSeconds, span, sum.MeanRate,
+			sc.ScheduledRate, sc.RequestedRate)
+	}
+	t.Logf("%d requests over %.3fs: scheduled %.3f req/s, achieved %.3f; delay p99 %.2f ms, max %.2f ms",
+		len(recs), span, sc.ScheduledRate, sc.AchievedRate, sc.P99DelayMs, sc.MaxDelayMs)
 }
 
 // A speed search replays the sample trace at speeds doubling from 2×

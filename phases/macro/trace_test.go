@@ -52,6 +52,24 @@ func TestTraceTimesAndUnits(t *testing.T) {
 	}
 }
 
+// BurstGPT's failed requests (no response tokens, the dataset's README
+// says; or no request tokens) are left out, as its "without fails" files
+// leave them; the others keep their lengths.
+func TestBurstGPTSkipsFailedRequests(t *testing.T) {
+	tr, err := ParseTrace(TraceBurstGPT, "b", strings.NewReader(`Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type
+1,ChatGPT,300,20,320,Conversation log
+2,GPT-4,450,0,450,API log
+3,ChatGPT,0,0,0,Conversation log
+4.5,ChatGPT,120,1,121,API log
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Requests) != 2 || tr.Requests[1].At != 3500*time.Millisecond || tr.Requests[0].OutputLen != 20 || tr.Requests[1].OutputLen != 1 {
+		t.Fatalf("requests %+v: want the rows at 1 s and 4.5 s", tr.Requests)
+	}
+}
+
 func TestTraceBadInputNamesFileAndLine(t *testing.T) {
 	for _, c := range []struct{ format, text, want string }{
 		{TraceMooncake, "{\"timestamp\":0,\"input_length\":5}\n{\"timestamp\":-3,\"input_length\":5}\n", "f:2: timestamp -3"},
@@ -104,8 +122,12 @@ func TestImpliedReuseHandWorked(t *testing.T) {
 		{InputLen: 20, HashIDs: []int64{5, 2}},
 		{InputLen: 30, HashIDs: []int64{1, 2, 3}},
 	}
-	if got, want := ImpliedReuse(reqs, 10), 45.0/105; got != want {
+	if got, want := ImpliedReuse(reqs, 10, 1), 45.0/105; got != want {
 		t.Errorf("reuse %g, want %g", got, want)
+	}
+	// In whole cache blocks of 8 tokens: 20 shared is 16, 25 is 24.
+	if got, want := ImpliedReuse(reqs, 10, 8), 40.0/105; got != want {
+		t.Errorf("reuse in blocks of 8: %g, want %g", got, want)
 	}
 }
 
@@ -117,6 +139,12 @@ func TestTraceWindowCutsAndScales(t *testing.T) {
 	got := TraceWindow{Start: 2 * time.Second, Dur: 4 * time.Second, Speed: 2}.Cut(reqs)
 	if len(got) != 4 || got[0].At != 0 || got[3].At != 1500*time.Millisecond || reqs[2].At != 2*time.Second {
 		t.Errorf("cut: %d requests, %v", len(got), got)
+	}
+	// A window opening 0.6 s before its first request (at 3 s) replays
+	// from that request: 3, 4, 5 s at 1× are 0, 1, 2 s.
+	got = TraceWindow{Start: 2400 * time.Millisecond, Dur: 3 * time.Second}.Cut(reqs)
+	if len(got) != 3 || got[0].At != 0 || got[2].At != 2*time.Second {
+		t.Errorf("cut from 2.4s: %d requests, %v", len(got), got)
 	}
 }
 
@@ -151,6 +179,8 @@ func TestReplayKeepsTheTraceTimes(t *testing.T) {
 	}
 }
 
+// The second request shares 20 tokens with the first: 16 of them in
+// whole cache blocks, of the window's 50.
 func TestTraceSummaryOfAWindow(t *testing.T) {
 	tr := &Trace{Format: TraceMooncake, BlockSize: 10, Requests: []TraceRequest{
 		{At: 0, InputLen: 20, OutputLen: 3, HashIDs: []int64{1, 2}},
@@ -159,7 +189,7 @@ func TestTraceSummaryOfAWindow(t *testing.T) {
 	}}
 	w := TraceWindow{Speed: 2}
 	s := tr.Summarize(w, w.Cut(tr.Requests))
-	if s.Requests != 3 || s.SpanSeconds != 2 || s.MeanRate != 1 || s.InputTokens != 50 || s.OutputTokens != 9 || s.DistinctBlock != 3 || s.ImpliedReuse != 20.0/50 {
+	if s.Requests != 3 || s.SpanSeconds != 2 || s.MeanRate != 1 || s.InputTokens != 50 || s.OutputTokens != 9 || s.DistinctBlock != 3 || s.ImpliedReuse != 16.0/50 {
 		t.Errorf("summary %+v", s)
 	}
 }

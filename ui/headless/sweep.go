@@ -435,7 +435,11 @@ func workloadText(sc macro.Config) string {
 	case macro.IsTraceFormat(sc.Dataset):
 		s = fmt.Sprintf("the %s trace %s replayed at %g× its speed", sc.Dataset, sc.DatasetFile, sc.TraceSpeed)
 		if tr := sc.TraceSummary(); tr != nil {
-			s += fmt.Sprintf(" (%d requests over %.1fs, %.3g req/s; its hash ids imply %.1f%% prefix reuse)", tr.Requests, tr.SpanSeconds, tr.MeanRate, 100*tr.ImpliedReuse)
+			reuse := "no hash ids, so no prefix reuse known"
+			if tr.BlockTokens > 0 {
+				reuse = fmt.Sprintf("its hash ids imply %.1f%% prefix reuse", 100*tr.ImpliedReuse)
+			}
+			s += fmt.Sprintf(" (%d requests over %.1fs, %.3g req/s; %s)", tr.Requests, tr.SpanSeconds, tr.MeanRate, reuse)
 		}
 	case macro.IsSessionDataset(sc.Dataset):
 		s = fmt.Sprintf("sessions of %s %s, each level's concurrency its users, thinking %s between turns", sc.Dataset, sc.DatasetFile, sc.ThinkTime)

@@ -136,3 +136,52 @@ func TestTraceReuseBesideHitRate(t *testing.T) {
 		}
 	}
 }
+
+// On 80 and 120 columns, too narrow for the implied column, a line under
+// the title sets the last replay's hit rate beside the reuse its trace
+// implies; the SLO's summary names the fastest replay that met it.
+func TestTraceReuseLineOnNarrowScreens(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		m := newPane(t, size[0], size[1], true)
+		replay(m, []phases.Event{
+			phases.New(clock0, phases.KindMacroLevel, phases.LevelResult{Rate: 7.054, Completed: 24, OutputThroughput: 228,
+				Schedule: &phases.Schedule{Arrivals: "mooncake trace", TraceSpeed: 2, TraceReuse: f(0.836)},
+				Server:   &phases.ServerLevel{Available: true, PrefixCacheHitRate: f(0.834)}}),
+			phases.New(clock0, phases.KindMacroSLO, phases.SLOMet{Spec: "ttft=2s,tpot=50ms,e2el=30s", MaxSpeed: 2,
+				Text: "largest replay speed meeting the SLO (ttft=2s,tpot=50ms,e2el=30s for 90% of requests): 2×"}),
+		}, -1)
+		panetest.Fits(t, m.View(), size[0], size[1])
+		v := plain(m)
+		slo := "largest replay speed meeting the SLO (ttft=2s,tpot=50ms,e2el=30s for 90% of requests): 2×"
+		if size[0] == 80 {
+			slo = "SLO met up to 2× (ttft=2s,tpot=50ms,e2el=30s)"
+		}
+		for _, want := range []string{"replay at 2×: prefix cache hit 83%, the trace implies 84%", slo} {
+			if !strings.Contains(v, want) {
+				t.Errorf("%dx%d: view lacks %q:\n%s", size[0], size[1], want, v)
+			}
+		}
+		if got := m.sloShort(); got != "SLO met up to 2×" {
+			t.Errorf("short SLO %q", got)
+		}
+	}
+}
+
+// A client-bound open-loop level is named by its rate, and only that
+// level's row is flagged.
+func TestClientBoundOpenLoopNamedByRate(t *testing.T) {
+	m := newPane(t, 120, 40, true)
+	lv := func(rate float64) phases.Event {
+		return phases.New(clock0, phases.KindMacroLevel, phases.LevelResult{Rate: rate, Completed: 24, OutputThroughput: 228})
+	}
+	replay(m, []phases.Event{lv(3.527), lv(7.054),
+		phases.New(clock0, phases.KindMacroClientBound, phases.ClientBound{Rate: 7.054, Reason: "p99 send lag 67.8 ms is over 10 ms"})}, -1)
+	if v := plain(m); !strings.Contains(v, "CLIENT-BOUND at 7.054 req/s: p99 send lag") || strings.Contains(v, "C=0") {
+		t.Errorf("view:\n%s", v)
+	}
+	m.SetSize(80, 24)
+	if rows := strings.Join(m.table(4), "\n"); strings.Count(rows, "client-bound") != 1 {
+		t.Errorf("rows:\n%s", rows)
+	}
+}

@@ -62,6 +62,32 @@ func (m *Model) replayed() bool {
 	return false
 }
 
+// traceReuseLine is, on a screen too narrow for the table's implied
+// column, the last replayed level's prefix-cache hit rate beside the
+// reuse the trace implies, e.g. "replay at 2×: prefix cache hit 83%, the
+// trace implies 84%" ("" otherwise).
+func (m *Model) traceReuseLine() string {
+	if _, cols := m.tableHead(); cols.trace {
+		return ""
+	}
+	for i := len(m.levels) - 1; i >= 0; i-- {
+		lv := m.levels[i]
+		sc := lv.Schedule
+		if sc == nil || sc.TraceSpeed <= 0 {
+			continue
+		}
+		if sc.TraceReuse == nil {
+			return ""
+		}
+		hit := "—"
+		if sv := lv.Server; sv != nil && sv.PrefixCacheHitRate != nil {
+			hit = units.Pct(*sv.PrefixCacheHitRate)
+		}
+		return fmt.Sprintf("replay at %s: prefix cache hit %s, the trace implies %s", levelCell(lv), hit, units.Pct(*sc.TraceReuse))
+	}
+	return ""
+}
+
 func traceCell(sc *phases.Schedule) string {
 	if sc == nil || sc.TraceReuse == nil {
 		return fmt.Sprintf(traceFmt, "—")
@@ -96,12 +122,16 @@ func (m *Model) table(rows int) []string {
 	}
 	m.levelList.SetSize(len(m.levels), body)
 	first, _ := m.levelList.Visible()
-	bound := map[int]bool{}
+	type levelKey struct {
+		c    int
+		rate float64
+	}
+	bound := map[levelKey]bool{}
 	for _, a := range m.audits {
-		bound[a.Concurrency] = true
+		bound[levelKey{a.Concurrency, a.Rate}] = true
 	}
 	for i := first; i < len(m.levels) && len(out) <= body; i++ {
-		out = append(out, m.levelRow(m.levels[i], cols, bound[m.levels[i].Concurrency]))
+		out = append(out, m.levelRow(m.levels[i], cols, bound[levelKey{m.levels[i].Concurrency, m.levels[i].Rate}]))
 	}
 	if n := len(m.levels) - first - (len(out) - 1); n > 0 || first > 0 {
 		// Say that there is more, on the header line.

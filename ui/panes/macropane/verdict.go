@@ -38,7 +38,8 @@ func (m *Model) verdictLines(p *phases.Plateau) []string {
 	return append(out, m.wrapped(s.Subtle, why)...)
 }
 
-// sloShort is the largest concurrency meeting the SLO, in a few words.
+// sloShort is the largest concurrency, rate or replay speed meeting the
+// SLO, in a few words.
 func (m *Model) sloShort() string {
 	if s := m.search; s != nil && s.Done && s.Mode == phases.SearchConcurrency {
 		return fmt.Sprintf("SLO limit C %s", s.Interval())
@@ -46,10 +47,15 @@ func (m *Model) sloShort() string {
 	if m.slo == nil {
 		return ""
 	}
-	if m.slo.MaxConcurrency == 0 {
-		return "no level met the SLO"
+	switch {
+	case m.slo.MaxSpeed > 0:
+		return fmt.Sprintf("SLO met up to %.3g×", m.slo.MaxSpeed)
+	case m.slo.MaxRate > 0:
+		return fmt.Sprintf("SLO met up to %.4g req/s", m.slo.MaxRate)
+	case m.slo.MaxConcurrency > 0:
+		return fmt.Sprintf("SLO met up to C=%d", m.slo.MaxConcurrency)
 	}
-	return fmt.Sprintf("SLO met up to C=%d", m.slo.MaxConcurrency)
+	return "no level met the SLO"
 }
 
 // levelRates are, while no level runs, the last level's client and server

@@ -217,7 +217,11 @@ func (m *Model) banners() []string {
 	}
 	out = append(out, m.variantLines()...)
 	if cb := m.clientBound(); cb != nil {
-		text := fmt.Sprintf("CLIENT-BOUND at C=%d: %s. This level measured the client, not the server.", cb.Concurrency, cb.Reason)
+		at := fmt.Sprintf("C=%d", cb.Concurrency)
+		if cb.Rate > 0 {
+			at = fmt.Sprintf("%.4g req/s", cb.Rate)
+		}
+		text := fmt.Sprintf("CLIENT-BOUND at %s: %s. This level measured the client, not the server.", at, cb.Reason)
 		out = append(out, s.BannerWarn.Render(components.Fit(text, m.w-2)))
 	}
 	if m.search != nil {
@@ -226,7 +230,15 @@ func (m *Model) banners() []string {
 	if p := m.plateau; p != nil {
 		out = append(out, m.verdictLines(p)...)
 	} else if m.slo != nil && m.search == nil {
-		out = append(out, s.Subtle.Render(components.Fit(m.slo.Text, m.w)))
+		text := m.slo.Text
+		if components.Width(text) > m.w {
+			// The answer first, so a narrow pane keeps it.
+			text = m.sloShort() + " (" + m.slo.Spec + ")"
+		}
+		out = append(out, s.Subtle.Render(components.Fit(text, m.w)))
+	}
+	if t := m.traceReuseLine(); t != "" {
+		out = append(out, s.Subtle.Render(components.Fit(t, m.w)))
 	}
 	if d := m.disagreement(); d != "" {
 		out = append(out, m.wrapped(s.Warn, d)...)
