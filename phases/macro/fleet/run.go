@@ -26,6 +26,9 @@ type Member struct {
 // an agent lost mid-level, and the level is merged from them.
 func RunClosed(ctx context.Context, cfg macro.Config, c int, members []Member) (Level, []macro.Record, error) {
 	conc := SplitClosed(c, len(members))
+	if c < len(members) {
+		members, conc = members[:c], conc[:c] // an agent with no stream has no share
+	}
 	return runLevel(ctx, cfg, members, func(i int, mc *macro.Config) { mc.Concurrency = []int{conc[i]} })
 }
 
@@ -43,16 +46,21 @@ func runLevel(ctx context.Context, cfg macro.Config, members []Member, share fun
 	reqs := SplitClosed(cfg.Requests, n)
 	agents := make([]AgentLevel, n)
 	sinks := make([]*sink, n)
+	offsets := measureAll(ctx, members)
+	start := time.Now().Add(StartLead)
 	var wg sync.WaitGroup
 	for i, m := range members {
 		sinks[i] = &sink{rec: NewRecorder(), window: cfg.Duration.Seconds()}
 		mc := cfg
 		mc.Requests, mc.JSONL, mc.Seed = reqs[i], sinks[i], cfg.Seed+int64(i)
 		share(i, &mc)
+		agents[i] = AgentLevel{Host: m.Name, Offset: offsets[i]}
+		m.Opt.StartAt = start.Add(offsets[i].Offset)
+		m.Opt.OnStarted = func(t time.Time) { sinks[i].started(offsets[i].ToCoordinator(t).Sub(start)) }
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			agents[i] = runOne(ctx, mc, m, sinks[i])
+			runOne(ctx, mc, m, sinks[i], &agents[i])
 		}()
 	}
 	wg.Wait()
@@ -85,12 +93,26 @@ func lostWhy(err error) string {
 	return firstN(s, 200)
 }
 
-// runOne runs one member's share and says what it sent.
-func runOne(ctx context.Context, cfg macro.Config, m Member, s *sink) AgentLevel {
-	a := AgentLevel{Host: m.Name}
-	if m.Opt.Host != nil {
-		a.Offset, _ = Measure(HostProbe(ctx, m.Opt.Host), 5)
+// StartLead is how far ahead of now a level's start is set: time for
+// every agent to be started and sent its share.
+var StartLead = 2 * time.Second
+
+// measureAll measures each member's clock offset, all at once.
+func measureAll(ctx context.Context, members []Member) []Offset {
+	out := make([]Offset, len(members))
+	var wg sync.WaitGroup
+	for i, m := range members {
+		if m.Opt.Host == nil {
+			continue
+		}
+		wg.Go(func() { out[i], _ = Measure(HostProbe(ctx, m.Opt.Host), 5) })
 	}
+	wg.Wait()
+	return out
+}
+
+// runOne runs one member's share and fills in what it sent.
+func runOne(ctx context.Context, cfg macro.Config, m Member, s *sink, a *AgentLevel) {
 	sw, err := onhost.New(cfg, m.Opt)
 	var res *macro.Result
 	if err == nil {
@@ -100,12 +122,14 @@ func runOne(ctx context.Context, cfg macro.Config, m Member, s *sink) AgentLevel
 		a.Lost = lostWhy(err)
 	}
 	if res != nil && len(res.Levels) > 0 {
-		a.Audit = auditOf(res.Levels[len(res.Levels)-1])
+		a.Level = &res.Levels[len(res.Levels)-1]
+		a.Audit = auditOf(*a.Level)
 	}
+	a.Result = res
 	a.Seconds, _ = s.rec.Seconds()
 	a.OK, a.Failed, a.Tokens = s.ok, s.failed, s.tokens
 	a.Duration = time.Duration((s.last - s.first) * float64(time.Second))
-	return a
+	a.Start, a.StartKnown = s.start, s.startKnown
 }
 
 func auditOf(l phases.LevelResult) Audit {
@@ -127,6 +151,17 @@ type sink struct {
 	window             float64 // the level's duration in seconds (0: none)
 	inWindow           int     // requests sent within it
 	first, last        float64 // first send and last end, s since the agent's start
+	// start is when the agent started against the level's start, on the
+	// coordinator's clock (startKnown: the agent said).
+	start      time.Duration
+	startKnown bool
+}
+
+// started notes when the agent started, against the level's start.
+func (s *sink) started(d time.Duration) {
+	s.mu.Lock()
+	s.start, s.startKnown = d, true
+	s.mu.Unlock()
 }
 
 func (s *sink) Write(p []byte) (int, error) {
@@ -164,7 +199,7 @@ func (s *sink) take(line []byte) {
 	s.ok++
 	s.tokens += int64(r.OutputTokens)
 	s.kept = append(s.kept, r)
-	sec := int64(r.SentS)
+	sec := int64(r.SentS + s.start.Seconds()) // on the level's axis
 	for _, m := range []struct {
 		name string
 		ms   float64

@@ -89,6 +89,9 @@ func Serve(ctx context.Context, h remote.Host, in io.Reader, out io.Writer) erro
 	if first.Load != nil {
 		return serveLoad(ctx, h, *first.Load, rd, o, cancel)
 	}
+	if err := startAt(ctx, first.Spec.StartAt, o); err != nil {
+		return err
+	}
 	cfg, closeCfg := hostConfig(*first.Spec, h, o)
 	defer closeCfg()
 	res, runErr := run(ctx, cfg, o, func(sw *macro.Sweep) { go steer(rd, sw, cancel) })

@@ -77,6 +77,10 @@ type Spec struct {
 	JSONL bool `json:"jsonl,omitempty"`
 	// GPU asks for the host's GPUs to be sampled (phases/gputel) there.
 	GPU bool `json:"gpu,omitempty"`
+	// StartAt is when the agent starts its sweep, on the host's clock, in
+	// nanoseconds since the epoch (0: at once): several agents given one
+	// start, each in its own clock, begin together.
+	StartAt int64 `json:"start_at_ns,omitempty"`
 	// HostName is the host as the operator named it: what the agent's
 	// messages call the machine it runs on.
 	HostName string `json:"host_name,omitempty"`

@@ -27,6 +27,11 @@ type Options struct {
 	// before its process group is killed (default 2 s, within the 3 s the
 	// cockpit waits for running phases when it quits).
 	Grace time.Duration
+	// StartAt is when the agent starts the sweep, on the host's clock
+	// (zero: at once); OnStarted, when set, is told the host's clock at
+	// the moment the agent started.
+	StartAt   time.Time
+	OnStarted func(host time.Time)
 }
 
 // Sweep is a macro sweep whose load generator runs on the GPU host. It is

@@ -55,4 +55,7 @@ type up struct {
 	// Ready is the agent's first line, sent once it has read the first
 	// line from here: the answer supervise waits for.
 	Ready bool `json:"ready,omitempty"`
+	// Started is the host's clock, in nanoseconds since the epoch, when
+	// the agent started a sweep given a start (Spec.StartAt).
+	Started int64 `json:"started_ns,omitempty"`
 }
