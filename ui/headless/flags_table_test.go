@@ -273,6 +273,7 @@ func flagRows(dir string) []flagRow {
 		{cmds: "sweep", args: []string{"--metrics-url", ""}, get: func(r resolved) any { return r.camp.MetricsURL() }, want: "http://127.0.0.1:8011/metrics"},
 		{cmds: "sweep profile run", args: []string{"--loadgen", "host"}, get: func(r resolved) any { return r.camp.Macro.Loadgen.Mode }, want: "host"},
 		{cmds: "sweep profile run", args: []string{"--loadgen", ""}, get: func(r resolved) any { return r.camp.Macro.Loadgen.Mode }, want: ""},
+		{cmds: "sweep run", args: []string{"--loadgen-hosts", "gen1:2,gen2"}, get: func(r resolved) any { return r.camp.Macro.Loadgen.Hosts.String() }, want: "gen1:2,gen2:1"},
 		{cmds: "run", args: []string{"--order", "classic"}, get: func(r resolved) any { return r.camp.RunOrder() }, want: "classic"},
 		{cmds: "run", args: []string{"--order", "sideways"}, wantErr: "--order: must be one-load or classic"},
 		{cmds: "sweep", args: []string{"--api-key", ""}, get: func(r resolved) any { return r.sweep.APIKey }, want: ""},

@@ -47,7 +47,7 @@ func runLevel(ctx context.Context, cfg macro.Config, members []Member, share fun
 	agents := make([]AgentLevel, n)
 	sinks := make([]*sink, n)
 	offsets := measureAll(ctx, members)
-	start := time.Now().Add(StartLead)
+	g := newGate(n)
 	var wg sync.WaitGroup
 	for i, m := range members {
 		sinks[i] = &sink{rec: NewRecorder(), window: cfg.Duration.Seconds()}
@@ -55,14 +55,16 @@ func runLevel(ctx context.Context, cfg macro.Config, members []Member, share fun
 		mc.Requests, mc.JSONL, mc.Seed = reqs[i], sinks[i], cfg.Seed+int64(i)
 		share(i, &mc)
 		agents[i] = AgentLevel{Host: m.Name, Offset: offsets[i]}
-		m.Opt.StartAt = start.Add(offsets[i].Offset)
-		m.Opt.OnStarted = func(t time.Time) { sinks[i].started(offsets[i].ToCoordinator(t).Sub(start)) }
+		m.Opt.AwaitStart, m.Opt.OnReady = true, g.ready(i)
+		m.Opt.OnStarted = func(t time.Time) { sinks[i].started(offsets[i].ToCoordinator(t).Sub(g.startTime())) }
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runOne(ctx, mc, m, sinks[i], &agents[i])
+			defer g.ready(i)() // an agent gone before it was ready holds no one back
+			runOne(ctx, mc, m, sinks[i], &agents[i], g)
 		}()
 	}
+	go g.open()
 	wg.Wait()
 	var all []macro.Record
 	sent := 0
@@ -93,9 +95,51 @@ func lostWhy(err error) string {
 	return firstN(s, 200)
 }
 
-// StartLead is how far ahead of now a level's start is set: time for
-// every agent to be started and sent its share.
-var StartLead = 2 * time.Second
+// StartLead is how far ahead of the last agent's readiness a level's
+// start is set: time for the start to reach every agent.
+var StartLead = 300 * time.Millisecond
+
+// gate starts a level's agents at one time, once every one is ready (or
+// gone): each is told the start in its own clock.
+type gate struct {
+	mu    sync.Mutex
+	sws   map[*AgentLevel]*onhost.Sweep
+	order []*AgentLevel
+	wg    sync.WaitGroup
+	once  []sync.Once
+	start time.Time // the level's start, on the coordinator's clock
+}
+
+func newGate(n int) *gate {
+	g := &gate{sws: map[*AgentLevel]*onhost.Sweep{}, once: make([]sync.Once, n)}
+	g.wg.Add(n)
+	return g
+}
+
+func (g *gate) set(a *AgentLevel, sw *onhost.Sweep) {
+	g.mu.Lock()
+	g.sws[a] = sw
+	g.order = append(g.order, a)
+	g.mu.Unlock()
+}
+
+// ready is agent i's readiness, said once.
+func (g *gate) ready(i int) func() {
+	return func() { g.once[i].Do(g.wg.Done) }
+}
+
+func (g *gate) startTime() time.Time { g.mu.Lock(); defer g.mu.Unlock(); return g.start }
+
+// open waits for every agent, then sends each the start in its clock.
+func (g *gate) open() {
+	g.wg.Wait()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.start = time.Now().Add(StartLead)
+	for _, a := range g.order {
+		g.sws[a].Start(a.Offset.ToAgent(g.start))
+	}
+}
 
 // measureAll measures each member's clock offset, all at once.
 func measureAll(ctx context.Context, members []Member) []Offset {
@@ -112,12 +156,14 @@ func measureAll(ctx context.Context, members []Member) []Offset {
 }
 
 // runOne runs one member's share and fills in what it sent.
-func runOne(ctx context.Context, cfg macro.Config, m Member, s *sink, a *AgentLevel) {
+func runOne(ctx context.Context, cfg macro.Config, m Member, s *sink, a *AgentLevel, g *gate) {
 	sw, err := onhost.New(cfg, m.Opt)
 	var res *macro.Result
 	if err == nil {
+		g.set(a, sw)
 		res, err = sw.Run(ctx, nil)
 	}
+
 	if err != nil && ctx.Err() == nil {
 		a.Lost = lostWhy(err)
 	}

@@ -89,8 +89,10 @@ func Serve(ctx context.Context, h remote.Host, in io.Reader, out io.Writer) erro
 	if first.Load != nil {
 		return serveLoad(ctx, h, *first.Load, rd, o, cancel)
 	}
-	if err := startAt(ctx, first.Spec.StartAt, o); err != nil {
-		return err
+	if first.Spec.AwaitStart {
+		if err := awaitStart(ctx, rd, o); err != nil {
+			return err
+		}
 	}
 	cfg, closeCfg := hostConfig(*first.Spec, h, o)
 	defer closeCfg()

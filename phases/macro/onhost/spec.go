@@ -77,10 +77,11 @@ type Spec struct {
 	JSONL bool `json:"jsonl,omitempty"`
 	// GPU asks for the host's GPUs to be sampled (phases/gputel) there.
 	GPU bool `json:"gpu,omitempty"`
-	// StartAt is when the agent starts its sweep, on the host's clock, in
-	// nanoseconds since the epoch (0: at once): several agents given one
-	// start, each in its own clock, begin together.
-	StartAt int64 `json:"start_at_ns,omitempty"`
+	// AwaitStart has the agent, once ready, wait for its start (the
+	// start operation, a time on the host's clock) before its sweep:
+	// several agents given one start, each in its own clock, begin
+	// together.
+	AwaitStart bool `json:"await_start,omitempty"`
 	// HostName is the host as the operator named it: what the agent's
 	// messages call the machine it runs on.
 	HostName string `json:"host_name,omitempty"`

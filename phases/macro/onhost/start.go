@@ -1,7 +1,10 @@
 package onhost
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"strconv"
 	"time"
@@ -16,6 +19,21 @@ const ClockSkewEnv = "PROFDECK_CLOCK_SKEW_NS"
 func hostNow() time.Time {
 	skew, _ := strconv.ParseInt(os.Getenv(ClockSkewEnv), 10, 64)
 	return time.Now().Add(time.Duration(skew))
+}
+
+// awaitStart reads the start operation and waits for its time; the end
+// of stdin before it is the operator gone.
+func awaitStart(ctx context.Context, rd *bufio.Reader, o *wireOut) error {
+	for {
+		line, err := readLine(rd)
+		if err != nil {
+			return fmt.Errorf("%s: waiting for the start: %w", AgentCommand, err)
+		}
+		var d down
+		if json.Unmarshal(line, &d) == nil && d.Op == opStart {
+			return startAt(ctx, d.At, o)
+		}
+	}
 }
 
 // startAt waits until the host's clock reads at (ns since the epoch; 0:

@@ -27,11 +27,12 @@ type Options struct {
 	// before its process group is killed (default 2 s, within the 3 s the
 	// cockpit waits for running phases when it quits).
 	Grace time.Duration
-	// StartAt is when the agent starts the sweep, on the host's clock
-	// (zero: at once); OnStarted, when set, is told the host's clock at
-	// the moment the agent started.
-	StartAt   time.Time
-	OnStarted func(host time.Time)
+	// AwaitStart has the agent wait, once ready, for Start before its
+	// sweep; OnReady is called when it is ready, OnStarted with the
+	// host's clock at the moment it started.
+	AwaitStart bool
+	OnReady    func()
+	OnStarted  func(host time.Time)
 }
 
 // Sweep is a macro sweep whose load generator runs on the GPU host. It is
@@ -79,6 +80,10 @@ func (s *Sweep) Install() *selfbin.Install {
 	defer s.mu.Unlock()
 	return s.install
 }
+
+// Start starts an agent that awaits its start (Options.AwaitStart) when
+// the host's clock reads at.
+func (s *Sweep) Start(at time.Time) { s.send(down{Op: opStart, At: at.UnixNano()}) }
 
 func (s *Sweep) send(d down) {
 	s.mu.Lock()

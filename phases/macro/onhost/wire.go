@@ -16,6 +16,7 @@ type down struct {
 	Load *profile.LoadSpec `json:"load,omitempty"` // instead of Spec: a profile window's load
 	Op   string            `json:"op,omitempty"`   // pause, resume, stop, conc
 	N    int               `json:"n,omitempty"`    // conc's concurrency
+	At   int64             `json:"at,omitempty"`   // start's time, ns since the epoch on the host's clock
 }
 
 // The steering operations.
@@ -24,6 +25,7 @@ const (
 	opResume = "resume"
 	opStop   = "stop"
 	opConc   = "conc"
+	opStart  = "start"
 )
 
 // up is one line from the agent: exactly one field is set, except that
