@@ -1,9 +1,7 @@
 package fleet
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"regexp"
 	"strings"
 	"sync"
@@ -22,8 +20,10 @@ type Member struct {
 
 // RunClosed runs one closed-loop level of concurrency c over the members:
 // each runs its share (SplitClosed) of c and of cfg.Requests, all started
-// together; every finished request's record is kept, with the records of
-// an agent lost mid-level, and the level is merged from them.
+// together, and sends its finished requests as histograms and counts,
+// merged here (an agent lost mid-level keeps what it sent). When cfg.JSONL
+// is set, each request's record comes back too: written there, and
+// returned.
 func RunClosed(ctx context.Context, cfg macro.Config, c int, members []Member) (Level, []macro.Record, error) {
 	conc := SplitClosed(c, len(members))
 	if c < len(members) {
@@ -48,11 +48,19 @@ func runLevel(ctx context.Context, cfg macro.Config, members []Member, share fun
 	sinks := make([]*sink, n)
 	offsets := measureAll(ctx, members)
 	g := newGate(n)
+	var fwd *lockedWriter
+	if cfg.JSONL != nil {
+		fwd = &lockedWriter{w: cfg.JSONL}
+	}
 	var wg sync.WaitGroup
 	for i, m := range members {
-		sinks[i] = &sink{rec: NewRecorder(), window: cfg.Duration.Seconds()}
+		sinks[i] = &sink{forward: fwd}
 		mc := cfg
-		mc.Requests, mc.JSONL, mc.Seed = reqs[i], sinks[i], cfg.Seed+int64(i)
+		mc.Requests, mc.Seed = reqs[i], cfg.Seed+int64(i)
+		if fwd != nil {
+			mc.JSONL = sinks[i] // the records too, when the sweep writes them
+		}
+		m.Opt.OnBatch = sinks[i].batch
 		share(i, &mc)
 		agents[i] = AgentLevel{Host: m.Name, Offset: offsets[i]}
 		m.Opt.AwaitStart, m.Opt.OnReady = true, g.ready(i)
@@ -70,7 +78,7 @@ func runLevel(ctx context.Context, cfg macro.Config, members []Member, share fun
 	sent := 0
 	for _, s := range sinks {
 		all = append(all, s.kept...)
-		sent += s.inWindow
+		sent += int(s.b.InWindow)
 	}
 	lv, err := Merge(agents)
 	if ctx.Err() != nil {
@@ -172,9 +180,11 @@ func runOne(ctx context.Context, cfg macro.Config, m Member, s *sink, a *AgentLe
 		a.Audit = auditOf(*a.Level)
 	}
 	a.Result = res
-	a.Seconds, _ = s.rec.Seconds()
-	a.OK, a.Failed, a.Tokens = s.ok, s.failed, s.tokens
-	a.Duration = time.Duration((s.last - s.first) * float64(time.Second))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a.Seconds = s.seconds
+	a.OK, a.Failed, a.Tokens = s.b.OK, s.b.Failed, s.b.Tokens
+	a.Duration = time.Duration((s.b.Last - s.b.First) * float64(time.Second))
 	a.Start, a.StartKnown = s.start, s.startKnown
 }
 
@@ -184,74 +194,4 @@ func auditOf(l phases.LevelResult) Audit {
 		a.CPUFraction = l.ClientCPUs / l.DurationS
 	}
 	return a
-}
-
-// sink takes an agent's records as they stream back and keeps each
-// finished request in its per-second histograms.
-type sink struct {
-	mu                 sync.Mutex
-	buf                []byte
-	rec                *Recorder
-	kept               []macro.Record
-	ok, failed, tokens int64
-	window             float64 // the level's duration in seconds (0: none)
-	inWindow           int     // requests sent within it
-	first, last        float64 // first send and last end, s since the agent's start
-	// start is when the agent started against the level's start, on the
-	// coordinator's clock (startKnown: the agent said).
-	start      time.Duration
-	startKnown bool
-}
-
-// started notes when the agent started, against the level's start.
-func (s *sink) started(d time.Duration) {
-	s.mu.Lock()
-	s.start, s.startKnown = d, true
-	s.mu.Unlock()
-}
-
-func (s *sink) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.buf = append(s.buf, p...)
-	for {
-		i := bytes.IndexByte(s.buf, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		s.take(s.buf[:i])
-		s.buf = s.buf[i+1:]
-	}
-}
-
-func (s *sink) take(line []byte) {
-	var r macro.Record
-	if json.Unmarshal(line, &r) != nil || r.Warmup {
-		return
-	}
-	if s.window > 0 && r.SentS < s.window {
-		s.inWindow++
-	}
-	if r.Failure != "" {
-		if r.Failure != macro.FailCancelled {
-			s.failed++
-		}
-		return
-	}
-	if s.ok == 0 || r.SentS < s.first {
-		s.first = r.SentS
-	}
-	s.last = max(s.last, r.SentS+r.E2ELms/1e3)
-	s.ok++
-	s.tokens += int64(r.OutputTokens)
-	s.kept = append(s.kept, r)
-	sec := int64(r.SentS + s.start.Seconds()) // on the level's axis
-	for _, m := range []struct {
-		name string
-		ms   float64
-	}{{"ttft", r.TTFTms}, {"tpot", r.TPOTms}, {"e2el", r.E2ELms}} {
-		if m.ms > 0 {
-			s.rec.Record(m.name, sec, int64(m.ms*1e3+0.5))
-		}
-	}
 }

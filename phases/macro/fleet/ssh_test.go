@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -79,7 +80,7 @@ func dial(t testing.TB, opt sshtest.Options) *ssh.Host {
 func levelConfig(url string, requests int) macro.Config {
 	return macro.Config{URL: url, API: macro.APICompletions, Requests: requests, Warmup: 1, InputLen: 16, OutputLen: 16,
 		Timeout: time.Minute, ClientBoundLag: 10 * time.Millisecond, Repeat: 1, LatencyFrom: macro.LatencySent, Seed: 7,
-		Log: func(string) {}}
+		Log: func(string) {}, JSONL: io.Discard} // the records come back too: the test's reference
 }
 
 // exactMs is the q-quantile of the records' metric by nearest rank.
@@ -120,6 +121,13 @@ func TestAgentsOverSSHMergeExactly(t *testing.T) {
 		}
 		for _, c := range caches {
 			noAgentLeft(t, c)
+		}
+		// Without a record writer only histograms and counts come back.
+		cfg := levelConfig(url, 40)
+		cfg.JSONL = nil
+		lv2, recs2, err := RunClosed(context.Background(), cfg, 8, ms)
+		if err != nil || lv2.OK != 40 || len(recs2) != 0 || lv2.Metrics["e2el"].Count != 40 {
+			t.Fatalf("%d agents, histograms only: ok %d, %d records, e2el count %d, err %v", n, lv2.OK, len(recs2), lv2.Metrics["e2el"].Count, err)
 		}
 		t.Logf("%d agents: ttft p50 %.2f p99 %.2f ms over %d requests", n, lv.Metrics["ttft"].P50, lv.Metrics["ttft"].P99, lv.OK)
 	}

@@ -77,6 +77,10 @@ type Spec struct {
 	JSONL bool `json:"jsonl,omitempty"`
 	// GPU asks for the host's GPUs to be sampled (phases/gputel) there.
 	GPU bool `json:"gpu,omitempty"`
+	// Histograms has the agent send its finished requests as HDR
+	// histograms, one per metric per second, with their counts
+	// (phases/macro/hdrsec), every BatchEvery and at its end.
+	Histograms bool `json:"histograms,omitempty"`
 	// AwaitStart has the agent, once ready, wait for its start (the
 	// start operation, a time on the host's clock) before its sweep:
 	// several agents given one start, each in its own clock, begin

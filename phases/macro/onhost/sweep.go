@@ -10,6 +10,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/hdrsec"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/selfbin"
 )
@@ -32,7 +33,10 @@ type Options struct {
 	// host's clock at the moment it started.
 	AwaitStart bool
 	OnReady    func()
-	OnStarted  func(host time.Time)
+	// OnBatch, when set, has the agent send its finished requests as
+	// histograms and counts, each batch passed here as it comes.
+	OnBatch   func(hdrsec.Batch)
+	OnStarted func(host time.Time)
 }
 
 // Sweep is a macro sweep whose load generator runs on the GPU host. It is

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/hdrsec"
 	"github.com/profdeck/profdeck/phases/profile"
 )
 
@@ -60,4 +61,6 @@ type up struct {
 	// Started is the host's clock, in nanoseconds since the epoch, when
 	// the agent started a sweep given a start (Spec.StartAt).
 	Started int64 `json:"started_ns,omitempty"`
+	// Hist is what the agent measured since its last one (Spec.Histograms).
+	Hist *hdrsec.Batch `json:"hist,omitempty"`
 }
