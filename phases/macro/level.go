@@ -14,13 +14,14 @@ import (
 // level is the state of one running level, shared by its steps: start,
 // dispatch (launch, onDone, the per-second tick) and result.
 type level struct {
-	r      *runner
-	cfg    Config
-	conc   int
-	rate   float64
-	notes  []string
-	lctx   context.Context // the requests' context
-	cancel context.CancelFunc
+	r       *runner
+	cfg     Config
+	conc    int
+	rate    float64
+	arrived int // the open loop's arrivals so far, each agent's or not (Config.Shard)
+	notes   []string
+	lctx    context.Context // the requests' context
+	cancel  context.CancelFunc
 
 	agg         *levelAgg
 	ttfb, ttfat *hdrhistogram.Histogram
@@ -337,7 +338,7 @@ func (l *level) dispatch(ctx context.Context) {
 		case rec := <-l.done:
 			l.onDone(rec)
 		case <-arrivals:
-			l.launch(l.nextArrival)
+			l.arrive()
 			l.nextArrival = l.nextArrival.Add(l.arr.next())
 			l.arrivalTimer.Reset(time.Until(l.nextArrival))
 		case <-due: // a user's think time ended: refilled above
@@ -359,6 +360,18 @@ func (l *level) dispatch(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// arrive sends the arrival due, when it is this agent's (Config.Shard);
+// another agent's is passed over, its prompt (or trace row) with it.
+func (l *level) arrive() {
+	n, shards := l.arrived, l.cfg.Shards
+	l.arrived++
+	if shards < 2 || n%shards == l.cfg.Shard {
+		l.launch(l.nextArrival)
+		return
+	}
+	l.r.nextPrompt()
 }
 
 // openArrivals is the open loop's arrival timer while a request may be

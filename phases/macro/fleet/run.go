@@ -29,7 +29,12 @@ func RunClosed(ctx context.Context, cfg macro.Config, c int, members []Member) (
 	if c < len(members) {
 		members, conc = members[:c], conc[:c] // an agent with no stream has no share
 	}
-	return runLevel(ctx, cfg, members, func(i int, mc *macro.Config) { mc.Concurrency = []int{conc[i]} })
+	return runLevel(ctx, cfg, members, func(i int, mc *macro.Config) {
+		mc.Concurrency = []int{conc[i]}
+		if macro.IsSessionDataset(cfg.Dataset) {
+			shared(i, len(members), cfg, mc)
+		}
+	})
 }
 
 // RunOpen runs one open-loop level at rate req/s over the members, each
@@ -37,7 +42,28 @@ func RunClosed(ctx context.Context, cfg macro.Config, c int, members []Member) (
 // λ/N are one of rate λ.
 func RunOpen(ctx context.Context, cfg macro.Config, rate float64, members []Member) (Level, []macro.Record, error) {
 	rates := SplitRate(rate, len(members))
-	return runLevel(ctx, cfg, members, func(i int, mc *macro.Config) { mc.Concurrency, mc.Rate = nil, rates[i] })
+	return runLevel(ctx, cfg, members, func(i int, mc *macro.Config) {
+		mc.Concurrency, mc.Rate = nil, rates[i]
+		if Scheduled(cfg) {
+			mc.Rate = rate
+			shared(i, len(members), cfg, mc)
+		}
+	})
+}
+
+// Scheduled reports whether an open loop's arrivals are made once and
+// dealt to the agents (gamma or constant arrivals, a trace, multi-turn
+// sessions) rather than split as λ/N independent Poisson processes.
+func Scheduled(cfg macro.Config) bool {
+	poisson := (cfg.Arrivals == "" || cfg.Arrivals == macro.ArrivalsPoisson) && (cfg.Burstiness == 0 || cfg.Burstiness == 1)
+	return !poisson || macro.IsTraceFormat(cfg.Dataset) || macro.IsSessionDataset(cfg.Dataset)
+}
+
+// shared makes agent i of n send its share of the one schedule: every
+// agent makes it with the sweep's seed and keeps its arrivals and
+// sessions (macro.Config.Shard).
+func shared(i, n int, cfg macro.Config, mc *macro.Config) {
+	mc.Seed, mc.Shard, mc.Shards = cfg.Seed, i, n
 }
 
 // runLevel starts every member's share at once and merges what came back.
