@@ -16,7 +16,8 @@ type Batch struct {
 	OK      int64    `json:"ok,omitempty"`
 	Failed  int64    `json:"failed,omitempty"`
 	Tokens  int64    `json:"tokens,omitempty"`
-	// InWindow are the requests sent within the level's duration.
+	// InWindow are the measured requests sent within the level's duration
+	// (all of them: such a level stops sending when it ends).
 	InWindow int64 `json:"in_window,omitempty"`
 	// First and Last are the first send and the last end among the
 	// batch's finished requests, in seconds since the agent's start.
@@ -60,8 +61,8 @@ func (t *Tally) take(line []byte) {
 		return
 	}
 	t.any = true
-	if t.window > 0 && r.SentS < t.window {
-		t.b.InWindow++
+	if t.window > 0 {
+		t.b.InWindow++ // a level of a duration sends only within it
 	}
 	if r.Failure != "" {
 		if r.Failure != macro.FailCancelled {
