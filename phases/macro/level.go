@@ -202,14 +202,7 @@ func (l *level) launchReq(scheduled time.Time, t *turnReq) {
 		l.sat.queue.add(now.Sub(l.start).Seconds(), float64(l.inFlight))
 	}
 	if !warm && l.measuredStart.IsZero() {
-		l.measuredStart = now
-		l.lastChange = now
-		l.tok0 = l.ts.total.Load()
-		l.win.opened(r, l.ts.total.Load)
-		l.agg.start(r.since(now))
-		if cfg.Duration > 0 {
-			l.deadline = time.After(cfg.Duration)
-		}
+		l.openWindow(now)
 	}
 	conc, rate, lctx, ts, done := l.conc, l.rate, l.lctx, l.ts, l.done
 	go func() {
@@ -362,6 +355,18 @@ func (l *level) dispatch(ctx context.Context) {
 	}
 }
 
+// openWindow starts the level's measured window at now.
+func (l *level) openWindow(now time.Time) {
+	l.measuredStart = now
+	l.lastChange = now
+	l.tok0 = l.ts.total.Load()
+	l.win.opened(l.r, l.ts.total.Load)
+	l.agg.start(l.r.since(now))
+	if l.cfg.Duration > 0 {
+		l.deadline = time.After(l.cfg.Duration)
+	}
+}
+
 // arrive sends the arrival due, when it is this agent's (Config.Shard);
 // another agent's is passed over, its prompt (or trace row) with it.
 func (l *level) arrive() {
@@ -372,6 +377,13 @@ func (l *level) arrive() {
 		return
 	}
 	l.r.nextPrompt()
+	// The window opens at the schedule's first measured arrival, another
+	// agent's or not: every agent's window is then the schedule's.
+	if l.measuredStart.IsZero() && l.sent >= l.cfg.Warmup {
+		now := time.Now()
+		l.accountInFlight(now)
+		l.openWindow(now)
+	}
 }
 
 // openArrivals is the open loop's arrival timer while a request may be

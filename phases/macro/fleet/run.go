@@ -83,6 +83,7 @@ func runLevel(ctx context.Context, cfg macro.Config, members []Member, share fun
 		sinks[i] = &sink{forward: fwd}
 		mc := cfg
 		mc.Requests, mc.Seed = reqs[i], cfg.Seed+int64(i)
+		mc.GPU = nil // the agents' hosts are not the GPU host
 		if fwd != nil {
 			mc.JSONL = sinks[i] // the records too, when the sweep writes them
 		}
