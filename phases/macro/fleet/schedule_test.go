@@ -117,3 +117,28 @@ func TestSessionsDealtToAgents(t *testing.T) {
 		t.Fatalf("sessions %v: want each agent its own", owner)
 	}
 }
+
+// A trace is replayed once, dealt by row: two agents send every row of
+// the window between them, each row once, on the trace's own schedule.
+func TestTraceDealtToAgents(t *testing.T) {
+	_, url := emutest.Start(t, vllmemu.Config{StepTime: time.Millisecond, StepPerSeq: 1})
+	cfg := levelConfig(url, 0)
+	cfg.Concurrency, cfg.Warmup, cfg.NoPreflight, cfg.OutputLen, cfg.Arrivals, cfg.Burstiness = nil, 0, true, 4, macro.ArrivalsPoisson, 1
+	cfg.Dataset, cfg.DatasetFile, cfg.TraceSpeed = "mooncake", "../testdata/trace_mooncake.jsonl", 20
+	if !Scheduled(cfg) {
+		t.Fatal("a trace: not scheduled once")
+	}
+	want := intended(runShares(t, cfg, 1, func(int, *macro.Config) {})[0])
+	two := runShares(t, cfg, 2, func(i int, mc *macro.Config) { shared(i, 2, cfg, mc) })
+	if len(two[0])+len(two[1]) != len(want) || len(two[1]) == 0 {
+		t.Fatalf("one client %d rows, two agents %d and %d", len(want), len(two[0]), len(two[1]))
+	}
+	for k, recs := range two {
+		got := intended(recs)
+		for j := range got {
+			if w := want[k+2*j] - want[k]; math.Abs(got[j]-got[0]-w) > 2e-3 {
+				t.Fatalf("agent %d's row %d: %.4f s after its first, one client's %.4f s", k, j, got[j]-got[0], w)
+			}
+		}
+	}
+}
