@@ -155,9 +155,9 @@ type Macro struct {
 	// affinity ("": none).
 	ThinkTime     Duration `yaml:"think_time"`
 	SessionHeader string   `yaml:"session_header"`
-	// Loadgen is where the load generator runs: here (default; the load
-	// goes through the host connection) or host (the GPU host itself).
-	Loadgen string `yaml:"loadgen"`
+	// Loadgen is where the load generator runs: its mode, or the load
+	// agents' hosts.
+	Loadgen Loadgen `yaml:"loadgen"`
 }
 
 // Micro phase parameters.
@@ -224,7 +224,7 @@ func Defaults() *Campaign {
 		Load:     Load{StallAfter: Duration{DefaultStallAfter}, PollInterval: Duration{DefaultPollInterval}},
 		Macro: Macro{API: macro.APICompletions, Concurrency: slices.Clone(DefaultConcurrency),
 			Requests: DefaultRequests, Warmup: DefaultWarmup, InputLen: DefaultInputLen, OutputLen: DefaultOutputLen,
-			Repeat: 1, Loadgen: "here", SearchTolerance: DefaultSearchTolerance, Arrivals: macro.ArrivalsPoisson,
+			Repeat: 1, Loadgen: Loadgen{Mode: "here"}, SearchTolerance: DefaultSearchTolerance, Arrivals: macro.ArrivalsPoisson,
 			Burstiness: DefaultBurstiness, LatencyFrom: macro.LatencySent, TraceSpeed: 1},
 		Micro:    Micro{Batch: slices.Clone(DefaultBatch), Python: DefaultPython},
 		NCCL:     NCCL{Torchrun: DefaultTorchrun, Batch: slices.Clone(DefaultBatch)}, // nproc 0: the TP size per node

@@ -20,7 +20,7 @@ func (c *Campaign) DoctorConfig(host remote.Host, apiKey string) doctor.Config {
 	}
 	return doctor.Config{Host: host, Campaign: from, GPUs: max(c.TP()/c.NodeCount(), 1),
 		Python: c.Micro.Python, Torchrun: c.NCCL.Torchrun, Launch: c.Server.Launch,
-		Sweep: sweep, MetricsURL: c.MetricsURL(), Loadgen: c.Macro.Loadgen,
+		Sweep: sweep, MetricsURL: c.MetricsURL(), Loadgen: c.Macro.Loadgen.Mode,
 		ProfilerDir: c.Server.ProfilerDir, Container: c.Server.Container != "" || strings.HasPrefix(strings.TrimSpace(c.Server.Launch), "docker "),
 		Need: doctor.All, TraceGiB: DefaultTraceGiB, Timeout: DefaultDoctorTimeout}
 }

@@ -29,7 +29,7 @@ func (c *Campaign) CampaignRunConfig(apiKey string) (campaignrun.Config, error) 
 		Version:     c.Server.Version,
 		ProfilerDir: c.Server.ProfilerDir,
 		Sweep:       c.SweepConfig(apiKey),
-		Loadgen:     c.Macro.Loadgen,
+		Loadgen:     c.Macro.Loadgen.Mode,
 		MetricsURL:  c.MetricsURL(),
 		ModelSpec:   spec,
 		MicroPlan:   c.PlanOptions(c.Micro.Batch),

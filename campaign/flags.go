@@ -149,6 +149,9 @@ var durationType = reflect.TypeOf(Duration{})
 
 // setText sets v, one of the campaign's value types, from text.
 func setText(v reflect.Value, s string) error {
+	if t, ok := v.Addr().Interface().(interface{ SetText(string) error }); ok {
+		return t.SetText(s)
+	}
 	if v.Type() == durationType {
 		d, err := time.ParseDuration(strings.TrimSpace(s))
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
-	"github.com/profdeck/profdeck/phases/macro/onhost"
 )
 
 // Validate checks the macro section: every value the sweep takes, before
@@ -52,9 +51,7 @@ func (m Macro) Validate() []error {
 	}
 	errs = append(errs, m.validateWorkload()...)
 	errs = append(errs, m.validateSearch()...)
-	if err := onhost.CheckMode(m.Loadgen); err != nil {
-		add(bad("macro.loadgen", "must be here or host, got %q", m.Loadgen))
-	}
+	errs = append(errs, m.Loadgen.validate()...)
 	if m.Repeat < 1 || m.Repeat > 100 {
 		add(bad("macro.repeat", "want 1 to 100, got %d", m.Repeat))
 	}

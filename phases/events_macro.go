@@ -184,6 +184,9 @@ type LevelResult struct {
 	// Sessions is a multi-turn level's users and their sessions: per turn
 	// index and per session (nil for single requests).
 	Sessions *SessionLevel `json:"sessions,omitempty"`
+	// Agents are the load agents a level split over several ran on, each
+	// with its share, clock offset and self-audit (nil: one client).
+	Agents []AgentAudit `json:"agents,omitempty"`
 	// OverSaturated: TTFT and the requests in flight grew with time inside
 	// the level (Saturation says by how much): the server did not keep up,
 	// and the level's figures depend on how long it ran.
@@ -430,4 +433,22 @@ type SLOMet struct {
 	MaxRate        float64 `json:"max_rate,omitempty"`
 	MaxSpeed       float64 `json:"max_speed,omitempty"`
 	Text           string  `json:"text"`
+}
+
+// AgentAudit is one load agent's part of a level run over several: what
+// it completed, its clock against the coordinator's (offset ± uncertainty)
+// and its client's self-audit; Lost says why it went away mid-level.
+type AgentAudit struct {
+	Agent         string  `json:"agent"`
+	Completed     int     `json:"completed"`
+	OffsetMs      float64 `json:"clock_offset_ms"`
+	UncertaintyMs float64 `json:"clock_uncertainty_ms"`
+	// StartMs is when it started against the level's start, its offset
+	// applied.
+	StartMs       float64 `json:"start_ms"`
+	CPUFraction   float64 `json:"cpu_fraction"`
+	P99SendLagms  float64 `json:"p99_send_lag_ms"`
+	EventsPerRead float64 `json:"events_per_read,omitempty"`
+	ClientBound   bool    `json:"client_bound,omitempty"`
+	Lost          string  `json:"lost,omitempty"`
 }

@@ -151,7 +151,7 @@ func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c, err := campaign.LoadFile(*path)
 	var set []string
 	if err == nil {
-		if err = c.ApplyFlags(fs, campaign.Flag{Name: "loadgen", Key: "macro.loadgen"}); err == nil {
+		if err = c.ApplyFlags(fs, campaign.Flag{Name: "loadgen", Key: "macro.loadgen.mode"}); err == nil {
 			set = c.QuickSim(true)
 			err = c.Check()
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/profdeck/profdeck/phases/doctor"
 	"github.com/profdeck/profdeck/phases/load"
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/fleet"
 	"github.com/profdeck/profdeck/phases/micro"
 	"github.com/profdeck/profdeck/phases/model"
 	"github.com/profdeck/profdeck/phases/nccl"
@@ -95,6 +96,9 @@ type Config struct {
 	// ("" too) or onhost.OnHost (on Host, which gets a copy of this
 	// program); MetricsURL is the server's /metrics as the host sees it.
 	Loadgen, MetricsURL string
+	// Agents, when set, run the sweep's levels over several load agents
+	// (phases/macro/fleet) instead.
+	Agents []fleet.Member
 
 	ModelSpec string // the model for micro and NCCL (preset, config path or name)
 	MicroPlan model.Options

@@ -15,6 +15,8 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/gpubench"
 	"github.com/profdeck/profdeck/phases/load"
+	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/fleet"
 	"github.com/profdeck/profdeck/phases/macro/onhost"
 	"github.com/profdeck/profdeck/phases/micro"
 	"github.com/profdeck/profdeck/phases/model"
@@ -157,7 +159,7 @@ func (r *runner) get(ctx context.Context, u string) (*http.Response, error) {
 
 // macro runs the campaign's sweep.
 func (r *runner) macro(ctx context.Context) (string, string) {
-	sw, err := onhost.NewEngine(r.cfg.Sweep, r.cfg.Loadgen, onhost.Options{Host: r.cfg.Host, MetricsURL: r.cfg.MetricsURL})
+	sw, err := r.sweepEngine()
 	if err != nil {
 		return phases.StepFailed, err.Error()
 	}
@@ -179,6 +181,19 @@ func (r *runner) macro(ctx context.Context) (string, string) {
 		reason += "; no plateau found"
 	}
 	return phases.StepDone, reason
+}
+
+// sweepEngine is the campaign's sweep: over its load agents, else where
+// its load generator runs.
+func (r *runner) sweepEngine() (macro.Engine, error) {
+	if len(r.cfg.Agents) > 0 {
+		e, err := fleet.NewEngine(r.cfg.Sweep, r.cfg.Agents)
+		if err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
+	return onhost.NewEngine(r.cfg.Sweep, r.cfg.Loadgen, onhost.Options{Host: r.cfg.Host, MetricsURL: r.cfg.MetricsURL})
 }
 
 // freeGPUs stops the server and waits until the GPUs' memory is released.

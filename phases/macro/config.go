@@ -123,6 +123,12 @@ type Config struct {
 	ThinkTime     time.Duration
 	SessionHeader string
 	conv          *convFeed
+	// Shard of Shards (Shards > 1) is this client's share of a schedule
+	// made for Shards load agents: every agent makes the same schedule
+	// (one seed) and sends the arrivals (with their trace rows or
+	// prompts) Shard, Shard+Shards, …, and starts the sessions Shard+1,
+	// Shard+1+Shards, … of the sweep; every turn of a session is its.
+	Shard, Shards int
 	// RangeRatio spreads random prompt and output lengths uniformly over
 	// ±RangeRatio of InputLen and OutputLen, as vLLM's --random-range-ratio.
 	RangeRatio float64

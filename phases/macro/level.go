@@ -14,13 +14,14 @@ import (
 // level is the state of one running level, shared by its steps: start,
 // dispatch (launch, onDone, the per-second tick) and result.
 type level struct {
-	r      *runner
-	cfg    Config
-	conc   int
-	rate   float64
-	notes  []string
-	lctx   context.Context // the requests' context
-	cancel context.CancelFunc
+	r       *runner
+	cfg     Config
+	conc    int
+	rate    float64
+	arrived int // the open loop's arrivals so far, each agent's or not (Config.Shard)
+	notes   []string
+	lctx    context.Context // the requests' context
+	cancel  context.CancelFunc
 
 	agg         *levelAgg
 	ttfb, ttfat *hdrhistogram.Histogram
@@ -201,14 +202,7 @@ func (l *level) launchReq(scheduled time.Time, t *turnReq) {
 		l.sat.queue.add(now.Sub(l.start).Seconds(), float64(l.inFlight))
 	}
 	if !warm && l.measuredStart.IsZero() {
-		l.measuredStart = now
-		l.lastChange = now
-		l.tok0 = l.ts.total.Load()
-		l.win.opened(r, l.ts.total.Load)
-		l.agg.start(r.since(now))
-		if cfg.Duration > 0 {
-			l.deadline = time.After(cfg.Duration)
-		}
+		l.openWindow(now)
 	}
 	conc, rate, lctx, ts, done := l.conc, l.rate, l.lctx, l.ts, l.done
 	go func() {
@@ -337,7 +331,7 @@ func (l *level) dispatch(ctx context.Context) {
 		case rec := <-l.done:
 			l.onDone(rec)
 		case <-arrivals:
-			l.launch(l.nextArrival)
+			l.arrive()
 			l.nextArrival = l.nextArrival.Add(l.arr.next())
 			l.arrivalTimer.Reset(time.Until(l.nextArrival))
 		case <-due: // a user's think time ended: refilled above
@@ -358,6 +352,37 @@ func (l *level) dispatch(ctx context.Context) {
 				l.cancel()
 			}
 		}
+	}
+}
+
+// openWindow starts the level's measured window at now.
+func (l *level) openWindow(now time.Time) {
+	l.measuredStart = now
+	l.lastChange = now
+	l.tok0 = l.ts.total.Load()
+	l.win.opened(l.r, l.ts.total.Load)
+	l.agg.start(l.r.since(now))
+	if l.cfg.Duration > 0 {
+		l.deadline = time.After(l.cfg.Duration)
+	}
+}
+
+// arrive sends the arrival due, when it is this agent's (Config.Shard);
+// another agent's is passed over, its prompt (or trace row) with it.
+func (l *level) arrive() {
+	n, shards := l.arrived, l.cfg.Shards
+	l.arrived++
+	if shards < 2 || n%shards == l.cfg.Shard {
+		l.launch(l.nextArrival)
+		return
+	}
+	l.r.nextPrompt()
+	// The window opens at the schedule's first measured arrival, another
+	// agent's or not: every agent's window is then the schedule's.
+	if l.measuredStart.IsZero() && l.sent >= l.cfg.Warmup {
+		now := time.Now()
+		l.accountInFlight(now)
+		l.openWindow(now)
 	}
 }
 

@@ -30,12 +30,14 @@ type convFeed struct {
 	think  time.Duration
 	chat   bool
 	maxLen int // the model's context in tokens (0: not known)
+	// shard of shards: the sessions this agent starts (Config.Shard).
+	shard, shards int
 }
 
 func newConvFeed(cfg Config, set *convSet) *convFeed {
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0xc0417))
 	return &convFeed{set: set, order: rng.Perm(len(set.convs)), prefix: fmt.Sprintf("%08x", uint32(cfg.Seed)),
-		think: cfg.ThinkTime, chat: cfg.API == APIChat}
+		think: cfg.ThinkTime, chat: cfg.API == APIChat, shard: cfg.Shard, shards: cfg.Shards}
 }
 
 // convUser is one user of a level: the conversation under way, its next
@@ -67,9 +69,14 @@ type turnReq struct {
 // begin gives u the next conversation; its first turn leaves after that
 // turn's think time from now (at once when first is set: a level's start).
 func (f *convFeed) begin(u *convUser, now time.Time, first bool) {
-	u.conv = &f.set.convs[f.order[f.next]]
-	f.next = (f.next + 1) % len(f.order)
-	f.seq++
+	for {
+		u.conv = &f.set.convs[f.order[f.next]]
+		f.next = (f.next + 1) % len(f.order)
+		f.seq++
+		if f.shards < 2 || (f.seq-1)%f.shards == f.shard {
+			break // this agent's session (Config.Shard)
+		}
+	}
 	u.turn, u.session, u.bytes, u.words, u.tokens = 0, fmt.Sprintf("%s-%d", f.prefix, f.seq), 0, 0, 0
 	u.history = u.history[:0]
 	if u.conv.system != "" {

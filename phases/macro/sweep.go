@@ -467,3 +467,14 @@ func steeredLevels(ls []phases.LevelResult) []int {
 	}
 	return out
 }
+
+// PlateauOf is the plateau of levels measured elsewhere (several load
+// agents' levels merged), found as a sweep finds its own; nil: none.
+func PlateauOf(levels []phases.LevelResult) *phases.Plateau {
+	p := findPlateau(levels)
+	if p != nil {
+		p.Noise = noise(levels, p)
+		p.Steered = steeredLevels(levels)
+	}
+	return p
+}

@@ -62,6 +62,9 @@ func (cfg *Config) traceLevel() error {
 		rate1: sum.MeanRate / sum.Speed}
 	cfg.Rate, cfg.Concurrency = cfg.trace.rateAt(sum.Speed), nil
 	cfg.Requests, cfg.Warmup, cfg.Duration = len(reqs), 0, 0
+	if cfg.Shards > 1 { // this agent's rows: Shard, Shard+Shards, …
+		cfg.Requests = (len(reqs) - cfg.Shard + cfg.Shards - 1) / cfg.Shards
+	}
 	return nil
 }
 

@@ -67,7 +67,7 @@ func newProfile(stdout, stderr io.Writer) (*Command, *profileFlags) {
 // profileBinds are the profile command's flags that set campaign keys.
 var profileBinds = []campaign.Flag{
 	{Name: "requests", Key: "profile.requests"}, {Name: "steps", Key: "profile.steps"},
-	{Name: "profiler-dir", Key: "server.profiler_dir"}, {Name: "loadgen", Key: "macro.loadgen"},
+	{Name: "profiler-dir", Key: "server.profiler_dir"}, {Name: "loadgen", Key: "macro.loadgen.mode"},
 }
 
 // profilePlan is the capture's configuration: the campaign with the flags
@@ -120,7 +120,7 @@ func capture(ctx context.Context, c *Command, camp *campaign.Campaign, cfg profi
 	}
 	defer h.Close()
 	cfg.Host = h
-	cfg.Load = onhost.LoadFor(camp.Macro.Loadgen, onhost.Options{Host: h})
+	cfg.Load = onhost.LoadFor(camp.Macro.Loadgen.Mode, onhost.Options{Host: h})
 	if d, ok := h.(*sim.Deployment); ok {
 		fmt.Fprintln(c.Stderr, "SIMULATED deployment: starting its server with the torch profiler")
 		if err := profile.PrepareSim(ctx, d, cfg.ProfilerDir); err != nil {

@@ -104,13 +104,14 @@ func newRun(stdout, stderr io.Writer) (*Command, *runFlags) {
 	cmd.Flags.IntVar(&f.stopPID, "stop-pid", 0, "a process profdeck did not launch that the run may stop to free the GPUs (yours, by its pid); by default only profdeck's own launch is stopped")
 	cmd.Flags.BoolVar(&f.skipDoctor, "skip-doctor", false, "do not run the doctor's checks first (a failing check stops the run before the load)")
 	cmd.Flags.String("loadgen", "", "where the sweep's load generator runs: here, or host (the GPU host; default: the campaign's macro.loadgen)")
+	cmd.Flags.String("loadgen-hosts", "", "the load agents' hosts, HOST[:PROCS],… (e.g. gen1:2,gen2:2): the sweep's levels are split between them and merged (default: the campaign's macro.loadgen.hosts)")
 	cmd.Flags.String("order", "", "the steps' order: one-load (micro and NCCL first, one load with the profiler set) or classic (default: the campaign's run.order, else one-load with a launch command)")
 	cmd.flagProgress()
 	return cmd, f
 }
 
 // runBinds are the run command's flags that set campaign keys.
-var runBinds = []campaign.Flag{{Name: "loadgen", Key: "macro.loadgen"}, {Name: "order", Key: "run.order"}}
+var runBinds = []campaign.Flag{{Name: "loadgen", Key: "macro.loadgen.mode"}, {Name: "loadgen-hosts", Key: "macro.loadgen.hosts"}, {Name: "order", Key: "run.order"}}
 
 // plan is the campaign file with the flags over it and the run's options,
 // checked before anything starts.
@@ -184,6 +185,14 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 	cfg, err := c.CampaignRunConfigOn(nodes, apiKey)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(c.Macro.Loadgen.Hosts) > 0 {
+		members, closeAgents, err := openAgents(ctx, c, host, cfg.MetricsURL)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer closeAgents()
+		cfg.Agents = members
 	}
 	cfg.Phases, cfg.Redo, cfg.Keep = o.Phases, o.Redo, o.Keep
 	if cfg.Server != nil {

@@ -112,6 +112,7 @@ func newSweep(stdout, stderr io.Writer) (*Command, *sweepFlags) {
 	fs.Int("repeat", 0, "run each level N times: means and 95% confidence intervals (default: the campaign's macro.repeat, else 1)")
 	fs.Int64Var(&f.seed, "seed", 0, "seed for prompts and arrivals (0: time based)")
 	fs.String("metrics-url", "", "the server's Prometheus metrics; off: none (default: the campaign's server.metrics_url, else URL/metrics)")
+	fs.String("loadgen-hosts", "", "the load agents' hosts, HOST[:PROCS],… (e.g. gen1:2,gen2:2): each level is split between them and merged into one (default: the campaign's macro.loadgen.hosts)")
 	fs.String("loadgen", "", "where the load generator runs: here, or host (the GPU host: profdeck copies itself there) (default: the campaign's macro.loadgen, else here)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key (default: $OPENAI_API_KEY, or the campaign's server.api_key_env)")
 	fs.StringVar(&f.pctMetrics, "percentile-metrics", "ttft,tpot,itl,e2el", "metrics whose --metric-percentiles each level reports, as vllm bench serve")
@@ -133,7 +134,8 @@ var sweepBinds = []campaign.Flag{
 	{Name: "slo", Key: "macro.slo"}, {Name: "repeat", Key: "macro.repeat"},
 	{Name: "dataset", Key: "macro.dataset"}, {Name: "dataset-file", Key: "macro.dataset_file"},
 	{Name: "dataset-max", Key: "macro.dataset_max"}, {Name: "range-ratio", Key: "macro.range_ratio"},
-	{Name: "prefix-len", Key: "macro.prefix_len"}, {Name: "loadgen", Key: "macro.loadgen"},
+	{Name: "prefix-len", Key: "macro.prefix_len"}, {Name: "loadgen", Key: "macro.loadgen.mode"},
+	{Name: "loadgen-hosts", Key: "macro.loadgen.hosts"},
 	{Name: "arrivals", Key: "macro.arrivals"}, {Name: "burstiness", Key: "macro.burstiness"},
 	{Name: "latency-from", Key: "macro.latency_from"}, {Name: "search", Key: "macro.search"},
 	{Name: "search-tolerance", Key: "macro.search_tolerance"},
@@ -170,10 +172,11 @@ func runSweep(ctx context.Context, c *Command, f *sweepFlags) error {
 	if m := campaign.MetricsURL(cfg.URL, camp.Server.MetricsURL); m != "" {
 		cfg.Scraper, opt.MetricsURL = servermetrics.NewScraper(m, client), m
 	}
-	sw, err := onhost.NewEngine(cfg, camp.Macro.Loadgen, opt)
+	sw, closeAgents, err := sweepEngine(ctx, cfg, camp, opt)
 	if err != nil {
-		return &BadInputError{Err: err}
+		return err
 	}
+	defer closeAgents()
 	return sweep(ctx, c, sw, h, f.vllm.metadata)
 }
 

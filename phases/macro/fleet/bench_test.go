@@ -3,6 +3,9 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,12 +22,12 @@ import (
 func BenchmarkAgents(b *testing.B) {
 	sshtest.Require(b)
 	for _, n := range []int{2, 4} {
-		for _, c := range []int{64, 256} {
+		for _, c := range benchLevels() {
 			b.Run(fmt.Sprintf("agents=%d/C=%d", n, c), func(b *testing.B) {
 				_, url := emutest.Start(b, vllmemu.Config{StepTime: time.Millisecond, StepPerSeq: 0})
 				ms, _ := members(b, n)
 				cfg := levelConfig(url, 0)
-				cfg.Duration, cfg.OutputLen = 2*time.Second, 64
+				cfg.Duration, cfg.OutputLen, cfg.JSONL = 2*time.Second, 64, nil // histograms and counts only
 				for b.Loop() {
 					lv, _, err := RunClosed(context.Background(), cfg, c, ms)
 					if err != nil {
@@ -43,4 +46,19 @@ func BenchmarkAgents(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchLevels are the concurrencies benchmarked: PROFDECK_BENCH_LEVELS
+// (e.g. 256,1024), else 64 and 256.
+func benchLevels() []int {
+	var out []int
+	for f := range strings.SplitSeq(os.Getenv("PROFDECK_BENCH_LEVELS"), ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return []int{64, 256}
+	}
+	return out
 }

@@ -51,3 +51,6 @@ func Measure(p Probe, n int) (Offset, error) {
 
 // ToCoordinator maps a time on the agent's clock to the coordinator's.
 func (o Offset) ToCoordinator(t time.Time) time.Time { return t.Add(-o.Offset) }
+
+// ToAgent maps a time on the coordinator's clock to the agent's.
+func (o Offset) ToAgent(t time.Time) time.Time { return t.Add(o.Offset) }

@@ -5,6 +5,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro"
 )
 
 // Audit is one agent's self-audit of a level, as its client measured it.
@@ -28,6 +31,14 @@ type AgentLevel struct {
 	Lost     string        `json:"lost,omitempty"`
 	Offset   Offset        `json:"-"`
 	Duration time.Duration `json:"-"` // first request sent to last one ended
+	// Level is the agent's own result of its share (nil: none came back);
+	// Result the sweep it was part of.
+	Level *phases.LevelResult `json:"-"`
+	// Start is when the agent started against the level's start, on the
+	// coordinator's clock (StartKnown: the agent said).
+	Start      time.Duration `json:"-"`
+	StartKnown bool          `json:"-"`
+	Result     *macro.Result `json:"-"`
 }
 
 // Quantiles are a metric's merged percentiles in milliseconds.
@@ -51,12 +62,30 @@ type Level struct {
 	Lost       []string // "host: why" of each agent lost mid-level
 	Bottleneck []string // "host: why" of each agent that was client-bound
 	Audits     map[string]Audit
+	Agents     []AgentLevel // what each agent sent, in order
+	// StartSpread is the latest agent's start less the earliest's, on the
+	// coordinator's clock (offsets applied).
+	StartSpread time.Duration
+	first, last *time.Duration
+}
+
+func (lv *Level) addStart(a AgentLevel) {
+	if !a.StartKnown {
+		return
+	}
+	if lv.first == nil || a.Start < *lv.first {
+		lv.first = &a.Start
+	}
+	if lv.last == nil || a.Start > *lv.last {
+		lv.last = &a.Start
+	}
+	lv.StartSpread = *lv.last - *lv.first
 }
 
 // Merge merges the agents' histograms metric by metric: the percentiles
 // are those of all the requests (within Precision), never averages.
 func Merge(agents []AgentLevel) (Level, error) {
-	lv := Level{Metrics: map[string]Quantiles{}, Audits: map[string]Audit{}}
+	lv := Level{Metrics: map[string]Quantiles{}, Audits: map[string]Audit{}, Agents: agents}
 	merged := map[string]*Merged{}
 	for i, a := range agents {
 		name := agentName(a.Host, i)
@@ -74,6 +103,7 @@ func Merge(agents []AgentLevel) (Level, error) {
 		lv.Failed += a.Failed
 		lv.Tokens += a.Tokens
 		lv.Span = max(lv.Span, a.Duration)
+		lv.addStart(a)
 		lv.Audits[name] = a.Audit
 		if a.Lost != "" {
 			lv.Partial = true

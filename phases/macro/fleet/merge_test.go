@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/profdeck/profdeck/phases/macro/hdrsec"
 )
 
 // exact is the q-quantile of xs in ms: the value of rank round(q·n), the
@@ -141,5 +143,27 @@ func TestMergeRefusesACountThatDisagrees(t *testing.T) {
 	s[0].HDR = []byte("not a histogram")
 	if _, err := Merge([]AgentLevel{{Host: "x", Seconds: s}}); err == nil {
 		t.Fatal("a broken histogram merged")
+	}
+}
+
+// A batch whose histogram holds other than the count sent beside it is
+// refused at the merge, naming the agent that sent it.
+func TestBatchWithWrongCountNamesTheAgent(t *testing.T) {
+	r := NewRecorder()
+	r.Record("ttft", 0, 1500)
+	secs, err := r.Seconds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, bad := &sink{}, &sink{}
+	good.batch(hdrsec.Batch{Seconds: secs, OK: 1})
+	secs[0].Count = 3
+	bad.batch(hdrsec.Batch{Seconds: secs, OK: 1})
+	var agents []AgentLevel
+	for i, s := range []*sink{good, bad} {
+		agents = append(agents, AgentLevel{Host: "gen" + string(rune('1'+i)), Seconds: s.seconds, OK: s.b.OK})
+	}
+	if _, err := Merge(agents); err == nil || !strings.Contains(err.Error(), "agent gen2#1") || !strings.Contains(err.Error(), "1 values, said 3") {
+		t.Fatalf("merge: %v: want the refusal naming gen2#1", err)
 	}
 }

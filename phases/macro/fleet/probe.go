@@ -7,11 +7,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/profdeck/profdeck/phases/macro/onhost"
 	"github.com/profdeck/profdeck/remote"
 )
 
-// clockCmd prints the host's clock in nanoseconds since the epoch.
-const clockCmd = "date +%s%N"
+// clockCmd prints the host's clock in nanoseconds since the epoch, as
+// the agent reads it (onhost.ClockSkewEnv included).
+const clockCmd = "echo $(( $(date +%s%N) + ${" + onhost.ClockSkewEnv + ":-0} ))"
 
 // HostProbe reads h's clock over its connection, one command per probe.
 func HostProbe(ctx context.Context, h remote.Host) Probe {

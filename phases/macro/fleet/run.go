@@ -1,9 +1,7 @@
 package fleet
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"regexp"
 	"strings"
 	"sync"
@@ -22,11 +20,21 @@ type Member struct {
 
 // RunClosed runs one closed-loop level of concurrency c over the members:
 // each runs its share (SplitClosed) of c and of cfg.Requests, all started
-// together; every finished request's record is kept, with the records of
-// an agent lost mid-level, and the level is merged from them.
+// together, and sends its finished requests as histograms and counts,
+// merged here (an agent lost mid-level keeps what it sent). When cfg.JSONL
+// is set, each request's record comes back too: written there, and
+// returned.
 func RunClosed(ctx context.Context, cfg macro.Config, c int, members []Member) (Level, []macro.Record, error) {
 	conc := SplitClosed(c, len(members))
-	return runLevel(ctx, cfg, members, func(i int, mc *macro.Config) { mc.Concurrency = []int{conc[i]} })
+	if c < len(members) {
+		members, conc = members[:c], conc[:c] // an agent with no stream has no share
+	}
+	return runLevel(ctx, cfg, members, func(i int, mc *macro.Config) {
+		mc.Concurrency = []int{conc[i]}
+		if macro.IsSessionDataset(cfg.Dataset) {
+			shared(i, len(members), cfg, mc)
+		}
+	})
 }
 
 // RunOpen runs one open-loop level at rate req/s over the members, each
@@ -34,7 +42,28 @@ func RunClosed(ctx context.Context, cfg macro.Config, c int, members []Member) (
 // λ/N are one of rate λ.
 func RunOpen(ctx context.Context, cfg macro.Config, rate float64, members []Member) (Level, []macro.Record, error) {
 	rates := SplitRate(rate, len(members))
-	return runLevel(ctx, cfg, members, func(i int, mc *macro.Config) { mc.Concurrency, mc.Rate = nil, rates[i] })
+	return runLevel(ctx, cfg, members, func(i int, mc *macro.Config) {
+		mc.Concurrency, mc.Rate = nil, rates[i]
+		if Scheduled(cfg) {
+			mc.Rate = rate
+			shared(i, len(members), cfg, mc)
+		}
+	})
+}
+
+// Scheduled reports whether an open loop's arrivals are made once and
+// dealt to the agents (gamma or constant arrivals, a trace, multi-turn
+// sessions) rather than split as λ/N independent Poisson processes.
+func Scheduled(cfg macro.Config) bool {
+	poisson := (cfg.Arrivals == "" || cfg.Arrivals == macro.ArrivalsPoisson) && (cfg.Burstiness == 0 || cfg.Burstiness == 1)
+	return !poisson || macro.IsTraceFormat(cfg.Dataset) || macro.IsSessionDataset(cfg.Dataset)
+}
+
+// shared makes agent i of n send its share of the one schedule: every
+// agent makes it with the sweep's seed and keeps its arrivals and
+// sessions (macro.Config.Shard).
+func shared(i, n int, cfg macro.Config, mc *macro.Config) {
+	mc.Seed, mc.Shard, mc.Shards = cfg.Seed, i, n
 }
 
 // runLevel starts every member's share at once and merges what came back.
@@ -43,24 +72,40 @@ func runLevel(ctx context.Context, cfg macro.Config, members []Member, share fun
 	reqs := SplitClosed(cfg.Requests, n)
 	agents := make([]AgentLevel, n)
 	sinks := make([]*sink, n)
+	offsets := measureAll(ctx, members)
+	g := newGate(n)
+	var fwd *lockedWriter
+	if cfg.JSONL != nil {
+		fwd = &lockedWriter{w: cfg.JSONL}
+	}
 	var wg sync.WaitGroup
 	for i, m := range members {
-		sinks[i] = &sink{rec: NewRecorder(), window: cfg.Duration.Seconds()}
+		sinks[i] = &sink{forward: fwd}
 		mc := cfg
-		mc.Requests, mc.JSONL, mc.Seed = reqs[i], sinks[i], cfg.Seed+int64(i)
+		mc.Requests, mc.Seed = reqs[i], cfg.Seed+int64(i)
+		mc.GPU = nil // the agents' hosts are not the GPU host
+		if fwd != nil {
+			mc.JSONL = sinks[i] // the records too, when the sweep writes them
+		}
+		m.Opt.OnBatch = sinks[i].batch
 		share(i, &mc)
+		agents[i] = AgentLevel{Host: m.Name, Offset: offsets[i]}
+		m.Opt.AwaitStart, m.Opt.OnReady = true, g.ready(i)
+		m.Opt.OnStarted = func(t time.Time) { sinks[i].started(offsets[i].ToCoordinator(t).Sub(g.startTime())) }
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			agents[i] = runOne(ctx, mc, m, sinks[i])
+			defer g.ready(i)() // an agent gone before it was ready holds no one back
+			runOne(ctx, mc, m, sinks[i], &agents[i], g)
 		}()
 	}
+	go g.open()
 	wg.Wait()
 	var all []macro.Record
 	sent := 0
 	for _, s := range sinks {
 		all = append(all, s.kept...)
-		sent += s.inWindow
+		sent += int(s.b.InWindow)
 	}
 	lv, err := Merge(agents)
 	if ctx.Err() != nil {
@@ -85,27 +130,89 @@ func lostWhy(err error) string {
 	return firstN(s, 200)
 }
 
-// runOne runs one member's share and says what it sent.
-func runOne(ctx context.Context, cfg macro.Config, m Member, s *sink) AgentLevel {
-	a := AgentLevel{Host: m.Name}
-	if m.Opt.Host != nil {
-		a.Offset, _ = Measure(HostProbe(ctx, m.Opt.Host), 5)
+// StartLead is how far ahead of the last agent's readiness a level's
+// start is set: time for the start to reach every agent.
+var StartLead = 300 * time.Millisecond
+
+// gate starts a level's agents at one time, once every one is ready (or
+// gone): each is told the start in its own clock.
+type gate struct {
+	mu    sync.Mutex
+	sws   map[*AgentLevel]*onhost.Sweep
+	order []*AgentLevel
+	wg    sync.WaitGroup
+	once  []sync.Once
+	start time.Time // the level's start, on the coordinator's clock
+}
+
+func newGate(n int) *gate {
+	g := &gate{sws: map[*AgentLevel]*onhost.Sweep{}, once: make([]sync.Once, n)}
+	g.wg.Add(n)
+	return g
+}
+
+func (g *gate) set(a *AgentLevel, sw *onhost.Sweep) {
+	g.mu.Lock()
+	g.sws[a] = sw
+	g.order = append(g.order, a)
+	g.mu.Unlock()
+}
+
+// ready is agent i's readiness, said once.
+func (g *gate) ready(i int) func() {
+	return func() { g.once[i].Do(g.wg.Done) }
+}
+
+func (g *gate) startTime() time.Time { g.mu.Lock(); defer g.mu.Unlock(); return g.start }
+
+// open waits for every agent, then sends each the start in its clock.
+func (g *gate) open() {
+	g.wg.Wait()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.start = time.Now().Add(StartLead)
+	for _, a := range g.order {
+		g.sws[a].Start(a.Offset.ToAgent(g.start))
 	}
+}
+
+// measureAll measures each member's clock offset, all at once.
+func measureAll(ctx context.Context, members []Member) []Offset {
+	out := make([]Offset, len(members))
+	var wg sync.WaitGroup
+	for i, m := range members {
+		if m.Opt.Host == nil {
+			continue
+		}
+		wg.Go(func() { out[i], _ = Measure(HostProbe(ctx, m.Opt.Host), 5) })
+	}
+	wg.Wait()
+	return out
+}
+
+// runOne runs one member's share and fills in what it sent.
+func runOne(ctx context.Context, cfg macro.Config, m Member, s *sink, a *AgentLevel, g *gate) {
 	sw, err := onhost.New(cfg, m.Opt)
 	var res *macro.Result
 	if err == nil {
+		g.set(a, sw)
 		res, err = sw.Run(ctx, nil)
 	}
+
 	if err != nil && ctx.Err() == nil {
 		a.Lost = lostWhy(err)
 	}
 	if res != nil && len(res.Levels) > 0 {
-		a.Audit = auditOf(res.Levels[len(res.Levels)-1])
+		a.Level = &res.Levels[len(res.Levels)-1]
+		a.Audit = auditOf(*a.Level)
 	}
-	a.Seconds, _ = s.rec.Seconds()
-	a.OK, a.Failed, a.Tokens = s.ok, s.failed, s.tokens
-	a.Duration = time.Duration((s.last - s.first) * float64(time.Second))
-	return a
+	a.Result = res
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a.Seconds = s.seconds
+	a.OK, a.Failed, a.Tokens = s.b.OK, s.b.Failed, s.b.Tokens
+	a.Duration = time.Duration((s.b.Last - s.b.First) * float64(time.Second))
+	a.Start, a.StartKnown = s.start, s.startKnown
 }
 
 func auditOf(l phases.LevelResult) Audit {
@@ -114,63 +221,4 @@ func auditOf(l phases.LevelResult) Audit {
 		a.CPUFraction = l.ClientCPUs / l.DurationS
 	}
 	return a
-}
-
-// sink takes an agent's records as they stream back and keeps each
-// finished request in its per-second histograms.
-type sink struct {
-	mu                 sync.Mutex
-	buf                []byte
-	rec                *Recorder
-	kept               []macro.Record
-	ok, failed, tokens int64
-	window             float64 // the level's duration in seconds (0: none)
-	inWindow           int     // requests sent within it
-	first, last        float64 // first send and last end, s since the agent's start
-}
-
-func (s *sink) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.buf = append(s.buf, p...)
-	for {
-		i := bytes.IndexByte(s.buf, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		s.take(s.buf[:i])
-		s.buf = s.buf[i+1:]
-	}
-}
-
-func (s *sink) take(line []byte) {
-	var r macro.Record
-	if json.Unmarshal(line, &r) != nil || r.Warmup {
-		return
-	}
-	if s.window > 0 && r.SentS < s.window {
-		s.inWindow++
-	}
-	if r.Failure != "" {
-		if r.Failure != macro.FailCancelled {
-			s.failed++
-		}
-		return
-	}
-	if s.ok == 0 || r.SentS < s.first {
-		s.first = r.SentS
-	}
-	s.last = max(s.last, r.SentS+r.E2ELms/1e3)
-	s.ok++
-	s.tokens += int64(r.OutputTokens)
-	s.kept = append(s.kept, r)
-	sec := int64(r.SentS)
-	for _, m := range []struct {
-		name string
-		ms   float64
-	}{{"ttft", r.TTFTms}, {"tpot", r.TPOTms}, {"e2el", r.E2ELms}} {
-		if m.ms > 0 {
-			s.rec.Record(m.name, sec, int64(m.ms*1e3+0.5))
-		}
-	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/gputel"
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/hdrsec"
 	"github.com/profdeck/profdeck/phases/macro/servermetrics"
 	"github.com/profdeck/profdeck/remote"
 )
@@ -89,9 +90,14 @@ func Serve(ctx context.Context, h remote.Host, in io.Reader, out io.Writer) erro
 	if first.Load != nil {
 		return serveLoad(ctx, h, *first.Load, rd, o, cancel)
 	}
+	if first.Spec.AwaitStart {
+		if err := awaitStart(ctx, rd, o); err != nil {
+			return err
+		}
+	}
 	cfg, closeCfg := hostConfig(*first.Spec, h, o)
-	defer closeCfg()
 	res, runErr := run(ctx, cfg, o, func(sw *macro.Sweep) { go steer(rd, sw, cancel) })
+	closeCfg() // the last histograms go up before the result
 	d := up{Done: true, Result: res}
 	if runErr != nil {
 		var ie *phases.InputError
@@ -149,6 +155,12 @@ func hostConfig(s Spec, h remote.Host, o *wireOut) (macro.Config, func()) {
 	if s.JSONL {
 		cfg.JSONL = jsonlOut{o}
 	}
+	stopBatches := func() {}
+	if s.Histograms {
+		t := hdrsec.NewTally(s.Duration.Seconds())
+		cfg.JSONL = tallied(t, cfg.JSONL)
+		stopBatches = batches(t, o)
+	}
 	if s.GPU {
 		cfg.GPU = gputel.New(h, gputel.Options{})
 	}
@@ -156,7 +168,7 @@ func hostConfig(s Spec, h remote.Host, o *wireOut) (macro.Config, func()) {
 	if s.MetricsURL != "" {
 		cfg.Scraper = servermetrics.NewScraper(s.MetricsURL, client)
 	}
-	return cfg, client.CloseIdleConnections
+	return cfg, func() { stopBatches(); client.CloseIdleConnections() }
 }
 
 // run runs one sweep of cfg, sending its events up as they come; started

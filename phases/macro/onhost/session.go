@@ -38,6 +38,7 @@ type session struct {
 func (s *Sweep) run(ctx context.Context, em *phases.Emitter) (*macro.Result, error) {
 	spec := specOf(s.cfg, s.opt.MetricsURL)
 	spec.HostName = s.opt.Host.Name()
+	spec.AwaitStart, spec.Histograms = s.opt.AwaitStart, s.opt.OnBatch != nil
 	start, err := s.prepare(ctx, &spec)
 	if err != nil {
 		return nil, err
@@ -128,6 +129,18 @@ func (se *session) line(ectx context.Context, l remote.Line) {
 		se.jsonl(u.JSONL)
 	case u.Log != "":
 		se.s.logf("%s", u.Log)
+	case u.Hist != nil:
+		if se.s.opt.OnBatch != nil {
+			se.s.opt.OnBatch(*u.Hist)
+		}
+	case u.Ready:
+		if se.s.opt.OnReady != nil {
+			se.s.opt.OnReady()
+		}
+	case u.Started != 0:
+		if se.s.opt.OnStarted != nil {
+			se.s.opt.OnStarted(time.Unix(0, u.Started))
+		}
 	}
 }
 

@@ -69,6 +69,9 @@ type Spec struct {
 	// A multi-turn dataset's think time and session header.
 	ThinkTime     time.Duration `json:"think_time,omitempty"`
 	SessionHeader string        `json:"session_header,omitempty"`
+	// Shard of Shards: this agent's share of a schedule made once.
+	Shard  int `json:"shard,omitempty"`
+	Shards int `json:"shards,omitempty"`
 	// Deployment is what the sweep measured (TP, PP, DP, nodes).
 	Deployment *phases.Deployment `json:"deployment,omitempty"`
 	// MetricsURL is the server's /metrics as the host sees it; empty: none.
@@ -77,6 +80,15 @@ type Spec struct {
 	JSONL bool `json:"jsonl,omitempty"`
 	// GPU asks for the host's GPUs to be sampled (phases/gputel) there.
 	GPU bool `json:"gpu,omitempty"`
+	// Histograms has the agent send its finished requests as HDR
+	// histograms, one per metric per second, with their counts
+	// (phases/macro/hdrsec), every BatchEvery and at its end.
+	Histograms bool `json:"histograms,omitempty"`
+	// AwaitStart has the agent, once ready, wait for its start (the
+	// start operation, a time on the host's clock) before its sweep:
+	// several agents given one start, each in its own clock, begin
+	// together.
+	AwaitStart bool `json:"await_start,omitempty"`
 	// HostName is the host as the operator named it: what the agent's
 	// messages call the machine it runs on.
 	HostName string `json:"host_name,omitempty"`
@@ -92,7 +104,7 @@ func specOf(cfg macro.Config, metricsURL string) Spec {
 		PrefixLen: cfg.PrefixLen, Repeat: cfg.Repeat, Percentiles: cfg.Percentiles, MetricsURL: metricsURL, JSONL: cfg.JSONL != nil, GPU: cfg.GPU != nil,
 		Arrivals: cfg.Arrivals, Burstiness: cfg.Burstiness, LatencyFrom: cfg.LatencyFrom, Search: cfg.Search, SearchTolerance: cfg.SearchTolerance, SearchFrom: cfg.SearchFrom,
 		MaxInFlight: cfg.MaxInFlight, TraceSpeed: cfg.TraceSpeed, TraceStart: cfg.TraceStart, TraceDuration: cfg.TraceDuration,
-		ThinkTime: cfg.ThinkTime, SessionHeader: cfg.SessionHeader, Deployment: cfg.Deployment}
+		ThinkTime: cfg.ThinkTime, SessionHeader: cfg.SessionHeader, Deployment: cfg.Deployment, Shard: cfg.Shard, Shards: cfg.Shards}
 }
 
 // config is the sweep's configuration on the host, without the parts made
@@ -106,5 +118,5 @@ func (s Spec) config() macro.Config {
 		PrefixLen: s.PrefixLen, Repeat: s.Repeat, Percentiles: s.Percentiles,
 		Arrivals: s.Arrivals, Burstiness: s.Burstiness, LatencyFrom: s.LatencyFrom, Search: s.Search, SearchTolerance: s.SearchTolerance, SearchFrom: s.SearchFrom,
 		MaxInFlight: s.MaxInFlight, TraceSpeed: s.TraceSpeed, TraceStart: s.TraceStart, TraceDuration: s.TraceDuration,
-		ThinkTime: s.ThinkTime, SessionHeader: s.SessionHeader, Deployment: s.Deployment}
+		ThinkTime: s.ThinkTime, SessionHeader: s.SessionHeader, Deployment: s.Deployment, Shard: s.Shard, Shards: s.Shards}
 }

@@ -43,6 +43,7 @@ func TestSpecCarriesEveryConfigField(t *testing.T) {
 	spec := in.Interface().(Spec)
 	back := specOf(spec.config(), spec.MetricsURL)
 	back.JSONL, back.GPU, back.HostName = spec.JSONL, spec.GPU, spec.HostName // not Config settings
+	back.AwaitStart, back.Histograms = spec.AwaitStart, spec.Histograms       // the load agents' wire
 	if !reflect.DeepEqual(back, spec) {
 		t.Errorf("spec → config → spec changed it:\n%+v\n%+v", spec, back)
 	}

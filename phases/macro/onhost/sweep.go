@@ -10,6 +10,7 @@ import (
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/hdrsec"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/remote/selfbin"
 )
@@ -27,6 +28,15 @@ type Options struct {
 	// before its process group is killed (default 2 s, within the 3 s the
 	// cockpit waits for running phases when it quits).
 	Grace time.Duration
+	// AwaitStart has the agent wait, once ready, for Start before its
+	// sweep; OnReady is called when it is ready, OnStarted with the
+	// host's clock at the moment it started.
+	AwaitStart bool
+	OnReady    func()
+	// OnBatch, when set, has the agent send its finished requests as
+	// histograms and counts, each batch passed here as it comes.
+	OnBatch   func(hdrsec.Batch)
+	OnStarted func(host time.Time)
 }
 
 // Sweep is a macro sweep whose load generator runs on the GPU host. It is
@@ -74,6 +84,10 @@ func (s *Sweep) Install() *selfbin.Install {
 	defer s.mu.Unlock()
 	return s.install
 }
+
+// Start starts an agent that awaits its start (Options.AwaitStart) when
+// the host's clock reads at.
+func (s *Sweep) Start(at time.Time) { s.send(down{Op: opStart, At: at.UnixNano()}) }
 
 func (s *Sweep) send(d down) {
 	s.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/hdrsec"
 	"github.com/profdeck/profdeck/phases/profile"
 )
 
@@ -16,6 +17,7 @@ type down struct {
 	Load *profile.LoadSpec `json:"load,omitempty"` // instead of Spec: a profile window's load
 	Op   string            `json:"op,omitempty"`   // pause, resume, stop, conc
 	N    int               `json:"n,omitempty"`    // conc's concurrency
+	At   int64             `json:"at,omitempty"`   // start's time, ns since the epoch on the host's clock
 }
 
 // The steering operations.
@@ -24,6 +26,7 @@ const (
 	opResume = "resume"
 	opStop   = "stop"
 	opConc   = "conc"
+	opStart  = "start"
 )
 
 // up is one line from the agent: exactly one field is set, except that
@@ -55,4 +58,9 @@ type up struct {
 	// Ready is the agent's first line, sent once it has read the first
 	// line from here: the answer supervise waits for.
 	Ready bool `json:"ready,omitempty"`
+	// Started is the host's clock, in nanoseconds since the epoch, when
+	// the agent started a sweep given a start (Spec.StartAt).
+	Started int64 `json:"started_ns,omitempty"`
+	// Hist is what the agent measured since its last one (Spec.Histograms).
+	Hist *hdrsec.Batch `json:"hist,omitempty"`
 }

@@ -22,7 +22,7 @@ func (inProcessHost) Simulated() bool { return true }
 func TestLiveSweepOnHost(t *testing.T) {
 	h := newHarness(t, []int{1, 2, 4}, 400, 64)
 	h.m.d.Host = inProcessHost{local.New()}
-	h.m.d.Campaign.Macro.Loadgen = "host"
+	h.m.d.Campaign.Macro.Loadgen.Mode = "host"
 	h.press("s")
 	if !h.m.Busy() {
 		t.Fatal("s starts a sweep")

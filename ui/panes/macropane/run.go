@@ -28,7 +28,7 @@ func (m *Model) start() tea.Cmd {
 	}
 	cfg, release := m.sweepConfig()
 	c := m.d.Campaign
-	sw, err := onhost.NewEngine(cfg, c.Macro.Loadgen, onhost.Options{Host: m.d.Host, MetricsURL: c.MetricsURL()})
+	sw, err := onhost.NewEngine(cfg, c.Macro.Loadgen.Mode, onhost.Options{Host: m.d.Host, MetricsURL: c.MetricsURL()})
 	if err != nil {
 		release()
 		return common.Error(fmt.Errorf("macro sweep: %w", err))

@@ -54,7 +54,7 @@ func (m *Model) config() profile.Config {
 	// The pane shows where a decode step's GPU time goes: decode-only
 	// windows. The campaign run adds the steady windows its budget needs.
 	cfg.Steady = false
-	cfg.Load = onhost.LoadFor(c.Macro.Loadgen, onhost.Options{Host: m.d.Host})
+	cfg.Load = onhost.LoadFor(c.Macro.Loadgen.Mode, onhost.Options{Host: m.d.Host})
 	if p := m.plateau(); p > 1 {
 		cfg.Concurrency = append(cfg.Concurrency, p)
 	}

@@ -1,0 +1,177 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"sync"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro"
+)
+
+// Engine is a macro sweep whose levels each run over several load agents
+// (RunClosed, RunOpen) and are merged into one level: a macro.Engine. The
+// operator's steering takes effect between levels: a pause holds the next
+// level back, a stop ends the sweep after the level running.
+type Engine struct {
+	cfg     macro.Config
+	members []Member
+	params  map[string]any
+
+	mu      sync.Mutex
+	paused  bool
+	stopped bool
+	target  int
+	resume  chan struct{}
+}
+
+var _ macro.Engine = (*Engine)(nil)
+
+// NewEngine checks cfg as macro.NewSweep does and prepares its levels'
+// run over members.
+func NewEngine(cfg macro.Config, members []Member) (*Engine, error) {
+	if len(members) == 0 {
+		return nil, errors.New("no load agents")
+	}
+	sw, err := macro.NewSweep(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := maps.Clone(sw.Params())
+	names := make([]string, len(members))
+	for i, m := range members {
+		names[i] = agentName(m.Name, i)
+	}
+	p["loadgen"], p["loadgen_agents"] = "agents", names
+	return &Engine{cfg: sw.Config(), members: members, params: p, resume: make(chan struct{}, 1)}, nil
+}
+
+// Config is the sweep's configuration.
+func (e *Engine) Config() macro.Config { return e.cfg }
+
+// Pause holds the next level back until Resume.
+func (e *Engine) Pause() { e.mu.Lock(); e.paused = true; e.mu.Unlock() }
+
+// Resume lets the next level start.
+func (e *Engine) Resume() {
+	e.mu.Lock()
+	e.paused = false
+	e.mu.Unlock()
+	select {
+	case e.resume <- struct{}{}:
+	default:
+	}
+}
+
+// Paused reports whether the sweep is paused.
+func (e *Engine) Paused() bool { e.mu.Lock(); defer e.mu.Unlock(); return e.paused }
+
+// SetConcurrency is kept as the target shown; the agents' shares are set
+// at each level's start.
+func (e *Engine) SetConcurrency(n int) { e.mu.Lock(); e.target = n; e.mu.Unlock() }
+
+// Concurrency is the level's concurrency, all agents together.
+func (e *Engine) Concurrency() int { e.mu.Lock(); defer e.mu.Unlock(); return e.target }
+
+// Stop ends the sweep once the level running is done.
+func (e *Engine) Stop() { e.mu.Lock(); e.stopped = true; e.mu.Unlock(); e.Resume() }
+
+func (e *Engine) stopping() bool { e.mu.Lock(); defer e.mu.Unlock(); return e.stopped }
+
+// Run runs the sweep's levels one after the other over the agents,
+// emitting each merged level as a single sweep does.
+func (e *Engine) Run(ctx context.Context, em *phases.Emitter) (res *macro.Result, err error) {
+	err = phases.Run(ctx, em, phases.Macro, e.params, func(ctx context.Context) error {
+		res, err = e.run(ctx, em)
+		return err
+	})
+	return res, err
+}
+
+// step is one level of the sweep: a concurrency, or an open-loop rate.
+type step struct {
+	c    int
+	rate float64
+}
+
+func (e *Engine) steps() []step {
+	if e.cfg.Rate > 0 {
+		return []step{{rate: e.cfg.Rate}}
+	}
+	out := make([]step, len(e.cfg.Concurrency))
+	for i, c := range e.cfg.Concurrency {
+		out[i] = step{c: c}
+	}
+	return out
+}
+
+func (e *Engine) run(ctx context.Context, em *phases.Emitter) (*macro.Result, error) {
+	var res *macro.Result
+	for _, s := range e.steps() {
+		if err := e.waitResumed(ctx); err != nil {
+			return res, err
+		}
+		e.SetConcurrency(s.c)
+		em.Emit(ctx, phases.KindMacroLevelStarted, &phases.LevelStarted{Concurrency: s.c, Rate: s.rate,
+			Requests: e.cfg.Requests, DurationS: e.cfg.Duration.Seconds()})
+		lv, err := e.level(ctx, s)
+		if res == nil {
+			res = e.template(lv)
+		}
+		lr := lv.LevelResult(s.c, s.rate)
+		lr.MonotonePercentiles()
+		res.Levels = append(res.Levels, lr)
+		em.Emit(ctx, phases.KindMacroLevel, &lr)
+		if err != nil || ctx.Err() != nil {
+			return res, errors.Join(err, ctx.Err())
+		}
+		if e.stopping() {
+			res.Stopped = "stopped by the operator"
+			break
+		}
+	}
+	if res != nil {
+		if res.Plateau = macro.PlateauOf(res.Levels); res.Plateau != nil {
+			em.Emit(ctx, phases.KindMacroPlateau, res.Plateau)
+		}
+	}
+	return res, nil
+}
+
+func (e *Engine) level(ctx context.Context, s step) (Level, error) {
+	if s.rate > 0 {
+		lv, _, err := RunOpen(ctx, e.cfg, s.rate, e.members)
+		return lv, err
+	}
+	lv, _, err := RunClosed(ctx, e.cfg, s.c, e.members)
+	return lv, err
+}
+
+// template is the sweep's result before its levels: the first agent's
+// that came back (its server, model, preflight), else the configuration's.
+func (e *Engine) template(lv Level) *macro.Result {
+	for _, a := range lv.Agents {
+		if a.Result != nil {
+			r := *a.Result
+			r.Levels, r.Plateau, r.Stopped = nil, nil, ""
+			r.Warnings = ownWarnings(r.Warnings, len(e.members))
+			return &r
+		}
+	}
+	c := e.cfg
+	return &macro.Result{URL: c.URL, Model: c.Model, API: c.API, InputLen: c.InputLen, OutputLen: c.OutputLen,
+		Requests: c.Requests, DurationS: c.Duration.Seconds(), Warmup: c.Warmup, Rate: c.Rate, LatencyFrom: c.LatencyFrom}
+}
+
+// waitResumed waits while the sweep is paused.
+func (e *Engine) waitResumed(ctx context.Context) error {
+	for e.Paused() && !e.stopping() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-e.resume:
+		}
+	}
+	return ctx.Err()
+}
