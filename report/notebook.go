@@ -213,7 +213,7 @@ func buildNotebook(events []phases.Event, opts NotebookOptions) ([]byte, []chart
 	n.budget(n.bud)
 	n.capacity(c)
 	n.variants(all)
-	n.campaignStepsTable(events)
+	n.campaignStepsTable(all) // the variants' loads and steps too
 	for _, ph := range phaseOrder {
 		runs := c.runs[ph]
 		notes := c.notes[ph]

@@ -67,12 +67,15 @@ func (r *runner) variants(ctx context.Context, res *Result) {
 		if done[v.Name] || ctx.Err() != nil {
 			continue
 		}
-		res.Variants = append(res.Variants, r.variant(ctx, baseline.Launch, v))
+		fin, steps := r.variant(ctx, baseline.Launch, v)
+		res.Variants = append(res.Variants, fin)
+		res.Steps = append(res.Steps, steps...)
 	}
 }
 
-// variant serves one variant and runs its steps.
-func (r *runner) variant(ctx context.Context, baselineLaunch string, v phases.VariantSpec) phases.VariantFinished {
+// variant serves one variant and runs its steps; its steps' results are
+// its load (a serve step) and each step it ran, named by the variant.
+func (r *runner) variant(ctx context.Context, baselineLaunch string, v phases.VariantSpec) (phases.VariantFinished, []StepResult) {
 	if r.cfg.Predict != nil {
 		p := r.cfg.Predict(v)
 		p.Variant = v.Name
@@ -89,14 +92,21 @@ func (r *runner) variant(ctx context.Context, baselineLaunch string, v phases.Va
 	r.emit(phases.KindVariantStarted, phases.VariantStarted{Spec: redactSpec(v), Launch: remote.ScrubSecrets(launch), Env: envLines(v.Env)})
 	fin := phases.VariantFinished{Name: v.Name, State: phases.StepDone}
 	r.touched = true
-	if state, reason := r.restartAndFollow(ctx, nil, nil, modeServing, "serving "+v.Name); state != phases.StepDone {
-		fin.State, fin.Evidence = state, remote.ScrubSecrets(reason)
+	load := StepResult{Name: Serve, Variant: v.Name, Started: r.cfg.Now()}
+	load.State, load.Reason = r.restartAndFollow(ctx, nil, nil, modeServing, "serving "+v.Name)
+	load.Reason, load.Finished = remote.ScrubSecrets(load.Reason), r.cfg.Now()
+	if load.State != phases.StepDone {
+		fin.State, fin.Evidence = load.State, load.Reason
 	}
+	steps := []StepResult{load}
 	for _, s := range r.variantSteps() {
 		if fin.State != phases.StepDone || ctx.Err() != nil {
 			break
 		}
-		if st := r.step(ctx, s, r.funcs()[s]); st.State != phases.StepDone {
+		st := r.step(ctx, s, r.funcs()[s])
+		st.Variant = v.Name
+		steps = append(steps, st)
+		if st.State != phases.StepDone {
 			fin.State, fin.Evidence = st.State, st.Reason
 		}
 	}
@@ -104,7 +114,7 @@ func (r *runner) variant(ctx context.Context, baselineLaunch string, v phases.Va
 		fin.State, fin.Evidence = phases.StepStopped, "interrupted: the variant is served again on the next run"
 	}
 	r.emit(phases.KindVariantFinished, fin)
-	return fin
+	return fin, steps
 }
 
 // variantSteps are the steps each variant runs (Config.VariantSteps, else

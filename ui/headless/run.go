@@ -276,9 +276,10 @@ func finish(cmd *Command, res *campaignrun.Result, events []phases.Event) int {
 	runTook(cmd.Human(), res)
 	code := ExitOK
 	for _, s := range res.Steps {
-		switch s.State {
-		case phases.StepDone, phases.StepPending:
-		case phases.StepStopped:
+		switch {
+		case s.Variant != "": // said below, by the variant's name
+		case s.State == phases.StepDone || s.State == phases.StepPending:
+		case s.State == phases.StepStopped:
 			fmt.Fprintf(stderr, "profdeck run: step %s stopped: %s\n", s.Name, s.Reason)
 		default:
 			fmt.Fprintf(stderr, "profdeck run: step %s %s: %s\n", s.Name, s.State, s.Reason)

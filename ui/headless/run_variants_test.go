@@ -61,6 +61,13 @@ func TestRunVariantsOnSim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The baseline's load and each variant's, in the plan, after the run
+	// and in the notebook alike.
+	for _, w := range []string{"profdeck run: 4 load(s); expected", ", 4 load(s)\n", "Loads of the model: run 1: 4."} {
+		if !strings.Contains(o.stderr+o.stdout+string(nb), w) {
+			t.Errorf("no %q in the run's output or notebook:\n%s%s", w, o.stderr, o.stdout)
+		}
+	}
 	for _, w := range []string{"- **Best variant:** ", "variants-pareto.", "On the front (tokens/s per user"} {
 		if !strings.Contains(string(nb), w) {
 			t.Errorf("the notebook has no %q", w)
