@@ -20,6 +20,11 @@ const variantsCampaign = `variants:
   - matrix: {--max-num-seqs: [64, 256]}
   - name: broken
     launch: frobnicate --port 8000
+capacity:
+  rate: 5
+  slo: tpot=2s
+cost:
+  gpu_hour: 2.5
 `
 
 // A three-variant campaign serves the baseline, then each variant in turn;
@@ -216,9 +221,42 @@ func checkTableAgrees(t *testing.T, rep runReport) {
 				row = line
 			}
 		}
-		cells := strings.Split(row, " | ")
+		cells := strings.Split(strings.TrimSuffix(row, " |"), " | ")
 		if len(cells) < 5 || !strings.HasPrefix(cells[2], v.State) || !strings.HasPrefix(cells[3], plateau) {
 			t.Errorf("%s: --json %s, plateau %s; the notebook's row %q", v.Name, v.State, plateau, row)
+			continue
+		}
+		checkFleetCells(t, v, cells[len(cells)-2:])
+	}
+}
+
+// checkFleetCells wants the row's GPUs for the target and $/M output
+// tokens to be --json's fleet figures: measured (predicted, …), or a dash.
+func checkFleetCells(t *testing.T, v runVariant, cells []string) {
+	t.Helper()
+	f := v.Fleet
+	if v.State == phases.StepDone && (f.GPUs == nil || f.USDPerMTok == nil) {
+		t.Errorf("%s: done, but --json's fleet lacks a measured figure: %+v", v.Name, f)
+	}
+	if p := v.Prediction; p != nil && p.PlateauTokS.OK && (f.GPUsPredicted == nil || f.USDPerMTokPredicted == nil) {
+		t.Errorf("%s: its plateau predicted, but --json's fleet lacks a predicted figure: %+v", v.Name, f)
+	}
+	want := []string{"—", "—"}
+	if f.GPUs != nil {
+		want[0] = fmt.Sprintf("%d", *f.GPUs)
+	}
+	if f.USDPerMTok != nil {
+		want[1] = fmt.Sprintf("%.3g", *f.USDPerMTok)
+	}
+	if f.GPUsPredicted != nil {
+		want[0] += fmt.Sprintf(" (%d", *f.GPUsPredicted)
+	}
+	if f.USDPerMTokPredicted != nil {
+		want[1] += fmt.Sprintf(" (%.3g", *f.USDPerMTokPredicted)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(cells[i], w) {
+			t.Errorf("%s: the notebook's %q, --json's %q", v.Name, cells[i], w)
 		}
 	}
 }
