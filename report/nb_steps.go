@@ -47,7 +47,11 @@ func campaignSteps(events []phases.Event) []stepRow {
 			clear(c.open)
 		case phases.VariantStarted:
 			c.variant = d.Spec.Name
-			c.rows = append(c.rows, stepRow{run: c.run, name: "serve", state: phases.StepStarted, start: ev.Time, reason: "launch: " + d.Launch, variant: c.variant})
+			reason := "launch: " + d.Launch
+			if d.SharesLoadOf != "" {
+				reason = "already serving: the same launch and environment as " + d.SharesLoadOf
+			}
+			c.rows = append(c.rows, stepRow{run: c.run, name: "serve", state: phases.StepStarted, start: ev.Time, reason: reason, variant: c.variant})
 			c.load = len(c.rows) - 1
 		case phases.VariantFinished:
 			c.endLoad(ev.Time, d.State, d.Evidence)

@@ -73,8 +73,8 @@ type variantsPlan struct {
 }
 
 // planVariants are the variants still to serve (those a journal finished
-// are not served again), each a load and its steps, in the order the run
-// serves them.
+// are not served again), each a load (none for one on the server of the
+// variant before it) and its steps, in the order the run serves them.
 func planVariants(c *campaign.Campaign, cfg campaignrun.Config, took map[string]time.Duration) variantsPlan {
 	var p variantsPlan
 	done := campaignrun.VariantsDone(cfg.Prior)
@@ -82,18 +82,26 @@ func planVariants(c *campaign.Campaign, cfg campaignrun.Config, took map[string]
 	if len(steps) == 0 {
 		steps = []string{campaignrun.Macro}
 	}
-	for _, v := range cfg.Variants {
+	base := c.Server.Launch
+	var prev *phases.VariantSpec
+	for _, v := range campaignrun.OrderVariants(base, cfg.Variants) {
 		if done[v.Name] {
 			continue
 		}
-		p.loads++
 		label, d, ok := planStep(campaignrun.Serve, c, took)
-		label = v.Name + ": " + label
-		if ok {
+		switch {
+		case campaignrun.SharesLoad(base, prev, v):
+			label = v.Name + ": on " + prev.Name + "'s server"
+		case ok:
+			p.loads++
 			p.total += d
-		} else {
+			label = v.Name + ": " + label
+		default:
+			p.loads++
 			p.unknown = append(p.unknown, v.Name+"'s load")
+			label = v.Name + ": " + label
 		}
+		prev = &v
 		for _, s := range steps {
 			l, d, ok := planStep(s, c, took)
 			label += ", " + l

@@ -207,11 +207,12 @@ func (m *Model) checklistLines(w int) []string {
 }
 
 // checkSteps are the steps of the order the campaign's run takes, and
-// the loads they make when every step is done: each variant's one more.
+// the loads they make when every step is done: each variant's server one
+// more.
 func (m *Model) checkSteps() ([]string, int) {
 	order, leave, variants := campaignrun.OrderClassic, campaignrun.LeaveServing, 0
 	if c := m.d.Campaign; c != nil {
-		order, leave, variants = c.RunOrder(), c.Run.LeaveServer, len(c.VariantSpecs())
+		order, leave, variants = c.RunOrder(), c.Run.LeaveServer, campaignrun.VariantLoads(c.Server.Launch, c.VariantSpecs())
 	}
 	steps := campaignrun.StepsFor(order)
 	return steps, campaignrun.Loads(steps, leave) + variants
