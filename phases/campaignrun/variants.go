@@ -106,9 +106,13 @@ func (r *runner) variant(ctx context.Context, baselineLaunch string, v phases.Va
 	fin := phases.VariantFinished{Name: v.Name, State: phases.StepDone}
 	r.touched = true
 	load := StepResult{Name: Serve, Variant: v.Name, Started: r.cfg.Now()}
-	if shared {
+	switch {
+	case shared:
 		load.State, load.Reason = phases.StepDone, sharedReason(prev.Name)
-	} else {
+	case slices.Contains(r.variantSteps(), Profile):
+		flags, penv, _ := r.profilerArgs() // the profile needs the profiler configured at launch
+		load.State, load.Reason = r.restartAndFollow(ctx, flags, penv, modeServing, "serving "+v.Name+" with the profiler configured")
+	default:
 		load.State, load.Reason = r.restartAndFollow(ctx, nil, nil, modeServing, "serving "+v.Name)
 	}
 	load.Reason, load.Finished = remote.ScrubSecrets(load.Reason), r.cfg.Now()

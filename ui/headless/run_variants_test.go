@@ -272,3 +272,26 @@ func checkFleetCells(t *testing.T, v runVariant, cells []string) {
 		}
 	}
 }
+
+// run.variant_steps [macro, profile]: the variant launches with the
+// profiler configured and its profile runs after its sweep.
+func TestRunVariantProfiles(t *testing.T) {
+	ctx, path := simRunSetup(t, "a variant profiled on the simulated host", simCampaign+
+		"run:\n  variant_steps: [macro, profile]\nvariants:\n  - name: cap4\n    args: [--max-num-seqs 4]\n", 3*time.Minute)
+	o := runCmd(t, ctx, path, "--phases", "load,macro")
+	if o.code != ExitOK {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	var got []string
+	for _, s := range o.rep.Steps {
+		if s.Variant == "cap4" {
+			got = append(got, s.Name+" "+s.State)
+			if s.Name == "serve" && !strings.Contains(s.Reason, "with the profiler configured") {
+				t.Errorf("the variant's load: %q", s.Reason)
+			}
+		}
+	}
+	if strings.Join(got, ", ") != "serve done, macro done, profile done" {
+		t.Errorf("the variant's steps: %v", got)
+	}
+}
