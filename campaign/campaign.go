@@ -43,8 +43,11 @@ type Campaign struct {
 	NCCL    NCCL     `yaml:"nccl"`
 	Profile Profile  `yaml:"profile"`
 	// Capacity is the traffic to plan replicas and GPUs for.
-	Capacity Capacity    `yaml:"capacity"`
-	Run      RunSettings `yaml:"run"`
+	Capacity Capacity `yaml:"capacity"`
+	// Cost is the price of a GPU-hour, for each variant's cost per million
+	// output tokens.
+	Cost Cost        `yaml:"cost"`
+	Run  RunSettings `yaml:"run"`
 	// Variants are server configurations compared against the baseline
 	// (server.launch), each served in turn and predicted before it runs:
 	// each entry has a name and any of args (flags added to the baseline's

@@ -64,3 +64,18 @@ func (c Capacity) Ask() *report.CapacityAsk {
 	}
 	return &report.CapacityAsk{Rate: c.Rate, Users: c.Users, Think: c.ThinkTime.Duration, SLO: c.SLO, Headroom: c.Headroom}
 }
+
+// Cost is what the GPUs cost: with GPUHour set, the notebook's variants
+// table and `run --json` give each variant's cost per million output
+// tokens.
+type Cost struct {
+	GPUHour float64 `yaml:"gpu_hour"` // dollars per GPU-hour: each variant's cost per million output tokens (0: none)
+}
+
+// Validate checks the cost section.
+func (c Cost) Validate() []error {
+	if math.IsNaN(c.GPUHour) || math.IsInf(c.GPUHour, 0) || c.GPUHour < 0 {
+		return []error{bad("cost.gpu_hour", "want dollars per GPU-hour, 0 or more, got %g", c.GPUHour)}
+	}
+	return nil
+}

@@ -43,6 +43,9 @@ func TestCapacitySection(t *testing.T) {
 		"capacity:\n  rate: 1\n  headroom: 1\n":    "capacity.headroom: want a share",
 		"capacity:\n  rate: 1\n  slo: tpot=soon\n": "capacity.slo",
 		"capacity:\n  rate: 1\n  replicas: 2\n":    "unknown key capacity.replicas",
+		"cost:\n  gpu_hour: -2\n":                  "line 2: cost.gpu_hour: want dollars per GPU-hour",
+		"cost:\n  gpu_hour: .nan\n":                "cost.gpu_hour: want dollars per GPU-hour",
+		"cost:\n  per_token: 1\n":                  "unknown key cost.per_token",
 	} {
 		c, err := Parse([]byte(text))
 		if err == nil {

@@ -66,7 +66,7 @@ func Open(ctx context.Context, c *Campaign, nodes []remote.Host, o OpenOptions) 
 		}
 	}
 	opts := report.NotebookOptions{Campaign: c.Name, Journal: c.JournalPath(), Now: o.Now, // the autosave adds the session's secrets
-		Capacity: c.Capacity.Ask()}
+		Capacity: c.Capacity.Ask(), GPUHour: c.Cost.GPUHour}
 	op.Saver = report.NewAutosave(sess, c.Notebook, opts, 3*time.Second)
 	return op, nil
 }

@@ -16,15 +16,13 @@ type RunSettings struct {
 	// with the profiler configured) or classic (serve, sweep, free the
 	// GPUs, restart with the profiler); left out, one-load wherever the
 	// run launches the server (campaignrun.OrderFor).
-	Order string `yaml:"order,omitempty"`
-	// VariantSteps are the steps each variant runs after its load: macro
-	// (the sweep, and the search when macro.search is set), the default;
-	// the baseline runs every step.
-	VariantSteps []string `yaml:"variant_steps,omitempty"`
+	Order        string   `yaml:"order,omitempty"`
+	VariantSteps []string `yaml:"variant_steps,omitempty"` // each variant's steps after its load: macro (the sweep, and the search when macro.search is set; the default), profile (the variant then launches with the profiler configured)
 }
 
-// variantSteps are the steps a variant may run.
-var variantSteps = []string{"macro"}
+// variantSteps are the steps a variant may run: micro and NCCL measure
+// the GPUs, not the server, and are the baseline's.
+var variantSteps = []string{"macro", "profile"}
 
 // StepsOfVariants are the steps each variant runs (run.variant_steps, or
 // macro alone).

@@ -113,6 +113,7 @@ func (c *Campaign) problems() []error {
 	errs = append(errs, c.NCCL.Validate()...)
 	errs = append(errs, c.Profile.Validate()...)
 	errs = append(errs, c.Capacity.Validate()...)
+	errs = append(errs, c.Cost.Validate()...)
 	errs = append(errs, c.Run.Validate()...)
 	errs = append(errs, c.validateVariants()...)
 	errs = append(errs, c.Sim.Validate()...)

@@ -60,6 +60,7 @@ func TestVariantsRefusedOneLineEach(t *testing.T) {
 		"variants:\n  - matrix: {max: [1]}\n":                                     "each key is one flag",
 		"variants:\n  - name: a\n    env: {A: b}\n  - name: a\n    env: {A: c}\n": `two variants are named "a"`,
 		"run:\n  variant_steps: [sweep]\n":                                        `run.variant_steps: "sweep": each is one of`,
+		"run:\n  variant_steps: [macro, micro]\n":                                 `run.variant_steps: "micro": each is one of macro, profile`,
 	}
 	for y, want := range cases {
 		c, err := Parse([]byte("host: sim\nserver:\n  launch: vllm serve m\n" + y))

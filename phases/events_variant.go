@@ -69,6 +69,9 @@ type VariantStarted struct {
 	Spec   VariantSpec `json:"spec"`
 	Launch string      `json:"launch"`
 	Env    []string    `json:"env,omitempty"` // NAME=value, redacted
+	// SharesLoadOf names the variant served just before whose server it
+	// is (the same launch and environment): no load of its own.
+	SharesLoadOf string `json:"shares_load_of,omitempty"`
 }
 
 // VariantFinished closes it: done, or failed/stalled with the evidence

@@ -56,23 +56,25 @@ func (n *nb) variants(all []phases.Event) {
 		return
 	}
 	by := VariantEvents(all)
+	fleets := VariantFleets(all, FleetAsk{Capacity: n.opts.Capacity, GPUHour: n.opts.GPUHour})
+	head, rule := n.fleetHeads()
 	n.ln("## Variants\n")
 	n.ln("Each variant is served in turn after the baseline; a figure reads measured (predicted, error).\n")
-	n.ln("| variant | change | state | plateau tok/s | plateau C | TPOT C=1 ms | TPOT plateau ms | SLO capacity | J/token |")
-	n.ln("|---|---|---|---|---|---|---|---|---|")
+	n.ln("| variant | change | state | plateau tok/s | plateau C | TPOT C=1 ms | TPOT plateau ms | SLO capacity | J/token" + head + " |")
+	n.ln("|---|---|---|---|---|---|---|---|---" + rule + "|")
 	for _, r := range rows {
 		m := MeasureVariant(by[r.spec.Name])
 		var p phases.VariantPrediction
 		if r.pred != nil {
 			p = *r.pred
 		}
-		n.p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.spec.Name, mdCell(variantChange(r.spec)), variantState(r),
+		n.p("| %s | %s | %s | %s | %s | %s | %s | %s | %s%s |\n", r.spec.Name, mdCell(variantChange(r.spec)), variantState(r),
 			variantFigure(p.PlateauTokS, m.PlateauTokS, m.Has["plateau_tok_s"]), variantFigure(p.PlateauC, m.PlateauC, m.Has["plateau_concurrency"]),
 			variantFigure(p.TPOTC1Ms, m.TPOTC1Ms, m.Has["tpot_c1_ms"]), variantFigure(p.TPOTPlateauMs, m.TPOTPlateauMs, m.Has["tpot_plateau_ms"]),
-			variantFigure(p.SLOCapacity, m.SLOCapacity, m.Has["slo_capacity"]), measuredOnly(m.JPerToken, m.Has["j_per_token"]))
+			variantFigure(p.SLOCapacity, m.SLOCapacity, m.Has["slo_capacity"]), measuredOnly(m.JPerToken, m.Has["j_per_token"]), n.fleetCells(fleets[r.spec.Name]))
 	}
 	n.ln("")
-	n.variantModels(rows)
+	n.variantModels(rows, fleets)
 	n.variantsPareto(by, rows)
 }
 
@@ -116,18 +118,52 @@ func (n *nb) variantsPareto(by map[string][]phases.Event, rows []*variantRow) {
 	}
 }
 
-// variantModels says each prediction's model lines, as an estimate.
-func (n *nb) variantModels(rows []*variantRow) {
+// variantModels says each prediction's model lines, as an estimate, the
+// fleet's with them.
+func (n *nb) variantModels(rows []*variantRow, fleets map[string]VariantFleet) {
 	for _, r := range rows {
+		model := []string{}
+		if r.pred != nil {
+			model = append(model, r.pred.Model...)
+		}
+		if f := fleets[r.spec.Name].Model; f != "" {
+			model = append(model, f)
+		}
 		switch {
 		case r.pred == nil:
 		case r.pred.CannotPredict != "":
 			n.p("- **%s**: not predicted: %s\n", r.spec.Name, r.pred.CannotPredict)
-		case len(r.pred.Model) > 0:
-			n.p("- **%s**, an estimate from the baseline's measurements: %s\n", r.spec.Name, strings.Join(r.pred.Model, "; "))
+		case len(model) > 0:
+			n.p("- **%s**, an estimate from the baseline's measurements: %s\n", r.spec.Name, strings.Join(model, "; "))
 		}
 	}
 	n.ln("")
+}
+
+// fleetHeads are the table's fleet columns: GPUs for the campaign's
+// capacity traffic when it asks one, dollars per million output tokens
+// when a GPU-hour has a price.
+func (n *nb) fleetHeads() (head, rule string) {
+	if n.opts.Capacity != nil {
+		head, rule = head+" | GPUs for the target", rule+"|---"
+	}
+	if n.opts.GPUHour > 0 {
+		head, rule = head+" | $/M output tok", rule+"|---"
+	}
+	return head, rule
+}
+
+// fleetCells are a variant's fleet cells, as fleetHeads heads them.
+func (n *nb) fleetCells(f VariantFleet) string {
+	gpus, cost := f.figures()
+	out := ""
+	if n.opts.Capacity != nil {
+		out += " | " + gpus
+	}
+	if n.opts.GPUHour > 0 {
+		out += " | " + cost
+	}
+	return out
 }
 
 // variantChange is what a variant changes, in a few words.

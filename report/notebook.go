@@ -41,6 +41,9 @@ type NotebookOptions struct {
 	// Capacity, when set, is the traffic the campaign plans for: the
 	// notebook answers it from the last sweep (a Capacity section).
 	Capacity *CapacityAsk
+	// GPUHour, when above 0, is a GPU-hour's price in dollars: the
+	// variants table gives each variant's cost per million output tokens.
+	GPUHour float64
 	// Skipped describes the first journal lines that could not be read and
 	// SkippedCount counts them all, for the footer.
 	Skipped      []string
@@ -213,7 +216,7 @@ func buildNotebook(events []phases.Event, opts NotebookOptions) ([]byte, []chart
 	n.budget(n.bud)
 	n.capacity(c)
 	n.variants(all)
-	n.campaignStepsTable(events)
+	n.campaignStepsTable(all) // the variants' loads and steps too
 	for _, ph := range phaseOrder {
 		runs := c.runs[ph]
 		notes := c.notes[ph]

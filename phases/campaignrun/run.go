@@ -148,6 +148,9 @@ type StepResult struct {
 	Reason   string    `json:"reason,omitempty"`
 	// Earlier is true for a step taken as done from the journal.
 	Earlier bool `json:"earlier,omitempty"`
+	// Variant names the variant a step served or ran for (its load is a
+	// serve step); empty for the baseline's steps.
+	Variant string `json:"variant,omitempty"`
 }
 
 // Result is the whole run.

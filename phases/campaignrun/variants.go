@@ -54,25 +54,37 @@ func (r *runner) variants(ctx context.Context, res *Result) {
 		return
 	}
 	done := VariantsDone(r.cfg.Prior)
-	planned := phases.VariantPlanned{Variants: r.cfg.Variants}
-	for _, v := range r.cfg.Variants {
+	baseline := r.cfg.Server.Settings
+	order := OrderVariants(baseline.Launch, r.cfg.Variants)
+	planned := phases.VariantPlanned{Variants: order}
+	for _, v := range order {
 		if done[v.Name] {
 			planned.Done = append(planned.Done, v.Name)
 		}
 	}
 	r.emit(phases.KindVariantPlanned, planned)
-	baseline := r.cfg.Server.Settings
 	defer func() { r.cfg.Server.Settings = baseline }()
-	for _, v := range r.cfg.Variants {
+	var serving *phases.VariantSpec // the variant whose load serves now
+	for _, v := range order {
 		if done[v.Name] || ctx.Err() != nil {
 			continue
 		}
-		res.Variants = append(res.Variants, r.variant(ctx, baseline.Launch, v))
+		shared := SharesLoad(baseline.Launch, serving, v) && r.mode == modeServing
+		fin, steps := r.variant(ctx, baseline.Launch, v, shared, serving)
+		res.Variants = append(res.Variants, fin)
+		res.Steps = append(res.Steps, steps...)
+		serving = nil
+		if steps[0].State == phases.StepDone {
+			serving = &v
+		}
 	}
 }
 
-// variant serves one variant and runs its steps.
-func (r *runner) variant(ctx context.Context, baselineLaunch string, v phases.VariantSpec) phases.VariantFinished {
+// variant serves one variant and runs its steps; its steps' results are
+// its load (a serve step) and each step it ran, named by the variant.
+// A variant that shares the load of the one served before it (the same
+// launch and environment) is not served again.
+func (r *runner) variant(ctx context.Context, baselineLaunch string, v phases.VariantSpec, shared bool, prev *phases.VariantSpec) (phases.VariantFinished, []StepResult) {
 	if r.cfg.Predict != nil {
 		p := r.cfg.Predict(v)
 		p.Variant = v.Name
@@ -86,17 +98,36 @@ func (r *runner) variant(ctx context.Context, baselineLaunch string, v phases.Va
 	}
 	maps.Copy(env, v.Env)
 	r.cfg.Server.Settings.Env = env
-	r.emit(phases.KindVariantStarted, phases.VariantStarted{Spec: redactSpec(v), Launch: remote.ScrubSecrets(launch), Env: envLines(v.Env)})
+	started := phases.VariantStarted{Spec: redactSpec(v), Launch: remote.ScrubSecrets(launch), Env: envLines(v.Env)}
+	if shared {
+		started.SharesLoadOf = prev.Name
+	}
+	r.emit(phases.KindVariantStarted, started)
 	fin := phases.VariantFinished{Name: v.Name, State: phases.StepDone}
 	r.touched = true
-	if state, reason := r.restartAndFollow(ctx, nil, nil, modeServing, "serving "+v.Name); state != phases.StepDone {
-		fin.State, fin.Evidence = state, remote.ScrubSecrets(reason)
+	load := StepResult{Name: Serve, Variant: v.Name, Started: r.cfg.Now()}
+	switch {
+	case shared:
+		load.State, load.Reason = phases.StepDone, sharedReason(prev.Name)
+	case slices.Contains(r.variantSteps(), Profile):
+		flags, penv, _ := r.profilerArgs() // the profile needs the profiler configured at launch
+		load.State, load.Reason = r.restartAndFollow(ctx, flags, penv, modeServing, "serving "+v.Name+" with the profiler configured")
+	default:
+		load.State, load.Reason = r.restartAndFollow(ctx, nil, nil, modeServing, "serving "+v.Name)
 	}
+	load.Reason, load.Finished = remote.ScrubSecrets(load.Reason), r.cfg.Now()
+	if load.State != phases.StepDone {
+		fin.State, fin.Evidence = load.State, load.Reason
+	}
+	steps := []StepResult{load}
 	for _, s := range r.variantSteps() {
 		if fin.State != phases.StepDone || ctx.Err() != nil {
 			break
 		}
-		if st := r.step(ctx, s, r.funcs()[s]); st.State != phases.StepDone {
+		st := r.step(ctx, s, r.funcs()[s])
+		st.Variant = v.Name
+		steps = append(steps, st)
+		if st.State != phases.StepDone {
 			fin.State, fin.Evidence = st.State, st.Reason
 		}
 	}
@@ -104,7 +135,7 @@ func (r *runner) variant(ctx context.Context, baselineLaunch string, v phases.Va
 		fin.State, fin.Evidence = phases.StepStopped, "interrupted: the variant is served again on the next run"
 	}
 	r.emit(phases.KindVariantFinished, fin)
-	return fin
+	return fin, steps
 }
 
 // variantSteps are the steps each variant runs (Config.VariantSteps, else

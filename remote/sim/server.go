@@ -350,7 +350,7 @@ func (d *Deployment) launchCmd(logPath string, profiler bool, cmd string) int {
 		d.gpus[i].releaseFrom = 0
 	}
 	d.emu.SetReady(false)
-	d.emu.Relaunch(LaunchConfig(cmd, d.opt.Emulator))
+	d.emu.Relaunch(launchEmulator(cmd, d.opt.Emulator, d.step, d.modelSteps))
 	// The log is replaced, as a shell redirect (>) truncates it.
 	_ = d.fs.write(s.logPath, nil, 0o644)
 	if d.sglang() {

@@ -157,15 +157,18 @@ func (o Options) withDefaults() Options {
 // Deployment is the simulated host: it implements remote.Host and
 // remote.Simulated.
 type Deployment struct {
-	opt      Options
-	fs       *memFS
-	emu      *vllmemu.Emulator
-	step     *StepModel
-	mux      *http.ServeMux
-	srv      *http.Server
-	ln       net.Listener
-	url      string
-	addrPort string // the port of ServerAddr
+	opt  Options
+	fs   *memFS
+	emu  *vllmemu.Emulator
+	step *StepModel
+	// modelSteps: the emulator steps with the step model (no step times
+	// given), so a launch's parallel layout rescales it.
+	modelSteps bool
+	mux        *http.ServeMux
+	srv        *http.Server
+	ln         net.Listener
+	url        string
+	addrPort   string // the port of ServerAddr
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -212,23 +215,24 @@ func Start(ctx context.Context, opt Options) (*Deployment, error) {
 		seed = 1
 	}
 	step := opt.stepModel()
-	opt.completeEmulator(step)
+	modelSteps := opt.completeEmulator(step)
 	dctx, cancel := context.WithCancel(ctx)
 	d := &Deployment{
-		opt:      opt,
-		fs:       newMemFS(),
-		emu:      vllmemu.New(opt.Emulator),
-		step:     step,
-		mux:      http.NewServeMux(),
-		ln:       ln,
-		url:      "http://" + ln.Addr().String(),
-		addrPort: port,
-		ctx:      dctx,
-		cancel:   cancel,
-		rng:      rand.New(rand.NewSource(seed)),
-		nextPID:  2000 + int(seed%50000+50000)%50000,
-		conns:    map[net.Conn]struct{}{},
-		commands: commandTable(),
+		opt:        opt,
+		fs:         newMemFS(),
+		emu:        vllmemu.New(opt.Emulator),
+		step:       step,
+		modelSteps: modelSteps,
+		mux:        http.NewServeMux(),
+		ln:         ln,
+		url:        "http://" + ln.Addr().String(),
+		addrPort:   port,
+		ctx:        dctx,
+		cancel:     cancel,
+		rng:        rand.New(rand.NewSource(seed)),
+		nextPID:    2000 + int(seed%50000+50000)%50000,
+		conns:      map[net.Conn]struct{}{},
+		commands:   commandTable(),
 	}
 	d.emu.SetReady(false) // not until a server has loaded
 	d.initGPUs()
@@ -268,8 +272,8 @@ func Start(ctx context.Context, opt Options) (*Deployment, error) {
 
 // completeEmulator fills the emulator's model and engine from the
 // deployment's, and its step times from the step model unless they are
-// given.
-func (opt *Options) completeEmulator(step *StepModel) {
+// given; it reports whether it did.
+func (opt *Options) completeEmulator(step *StepModel) bool {
 	if opt.Emulator.Model == "" {
 		opt.Emulator.Model = opt.Model
 	}
@@ -281,7 +285,9 @@ func (opt *Options) completeEmulator(step *StepModel) {
 		if opt.Emulator.MaxBatchedTokens == 0 {
 			opt.Emulator.MaxBatchedTokens = DefaultMaxBatchedTokens
 		}
+		return true
 	}
+	return false
 }
 
 // Deployment is a host, and says it is simulated.

@@ -50,7 +50,7 @@ func ReportMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	opts := report.NotebookOptions{Campaign: *name, Journal: journal, NoCharts: *noCharts}
 	if camp != nil {
-		opts.Capacity = camp.Capacity.Ask()
+		opts.Capacity, opts.GPUHour = camp.Capacity.Ask(), camp.Cost.GPUHour
 	}
 	if *png {
 		opts.ChartFormat = "png"

@@ -59,7 +59,7 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	stopProgress()
 	var jerr *JournalError
 	if errors.As(err, &jerr) {
-		code := finish(cmd, res, events)
+		code := finish(cmd, res, events, fleetAsk(c))
 		fmt.Fprintf(cmd.Stderr, "profdeck run: %v\n", jerr)
 		if code == ExitOK || code == ExitInterrupted {
 			code = ExitStepFailed
@@ -69,7 +69,7 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cmd.Exit(ctx, err)
 	}
-	return cmd.ExitCode(finish(cmd, res, events))
+	return cmd.ExitCode(finish(cmd, res, events, fleetAsk(c)))
 }
 
 // checkRunFiles refuses, before any work, a journal that is not a regular
@@ -279,15 +279,16 @@ type runReport struct {
 
 // finish prints the steps, one stderr line per step not done, writes --json
 // and returns the exit code.
-func finish(cmd *Command, res *campaignrun.Result, events []phases.Event) int {
+func finish(cmd *Command, res *campaignrun.Result, events []phases.Event, ask report.FleetAsk) int {
 	stderr := cmd.Stderr
 	fmt.Fprint(cmd.Human(), StepsTable(res))
 	runTook(cmd.Human(), res)
 	code := ExitOK
 	for _, s := range res.Steps {
-		switch s.State {
-		case phases.StepDone, phases.StepPending:
-		case phases.StepStopped:
+		switch {
+		case s.Variant != "": // said below, by the variant's name
+		case s.State == phases.StepDone || s.State == phases.StepPending:
+		case s.State == phases.StepStopped:
 			fmt.Fprintf(stderr, "profdeck run: step %s stopped: %s\n", s.Name, s.Reason)
 		default:
 			fmt.Fprintf(stderr, "profdeck run: step %s %s: %s\n", s.Name, s.State, s.Reason)
@@ -296,7 +297,7 @@ func finish(cmd *Command, res *campaignrun.Result, events []phases.Event) int {
 	}
 	rep := runReport{Steps: res.Steps, Notebook: res.Notebook, Plateau: res.Plateau,
 		Interrupted: res.Interrupted, Budget: report.Budget(report.VariantEvents(events)[phases.Baseline]),
-		Variants: runVariants(events)}
+		Variants: runVariants(events, ask)}
 	for _, v := range rep.Variants {
 		if v.State == phases.StepFailed || v.State == phases.StepStalled {
 			fmt.Fprintf(stderr, "profdeck run: variant %s %s: %s\n", v.Name, v.State, v.Evidence)

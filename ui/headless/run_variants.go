@@ -1,6 +1,7 @@
 package headless
 
 import (
+	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/report"
 )
@@ -15,13 +16,21 @@ type runVariant struct {
 	Prediction *phases.VariantPrediction `json:"prediction,omitempty"`
 	Measured   report.VariantMeasured    `json:"measured"`
 	Errors     map[string]float64        `json:"errors,omitempty"`
-	State      string                    `json:"state"`
-	Evidence   string                    `json:"evidence,omitempty"`
+	// Fleet is its GPUs for the campaign's capacity traffic and its cost
+	// per million output tokens, measured and predicted.
+	Fleet    report.VariantFleet `json:"fleet"`
+	State    string              `json:"state"`
+	Evidence string              `json:"evidence,omitempty"`
+}
+
+// fleetAsk is what the variants' fleet figures need from the campaign.
+func fleetAsk(c *campaign.Campaign) report.FleetAsk {
+	return report.FleetAsk{Capacity: c.Capacity.Ask(), GPUHour: c.Cost.GPUHour}
 }
 
 // runVariants reads the variants from the journal: the last plan's, each
-// with its latest prediction, launch and end.
-func runVariants(events []phases.Event) []runVariant {
+// with its latest prediction, launch and end, and their fleet figures.
+func runVariants(events []phases.Event, ask report.FleetAsk) []runVariant {
 	var out []runVariant
 	idx := map[string]int{}
 	for _, ev := range events {
@@ -43,7 +52,9 @@ func runVariants(events []phases.Event) []runVariant {
 		}
 	}
 	by := report.VariantEvents(events)
+	fleets := report.VariantFleets(events, ask)
 	for i := range out {
+		out[i].Fleet = fleets[out[i].Name]
 		out[i].Measured = report.MeasureVariant(by[out[i].Name])
 		out[i].Errors = predictionErrors(out[i].Prediction, out[i].Measured)
 	}

@@ -30,15 +30,14 @@ func runPlan(w io.Writer, c *campaign.Campaign, cfg campaignrun.Config) {
 	var total time.Duration
 	var parts, unknown []string
 	for _, s := range steps {
-		d, ok := expectedStep(s, c, took)
-		label := s
-		if loadSteps[s] {
-			label += " [load]"
+		if s == campaignrun.Notebook {
+			v := planVariants(c, cfg, took)
+			parts, loads, total, unknown = append(parts, v.parts...), loads+v.loads, total+v.total, append(unknown, v.unknown...)
 		}
+		label, d, known := planStep(s, c, took)
 		switch {
-		case ok:
+		case known:
 			total += d
-			label += " ~" + shortDur(d)
 		case s != campaignrun.Doctor && s != campaignrun.Notebook && s != campaignrun.LeaveServer:
 			unknown = append(unknown, s)
 		}
@@ -50,6 +49,71 @@ func runPlan(w io.Writer, c *campaign.Campaign, cfg campaignrun.Config) {
 		line += " and the time of " + strings.Join(unknown, ", ") + " (not in the journal yet)"
 	}
 	fmt.Fprintln(w, line)
+}
+
+// planStep is a step's label in the plan (a load marked, its expected
+// time when known) and that time.
+func planStep(s string, c *campaign.Campaign, took map[string]time.Duration) (string, time.Duration, bool) {
+	d, ok := expectedStep(s, c, took)
+	label := s
+	if loadSteps[s] {
+		label += " [load]"
+	}
+	if ok {
+		label += " ~" + shortDur(d)
+	}
+	return label, d, ok
+}
+
+// variantsPlan is the part of the plan the variants take.
+type variantsPlan struct {
+	parts, unknown []string
+	loads          int
+	total          time.Duration
+}
+
+// planVariants are the variants still to serve (those a journal finished
+// are not served again), each a load (none for one on the server of the
+// variant before it) and its steps, in the order the run serves them.
+func planVariants(c *campaign.Campaign, cfg campaignrun.Config, took map[string]time.Duration) variantsPlan {
+	var p variantsPlan
+	done := campaignrun.VariantsDone(cfg.Prior)
+	steps := cfg.VariantSteps
+	if len(steps) == 0 {
+		steps = []string{campaignrun.Macro}
+	}
+	base := c.Server.Launch
+	var prev *phases.VariantSpec
+	for _, v := range campaignrun.OrderVariants(base, cfg.Variants) {
+		if done[v.Name] {
+			continue
+		}
+		label, d, ok := planStep(campaignrun.Serve, c, took)
+		switch {
+		case campaignrun.SharesLoad(base, prev, v):
+			label = v.Name + ": on " + prev.Name + "'s server"
+		case ok:
+			p.loads++
+			p.total += d
+			label = v.Name + ": " + label
+		default:
+			p.loads++
+			p.unknown = append(p.unknown, v.Name+"'s load")
+			label = v.Name + ": " + label
+		}
+		prev = &v
+		for _, s := range steps {
+			l, d, ok := planStep(s, c, took)
+			label += ", " + l
+			if ok {
+				p.total += d
+			} else {
+				p.unknown = append(p.unknown, v.Name+"'s "+s)
+			}
+		}
+		p.parts = append(p.parts, label)
+	}
+	return p
 }
 
 // plannedLoads counts the loads of the steps to do; the classic order's

@@ -141,10 +141,18 @@ func StepsTable(res *campaignrun.Result) string {
 		if s.Earlier {
 			state += " (earlier)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, state, start, took, oneLine(s.Reason, 90))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", stepLabel(s), state, start, took, oneLine(s.Reason, 90))
 	}
 	tw.Flush()
 	return b.String()
+}
+
+// stepLabel is a step's name, a variant's behind its name ("cap64: serve").
+func stepLabel(s campaignrun.StepResult) string {
+	if s.Variant != "" {
+		return s.Variant + ": " + s.Name
+	}
+	return s.Name
 }
 
 func oneLine(s string, n int) string {

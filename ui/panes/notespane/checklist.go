@@ -138,7 +138,7 @@ func (m *Model) runDone(msg runDoneMsg) tea.Cmd {
 		switch s.State {
 		case phases.StepDone, phases.StepPending:
 		default:
-			bad = append(bad, s.Name+" "+s.State)
+			bad = append(bad, strings.TrimPrefix(s.Variant+" ", " ")+s.Name+" "+s.State)
 		}
 	}
 	switch {
@@ -207,14 +207,15 @@ func (m *Model) checklistLines(w int) []string {
 }
 
 // checkSteps are the steps of the order the campaign's run takes, and
-// the loads they make when every step is done.
+// the loads they make when every step is done: each variant's server one
+// more.
 func (m *Model) checkSteps() ([]string, int) {
-	order, leave := campaignrun.OrderClassic, campaignrun.LeaveServing
+	order, leave, variants := campaignrun.OrderClassic, campaignrun.LeaveServing, 0
 	if c := m.d.Campaign; c != nil {
-		order, leave = c.RunOrder(), c.Run.LeaveServer
+		order, leave, variants = c.RunOrder(), c.Run.LeaveServer, campaignrun.VariantLoads(c.Server.Launch, c.VariantSpecs())
 	}
 	steps := campaignrun.StepsFor(order)
-	return steps, campaignrun.Loads(steps, leave)
+	return steps, campaignrun.Loads(steps, leave) + variants
 }
 
 // checkCell is one step: its mark and title, padded to the column.

@@ -14,18 +14,21 @@ import (
 
 // The checklist lists the steps of the order the campaign's run takes,
 // with its loads: one for a campaign with a launch command, three for the
-// classic order.
+// classic order; each variant's one more.
 func TestChecklistShowsTheOrderAndItsLoads(t *testing.T) {
 	for _, tc := range []struct {
 		order, head string
 		restart     bool
+		variants    []campaign.Variant
 	}{
-		{"", "Campaign steps · 0/9 done · 1 load(s)", false},
-		{"classic", "Campaign steps · 0/10 done · 3 load(s)", true},
+		{"", "Campaign steps · 0/9 done · 1 load(s)", false, nil},
+		{"classic", "Campaign steps · 0/10 done · 3 load(s)", true, nil},
+		{"", "Campaign steps · 0/9 done · 4 load(s)", false, campaign.DemoVariants()},
 	} {
 		d, _ := deps(t)
 		d.Campaign = campaign.Demo(t.TempDir())
 		d.Campaign.Run.Order = tc.order
+		d.Campaign.Variants = tc.variants
 		d.RunCampaign = func(context.Context) (*campaignrun.Result, error) { return &campaignrun.Result{}, nil }
 		m := New(d)
 		m.SetSize(80, 20)
