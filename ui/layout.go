@@ -244,8 +244,8 @@ func (m *Model) statusBar() string {
 			run = append(run, e.Phase)
 		}
 	}
-	if len(run) > 0 {
-		parts = append(parts, "running: "+strings.Join(run, ","))
+	if len(run) > 0 { // the tabs mark the same phases with "*"
+		parts = append(parts, "* running: "+strings.Join(run, ","))
 	}
 	if m.campaignStep != "" {
 		parts = append(parts, "campaign: "+m.campaignStep)
