@@ -200,7 +200,7 @@ func (m *Model) tabs() string {
 	var b strings.Builder
 	for i, p := range m.panes {
 		label := " " + m.table[i].Key + " " + m.table[i].Title + " "
-		if p.Busy() {
+		if p.Busy() || m.running.Open(m.table[i].Phase) { // its own run, or one begun elsewhere
 			label = " " + m.table[i].Key + " " + m.table[i].Title + "* "
 		}
 		if i == m.active {
