@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -25,16 +26,42 @@ func needTmux(t *testing.T) {
 	}
 }
 
-// buildBinary builds profdeck once per test run.
+// The binary the end-to-end tests run, built by the first of them that
+// needs it and shared by the rest (each test binary builds it once).
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// buildBinary builds profdeck once per test run; TestMain removes it.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "profdeck")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/profdeck/profdeck")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "profdeck-e2e-"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "profdeck")
+		cmd := exec.Command("go", "build", "-o", built.bin, "github.com/profdeck/profdeck")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.bin
+}
+
+// TestMain runs the tests, then removes the binary they shared.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 type tmuxSession struct {

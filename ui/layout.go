@@ -200,7 +200,7 @@ func (m *Model) tabs() string {
 	var b strings.Builder
 	for i, p := range m.panes {
 		label := " " + m.table[i].Key + " " + m.table[i].Title + " "
-		if p.Busy() {
+		if p.Busy() || m.running.Open(m.table[i].Phase) { // its own run, or one begun elsewhere
 			label = " " + m.table[i].Key + " " + m.table[i].Title + "* "
 		}
 		if i == m.active {
@@ -244,8 +244,8 @@ func (m *Model) statusBar() string {
 			run = append(run, e.Phase)
 		}
 	}
-	if len(run) > 0 {
-		parts = append(parts, "running: "+strings.Join(run, ","))
+	if len(run) > 0 { // the tabs mark the same phases with "*"
+		parts = append(parts, "* running: "+strings.Join(run, ","))
 	}
 	if m.campaignStep != "" {
 		parts = append(parts, "campaign: "+m.campaignStep)

@@ -347,6 +347,31 @@ func TestHeaderAndStatusBarAt80Columns(t *testing.T) {
 	}
 }
 
+// A tab's "*" is explained where it is seen: the running phase's tab is
+// marked, the status bar says "* running: PHASE" whole at 80×24 and
+// 120×40 beside the notebook's name, and the help says what the mark means.
+func TestTabMarkExplained(t *testing.T) {
+	m, _, _ := newTestRoot(t)
+	m.d.Campaign.Notebook = "/tmp/profdeck-demo-1/profdeck-demo.md"
+	m.running.See(phases.New(time.Now(), phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro}))
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		m.lastSave = time.Date(2026, 12, 5, 20, 6, 24, 0, time.UTC)
+		if sb := ansi.Strip(m.statusBar()); !strings.Contains(sb, "│ * running: macro") {
+			t.Errorf("%dx%d: the status bar does not say what the tab's * is: %q", size[0], size[1], sb)
+		}
+		// The Macro tab is marked though the run began elsewhere (the
+		// campaign's), as the status bar names it.
+		if tabs := ansi.Strip(m.tabs()); !strings.Contains(tabs, " 2 Macro* ") || strings.Contains(tabs, " 3 Micro*") {
+			t.Errorf("%dx%d: the tabs do not mark the running phase alone: %q", size[0], size[1], tabs)
+		}
+	}
+	m.showHelp = true
+	if v := ansi.Strip(m.render()); !strings.Contains(v, "a tab's * : its phase is running") {
+		t.Errorf("the help does not say what a tab's * is:\n%s", v)
+	}
+}
+
 // The opening notice (what the simulated host's quick settings set) shows
 // on the status row alone as the cockpit opens, at 80×24 (the keys' short
 // names) and at 120×40 (whole keys), with the key help under it, until its

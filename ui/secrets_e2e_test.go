@@ -36,6 +36,7 @@ notebook: nb.md
 host: sim
 sim:
   load_time: 3s
+  profiler_flush: 200ms
 server:
   url: http://bench:` + plantPassword + `@127.0.0.1:8000
   metrics_url: http://` + plantURLToken + `@127.0.0.1:8000/metrics
