@@ -29,7 +29,7 @@ func BenchmarkAgents(b *testing.B) {
 				cfg := levelConfig(url, 0)
 				cfg.Duration, cfg.OutputLen, cfg.JSONL = 2*time.Second, 64, nil // histograms and counts only
 				for b.Loop() {
-					lv, _, err := RunClosed(context.Background(), cfg, c, ms)
+					lv, err := RunClosed(context.Background(), cfg, c, ms)
 					if err != nil {
 						b.Fatal(err)
 					}

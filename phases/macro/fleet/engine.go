@@ -141,10 +141,10 @@ func (e *Engine) run(ctx context.Context, em *phases.Emitter) (*macro.Result, er
 
 func (e *Engine) level(ctx context.Context, s step) (Level, error) {
 	if s.rate > 0 {
-		lv, _, err := RunOpen(ctx, e.cfg, s.rate, e.members)
+		lv, err := RunOpen(ctx, e.cfg, s.rate, e.members)
 		return lv, err
 	}
-	lv, _, err := RunClosed(ctx, e.cfg, s.c, e.members)
+	lv, err := RunClosed(ctx, e.cfg, s.c, e.members)
 	return lv, err
 }
 

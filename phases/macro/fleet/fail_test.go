@@ -30,7 +30,7 @@ func TestAgentKilledMidLevelGivesPartial(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}()
-	lv, _, err := RunClosed(context.Background(), cfg, 4, ms)
+	lv, err := RunClosed(context.Background(), cfg, 4, ms)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestCancelStopsEveryAgent(t *testing.T) {
 		cancel()
 	}()
 	t0 := time.Now()
-	lv, _, _ := RunClosed(ctx, cfg, 4, ms)
+	lv, _ := RunClosed(ctx, cfg, 4, ms)
 	if took := time.Since(t0); took > 15*time.Second {
 		t.Fatalf("the level ran %v after Ctrl-C", took)
 	}

@@ -23,7 +23,7 @@ func TestOpenLoopDeliversTheRate(t *testing.T) {
 		ms, caches := members(t, n)
 		cfg := levelConfig(url, 0)
 		cfg.Duration, cfg.Arrivals, cfg.Burstiness, cfg.Warmup = 2*time.Second, macro.ArrivalsConstant, 1, 0
-		lv, _, err := RunOpen(context.Background(), cfg, rate, ms)
+		lv, err := RunOpen(context.Background(), cfg, rate, ms)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,9 +22,8 @@ type Member struct {
 // each runs its share (SplitClosed) of c and of cfg.Requests, all started
 // together, and sends its finished requests as histograms and counts,
 // merged here (an agent lost mid-level keeps what it sent). When cfg.JSONL
-// is set, each request's record comes back too: written there, and
-// returned.
-func RunClosed(ctx context.Context, cfg macro.Config, c int, members []Member) (Level, []macro.Record, error) {
+// is set, each request's record comes back too, written there.
+func RunClosed(ctx context.Context, cfg macro.Config, c int, members []Member) (Level, error) {
 	conc := SplitClosed(c, len(members))
 	if c < len(members) {
 		members, conc = members[:c], conc[:c] // an agent with no stream has no share
@@ -40,7 +39,7 @@ func RunClosed(ctx context.Context, cfg macro.Config, c int, members []Member) (
 // RunOpen runs one open-loop level at rate req/s over the members, each
 // at rate/N with its own seed: N independent Poisson processes of rate
 // λ/N are one of rate λ.
-func RunOpen(ctx context.Context, cfg macro.Config, rate float64, members []Member) (Level, []macro.Record, error) {
+func RunOpen(ctx context.Context, cfg macro.Config, rate float64, members []Member) (Level, error) {
 	rates := SplitRate(rate, len(members))
 	return runLevel(ctx, cfg, members, func(i int, mc *macro.Config) {
 		mc.Concurrency, mc.Rate = nil, rates[i]
@@ -67,7 +66,7 @@ func shared(i, n int, cfg macro.Config, mc *macro.Config) {
 }
 
 // runLevel starts every member's share at once and merges what came back.
-func runLevel(ctx context.Context, cfg macro.Config, members []Member, share func(int, *macro.Config)) (Level, []macro.Record, error) {
+func runLevel(ctx context.Context, cfg macro.Config, members []Member, share func(int, *macro.Config)) (Level, error) {
 	n := len(members)
 	reqs := SplitClosed(cfg.Requests, n)
 	agents := make([]AgentLevel, n)
@@ -80,12 +79,12 @@ func runLevel(ctx context.Context, cfg macro.Config, members []Member, share fun
 	}
 	var wg sync.WaitGroup
 	for i, m := range members {
-		sinks[i] = &sink{forward: fwd}
+		sinks[i] = &sink{}
 		mc := cfg
 		mc.Requests, mc.Seed = reqs[i], cfg.Seed+int64(i)
 		mc.GPU = nil // the agents' hosts are not the GPU host
 		if fwd != nil {
-			mc.JSONL = sinks[i] // the records too, when the sweep writes them
+			mc.JSONL = &lineWriter{to: fwd} // the records too, when the sweep writes them
 		}
 		m.Opt.OnBatch = sinks[i].batch
 		share(i, &mc)
@@ -101,10 +100,8 @@ func runLevel(ctx context.Context, cfg macro.Config, members []Member, share fun
 	}
 	go g.open()
 	wg.Wait()
-	var all []macro.Record
 	sent := 0
 	for _, s := range sinks {
-		all = append(all, s.kept...)
 		sent += int(s.b.InWindow)
 	}
 	lv, err := Merge(agents)
@@ -114,7 +111,7 @@ func runLevel(ctx context.Context, cfg macro.Config, members []Member, share fun
 	if cfg.Duration > 0 {
 		lv.DeliveredRate = float64(sent) / cfg.Duration.Seconds()
 	}
-	return lv, all, err
+	return lv, err
 }
 
 // exitStatus ends the part of an agent's error worth saying: what follows

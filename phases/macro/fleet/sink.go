@@ -2,18 +2,16 @@ package fleet
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"math"
 	"sync"
 	"time"
 
-	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/macro/hdrsec"
 )
 
 // sink takes what one agent sends: its batches of histograms and counts,
-// added up, and its records when the sweep writes them.
+// added up.
 type sink struct {
 	mu      sync.Mutex
 	seconds []Second
@@ -22,9 +20,6 @@ type sink struct {
 	// coordinator's clock (startKnown: the agent said).
 	start      time.Duration
 	startKnown bool
-	forward    *lockedWriter // the sweep's record writer (nil: none)
-	buf        []byte
-	kept       []macro.Record
 }
 
 // started notes when the agent started, against the level's start.
@@ -56,29 +51,6 @@ func (s *sink) batch(b hdrsec.Batch) {
 	s.b.InWindow += b.InWindow
 }
 
-// Write takes the agent's records, keeps each finished request's and
-// passes them on to the sweep's writer.
-func (s *sink) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.buf = append(s.buf, p...)
-	for {
-		i := bytes.IndexByte(s.buf, '\n')
-		if i < 0 {
-			break
-		}
-		var r macro.Record
-		if json.Unmarshal(s.buf[:i], &r) == nil && !r.Warmup && r.Failure == "" {
-			s.kept = append(s.kept, r)
-		}
-		s.buf = s.buf[i+1:]
-	}
-	if s.forward != nil {
-		s.forward.Write(p)
-	}
-	return len(p), nil
-}
-
 // lockedWriter is one writer several agents' records go to.
 type lockedWriter struct {
 	mu sync.Mutex
@@ -89,4 +61,22 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// lineWriter passes one agent's records on whole lines at a time, so that
+// the agents' records never interleave inside a line of the shared writer.
+type lineWriter struct {
+	buf []byte
+	to  *lockedWriter
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.buf = append(l.buf, p...)
+	if i := bytes.LastIndexByte(l.buf, '\n'); i >= 0 {
+		if _, err := l.to.Write(l.buf[:i+1]); err != nil {
+			return 0, err
+		}
+		l.buf = append(l.buf[:0], l.buf[i+1:]...)
+	}
+	return len(p), nil
 }

@@ -1,7 +1,9 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"math"
@@ -80,7 +82,24 @@ func dial(t testing.TB, opt sshtest.Options) *ssh.Host {
 func levelConfig(url string, requests int) macro.Config {
 	return macro.Config{URL: url, API: macro.APICompletions, Requests: requests, Warmup: 1, InputLen: 16, OutputLen: 16,
 		Timeout: time.Minute, ClientBoundLag: 10 * time.Millisecond, Repeat: 1, LatencyFrom: macro.LatencySent, Seed: 7,
-		Log: func(string) {}, JSONL: io.Discard} // the records come back too: the test's reference
+		Log: func(string) {}, JSONL: io.Discard}
+}
+
+// finished reads the finished requests' records the agents wrote to buf
+// (warm-up and failed ones left out): the test's reference.
+func finished(t *testing.T, buf *bytes.Buffer) []macro.Record {
+	t.Helper()
+	var out []macro.Record
+	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+		var r macro.Record
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("a record: %v: %q", err, line)
+		}
+		if !r.Warmup && r.Failure == "" {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // exactMs is the q-quantile of the records' metric by nearest rank.
@@ -100,10 +119,14 @@ func TestAgentsOverSSHMergeExactly(t *testing.T) {
 	_, url := emutest.Start(t, vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1})
 	for _, n := range []int{2, 4} {
 		ms, caches := members(t, n)
-		lv, recs, err := RunClosed(context.Background(), levelConfig(url, 60), 8, ms)
+		var buf bytes.Buffer
+		cfg := levelConfig(url, 60)
+		cfg.JSONL = &buf
+		lv, err := RunClosed(context.Background(), cfg, 8, ms)
 		if err != nil {
 			t.Fatal(err)
 		}
+		recs := finished(t, &buf)
 		if lv.Partial || lv.OK != 60 || len(recs) != 60 {
 			t.Fatalf("%d agents: ok %d, %d records, note %q", n, lv.OK, len(recs), lv.Note())
 		}
@@ -125,11 +148,11 @@ func TestAgentsOverSSHMergeExactly(t *testing.T) {
 			noAgentLeft(t, c)
 		}
 		// Without a record writer only histograms and counts come back.
-		cfg := levelConfig(url, 40)
+		cfg = levelConfig(url, 40)
 		cfg.JSONL = nil
-		lv2, recs2, err := RunClosed(context.Background(), cfg, 8, ms)
-		if err != nil || lv2.OK != 40 || len(recs2) != 0 || lv2.Metrics["e2el"].Count != 40 {
-			t.Fatalf("%d agents, histograms only: ok %d, %d records, e2el count %d, err %v", n, lv2.OK, len(recs2), lv2.Metrics["e2el"].Count, err)
+		lv2, err := RunClosed(context.Background(), cfg, 8, ms)
+		if err != nil || lv2.OK != 40 || lv2.Metrics["e2el"].Count != 40 {
+			t.Fatalf("%d agents, histograms only: ok %d, e2el count %d, err %v", n, lv2.OK, lv2.Metrics["e2el"].Count, err)
 		}
 		t.Logf("%d agents: ttft p50 %.2f p99 %.2f ms over %d requests; merged p50/p90/p99 of TTFT and E2EL within %.3f%% of all records", n,
 			lv.Metrics["ttft"].P50, lv.Metrics["ttft"].P99, lv.OK, 100*worst)

@@ -29,7 +29,7 @@ func TestAgentsStartTogetherAcrossClocks(t *testing.T) {
 		h := dial(t, sshtest.Options{Env: append(env, "XDG_CACHE_HOME="+t.TempDir())})
 		ms = append(ms, Member{Name: "gen" + string(rune('1'+i)), Opt: onhost.Options{Host: h, Exe: exe}})
 	}
-	lv, _, err := RunClosed(context.Background(), levelConfig(url, 20), 4, ms)
+	lv, err := RunClosed(context.Background(), levelConfig(url, 20), 4, ms)
 	if err != nil {
 		t.Fatal(err)
 	}
