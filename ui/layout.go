@@ -200,7 +200,7 @@ func (m *Model) tabs() string {
 	var b strings.Builder
 	for i, p := range m.panes {
 		label := " " + m.table[i].Key + " " + m.table[i].Title + " "
-		if p.Busy() || m.running.Open(m.table[i].Phase) { // its own run, or one begun elsewhere
+		if m.marked(i, p) {
 			label = " " + m.table[i].Key + " " + m.table[i].Title + "* "
 		}
 		if i == m.active {
@@ -210,6 +210,12 @@ func (m *Model) tabs() string {
 		}
 	}
 	return components.Truncate(b.String(), m.w)
+}
+
+// marked says the tab of pane i has "*": its phase runs, its own run or
+// one begun elsewhere (the campaign's run on the Notes pane is its own).
+func (m *Model) marked(i int, p common.Component) bool {
+	return p.Busy() || m.running.Open(m.table[i].Phase)
 }
 
 func (m *Model) statusBar() string {
@@ -239,12 +245,12 @@ func (m *Model) statusBar() string {
 		parts = append(parts, nb)
 	}
 	var run []string
-	for _, e := range m.table {
-		if m.running.Open(e.Phase) {
-			run = append(run, e.Phase)
+	for i, p := range m.panes {
+		if m.marked(i, p) { // the tabs mark the same panes with "*"
+			run = append(run, m.table[i].Phase)
 		}
 	}
-	if len(run) > 0 { // the tabs mark the same phases with "*"
+	if len(run) > 0 {
 		parts = append(parts, "* running: "+strings.Join(run, ","))
 	}
 	if m.campaignStep != "" {

@@ -451,3 +451,26 @@ func TestHeaderSaysServerLoadingAndHelpExplainsStar(t *testing.T) {
 		t.Fatalf("the help does not explain the tab's *:\n%s", got)
 	}
 }
+
+// busyPane is a pane whose own run is going (the Notes pane running the
+// campaign).
+type busyPane struct{ common.Component }
+
+func (busyPane) Busy() bool { return true }
+
+// A pane busy with its own run has its tab marked, and the status bar names
+// it with the running phases: the tabs and the status bar say the same.
+func TestTabMarksAndStatusBarAgree(t *testing.T) {
+	m, _, _ := newTestRoot(t)
+	m.running.See(phases.New(time.Now(), phases.KindSessionPhaseStarted, phases.PhaseStarted{Name: phases.Macro}))
+	notes := len(m.panes) - 1
+	m.panes[notes] = busyPane{m.panes[notes]}
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	tabs, sb := ansi.Strip(m.tabs()), ansi.Strip(m.statusBar())
+	if !strings.Contains(tabs, " 2 Macro* ") || !strings.Contains(tabs, " 6 Notes* ") {
+		t.Fatalf("tabs %q", tabs)
+	}
+	if !strings.Contains(sb, "* running: macro,notes") {
+		t.Errorf("the status bar does not name every marked tab: %q", sb)
+	}
+}
