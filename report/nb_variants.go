@@ -69,9 +69,9 @@ func (n *nb) variants(all []phases.Event) {
 			p = *r.pred
 		}
 		n.p("| %s | %s | %s | %s | %s | %s | %s | %s | %s%s |\n", r.spec.Name, mdCell(variantChange(r.spec)), variantState(r),
-			variantFigure(p.PlateauTokS, m.PlateauTokS, m.Has["plateau_tok_s"]), variantFigure(p.PlateauC, m.PlateauC, m.Has["plateau_concurrency"]),
-			variantFigure(p.TPOTC1Ms, m.TPOTC1Ms, m.Has["tpot_c1_ms"]), variantFigure(p.TPOTPlateauMs, m.TPOTPlateauMs, m.Has["tpot_plateau_ms"]),
-			variantFigure(p.SLOCapacity, m.SLOCapacity, m.Has["slo_capacity"]), measuredOnly(m.JPerToken, m.Has["j_per_token"]), n.fleetCells(fleets[r.spec.Name]))
+			VariantFigure(p.PlateauTokS, m.PlateauTokS, m.Has["plateau_tok_s"]), VariantFigure(p.PlateauC, m.PlateauC, m.Has["plateau_concurrency"]),
+			VariantFigure(p.TPOTC1Ms, m.TPOTC1Ms, m.Has["tpot_c1_ms"]), VariantFigure(p.TPOTPlateauMs, m.TPOTPlateauMs, m.Has["tpot_plateau_ms"]),
+			VariantFigure(p.SLOCapacity, m.SLOCapacity, m.Has["slo_capacity"]), measuredOnly(m.JPerToken, m.Has["j_per_token"]), n.fleetCells(fleets[r.spec.Name]))
 	}
 	n.ln("")
 	n.variantModels(rows, fleets)
@@ -188,9 +188,10 @@ func variantState(r *variantRow) string {
 	return r.state + ": " + mdCell(r.evid)
 }
 
-// variantFigure is "measured (predicted, ±error%)", with a dash for what is
-// missing.
-func variantFigure(p phases.Predicted, measured float64, ok bool) string {
+// VariantFigure is a measured figure beside its prediction and the error,
+// "measured (predicted, ±error%)", with a dash for what is missing: as
+// every view of a variant writes it.
+func VariantFigure(p phases.Predicted, measured float64, ok bool) string {
 	m := measuredOnly(measured, ok)
 	if !p.OK {
 		return m

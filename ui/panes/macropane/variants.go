@@ -7,10 +7,11 @@ package macropane
 
 import (
 	"fmt"
-	"strconv"
+
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/report"
 )
 
 // Row is one variant of the run.
@@ -18,12 +19,11 @@ type Row struct {
 	Name     string
 	State    string // "to come", "serving", or the finished state
 	Pred     phases.VariantPrediction
-	HasPred  bool
 	Evidence string
-	// Measured while it served: its plateau, and the median TPOT of its
-	// sweep's levels by concurrency.
-	Plateau *phases.Plateau
-	TPOT    map[int]float64
+	// Its sweep's events while it served, and its figures measured from
+	// them as the notebook measures them (kept as each event comes).
+	events   []phases.Event
+	Measured report.VariantMeasured
 }
 
 // Board is the run's variants as their events say.
@@ -51,23 +51,20 @@ func (b *Board) Add(ev phases.Event) {
 		b.finish(d)
 	case *phases.VariantFinished:
 		b.finish(*d)
-	case phases.Plateau:
-		b.measured(func(r *Row) { r.Plateau = &d })
-	case phases.LevelResult:
-		b.measured(func(r *Row) { r.TPOT[d.Concurrency] = d.MedianTPOTms })
+	case phases.Plateau, phases.LevelResult, phases.Search:
+		b.measured(ev)
 	}
 }
 
-// measured records a figure of the variant serving now.
-func (b *Board) measured(set func(*Row)) {
+// measured adds a sweep's event to the variant serving now and measures
+// its figures again.
+func (b *Board) measured(ev phases.Event) {
 	if b.Serving == "" {
 		return
 	}
 	r := b.row(b.Serving)
-	if r.TPOT == nil {
-		r.TPOT = map[int]float64{}
-	}
-	set(r)
+	r.events = append(r.events, ev)
+	r.Measured = report.MeasureVariant(r.events)
 }
 
 func (b *Board) plan(p phases.VariantPlanned) {
@@ -88,7 +85,7 @@ func (b *Board) plan(p phases.VariantPlanned) {
 
 func (b *Board) predict(p phases.VariantPrediction) {
 	r := b.row(p.Variant)
-	r.Pred, r.HasPred = p, true
+	r.Pred = p
 }
 
 func (b *Board) start(name string) {
@@ -131,20 +128,18 @@ func (b Board) Header() string {
 }
 
 // View is the header and the variants table, cut to width: per variant
-// its state and its plateau (tok/s), TPOT at C=1 and at the plateau (ms),
-// each measured beside its prediction (an estimate, ≈) and the error.
+// its state and its plateau (tok/s), mean TPOT at C=1 and at the plateau
+// (ms), each measured beside its prediction and the error, in the
+// notebook's words.
 func (b Board) View(width int) string {
 	const row = "%-12s %-8s %-22s %-20s %-20s"
 	lines := []string{b.Header(), fmt.Sprintf(row, "variant", "state", "plateau tok/s", "TPOT C=1 ms", "TPOT plateau ms")}
 	for _, r := range b.Rows {
-		var plat, c1, cp cell
-		plat.pred, c1.pred, cp.pred = r.Pred.PlateauTokS, r.Pred.TPOTC1Ms, r.Pred.TPOTPlateauMs
-		c1.meas, c1.ok = r.TPOT[1]
-		if p := r.Plateau; p != nil {
-			plat.meas, plat.ok = p.OutputThroughput, true
-			cp.meas, cp.ok = r.TPOT[p.Concurrency]
-		}
-		lines = append(lines, fmt.Sprintf(row, r.Name, r.State, plat.text(r.HasPred), c1.text(r.HasPred), cp.text(r.HasPred)))
+		m := r.Measured
+		lines = append(lines, fmt.Sprintf(row, r.Name, r.State,
+			report.VariantFigure(r.Pred.PlateauTokS, m.PlateauTokS, m.Has[report.KeyPlateauTokS]),
+			report.VariantFigure(r.Pred.TPOTC1Ms, m.TPOTC1Ms, m.Has[report.KeyTPOTC1]),
+			report.VariantFigure(r.Pred.TPOTPlateauMs, m.TPOTPlateauMs, m.Has[report.KeyTPOTPlateau])))
 	}
 	for i, l := range lines {
 		if rs := []rune(l); width > 0 && len(rs) > width {
@@ -152,45 +147,6 @@ func (b Board) View(width int) string {
 		}
 	}
 	return strings.Join(lines, "\n")
-}
-
-// cell is one figure of a variant: measured (ok) and predicted.
-type cell struct {
-	meas float64
-	ok   bool
-	pred phases.Predicted
-}
-
-// text is "measured (predicted≈ ±error%)", or what of it is known.
-func (c cell) text(hasPred bool) string {
-	p := "—"
-	if hasPred {
-		p = fig(c.pred)
-	}
-	if !c.ok {
-		return p
-	}
-	m := strconv.FormatFloat(c.meas, 'f', decimals(c.meas), 64)
-	if !c.pred.OK || c.pred.Value == 0 {
-		return m + " (" + p + ")"
-	}
-	return fmt.Sprintf("%s (%s %+.0f%%)", m, p, (c.meas-c.pred.Value)/c.pred.Value*100)
-}
-
-// decimals is one decimal under 100, none above.
-func decimals(v float64) int {
-	if v < 100 {
-		return 1
-	}
-	return 0
-}
-
-// fig formats a predicted figure, "?" when it cannot be predicted.
-func fig(p phases.Predicted) string {
-	if !p.OK {
-		return "?"
-	}
-	return strconv.FormatFloat(p.Value, 'f', decimals(p.Value), 64) + "≈"
 }
 
 func orDash(s, def string) string {
