@@ -7,6 +7,7 @@ package macropane
 
 import (
 	"fmt"
+	"strconv"
 
 	"strings"
 
@@ -132,7 +133,11 @@ func (b Board) Header() string {
 // (ms), each measured beside its prediction and the error, in the
 // notebook's words.
 func (b Board) View(width int) string {
-	const row = "%-12s %-8s %-22s %-20s %-20s"
+	name := len("variant")
+	for _, r := range b.Rows {
+		name = max(name, len([]rune(r.Name)))
+	}
+	row := "%-" + strconv.Itoa(name) + "s %-8s %-22s %-20s %-20s"
 	lines := []string{b.Header(), fmt.Sprintf(row, "variant", "state", "plateau tok/s", "TPOT C=1 ms", "TPOT plateau ms")}
 	for _, r := range b.Rows {
 		m := r.Measured

@@ -50,6 +50,12 @@ func TestBoardFromEvents(t *testing.T) {
 	if !strings.HasPrefix(v, "serving — · to come: chunked, spec") {
 		t.Errorf("finished:\n%s", v)
 	}
+	// A name longer than the header's keeps the columns aligned.
+	ev(phases.KindVariantStarted, phases.VariantStarted{Spec: phases.VariantSpec{Name: "max-num-seqs-256"}})
+	lines := strings.Split(b.View(200), "\n")
+	if col := strings.Index(lines[1], "state"); strings.Index(lines[len(lines)-1], "serving") != col {
+		t.Errorf("columns not aligned:\n%s", strings.Join(lines, "\n"))
+	}
 	for _, l := range strings.Split(b.View(30), "\n") {
 		if len([]rune(l)) > 30 {
 			t.Errorf("line wider than 30: %q", l)
