@@ -168,7 +168,7 @@ func perMTok(gpuHour float64, gpus int, tokS float64, ok bool) (float64, bool) {
 func (f VariantFleet) figures() (gpus, cost string) {
 	g, gok := deref(intFloat(f.GPUs))
 	c, cok := deref(f.USDPerMTok)
-	return variantFigure(predictedOf(intFloat(f.GPUsPredicted)), g, gok), variantFigure(predictedOf(f.USDPerMTokPredicted), c, cok)
+	return VariantFigure(predictedOf(intFloat(f.GPUsPredicted)), g, gok), VariantFigure(predictedOf(f.USDPerMTokPredicted), c, cok)
 }
 
 func intFloat(p *int) *float64 {
