@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
@@ -197,6 +198,9 @@ func VariantFigure(p phases.Predicted, measured float64, ok bool) string {
 		return m
 	}
 	if pct, eok := PredictionError(p, measured, ok); eok {
+		if math.Abs(pct) < 0.5 {
+			pct = 0 // an error that rounds to nothing is +0%, never -0%
+		}
 		return fmt.Sprintf("%s (%s, %+.0f%%)", m, vnum(p.Value), pct)
 	}
 	return fmt.Sprintf("%s (%s)", m, vnum(p.Value))

@@ -38,3 +38,15 @@ func TestNotebookBaselineReadsItsOwnEvents(t *testing.T) {
 		}
 	}
 }
+
+// An error that rounds to nothing reads +0%, never -0%, in every view of a
+// variant.
+func TestVariantFigureZeroError(t *testing.T) {
+	p := phases.Predicted{Value: 13, OK: true}
+	if got := VariantFigure(p, 12.99, true); got != "13 (13, +0%)" {
+		t.Fatalf("got %q", got)
+	}
+	if got := VariantFigure(p, 13.2, true); got != "13.2 (13, +2%)" {
+		t.Fatalf("got %q", got)
+	}
+}
