@@ -85,7 +85,8 @@ type StepMix struct {
 	GenerationTokens float64 `json:"generation_tokens"`
 	StepsPerS        float64 `json:"steps_per_s"`
 	TokensPerStep    float64 `json:"tokens_per_step"`
-	// DecodeTokens are the step tokens that were not prompt tokens.
+	// DecodeTokens are the step tokens that were not prompt tokens (vLLM
+	// counts a step's tokens as whole prompts plus generated tokens).
 	DecodeTokens float64 `json:"decode_tokens"`
 }
 

@@ -21,6 +21,15 @@ func TestEmulatorPrefixCacheCounts(t *testing.T) {
 	if !okQ || !okH || q != 82 || h != 32 {
 		t.Fatalf("queries %v (%v), hits %v (%v); want 82 and 32", q, okQ, h, okH)
 	}
+	// As vLLM counts them, the steps' tokens hold the whole prompts, the
+	// 32 cached tokens included, and every generated token: a window's
+	// step tokens less its prompt tokens are its generated tokens.
+	steps, _ := metric(string(b), "vllm:iteration_tokens_total_sum")
+	prompt, _ := metric(string(b), "vllm:prompt_tokens_total")
+	gen, _ := metric(string(b), "vllm:generation_tokens_total")
+	if prompt != 82 || gen != 4 || steps != prompt+gen {
+		t.Errorf("step tokens %v, prompt %v, generated %v; want 86 = 82 + 4", steps, prompt, gen)
+	}
 }
 
 // The SGLang flavour publishes the same cache as cache_hit_rate: of the

@@ -130,7 +130,7 @@ func (e *Emulator) schedule() {
 			runtime.Gosched()
 		}
 		now := time.Now()
-		s.running, kv = e.step(s.running, now, kv, prefill, newPrompt)
+		s.running, kv = e.step(s.running, now, kv, newPrompt)
 		kv = s.preempt(kv)
 		e.publish(s.running, s.waiting, kv)
 		// The next step starts where this one was due to end, so a late
@@ -294,13 +294,13 @@ func dropGone(rs []*emuReq) []*emuReq {
 }
 
 // step emits one step's tokens to every running request and retires the
-// finished ones; prefill is the prompt tokens the step computed, newPrompt
-// those of requests admitted for the first time (counted when the step
+// finished ones; newPrompt is the prompt tokens of requests admitted for
+// the first time (counted when the step
 // ends, with its iteration tokens, as vLLM records both from the step's
 // outputs). It returns the requests still running and their KV use.
-func (e *Emulator) step(running []*emuReq, now time.Time, kv, prefill int, newPrompt int64) ([]*emuReq, int) {
+func (e *Emulator) step(running []*emuReq, now time.Time, kv int, newPrompt int64) ([]*emuReq, int) {
 	cfg := e.sched()
-	var gen, decode, drafts, draftTok, accepted int64
+	var gen, drafts, draftTok, accepted int64
 	finished, itl := e.stepDone[:0], e.stepITL[:0]
 	out := running[:0]
 	for _, r := range running {
@@ -323,7 +323,6 @@ func (e *Emulator) step(running []*emuReq, now time.Time, kv, prefill int, newPr
 		}
 		if r.prefilled {
 			itl = append(itl, now.Sub(r.lastTok).Seconds())
-			decode += int64(k)
 		} else if r.firstTok.IsZero() {
 			r.firstTok = now
 		}
@@ -355,9 +354,10 @@ func (e *Emulator) step(running []*emuReq, now time.Time, kv, prefill int, newPr
 	for _, v := range itl {
 		s.itl.observe(v)
 	}
-	// As vLLM counts a step's tokens: the prompt tokens it computed and the
-	// tokens it decoded (a new request's first token comes from its prefill).
-	s.iterTokens.observe(float64(int64(prefill) + decode))
+	// As vLLM counts a step's tokens (IterationStats): the whole prompt of
+	// each request whose prefill ended in it, cached tokens included, and
+	// every token it generated, first tokens included.
+	s.iterTokens.observe(float64(newPrompt + gen))
 	s.state.PromptTokens += newPrompt
 	for _, r := range finished {
 		s.ttft.observe(r.firstTok.Sub(r.arrived).Seconds())
