@@ -66,6 +66,9 @@ type Level struct {
 	// StartSpread is the latest agent's start less the earliest's, on the
 	// coordinator's clock (offsets applied).
 	StartSpread time.Duration
+	// Pcts are the extra percentiles asked for (macro.Config.Percentiles).
+	Pcts        macro.Percentiles
+	hists       map[string]*Merged
 	first, last *time.Duration
 }
 
@@ -113,6 +116,7 @@ func Merge(agents []AgentLevel) (Level, error) {
 			lv.Bottleneck = append(lv.Bottleneck, name+": "+a.Audit.Reason)
 		}
 	}
+	lv.hists = merged
 	for k, m := range merged {
 		lv.Metrics[k] = Quantiles{Count: m.Count(),
 			P50: ms(m.Quantile(0.50)), P90: ms(m.Quantile(0.90)), P99: ms(m.Quantile(0.99))}

@@ -105,6 +105,7 @@ func runLevel(ctx context.Context, cfg macro.Config, members []Member, share fun
 		sent += int(s.b.InWindow)
 	}
 	lv, err := Merge(agents)
+	lv.Pcts = cfg.Percentiles
 	if ctx.Err() != nil {
 		lv.Partial, lv.Stopped = true, true
 	}

@@ -158,7 +158,7 @@ func hostConfig(s Spec, h remote.Host, o *wireOut) (macro.Config, func()) {
 	stopBatches := func() {}
 	if s.Histograms {
 		t := hdrsec.NewTally(s.Duration.Seconds())
-		cfg.JSONL = tallied(t, cfg.JSONL)
+		cfg.Observe = t.Take
 		stopBatches = batches(t, o)
 	}
 	if s.GPU {
