@@ -131,7 +131,9 @@ var checked = []struct {
 	{"ttft", three, func(l *phases.LevelResult) []float64 { return []float64{l.MedianTTFTms, l.P90TTFTms, l.P99TTFTms} }, perRequest(func(r macro.Record) float64 { return r.TTFTms })},
 	{"tpot", three, func(l *phases.LevelResult) []float64 { return []float64{l.MedianTPOTms, l.P90TPOTms, l.P99TPOTms} }, perRequest(func(r macro.Record) float64 { return r.TPOTms })},
 	{"itl", three, func(l *phases.LevelResult) []float64 { return []float64{l.MedianITLms, l.P90ITLms, l.P99ITLms} }, each(func(r macro.Record) []float64 { return r.ITLms })},
-	{"itl_chunk", three, func(l *phases.LevelResult) []float64 { return []float64{l.MedianITLChunkms, l.P90ITLChunkms, l.P99ITLChunkms} }, each(func(r macro.Record) []float64 { return r.ChunkGapsms })},
+	{"itl_chunk", three, func(l *phases.LevelResult) []float64 {
+		return []float64{l.MedianITLChunkms, l.P90ITLChunkms, l.P99ITLChunkms}
+	}, each(func(r macro.Record) []float64 { return r.ChunkGapsms })},
 	{"e2el", three, func(l *phases.LevelResult) []float64 { return []float64{l.MedianE2ELms, l.P90E2ELms, l.P99E2ELms} }, perRequest(func(r macro.Record) float64 { return r.E2ELms })},
 	{"ttfb", []float64{0.5}, func(l *phases.LevelResult) []float64 { return []float64{l.MedianTTFBms} }, perRequest(func(r macro.Record) float64 { return r.TTFBms })},
 	{"ttfat", []float64{0.5}, func(l *phases.LevelResult) []float64 { return []float64{l.MedianTTFATms} }, perRequest(func(r macro.Record) float64 { return r.TTFATms })},
