@@ -54,6 +54,9 @@ type Level struct {
 	Tokens     int64
 	Partial    bool
 	Stopped    bool // Ctrl-C stopped every agent mid-level
+	// OperatorStop: the operator's stop ended the level on every agent
+	// before its end (their requests in flight finished).
+	OperatorStop bool
 	// DeliveredRate is the requests sent within the level's duration per
 	// second, all agents together (0 for a level of a number of requests).
 	DeliveredRate float64
@@ -132,6 +135,9 @@ func (lv Level) Note() string {
 	var parts []string
 	if lv.Stopped {
 		parts = append(parts, "partial: stopped mid-level")
+	}
+	if lv.OperatorStop {
+		parts = append(parts, "partial: stopped by the operator mid-level (requests in flight finished)")
 	}
 	if len(lv.Lost) > 0 {
 		parts = append(parts, "partial: lost "+strings.Join(lv.Lost, "; "))
