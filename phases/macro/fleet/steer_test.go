@@ -21,9 +21,17 @@ type lockedBuf struct {
 	b  bytes.Buffer
 }
 
-func (l *lockedBuf) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
 
-func (l *lockedBuf) lines() int { l.mu.Lock(); defer l.mu.Unlock(); return bytes.Count(l.b.Bytes(), []byte("\n")) }
+func (l *lockedBuf) lines() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return bytes.Count(l.b.Bytes(), []byte("\n"))
+}
 
 // The operator's pause reaches both agents mid-level (no request is sent
 // while paused, and sending resumes), and the stop ends the level on both
