@@ -19,10 +19,11 @@ import (
 func (lv Level) LevelResult(c int, rate float64) phases.LevelResult {
 	out := phases.LevelResult{Concurrency: c, Rate: rate, Failures: map[string]int{}}
 	var parts []phases.LevelResult
+	var names []string
 	for i, a := range lv.Agents {
 		out.Agents = append(out.Agents, agentAudit(agentName(a.Host, i), a))
 		if a.Level != nil {
-			parts = append(parts, *a.Level)
+			parts, names = append(parts, *a.Level), append(names, agentName(a.Host, i))
 		}
 	}
 	if len(parts) > 0 {
@@ -32,6 +33,7 @@ func (lv Level) LevelResult(c int, rate float64) phases.LevelResult {
 	sum(&out, parts)
 	pooled(&out, parts)
 	lv.percentiles(&out, parts)
+	out.Schedule = schedule(rate, parts, names, &out)
 	if rate == 0 {
 		out.MaxConcurrency = c
 	}
@@ -134,6 +136,38 @@ func pooled(out *phases.LevelResult, parts []phases.LevelResult) {
 	for _, p := range parts {
 		out.EventsPerRead += float64(p.Completed) * p.EventsPerRead / n
 	}
+}
+
+// schedule is an open loop's schedule over all agents: the sends summed,
+// the scheduled and achieved rates the sum of the agents' (the union of
+// their sends), the scheduling delays those of the merged send lag, and
+// behind when any agent fell behind (nil: a closed loop).
+func schedule(rate float64, parts []phases.LevelResult, names []string, out *phases.LevelResult) *phases.Schedule {
+	var sc *phases.Schedule
+	var why []string
+	for i, p := range parts {
+		ps := p.Schedule
+		if ps == nil {
+			continue
+		}
+		if sc == nil {
+			c := *ps
+			sc = &c
+			sc.RequestedRate, sc.Requests, sc.ScheduledRate, sc.AchievedRate, sc.MaxDelayMs, sc.FellBehind, sc.Why = rate, 0, 0, 0, 0, false, ""
+		}
+		sc.Requests += ps.Requests
+		sc.ScheduledRate += ps.ScheduledRate
+		sc.AchievedRate += ps.AchievedRate
+		sc.MaxDelayMs = max(sc.MaxDelayMs, ps.MaxDelayMs)
+		if ps.FellBehind {
+			why = append(why, fmt.Sprintf("%s: %s", names[i], ps.Why))
+		}
+	}
+	if sc != nil {
+		sc.P50DelayMs, sc.P99DelayMs = out.MedianSendLagms, out.P99SendLagms
+		sc.FellBehind, sc.Why = len(why) > 0, strings.Join(why, "; ")
+	}
+	return sc
 }
 
 // percentiles sets every percentile the level reports from the merged
