@@ -67,8 +67,10 @@ func members(t testing.TB, n int) ([]Member, []string) {
 }
 
 // dial starts an sshd of its own and dials it with its keys only.
-func dial(t testing.TB, opt sshtest.Options) *ssh.Host {
-	srv := sshtest.Start(t, opt)
+func dial(t testing.TB, opt sshtest.Options) *ssh.Host { return dialServer(t, sshtest.Start(t, opt)) }
+
+// dialServer dials srv with its keys only.
+func dialServer(t testing.TB, srv *sshtest.Server) *ssh.Host {
 	cfg := filepath.Join(t.TempDir(), "ssh_config")
 	if err := os.WriteFile(cfg, nil, 0o600); err != nil {
 		t.Fatal(err)
