@@ -78,6 +78,13 @@ type Config struct {
 	// JSONL, when set, gets one JSON line per finished request, written as
 	// each request ends.
 	JSONL io.Writer
+	// Gaps has each JSONL record carry the request's inter-token gaps
+	// (itl_ms, chunk_gaps_ms), as vLLM's detailed results carry itls.
+	Gaps bool
+	// Observe, when set, is called with each finished request's record
+	// (warm-up ones too) as it ends, before JSONL gets it; the record's
+	// gaps are there (Record.EachGap) whether or not Gaps is set.
+	Observe func(*Record)
 	// Scraper, when set, is polled once a second for the server's own figures.
 	Scraper Scraper
 	// GPU, when set, samples the host's GPUs for the sweep's length; each

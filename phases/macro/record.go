@@ -72,6 +72,13 @@ type Record struct {
 	// id (sent in the session header) and the turn's index from 1.
 	Session string `json:"session,omitempty"`
 	Turn    int    `json:"turn,omitempty"`
+	// ITLms and ChunkGapsms are the request's inter-token gaps, written
+	// only when Config.Gaps asks: ITLms one per output token after the
+	// first, as the level's ITL counts them (a chunk of n tokens gives n
+	// values of its gap / n), ChunkGapsms one per gap between chunks with
+	// choices, as the level's per-chunk ITL.
+	ITLms       []float64 `json:"itl_ms,omitempty"`
+	ChunkGapsms []float64 `json:"chunk_gaps_ms,omitempty"`
 
 	// Kept for aggregation, not written.
 	ttft, tpot, e2el time.Duration
@@ -100,6 +107,28 @@ type Record struct {
 type itlSample struct {
 	perToken time.Duration
 	tokens   int
+}
+
+// EachGap calls itl with each of the request's inter-token latencies as
+// the level's ITL takes them (a chunk's gap per token, and the tokens it
+// carried), and chunk with each gap between chunks with choices.
+func (r *Record) EachGap(itl func(perToken time.Duration, tokens int), chunk func(time.Duration)) {
+	for _, s := range r.itl {
+		itl(s.perToken, s.tokens)
+	}
+	for _, g := range r.chunkGaps {
+		chunk(g)
+	}
+}
+
+// fillGaps writes the gaps into the record's JSON fields, in ms to the µs.
+func (r *Record) fillGaps() {
+	r.ITLms, r.ChunkGapsms = r.ITLms[:0], r.ChunkGapsms[:0]
+	r.EachGap(func(d time.Duration, n int) {
+		for range n {
+			r.ITLms = append(r.ITLms, float64(d/time.Microsecond)/1e3)
+		}
+	}, func(d time.Duration) { r.ChunkGapsms = append(r.ChunkGapsms, float64(d/time.Microsecond)/1e3) })
 }
 
 // Completed reports whether the request counts as completed.

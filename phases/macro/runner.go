@@ -65,8 +65,14 @@ func (t *tickStats) firstToken(d time.Duration) {
 func (r *runner) since(t time.Time) time.Duration { return t.Sub(r.t0) }
 
 func (r *runner) writeJSONL(rec *Record) {
+	if r.cfg.Observe != nil {
+		r.cfg.Observe(rec)
+	}
 	if r.cfg.JSONL == nil {
 		return
+	}
+	if r.cfg.Gaps {
+		rec.fillGaps()
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {

@@ -7,20 +7,23 @@ import (
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/hdrsec"
 )
 
 // LevelResult is the level as a single client's sweep gives it, made from
 // the agents' own results: counts and tokens summed, throughputs over the
-// longest agent's window, TTFT, TPOT and E2EL percentiles from the merged
-// histograms, means and deviations pooled, and each agent's share, clock
+// longest agent's window, every percentile from the merged histograms,
+// means and deviations pooled, and each agent's share, clock
 // offset and self-audit in Agents.
 func (lv Level) LevelResult(c int, rate float64) phases.LevelResult {
 	out := phases.LevelResult{Concurrency: c, Rate: rate, Failures: map[string]int{}}
 	var parts []phases.LevelResult
+	var names []string
 	for i, a := range lv.Agents {
 		out.Agents = append(out.Agents, agentAudit(agentName(a.Host, i), a))
 		if a.Level != nil {
-			parts = append(parts, *a.Level)
+			parts, names = append(parts, *a.Level), append(names, agentName(a.Host, i))
 		}
 	}
 	if len(parts) > 0 {
@@ -30,6 +33,7 @@ func (lv Level) LevelResult(c int, rate float64) phases.LevelResult {
 	sum(&out, parts)
 	pooled(&out, parts)
 	lv.percentiles(&out, parts)
+	out.Schedule = schedule(rate, parts, names, &out)
 	if rate == 0 {
 		out.MaxConcurrency = c
 	}
@@ -63,8 +67,6 @@ func sum(out *phases.LevelResult, parts []phases.LevelResult) {
 		out.ClientCPUs += p.ClientCPUs
 		out.MeanInFlight += p.MeanInFlight
 		out.MaxSendLagms = max(out.MaxSendLagms, p.MaxSendLagms)
-		out.P99SendLagms = max(out.P99SendLagms, p.P99SendLagms)
-		out.MedianSendLagms = max(out.MedianSendLagms, p.MedianSendLagms)
 		out.Warnings = append(out.Warnings, ownWarnings(p.Warnings, len(parts))...)
 	}
 	if out.DurationS > 0 {
@@ -136,23 +138,107 @@ func pooled(out *phases.LevelResult, parts []phases.LevelResult) {
 	}
 }
 
-// percentiles sets TTFT, TPOT and E2EL's from the merged histograms; ITL's
-// (per token, not in the histograms) are the largest agent's, said so.
-func (lv Level) percentiles(out *phases.LevelResult, parts []phases.LevelResult) {
-	set := func(name string, p50, p90, p99 *float64) {
-		if q, ok := lv.Metrics[name]; ok && q.Count > 0 {
-			*p50, *p90, *p99 = q.P50, q.P90, q.P99
+// schedule is an open loop's schedule over all agents: the sends summed,
+// the scheduled and achieved rates the sum of the agents' (the union of
+// their sends), the scheduling delays those of the merged send lag, and
+// behind when any agent fell behind (nil: a closed loop).
+func schedule(rate float64, parts []phases.LevelResult, names []string, out *phases.LevelResult) *phases.Schedule {
+	var sc *phases.Schedule
+	var why []string
+	for i, p := range parts {
+		ps := p.Schedule
+		if ps == nil {
+			continue
+		}
+		if sc == nil {
+			c := *ps
+			sc = &c
+			sc.RequestedRate, sc.Requests, sc.ScheduledRate, sc.AchievedRate, sc.MaxDelayMs, sc.FellBehind, sc.Why = rate, 0, 0, 0, 0, false, ""
+		}
+		sc.Requests += ps.Requests
+		sc.ScheduledRate += ps.ScheduledRate
+		sc.AchievedRate += ps.AchievedRate
+		sc.MaxDelayMs = max(sc.MaxDelayMs, ps.MaxDelayMs)
+		if ps.FellBehind {
+			why = append(why, fmt.Sprintf("%s: %s", names[i], ps.Why))
 		}
 	}
-	set("ttft", &out.MedianTTFTms, &out.P90TTFTms, &out.P99TTFTms)
-	set("tpot", &out.MedianTPOTms, &out.P90TPOTms, &out.P99TPOTms)
-	set("e2el", &out.MedianE2ELms, &out.P90E2ELms, &out.P99E2ELms)
-	for _, p := range parts {
-		out.MedianITLms, out.P90ITLms, out.P99ITLms = max(out.MedianITLms, p.MedianITLms), max(out.P90ITLms, p.P90ITLms), max(out.P99ITLms, p.P99ITLms)
-		out.MedianITLChunkms, out.P90ITLChunkms, out.P99ITLChunkms = max(out.MedianITLChunkms, p.MedianITLChunkms), max(out.P90ITLChunkms, p.P90ITLChunkms), max(out.P99ITLChunkms, p.P99ITLChunkms)
-		out.MedianTTFBms, out.MedianTTFATms = max(out.MedianTTFBms, p.MedianTTFBms), max(out.MedianTTFATms, p.MedianTTFATms)
+	if sc != nil {
+		sc.P50DelayMs, sc.P99DelayMs = out.MedianSendLagms, out.P99SendLagms
+		sc.FellBehind, sc.Why = len(why) > 0, strings.Join(why, "; ")
+	}
+	return sc
+}
+
+// percentiles sets every percentile the level reports from the merged
+// histograms; a metric no agent sent a histogram of, though an agent
+// measured it, keeps the largest agent's, and the level's warnings say so.
+func (lv Level) percentiles(out *phases.LevelResult, parts []phases.LevelResult) {
+	var fell []string
+	for _, r := range reported {
+		if h := lv.hists[r.metric]; h != nil && h.Count() > 0 {
+			for j, q := range r.qs {
+				*r.field(out, j) = ms(h.Quantile(q))
+			}
+			continue
+		}
+		for _, p := range parts {
+			for j := range r.qs {
+				*r.field(out, j) = max(*r.field(out, j), *r.field(&p, j))
+			}
+		}
+		if *r.field(out, 0) > 0 {
+			fell = append(fell, r.name)
+		}
+	}
+	out.Percentiles = lv.asked()
+	if len(fell) > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%s percentiles are the largest load agent's, not merged: no agent sent their histograms", strings.Join(fell, ", ")))
 	}
 	if len(parts) > 1 {
-		out.Notes = append(out.Notes, fmt.Sprintf("%d load agents: TTFT, TPOT and E2EL percentiles merged from all requests; ITL, TTFB percentiles the largest agent's", len(parts)))
+		out.Notes = append(out.Notes, fmt.Sprintf("%d load agents: percentiles merged from all requests' histograms", len(parts)))
 	}
+}
+
+// asked are the extra percentiles asked for, from the merged histograms.
+func (lv Level) asked() map[string]float64 {
+	if len(lv.Pcts.Metrics) == 0 || len(lv.Pcts.Of) == 0 {
+		return nil
+	}
+	out := map[string]float64{}
+	for _, m := range lv.Pcts.Metrics {
+		for _, q := range lv.Pcts.Of {
+			v := 0.0
+			if h := lv.hists[m]; h != nil && h.Count() > 0 {
+				v = ms(h.Quantile(q / 100))
+			}
+			out[macro.Key(m, q)] = v
+		}
+	}
+	return out
+}
+
+// percentileOf is one metric's percentiles a level reports: its
+// histogram's name, its name in words, the quantiles and their fields.
+type percentileOf struct {
+	metric, name string
+	qs           []float64
+	field        func(l *phases.LevelResult, i int) *float64
+}
+
+func fields(fs ...func(*phases.LevelResult) *float64) func(*phases.LevelResult, int) *float64 {
+	return func(l *phases.LevelResult, i int) *float64 { return fs[i](l) }
+}
+
+var three = []float64{0.50, 0.90, 0.99}
+
+var reported = []percentileOf{
+	{hdrsec.TTFT, "TTFT", three, fields(func(l *phases.LevelResult) *float64 { return &l.MedianTTFTms }, func(l *phases.LevelResult) *float64 { return &l.P90TTFTms }, func(l *phases.LevelResult) *float64 { return &l.P99TTFTms })},
+	{hdrsec.TPOT, "TPOT", three, fields(func(l *phases.LevelResult) *float64 { return &l.MedianTPOTms }, func(l *phases.LevelResult) *float64 { return &l.P90TPOTms }, func(l *phases.LevelResult) *float64 { return &l.P99TPOTms })},
+	{hdrsec.ITL, "ITL", three, fields(func(l *phases.LevelResult) *float64 { return &l.MedianITLms }, func(l *phases.LevelResult) *float64 { return &l.P90ITLms }, func(l *phases.LevelResult) *float64 { return &l.P99ITLms })},
+	{hdrsec.ITLChunk, "per-chunk ITL", three, fields(func(l *phases.LevelResult) *float64 { return &l.MedianITLChunkms }, func(l *phases.LevelResult) *float64 { return &l.P90ITLChunkms }, func(l *phases.LevelResult) *float64 { return &l.P99ITLChunkms })},
+	{hdrsec.E2EL, "E2EL", three, fields(func(l *phases.LevelResult) *float64 { return &l.MedianE2ELms }, func(l *phases.LevelResult) *float64 { return &l.P90E2ELms }, func(l *phases.LevelResult) *float64 { return &l.P99E2ELms })},
+	{hdrsec.TTFB, "TTFB", []float64{0.50}, fields(func(l *phases.LevelResult) *float64 { return &l.MedianTTFBms })},
+	{hdrsec.TTFAT, "TTFAT", []float64{0.50}, fields(func(l *phases.LevelResult) *float64 { return &l.MedianTTFATms })},
+	{hdrsec.Lag, "send lag", []float64{0.50, 0.99}, fields(func(l *phases.LevelResult) *float64 { return &l.MedianSendLagms }, func(l *phases.LevelResult) *float64 { return &l.P99SendLagms })},
 }

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"sync"
 
@@ -12,18 +13,19 @@ import (
 
 // Engine is a macro sweep whose levels each run over several load agents
 // (RunClosed, RunOpen) and are merged into one level: a macro.Engine. The
-// operator's steering takes effect between levels: a pause holds the next
-// level back, a stop ends the sweep after the level running.
+// operator's steering reaches every agent mid-level, as a single sweep
+// takes it: a pause stops new requests on every agent (those in flight
+// finish) and holds the next level back; a stop ends the level running
+// once its requests in flight are done, marked partial, and the sweep.
 type Engine struct {
 	cfg     macro.Config
 	members []Member
 	params  map[string]any
+	steer   steering
 
-	mu      sync.Mutex
-	paused  bool
-	stopped bool
-	target  int
-	resume  chan struct{}
+	mu     sync.Mutex
+	target int
+	resume chan struct{}
 }
 
 var _ macro.Engine = (*Engine)(nil)
@@ -50,14 +52,17 @@ func NewEngine(cfg macro.Config, members []Member) (*Engine, error) {
 // Config is the sweep's configuration.
 func (e *Engine) Config() macro.Config { return e.cfg }
 
-// Pause holds the next level back until Resume.
-func (e *Engine) Pause() { e.mu.Lock(); e.paused = true; e.mu.Unlock() }
+// Pause stops new requests on every agent of the level running (those in
+// flight finish) and holds the next level back until Resume.
+func (e *Engine) Pause() { e.steer.setPaused(true) }
 
-// Resume lets the next level start.
+// Resume sends again after Pause.
 func (e *Engine) Resume() {
-	e.mu.Lock()
-	e.paused = false
-	e.mu.Unlock()
+	e.steer.setPaused(false)
+	e.wake()
+}
+
+func (e *Engine) wake() {
 	select {
 	case e.resume <- struct{}{}:
 	default:
@@ -65,7 +70,7 @@ func (e *Engine) Resume() {
 }
 
 // Paused reports whether the sweep is paused.
-func (e *Engine) Paused() bool { e.mu.Lock(); defer e.mu.Unlock(); return e.paused }
+func (e *Engine) Paused() bool { p, _ := e.steer.state(); return p }
 
 // SetConcurrency is kept as the target shown; the agents' shares are set
 // at each level's start.
@@ -74,10 +79,11 @@ func (e *Engine) SetConcurrency(n int) { e.mu.Lock(); e.target = n; e.mu.Unlock(
 // Concurrency is the level's concurrency, all agents together.
 func (e *Engine) Concurrency() int { e.mu.Lock(); defer e.mu.Unlock(); return e.target }
 
-// Stop ends the sweep once the level running is done.
-func (e *Engine) Stop() { e.mu.Lock(); e.stopped = true; e.mu.Unlock(); e.Resume() }
+// Stop ends the level running on every agent once its requests in flight
+// are done (the level is kept, marked partial), and the sweep with it.
+func (e *Engine) Stop() { e.steer.stop(); e.wake() }
 
-func (e *Engine) stopping() bool { e.mu.Lock(); defer e.mu.Unlock(); return e.stopped }
+func (e *Engine) stopping() bool { _, s := e.steer.state(); return s }
 
 // Run runs the sweep's levels one after the other over the agents,
 // emitting each merged level as a single sweep does.
@@ -115,11 +121,19 @@ func (e *Engine) run(ctx context.Context, em *phases.Emitter) (*macro.Result, er
 		e.SetConcurrency(s.c)
 		em.Emit(ctx, phases.KindMacroLevelStarted, &phases.LevelStarted{Concurrency: s.c, Rate: s.rate,
 			Requests: e.cfg.Requests, DurationS: e.cfg.Duration.Seconds()})
+		e.steer.begin()
 		lv, err := e.level(ctx, s)
+		paused, stopped := e.steer.end()
 		if res == nil {
 			res = e.template(lv)
 		}
+		lv.OperatorStop = stopped && !lv.Stopped
+		lv.Partial = lv.Partial || lv.OperatorStop
 		lr := lv.LevelResult(s.c, s.rate)
+		if paused > 0 {
+			lr.Notes = append(lr.Notes, fmt.Sprintf("paused for %.1fs during the level; throughput includes the pause", paused.Seconds()))
+			lr.Steered = append(lr.Steered, fmt.Sprintf("paused %.1f s", paused.Seconds()))
+		}
 		lr.MonotonePercentiles()
 		res.Levels = append(res.Levels, lr)
 		em.Emit(ctx, phases.KindMacroLevel, &lr)
@@ -141,11 +155,9 @@ func (e *Engine) run(ctx context.Context, em *phases.Emitter) (*macro.Result, er
 
 func (e *Engine) level(ctx context.Context, s step) (Level, error) {
 	if s.rate > 0 {
-		lv, err := RunOpen(ctx, e.cfg, s.rate, e.members)
-		return lv, err
+		return runOpen(ctx, e.cfg, s.rate, e.members, &e.steer)
 	}
-	lv, err := RunClosed(ctx, e.cfg, s.c, e.members)
-	return lv, err
+	return runClosed(ctx, e.cfg, s.c, e.members, &e.steer)
 }
 
 // template is the sweep's result before its levels: the first agent's

@@ -54,6 +54,9 @@ type Level struct {
 	Tokens     int64
 	Partial    bool
 	Stopped    bool // Ctrl-C stopped every agent mid-level
+	// OperatorStop: the operator's stop ended the level on every agent
+	// before its end (their requests in flight finished).
+	OperatorStop bool
 	// DeliveredRate is the requests sent within the level's duration per
 	// second, all agents together (0 for a level of a number of requests).
 	DeliveredRate float64
@@ -66,6 +69,9 @@ type Level struct {
 	// StartSpread is the latest agent's start less the earliest's, on the
 	// coordinator's clock (offsets applied).
 	StartSpread time.Duration
+	// Pcts are the extra percentiles asked for (macro.Config.Percentiles).
+	Pcts        macro.Percentiles
+	hists       map[string]*Merged
 	first, last *time.Duration
 }
 
@@ -113,6 +119,7 @@ func Merge(agents []AgentLevel) (Level, error) {
 			lv.Bottleneck = append(lv.Bottleneck, name+": "+a.Audit.Reason)
 		}
 	}
+	lv.hists = merged
 	for k, m := range merged {
 		lv.Metrics[k] = Quantiles{Count: m.Count(),
 			P50: ms(m.Quantile(0.50)), P90: ms(m.Quantile(0.90)), P99: ms(m.Quantile(0.99))}
@@ -128,6 +135,9 @@ func (lv Level) Note() string {
 	var parts []string
 	if lv.Stopped {
 		parts = append(parts, "partial: stopped mid-level")
+	}
+	if lv.OperatorStop {
+		parts = append(parts, "partial: stopped by the operator mid-level (requests in flight finished)")
 	}
 	if len(lv.Lost) > 0 {
 		parts = append(parts, "partial: lost "+strings.Join(lv.Lost, "; "))

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/phases/macro/hdrsec"
 )
 
@@ -165,5 +167,29 @@ func TestBatchWithWrongCountNamesTheAgent(t *testing.T) {
 	}
 	if _, err := Merge(agents); err == nil || !strings.Contains(err.Error(), "agent gen2#1") || !strings.Contains(err.Error(), "1 values, said 3") {
 		t.Fatalf("merge: %v: want the refusal naming gen2#1", err)
+	}
+}
+
+// A metric the agents measured but sent no histogram of keeps the largest
+// agent's percentiles, and the level's warnings say so; those sent are
+// merged, the asked-for extra percentiles too.
+func TestUnmergedMetricIsWarned(t *testing.T) {
+	xs := samples(2_000, 5)
+	agents := agentsOf(t, xs, 2)
+	for i, itl := range []float64{4, 6} {
+		agents[i].Level = &phases.LevelResult{Completed: 1000, MedianITLms: itl, P90ITLms: itl + 1, P99ITLms: itl + 2}
+	}
+	lv, err := Merge(agents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lv.Pcts = macro.Percentiles{Metrics: []string{"ttft"}, Of: []float64{95}}
+	lr := lv.LevelResult(8, 0)
+	want := "ITL percentiles are the largest load agent's, not merged: no agent sent their histograms"
+	if lr.MedianITLms != 6 || lr.P99ITLms != 8 || !slices.Contains(lr.Warnings, want) || len(lr.Warnings) != 1 {
+		t.Fatalf("ITL p50 %v p99 %v, warnings %q", lr.MedianITLms, lr.P99ITLms, lr.Warnings)
+	}
+	if got, w := lr.Percentiles["p95_ttft_ms"], exact(xs, 0.95); math.Abs(got-w) > 0.01*w || math.Abs(lr.MedianTTFTms-exact(xs, 0.5)) > 0.01*exact(xs, 0.5) {
+		t.Fatalf("p95 TTFT %v (all %v), p50 %v", got, w, lr.MedianTTFTms)
 	}
 }

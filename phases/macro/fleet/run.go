@@ -24,11 +24,16 @@ type Member struct {
 // merged here (an agent lost mid-level keeps what it sent). When cfg.JSONL
 // is set, each request's record comes back too, written there.
 func RunClosed(ctx context.Context, cfg macro.Config, c int, members []Member) (Level, error) {
+	return runClosed(ctx, cfg, c, members, nil)
+}
+
+// runClosed is RunClosed with the operator's steering passed to the agents.
+func runClosed(ctx context.Context, cfg macro.Config, c int, members []Member, st *steering) (Level, error) {
 	conc := SplitClosed(c, len(members))
 	if c < len(members) {
 		members, conc = members[:c], conc[:c] // an agent with no stream has no share
 	}
-	return runLevel(ctx, cfg, members, func(i int, mc *macro.Config) {
+	return runLevel(ctx, cfg, members, st, func(i int, mc *macro.Config) {
 		mc.Concurrency = []int{conc[i]}
 		if macro.IsSessionDataset(cfg.Dataset) {
 			shared(i, len(members), cfg, mc)
@@ -40,8 +45,13 @@ func RunClosed(ctx context.Context, cfg macro.Config, c int, members []Member) (
 // at rate/N with its own seed: N independent Poisson processes of rate
 // λ/N are one of rate λ.
 func RunOpen(ctx context.Context, cfg macro.Config, rate float64, members []Member) (Level, error) {
+	return runOpen(ctx, cfg, rate, members, nil)
+}
+
+// runOpen is RunOpen with the operator's steering passed to the agents.
+func runOpen(ctx context.Context, cfg macro.Config, rate float64, members []Member, st *steering) (Level, error) {
 	rates := SplitRate(rate, len(members))
-	return runLevel(ctx, cfg, members, func(i int, mc *macro.Config) {
+	return runLevel(ctx, cfg, members, st, func(i int, mc *macro.Config) {
 		mc.Concurrency, mc.Rate = nil, rates[i]
 		if Scheduled(cfg) {
 			mc.Rate = rate
@@ -66,7 +76,7 @@ func shared(i, n int, cfg macro.Config, mc *macro.Config) {
 }
 
 // runLevel starts every member's share at once and merges what came back.
-func runLevel(ctx context.Context, cfg macro.Config, members []Member, share func(int, *macro.Config)) (Level, error) {
+func runLevel(ctx context.Context, cfg macro.Config, members []Member, st *steering, share func(int, *macro.Config)) (Level, error) {
 	n := len(members)
 	reqs := SplitClosed(cfg.Requests, n)
 	agents := make([]AgentLevel, n)
@@ -95,7 +105,7 @@ func runLevel(ctx context.Context, cfg macro.Config, members []Member, share fun
 		go func() {
 			defer wg.Done()
 			defer g.ready(i)() // an agent gone before it was ready holds no one back
-			runOne(ctx, mc, m, sinks[i], &agents[i], g)
+			runOne(ctx, mc, m, sinks[i], &agents[i], g, st)
 		}()
 	}
 	go g.open()
@@ -105,6 +115,7 @@ func runLevel(ctx context.Context, cfg macro.Config, members []Member, share fun
 		sent += int(s.b.InWindow)
 	}
 	lv, err := Merge(agents)
+	lv.Pcts = cfg.Percentiles
 	if ctx.Err() != nil {
 		lv.Partial, lv.Stopped = true, true
 	}
@@ -188,11 +199,12 @@ func measureAll(ctx context.Context, members []Member) []Offset {
 }
 
 // runOne runs one member's share and fills in what it sent.
-func runOne(ctx context.Context, cfg macro.Config, m Member, s *sink, a *AgentLevel, g *gate) {
+func runOne(ctx context.Context, cfg macro.Config, m Member, s *sink, a *AgentLevel, g *gate, st *steering) {
 	sw, err := onhost.New(cfg, m.Opt)
 	var res *macro.Result
 	if err == nil {
 		g.set(a, sw)
+		st.add(sw)
 		res, err = sw.Run(ctx, nil)
 	}
 

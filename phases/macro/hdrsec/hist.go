@@ -40,7 +40,10 @@ func NewRecorder() *Recorder { return &Recorder{h: map[string]map[int64]*hdr.His
 
 // Record adds one value in microseconds to metric's histogram of second unix.
 // A value out of range is clamped to the histogram's range.
-func (r *Recorder) Record(metric string, unix int64, us int64) {
+func (r *Recorder) Record(metric string, unix int64, us int64) { r.RecordN(metric, unix, us, 1) }
+
+// RecordN adds n values of us microseconds, as Record.
+func (r *Recorder) RecordN(metric string, unix int64, us, n int64) {
 	m := r.h[metric]
 	if m == nil {
 		m = map[int64]*hdr.Histogram{}
@@ -51,7 +54,7 @@ func (r *Recorder) Record(metric string, unix int64, us int64) {
 		h = hdr.New(lowestUS, highestUS, sigDigits)
 		m[unix] = h
 	}
-	_ = h.RecordValue(min(max(us, lowestUS), highestUS))
+	_ = h.RecordValues(min(max(us, lowestUS), highestUS), n)
 }
 
 // Seconds returns the recorded histograms, compressed, by metric and second.

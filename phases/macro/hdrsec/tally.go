@@ -1,9 +1,8 @@
 package hdrsec
 
 import (
-	"bytes"
-	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/profdeck/profdeck/phases/macro"
 )
@@ -25,11 +24,10 @@ type Batch struct {
 	Last  float64 `json:"last_s,omitempty"`
 }
 
-// Tally takes an agent's per-request records (it is the sweep's JSONL
-// writer) and keeps them as a Batch until Flush.
+// Tally takes an agent's finished requests (Take is the sweep's
+// Config.Observe) and keeps them as a Batch until Flush.
 type Tally struct {
 	mu     sync.Mutex
-	buf    []byte
 	rec    *Recorder
 	b      Batch
 	any    bool
@@ -40,30 +38,19 @@ type Tally struct {
 // level of a number of requests).
 func NewTally(window float64) *Tally { return &Tally{rec: NewRecorder(), window: window} }
 
-// Write takes JSONL records, one a line.
-func (t *Tally) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	for {
-		i := bytes.IndexByte(t.buf, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		t.take(t.buf[:i])
-		t.buf = t.buf[i+1:]
-	}
-}
-
-func (t *Tally) take(line []byte) {
-	var r macro.Record
-	if json.Unmarshal(line, &r) != nil || r.Warmup {
+// Take takes one finished request's record (a warm-up one is left out).
+func (t *Tally) Take(r *macro.Record) {
+	if r.Warmup {
 		return
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.any = true
 	if t.window > 0 {
 		t.b.InWindow++ // a level of a duration sends only within it
 	}
+	sec := int64(r.SentS)
+	t.rec.Record(Lag, sec, us(r.SendLagMs)) // every measured send, as the level's send lag
 	if r.Failure != "" {
 		if r.Failure != macro.FailCancelled {
 			t.b.Failed++
@@ -79,18 +66,38 @@ func (t *Tally) take(line []byte) {
 	Add(t.rec, r)
 }
 
-// Add records a finished request's TTFT, TPOT and E2EL in microseconds,
-// in the histograms of the second it was sent.
-func Add(rec *Recorder, r macro.Record) {
+// The metrics an agent sends, by the names its histograms carry: those
+// of every percentile a level reports.
+const (
+	TTFT     = "ttft"
+	TPOT     = "tpot"
+	ITL      = "itl"       // per token, as the level's ITL
+	ITLChunk = "itl_chunk" // per gap between chunks with choices
+	E2EL     = "e2el"
+	TTFB     = "ttfb"
+	TTFAT    = "ttfat"
+	Lag      = "send_lag"
+)
+
+func us(ms float64) int64 { return int64(ms*1e3 + 0.5) }
+
+// Add records a completed request's measurements in microseconds, in the
+// histograms of the second it was sent, as a single client's level takes
+// them: TPOT of more than one token, ITL once per token, TTFAT when the
+// request had one.
+func Add(rec *Recorder, r *macro.Record) {
 	sec := int64(r.SentS)
-	for _, m := range []struct {
-		name string
-		ms   float64
-	}{{"ttft", r.TTFTms}, {"tpot", r.TPOTms}, {"e2el", r.E2ELms}} {
-		if m.ms > 0 {
-			rec.Record(m.name, sec, int64(m.ms*1e3+0.5))
-		}
+	rec.Record(TTFT, sec, us(r.TTFTms))
+	rec.Record(E2EL, sec, us(r.E2ELms))
+	rec.Record(TTFB, sec, us(r.TTFBms))
+	if r.OutputTokens > 1 {
+		rec.Record(TPOT, sec, us(r.TPOTms))
 	}
+	if r.TTFATms > 0 {
+		rec.Record(TTFAT, sec, us(r.TTFATms))
+	}
+	r.EachGap(func(d time.Duration, n int) { rec.RecordN(ITL, sec, int64(d/time.Microsecond), int64(n)) },
+		func(d time.Duration) { rec.Record(ITLChunk, sec, int64(d/time.Microsecond)) })
 }
 
 // Flush returns what was taken since the last flush and starts again;

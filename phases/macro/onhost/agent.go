@@ -90,13 +90,19 @@ func Serve(ctx context.Context, h remote.Host, in io.Reader, out io.Writer) erro
 	if first.Load != nil {
 		return serveLoad(ctx, h, *first.Load, rd, o, cancel)
 	}
+	var early []down
 	if first.Spec.AwaitStart {
-		if err := awaitStart(ctx, rd, o); err != nil {
+		if early, err = awaitStart(ctx, rd, o); err != nil {
 			return err
 		}
 	}
 	cfg, closeCfg := hostConfig(*first.Spec, h, o)
-	res, runErr := run(ctx, cfg, o, func(sw *macro.Sweep) { go steer(rd, sw, cancel) })
+	res, runErr := run(ctx, cfg, o, func(sw *macro.Sweep) {
+		for _, d := range early {
+			apply(sw, d)
+		}
+		go steer(rd, sw, cancel)
+	})
 	closeCfg() // the last histograms go up before the result
 	d := up{Done: true, Result: res}
 	if runErr != nil {
@@ -158,7 +164,7 @@ func hostConfig(s Spec, h remote.Host, o *wireOut) (macro.Config, func()) {
 	stopBatches := func() {}
 	if s.Histograms {
 		t := hdrsec.NewTally(s.Duration.Seconds())
-		cfg.JSONL = tallied(t, cfg.JSONL)
+		cfg.Observe = t.Take
 		stopBatches = batches(t, o)
 	}
 	if s.GPU {
@@ -208,19 +214,23 @@ func steer(rd *bufio.Reader, sw *macro.Sweep, cancel func()) {
 			return
 		}
 		var d down
-		if json.Unmarshal(line, &d) != nil {
-			continue
+		if json.Unmarshal(line, &d) == nil {
+			apply(sw, d)
 		}
-		switch d.Op {
-		case opPause:
-			sw.Pause()
-		case opResume:
-			sw.Resume()
-		case opStop:
-			sw.Stop()
-		case opConc:
-			sw.SetConcurrency(d.N)
-		}
+	}
+}
+
+// apply applies one steering operation to sw.
+func apply(sw *macro.Sweep, d down) {
+	switch d.Op {
+	case opPause:
+		sw.Pause()
+	case opResume:
+		sw.Resume()
+	case opStop:
+		sw.Stop()
+	case opConc:
+		sw.SetConcurrency(d.N)
 	}
 }
 

@@ -1,7 +1,6 @@
 package onhost
 
 import (
-	"io"
 	"sync"
 	"time"
 
@@ -11,14 +10,6 @@ import (
 // BatchEvery is how often an agent sending histograms sends what it
 // measured since its last batch.
 var BatchEvery = time.Second
-
-// tallied is the sweep's record writer with t taking every record too.
-func tallied(t *hdrsec.Tally, w io.Writer) io.Writer {
-	if w == nil {
-		return t
-	}
-	return io.MultiWriter(t, w)
-}
 
 // batches sends t's batch up every BatchEvery; the returned stop sends
 // the last one and returns once it is sent.

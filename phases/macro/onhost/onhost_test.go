@@ -231,3 +231,31 @@ func TestBadConfigBeforeHost(t *testing.T) {
 		t.Fatal("no error for --loadgen gpu")
 	}
 }
+
+// A stop that comes while the agent waits for its start is kept: the
+// sweep starts stopped, not with every level.
+func TestStopBeforeTheStartIsKept(t *testing.T) {
+	_, url := emutest.Start(t, vllmemu.Config{StepTime: 2 * time.Millisecond, StepPerSeq: 1})
+	cfg := sweepConfig(url, 2, 4, 8)
+	cfg.Requests = 40
+	var sw *onhost.Sweep
+	ready := make(chan struct{})
+	sw, err := onhost.New(cfg, onhost.Options{Host: simHost{local.New()}, AwaitStart: true, OnReady: func() { close(ready) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		<-ready
+		sw.Stop()
+		sw.Start(time.Now())
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := sw.Run(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stopped != "stopped by the operator" || len(res.Levels) > 1 {
+		t.Fatalf("stopped %q after %s, want at most the first level", res.Stopped, levelsOf(res))
+	}
+}

@@ -76,8 +76,10 @@ type Spec struct {
 	Deployment *phases.Deployment `json:"deployment,omitempty"`
 	// MetricsURL is the server's /metrics as the host sees it; empty: none.
 	MetricsURL string `json:"metrics_url,omitempty"`
-	// JSONL asks for one record per finished request.
+	// JSONL asks for one record per finished request; Gaps for its
+	// inter-token gaps in it.
 	JSONL bool `json:"jsonl,omitempty"`
+	Gaps  bool `json:"gaps,omitempty"`
 	// GPU asks for the host's GPUs to be sampled (phases/gputel) there.
 	GPU bool `json:"gpu,omitempty"`
 	// Histograms has the agent send its finished requests as HDR
@@ -104,7 +106,7 @@ func specOf(cfg macro.Config, metricsURL string) Spec {
 		PrefixLen: cfg.PrefixLen, Repeat: cfg.Repeat, Percentiles: cfg.Percentiles, MetricsURL: metricsURL, JSONL: cfg.JSONL != nil, GPU: cfg.GPU != nil,
 		Arrivals: cfg.Arrivals, Burstiness: cfg.Burstiness, LatencyFrom: cfg.LatencyFrom, Search: cfg.Search, SearchTolerance: cfg.SearchTolerance, SearchFrom: cfg.SearchFrom,
 		MaxInFlight: cfg.MaxInFlight, TraceSpeed: cfg.TraceSpeed, TraceStart: cfg.TraceStart, TraceDuration: cfg.TraceDuration,
-		ThinkTime: cfg.ThinkTime, SessionHeader: cfg.SessionHeader, Deployment: cfg.Deployment, Shard: cfg.Shard, Shards: cfg.Shards}
+		ThinkTime: cfg.ThinkTime, SessionHeader: cfg.SessionHeader, Deployment: cfg.Deployment, Shard: cfg.Shard, Shards: cfg.Shards, Gaps: cfg.Gaps}
 }
 
 // config is the sweep's configuration on the host, without the parts made
@@ -118,5 +120,5 @@ func (s Spec) config() macro.Config {
 		PrefixLen: s.PrefixLen, Repeat: s.Repeat, Percentiles: s.Percentiles,
 		Arrivals: s.Arrivals, Burstiness: s.Burstiness, LatencyFrom: s.LatencyFrom, Search: s.Search, SearchTolerance: s.SearchTolerance, SearchFrom: s.SearchFrom,
 		MaxInFlight: s.MaxInFlight, TraceSpeed: s.TraceSpeed, TraceStart: s.TraceStart, TraceDuration: s.TraceDuration,
-		ThinkTime: s.ThinkTime, SessionHeader: s.SessionHeader, Deployment: s.Deployment, Shard: s.Shard, Shards: s.Shards}
+		ThinkTime: s.ThinkTime, SessionHeader: s.SessionHeader, Deployment: s.Deployment, Shard: s.Shard, Shards: s.Shards, Gaps: s.Gaps}
 }

@@ -18,7 +18,7 @@ import (
 // madeOnHost are the Config fields that do not travel: the host makes its
 // own from the spec (a dialer, the scraper from MetricsURL, the writers,
 // the GPU sampler), or knows it (the path: the host itself).
-var madeOnHost = map[string]bool{"Dial": true, "JSONL": true, "Scraper": true, "GPU": true, "Host": true, "Log": true, "Path": true}
+var madeOnHost = map[string]bool{"Dial": true, "JSONL": true, "Scraper": true, "GPU": true, "Host": true, "Log": true, "Path": true, "Observe": true}
 
 // Every setting of a sweep reaches the host: a field added to macro.Config
 // must be carried by Spec (or named in madeOnHost), or a sweep on the

@@ -22,17 +22,23 @@ func hostNow() time.Time {
 }
 
 // awaitStart reads the start operation and waits for its time; the end
-// of stdin before it is the operator gone.
-func awaitStart(ctx context.Context, rd *bufio.Reader, o *wireOut) error {
+// of stdin before it is the operator gone. The steering that came before
+// the start (a pause, a stop) is returned, for the sweep once it exists.
+func awaitStart(ctx context.Context, rd *bufio.Reader, o *wireOut) ([]down, error) {
+	var early []down
 	for {
 		line, err := readLine(rd)
 		if err != nil {
-			return fmt.Errorf("%s: waiting for the start: %w", AgentCommand, err)
+			return nil, fmt.Errorf("%s: waiting for the start: %w", AgentCommand, err)
 		}
 		var d down
-		if json.Unmarshal(line, &d) == nil && d.Op == opStart {
-			return startAt(ctx, d.At, o)
+		if json.Unmarshal(line, &d) != nil {
+			continue
 		}
+		if d.Op == opStart {
+			return early, startAt(ctx, d.At, o)
+		}
+		early = append(early, d)
 	}
 }
 

@@ -7,6 +7,7 @@ package sshtest
 
 import (
 	"bufio"
+	"cmp"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
@@ -51,6 +52,11 @@ type Options struct {
 	// Env is more environment for every session, NAME=value without spaces
 	// (e.g. a PATH with a stand-in nvidia-smi first).
 	Env []string
+	// Host is the address the server listens on (default 127.0.0.1).
+	Host string
+	// Wrap is a command line the server runs under, e.g. "ip netns exec
+	// NS" to give it a network namespace of its own.
+	Wrap []string
 }
 
 // Server is one running sshd.
@@ -100,7 +106,7 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o755)
-	s := &Server{t: t, opts: opts, Dir: dir, Host: "127.0.0.1", User: u.Username}
+	s := &Server{t: t, opts: opts, Dir: dir, Host: cmp.Or(opts.Host, "127.0.0.1"), User: u.Username}
 	hostPub, err := WriteKey(filepath.Join(dir, "host_ed25519"), "")
 	if err != nil {
 		t.Fatalf("sshtest: host key: %v", err)
@@ -135,10 +141,10 @@ func Start(t testing.TB, opts Options) *Server {
 	return s
 }
 
-// Addr is "127.0.0.1:port".
+// Addr is "host:port" (127.0.0.1 unless Options.Host says).
 func (s *Server) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Port)) }
 
-// Target is "user@127.0.0.1:port".
+// Target is "user@host:port".
 func (s *Server) Target() string { return s.User + "@" + s.Addr() }
 
 // KnownHostsLine is the known_hosts line for this server.
@@ -194,7 +200,8 @@ func (s *Server) start() {
 	if s.log == nil {
 		s.log = &SyncBuffer{}
 	}
-	cmd := exec.Command(SSHD, "-D", "-e", "-f", s.ConfigFile)
+	args := append(append([]string(nil), s.opts.Wrap...), SSHD, "-D", "-e", "-f", s.ConfigFile)
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stderr = s.log
 	cmd.Stdout = s.log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
