@@ -125,11 +125,16 @@ func (s *tmuxSession) waitFor(re *regexp.Regexp, timeout time.Duration) string {
 	return ""
 }
 
+// demoLevels are the end-to-end tests' sweep levels: the demo's plateau
+// (C=128, at its batch cap) is found as on the whole ladder 1…256, in half
+// its levels' time.
+const demoLevels = "--concurrency 1,8,128,256"
+
 func TestEndToEndDemo(t *testing.T) {
 	needTmux(t)
 	bin := buildBinary(t)
 	dir := t.TempDir()
-	s := startTmux(t, 100, 30, fmt.Sprintf("cd %s && %s demo --manual --dir %s", dir, bin, dir))
+	s := startTmux(t, 100, 30, fmt.Sprintf("cd %s && %s demo --manual --dir %s %s", dir, bin, dir, demoLevels))
 
 	// Server/Load pane: eight GPU bars with GB figures, SIMULATED in the header.
 	screen := s.waitFor(regexp.MustCompile(`(?s)GPU0.*GPU7`), 20*time.Second)
@@ -200,11 +205,14 @@ func TestEndToEndDemo(t *testing.T) {
 
 // The demo runs the whole campaign by itself: the checklist on the Notes
 // pane ticks every step, and the notebook holds the steps and the budget.
+// Its sweep climbs demoLevels (the profile's levels are 1, 8 and 128 as
+// after the whole ladder) and the simulated profiler flushes in 200 ms
+// (3 s for each of the profile's six windows otherwise).
 func TestEndToEndDemoRunsItself(t *testing.T) {
 	needTmux(t)
 	bin := buildBinary(t)
 	dir := t.TempDir()
-	s := startTmux(t, 80, 24, fmt.Sprintf("cd %s && %s demo --dir %s --load-time 4s", dir, bin, dir))
+	s := startTmux(t, 80, 24, fmt.Sprintf("cd %s && %s demo --dir %s --load-time 4s %s --profiler-flush 200ms", dir, bin, dir, demoLevels))
 	s.keys("6")
 	s.waitFor(regexp.MustCompile(`Campaign steps · \d+/9 done · 1 load\(s\) · running`), 20*time.Second)
 	screen := s.waitFor(regexp.MustCompile(`Campaign steps · 9/9 done · 1 load\(s\) · every step done`), 150*time.Second)

@@ -35,18 +35,7 @@ var Version = "dev"
 // DemoMain runs the cockpit on the simulated deployment. The campaign runs
 // by itself (every step, so every pane and the budget fill) unless --manual.
 func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := cliflags.New("demo")
-	dir := fs.String("dir", "", "folder for the demo's notebook and journal (default: a new temporary folder)")
-	manual := fs.Bool("manual", false, "drive the panes by hand instead of running the campaign (the sweep starts at once)")
-	trace := fs.Bool("trace", false, "the sweep replays a small Mooncake trace (written to --dir) at 2× on its own schedule, instead of the concurrency levels")
-	// The flags below set the demo campaign's keys (demoBinds), over it.
-	fs.Duration("load-time", 0, "how long the simulated 30-minute load takes (default 30s, 60s with --manual; more than 0)")
-	fs.Float64("stall-at", 0, "simulate a load that stalls at this many GiB per GPU (e.g. 75.8)")
-	fs.Float64("stall-with-profiler-at", 0, "simulate a restart with the profiler that stalls at this many GiB per GPU")
-	fs.Duration("stall-after", 0, "call the load stalled after this long without progress (default: the demo's 10s)")
-	fs.String("fail", "", "simulate a load that fails: oom or nccl")
-	fs.String("engine", "", "the simulated server's engine: vllm (default) or sglang (SGLang's log and /metrics)")
-	fs.Bool("variants", false, "compare three server variants after the baseline (--max-num-seqs 64 and 256, chunked prefill)")
+	fs, dir, manual, trace := newDemoFlags()
 	if code, ok := parseFlags(fs, args, "profdeck demo [--dir DIR] [--manual] [--trace] [--engine vllm|sglang] [--load-time D] [--fail oom|nccl] [--stall-at GIB] ...", stderr); !ok {
 		return code
 	}
@@ -97,6 +86,25 @@ func DemoMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return code
 }
 
+// newDemoFlags is the demo's flag set, with the flags the demo reads
+// itself; the others set its campaign's keys (demoBinds).
+func newDemoFlags() (fs *flag.FlagSet, dir *string, manual, trace *bool) {
+	fs = cliflags.New("demo")
+	dir = fs.String("dir", "", "folder for the demo's notebook and journal (default: a new temporary folder)")
+	manual = fs.Bool("manual", false, "drive the panes by hand instead of running the campaign (the sweep starts at once)")
+	trace = fs.Bool("trace", false, "the sweep replays a small Mooncake trace (written to --dir) at 2× on its own schedule, instead of the concurrency levels")
+	fs.Duration("load-time", 0, "how long the simulated 30-minute load takes (default 30s, 60s with --manual; more than 0)")
+	fs.Float64("stall-at", 0, "simulate a load that stalls at this many GiB per GPU (e.g. 75.8)")
+	fs.Float64("stall-with-profiler-at", 0, "simulate a restart with the profiler that stalls at this many GiB per GPU")
+	fs.Duration("stall-after", 0, "call the load stalled after this long without progress (default: the demo's 10s)")
+	fs.String("fail", "", "simulate a load that fails: oom or nccl")
+	fs.String("engine", "", "the simulated server's engine: vllm (default) or sglang (SGLang's log and /metrics)")
+	fs.Bool("variants", false, "compare three server variants after the baseline (--max-num-seqs 64 and 256, chunked prefill)")
+	fs.String("concurrency", "", "the sweep's concurrency levels, comma separated (default 1,2,4,…,256)")
+	fs.Duration("profiler-flush", 0, "how long the simulated stop_profile takes to flush its traces (default 3s; 0s for none)")
+	return fs, dir, manual, trace
+}
+
 // demoTrace makes the demo's sweep a replay of the sample Mooncake trace,
 // written to dir, at 2× its speed.
 func demoTrace(c *campaign.Campaign, dir string, stderr io.Writer) error {
@@ -114,7 +122,8 @@ var demoBinds = []campaign.Flag{
 	{Name: "load-time", Key: "sim.load_time"}, {Name: "stall-at", Key: "sim.stall_at_gib"},
 	{Name: "stall-with-profiler-at", Key: "sim.stall_with_profiler_at_gib"},
 	{Name: "stall-after", Key: "load.stall_after"}, {Name: "fail", Key: "sim.fail"},
-	{Name: "engine", Key: "server.engine"},
+	{Name: "engine", Key: "server.engine"}, {Name: "concurrency", Key: "macro.concurrency"},
+	{Name: "profiler-flush", Key: "sim.profiler_flush"},
 }
 
 // demoCampaign is the demo's campaign with the flags given over it: a

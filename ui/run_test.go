@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,6 @@ import (
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/report"
-	"github.com/profdeck/profdeck/ui/cliflags"
 )
 
 // On quit the cockpit waits for a running phase's end to be journalled, but
@@ -59,15 +59,7 @@ func TestWaitPhases(t *testing.T) {
 // empty included), or are refused naming the flag.
 func TestDemoFlagsWin(t *testing.T) {
 	parse := func(args ...string) (*campaign.Campaign, error) {
-		fs := cliflags.New("demo")
-		fs.Bool("manual", false, "")
-		fs.Duration("load-time", 0, "")
-		fs.Float64("stall-at", 0, "")
-		fs.Float64("stall-with-profiler-at", 0, "")
-		fs.Duration("stall-after", 0, "")
-		fs.String("fail", "", "")
-		fs.String("engine", "", "")
-		fs.Bool("variants", false, "")
+		fs, _, _, _ := newDemoFlags()
 		if err := fs.Parse(args); err != nil {
 			t.Fatal(err)
 		}
@@ -80,12 +72,18 @@ func TestDemoFlagsWin(t *testing.T) {
 	if err != nil || c.Sim.LoadTime.Duration != 5*time.Second || c.Sim.StallAtGiB != 0 || c.Sim.Fail != "" || c.Load.StallAfter.Duration != 3*time.Second {
 		t.Errorf("%v %+v %+v", err, c.Sim, c.Load)
 	}
-	if c, err := parse(); err != nil || c.Sim.LoadTime.Duration != 30*time.Second || c.Load.StallAfter.Duration != 10*time.Second {
+	c, err = parse("--concurrency", "1,8,128,256", "--profiler-flush", "0s")
+	if err != nil || !slices.Equal(c.Macro.Concurrency, []int{1, 8, 128, 256}) || c.Sim.ProfilerFlush.Duration != 0 {
+		t.Errorf("%v %v %+v", err, c.Macro.Concurrency, c.Sim)
+	}
+	if c, err := parse(); err != nil || c.Sim.LoadTime.Duration != 30*time.Second || c.Load.StallAfter.Duration != 10*time.Second ||
+		!slices.Equal(c.Macro.Concurrency, campaign.DefaultConcurrency) || c.Sim.ProfilerFlush.Duration != campaign.DefaultSimProfilerFlush {
 		t.Errorf("defaults: %v %+v", err, c)
 	}
 	for flag, want := range map[string]string{"--stall-after=0s": "--stall-after: must be more than 0", "--fail=gpu": "--fail: must be oom or nccl",
 		"--stall-at=-1": "--stall-at: must be 0 or more", "--load-time=0s": "--load-time: must be more than 0",
-		"--engine=foo": "--engine: must be vllm or sglang, got \"foo\"", "--engine=auto": "--engine: must be vllm or sglang"} {
+		"--engine=foo": "--engine: must be vllm or sglang, got \"foo\"", "--engine=auto": "--engine: must be vllm or sglang",
+		"--concurrency=1,x": "--concurrency: \"x\" is not a whole number", "--profiler-flush=-1s": "--profiler-flush: must not be negative"} {
 		if _, err := parse(flag); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", flag, err, want)
 		}

@@ -104,18 +104,19 @@ func TestSweepReplaysTraceWindowOnItsTimes(t *testing.T) {
 		len(recs), span, sc.ScheduledRate, sc.AchievedRate, sc.P99DelayMs, sc.MaxDelayMs)
 }
 
-// A speed search replays the sample trace at speeds doubling from 2×
-// against an emulator that runs one request at a time, 3 ms a step (about
-// 9 req/s: at 4× its queue grows): it brackets the largest speed meeting
-// ttft=500ms, each level replayed at the speed it names (its schedule's
-// rate that many times the trace's own).
+// A speed search replays the sample trace at speeds doubling from 3×
+// against an emulator that runs one request at a time, 2 ms a step (about
+// 14 req/s: at 6× its queue grows): it brackets the largest speed meeting
+// ttft=333ms, each level replayed at the speed it names (its schedule's
+// rate that many times the trace's own). The seven replays of its 6.5 s
+// span take 13 s (20 s at 3 ms a step from 2×, the same search scaled).
 func TestSpeedSearchBracketsTrace(t *testing.T) {
-	_, url := startEmu(t, vllmemu.Config{StepTime: 3 * time.Millisecond, CoarseTiming: true, MaxNumSeqs: 1})
+	_, url := startEmu(t, vllmemu.Config{StepTime: 2 * time.Millisecond, CoarseTiming: true, MaxNumSeqs: 1})
 	res := runSweep(t, macro.Config{URL: url, Model: "test/model", Dataset: macro.TraceMooncake,
-		DatasetFile: "testdata/trace_mooncake.jsonl", TraceSpeed: 2, NoPreflight: true, Seed: 1,
-		Search: "speed", SearchTolerance: 0.25, SLO: "ttft=500ms"})
+		DatasetFile: "testdata/trace_mooncake.jsonl", TraceSpeed: 3, NoPreflight: true, Seed: 1,
+		Search: "speed", SearchTolerance: 0.25, SLO: "ttft=333ms"})
 	s := res.Search
-	if s == nil || s.Unit != "speed" || s.Lower < 2 || s.Upper == nil || *s.Upper > 32 || *s.Upper-s.Lower > 0.25*s.Lower {
+	if s == nil || s.Unit != "speed" || s.Lower < 3 || s.Upper == nil || *s.Upper > 32 || *s.Upper-s.Lower > 0.25*s.Lower {
 		t.Fatalf("search %+v", s)
 	}
 	base := res.Workload.Trace.MeanRate / res.Workload.Trace.Speed

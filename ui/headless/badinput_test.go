@@ -41,6 +41,7 @@ func TestParsersBadInputExit2(t *testing.T) {
 // nvidia-smi output over 32 MiB is read up to 32 MiB, and the command
 // says so.
 func TestParseSMISaysWhenCut(t *testing.T) {
+	t.Parallel()
 	fix, err := os.ReadFile("../../phases/load/smi/testdata/nvidia-smi-03-h100x8-535-table.txt")
 	if err != nil {
 		t.Fatal(err)

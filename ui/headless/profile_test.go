@@ -66,6 +66,7 @@ func TestParseTableMainErrors(t *testing.T) {
 
 // profdeck profile against the simulated deployment, headless, with --json.
 func TestProfileMainSim(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "profdeck.yaml")
 	if err := os.WriteFile(cfg, []byte("host: sim\nsim:\n  profiler_flush: 300ms\nmacro:\n  input_len: 16\n  output_len: 12\n"), 0o644); err != nil {

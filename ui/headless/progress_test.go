@@ -81,6 +81,7 @@ func TestTrackerSaysScriptItemsAndETA(t *testing.T) {
 // --progress-every says its level and requests on stderr, and --jsonl
 // gets progress events among the request records.
 func TestSweepSaysWhereItStands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	jsonl := filepath.Join(dir, "r.jsonl")
 	var out, errb bytes.Buffer

@@ -11,6 +11,7 @@ import (
 // warm-up) are said by the commands that send the sweep's requests, and
 // by no other: nccl, micro and load do not use them.
 func TestQuickSimNoteOnlyWhereItApplies(t *testing.T) {
+	t.Parallel()
 	const note = "quick settings"
 	for _, c := range []struct {
 		name string
