@@ -95,7 +95,6 @@ func TestContinuousUsageRefused(t *testing.T) {
 }
 
 func TestServerWithoutUsage(t *testing.T) {
-	t.Parallel()
 	// Steps long enough that the server never has two tokens of one request
 	// waiting when it writes: a late writer sends them in one chunk (as vLLM
 	// does), and without usage a chunk can only count as one token.
