@@ -291,7 +291,8 @@ func waitPhases(sess *report.Session, skip int, timeout time.Duration) {
 
 // campaignRunner is the Notes pane's r key: the campaign's remaining steps
 // on the cockpit's session, with the Load pane's server (its watcher
-// reports the loads, so the run follows them quietly).
+// reports the loads, so the run follows them quietly), and its sweep over
+// the campaign's load agents when it names some.
 func campaignRunner(c *campaign.Campaign, nodes []remote.Host, op *campaign.Opened,
 	srv *load.Server) func(context.Context) (*campaignrun.Result, error) {
 	return func(ctx context.Context) (*campaignrun.Result, error) {
@@ -299,6 +300,11 @@ func campaignRunner(c *campaign.Campaign, nodes []remote.Host, op *campaign.Open
 		if err != nil {
 			return nil, err
 		}
+		release, err := c.WithAgents(ctx, &cfg)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 		cfg.Server, cfg.QuietFollow, cfg.Prior = srv, true, op.Session.Events()
 		cfg.WriteNotebook = op.WriteNotebook
 		cfg.Predict = func(spec phases.VariantSpec) phases.VariantPrediction {
