@@ -140,18 +140,22 @@ func demoCampaign(fs *flag.FlagSet, manual bool) (*campaign.Campaign, error) {
 	return c, c.Check()
 }
 
+// tuiBinds are the cockpit's flags that set keys of its campaign.
+var tuiBinds = []campaign.Flag{{Name: "loadgen", Key: "macro.loadgen.mode"}, {Name: "loadgen-hosts", Key: "macro.loadgen.hosts"}}
+
 // TUIMain runs the cockpit for a campaign file.
 func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := cliflags.New("tui")
 	path := fs.String("c", campaign.DefaultPath, "campaign file")
 	fs.String("loadgen", "", "where the sweep's and the profile's load generator runs: here, or host (the GPU host; default: the campaign's macro.loadgen)")
-	if code, ok := parseFlags(fs, args, "profdeck tui [-c FILE] [--loadgen here|host]", stderr); !ok {
+	fs.String("loadgen-hosts", "", "the load agents' hosts, HOST[:PROCS],… (e.g. gen1:2,gen2:2): the sweep's levels are split between them and merged (default: the campaign's macro.loadgen.hosts)")
+	if code, ok := parseFlags(fs, args, "profdeck tui [-c FILE] [--loadgen here|host] [--loadgen-hosts HOST[:PROCS],…]", stderr); !ok {
 		return code
 	}
 	c, err := campaign.LoadFile(*path)
 	var set []string
 	if err == nil {
-		if err = c.ApplyFlags(fs, campaign.Flag{Name: "loadgen", Key: "macro.loadgen.mode"}); err == nil {
+		if err = c.ApplyFlags(fs, tuiBinds...); err == nil {
 			set = c.QuickSim(true)
 			err = c.Check()
 		}

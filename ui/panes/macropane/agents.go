@@ -74,40 +74,41 @@ func (m *Model) lastAgentLevel() *phases.LevelResult {
 }
 
 // agentLines are the newest agent level's agents, the most telling first:
-// partial and why, the agents that were the bottleneck, then each agent's
-// clock offset ± its uncertainty. In the warning style on up to two rows
-// when the level is partial or bound, else one quiet row.
+// partial and who was lost, the agents that were the bottleneck, each
+// agent's clock offset ± its uncertainty, then why each was lost. In the
+// warning style on up to two rows when the level is partial or bound,
+// else one quiet row.
 func (m *Model) agentLines() []string {
 	lv := m.lastAgentLevel()
 	if lv == nil {
 		return nil
 	}
-	s := m.d.Styles
-	text := fmt.Sprintf("agents at %s: %d", levelAt(*lv), len(lv.Agents))
-	warn := false
-	if lost := lostAgents(*lv); len(lost) > 0 {
-		text += " · partial: lost " + strings.Join(lost, "; ")
-		warn = true
-	} else if partial(*lv) {
-		text += " · partial: stopped mid-level"
-		warn = true
-	}
-	var bound, clocks []string
+	var lost, why, bound, clocks []string
 	for _, a := range lv.Agents {
+		if a.Lost != "" {
+			lost, why = append(lost, a.Agent), append(why, a.Agent+": "+a.Lost)
+		}
 		if a.ClientBound {
 			bound = append(bound, a.Agent)
 		}
 		clocks = append(clocks, a.Agent+" "+clockOffset(a.OffsetMs, a.UncertaintyMs))
 	}
+	parts := []string{fmt.Sprintf("agents at %s: %d", levelAt(*lv), len(lv.Agents))}
+	switch {
+	case len(lost) > 0:
+		parts = append(parts, "partial: lost "+strings.Join(lost, ", "))
+	case partial(*lv):
+		parts = append(parts, "partial: stopped mid-level")
+	}
 	if len(bound) > 0 {
-		text += " · bottleneck: " + strings.Join(bound, ", ")
-		warn = true
+		parts = append(parts, "bottleneck: "+strings.Join(bound, ", "))
 	}
-	text += " · clock " + strings.Join(clocks, ", ")
-	if warn {
-		return m.wrapped(s.Warn, text)
+	parts = append(parts, "clock "+strings.Join(clocks, ", "))
+	text := strings.Join(append(parts, why...), " · ")
+	if len(parts) > 2 {
+		return m.wrapped(m.d.Styles.Warn, text)
 	}
-	return []string{s.Subtle.Render(components.Fit(text, m.w))}
+	return []string{m.d.Styles.Subtle.Render(components.Fit(text, m.w))}
 }
 
 // levelAt names a level: C=8, or its rate, or a trace's speed.
