@@ -65,19 +65,22 @@ func statusTexts(h *harness) []string {
 	return out
 }
 
-// A level that lost an agent mid-level, and named another the
-// bottleneck, reads so at 80 columns: its row counts the agents left and
-// is marked partial, and the line above the table names both agents
-// before the clocks.
+// Levels that lost an agent mid-level read so at 80 columns, their flags
+// whole: each row counts the agents left and is marked partial (one also
+// bound, one also of few requests), and the line above the table names
+// the lost agent and the bottleneck before the clocks.
 func TestPartialAgentLevel(t *testing.T) {
 	m := newPane(t, 80, 24, false)
 	lv := phases.LevelResult{Concurrency: 8, Completed: 30, ClientBound: true, Agents: []phases.AgentAudit{
 		{Agent: "gen1#0", Completed: 20, OffsetMs: 12.8, UncertaintyMs: 0.4, ClientBound: true},
 		{Agent: "gen2#1", Completed: 10, OffsetMs: -3013, UncertaintyMs: 17, Lost: "connection closed"}}}
-	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{phases.New(clock0, phases.KindMacroLevel, lv)}})
+	few := phases.LevelResult{Concurrency: 4, Completed: 3, Agents: []phases.AgentAudit{
+		{Agent: "gen1#0", Completed: 3}, {Agent: "gen2#1", Lost: "connection refused"}}}
+	m.Update(common.EventsMsg{At: clock0, Events: []phases.Event{phases.New(clock0, phases.KindMacroLevel, few),
+		phases.New(clock0, phases.KindMacroLevel, lv)}})
 	v := plain(m)
 	for _, want := range []string{"agents at C=8: 2 · partial: lost gen2#1 · bottleneck: gen1#0 · clock gen1#0", "+12.80ms±400.0µs",
-		"gen2#1 −3.01s±17.00ms · gen2#1: connection closed", " 1/2 bound,part"} {
+		"gen2#1 −3.01s±17.00ms · gen2#1: connection closed", " 1/2 bound,part", " 1/2 part,few"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("the pane lacks %q:\n%s", want, v)
 		}

@@ -215,6 +215,8 @@ func shortFlags(flags []string) string {
 		out[i] = f
 		if s, ok := short[f]; ok {
 			out[i] = s
+		} else if strings.HasPrefix(f, "few: ") {
+			out[i] = "few" // how few, where the whole flag fits
 		}
 	}
 	return strings.Join(out, ",")
