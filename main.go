@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/profdeck/profdeck/phases/macro/kubejob"
 	"github.com/profdeck/profdeck/phases/macro/onhost"
 	"github.com/profdeck/profdeck/remote/local"
 	"github.com/profdeck/profdeck/ui"
@@ -124,16 +125,41 @@ func versionMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	return 0
 }
 
-// agentMain is the load generator on the GPU host: the sweep's
-// configuration comes on stdin, its events go out on stdout.
+// agentMain is the load generator's agent. Without arguments it is the
+// far end on a host (--loadgen host, the SSH agents): the sweep's
+// configuration comes on stdin, its events go out on stdout. With a pod's
+// arguments (profdeck loadgen manifest) it is a Kubernetes pod's agent.
 func agentMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
-		fmt.Fprintln(stderr, "profdeck "+onhost.AgentCommand+": takes no arguments (profdeck runs it for --loadgen host)")
-		return 2
+		return podAgentMain(args, stdout, stderr)
 	}
 	if err := onhost.Serve(ctx, local.New(), os.Stdin, stdout); err != nil {
 		return 1
 	}
+	return 0
+}
+
+// podAgentMain is a pod's agent: its arguments and spec checked as the
+// manifest writes them, its share said with --check. Dialing the
+// coordinator is planned (docs/scale-out-kubernetes.md).
+func podAgentMain(args []string, stdout, stderr io.Writer) int {
+	name := "profdeck " + onhost.AgentCommand
+	a, err := kubejob.ParseAgentArgs(args)
+	var share onhost.Spec
+	if err == nil {
+		share, err = a.Share()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 2
+	}
+	if !a.Check {
+		fmt.Fprintf(stderr, "%s: a pod's agent does not dial %s: the coordinator's side is planned (docs/scale-out-kubernetes.md); %s checks the arguments and the spec\n",
+			name, a.Coordinator, kubejob.FlagCheck)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: shard %d of %d: levels %v, %d requests, seed %d; coordinator %s\n",
+		name, a.Shard, a.Shards, share.Concurrency, share.Requests, share.Seed, a.Coordinator)
 	return 0
 }
 

@@ -149,18 +149,22 @@ func demoCampaign(fs *flag.FlagSet, manual bool) (*campaign.Campaign, error) {
 	return c, c.Check()
 }
 
+// tuiBinds are the cockpit's flags that set keys of its campaign.
+var tuiBinds = []campaign.Flag{{Name: "loadgen", Key: "macro.loadgen.mode"}, {Name: "loadgen-hosts", Key: "macro.loadgen.hosts"}}
+
 // TUIMain runs the cockpit for a campaign file.
 func TUIMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := cliflags.New("tui")
 	path := fs.String("c", campaign.DefaultPath, "campaign file")
 	fs.String("loadgen", "", "where the sweep's and the profile's load generator runs: here, or host (the GPU host; default: the campaign's macro.loadgen)")
-	if code, ok := parseFlags(fs, args, "profdeck tui [-c FILE] [--loadgen here|host]", stderr); !ok {
+	fs.String("loadgen-hosts", "", "the load agents' hosts, HOST[:PROCS],… (e.g. gen1:2,gen2:2): the sweep's levels are split between them and merged (default: the campaign's macro.loadgen.hosts)")
+	if code, ok := parseFlags(fs, args, "profdeck tui [-c FILE] [--loadgen here|host] [--loadgen-hosts HOST[:PROCS],…]", stderr); !ok {
 		return code
 	}
 	c, err := campaign.LoadFile(*path)
 	var set []string
 	if err == nil {
-		if err = c.ApplyFlags(fs, campaign.Flag{Name: "loadgen", Key: "macro.loadgen.mode"}); err == nil {
+		if err = c.ApplyFlags(fs, tuiBinds...); err == nil {
 			set = c.QuickSim(true)
 			err = c.Check()
 		}
@@ -300,7 +304,8 @@ func waitPhases(sess *report.Session, skip int, timeout time.Duration) {
 
 // campaignRunner is the Notes pane's r key: the campaign's remaining steps
 // on the cockpit's session, with the Load pane's server (its watcher
-// reports the loads, so the run follows them quietly).
+// reports the loads, so the run follows them quietly), and its sweep over
+// the campaign's load agents when it names some.
 func campaignRunner(c *campaign.Campaign, nodes []remote.Host, op *campaign.Opened,
 	srv *load.Server) func(context.Context) (*campaignrun.Result, error) {
 	return func(ctx context.Context) (*campaignrun.Result, error) {
@@ -308,6 +313,11 @@ func campaignRunner(c *campaign.Campaign, nodes []remote.Host, op *campaign.Open
 		if err != nil {
 			return nil, err
 		}
+		release, err := c.WithAgents(ctx, &cfg)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 		cfg.Server, cfg.QuietFollow, cfg.Prior = srv, true, op.Session.Events()
 		cfg.WriteNotebook = op.WriteNotebook
 		cfg.Predict = func(spec phases.VariantSpec) phases.VariantPrediction {

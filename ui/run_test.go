@@ -3,6 +3,8 @@ package ui
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +13,8 @@ import (
 	"github.com/profdeck/profdeck/campaign"
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/remote"
+	"github.com/profdeck/profdeck/remote/local"
 	"github.com/profdeck/profdeck/report"
 )
 
@@ -106,5 +110,24 @@ func TestDemoTraceReplays(t *testing.T) {
 	tr := cfg.TraceSummary()
 	if c.Macro.Dataset != macro.TraceMooncake || tr == nil || tr.Requests != 24 || tr.Speed != 2 || cfg.Rate <= 0 {
 		t.Fatalf("dataset %q, trace %+v, rate %g", c.Macro.Dataset, tr, cfg.Rate)
+	}
+}
+
+// The campaign run from the cockpit (the Notes pane's r) opens the
+// campaign's load agents' hosts before anything starts, as profdeck run
+// does: a host that cannot be opened is said, naming it.
+func TestCampaignRunOpensTheLoadAgents(t *testing.T) {
+	dir := t.TempDir()
+	c := campaign.Demo(dir)
+	// gen9 is a closed port on loopback.
+	c.SSH.Config = filepath.Join(dir, "ssh_config")
+	if err := os.WriteFile(c.SSH.Config, []byte("Host gen9\n  HostName 127.0.0.1\n  Port 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.Host, c.Macro.Loadgen.Hosts = "sim", campaign.LoadgenHosts{{Host: "sim", Procs: 1}, {Host: "gen9", Procs: 1}}
+	run := campaignRunner(c, []remote.Host{local.New()}, &campaign.Opened{}, nil)
+	_, err := run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "load agent host gen9") {
+		t.Fatalf("err %v: want the agent host named", err)
 	}
 }

@@ -9,17 +9,27 @@ import (
 	"testing"
 )
 
-// profdeck tui --loadgen is checked as the campaign key is: a value that is
-// neither here nor host is one line and exit 2, before any host is opened.
+// profdeck tui --loadgen and --loadgen-hosts are checked as the campaign's
+// keys are: a bad value is one line and exit 2, before any host is opened.
 func TestTUILoadgenFlag(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "profdeck.yaml")
 	if err := os.WriteFile(path, []byte("host: sim\nmacro:\n  loadgen: host\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var out, errb bytes.Buffer
-	code := TUIMain(context.Background(), []string{"-c", path, "--loadgen", "gpu"}, &out, &errb)
-	if code != 2 || !strings.Contains(errb.String(), "--loadgen: must be here or host") || strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 {
-		t.Fatalf("exit %d, stderr %q: want one line naming --loadgen and exit 2", code, errb.String())
+	for _, c := range []struct{ args, want []string }{
+		{[]string{"--loadgen", "gpu"}, []string{"--loadgen: must be here or host"}},
+		{[]string{"--loadgen-hosts", "gen1:x"}, []string{"--loadgen-hosts", "gen1:x"}},
+		// The flag sets macro.loadgen.hosts: beside mode host, refused.
+		{[]string{"--loadgen-hosts", "gen1:2"}, []string{"mode host and hosts together"}},
+	} {
+		var out, errb bytes.Buffer
+		code := TUIMain(context.Background(), append([]string{"-c", path}, c.args...), &out, &errb)
+		line := strings.TrimSpace(errb.String())
+		for _, w := range c.want {
+			if code != 2 || !strings.Contains(line, w) || strings.Contains(line, "\n") {
+				t.Errorf("%v: exit %d, stderr %q: want one line with %q and exit 2", c.args, code, line, w)
+			}
+		}
 	}
 }
 

@@ -183,17 +183,23 @@ func (r *runner) macro(ctx context.Context) (string, string) {
 	return phases.StepDone, reason
 }
 
-// sweepEngine is the campaign's sweep: over its load agents, else where
-// its load generator runs.
+// sweepEngine is the campaign's sweep (SweepEngine).
 func (r *runner) sweepEngine() (macro.Engine, error) {
-	if len(r.cfg.Agents) > 0 {
-		e, err := fleet.NewEngine(r.cfg.Sweep, r.cfg.Agents)
+	return SweepEngine(r.cfg.Sweep, r.cfg.Loadgen, onhost.Options{Host: r.cfg.Host, MetricsURL: r.cfg.MetricsURL}, r.cfg.Agents)
+}
+
+// SweepEngine is the one place that picks a sweep's engine, for every
+// front-end: over the load agents when there are some (fleet.Engine),
+// else where the load generator runs (mode, onhost.NewEngine).
+func SweepEngine(cfg macro.Config, mode string, opt onhost.Options, agents []fleet.Member) (macro.Engine, error) {
+	if len(agents) > 0 {
+		e, err := fleet.NewEngine(cfg, agents)
 		if err != nil {
-			return nil, err
+			return nil, err // not a nil *fleet.Engine in the interface
 		}
 		return e, nil
 	}
-	return onhost.NewEngine(r.cfg.Sweep, r.cfg.Loadgen, onhost.Options{Host: r.cfg.Host, MetricsURL: r.cfg.MetricsURL})
+	return onhost.NewEngine(cfg, mode, opt)
 }
 
 // freeGPUs stops the server and waits until the GPUs' memory is released.

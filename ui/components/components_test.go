@@ -154,6 +154,11 @@ func TestWrapRowsKeepsTheWordsOnTwoRows(t *testing.T) {
 	if !strings.Contains(got[1], "…") {
 		t.Fatalf("text longer than two rows must end in …: %q", got[1])
 	}
+	// A word longer than a row fills it: the cut is still marked once.
+	long := WrapRows("lost: Get http://127.0.0.1:8000/v1/models/"+strings.Repeat("x", 80)+" refused", 40, 2)
+	if n := strings.Count(strings.Join(long, ""), "…"); n != 1 {
+		t.Fatalf("%d marks of the cut, want 1: %q", n, long)
+	}
 	if one := WrapRows("short", 40, 2); len(one) != 1 {
 		t.Fatalf("short text takes %d rows, want 1", len(one))
 	}

@@ -99,7 +99,7 @@ func WrapRows(text string, w, rows int) []string {
 		lines = lines[:rows]
 		last := strings.TrimRight(lines[rows-1], " ")
 		if Width(last)+2 > w {
-			last = Truncate(last, w-2)
+			last = ansi.Truncate(last, w-2, "") // one mark, the one below
 		}
 		lines[rows-1] = last + " " + Ellipsis
 	}

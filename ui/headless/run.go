@@ -186,14 +186,11 @@ func Campaign(ctx context.Context, c *campaign.Campaign, host remote.Host, o Opt
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(c.Macro.Loadgen.Hosts) > 0 {
-		members, closeAgents, err := openAgents(ctx, c, host, cfg.MetricsURL)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer closeAgents()
-		cfg.Agents = members
+	closeAgents, err := c.WithAgents(ctx, &cfg)
+	if err != nil {
+		return nil, nil, err
 	}
+	defer closeAgents()
 	cfg.Phases, cfg.Redo, cfg.Keep = o.Phases, o.Redo, o.Keep
 	if cfg.Server != nil {
 		cfg.Server.GivenPID = o.StopPID

@@ -37,6 +37,7 @@ type Model struct {
 	r        common.RunControl
 	sweep    macro.Engine
 	stopping bool  // asked to stop: the requests in flight finish
+	opening  bool  // opening the load agents' hosts; the sweep starts next
 	planned  []int // the levels the sweep was started with
 	cutOff   bool  // the sweep shown started in the journal and never finished
 	// asked is what the keys asked of the engine that its ticks do not
@@ -168,6 +169,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.key(msg)
 	case markerMsg:
 		return m.markerSaved(msg)
+	case agentsMsg:
+		return m.agentsOpened(msg)
 	default:
 		if cmd, ended, mine := m.r.Update(msg); mine {
 			if ended {

@@ -8,7 +8,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/campaignrun"
 	"github.com/profdeck/profdeck/phases/macro"
+	"github.com/profdeck/profdeck/phases/macro/fleet"
 	"github.com/profdeck/profdeck/phases/macro/onhost"
 	"github.com/profdeck/profdeck/remote"
 	"github.com/profdeck/profdeck/ui/common"
@@ -21,27 +23,70 @@ func (m *Model) sweepConfig() (cfg macro.Config, done func()) {
 	return m.d.Campaign.SweepThrough(m.d.Host, m.d.APIKey)
 }
 
+// agentsMsg ends the opening of the campaign's load agents' hosts.
+type agentsMsg struct {
+	members []fleet.Member
+	release func()
+	err     error
+}
+
 // start launches a sweep; the engine brackets its run in the session.
+// The load agents' hosts, when the campaign names some, are opened first,
+// off the screen's loop (an SSH host takes a while to answer).
 func (m *Model) start() tea.Cmd {
 	if m.d.Campaign == nil || m.d.Session == nil {
 		return common.Error(errors.New("macro: no campaign loaded"))
 	}
+	c := m.d.Campaign
+	if len(c.Macro.Loadgen.Hosts) == 0 {
+		return m.launch(nil, func() {})
+	}
+	m.opening, m.dirty = true, true
+	ctx, host := m.d.Ctx, m.d.Host
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return tea.Batch(common.Status("macro sweep: opening the load agents' hosts "+c.Macro.Loadgen.Hosts.String()),
+		func() tea.Msg {
+			members, release, err := c.OpenAgents(ctx, host, c.MetricsURL())
+			return agentsMsg{members: members, release: release, err: err}
+		})
+}
+
+// agentsOpened starts the sweep over the agents just opened.
+func (m *Model) agentsOpened(msg agentsMsg) tea.Cmd {
+	m.opening, m.dirty = false, true
+	if msg.err != nil {
+		return common.Error(fmt.Errorf("macro sweep: %w", msg.err))
+	}
+	return m.launch(msg.members, msg.release)
+}
+
+// launch starts the sweep's engine (campaignrun.SweepEngine: over the
+// agents when there are some); closeAgents closes their hosts once it
+// has run.
+func (m *Model) launch(agents []fleet.Member, closeAgents func()) tea.Cmd {
 	cfg, release := m.sweepConfig()
 	c := m.d.Campaign
-	sw, err := onhost.NewEngine(cfg, c.Macro.Loadgen.Mode, onhost.Options{Host: m.d.Host, MetricsURL: c.MetricsURL()})
+	sw, err := campaignrun.SweepEngine(cfg, c.Macro.Loadgen.Mode, onhost.Options{Host: m.d.Host, MetricsURL: c.MetricsURL()}, agents)
 	if err != nil {
 		release()
+		closeAgents()
 		return common.Error(fmt.Errorf("macro sweep: %w", err))
 	}
 	m.resetRun()
 	m.sweep, m.stopping, m.planned, m.cutOff = sw, false, sw.Config().Concurrency, false
 	m.chartsDirty = true
 	where := ""
-	if _, ok := sw.(*onhost.Sweep); ok {
+	switch sw.(type) {
+	case *onhost.Sweep:
 		where = " (load generator on host " + m.d.Host.Name() + ")"
+	case *fleet.Engine:
+		where = fmt.Sprintf(" over %d load agents (%s)", len(agents), c.Macro.Loadgen.Hosts)
 	}
 	return tea.Batch(common.Status("macro sweep started against "+remote.MaskURL(cfg.URL)+where),
 		m.r.Start(m.d, func(ctx context.Context, em *phases.Emitter) error {
+			defer closeAgents()
 			defer release()
 			_, err := sw.Run(ctx, em)
 			return err
@@ -62,6 +107,8 @@ func (m *Model) startStop() tea.Cmd {
 		return common.Status("cutting the sweep short")
 	case m.r.State == common.RunCancelling:
 		return nil
+	case m.opening:
+		return common.Status("opening the load agents' hosts: the sweep starts once they answer")
 	case m.r.Elsewhere():
 		return common.Status("a sweep started elsewhere (the campaign run) is under way; its levels show here")
 	}

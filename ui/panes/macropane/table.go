@@ -21,13 +21,22 @@ type tableCols struct {
 	sig    bool // the server's signals (prefix cache, speculative decoding)
 	trace  bool // a replayed trace's implied prefix reuse, beside the hit rate
 	sglang bool // SGLang's queue is "queued", and it counts no preemptions
+	agents bool // a level ran over load agents: how many
 }
 
 // tableHead is the levels table's header line and the columns it has.
 func (m *Model) tableHead() (string, tableCols) {
-	c := tableCols{server: m.w >= 112, gpu: m.w >= 120, sig: m.w >= 140, sglang: m.server.Engine == "sglang"}
-	c.trace = c.sig && m.w >= 148 && m.replayed()
+	c := tableCols{agents: m.hasAgents()}
+	w := m.w // the width left beside the agents' column
+	if c.agents {
+		w -= len(fmt.Sprintf(agentsFmt, ""))
+	}
+	c.server, c.gpu, c.sig, c.sglang = w >= 112, w >= 120, w >= 140, m.server.Engine == "sglang"
+	c.trace = c.sig && w >= 148 && m.replayed()
 	head := fmt.Sprintf(rowFmt, "C", "req/s", "tok/s", "TTFT p50", "p99", "TPOT p50", "p99", "ITL p99", "fail")
+	if c.agents {
+		head += fmt.Sprintf(agentsFmt, "agts")
+	}
 	if c.server {
 		wait := "wait"
 		if c.sglang {
@@ -148,6 +157,9 @@ func (m *Model) levelRow(lv phases.LevelResult, cols tableCols, bound bool) stri
 	line := fmt.Sprintf(rowFmt, levelCell(lv), units.Rate(lv.RequestThroughput),
 		units.Thousands(lv.OutputThroughput), units.Ms(lv.MedianTTFTms), units.Ms(lv.P99TTFTms), units.Ms(lv.MedianTPOTms),
 		units.Ms(lv.P99TPOTms), units.Ms(lv.P99ITLms), strconv.Itoa(lv.Failed))
+	if cols.agents {
+		line += agentsCell(lv)
+	}
 	if cols.server {
 		line += serverCols(lv.Server, cols.sglang)
 	}
@@ -174,6 +186,9 @@ func (m *Model) levelRow(lv phases.LevelResult, cols tableCols, bound bool) stri
 	if f := levelFlag(lv); f != "" {
 		flags = append(flags, f)
 	}
+	if partial(lv) {
+		flags, style = append(flags, "partial"), s.Warn
+	}
 	if lv.Few() {
 		flags, style = append(flags, fmt.Sprintf("few: %d req", lv.Completed)), s.Warn
 	}
@@ -194,12 +209,14 @@ func (m *Model) levelRow(lv phases.LevelResult, cols tableCols, bound bool) stri
 func shortFlags(flags []string) string {
 	short := map[string]string{"◀ plateau": "◀", "client-bound": "bound", "steered": "steer",
 		"power-throttled": "pwr", "thermal-throttled": "therm", "power+thermal-throttled": "pwr+th",
-		"paused": "pause", "stopped early": "stop"}
+		"paused": "pause", "stopped early": "stop", "partial": "part"}
 	out := make([]string, len(flags))
 	for i, f := range flags {
 		out[i] = f
 		if s, ok := short[f]; ok {
 			out[i] = s
+		} else if strings.HasPrefix(f, "few: ") {
+			out[i] = "few" // how few, where the whole flag fits
 		}
 	}
 	return strings.Join(out, ",")

@@ -224,6 +224,7 @@ func (m *Model) banners() []string {
 		text := fmt.Sprintf("CLIENT-BOUND at %s: %s. This level measured the client, not the server.", at, cb.Reason)
 		out = append(out, s.BannerWarn.Render(components.Fit(text, m.w-2)))
 	}
+	out = append(out, m.agentLines()...)
 	if m.search != nil {
 		out = append(out, m.searchLines()...)
 	}
