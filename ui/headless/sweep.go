@@ -214,6 +214,7 @@ func (f *sweepFlags) plan(c *Command) (macro.Config, *campaign.Campaign, error) 
 		cfg.Model = f.model
 	}
 	cfg.Timeout, cfg.Seed = f.timeout, f.seed
+	cfg.Gaps = f.vllm != nil && f.vllm.detailed // --save-detailed: each request's inter-token gaps too
 	if c.Set("users") && !macro.IsSessionDataset(cfg.Dataset) {
 		return macro.Config{}, nil, BadInput("--users: users run sessions: give a multi-turn dataset (--dataset conversations|sessions FILE)")
 	}

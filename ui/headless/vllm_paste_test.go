@@ -220,6 +220,9 @@ func TestSweepVLLMFlagsMeaning(t *testing.T) {
 	if err != nil || strings.Count(string(recs), "\n") < 4 {
 		t.Errorf("--save-detailed: %v, %d lines", err, strings.Count(string(recs), "\n"))
 	}
+	if !strings.Contains(string(recs), `"itl_ms":[`) {
+		t.Errorf("--save-detailed: the records hold no itl_ms:\n%.400s", recs)
+	}
 }
 
 // peakInFlight is the most requests of a JSON lines file in flight at

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/profdeck/profdeck/phases"
@@ -31,6 +32,7 @@ func (lv Level) LevelResult(c int, rate float64) phases.LevelResult {
 		out.ThroughputWindow, out.TokenSource, out.InputTokenSource = first.ThroughputWindow, first.TokenSource, first.InputTokenSource
 	}
 	sum(&out, parts)
+	carryNotes(&out, parts, names)
 	pooled(&out, parts)
 	lv.percentiles(&out, parts)
 	out.Schedule = schedule(rate, parts, names, &out)
@@ -67,13 +69,56 @@ func sum(out *phases.LevelResult, parts []phases.LevelResult) {
 		out.ClientCPUs += p.ClientCPUs
 		out.MeanInFlight += p.MeanInFlight
 		out.MaxSendLagms = max(out.MaxSendLagms, p.MaxSendLagms)
-		out.Warnings = append(out.Warnings, ownWarnings(p.Warnings, len(parts))...)
 	}
 	if out.DurationS > 0 {
 		out.RequestThroughput = float64(out.Completed) / out.DurationS
 		out.OutputThroughput = float64(out.TotalOutputTokens) / out.DurationS
 		out.TotalTokenThroughput = float64(out.TotalInputTokens+out.TotalOutputTokens) / out.DurationS
 	}
+}
+
+// carryNotes puts the agents' own level notes and warnings into the
+// merged level: one said by every agent once, as it is; any other with
+// the name of the agent that said it.
+func carryNotes(out *phases.LevelResult, parts []phases.LevelResult, names []string) {
+	notes, warns := make([][]string, len(parts)), make([][]string, len(parts))
+	for i, p := range parts {
+		notes[i], warns[i] = p.Notes, ownWarnings(p.Warnings, len(parts))
+	}
+	out.Notes = append(out.Notes, byAgent(notes, names)...)
+	out.Warnings = append(out.Warnings, byAgent(warns, names)...)
+}
+
+// byAgent lists each agent's lines in order, a line every agent says
+// once and bare, any other prefixed by its agent's name.
+func byAgent(lines [][]string, names []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for i, ls := range lines {
+		for _, l := range ls {
+			switch {
+			case len(lines) < 2:
+				out = append(out, l)
+			case saidByAll(lines, l):
+				if !seen[l] {
+					out = append(out, l)
+				}
+				seen[l] = true
+			default:
+				out = append(out, names[i]+": "+l)
+			}
+		}
+	}
+	return out
+}
+
+func saidByAll(lines [][]string, l string) bool {
+	for _, ls := range lines {
+		if !slices.Contains(ls, l) {
+			return false
+		}
+	}
+	return true
 }
 
 // otherClients marks an agent's warning that the server served more than

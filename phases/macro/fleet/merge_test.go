@@ -193,3 +193,31 @@ func TestUnmergedMetricIsWarned(t *testing.T) {
 		t.Fatalf("p95 TTFT %v (all %v), p50 %v", got, w, lr.MedianTTFTms)
 	}
 }
+
+// The agents' own level notes and warnings reach the merged level: one
+// every agent says once, any other under the name of the agent that said it.
+func TestAgentNotesCarried(t *testing.T) {
+	agents := agentsOf(t, samples(2_000, 5), 2)
+	same, held := "few requests", "open loop held at 64 in flight"
+	agents[0].Level = &phases.LevelResult{Completed: 1000, Notes: []string{same, held}, Warnings: []string{"client-bound"}}
+	agents[1].Level = &phases.LevelResult{Completed: 1000, Notes: []string{same}}
+	lv, err := Merge(agents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr := lv.LevelResult(8, 0)
+	name := agentName(agents[0].Host, 0)
+	if !slices.Contains(lr.Notes, same) || !slices.Contains(lr.Notes, name+": "+held) || slices.Contains(lr.Notes, held) ||
+		!slices.Contains(lr.Warnings, name+": client-bound") {
+		t.Fatalf("notes %q, warnings %q", lr.Notes, lr.Warnings)
+	}
+	n := 0
+	for _, s := range lr.Notes {
+		if strings.Contains(s, same) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("notes %q: %q %d times, want once", lr.Notes, same, n)
+	}
+}
