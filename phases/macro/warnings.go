@@ -23,6 +23,13 @@ const (
 	warnSaturated    = "over_saturated"
 )
 
+// FewRequestsWarning is a level's warning that it completed fewer than
+// phases.MinRequests requests.
+func FewRequestsWarning(completed int) string {
+	return fmt.Sprintf("only %d request(s) completed (fewer than %d): the level's percentiles and TPOT rest on too few requests to quote",
+		completed, phases.MinRequests)
+}
+
 // warning is one estimate or doubt about a level's figures.
 type warning struct{ kind, text string }
 
@@ -34,8 +41,7 @@ func levelWarnings(o observed, completed int, cfg Config, promptCal string, cont
 	}
 	var w []warning
 	if completed < phases.MinRequests {
-		w = append(w, warning{warnFew, fmt.Sprintf("only %d request(s) completed (fewer than %d): the level's percentiles and TPOT rest on too few requests to quote",
-			completed, phases.MinRequests)})
+		w = append(w, warning{warnFew, FewRequestsWarning(completed)})
 	}
 	of := func(n int) string { return fmt.Sprintf("%d of %d completed requests", n, completed) }
 	if o.chunks > 0 {

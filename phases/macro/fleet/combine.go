@@ -40,6 +40,9 @@ func (lv Level) LevelResult(c int, rate float64) phases.LevelResult {
 		out.MaxConcurrency = c
 	}
 	out.FewRequests = out.Completed < phases.MinRequests
+	if out.FewRequests && out.Completed > 0 {
+		out.Warnings = append([]string{macro.FewRequestsWarning(out.Completed)}, out.Warnings...)
+	}
 	if n := lv.Note(); n != "" {
 		out.Notes = append(out.Notes, n)
 	}
@@ -83,7 +86,7 @@ func sum(out *phases.LevelResult, parts []phases.LevelResult) {
 func carryNotes(out *phases.LevelResult, parts []phases.LevelResult, names []string) {
 	notes, warns := make([][]string, len(parts)), make([][]string, len(parts))
 	for i, p := range parts {
-		notes[i], warns[i] = p.Notes, ownWarnings(p.Warnings, len(parts))
+		notes[i], warns[i] = p.Notes, withoutFew(ownWarnings(p.Warnings, len(parts)), p.Completed)
 	}
 	out.Notes = append(out.Notes, byAgent(notes, names)...)
 	out.Warnings = append(out.Warnings, byAgent(warns, names)...)

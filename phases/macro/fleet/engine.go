@@ -146,6 +146,7 @@ func (e *Engine) run(ctx context.Context, em *phases.Emitter) (*macro.Result, er
 		}
 	}
 	if res != nil {
+		res.Warnings = append(res.Warnings, levelWarnings(res.Levels)...)
 		if res.Plateau = macro.PlateauOf(res.Levels); res.Plateau != nil {
 			em.Emit(ctx, phases.KindMacroPlateau, res.Plateau)
 		}
@@ -167,7 +168,7 @@ func (e *Engine) template(lv Level) *macro.Result {
 		if a.Result != nil {
 			r := *a.Result
 			r.Levels, r.Plateau, r.Stopped = nil, nil, ""
-			r.Warnings = ownWarnings(r.Warnings, len(e.members))
+			r.Warnings = sweepWarnings(ownWarnings(r.Warnings, len(e.members)))
 			return &r
 		}
 	}

@@ -221,3 +221,29 @@ func TestAgentNotesCarried(t *testing.T) {
 		t.Fatalf("notes %q: %q %d times, want once", lr.Notes, same, n)
 	}
 }
+
+// An agent's few-requests warning counts its own share: the merged level
+// says its own, of all agents' requests, and the result names the sweep's
+// levels, not the agents' shares.
+func TestAgentFewWarningIsTheLevels(t *testing.T) {
+	agents := agentsOf(t, samples(8, 5), 2)
+	for i := range agents {
+		agents[i].OK = 4
+		agents[i].Level = &phases.LevelResult{Completed: 4, Warnings: []string{macro.FewRequestsWarning(4)}}
+	}
+	lv, err := Merge(agents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr := lv.LevelResult(2, 0)
+	if want := []string{macro.FewRequestsWarning(lr.Completed)}; lr.Completed >= phases.MinRequests || !slices.Equal(lr.Warnings, want) {
+		t.Fatalf("%d completed, warnings %q, want %q", lr.Completed, lr.Warnings, want)
+	}
+	agentRes := []string{"the server's /tokenize is missing", "C=1: " + macro.FewRequestsWarning(4), "C=1, C=2: x", "4 req/s: y"}
+	if got := sweepWarnings(agentRes); !slices.Equal(got, agentRes[:1]) {
+		t.Errorf("an agent's sweep warnings %q", got)
+	}
+	if got := levelWarnings([]phases.LevelResult{lr}); len(got) != 1 || !strings.HasPrefix(got[0], "C=2: only ") {
+		t.Errorf("the result's level warnings %q", got)
+	}
+}
