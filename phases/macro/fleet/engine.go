@@ -122,7 +122,7 @@ func (e *Engine) run(ctx context.Context, em *phases.Emitter) (*macro.Result, er
 		em.Emit(ctx, phases.KindMacroLevelStarted, &phases.LevelStarted{Concurrency: s.c, Rate: s.rate,
 			Requests: e.cfg.Requests, DurationS: e.cfg.Duration.Seconds()})
 		e.steer.begin()
-		lv, err := e.level(ctx, s)
+		lv, err := e.level(ctx, s, em)
 		paused, stopped := e.steer.end()
 		if res == nil {
 			res = e.template(lv)
@@ -154,11 +154,12 @@ func (e *Engine) run(ctx context.Context, em *phases.Emitter) (*macro.Result, er
 	return res, nil
 }
 
-func (e *Engine) level(ctx context.Context, s step) (Level, error) {
+func (e *Engine) level(ctx context.Context, s step, em *phases.Emitter) (Level, error) {
+	tk := &ticker{em: em, conc: s.c, reqs: e.cfg.Requests, dur: e.cfg.Duration, st: &e.steer}
 	if s.rate > 0 {
-		return runOpen(ctx, e.cfg, s.rate, e.members, &e.steer)
+		return runOpen(ctx, e.cfg, s.rate, e.members, &e.steer, tk)
 	}
-	return runClosed(ctx, e.cfg, s.c, e.members, &e.steer)
+	return runClosed(ctx, e.cfg, s.c, e.members, &e.steer, tk)
 }
 
 // template is the sweep's result before its levels: the first agent's

@@ -24,16 +24,16 @@ type Member struct {
 // merged here (an agent lost mid-level keeps what it sent). When cfg.JSONL
 // is set, each request's record comes back too, written there.
 func RunClosed(ctx context.Context, cfg macro.Config, c int, members []Member) (Level, error) {
-	return runClosed(ctx, cfg, c, members, nil)
+	return runClosed(ctx, cfg, c, members, nil, nil)
 }
 
 // runClosed is RunClosed with the operator's steering passed to the agents.
-func runClosed(ctx context.Context, cfg macro.Config, c int, members []Member, st *steering) (Level, error) {
+func runClosed(ctx context.Context, cfg macro.Config, c int, members []Member, st *steering, tk *ticker) (Level, error) {
 	conc := SplitClosed(c, len(members))
 	if c < len(members) {
 		members, conc = members[:c], conc[:c] // an agent with no stream has no share
 	}
-	return runLevel(ctx, cfg, members, st, func(i int, mc *macro.Config) {
+	return runLevel(ctx, cfg, members, st, tk, func(i int, mc *macro.Config) {
 		mc.Concurrency = []int{conc[i]}
 		if macro.IsSessionDataset(cfg.Dataset) {
 			shared(i, len(members), cfg, mc)
@@ -45,13 +45,13 @@ func runClosed(ctx context.Context, cfg macro.Config, c int, members []Member, s
 // at rate/N with its own seed: N independent Poisson processes of rate
 // λ/N are one of rate λ.
 func RunOpen(ctx context.Context, cfg macro.Config, rate float64, members []Member) (Level, error) {
-	return runOpen(ctx, cfg, rate, members, nil)
+	return runOpen(ctx, cfg, rate, members, nil, nil)
 }
 
 // runOpen is RunOpen with the operator's steering passed to the agents.
-func runOpen(ctx context.Context, cfg macro.Config, rate float64, members []Member, st *steering) (Level, error) {
+func runOpen(ctx context.Context, cfg macro.Config, rate float64, members []Member, st *steering, tk *ticker) (Level, error) {
 	rates := SplitRate(rate, len(members))
-	return runLevel(ctx, cfg, members, st, func(i int, mc *macro.Config) {
+	return runLevel(ctx, cfg, members, st, tk, func(i int, mc *macro.Config) {
 		mc.Concurrency, mc.Rate = nil, rates[i]
 		if Scheduled(cfg) {
 			mc.Rate = rate
@@ -76,7 +76,8 @@ func shared(i, n int, cfg macro.Config, mc *macro.Config) {
 }
 
 // runLevel starts every member's share at once and merges what came back.
-func runLevel(ctx context.Context, cfg macro.Config, members []Member, st *steering, share func(int, *macro.Config)) (Level, error) {
+// tk, when set, emits the level's ticks while it runs.
+func runLevel(ctx context.Context, cfg macro.Config, members []Member, st *steering, tk *ticker, share func(int, *macro.Config)) (Level, error) {
 	n := len(members)
 	reqs := SplitClosed(cfg.Requests, n)
 	agents := make([]AgentLevel, n)
@@ -109,7 +110,11 @@ func runLevel(ctx context.Context, cfg macro.Config, members []Member, st *steer
 		}()
 	}
 	go g.open()
+	stop, ticked := make(chan struct{}), make(chan struct{})
+	go func() { defer close(ticked); tk.run(ctx, sinks, stop) }()
 	wg.Wait()
+	close(stop)
+	<-ticked
 	sent := 0
 	for _, s := range sinks {
 		sent += int(s.b.InWindow)

@@ -1,0 +1,107 @@
+package fleet
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/phases/macro/hdrsec"
+)
+
+// ticker emits a level's MacroTick once a second, merged over the agents
+// from what their sinks received since the last tick.
+type ticker struct {
+	em    *phases.Emitter
+	conc  int
+	reqs  int
+	dur   time.Duration
+	st    *steering
+	every time.Duration
+}
+
+// tickState is what the ticks have taken from each sink so far.
+type tickState struct {
+	seen             []int // seconds taken, per sink
+	ok, failed, toks []int64
+	done             int64 // completed over the level so far
+	last, start      time.Time
+}
+
+// run emits a tick every t.every until stop closes, and one last one then.
+func (t *ticker) run(ctx context.Context, sinks []*sink, stop <-chan struct{}) {
+	if t == nil || t.em == nil {
+		return
+	}
+	n := len(sinks)
+	now := time.Now()
+	s := &tickState{seen: make([]int, n), ok: make([]int64, n), failed: make([]int64, n), toks: make([]int64, n), last: now, start: now}
+	every := cmpOr(t.every, time.Second)
+	tk := time.NewTicker(every)
+	defer tk.Stop()
+	for {
+		select {
+		case <-stop:
+			t.emit(ctx, sinks, s)
+			return
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+			t.emit(ctx, sinks, s)
+		}
+	}
+}
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// emit takes what each sink received since the last tick and emits it as one tick.
+func (t *ticker) emit(ctx context.Context, sinks []*sink, s *tickState) {
+	tpot, ttft := hdrsec.NewMerged(), hdrsec.NewMerged()
+	var ok, failed, toks int64
+	for i, sk := range sinks {
+		sk.mu.Lock()
+		for _, sec := range sk.seconds[s.seen[i]:] {
+			switch sec.Metric {
+			case hdrsec.TPOT:
+				_ = tpot.Add(sec) // a second that does not decode is left out of the tick
+			case hdrsec.TTFT:
+				_ = ttft.Add(sec)
+			}
+		}
+		s.seen[i] = len(sk.seconds)
+		ok, failed, toks = ok+sk.b.OK-s.ok[i], failed+sk.b.Failed-s.failed[i], toks+sk.b.Tokens-s.toks[i]
+		s.ok[i], s.failed[i], s.toks[i] = sk.b.OK, sk.b.Failed, sk.b.Tokens
+		sk.mu.Unlock()
+	}
+	now := time.Now()
+	dt := now.Sub(s.last).Seconds()
+	s.last, s.done = now, s.done+ok
+	tk := phases.MacroTick{Concurrency: t.conc, Completed: int(ok), Failed: int(failed), LevelElapsedS: now.Sub(s.start).Seconds()}
+	if dt > 0 {
+		tk.OutputTokS = float64(toks) / dt
+	}
+	tk.TPOTp50ms, tk.TPOTp99ms, tk.TTFTp50ms = quantileMS(tpot, 0.5), quantileMS(tpot, 0.99), quantileMS(ttft, 0.5)
+	switch {
+	case t.dur > 0:
+		tk.LevelProgress = math.Min(1, tk.LevelElapsedS/t.dur.Seconds())
+	case t.reqs > 0:
+		tk.LevelProgress = math.Min(1, float64(s.done)/float64(t.reqs))
+	}
+	if t.st != nil {
+		tk.Paused, _ = t.st.state()
+	}
+	t.em.Emit(ctx, phases.KindMacroTick, &tk)
+}
+
+// quantileMS is m's q-quantile in milliseconds, 0 when m is empty.
+func quantileMS(m *hdrsec.Merged, q float64) float64 {
+	if m.Count() == 0 {
+		return 0
+	}
+	return float64(m.Quantile(q)) / 1e3
+}

@@ -1,0 +1,58 @@
+package fleet
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/profdeck/profdeck/phases"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu/emutest"
+	"github.com/profdeck/profdeck/remote/ssh/sshtest"
+)
+
+// A sweep over two agents emits a tick a second during its level, merged
+// over the agents: their completed requests add up to the level's, and
+// their output throughput is the agents' tokens per second.
+func TestEngineTicksMergeTheAgents(t *testing.T) {
+	sshtest.Require(t)
+	_, url := emutest.Start(t, vllmemu.Config{StepTime: 3 * time.Millisecond, StepPerSeq: 1})
+	ms, _ := members(t, 2)
+	cfg := levelConfig(url, 0)
+	cfg.Concurrency, cfg.Duration = []int{4}, 3*time.Second
+	e, err := NewEngine(cfg, ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan phases.Event, 1024)
+	res, err := e.Run(context.Background(), &phases.Emitter{Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(out)
+	var ticks []phases.MacroTick
+	for ev := range out {
+		if tk, ok := ev.Data.(phases.MacroTick); ok && ev.Kind == phases.KindMacroTick {
+			ticks = append(ticks, tk)
+		}
+	}
+	if len(ticks) < 2 {
+		t.Fatalf("%d ticks over a 3 s level", len(ticks))
+	}
+	done, fast := 0, 0
+	for _, tk := range ticks {
+		done += tk.Completed
+		if tk.OutputTokS > 0 && tk.TPOTp50ms > 0 {
+			fast++
+		}
+		if tk.Concurrency != 4 {
+			t.Errorf("a tick at concurrency %d, not 4", tk.Concurrency)
+		}
+	}
+	if want := res.Levels[0].Completed; done != want || done == 0 {
+		t.Errorf("the ticks completed %d requests, the level %d", done, want)
+	}
+	if fast == 0 {
+		t.Errorf("no tick with output tok/s and TPOT: %+v", ticks[0])
+	}
+}
