@@ -15,7 +15,6 @@ import (
 // requests wait a batch or more, past a 60 ms TTFT: the largest C meeting
 // the SLO is 4.
 func TestGoodputLargestConcurrency(t *testing.T) {
-	t.Parallel()
 	_, url := startEmu(t, vllmemu.Config{StepTime: 10 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, MaxNumSeqs: 4})
 	res := runSweep(t, macro.Config{URL: url, Concurrency: []int{1, 4, 16}, Duration: time.Second, InputLen: 8, OutputLen: 10, Seed: 5,
 		SLO: "ttft=60ms,tpot=20ms"})

@@ -33,6 +33,12 @@ func (lv Level) LevelResult(c int, rate float64) phases.LevelResult {
 	}
 	sum(&out, parts)
 	carryNotes(&out, parts, names)
+	if sl, note := serverOf(parts, names); sl != nil {
+		out.Server = sl
+		if note != "" {
+			out.Notes = append(out.Notes, note)
+		}
+	}
 	pooled(&out, parts)
 	lv.percentiles(&out, parts)
 	out.Schedule = schedule(rate, parts, names, &out)

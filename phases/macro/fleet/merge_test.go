@@ -247,3 +247,26 @@ func TestAgentFewWarningIsTheLevels(t *testing.T) {
 		t.Errorf("the result's level warnings %q", got)
 	}
 }
+
+// The server is one, whichever agent read its /metrics: the merged level
+// has the first agent's server figures that read it, says whose, and does
+// not compare one agent's tokens with the server's.
+func TestMergedLevelHasTheServer(t *testing.T) {
+	agents := agentsOf(t, samples(2_000, 5), 2)
+	agents[0].Level = &phases.LevelResult{Completed: 1000, Server: &phases.ServerLevel{Note: "unreachable"}}
+	agents[1].Level = &phases.LevelResult{Completed: 1000, Server: &phases.ServerLevel{Available: true, MaxRunning: 8,
+		WindowClientTokens: 500, TokenAgreement: "the server generated twice what this client counted"}}
+	lv, err := Merge(agents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr := lv.LevelResult(8, 0)
+	sl := lr.Server
+	if sl == nil || !sl.Available || sl.MaxRunning != 8 || sl.WindowClientTokens != 0 || !strings.HasPrefix(sl.TokenAgreement, "not compared") {
+		t.Fatalf("server %+v", sl)
+	}
+	want := "the server's figures are from load agent " + agentName(agents[1].Host, 1) + "'s reads of its /metrics"
+	if !slices.Contains(lr.Notes, want) {
+		t.Errorf("notes %q, want %q", lr.Notes, want)
+	}
+}
