@@ -359,12 +359,20 @@ func TestEmulatorRelaunch(t *testing.T) {
 		t.Errorf("running %d waiting %d, want 2 and 3", st.Running, st.Waiting)
 	}
 	wg.Wait()
-	r, err := http.Get(url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	// A step's counters are taken after its tokens are sent: the last
+	// step's may come just after the clients have read their last token.
+	var b []byte
+	for end := time.Now().Add(2 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		r, err := http.Get(url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ = io.ReadAll(r.Body)
+		r.Body.Close()
+		if gen, _ := metric(string(b), "vllm:generation_tokens_total"); gen >= 150 || time.Now().After(end) {
+			break
+		}
 	}
-	b, _ := io.ReadAll(r.Body)
-	r.Body.Close()
 	gen, _ := metric(string(b), "vllm:generation_tokens_total")
 	acc, okA := metric(string(b), "vllm:spec_decode_num_accepted_tokens_total")
 	draft, _ := metric(string(b), "vllm:spec_decode_num_draft_tokens_total")
