@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"time"
@@ -22,10 +23,9 @@ type ticker struct {
 
 // tickState is what the ticks have taken from each sink so far.
 type tickState struct {
-	seen             []int // seconds taken, per sink
-	ok, failed, toks []int64
-	done             int64 // completed over the level so far
-	last, start      time.Time
+	seen        []int   // seconds taken, per sink
+	toks        []int64 // output tokens taken, per sink
+	last, start time.Time
 }
 
 // run emits a tick every t.every until stop closes, and one last one then.
@@ -35,8 +35,8 @@ func (t *ticker) run(ctx context.Context, sinks []*sink, stop <-chan struct{}) {
 	}
 	n := len(sinks)
 	now := time.Now()
-	s := &tickState{seen: make([]int, n), ok: make([]int64, n), failed: make([]int64, n), toks: make([]int64, n), last: now, start: now}
-	every := cmpOr(t.every, time.Second)
+	s := &tickState{seen: make([]int, n), toks: make([]int64, n), last: now, start: now}
+	every := cmp.Or(t.every, time.Second)
 	tk := time.NewTicker(every)
 	defer tk.Stop()
 	for {
@@ -52,14 +52,9 @@ func (t *ticker) run(ctx context.Context, sinks []*sink, stop <-chan struct{}) {
 	}
 }
 
-func cmpOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
-}
-
-// emit takes what each sink received since the last tick and emits it as one tick.
+// emit takes what each sink received since the last tick and emits it as
+// one tick: its seconds' percentiles and tokens, and the requests completed
+// and failed over the level so far, as a single client's tick counts them.
 func (t *ticker) emit(ctx context.Context, sinks []*sink, s *tickState) {
 	tpot, ttft := hdrsec.NewMerged(), hdrsec.NewMerged()
 	var ok, failed, toks int64
@@ -74,13 +69,13 @@ func (t *ticker) emit(ctx context.Context, sinks []*sink, s *tickState) {
 			}
 		}
 		s.seen[i] = len(sk.seconds)
-		ok, failed, toks = ok+sk.b.OK-s.ok[i], failed+sk.b.Failed-s.failed[i], toks+sk.b.Tokens-s.toks[i]
-		s.ok[i], s.failed[i], s.toks[i] = sk.b.OK, sk.b.Failed, sk.b.Tokens
+		ok, failed, toks = ok+sk.b.OK, failed+sk.b.Failed, toks+sk.b.Tokens-s.toks[i]
+		s.toks[i] = sk.b.Tokens
 		sk.mu.Unlock()
 	}
 	now := time.Now()
 	dt := now.Sub(s.last).Seconds()
-	s.last, s.done = now, s.done+ok
+	s.last = now
 	tk := phases.MacroTick{Concurrency: t.conc, Completed: int(ok), Failed: int(failed), LevelElapsedS: now.Sub(s.start).Seconds()}
 	if dt > 0 {
 		tk.OutputTokS = float64(toks) / dt
@@ -90,7 +85,7 @@ func (t *ticker) emit(ctx context.Context, sinks []*sink, s *tickState) {
 	case t.dur > 0:
 		tk.LevelProgress = math.Min(1, tk.LevelElapsedS/t.dur.Seconds())
 	case t.reqs > 0:
-		tk.LevelProgress = math.Min(1, float64(s.done)/float64(t.reqs))
+		tk.LevelProgress = math.Min(1, float64(ok)/float64(t.reqs))
 	}
 	if t.st != nil {
 		tk.Paused, _ = t.st.state()
