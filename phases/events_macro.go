@@ -1,6 +1,9 @@
 package phases
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Macro-phase event kinds: the concurrency sweep.
 const (
@@ -88,6 +91,15 @@ type StepMix struct {
 	// DecodeTokens are the step tokens that were not prompt tokens (vLLM
 	// counts a step's tokens as whole prompts plus generated tokens).
 	DecodeTokens float64 `json:"decode_tokens"`
+}
+
+// LevelName names a level as every view writes it in a line of text:
+// "C=8", or "3.333 req/s" for an open-loop level.
+func LevelName(concurrency int, rate float64) string {
+	if rate > 0 {
+		return fmt.Sprintf("%.4g req/s", rate)
+	}
+	return fmt.Sprintf("C=%d", concurrency)
 }
 
 // LevelResult is one finished level; field names follow vLLM bench serve JSON.

@@ -47,10 +47,7 @@ func budgetQuote(bud BudgetResult) string {
 // levelName is a level in a line of text: C=8, an open loop's rate, and
 // a replayed trace's speed.
 func levelName(l phases.LevelResult) string {
-	if l.Rate <= 0 {
-		return fmt.Sprintf("C=%d", l.Concurrency)
-	}
-	name := fmt.Sprintf("%.4g req/s", l.Rate)
+	name := phases.LevelName(l.Concurrency, l.Rate)
 	if sc := l.Schedule; sc != nil && sc.TraceSpeed > 0 {
 		name += fmt.Sprintf(" (the trace at %.3g×)", sc.TraceSpeed)
 	}

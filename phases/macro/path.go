@@ -167,12 +167,7 @@ func IsPathWarning(text string) bool {
 	return strings.Contains(text, pathFix) || strings.Contains(text, bunchedLead)
 }
 
-func levelName(l phases.LevelResult) string {
-	if l.Rate > 0 {
-		return fmt.Sprintf("%g req/s", l.Rate)
-	}
-	return fmt.Sprintf("C=%d", l.Concurrency)
-}
+func levelName(l phases.LevelResult) string { return phases.LevelName(l.Concurrency, l.Rate) }
 
 // pathName is the path in a few words: "direct", "SSH via gpu1 (…)", "on
 // the GPU host".

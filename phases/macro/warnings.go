@@ -115,10 +115,7 @@ func (ws *warnings) addLevel(lr *phases.LevelResult, w []warning) {
 	if ws.by == nil {
 		ws.by = map[string]*levelWarn{}
 	}
-	name := fmt.Sprintf("C=%d", lr.Concurrency)
-	if lr.Rate > 0 {
-		name = fmt.Sprintf("%g req/s", lr.Rate)
-	}
+	name := phases.LevelName(lr.Concurrency, lr.Rate)
 	for _, x := range w {
 		lr.Warnings = append(lr.Warnings, x.text)
 		lw := ws.by[x.kind]

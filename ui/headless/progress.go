@@ -153,10 +153,7 @@ func (t *tracker) report(now time.Time) phases.CommandProgress {
 // time left and the sweep's.
 func (t *tracker) levelPart(now time.Time, p *phases.CommandProgress) string {
 	lv := t.level
-	p.Level = fmt.Sprintf("C=%d", lv.Concurrency)
-	if lv.Rate > 0 {
-		p.Level = fmt.Sprintf("%g req/s", lv.Rate)
-	}
+	p.Level = phases.LevelName(lv.Concurrency, lv.Rate)
 	p.LevelIndex, p.Levels, p.Planned, p.Unit = t.levelN, t.levels, lv.Requests, "requests"
 	s := p.Level
 	if t.levels > 0 {

@@ -371,11 +371,7 @@ func printProgress(w io.Writer, events <-chan phases.Event, observe func(phases.
 			searched = true
 			fmt.Fprintln(w, SearchLine(d))
 		case phases.ClientBound:
-			name := fmt.Sprintf("C=%d", d.Concurrency)
-			if d.Rate > 0 {
-				name = fmt.Sprintf("%g req/s", d.Rate)
-			}
-			fmt.Fprintf(w, "warning: %s was limited by this client, not the server: %s\n", name, d.Reason)
+			fmt.Fprintf(w, "warning: %s was limited by this client, not the server: %s\n", phases.LevelName(d.Concurrency, d.Rate), d.Reason)
 		}
 	}
 }

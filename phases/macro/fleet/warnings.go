@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"fmt"
 	"regexp"
 	"slices"
 
@@ -31,10 +30,7 @@ func withoutFew(ws []string, completed int) []string {
 func levelWarnings(levels []phases.LevelResult) []string {
 	var out []string
 	for _, l := range levels {
-		name := fmt.Sprintf("C=%d", l.Concurrency)
-		if l.Rate > 0 {
-			name = fmt.Sprintf("%g req/s", l.Rate)
-		}
+		name := phases.LevelName(l.Concurrency, l.Rate)
 		for _, w := range l.Warnings {
 			out = append(out, name+": "+w)
 		}

@@ -217,11 +217,7 @@ func (m *Model) banners() []string {
 	}
 	out = append(out, m.variantLines()...)
 	if cb := m.clientBound(); cb != nil {
-		at := fmt.Sprintf("C=%d", cb.Concurrency)
-		if cb.Rate > 0 {
-			at = fmt.Sprintf("%.4g req/s", cb.Rate)
-		}
-		text := fmt.Sprintf("CLIENT-BOUND at %s: %s. This level measured the client, not the server.", at, cb.Reason)
+		text := fmt.Sprintf("CLIENT-BOUND at %s: %s. This level measured the client, not the server.", phases.LevelName(cb.Concurrency, cb.Rate), cb.Reason)
 		out = append(out, s.BannerWarn.Render(components.Fit(text, m.w-2)))
 	}
 	out = append(out, m.agentLines()...)
