@@ -12,7 +12,11 @@ import (
 
 // agreeWithin is how far apart the server's generated tokens and the
 // client's received tokens may be over one window before it is said.
-const agreeWithin = 0.02
+const agreeWithin = AgreeWithin
+
+// AgreeWithin is how far apart (a share) the server's and the client's
+// tokens over a window still agree.
+const AgreeWithin = 0.02
 
 // window reads the server's token counter at the edges of a level's
 // throughput window, so the server's tokens and the client's cover the

@@ -249,13 +249,14 @@ func TestAgentFewWarningIsTheLevels(t *testing.T) {
 }
 
 // The server is one, whichever agent read its /metrics: the merged level
-// has the first agent's server figures that read it, says whose, and does
-// not compare one agent's tokens with the server's.
+// has the first agent's server figures that read it and says whose; all
+// agents' tokens over their windows stand beside the server's (990 against
+// 1,000: within 2%), not compared while an agent has no such window.
 func TestMergedLevelHasTheServer(t *testing.T) {
 	agents := agentsOf(t, samples(2_000, 5), 2)
 	agents[0].Level = &phases.LevelResult{Completed: 1000, Server: &phases.ServerLevel{Note: "unreachable"}}
-	agents[1].Level = &phases.LevelResult{Completed: 1000, Server: &phases.ServerLevel{Available: true, MaxRunning: 8,
-		WindowClientTokens: 500, TokenAgreement: "the server generated twice what this client counted"}}
+	agents[1].Level = &phases.LevelResult{Completed: 1000, Server: &phases.ServerLevel{Available: true, MaxRunning: 8, WindowS: 2,
+		WindowGenerationTokens: 1000, WindowClientTokens: 500, TokenAgreement: "the server generated twice what this client counted"}}
 	lv, err := Merge(agents)
 	if err != nil {
 		t.Fatal(err)
@@ -263,7 +264,11 @@ func TestMergedLevelHasTheServer(t *testing.T) {
 	lr := lv.LevelResult(8, 0)
 	sl := lr.Server
 	if sl == nil || !sl.Available || sl.MaxRunning != 8 || sl.WindowClientTokens != 0 || !strings.HasPrefix(sl.TokenAgreement, "not compared") {
-		t.Fatalf("server %+v", sl)
+		t.Fatalf("one agent without the server's window: %+v", sl)
+	}
+	agents[0].Level.Server = &phases.ServerLevel{Available: true, WindowS: 2, WindowGenerationTokens: 1000, WindowClientTokens: 490}
+	if sl := lv.LevelResult(8, 0).Server; sl.WindowClientTokens != 990 || !sl.TokensAgree || sl.TokenAgreement != "" {
+		t.Fatalf("both agents' windows: %+v", sl)
 	}
 	want := "the server's figures are from load agent " + agentName(agents[1].Host, 1) + "'s reads of its /metrics"
 	if !slices.Contains(lr.Notes, want) {

@@ -14,11 +14,15 @@ import (
 // A sweep over two agents emits a tick a second during its level, merged
 // over the agents: their completed requests count the level's so far, as a
 // single client's ticks do, up to the level's own count, and their output
-// throughput is the agents' tokens per second.
+// throughput is the agents' tokens per second; the level has the server's
+// figures an agent read.
 func TestEngineTicksMergeTheAgents(t *testing.T) {
 	sshtest.Require(t)
 	_, url := emutest.Start(t, vllmemu.Config{StepTime: 3 * time.Millisecond, StepPerSeq: 1})
 	ms, _ := members(t, 2)
+	for i := range ms {
+		ms[i].Opt.MetricsURL = url + "/metrics"
+	}
 	cfg := levelConfig(url, 0)
 	cfg.Concurrency, cfg.Duration = []int{4}, 3*time.Second
 	e, err := NewEngine(cfg, ms)
@@ -55,6 +59,13 @@ func TestEngineTicksMergeTheAgents(t *testing.T) {
 	}
 	if want := res.Levels[0].Completed; done != want || done == 0 {
 		t.Errorf("the ticks completed %d requests, the level %d", done, want)
+	}
+	// The server's side, read by an agent through its sshd: the agents'
+	// tokens over their windows agree with the server's.
+	if sl := res.Levels[0].Server; sl == nil || !sl.Available || sl.WindowClientTokens <= 0 || !sl.TokensAgree {
+		t.Errorf("the level's server figures: %+v", sl)
+	} else {
+		t.Logf("server %.0f tokens, agents %d over %.2f s", sl.WindowGenerationTokens, sl.WindowClientTokens, sl.WindowS)
 	}
 	if fast == 0 {
 		t.Errorf("no tick with output tok/s and TPOT: %+v", ticks[0])

@@ -77,7 +77,7 @@ func (m *Model) levelRates() (client float64, srv, srvShort string, ok bool) {
 	}
 	r := units.Rate(sl.GenerationTokS)
 	client = lv.OutputThroughput
-	if sl.WindowS > 0 {
+	if sl.WindowS > 0 && sl.WindowClientTokens > 0 {
 		// This client's tokens over exactly the seconds the server's span.
 		client = float64(sl.WindowClientTokens) / sl.WindowS
 	}
