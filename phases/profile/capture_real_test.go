@@ -159,11 +159,13 @@ func TestCaptureKeepsProfileWhenLoadFails(t *testing.T) {
 		t.Errorf("notes %q", s.Notes)
 	}
 	// The server completes two requests after start_profile, then fails.
-	// The one in flight when the profiler started may end before the
-	// client takes its first count: one or both are the window's, each
-	// with its 5 tokens from the server's usage.
-	if s.Requests < 1 || s.Requests > 2 || s.OutputTokens != 5*int64(s.Requests) {
-		t.Errorf("%d requests, %d tokens: want 1 or 2 requests of 5 tokens", s.Requests, s.OutputTokens)
+	// The one stream's request in flight when the profiler started may end
+	// on either side of the client's first count, and on the server before
+	// or after the profiler's start: the window holds one to three
+	// requests (two, and the one in flight), each with its 5 tokens from
+	// the server's usage.
+	if s.Requests < 1 || s.Requests > 3 || s.OutputTokens != 5*int64(s.Requests) {
+		t.Errorf("%d requests, %d tokens: want 1 to 3 requests of 5 tokens", s.Requests, s.OutputTokens)
 	}
 	if !strings.Contains(notes, fmt.Sprintf("covers %d output tokens", s.OutputTokens)) {
 		t.Errorf("the note does not say the window's %d tokens: %q", s.OutputTokens, s.Notes)
