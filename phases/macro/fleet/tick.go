@@ -26,6 +26,7 @@ type tickState struct {
 	seen        []int   // seconds taken, per sink
 	toks        []int64 // output tokens taken, per sink
 	last, start time.Time
+	every       time.Duration
 }
 
 // run emits a tick every t.every until stop closes, and one last one then.
@@ -35,9 +36,8 @@ func (t *ticker) run(ctx context.Context, sinks []*sink, stop <-chan struct{}) {
 	}
 	n := len(sinks)
 	now := time.Now()
-	s := &tickState{seen: make([]int, n), toks: make([]int64, n), last: now, start: now}
-	every := cmp.Or(t.every, time.Second)
-	tk := time.NewTicker(every)
+	s := &tickState{seen: make([]int, n), toks: make([]int64, n), last: now, start: now, every: cmp.Or(t.every, time.Second)}
+	tk := time.NewTicker(s.every)
 	defer tk.Stop()
 	for {
 		select {
@@ -74,12 +74,13 @@ func (t *ticker) emit(ctx context.Context, sinks []*sink, s *tickState) {
 		sk.mu.Unlock()
 	}
 	now := time.Now()
-	dt := now.Sub(s.last).Seconds()
+	// The agents send their tokens once a second, out of step with the
+	// ticks: over less than a tick's period (the level's last tick, just
+	// after a regular one) a batch would read as a burst.
+	dt := max(now.Sub(s.last), s.every).Seconds()
 	s.last = now
 	tk := phases.MacroTick{Concurrency: t.conc, Completed: int(ok), Failed: int(failed), LevelElapsedS: now.Sub(s.start).Seconds()}
-	if dt > 0 {
-		tk.OutputTokS = float64(toks) / dt
-	}
+	tk.OutputTokS = float64(toks) / dt
 	tk.TPOTp50ms, tk.TPOTp99ms, tk.TTFTp50ms = quantileMS(tpot, 0.5), quantileMS(tpot, 0.99), quantileMS(ttft, 0.5)
 	switch {
 	case t.dur > 0:
