@@ -46,6 +46,7 @@ func newNetns(t *testing.T) netns {
 	ipCmd(t, "netns", "add", n.name)
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", n.name).Run() }) // its veth end goes with it, and the pair
 	ipCmd(t, "link", "add", vh, "type", "veth", "peer", "name", vn)
+	t.Cleanup(func() { exec.Command("ip", "link", "del", vh).Run() }) // a pair left here when a step below failed
 	ipCmd(t, "link", "set", vn, "netns", n.name)
 	ipCmd(t, "addr", "add", n.hostIP+"/30", "dev", vh)
 	ipCmd(t, "link", "set", vh, "up")
