@@ -48,6 +48,7 @@ type level struct {
 
 	sent, inFlight, measuredDone int
 	measuredStart                time.Time
+	schedStart                   time.Time // when the window's first arrival was due (an open loop)
 	deadline                     <-chan time.Time
 	sendingOver                  bool
 	inflightArea                 float64 // ∫ in-flight dt over the measured window
@@ -202,7 +203,7 @@ func (l *level) launchReq(scheduled time.Time, t *turnReq) {
 		l.sat.queue.add(now.Sub(l.start).Seconds(), float64(l.inFlight))
 	}
 	if !warm && l.measuredStart.IsZero() {
-		l.openWindow(now)
+		l.openWindow(now, scheduled)
 	}
 	conc, rate, lctx, ts, done := l.conc, l.rate, l.lctx, l.ts, l.done
 	go func() {
@@ -331,13 +332,16 @@ func (l *level) dispatch(ctx context.Context) {
 		case rec := <-l.done:
 			l.onDone(rec)
 		case <-arrivals:
+			if l.timeLeft && l.dueAfterWindow() {
+				l.endTime(paused)
+				break
+			}
 			l.arrive()
 			l.nextArrival = l.nextArrival.Add(l.arr.next())
 			l.arrivalTimer.Reset(time.Until(l.nextArrival))
 		case <-due: // a user's think time ended: refilled above
 		case <-l.deadline:
-			l.timeLeft = false
-			l.deadline = nil
+			l.endTime(paused)
 		case <-s.wake:
 		case <-tick.C:
 			t := l.r.emitTick(ctx, l.cfg, l.rate, l.inFlight, l.agg, l.ts, l.start, l.measuredStart, l.measuredDone, paused)
@@ -355,16 +359,34 @@ func (l *level) dispatch(ctx context.Context) {
 	}
 }
 
-// openWindow starts the level's measured window at now.
-func (l *level) openWindow(now time.Time) {
-	l.measuredStart = now
+// openWindow starts the level's measured window at now, its first
+// request having been due at due.
+func (l *level) openWindow(now, due time.Time) {
+	l.measuredStart, l.schedStart = now, due
 	l.lastChange = now
 	l.tok0 = l.ts.total.Load()
 	l.win.opened(l.r, l.ts.total.Load)
 	l.agg.start(l.r.since(now))
 	if l.cfg.Duration > 0 {
 		l.deadline = time.After(l.cfg.Duration)
+		if l.rate > 0 {
+			l.deadline = time.After(time.Until(due.Add(l.cfg.Duration))) // the schedule's window
+		}
 	}
+}
+
+// dueAfterWindow reports whether a timed open loop's next arrival is due
+// at or after its window's end: not the window's to send.
+func (l *level) dueAfterWindow() bool {
+	return l.rate > 0 && l.cfg.Duration > 0 && !l.schedStart.IsZero() && !l.nextArrival.Before(l.schedStart.Add(l.cfg.Duration))
+}
+
+// endTime ends the level's duration: an open loop first sends the arrivals
+// its window still owes.
+func (l *level) endTime(paused bool) {
+	l.sendDue(paused)
+	l.timeLeft = false
+	l.deadline = nil
 }
 
 // arrive sends the arrival due, when it is this agent's (Config.Shard);
@@ -382,7 +404,22 @@ func (l *level) arrive() {
 	if l.measuredStart.IsZero() && l.sent >= l.cfg.Warmup {
 		now := time.Now()
 		l.accountInFlight(now)
-		l.openWindow(now)
+		l.openWindow(now, l.nextArrival)
+	}
+}
+
+// sendDue sends, as the window closes, the open loop's arrivals due
+// within it that a late dispatcher has not sent yet: a level of a duration
+// sends its schedule's requests, the late ones with their send lag (which
+// the level reports), rather than a rate short by the ones left unsent.
+func (l *level) sendDue(paused bool) {
+	if l.rate <= 0 || paused || l.sendingOver || l.schedStart.IsZero() {
+		return
+	}
+	end := l.schedStart.Add(l.cfg.Duration)
+	for l.nextArrival.Before(end) && l.openArrivals() != nil {
+		l.arrive()
+		l.nextArrival = l.nextArrival.Add(l.arr.next())
 	}
 }
 

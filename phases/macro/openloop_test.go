@@ -83,3 +83,22 @@ func TestArrivalGaps(t *testing.T) {
 		}
 	}
 }
+
+// A timed open loop whose dispatcher falls behind (every send holds it
+// 25 ms, the schedule's gaps are 10 ms) still sends every request its
+// schedule holds within the window, the late ones with their send lag,
+// and says the client fell behind: a late dispatcher does not read as a
+// lower rate.
+func TestOpenLoopWindowSendsItsSchedule(t *testing.T) {
+	ls := &limitServer{d0: time.Millisecond, a: time.Millisecond}
+	url := ls.start(t)
+	cfg := macro.Config{URL: url, Model: "test/model", Rate: 100, Arrivals: macro.ArrivalsConstant, Duration: 500 * time.Millisecond,
+		InputLen: 8, OutputLen: 4, NoPreflight: true, Seed: 1}
+	macro.SetDispatchDelay(25 * time.Millisecond)
+	defer macro.SetDispatchDelay(0)
+	res := runSweep(t, cfg)
+	l := res.Levels[0]
+	if l.Completed != 50 || l.Schedule == nil || !l.Schedule.FellBehind || l.Schedule.P99DelayMs < 300 {
+		t.Fatalf("completed %d of the schedule's 50; schedule %+v", l.Completed, l.Schedule)
+	}
+}
