@@ -500,7 +500,9 @@ func (l *level) result(ctx context.Context) *phases.LevelResult {
 	if lr.Completed > 0 {
 		// A level with nothing completed has no figure to judge the
 		// client by (every request failing fast is not a client limit).
-		r.audit(&lr, l.rate, time.Since(l.start), l.steady && l.users == nil) // thinking users hold no request
+		// Thinking users hold no request; a level cut short by Ctrl-C held
+		// fewer as its requests were cancelled.
+		r.audit(&lr, l.rate, time.Since(l.start), l.steady && l.users == nil && l.cancelled == nil)
 	}
 	l.win.closed(r, l.ts.total.Load) // open loop, or a level cut short
 	lr.Server = r.serverLevel(ctx, &l.win)

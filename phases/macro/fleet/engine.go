@@ -72,9 +72,19 @@ func (e *Engine) wake() {
 // Paused reports whether the sweep is paused.
 func (e *Engine) Paused() bool { p, _ := e.steer.state(); return p }
 
-// SetConcurrency is kept as the target shown; the agents' shares are set
-// at each level's start.
-func (e *Engine) SetConcurrency(n int) { e.mu.Lock(); e.target = n; e.mu.Unlock() }
+// SetConcurrency changes the closed-loop level running, live, on every
+// agent: the new concurrency is split over them as the level's start split
+// it, each keeping at least one stream (so no lower than the level's
+// agents). Raising it sends more at once; lowering it lets the extra
+// requests finish. The level notes the change; later levels keep their
+// configured concurrency.
+func (e *Engine) SetConcurrency(n int) {
+	if c := e.steer.setConcurrency(n); c > 0 {
+		e.setTarget(c)
+	}
+}
+
+func (e *Engine) setTarget(n int) { e.mu.Lock(); e.target = n; e.mu.Unlock() }
 
 // Concurrency is the level's concurrency, all agents together.
 func (e *Engine) Concurrency() int { e.mu.Lock(); defer e.mu.Unlock(); return e.target }
@@ -118,18 +128,19 @@ func (e *Engine) run(ctx context.Context, em *phases.Emitter) (*macro.Result, er
 		if err := e.waitResumed(ctx); err != nil {
 			return res, err
 		}
-		e.SetConcurrency(s.c)
+		e.setTarget(s.c)
 		em.Emit(ctx, phases.KindMacroLevelStarted, &phases.LevelStarted{Concurrency: s.c, Rate: s.rate,
 			Requests: e.cfg.Requests, DurationS: e.cfg.Duration.Seconds()})
-		e.steer.begin()
+		e.steer.begin(s.c)
 		lv, err := e.level(ctx, s, em)
-		paused, stopped := e.steer.end()
+		paused, stopped, changes := e.steer.end()
 		if res == nil {
 			res = e.template(lv)
 		}
 		lv.OperatorStop = stopped && !lv.Stopped
 		lv.Partial = lv.Partial || lv.OperatorStop
 		lr := lv.LevelResult(s.c, s.rate)
+		steered(&lr, changes)
 		if paused > 0 {
 			lr.Notes = append(lr.Notes, fmt.Sprintf("paused for %.1fs during the level; throughput includes the pause", paused.Seconds()))
 			lr.Steered = append(lr.Steered, fmt.Sprintf("paused %.1f s", paused.Seconds()))
@@ -160,6 +171,17 @@ func (e *Engine) level(ctx context.Context, s step, em *phases.Emitter) (Level, 
 		return runOpen(ctx, e.cfg, s.rate, e.members, &e.steer, tk)
 	}
 	return runClosed(ctx, e.cfg, s.c, e.members, &e.steer, tk)
+}
+
+// steered says a level's live concurrency changes as a single sweep says
+// them (the agents' own notes of their shares' changes are left out), and
+// the level reports the concurrency it ended at, as a single sweep does.
+func steered(lr *phases.LevelResult, changes []change) {
+	for _, c := range changes {
+		lr.Notes = append(lr.Notes, fmt.Sprintf("concurrency changed live from %d to %d at %.1fs", c.from, c.to, c.at.Seconds()))
+		lr.Steered = append(lr.Steered, fmt.Sprintf("concurrency %d → %d at %.1f s", c.from, c.to, c.at.Seconds()))
+		lr.Concurrency = c.to
+	}
 }
 
 // template is the sweep's result before its levels: the first agent's

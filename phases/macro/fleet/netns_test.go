@@ -130,9 +130,9 @@ func TestAgentsInTheirOwnNetworkNamespaces(t *testing.T) {
 		if len(seen) != n || seen[self] {
 			t.Fatalf("%d agents' sshds in %d network namespaces (this one among them: %v)", n, len(seen), seen[self])
 		}
-		var buf lockedBuf
+		buf := newLockedBuf()
 		cfg := levelConfig(url, 60)
-		cfg.JSONL, cfg.Gaps = &buf, true
+		cfg.JSONL, cfg.Gaps = buf, true
 		lv, err := RunClosed(context.Background(), cfg, 8, ms)
 		if err != nil {
 			t.Fatal(err)

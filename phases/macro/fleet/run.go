@@ -84,6 +84,7 @@ func runLevel(ctx context.Context, cfg macro.Config, members []Member, st *steer
 	sinks := make([]*sink, n)
 	offsets := measureAll(ctx, members)
 	g := newGate(n)
+	st.agents(n)
 	var fwd *lockedWriter
 	if cfg.JSONL != nil {
 		fwd = &lockedWriter{w: cfg.JSONL}
@@ -106,7 +107,9 @@ func runLevel(ctx context.Context, cfg macro.Config, members []Member, st *steer
 		go func() {
 			defer wg.Done()
 			defer g.ready(i)() // an agent gone before it was ready holds no one back
-			runOne(ctx, mc, m, sinks[i], &agents[i], g, st)
+			em, done := tk.agentEvents(ctx, i, sinks[i])
+			defer done()
+			runOne(ctx, i, mc, m, sinks[i], &agents[i], g, st, em)
 		}()
 	}
 	go g.open()
@@ -204,13 +207,14 @@ func measureAll(ctx context.Context, members []Member) []Offset {
 }
 
 // runOne runs one member's share and fills in what it sent.
-func runOne(ctx context.Context, cfg macro.Config, m Member, s *sink, a *AgentLevel, g *gate, st *steering) {
+// em, when set, takes the agent's own events.
+func runOne(ctx context.Context, i int, cfg macro.Config, m Member, s *sink, a *AgentLevel, g *gate, st *steering, em *phases.Emitter) {
 	sw, err := onhost.New(cfg, m.Opt)
 	var res *macro.Result
 	if err == nil {
 		g.set(a, sw)
-		st.add(sw)
-		res, err = sw.Run(ctx, nil)
+		st.add(i, sw)
+		res, err = sw.Run(ctx, em)
 	}
 
 	if err != nil && ctx.Err() == nil {

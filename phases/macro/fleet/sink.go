@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro/hdrsec"
 )
 
@@ -20,6 +21,14 @@ type sink struct {
 	// coordinator's clock (startKnown: the agent said).
 	start      time.Duration
 	startKnown bool
+	inFlight   int // as the agent's last tick said
+}
+
+// ticked takes the agent's own tick.
+func (s *sink) ticked(t phases.MacroTick) {
+	s.mu.Lock()
+	s.inFlight = t.InFlight
+	s.mu.Unlock()
 }
 
 // started notes when the agent started, against the level's start.

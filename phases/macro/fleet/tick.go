@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
@@ -19,6 +21,35 @@ type ticker struct {
 	dur   time.Duration
 	st    *steering
 	every time.Duration
+	// server is 1 + the agent whose /metrics scrapes the ticks pass on
+	// (0: none yet): the server is one, and one agent's view of it is
+	// enough.
+	server atomic.Int32
+}
+
+// agentEvents is an emitter for agent i's own events while its share
+// runs, and the func that ends it: the agent's ticks give its requests in
+// flight (the level's tick sums them) and its /metrics scrapes, the
+// server's running and waiting requests, are passed on from one agent.
+func (t *ticker) agentEvents(ctx context.Context, i int, s *sink) (*phases.Emitter, func()) {
+	if t == nil || t.em == nil {
+		return nil, func() {}
+	}
+	ch := make(chan phases.Event, 64)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for ev := range ch {
+			switch d := ev.Data.(type) {
+			case phases.MacroTick:
+				s.ticked(d)
+			case phases.ServerStats:
+				if t.server.CompareAndSwap(0, int32(i+1)) || t.server.Load() == int32(i+1) {
+					t.em.Emit(ctx, phases.KindMacroServer, &d)
+				}
+			}
+		}
+	})
+	return &phases.Emitter{Out: ch}, func() { close(ch); wg.Wait() }
 }
 
 // tickState is what the ticks have taken from each sink so far.
@@ -58,8 +89,10 @@ func (t *ticker) run(ctx context.Context, sinks []*sink, stop <-chan struct{}) {
 func (t *ticker) emit(ctx context.Context, sinks []*sink, s *tickState) {
 	tpot, ttft := hdrsec.NewMerged(), hdrsec.NewMerged()
 	var ok, failed, toks int64
+	inFlight := 0
 	for i, sk := range sinks {
 		sk.mu.Lock()
+		inFlight += sk.inFlight
 		for _, sec := range sk.seconds[s.seen[i]:] {
 			switch sec.Metric {
 			case hdrsec.TPOT:
@@ -79,7 +112,7 @@ func (t *ticker) emit(ctx context.Context, sinks []*sink, s *tickState) {
 	// after a regular one) a batch would read as a burst.
 	dt := max(now.Sub(s.last), s.every).Seconds()
 	s.last = now
-	tk := phases.MacroTick{Concurrency: t.conc, Completed: int(ok), Failed: int(failed), LevelElapsedS: now.Sub(s.start).Seconds()}
+	tk := phases.MacroTick{Concurrency: t.conc, InFlight: inFlight, Completed: int(ok), Failed: int(failed), LevelElapsedS: now.Sub(s.start).Seconds()}
 	tk.OutputTokS = float64(toks) / dt
 	tk.TPOTp50ms, tk.TPOTp99ms, tk.TTFTp50ms = quantileMS(tpot, 0.5), quantileMS(tpot, 0.99), quantileMS(ttft, 0.5)
 	switch {
@@ -90,6 +123,9 @@ func (t *ticker) emit(ctx context.Context, sinks []*sink, s *tickState) {
 	}
 	if t.st != nil {
 		tk.Paused, _ = t.st.state()
+		if c := t.st.concurrency(); c > 0 {
+			tk.Concurrency = c
+		}
 	}
 	t.em.Emit(ctx, phases.KindMacroTick, &tk)
 }

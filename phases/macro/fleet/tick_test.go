@@ -14,8 +14,9 @@ import (
 // A sweep over two agents emits a tick a second during its level, merged
 // over the agents: their completed requests count the level's so far, as a
 // single client's ticks do, up to the level's own count, and their output
-// throughput is the agents' tokens per second; the level has the server's
-// figures an agent read.
+// throughput is the agents' tokens per second, their requests in flight
+// the agents' sum; the server's /metrics an agent read reach the ticks'
+// reader too, and the level has the server's figures.
 func TestEngineTicksMergeTheAgents(t *testing.T) {
 	sshtest.Require(t)
 	_, url := emutest.Start(t, vllmemu.Config{StepTime: 3 * time.Millisecond, StepPerSeq: 1})
@@ -36,16 +37,29 @@ func TestEngineTicksMergeTheAgents(t *testing.T) {
 	}
 	close(out)
 	var ticks []phases.MacroTick
+	scrapes := 0
 	for ev := range out {
 		if tk, ok := ev.Data.(phases.MacroTick); ok && ev.Kind == phases.KindMacroTick {
 			ticks = append(ticks, tk)
 		}
+		if st, ok := ev.Data.(phases.ServerStats); ok && ev.Kind == phases.KindMacroServer && st.Available {
+			scrapes++
+		}
+	}
+	if scrapes == 0 {
+		t.Error("no scrape of the server's /metrics passed on from an agent")
 	}
 	if len(ticks) < 2 {
 		t.Fatalf("%d ticks over a 3 s level", len(ticks))
 	}
-	done, fast := 0, 0
+	done, fast, busy := 0, 0, 0
 	for _, tk := range ticks {
+		if tk.InFlight > 4 {
+			t.Errorf("a tick with %d in flight at concurrency 4", tk.InFlight)
+		}
+		if tk.InFlight >= 3 {
+			busy++
+		}
 		if tk.Completed < done {
 			t.Errorf("completed went back from %d to %d", done, tk.Completed)
 		}
@@ -66,6 +80,9 @@ func TestEngineTicksMergeTheAgents(t *testing.T) {
 		t.Errorf("the level's server figures: %+v", sl)
 	} else {
 		t.Logf("server %.0f tokens, agents %d over %.2f s", sl.WindowGenerationTokens, sl.WindowClientTokens, sl.WindowS)
+	}
+	if busy == 0 {
+		t.Errorf("no tick with the agents' requests in flight: %+v", ticks)
 	}
 	if fast == 0 {
 		t.Errorf("no tick with output tok/s and TPOT: %+v", ticks[0])

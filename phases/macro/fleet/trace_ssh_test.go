@@ -52,8 +52,8 @@ func TestTraceOverSSHAgents(t *testing.T) {
 	cfg := levelConfig(url, 0)
 	cfg.NoPreflight, cfg.Dataset, cfg.DatasetFile, cfg.TraceSpeed = true, "mooncake", traceFile, speed
 	cfg.Arrivals, cfg.Burstiness = macro.ArrivalsPoisson, 1
-	var buf lockedBuf
-	cfg.JSONL = &buf
+	buf := newLockedBuf()
+	cfg.JSONL = buf
 	want := traceOffsets(t, speed)
 	e, err := NewEngine(cfg, ms)
 	if err != nil {

@@ -24,6 +24,13 @@ func TestEmulatorPrefixCacheCounts(t *testing.T) {
 	// As vLLM counts them, the steps' tokens hold the whole prompts, the
 	// 32 cached tokens included, and every generated token: a window's
 	// step tokens less its prompt tokens are its generated tokens.
+	// The last step's counters may land just after its response ended.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if g, _ := metric(string(b), "vllm:generation_tokens_total"); g >= 4 {
+			break
+		}
+		b = scrape(t, url)
+	}
 	steps, _ := metric(string(b), "vllm:iteration_tokens_total_sum")
 	prompt, _ := metric(string(b), "vllm:prompt_tokens_total")
 	gen, _ := metric(string(b), "vllm:generation_tokens_total")
@@ -68,6 +75,12 @@ func sharedPrompts(t *testing.T, url string) []byte {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
 	}
+	return scrape(t, url)
+}
+
+// scrape is the emulator's /metrics text.
+func scrape(t *testing.T, url string) []byte {
+	t.Helper()
 	resp, err := http.Get(url + "/metrics")
 	if err != nil {
 		t.Fatal(err)

@@ -86,3 +86,30 @@ func TestPartialAgentLevel(t *testing.T) {
 		}
 	}
 }
+
+// Over load agents, + and - steer the level running on every agent: - at
+// C=2 over two agents says the sweep stays at 2 (one stream each) and
+// why; + doubles it and the pane's ticks follow; the level notes the change.
+func TestLiveSteerOverLoadAgents(t *testing.T) {
+	h := newHarness(t, []int{2}, 400, 64)
+	h.m.d.Host = inProcessHost{local.New()}
+	c := h.m.d.Campaign
+	c.Host, c.Macro.Loadgen.Hosts = "gen1", campaign.LoadgenHosts{{Host: "gen1", Procs: 2}}
+	h.press("s")
+	h.pump(30*time.Second, func() bool { return h.m.cur != nil && h.m.cur.HaveTick })
+	h.press("-")
+	h.pump(10*time.Second, func() bool { return strings.HasPrefix(h.lastStatus(), "concurrency") })
+	if st := h.lastStatus(); st != "concurrency stays at 2; 1 asked, the least its load agents hold (one stream each)" {
+		t.Fatalf("- at C=2 over two agents: %q", st)
+	}
+	h.press("+")
+	if c := h.m.sweep.Concurrency(); c != 4 {
+		t.Fatalf("+ doubles over the agents: concurrency %d", c)
+	}
+	h.pump(30*time.Second, func() bool { return h.m.cur != nil && h.m.cur.Tick.Concurrency == 4 && h.m.cur.Tick.InFlight > 2 })
+	h.press("s")
+	h.pump(30*time.Second, func() bool { return !h.m.Busy() })
+	if len(h.m.levels) != 1 || !strings.Contains(strings.Join(h.m.levels[0].Notes, "\n"), "concurrency changed live from 2 to 4 at ") {
+		t.Fatalf("levels %d; notes %q", len(h.m.levels), h.m.levels[0].Notes)
+	}
+}

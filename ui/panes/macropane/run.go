@@ -174,9 +174,27 @@ func (m *Model) steer(double bool) tea.Cmd {
 		return common.Status(fmt.Sprintf("concurrency stays at %d", c))
 	}
 	m.sweep.SetConcurrency(n)
+	why := ""
+	if got := m.sweep.Concurrency(); got > 0 && got != n {
+		why = fmt.Sprintf("; %d asked, %s", n, heldWhy(got > n))
+		n = got
+	}
+	if n == c {
+		return common.Status(fmt.Sprintf("concurrency stays at %d%s", c, why))
+	}
 	m.asked.conc = n
 	m.dirty = true
-	return common.Status(fmt.Sprintf("concurrency %d → %d for this level (nothing in flight is dropped)", c, n))
+	return common.Status(fmt.Sprintf("concurrency %d → %d for this level (nothing in flight is dropped%s)", c, n, why))
+}
+
+// heldWhy says why the sweep holds another concurrency than asked: more,
+// the least its load agents hold (one stream each); fewer, the most its
+// open-file limit allows (a socket per request).
+func heldWhy(more bool) string {
+	if more {
+		return "the least its load agents hold (one stream each)"
+	}
+	return "the most the open-file limit allows (a socket per request)"
 }
 
 // ended says how the sweep that just ended went; every event of it has
