@@ -132,6 +132,7 @@ const demoLevels = "--concurrency 1,8,128,256"
 
 func TestEndToEndDemo(t *testing.T) {
 	needTmux(t)
+	t.Parallel() // beside the other long end-to-end tests: it waits on the screen, it times nothing
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	s := startTmux(t, 100, 30, fmt.Sprintf("cd %s && %s demo --manual --dir %s %s", dir, bin, dir, demoLevels))
@@ -210,6 +211,7 @@ func TestEndToEndDemo(t *testing.T) {
 // (3 s for each of the profile's six windows otherwise).
 func TestEndToEndDemoRunsItself(t *testing.T) {
 	needTmux(t)
+	t.Parallel() // beside the other long end-to-end tests: it waits on the screen, it times nothing
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	s := startTmux(t, 80, 24, fmt.Sprintf("cd %s && %s demo --dir %s --load-time 4s %s --profiler-flush 200ms", dir, bin, dir, demoLevels))
@@ -236,6 +238,7 @@ func TestEndToEndDemoRunsItself(t *testing.T) {
 
 func TestEndToEndStallBanner(t *testing.T) {
 	needTmux(t)
+	t.Parallel() // beside the other long end-to-end tests: it waits on the screen, it times nothing
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	s := startTmux(t, 100, 30, fmt.Sprintf("cd %s && %s demo --manual --dir %s --load-time 8s --stall-at 75.8 --stall-after 3s", dir, bin, dir))

@@ -98,6 +98,7 @@ func (o outputs) runBin(t *testing.T, bin, dir, name string, args ...string) {
 // were given in is shown (masked) and the requests went through.
 func TestPlantedSecretsReachNoOutput(t *testing.T) {
 	needTmux(t)
+	t.Parallel() // beside the other long end-to-end tests: it waits on the screen, it times nothing
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(secretsCampaign), 0o644); err != nil {
