@@ -71,7 +71,9 @@ func TestCancelStopsEveryAgent(t *testing.T) {
 	for _, c := range caches {
 		noAgentLeft(t, c)
 	}
-	if !lv.Partial || !lv.Stopped || len(lv.Lost) != 0 || lv.Note() != "partial: stopped mid-level" {
+	// The note may go on to judge the agents' clients over what they sent
+	// (a refill late at a loaded start): the stop is said first.
+	if !lv.Partial || !lv.Stopped || len(lv.Lost) != 0 || !strings.HasPrefix(lv.Note(), "partial: stopped mid-level") {
 		t.Fatalf("after Ctrl-C: lost %v, note %q", lv.Lost, lv.Note())
 	}
 	t.Logf("cancelled: ok %d, note %q", lv.OK, lv.Note())

@@ -141,6 +141,7 @@ func TestLiveConcurrencyReachesEveryAgent(t *testing.T) {
 	await("4 in flight", func() bool { return last.InFlight >= 3 })
 	e.SetConcurrency(16)
 	await("16 in flight", func() bool { return last.InFlight > 8 && last.Concurrency == 16 })
+	at16 := last.InFlight
 	if running <= 4 {
 		t.Errorf("the server's running requests, as an agent read them: at most %.0f at 16 in flight", running)
 	}
@@ -170,5 +171,5 @@ func TestLiveConcurrencyReachesEveryAgent(t *testing.T) {
 		!strings.HasPrefix(changes[1], "concurrency changed live from 16 to 2 at ") || len(lv.Steered) != 2 || lv.Concurrency != 2 {
 		t.Fatalf("notes %q, steered %q, concurrency %d", lv.Notes, lv.Steered, lv.Concurrency)
 	}
-	t.Logf("steered %q; server running up to %.0f", lv.Steered, running)
+	t.Logf("steered %q; %d in flight at 16; server running up to %.0f", lv.Steered, at16, running)
 }
