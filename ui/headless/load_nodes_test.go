@@ -51,12 +51,14 @@ func TestLoadCommandTwoNodes(t *testing.T) {
 	}
 }
 
-// One of two simulated nodes stalls alone: exit 3 and the reason names it.
+// One of two simulated nodes stalls alone: exit 3 and the reason names it
+// (4 s without progress: the healthy node, on a loaded machine, may pause
+// that long between its steps; the stalled one stays stalled).
 func TestLoadCommandOneNodeStalls(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	camp := filepath.Join(dir, "profdeck.yaml")
-	if err := os.WriteFile(camp, []byte("host: sim\nmodel:\n  tp: 16\nsim:\n  nodes: 2\n  fault_node: 1\n  load_time: 2s\n  stall_at_gib: 30\nload:\n  poll_interval: 200ms\n  stall_after: 1500ms\n"), 0o644); err != nil {
+	if err := os.WriteFile(camp, []byte("host: sim\nmodel:\n  tp: 16\nsim:\n  nodes: 2\n  fault_node: 1\n  load_time: 2s\n  stall_at_gib: 30\nload:\n  poll_interval: 200ms\n  stall_after: 4s\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs := runCLI(t, loadMain, "-c", camp)
