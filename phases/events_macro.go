@@ -102,6 +102,23 @@ func LevelName(concurrency int, rate float64) string {
 	return fmt.Sprintf("C=%d", concurrency)
 }
 
+// LiveChangePrefix opens a level's note of a live concurrency change.
+const LiveChangePrefix = "concurrency changed live from "
+
+// LiveChange is a level's note and steered entry for a live concurrency
+// change from → to, atS seconds into the level: every engine writes them so.
+func LiveChange(from, to int, atS float64) (note, steered string) {
+	return fmt.Sprintf("%s%d to %d at %.1fs", LiveChangePrefix, from, to, atS), fmt.Sprintf("concurrency %d → %d at %.1f s", from, to, atS)
+}
+
+// PausedPrefix opens a level's note of the time it was paused.
+const PausedPrefix = "paused for "
+
+// Paused is a level's note and steered entry for s seconds paused.
+func Paused(s float64) (note, steered string) {
+	return fmt.Sprintf("%s%.1fs during the level; throughput includes the pause", PausedPrefix, s), fmt.Sprintf("paused %.1f s", s)
+}
+
 // LevelResult is one finished level; field names follow vLLM bench serve JSON.
 // MinRequests is the fewest completed requests a level's figures are
 // quoted on without a flag.

@@ -48,7 +48,7 @@ type level struct {
 
 	sent, inFlight, measuredDone int
 	measuredStart                time.Time
-	schedStart                   time.Time // when the window's first arrival was due (an open loop)
+	schedEnd                     time.Time // a timed open loop's window end on its schedule (zero: none)
 	deadline                     <-chan time.Time
 	sendingOver                  bool
 	inflightArea                 float64 // ∫ in-flight dt over the measured window
@@ -247,8 +247,8 @@ func (l *level) followControls(now time.Time, paused bool, target int) {
 		}
 	}
 	if target != l.lastTarget && l.rate == 0 {
-		l.notes = append(l.notes, fmt.Sprintf("concurrency changed live from %d to %d at %.1fs", l.lastTarget, target, now.Sub(l.start).Seconds()))
-		l.steered = append(l.steered, fmt.Sprintf("concurrency %d → %d at %.1f s", l.lastTarget, target, now.Sub(l.start).Seconds()))
+		note, steered := phases.LiveChange(l.lastTarget, target, now.Sub(l.start).Seconds())
+		l.notes, l.steered = append(l.notes, note), append(l.steered, steered)
 		l.lastTarget = target
 		l.steady = false
 	}
@@ -362,23 +362,24 @@ func (l *level) dispatch(ctx context.Context) {
 // openWindow starts the level's measured window at now, its first
 // request having been due at due.
 func (l *level) openWindow(now, due time.Time) {
-	l.measuredStart, l.schedStart = now, due
+	l.measuredStart = now
 	l.lastChange = now
 	l.tok0 = l.ts.total.Load()
 	l.win.opened(l.r, l.ts.total.Load)
 	l.agg.start(l.r.since(now))
-	if l.cfg.Duration > 0 {
+	switch {
+	case l.cfg.Duration > 0 && l.rate > 0: // the schedule's window, from its first due arrival
+		l.schedEnd = due.Add(l.cfg.Duration)
+		l.deadline = time.After(time.Until(l.schedEnd))
+	case l.cfg.Duration > 0:
 		l.deadline = time.After(l.cfg.Duration)
-		if l.rate > 0 {
-			l.deadline = time.After(time.Until(due.Add(l.cfg.Duration))) // the schedule's window
-		}
 	}
 }
 
 // dueAfterWindow reports whether a timed open loop's next arrival is due
 // at or after its window's end: not the window's to send.
 func (l *level) dueAfterWindow() bool {
-	return l.rate > 0 && l.cfg.Duration > 0 && !l.schedStart.IsZero() && !l.nextArrival.Before(l.schedStart.Add(l.cfg.Duration))
+	return !l.schedEnd.IsZero() && !l.nextArrival.Before(l.schedEnd)
 }
 
 // endTime ends the level's duration: an open loop first sends the arrivals
@@ -413,11 +414,10 @@ func (l *level) arrive() {
 // sends its schedule's requests, the late ones with their send lag (which
 // the level reports), rather than a rate short by the ones left unsent.
 func (l *level) sendDue(paused bool) {
-	if l.rate <= 0 || paused || l.sendingOver || l.schedStart.IsZero() {
+	if paused || l.sendingOver || l.schedEnd.IsZero() {
 		return
 	}
-	end := l.schedStart.Add(l.cfg.Duration)
-	for l.nextArrival.Before(end) && l.openArrivals() != nil {
+	for l.nextArrival.Before(l.schedEnd) && l.openArrivals() != nil {
 		l.arrive()
 		l.nextArrival = l.nextArrival.Add(l.arr.next())
 	}
@@ -470,8 +470,8 @@ func (l *level) result(ctx context.Context) *phases.LevelResult {
 		l.cfg.slo.goodput(&lr, l.agg.sloc)
 	}
 	if l.pausedTotal > 0 {
-		l.notes = append(l.notes, fmt.Sprintf("paused for %.1fs during the level; throughput includes the pause", l.pausedTotal.Seconds()))
-		l.steered = append(l.steered, fmt.Sprintf("paused %.1f s", l.pausedTotal.Seconds()))
+		note, steered := phases.Paused(l.pausedTotal.Seconds())
+		l.notes, l.steered = append(l.notes, note), append(l.steered, steered)
 	}
 	lr.Steered = l.steered
 	if l.series.Len() > 0 {

@@ -93,17 +93,13 @@ func carryNotes(out *phases.LevelResult, parts []phases.LevelResult, names []str
 	notes, warns := make([][]string, len(parts)), make([][]string, len(parts))
 	for i, p := range parts {
 		notes[i] = slices.DeleteFunc(slices.Clone(p.Notes), func(n string) bool {
-			return strings.HasPrefix(n, liveChange) // the level says the whole change
+			return strings.HasPrefix(n, phases.LiveChangePrefix) // the level says the whole change
 		})
 		warns[i] = withoutFew(ownWarnings(p.Warnings, len(parts)), p.Completed)
 	}
 	out.Notes = append(out.Notes, byAgent(notes, names)...)
 	out.Warnings = append(out.Warnings, byAgent(warns, names)...)
 }
-
-// liveChange opens a level's note of a live concurrency change: an agent's
-// is of its share.
-const liveChange = "concurrency changed live from "
 
 // byAgent lists each agent's lines in order, a line every agent says
 // once and bare, any other prefixed by its agent's name.

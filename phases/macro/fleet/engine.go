@@ -3,9 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
-	"sync"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
@@ -22,10 +20,7 @@ type Engine struct {
 	members []Member
 	params  map[string]any
 	steer   steering
-
-	mu     sync.Mutex
-	target int
-	resume chan struct{}
+	resume  chan struct{}
 }
 
 var _ macro.Engine = (*Engine)(nil)
@@ -78,16 +73,11 @@ func (e *Engine) Paused() bool { p, _ := e.steer.state(); return p }
 // agents). Raising it sends more at once; lowering it lets the extra
 // requests finish. The level notes the change; later levels keep their
 // configured concurrency.
-func (e *Engine) SetConcurrency(n int) {
-	if c := e.steer.setConcurrency(n); c > 0 {
-		e.setTarget(c)
-	}
-}
+func (e *Engine) SetConcurrency(n int) { e.steer.setConcurrency(n) }
 
-func (e *Engine) setTarget(n int) { e.mu.Lock(); e.target = n; e.mu.Unlock() }
-
-// Concurrency is the level's concurrency, all agents together.
-func (e *Engine) Concurrency() int { e.mu.Lock(); defer e.mu.Unlock(); return e.target }
+// Concurrency is the level's concurrency, all agents together (0: an
+// open-loop level, or none yet).
+func (e *Engine) Concurrency() int { return e.steer.concurrency() }
 
 // Stop ends the level running on every agent once its requests in flight
 // are done (the level is kept, marked partial), and the sweep with it.
@@ -128,7 +118,6 @@ func (e *Engine) run(ctx context.Context, em *phases.Emitter) (*macro.Result, er
 		if err := e.waitResumed(ctx); err != nil {
 			return res, err
 		}
-		e.setTarget(s.c)
 		em.Emit(ctx, phases.KindMacroLevelStarted, &phases.LevelStarted{Concurrency: s.c, Rate: s.rate,
 			Requests: e.cfg.Requests, DurationS: e.cfg.Duration.Seconds()})
 		e.steer.begin(s.c)
@@ -142,8 +131,8 @@ func (e *Engine) run(ctx context.Context, em *phases.Emitter) (*macro.Result, er
 		lr := lv.LevelResult(s.c, s.rate)
 		steered(&lr, changes)
 		if paused > 0 {
-			lr.Notes = append(lr.Notes, fmt.Sprintf("paused for %.1fs during the level; throughput includes the pause", paused.Seconds()))
-			lr.Steered = append(lr.Steered, fmt.Sprintf("paused %.1f s", paused.Seconds()))
+			note, steered := phases.Paused(paused.Seconds())
+			lr.Notes, lr.Steered = append(lr.Notes, note), append(lr.Steered, steered)
 		}
 		lr.MonotonePercentiles()
 		res.Levels = append(res.Levels, lr)
@@ -178,8 +167,8 @@ func (e *Engine) level(ctx context.Context, s step, em *phases.Emitter) (Level, 
 // the level reports the concurrency it ended at, as a single sweep does.
 func steered(lr *phases.LevelResult, changes []change) {
 	for _, c := range changes {
-		lr.Notes = append(lr.Notes, fmt.Sprintf("concurrency changed live from %d to %d at %.1fs", c.from, c.to, c.at.Seconds()))
-		lr.Steered = append(lr.Steered, fmt.Sprintf("concurrency %d → %d at %.1f s", c.from, c.to, c.at.Seconds()))
+		note, steered := phases.LiveChange(c.from, c.to, c.at.Seconds())
+		lr.Notes, lr.Steered = append(lr.Notes, note), append(lr.Steered, steered)
 		lr.Concurrency = c.to
 	}
 }

@@ -91,21 +91,20 @@ func (s *steering) add(i int, sw *onhost.Sweep) {
 	}
 }
 
-// setConcurrency changes a closed-loop level's concurrency while it runs:
-// the new one is split over the level's agents as its start split it
-// (c/N each, the remainder one apiece over the first). Every agent keeps
-// at least one stream, so the level holds at least one per agent: the
-// concurrency it now holds is returned (0: no closed-loop level runs).
-func (s *steering) setConcurrency(c int) int {
+// setConcurrency changes a closed-loop level's concurrency while it runs
+// (none runs: nothing changes): the new one is split over the level's
+// agents as its start split it (c/N each, the remainder one apiece over
+// the first). Every agent keeps at least one stream, so the level holds at
+// least one per agent.
+func (s *steering) setConcurrency(c int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(s.sws)
 	if !s.running || s.target == 0 || n == 0 {
-		return 0
+		return
 	}
-	c = max(c, n)
-	if c == s.target {
-		return c
+	if c = max(c, n); c == s.target {
+		return
 	}
 	s.changes = append(s.changes, change{from: s.target, to: c, at: time.Since(s.started)})
 	s.target, s.shares = c, SplitClosed(c, n)
@@ -114,7 +113,6 @@ func (s *steering) setConcurrency(c int) int {
 			sw.SetConcurrency(s.shares[i])
 		}
 	}
-	return c
 }
 
 // concurrency is the level's concurrency now (0: none steered).

@@ -98,12 +98,7 @@ func TestPauseAndStopReachEveryAgentMidLevel(t *testing.T) {
 // once (not each agent's share) and ends at the concurrency it held, and
 // the ticks carry the server's running requests an agent read.
 func TestLiveConcurrencyReachesEveryAgent(t *testing.T) {
-	sshtest.Require(t)
-	_, url := emutest.Start(t, vllmemu.Config{StepTime: 3 * time.Millisecond, StepPerSeq: 1})
-	ms, caches := members(t, 2)
-	for i := range ms {
-		ms[i].Opt.MetricsURL = url + "/metrics"
-	}
+	url, ms, caches := agentsReadingMetrics(t)
 	cfg := levelConfig(url, 0)
 	cfg.Concurrency, cfg.Duration, cfg.OutputLen = []int{4}, 30*time.Second, 64
 	e, err := NewEngine(cfg, ms)

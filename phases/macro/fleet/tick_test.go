@@ -18,12 +18,7 @@ import (
 // the agents' sum; the server's /metrics an agent read reach the ticks'
 // reader too, and the level has the server's figures.
 func TestEngineTicksMergeTheAgents(t *testing.T) {
-	sshtest.Require(t)
-	_, url := emutest.Start(t, vllmemu.Config{StepTime: 3 * time.Millisecond, StepPerSeq: 1})
-	ms, _ := members(t, 2)
-	for i := range ms {
-		ms[i].Opt.MetricsURL = url + "/metrics"
-	}
+	url, ms, _ := agentsReadingMetrics(t)
 	cfg := levelConfig(url, 0)
 	cfg.Concurrency, cfg.Duration = []int{4}, 3*time.Second
 	e, err := NewEngine(cfg, ms)
@@ -87,4 +82,18 @@ func TestEngineTicksMergeTheAgents(t *testing.T) {
 	if fast == 0 {
 		t.Errorf("no tick with output tok/s and TPOT: %+v", ticks[0])
 	}
+}
+
+// agentsReadingMetrics starts an emulator of 3 ms steps and two agents
+// behind real sshds that read its /metrics, and returns its URL, the
+// agents and their hosts' caches.
+func agentsReadingMetrics(t *testing.T) (string, []Member, []string) {
+	t.Helper()
+	sshtest.Require(t)
+	_, url := emutest.Start(t, vllmemu.Config{StepTime: 3 * time.Millisecond, StepPerSeq: 1})
+	ms, caches := members(t, 2)
+	for i := range ms {
+		ms[i].Opt.MetricsURL = url + "/metrics"
+	}
+	return url, ms, caches
 }

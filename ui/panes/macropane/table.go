@@ -227,9 +227,9 @@ func shortFlags(flags []string) string {
 func levelFlag(lv phases.LevelResult) string {
 	for _, n := range lv.Notes {
 		switch {
-		case strings.HasPrefix(n, "concurrency changed live"):
+		case strings.HasPrefix(n, phases.LiveChangePrefix):
 			return "steered"
-		case strings.HasPrefix(n, "paused"):
+		case strings.HasPrefix(n, phases.PausedPrefix):
 			return "paused"
 		case strings.HasPrefix(n, "stopped early"), strings.HasPrefix(n, "cancelled"):
 			return "stopped early"
