@@ -27,13 +27,22 @@ func prefillTTFT(lv phases.LevelResult, step, perToken time.Duration) float64 {
 // timedSweep runs cfg against emu, whose configured time per output token
 // is perToken. The client is what is under test, so a run in which the
 // emulator itself missed its schedule by more than 0.5% (a machine too busy
-// for its timers) is run once more before the figures are checked.
+// for its timers) is run once more before the figures are checked. Each
+// run sends prompts the server has not seen (its seed moves on with the
+// requests the server has finished): a run again of the same prompts
+// would hit the emulator's prefix cache and prefill in less time than the
+// checks expect.
 func timedSweep(t *testing.T, emu *vllmemu.Emulator, cfg macro.Config, perToken time.Duration) *macro.Result {
 	t.Helper()
+	seed := cfg.Seed
 	for attempt := 1; ; attempt++ {
 		before := emu.State()
+		cfg.Seed = seed*1_000_003 + before.Succeeded
 		res := runSweep(t, cfg)
 		after := emu.State()
+		if hit := after.PrefixHitTokens - before.PrefixHitTokens; hit > 0 {
+			t.Fatalf("the sweep's prompts hit the server's prefix cache (%d tokens): the timing checks need cold prompts", hit)
+		}
 		n := after.TPOTRequests - before.TPOTRequests
 		if n == 0 {
 			return res

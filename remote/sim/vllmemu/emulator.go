@@ -189,6 +189,8 @@ type State struct {
 	// emulator kept its timing on a busy machine.
 	TPOTSumSeconds float64
 	TPOTRequests   int64
+	// Prompt tokens the prefix cache held (vllm:prefix_cache_hits).
+	PrefixHitTokens int64
 }
 
 // New starts an emulator's scheduler. Close stops it.
@@ -249,8 +251,10 @@ func (e *Emulator) Close() {
 // State returns the live state.
 func (e *Emulator) State() State {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.st.state
+	st := e.st.state
+	e.mu.Unlock()
+	_, st.PrefixHitTokens = e.prefix.totals()
+	return st
 }
 
 func (e *Emulator) roll() float64 {
