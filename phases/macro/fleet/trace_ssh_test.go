@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,8 +44,11 @@ func traceOffsets(t *testing.T, speed float64) []float64 {
 
 // A trace replayed by a sweep over two agents, each behind its own sshd:
 // the file reaches both hosts, every row of the trace is sent once, the
-// sends of both agents together keep the trace's own schedule, and the
-// merged level's schedule counts them all at the trace's rate.
+// sends of both agents together keep the trace's own schedule (to 30 ms),
+// and the merged level's schedule counts them all at the trace's rate. A
+// replay whose sends miss the schedule runs once more, as the timing tests
+// do: on a busy machine one run's send can slip past 30 ms (a send lag the
+// level reports); a client that keeps the wrong schedule misses both.
 func TestTraceOverSSHAgents(t *testing.T) {
 	sshtest.Require(t)
 	_, url := emutest.Start(t, vllmemu.Config{StepTime: time.Millisecond, StepPerSeq: 1})
@@ -52,9 +57,29 @@ func TestTraceOverSSHAgents(t *testing.T) {
 	cfg := levelConfig(url, 0)
 	cfg.NoPreflight, cfg.Dataset, cfg.DatasetFile, cfg.TraceSpeed = true, "mooncake", traceFile, speed
 	cfg.Arrivals, cfg.Burstiness = macro.ArrivalsPoisson, 1
+	want := traceOffsets(t, speed)
+	for attempt := 1; ; attempt++ {
+		late := replayOverAgents(t, cfg, ms, caches, want)
+		if len(late) == 0 {
+			return
+		}
+		if attempt == 2 {
+			for _, m := range late {
+				t.Error(m)
+			}
+			return
+		}
+		t.Logf("the first replay missed the trace's schedule: %s; running again", strings.Join(late, "; "))
+	}
+}
+
+// replayOverAgents runs cfg's trace over the agents ms, checks what every
+// run must hold (each row sent once, the schedule's figures), and returns
+// the rows sent more than 30 ms off the trace's schedule.
+func replayOverAgents(t *testing.T, cfg macro.Config, ms []Member, caches []string, want []float64) (late []string) {
+	t.Helper()
 	buf := newLockedBuf()
 	cfg.JSONL = buf
-	want := traceOffsets(t, speed)
 	e, err := NewEngine(cfg, ms)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +98,7 @@ func TestTraceOverSSHAgents(t *testing.T) {
 	}
 	lv := res.Levels[0]
 	sc := lv.Schedule
-	if lv.Completed != len(want) || lv.Agents[0].Completed != len(want)/2 || sc == nil || sc.Requests != len(want) || sc.TraceSpeed != speed ||
+	if lv.Completed != len(want) || lv.Agents[0].Completed != len(want)/2 || sc == nil || sc.Requests != len(want) || sc.TraceSpeed != cfg.TraceSpeed ||
 		math.Abs(sc.ScheduledRate-rate) > 0.1*rate || math.Abs(sc.AchievedRate-rate) > 0.1*rate {
 		t.Fatalf("completed %d (first agent %d), schedule %+v; the trace's %d rows at %.2f req/s", lv.Completed, lv.Agents[0].Completed, sc, len(want), rate)
 	}
@@ -87,8 +112,9 @@ func TestTraceOverSSHAgents(t *testing.T) {
 		d := math.Abs(sent[i] - sent[0] - want[i])
 		worst = max(worst, d)
 		if d > 0.03 {
-			t.Errorf("row %d sent %.3f s after the first, the trace's %.3f s", i, sent[i]-sent[0], want[i])
+			late = append(late, fmt.Sprintf("row %d sent %.3f s after the first, the trace's %.3f s", i, sent[i]-sent[0], want[i]))
 		}
 	}
 	t.Logf("%d rows over 2 agents at %.2f req/s (scheduled %.2f, achieved %.2f); sends within %.1f ms of the trace's schedule", len(recs), rate, sc.ScheduledRate, sc.AchievedRate, 1e3*worst)
+	return late
 }
