@@ -23,7 +23,8 @@ type ticker struct {
 	every time.Duration
 	// server is 1 + the agent whose /metrics scrapes the ticks pass on
 	// (0: none yet): the server is one, and one agent's view of it is
-	// enough.
+	// enough. It is the first agent in order that sends one, as the merged
+	// level's server figures are (serverOf).
 	server atomic.Int32
 }
 
@@ -43,13 +44,28 @@ func (t *ticker) agentEvents(ctx context.Context, i int, s *sink) (*phases.Emitt
 			case phases.MacroTick:
 				s.ticked(d)
 			case phases.ServerStats:
-				if t.server.CompareAndSwap(0, int32(i+1)) || t.server.Load() == int32(i+1) {
+				if t.serverFrom(i) {
 					t.em.Emit(ctx, phases.KindMacroServer, &d)
 				}
 			}
 		}
 	})
 	return &phases.Emitter{Out: ch}, func() { close(ch); wg.Wait() }
+}
+
+// serverFrom says whether agent i's /metrics scrape is passed on: it is
+// when no agent before i in order has sent one (agent i then stands for
+// the server until one before it sends).
+func (t *ticker) serverFrom(i int) bool {
+	for {
+		cur := t.server.Load()
+		if cur != 0 && cur < int32(i+1) {
+			return false
+		}
+		if cur == int32(i+1) || t.server.CompareAndSwap(cur, int32(i+1)) {
+			return true
+		}
+	}
 }
 
 // tickState is what the ticks have taken from each sink so far.

@@ -97,3 +97,32 @@ func agentsReadingMetrics(t *testing.T) (string, []Member, []string) {
 	}
 	return url, ms, caches
 }
+
+// The live server figures come from the first agent in order that sends a
+// scrape, as the merged level's do: a later agent's stand until an earlier
+// one sends, and are left out after.
+func TestTicksPassOnTheFirstAgentsScrapes(t *testing.T) {
+	out := make(chan phases.Event, 16)
+	tk := &ticker{em: &phases.Emitter{Out: out}}
+	ctx := context.Background()
+	em0, end0 := tk.agentEvents(ctx, 0, &sink{})
+	em1, end1 := tk.agentEvents(ctx, 1, &sink{})
+	send := func(em *phases.Emitter, running float64) {
+		em.Emit(ctx, phases.KindMacroServer, &phases.ServerStats{Available: true, Running: running})
+	}
+	send(em1, 11)
+	end1() // agent 1's scrape is through before agent 0 sends
+	em1, end1 = tk.agentEvents(ctx, 1, &sink{})
+	send(em0, 10)
+	end0()
+	send(em1, 12)
+	end1()
+	close(out)
+	var got []float64
+	for ev := range out {
+		got = append(got, ev.Data.(phases.ServerStats).Running)
+	}
+	if len(got) != 2 || got[0] != 11 || got[1] != 10 {
+		t.Errorf("scrapes passed on %v, want [11 10]: agent 1's until agent 0 sends, then agent 0's only", got)
+	}
+}
