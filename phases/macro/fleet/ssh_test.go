@@ -189,8 +189,8 @@ func TestAgentsOverSSHMergeExactly(t *testing.T) {
 			t.Fatalf("%d agents: ok %d, %d records, note %q", n, lv.OK, len(recs), lv.Note())
 		}
 		lr := lv.LevelResult(8, 0)
-		if len(lr.Warnings) > 0 || !slices.Contains(lr.Notes, fmt.Sprintf("%d load agents: percentiles merged from all requests' histograms", n)) {
-			t.Errorf("%d agents: warnings %q, notes %q", n, lr.Warnings, lr.Notes)
+		if w := mergeWarnings(lr.Warnings); len(w) > 0 || !slices.Contains(lr.Notes, fmt.Sprintf("%d load agents: percentiles merged from all requests' histograms", n)) {
+			t.Errorf("%d agents: warnings %q, notes %q", n, w, lr.Notes)
 		}
 		worst := worstError(t, n, &lr, recs)
 		for _, c := range caches {
@@ -205,6 +205,19 @@ func TestAgentsOverSSHMergeExactly(t *testing.T) {
 		}
 		t.Logf("%d agents, %d requests: largest error of the merged percentiles against all records, by metric: %s", n, lv.OK, errorsText(worst))
 	}
+}
+
+// mergeWarnings are the warnings a merged level should not have: all of
+// them but an agent's own that it fell behind its streams (a loaded
+// machine reads them bunched; the warning is then true).
+func mergeWarnings(ws []string) []string {
+	var out []string
+	for _, w := range ws {
+		if !strings.Contains(w, "this client fell behind") {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 func errorsText(m map[string]float64) string {
