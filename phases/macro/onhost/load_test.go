@@ -15,9 +15,11 @@ import (
 	"github.com/profdeck/profdeck/remote/sim/vllmemu/emutest"
 )
 
-// runLoad runs a profile window's load with opt for about d and reports
-// the requests sent and ended, and the load's error.
-func runLoad(t *testing.T, opt onhost.Options, url string, d time.Duration) (sent, ended, failed int64, err error) {
+// runLoad runs a profile window's load with opt for d, and on until the
+// counts it has are enough (for 30 s more at most: a loaded machine starts
+// the agent late), and reports the requests sent, ended and failed, and
+// the load's error.
+func runLoad(t *testing.T, opt onhost.Options, url string, d time.Duration, enough func(sent, ended, failed int64) bool) (sent, ended, failed int64, err error) {
 	t.Helper()
 	var s, e, f atomic.Int64
 	ctx, cancel := context.WithCancel(context.Background())
@@ -34,6 +36,9 @@ func runLoad(t *testing.T, opt onhost.Options, url string, d time.Duration) (sen
 		})
 	}()
 	time.Sleep(d)
+	for end := time.Now().Add(30 * time.Second); !enough(s.Load(), e.Load(), f.Load()) && time.Now().Before(end); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	cancel()
 	select {
 	case err = <-done:
@@ -42,6 +47,9 @@ func runLoad(t *testing.T, opt onhost.Options, url string, d time.Duration) (sen
 	}
 	return s.Load(), e.Load(), f.Load(), err
 }
+
+// threeEnded is enough for a load whose requests end: three of them.
+func threeEnded(_, ended, _ int64) bool { return ended >= 3 }
 
 // A profile window's load sent from the host (a child process here):
 // requests go out and end with their tokens, and the window's end stops it
@@ -54,7 +62,7 @@ func TestProfileLoadOnHost(t *testing.T) {
 	if _, err := selfbin.Ensure(context.Background(), opt.Host, opt.Exe); err != nil {
 		t.Fatal(err)
 	}
-	sent, ended, _, err := runLoad(t, opt, url, 1500*time.Millisecond)
+	sent, ended, _, err := runLoad(t, opt, url, 1500*time.Millisecond, threeEnded)
 	if err != nil || ended < 3 || sent < ended {
 		t.Fatalf("sent %d, ended %d, err %v: want requests sent and ended", sent, ended, err)
 	}
@@ -68,7 +76,8 @@ func TestProfileLoadOnHost(t *testing.T) {
 // and the host says so.
 func TestProfileLoadOnHostFails(t *testing.T) {
 	_, url := emutest.Start(t, vllmemu.Config{FailureRate: 1})
-	sent, ended, failed, err := runLoad(t, onhost.Options{Host: simHost{local.New()}}, url, 500*time.Millisecond)
+	sent, ended, failed, err := runLoad(t, onhost.Options{Host: simHost{local.New()}}, url, 500*time.Millisecond,
+		func(_, _, failed int64) bool { return failed >= 3 })
 	if ended != 0 || failed != 3 || sent != 3 {
 		t.Fatalf("sent %d ended %d failed %d (err %v): want each of the 3 streams' first request failed", sent, ended, failed, err)
 	}

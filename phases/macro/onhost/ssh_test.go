@@ -169,7 +169,7 @@ func TestSSHProfileLoad(t *testing.T) {
 	if _, err := selfbin.Ensure(context.Background(), opt.Host, opt.Exe); err != nil {
 		t.Fatal(err)
 	}
-	sent, ended, _, err := runLoad(t, opt, url, 2*time.Second)
+	sent, ended, _, err := runLoad(t, opt, url, 2*time.Second, threeEnded)
 	if err != nil || ended < 3 || sent < ended {
 		t.Fatalf("sent %d, ended %d, err %v", sent, ended, err)
 	}
