@@ -121,14 +121,21 @@ func TestFollowAcrossRestarts(t *testing.T) {
 	c, stop := startFollow(t, h, path, 0)
 	seen := 0
 	for i := 0; i < 5; i++ {
-		// Restart only once the follow is live again, so each restart
-		// cuts a running tail.
+		// Restart only once the host is up again after the last restart
+		// and the follow live on the new connection, so each restart cuts
+		// a running tail. (Lines alone do not say it: a client behind
+		// still reads the old connection's last lines after a restart.)
+		sshtest.WaitFor(t, 10*time.Second, "the host up again", func() bool {
+			stMu.Lock()
+			defer stMu.Unlock()
+			return downs >= i && ups > downs
+		})
+		l, _ := c.snapshot()
+		seen = len(l)
 		sshtest.WaitFor(t, 10*time.Second, "the follow to resume", func() bool {
 			l, _ := c.snapshot()
 			return len(l) >= seen+20
 		})
-		l, _ := c.snapshot()
-		seen = len(l)
 		srv.Restart()
 	}
 	time.Sleep(300 * time.Millisecond)
