@@ -15,15 +15,20 @@ import (
 
 func TestRunStreamsLines(t *testing.T) {
 	_, cfg := isolate(t)
-	// With the login's rc files read, as on a real host: what they print
-	// or cost must not leak into the command's output.
-	srv := sshtest.Start(t, sshtest.Options{SourceRC: true})
+	// With the login's rc file read, as on a real host: what it prints
+	// (here without a newline) or costs must not reach the command's
+	// output.
+	srv := sshtest.Start(t, sshtest.Options{RC: "printf 'welcome to the GPU host'\nsleep 0.3\n"})
 	h := dialTest(t, srv, fastOpts(srv, cfg))
 	ctx := testCtx(t, 10*time.Second)
 	var got []remote.Line
 	start := time.Now()
 	err := h.Run(ctx, "echo one; echo err >&2; printf 'two\\r\\nthree'; exit 3", nil, func(l remote.Line) { got = append(got, l) })
-	t.Logf("run took %v", time.Since(start))
+	took := time.Since(start)
+	t.Logf("run took %v", took)
+	if took < 300*time.Millisecond {
+		t.Errorf("run took %v, less than the rc file's 0.3 s: bash did not read it", took)
+	}
 	var ee *remote.ExitError
 	if !errors.As(err, &ee) || ee.Status != 3 {
 		t.Fatalf("want exit status 3, got %v", err)

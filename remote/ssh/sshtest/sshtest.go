@@ -44,11 +44,13 @@ type Options struct {
 	LogLevel       string   // sshd LogLevel (default INFO)
 	ExtraConfig    []string // more sshd_config lines
 	AuthorizedKeys []string // more authorized_keys lines
-	// SourceRC lets bash read ~/.bashrc for each command, as it does on a
-	// real host. By default the server sets SHLVL=1, which makes bash skip
-	// it: a slow rc file (pyenv init) would otherwise cost every command
-	// up to a second and make timings depend on the machine.
-	SourceRC bool
+	// RC, when set, is a ~/.bashrc that bash reads for each command, as
+	// it reads the login's on a real host: the server gives its sessions
+	// a home of their own holding it. Without it the server sets SHLVL=1,
+	// which makes bash skip the rc file. The machine's own ~/.bashrc is
+	// never read: it would make the tests depend on it (pyenv init costs
+	// a second, and waits 60 s on a lock a killed shell left).
+	RC string
 	// Env is more environment for every session, NAME=value without spaces
 	// (e.g. a PATH with a stand-in nvidia-smi first).
 	Env []string
@@ -126,6 +128,15 @@ func Start(t testing.TB, opts Options) *Server {
 	if err := os.WriteFile(s.KnownHosts, []byte(s.KnownHostsLine()+"\n"), 0o600); err != nil {
 		t.Fatalf("sshtest: %v", err)
 	}
+	if opts.RC != "" {
+		home := filepath.Join(dir, "home")
+		if err := os.Mkdir(home, 0o755); err != nil {
+			t.Fatalf("sshtest: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(home, ".bashrc"), []byte(opts.RC), 0o644); err != nil {
+			t.Fatalf("sshtest: %v", err)
+		}
+	}
 	s.ConfigFile = filepath.Join(dir, "sshd_config")
 	if err := os.WriteFile(s.ConfigFile, []byte(s.config()), 0o600); err != nil {
 		t.Fatalf("sshtest: %v", err)
@@ -180,8 +191,10 @@ func (s *Server) config() string {
 		"LogLevel " + level,
 	}
 	env := s.opts.Env
-	if !s.opts.SourceRC {
+	if s.opts.RC == "" {
 		env = append([]string{"SHLVL=1"}, env...)
+	} else {
+		env = append([]string{"HOME=" + filepath.Join(s.Dir, "home")}, env...)
 	}
 	if len(env) > 0 {
 		lines = append(lines, "SetEnv "+strings.Join(env, " "))
