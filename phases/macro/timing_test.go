@@ -2,13 +2,13 @@ package macro_test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/profdeck/profdeck/phases"
 	"github.com/profdeck/profdeck/phases/macro"
 	"github.com/profdeck/profdeck/remote/sim/vllmemu"
+	"github.com/profdeck/profdeck/remote/sim/vllmemu/emutest"
 )
 
 // Steps of exactly 12.5 ms whatever the batch: StepPerSeq and
@@ -76,25 +76,14 @@ func (c *timingChecks) within(name string, got, want, tol float64) {
 }
 
 // timed runs a timing test's sweep and checks, and once more when the
-// first run misses one: on a shared machine one run's timers can slip past
-// the 1% the checks hold (a first token read late, a step timer late); a
-// client that measures wrong misses both runs.
+// first run misses one (emutest.Timed).
 func timed(t *testing.T, run func(c *timingChecks)) {
 	t.Helper()
-	for attempt := 1; ; attempt++ {
+	emutest.Timed(t, func() []string {
 		c := &timingChecks{t: t}
 		run(c)
-		switch {
-		case len(c.misses) == 0:
-			return
-		case attempt == 2:
-			for _, m := range c.misses {
-				t.Error(m)
-			}
-			return
-		}
-		t.Logf("the first run missed: %s; running again", strings.Join(c.misses, "; "))
-	}
+		return c.misses
+	})
 }
 
 // TestTTFTSingleStream: at C=1 the first token comes after one prefill

@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -46,9 +45,10 @@ func traceOffsets(t *testing.T, speed float64) []float64 {
 // the file reaches both hosts, every row of the trace is sent once, the
 // sends of both agents together keep the trace's own schedule (to 30 ms),
 // and the merged level's schedule counts them all at the trace's rate. A
-// replay whose sends miss the schedule runs once more, as the timing tests
-// do: on a busy machine one run's send can slip past 30 ms (a send lag the
-// level reports); a client that keeps the wrong schedule misses both.
+// replay whose sends miss the schedule runs once more (emutest.Timed), as
+// the timing tests do: on a busy machine one run's send can slip past
+// 30 ms (a send lag the level reports); a client that keeps the wrong
+// schedule misses both.
 func TestTraceOverSSHAgents(t *testing.T) {
 	sshtest.Require(t)
 	_, url := emutest.Start(t, vllmemu.Config{StepTime: time.Millisecond, StepPerSeq: 1})
@@ -58,19 +58,7 @@ func TestTraceOverSSHAgents(t *testing.T) {
 	cfg.NoPreflight, cfg.Dataset, cfg.DatasetFile, cfg.TraceSpeed = true, "mooncake", traceFile, speed
 	cfg.Arrivals, cfg.Burstiness = macro.ArrivalsPoisson, 1
 	want := traceOffsets(t, speed)
-	for attempt := 1; ; attempt++ {
-		late := replayOverAgents(t, cfg, ms, caches, want)
-		if len(late) == 0 {
-			return
-		}
-		if attempt == 2 {
-			for _, m := range late {
-				t.Error(m)
-			}
-			return
-		}
-		t.Logf("the first replay missed the trace's schedule: %s; running again", strings.Join(late, "; "))
-	}
+	emutest.Timed(t, func() []string { return replayOverAgents(t, cfg, ms, caches, want) })
 }
 
 // replayOverAgents runs cfg's trace over the agents ms, checks what every
