@@ -117,6 +117,10 @@ for c in json.load(sys.stdin):
     coll = ns["Collectives"](torch, dist, torch.device("cpu"), 1, args)
     for m in args.batch:
         coll.burst(m)
+# The group is the driver's: ended here, not left to the interpreter's
+# exit, where gloo's threads can abort it ("terminate called without an
+# active exception") after every line was written.
+dist.destroy_process_group()
 `
 
 // fakeCase is one run of fakeCUDA.
