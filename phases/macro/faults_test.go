@@ -146,7 +146,6 @@ func TestJSONLWriteFailureNoted(t *testing.T) {
 // decoding) still count every token in the level's throughput: the usage
 // corrects the live count, which had one token per chunk.
 func TestFinalUsageThroughput(t *testing.T) {
-	t.Parallel()
 	tput := func(reject bool) (float64, string) {
 		cfg := vllmemu.Config{StepTime: 4 * time.Millisecond, StepPerSeq: 1, PrefillPerToken: 1, CoarseTiming: true,
 			TokensPerStep: 3, RejectContinuousUsage: reject}
